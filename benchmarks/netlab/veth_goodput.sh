@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): MSR=1 goodput of ATP (atp-perf) against plain TCP (atp-perf --tcp) over one veth pair
+# between two network namespaces (MTU 1500), measured in the same run. Prints the raw JSON of both runs and
+# the ratio ATP/TCP. Needs root (network namespaces); skips with a message otherwise.
+#
+#   benchmarks/netlab/veth_goodput.sh [path/to/atp-perf]
+#   env: MESSAGES (default 16384), SIZE (default 65536 = 64 KiB), RATE_GBPS (ATP R_max, default 40),
+#        MODE (default full), OUT (directory for the JSON results, default benchmarks/results/veth_goodput)
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+perf="${1:-$repo/native/build/atp-perf}"
+MESSAGES="${MESSAGES:-16384}"
+SIZE="${SIZE:-65536}"
+RATE_GBPS="${RATE_GBPS:-40}"
+MODE="${MODE:-full}"
+OUT="${OUT:-$repo/benchmarks/results/veth_goodput}"
+PORT=7470
+NS_A="na_bench_a_$$"
+NS_B="na_bench_b_$$"
+IP_A=10.231.0.1
+IP_B=10.231.0.2
+
+skip() { echo "SKIP: $*" >&2; exit 0; }
+[ "$(id -u)" -eq 0 ] || skip "needs root for network namespaces"
+command -v ip >/dev/null || skip "iproute2 (ip) not installed"
+[ -x "$perf" ] || { echo "atp-perf not found at $perf (build native/ first)" >&2; exit 1; }
+ip netns add "$NS_A" 2>/dev/null || skip "cannot create network namespaces here"
+
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+  ip netns del "$NS_A" 2>/dev/null || true
+  ip netns del "$NS_B" 2>/dev/null || true
+}
+trap cleanup EXIT INT TERM
+
+ip netns add "$NS_B"
+ip link add va_$$ type veth peer name vb_$$
+ip link set va_$$ netns "$NS_A"
+ip link set vb_$$ netns "$NS_B"
+ip -n "$NS_A" addr add "$IP_A/24" dev va_$$
+ip -n "$NS_B" addr add "$IP_B/24" dev vb_$$
+ip -n "$NS_A" link set va_$$ mtu 1500 up
+ip -n "$NS_B" link set vb_$$ mtu 1500 up
+ip -n "$NS_A" link set lo up
+ip -n "$NS_B" link set lo up
+
+mkdir -p "$OUT"
+ip netns exec "$NS_B" "$perf" server --bind "$IP_B" --port "$PORT" --rate-gbps "$RATE_GBPS" \
+  2> "$OUT/server.log" &
+server_pid=$!
+sleep 0.5
+
+echo "== ATP ($MODE, MSR=1): $MESSAGES x $SIZE bytes over veth (MTU 1500), R_max $RATE_GBPS Gbit/s" >&2
+ip netns exec "$NS_A" "$perf" client --connect "$IP_B" --port "$PORT" --messages "$MESSAGES" --size "$SIZE" \
+  --groups 1.0 --mode "$MODE" --rate-gbps "$RATE_GBPS" --json "$OUT/atp.json" > /dev/null
+echo "== TCP: same messages, one connection, same path" >&2
+ip netns exec "$NS_A" "$perf" client --connect "$IP_B" --port "$PORT" --messages "$MESSAGES" --size "$SIZE" \
+  --tcp --json "$OUT/tcp.json" > /dev/null
+
+python3 - "$OUT/atp.json" "$OUT/tcp.json" <<'PY'
+import json, sys
+atp = json.load(open(sys.argv[1])); tcp = json.load(open(sys.argv[2]))
+print("ATP raw:", json.dumps(atp))
+print("TCP raw:", json.dumps(tcp))
+print(f"ATP: {atp['goodput_gbps']:.3f} Gbit/s goodput, JCT {atp['jct_ms']:.1f} ms, status {atp['status']}, "
+      f"loss {atp['measured_loss']:.4f}, {atp['retransmissions']} retransmissions, {atp['packets_sent']} packets")
+print(f"TCP: {tcp['goodput_gbps']:.3f} Gbit/s goodput, JCT {tcp['jct_ms']:.1f} ms, status {tcp['status']}, "
+      f"{tcp['retransmissions']} retransmissions, {tcp['packets_sent']} segments")
+ratio = atp['goodput_gbps'] / tcp['goodput_gbps'] if tcp['goodput_gbps'] else float('nan')
+print(f"RATIO ATP/TCP goodput = {ratio:.3f}")
+PY

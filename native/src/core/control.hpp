@@ -1,0 +1,36 @@
+// The paper's control laws as pure functions, so tests can check them against the equations directly.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace netapprox::atp::control {
+
+// Per-group progress as the sender sees it (acknowledged = delivered).
+struct GroupProgress {
+  uint32_t size;       // N_g
+  uint32_t target;     // ceil(MSR_g * N_g)
+  uint32_t delivered;  // messages fully acknowledged
+  uint32_t lost;       // messages given up
+};
+
+// Eq. 1 generalised to several groups ("pooled slack"): the loss rate the job can still afford over everything
+// it has not delivered yet,
+//     TLR = sum_g max(0, (N_g - target_g) - lost_g) / sum_g (N_g - delivered_g)
+// With one group this is exactly eq. 1 ((1 - MSR) N - lost) / (N - delivered). Exact groups add no allowance but
+// their undelivered messages count in the denominator, because losses there cost retransmissions. Returns 0 when
+// nothing is left to deliver. `approx_only` restricts both sums to approximate groups (used for the priority
+// class of approximate packets; exact packets always use class 0).
+double target_loss_rate(const std::vector<GroupProgress>& groups, bool approx_only = false);
+
+// Eqs. 2-3: one rate update at the end of an epoch. Rates are in bytes per second.
+//   rho < max(tlr, tlr_floor):  R' = (1 - m) R + m R_max
+//   otherwise:                  R' = R (1 - rho / 2)
+// and R' >= r_min (one packet per RTT, the starvation guard).
+double next_rate(double rate, double rho, double tlr, double tlr_floor, double m, double r_max, double r_min);
+
+// Slack-based priority (section 5.2): class 0 is reserved for exact traffic; approximate traffic goes to class k
+// with (k-1)/8 < TLR <= k/8, k in 1..7 (TLR above 7/8 also maps to 7, TLR 0 to 1).
+int priority_class(double tlr, bool exact);
+
+}  // namespace netapprox::atp::control

@@ -1,0 +1,252 @@
+// ATP protocol core: a sans-I/O engine.
+//
+// The core does no syscalls, reads no clock and starts no thread. A driver (the Linux UDP driver, the test
+// simulator, a fuzzer) feeds it three things and nothing else:
+//   * on_datagram(bytes, peer, now)      - a datagram arrived;
+//   * poll_transmit(now, out)            - what should be transmitted now (one datagram per call);
+//   * next_timeout() / on_timeout(now)   - when the engine wants to be woken up next.
+// Applications talk to it through the job API (start_job / submit / update_targets / release) and read
+// events with poll_event(). All memory is bounded by EngineConfig limits; every limit hit is counted.
+//
+// Terms (see docs/protocol.md): a *session* connects this endpoint to one peer and is keyed by a random 64-bit id
+// and a 32-byte secret handed out by the control plane. A *job* is N messages sent over one session by one side;
+// its messages are split into *groups* that own contiguous message-id ranges, each with a *target*
+// ceil(MSR_g * N_g) of messages that must be delivered. Groups whose target equals their size (MSR = 1) are
+// *exact*: reliable and delivered in order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace netapprox::atp {
+
+using TimeNs = uint64_t;  // a monotonic time chosen by the driver; only differences matter
+constexpr TimeNs kNever = UINT64_MAX;
+
+using SessionId = uint64_t;
+using JobId = uint32_t;
+using MessageId = uint32_t;  // dense within a job: 0..N-1
+using PeerId = uint64_t;     // opaque to the core: the driver maps it to an address
+
+constexpr size_t kKeyBytes = 32;
+constexpr int kNumPriorityClasses = 8;
+
+// Result codes shared with the C API (values are stable, see include/netapprox/netapprox.h).
+enum class Status : int {
+  kOk = 0,
+  kInvalidArgument = -1,
+  kNotFound = -2,
+  kAlreadyExists = -3,
+  kWouldBlock = -4,     // a buffer is full: retry after events were consumed / data was acknowledged
+  kLimitExceeded = -5,  // a configured bound (sessions, jobs, groups, message size) would be exceeded
+  kClosed = -6,
+  kPeerDead = -7,
+  kIdleTimeout = -8,
+  kProtocolError = -9,
+  kInternal = -10,
+};
+const char* status_name(Status s);
+
+// Paper ablations (NetApprox section 7.1.3) as combinations of four switches.
+enum class Mode : int {
+  kBase = 0,    // send at line rate, FIFO order, retransmit until the targets are met, no slack priority
+  kRc = 1,      // + rate control against a static TLR = 1 - MSR
+  kRcMrdf = 2,  // + minimal-remaining-data-first scheduling
+  kFixTlr = 3,  // + slack priority, but from the static TLR (so the class never changes)
+  kFixPrio = 4, // dynamic TLR for rate control, static priority class from the MSR
+  kFull = 5,    // dynamic TLR, rate control, MRDF, dynamic slack priority
+};
+const char* mode_name(Mode m);
+std::optional<Mode> parse_mode(const std::string& name);
+
+struct ModeFlags {
+  bool rate_control;
+  bool dynamic_tlr;
+  bool mrdf;
+  bool slack_priority;   // mark approximate packets with a TLR-derived class (else class kNoPriorityClass)
+  bool dynamic_priority; // class follows the per-epoch TLR (else computed once from 1 - MSR)
+};
+ModeFlags mode_flags(Mode m);
+
+struct FaultInjection {
+  double drop_outgoing = 0.0;  // fraction of datagrams poll_transmit swallows (counted as sent)
+  double drop_incoming = 0.0;  // fraction of datagrams on_datagram ignores
+  uint64_t seed = 1;
+};
+
+struct EngineConfig {
+  uint64_t line_rate_bps = 10'000'000'000ULL;  // R_max
+  uint32_t max_datagram = 1472;                // UDP payload bytes for a 1500-byte MTU (IPv4)
+  double reaction_speed = 0.125;               // m in eq. 2
+  double tlr_floor = 0.01;                     // rate control treats TLR below this as this (exact traffic)
+  TimeNs initial_rtt = 1'000'000;              // before the first sample (1 ms)
+  TimeNs min_epoch = 100'000;                  // epochs are max(srtt, min_epoch)
+  TimeNs ack_delay = 200'000;                  // max delay before acknowledging
+  uint32_t ack_every = 8;                      // ack at least every n ack-eliciting packets
+  TimeNs idle_timeout = 30'000'000'000ULL;     // no traffic at all on a session with no job
+  TimeNs peer_death_timeout = 5'000'000'000ULL;// nothing heard while a job is active
+  uint64_t recv_buffer_bytes = 64ULL << 20;    // per session: reassembly + undelivered messages
+  uint64_t send_buffer_bytes = 64ULL << 20;    // per session: unacknowledged submitted message bytes
+  uint32_t max_message_bytes = 64U << 20;
+  uint32_t max_sessions = 1024;
+  uint32_t max_jobs_per_session = 256;
+  uint32_t max_messages_per_job = 1U << 26;
+  uint32_t max_groups_per_job = 1U << 20;
+  uint32_t max_pending_events = 65536;         // the event queue never grows beyond this
+  uint8_t dscp_by_class[kNumPriorityClasses] = {46, 40, 32, 24, 18, 16, 10, 8};  // class 0 = exact
+  uint8_t no_priority_dscp = 0;                // DSCP when slack priority is off
+  Mode mode = Mode::kFull;
+  FaultInjection faults;
+
+  // Returns an empty string when the config is valid, else a message naming the bad field.
+  std::string validate() const;
+};
+
+struct GroupSpec {
+  uint64_t group_id;  // the application's id; reported back unchanged
+  uint32_t size;      // N_g messages
+  double msr;         // minimal sampling rate in [0, 1]; target = ceil(msr * size)
+};
+
+struct JobSpec {
+  JobId job_id;                 // unique among this session's live jobs started by this side
+  std::vector<GroupSpec> groups;  // message ids are assigned in order: group 0 owns [0, N_0), group 1 next, ...
+  bool mrdf = true;             // apps that need order may turn MRDF off (exact groups are always in order)
+};
+
+// Outgoing datagram produced by poll_transmit.
+struct Transmit {
+  PeerId peer;
+  uint8_t dscp;
+  size_t len;  // bytes written into the caller's buffer
+};
+
+struct GroupReport {
+  uint64_t group_id;
+  uint32_t size;
+  uint32_t target;
+  uint32_t delivered;
+  uint32_t lost;  // given up by the sender, or never sent because the group already met its target
+  bool target_unreachable;  // an MSR raised mid-job above what the remaining messages can give
+  std::vector<MessageId> delivered_ids;  // receiver reports only
+  std::vector<MessageId> lost_ids;       // receiver reports only
+};
+
+struct JobReport {
+  SessionId session;
+  JobId job;
+  bool is_sender;
+  Status status;  // kOk or the error that ended the job
+  uint32_t messages;
+  uint32_t delivered;
+  uint32_t lost;
+  double measured_loss;  // packets: 1 - acked/sent over the whole job (sender); lost/N messages (receiver)
+  uint64_t packets_sent;
+  uint64_t packets_retransmitted;
+  uint64_t bytes_sent;
+  uint64_t epochs;
+  TimeNs started;
+  TimeNs finished;
+  TimeNs time_in_class[kNumPriorityClasses];  // sender: time spent marked with each priority class
+  std::vector<GroupReport> groups;
+};
+
+// A state sample taken at the end of each epoch (sender side), for plots like the paper's Fig. 10.
+struct EpochSample {
+  SessionId session;
+  JobId job;
+  TimeNs at;
+  double tlr;
+  double loss;  // rho_i
+  double rate_bps;
+  int priority_class;
+};
+
+enum class EventType {
+  kMessage,      // a whole message arrived (receiver); data stays valid until release()
+  kMessageLost,  // the sender gave a message up (receiver)
+  kJobStarted,   // a peer announced a job (receiver)
+  kJobDone,      // report available (both sides)
+  kSessionError, // session failed (peer dead, idle timeout, protocol error); its jobs end with kJobDone
+  kEpoch,        // end-of-epoch sample (only when EngineConfig.trace_epochs / set_trace(true))
+};
+
+struct Event {
+  EventType type = EventType::kMessage;
+  SessionId session = 0;
+  JobId job = 0;
+  MessageId message = 0;
+  uint64_t group_id = 0;
+  const uint8_t* data = nullptr;  // kMessage
+  size_t len = 0;
+  uint64_t handle = 0;            // kMessage: pass to release()
+  Status status = Status::kOk;
+  std::shared_ptr<const JobReport> report;  // kJobDone
+  EpochSample epoch{};                     // kEpoch
+};
+
+struct EngineStats {
+  uint64_t datagrams_in = 0, datagrams_out = 0, bytes_in = 0, bytes_out = 0;
+  uint64_t dropped_malformed = 0;      // failed header validation
+  uint64_t dropped_unknown_session = 0;
+  uint64_t dropped_auth = 0;           // tag did not verify
+  uint64_t dropped_replay_or_old = 0;  // duplicate packet number
+  uint64_t dropped_no_buffer = 0;      // receive buffer full
+  uint64_t dropped_unknown_job = 0;
+  uint64_t dropped_fault_in = 0, dropped_fault_out = 0;
+  uint64_t events_dropped = 0;         // informational events lost because the queue was full
+  uint64_t sessions = 0, jobs = 0;
+  uint64_t send_buffered = 0;  // bytes of submitted, unacknowledged messages (all sessions)
+  uint64_t recv_buffered = 0;  // bytes held for reassembly, ordering or by the application (all sessions)
+};
+
+class Engine {
+ public:
+  explicit Engine(const EngineConfig& cfg);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const EngineConfig& config() const;
+
+  // Sessions. `peer` tells the driver where to send; `initiator` must differ on the two sides (it splits the
+  // nonce space); the control plane sets it on the side that created the session.
+  Status open_session(SessionId id, const uint8_t key[kKeyBytes], PeerId peer, bool initiator, TimeNs now);
+  Status close_session(SessionId id, TimeNs now);  // ends its jobs with kClosed; sends a CLOSE to the peer
+  Status set_peer(SessionId id, PeerId peer);
+
+  // Sender side.
+  Status start_job(SessionId s, const JobSpec& spec, TimeNs now);
+  // Copies `len` bytes of message `index` of group `group_index` (message id = group base + index).
+  // kWouldBlock when the session send buffer is full.
+  Status submit(SessionId s, JobId j, uint32_t group_index, uint32_t index, const uint8_t* data, size_t len,
+                TimeNs now);
+  // Changes MSRs mid-job. targets are recomputed; they never go below what is already delivered.
+  Status update_msr(SessionId s, JobId j, const std::vector<std::pair<uint32_t, double>>& group_msrs, TimeNs now);
+  Status cancel_job(SessionId s, JobId j, TimeNs now);
+
+  // Receiver side: hand a kMessage back once the application is done with it; frees receive buffer.
+  Status release(uint64_t handle);
+
+  // Driving.
+  void on_datagram(const uint8_t* data, size_t len, PeerId from, TimeNs now);
+  // Writes at most one datagram into buf (cap >= config().max_datagram); false when nothing is due now.
+  bool poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out);
+  TimeNs next_timeout() const;  // earliest time poll_transmit/on_timeout has work; kNever if none
+  void on_timeout(TimeNs now);
+  bool poll_event(Event* ev);   // false when no event is pending
+
+  void set_trace_epochs(bool on);
+  EngineStats stats() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace netapprox::atp

@@ -1,0 +1,477 @@
+// Protocol behaviour of the sans-I/O engine, driven by the simulator (fake clock, emulated lossy link).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "core/control.hpp"
+#include "sim.hpp"
+
+using namespace netapprox::atp;
+using sim::LinkConfig;
+using sim::Sim;
+
+namespace {
+
+constexpr TimeNs kMs = 1'000'000;
+constexpr TimeNs kSec = 1'000'000'000;
+
+EngineConfig test_config(Mode mode = Mode::kFull) {
+  EngineConfig c;
+  c.line_rate_bps = 1'000'000'000;  // 1 Gbit/s keeps simulated runs short
+  c.mode = mode;
+  c.peer_death_timeout = 2 * kSec;
+  return c;
+}
+
+// Message payload that encodes (job, id, byte index) so corruption and misplacement are detectable.
+std::vector<uint8_t> payload(JobId job, MessageId id, size_t len) {
+  std::vector<uint8_t> v(len);
+  for (size_t i = 0; i < len; ++i) v[i] = static_cast<uint8_t>((id * 131 + job * 7 + i * 17 + (i >> 8)) & 0xff);
+  return v;
+}
+
+struct Job {
+  JobSpec spec;
+  std::vector<size_t> sizes;  // by message id
+};
+
+Job make_job(JobId id, std::vector<std::pair<uint32_t, double>> groups, size_t msg_bytes, bool mrdf = true) {
+  Job j;
+  j.spec.job_id = id;
+  j.spec.mrdf = mrdf;
+  uint64_t gid = 100;
+  for (auto [n, msr] : groups) {
+    j.spec.groups.push_back({gid++, n, msr});
+    for (uint32_t i = 0; i < n; ++i) j.sizes.push_back(msg_bytes);
+  }
+  return j;
+}
+
+// Submits every message of the job, in order, waiting for send buffer space when needed.
+void submit_all(Sim& s, const Job& j) {
+  ASSERT_EQ(s.a().start_job(Sim::kSession, j.spec, s.now()), Status::kOk);
+  MessageId id = 0;
+  for (uint32_t g = 0; g < j.spec.groups.size(); ++g) {
+    for (uint32_t i = 0; i < j.spec.groups[g].size; ++i, ++id) {
+      auto data = payload(j.spec.job_id, id, j.sizes[id]);
+      Status st;
+      while ((st = s.a().submit(Sim::kSession, j.spec.job_id, g, i, data.data(), data.size(), s.now())) ==
+             Status::kWouldBlock) {
+        const TimeNs deadline = s.now() + kMs;
+        s.run([] { return false; }, deadline);
+      }
+      ASSERT_EQ(st, Status::kOk);
+    }
+  }
+}
+
+std::shared_ptr<const JobReport> report_of(const std::vector<Event>& evs, JobId job) {
+  for (const auto& e : evs)
+    if (e.type == EventType::kJobDone && e.job == job) return e.report;
+  return nullptr;
+}
+
+uint32_t target(double msr, uint32_t n) { return static_cast<uint32_t>(std::ceil(msr * n - 1e-9)); }
+
+}  // namespace
+
+// MSR = 1: every byte arrives exactly once, in order, whatever the link does.
+TEST(EngineTest, ExactGroupIsCompleteAndInOrderUnderLossReorderingAndDuplication) {
+  for (double loss : {0.0, 0.1, 0.3, 0.5}) {
+    LinkConfig link;
+    link.loss = loss;
+    link.jitter = 300'000;  // reorders
+    link.duplicate = 0.05;
+    LinkConfig back = link;
+    Sim s(test_config(), test_config(), link, back, 42 + uint64_t(loss * 100));
+    Job j = make_job(1, {{60, 1.0}}, 5000);  // 4 segments per message
+    submit_all(s, j);
+    ASSERT_TRUE(s.run([&] { return report_of(s.events_b, 1) && report_of(s.events_a, 1); }, 120 * kSec))
+        << "loss " << loss;
+    ASSERT_EQ(s.delivered_b.size(), 60u) << "loss " << loss;
+    for (MessageId i = 0; i < 60; ++i) {
+      EXPECT_EQ(s.delivered_b[i].message, i) << "out of order at loss " << loss;
+      EXPECT_EQ(s.delivered_b[i].data, payload(1, i, 5000)) << "corrupt message " << i;
+    }
+    EXPECT_EQ(report_of(s.events_b, 1)->status, Status::kOk);
+  }
+}
+
+TEST(EngineTest, BurstLossStillDeliversExactGroup) {
+  LinkConfig link;
+  link.burst_enter = 0.05;
+  link.burst_exit = 0.3;
+  Sim s(test_config(), test_config(), link, LinkConfig{}, 7);
+  Job j = make_job(3, {{40, 1.0}}, 3000);
+  submit_all(s, j);
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_b, 3) != nullptr; }, 120 * kSec));
+  ASSERT_EQ(s.delivered_b.size(), 40u);
+  for (MessageId i = 0; i < 40; ++i) EXPECT_EQ(s.delivered_b[i].message, i);
+}
+
+// The guarantee: no group completes below ceil(MSR_g * N_g), over many seeds and loss patterns, and the
+// receiver's report matches what the application received.
+TEST(EngineTest, NeverCompletesAGroupBelowItsTarget) {
+  int runs = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    for (double loss : {0.0, 0.2, 0.5}) {
+      LinkConfig link;
+      link.loss = loss;
+      link.jitter = seed % 2 ? 200'000 : 0;
+      link.burst_enter = seed % 3 == 0 ? 0.02 : 0;
+      LinkConfig back;
+      back.loss = loss / 2;
+      const Mode mode = static_cast<Mode>(seed % 6);
+      Sim s(test_config(mode), test_config(mode), link, back, seed);
+      Job j = make_job(9, {{50, 0.5}, {30, 0.8}, {20, 1.0}, {7, 0.3}}, 1 + (seed * 977) % 4000);
+      submit_all(s, j);
+      ASSERT_TRUE(s.run([&] { return report_of(s.events_b, 9) != nullptr; }, 300 * kSec))
+          << "seed " << seed << " loss " << loss << " mode " << mode_name(mode);
+      auto rep = report_of(s.events_b, 9);
+      ASSERT_EQ(rep->status, Status::kOk);
+      std::map<uint64_t, uint32_t> got;
+      for (const auto& d : s.delivered_b) got[d.group_id]++;
+      for (size_t g = 0; g < j.spec.groups.size(); ++g) {
+        const auto& spec = j.spec.groups[g];
+        const auto& gr = rep->groups[g];
+        EXPECT_GE(got[spec.group_id], target(spec.msr, spec.size))
+            << "group " << g << " seed " << seed << " loss " << loss << " mode " << mode_name(mode);
+        EXPECT_EQ(gr.delivered, got[spec.group_id]);
+        EXPECT_EQ(gr.delivered_ids.size(), gr.delivered);
+        EXPECT_EQ(gr.delivered_ids.size() + gr.lost_ids.size(), spec.size);
+      }
+      // Delivered messages are intact.
+      for (const auto& d : s.delivered_b) ASSERT_EQ(d.data, payload(9, d.message, d.data.size()));
+      ++runs;
+    }
+  }
+  EXPECT_EQ(runs, 36);
+}
+
+// Injected faults (the engine's own hook) behave like link loss.
+TEST(EngineTest, FaultInjectionHookDropsAndJobStillMeetsTargets) {
+  EngineConfig ca = test_config();
+  ca.faults.drop_outgoing = 0.3;
+  ca.faults.seed = 5;
+  EngineConfig cb = test_config();
+  cb.faults.drop_incoming = 0.1;
+  Sim s(ca, cb, LinkConfig{}, LinkConfig{}, 11);
+  Job j = make_job(4, {{100, 0.5}, {100, 0.8}}, 2000);
+  submit_all(s, j);
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_b, 4) != nullptr; }, 300 * kSec));
+  EXPECT_GT(s.a().stats().dropped_fault_out, 0u);
+  EXPECT_GT(s.b().stats().dropped_fault_in, 0u);
+  auto rep = report_of(s.events_b, 4);
+  EXPECT_GE(rep->groups[0].delivered, 50u);
+  EXPECT_GE(rep->groups[1].delivered, 80u);
+}
+
+// With loss and MSR < 1, the sender gives messages up instead of retransmitting and the job ends sooner than
+// the exact job over the same link.
+TEST(EngineTest, ApproximateJobSendsLessThanExactJobUnderLoss) {
+  auto run = [](double msr) {
+    LinkConfig link;
+    link.loss = 0.2;
+    Sim s(test_config(), test_config(), link, LinkConfig{}, 99);
+    Job j = make_job(5, {{400, msr}}, 4000);
+    submit_all(s, j);
+    EXPECT_TRUE(s.run([&] { return report_of(s.events_a, 5) != nullptr; }, 300 * kSec));
+    return report_of(s.events_a, 5);
+  };
+  auto exact = run(1.0);
+  auto approx = run(0.6);
+  ASSERT_TRUE(exact && approx);
+  EXPECT_EQ(exact->delivered, 400u);
+  EXPECT_GE(approx->delivered, 240u);
+  EXPECT_LT(approx->packets_sent, exact->packets_sent);
+  EXPECT_LT(approx->packets_retransmitted, exact->packets_retransmitted);
+}
+
+// Eq. 1 in the running engine: TLR_0 = 1 - MSR, and without loss the TLR only grows (the remaining allowance is
+// spread over fewer undelivered messages). Eqs. 2-3: without loss the rate never falls.
+TEST(EngineTest, EpochTraceFollowsEquations) {
+  LinkConfig link;
+  link.rate_bps = 200e6;  // a bottleneck below the line rate creates real queue loss
+  link.buffer_bytes = 30'000;
+  Sim s(test_config(), test_config(), link, LinkConfig{}, 3);
+  s.a().set_trace_epochs(true);
+  Job j = make_job(6, {{800, 0.7}}, 4000);
+  submit_all(s, j);
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_a, 6) != nullptr; }, 300 * kSec));
+  std::vector<EpochSample> ep;
+  for (const auto& e : s.events_a)
+    if (e.type == EventType::kEpoch) ep.push_back(e.epoch);
+  ASSERT_GT(ep.size(), 5u);
+  const double rmax = 1e9;
+  for (size_t i = 1; i < ep.size(); ++i) {
+    EXPECT_GE(ep[i].tlr, 0.0);
+    EXPECT_LE(ep[i].tlr, 1.0);
+    EXPECT_LE(ep[i].rate_bps, rmax * 1.000001);
+    // Eq. 2 or 3 relative to the previous epoch's rate (the loss compared is this epoch's rho against the TLR
+    // in force during it, which is the previous sample's TLR).
+    const double prev = ep[i - 1].rate_bps, tlr = std::max(ep[i - 1].tlr, 0.01), rho = ep[i].loss;
+    if (ep[i].rate_bps <= prev * 0.999999 || ep[i].rate_bps >= prev * 1.000001 || rho > 0) {
+      const double inc = 0.875 * prev + 0.125 * rmax;
+      const double dec = prev * (1 - rho / 2);
+      const double expect = rho < tlr ? inc : dec;
+      // r_min may lift the decreased rate; otherwise the equations hold exactly.
+      if (expect >= ep[i].rate_bps * 0.999 || rho < tlr) EXPECT_NEAR(ep[i].rate_bps, expect, expect * 1e-6 + 1);
+    }
+  }
+  bool saw_loss = std::any_of(ep.begin(), ep.end(), [](const EpochSample& e) { return e.loss > 0; });
+  EXPECT_TRUE(saw_loss) << "the bottleneck should have dropped packets";
+  // The first sample's TLR is eq. 1 at the start: 1 - MSR (here allowance 240 of 800 = 0.3).
+  EXPECT_NEAR(ep.front().tlr, 0.3, 0.3);
+}
+
+TEST(EngineTest, TlrStartsAtOneMinusMsrAndGrowsWithoutLoss) {
+  Sim s(test_config(), test_config(), LinkConfig{}, LinkConfig{}, 4);
+  s.a().set_trace_epochs(true);
+  Job j = make_job(7, {{2000, 0.6}}, 1000);
+  submit_all(s, j);
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_a, 7) != nullptr; }, 60 * kSec));
+  std::vector<EpochSample> ep;
+  for (const auto& e : s.events_a)
+    if (e.type == EventType::kEpoch) ep.push_back(e.epoch);
+  ASSERT_GT(ep.size(), 2u);
+  EXPECT_NEAR(ep.front().tlr, 0.4, 0.05);
+  for (size_t i = 1; i < ep.size(); ++i) {
+    EXPECT_GE(ep[i].tlr + 1e-12, ep[i - 1].tlr);
+    EXPECT_GE(ep[i].rate_bps + 1, ep[i - 1].rate_bps);
+  }
+}
+
+// Starvation guard: when acknowledgements stop, the rate decays (eq. 3 with rho = 1) down to R_min = one
+// packet per RTT and stays there; the sender keeps probing.
+TEST(EngineTest, RateHoldsAtRminWhenAcksStop) {
+  EngineConfig c = test_config();
+  c.peer_death_timeout = 30 * kSec;
+  Sim s(c, c, LinkConfig{}, LinkConfig{}, 8);
+  s.a().set_trace_epochs(true);
+  Job j = make_job(8, {{3000, 0.5}}, 1400);
+  submit_all(s, j);
+  s.run([] { return false; }, s.now() + 5 * kMs);  // let the RTT estimate settle
+  s.link_ba().loss = 1.0;                         // acks stop
+  s.link_ab().loss = 1.0;
+  const TimeNs cut = s.now();
+  s.run([] { return false; }, cut + 3 * kSec);
+  std::vector<EpochSample> ep;
+  for (const auto& e : s.events_a)
+    if (e.type == EventType::kEpoch && e.epoch.at > cut) ep.push_back(e.epoch);
+  ASSERT_GT(ep.size(), 3u);
+  const double rtt_s = 2 * 50e-6;  // the simulator's RTT; srtt is at least this
+  const double r_min_upper = 1472 * 8 / rtt_s;
+  EXPECT_LE(ep.back().rate_bps, r_min_upper * 1.01);
+  for (const auto& e : ep) EXPECT_GT(e.rate_bps, 0.0);
+  // The sender still transmits while starved (probing at R_min), so it is not silent.
+  uint64_t before = s.a().stats().datagrams_out;
+  s.run([] { return false; }, s.now() + 500 * kMs);
+  EXPECT_GT(s.a().stats().datagrams_out, before);
+}
+
+// MRDF: with all messages queued, the one with the least remaining data goes first; with MRDF off, id order.
+TEST(EngineTest, MrdfSendsShortestRemainingMessageFirst) {
+  for (bool mrdf : {true, false}) {
+    Sim s(test_config(mrdf ? Mode::kFull : Mode::kRc), test_config(), LinkConfig{}, LinkConfig{}, 5);
+    JobSpec spec{11, {{1, 6, 0.5}}, true};
+    ASSERT_EQ(s.a().start_job(Sim::kSession, spec, s.now()), Status::kOk);
+    const size_t sizes[6] = {40000, 30000, 20000, 10000, 5000, 1000};
+    for (uint32_t i = 0; i < 6; ++i) {
+      auto d = payload(11, i, sizes[i]);
+      ASSERT_EQ(s.a().submit(Sim::kSession, 11, 0, i, d.data(), d.size(), s.now()), Status::kOk);
+    }
+    ASSERT_TRUE(s.run([&] { return s.delivered_b.size() >= 3; }, 10 * kSec));
+    std::vector<MessageId> order;
+    for (const auto& d : s.delivered_b) order.push_back(d.message);
+    if (mrdf) {
+      EXPECT_EQ(order[0], 5u);
+      EXPECT_EQ(order[1], 4u);
+      EXPECT_EQ(order[2], 3u);
+    } else {
+      EXPECT_EQ(order[0], 0u);
+      EXPECT_EQ(order[1], 1u);
+      EXPECT_EQ(order[2], 2u);
+    }
+  }
+}
+
+// Slack priority: exact data in class 0; approximate data in the class of its current TLR
+// ((k-1)/8 < TLR <= k/8), re-evaluated every epoch.
+TEST(EngineTest, PriorityClassFollowsTlr) {
+  EngineConfig c = test_config();
+  std::map<uint8_t, int> class_of_dscp;
+  for (int k = 0; k < kNumPriorityClasses; ++k) class_of_dscp[c.dscp_by_class[k]] = k;
+  LinkConfig link;
+  link.loss = 0.1;  // losses move the TLR, so the class changes during the job
+  Sim s(c, c, link, LinkConfig{}, 6);
+  s.a().set_trace_epochs(true);
+  struct Sent {
+    TimeNs at;
+    JobId job;
+    int klass;
+  };
+  std::vector<Sent> sent;
+  s.on_transmit_a = [&](const uint8_t* p, size_t len, uint8_t dscp) {
+    if (p[3] == 1) sent.push_back({s.now(), (JobId(p[24]) << 24) | (p[25] << 16) | (p[26] << 8) | p[27],
+                                   class_of_dscp.at(dscp)});
+  };
+  Job exact = make_job(12, {{20, 1.0}}, 3000);
+  Job approx = make_job(13, {{300, 0.5}}, 3000);
+  submit_all(s, exact);
+  submit_all(s, approx);
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_a, 12) && report_of(s.events_a, 13); }, 60 * kSec));
+  std::vector<EpochSample> ep;
+  for (const auto& e : s.events_a)
+    if (e.type == EventType::kEpoch && e.job == 13) ep.push_back(e.epoch);
+  int exact_packets = 0, approx_packets = 0;
+  std::set<int> classes;
+  for (const auto& p : sent) {
+    if (p.job == 12) {
+      EXPECT_EQ(p.klass, 0);
+      ++exact_packets;
+      continue;
+    }
+    // The class in force is the one chosen at the last epoch end before the packet, else the initial one.
+    double tlr = 0.5;
+    for (const auto& e : ep)
+      if (e.at <= p.at) tlr = e.tlr;
+    EXPECT_EQ(p.klass, control::priority_class(tlr, false)) << "at " << p.at;
+    classes.insert(p.klass);
+    ++approx_packets;
+  }
+  EXPECT_GT(exact_packets, 20);
+  EXPECT_GT(approx_packets, 300);
+  EXPECT_TRUE(classes.count(4)) << "TLR_0 = 0.5 starts in class 4";
+  EXPECT_GT(classes.size(), 1u) << "the class should follow the TLR as it moves";
+  auto rep = report_of(s.events_a, 13);
+  EXPECT_GT(rep->time_in_class[4], 0u);
+}
+
+// Bounded memory: an application that never releases messages stops the flow (receiver never buffers more
+// than its budget plus one head-of-line message) and the sender sees backpressure; releasing resumes it.
+TEST(EngineTest, ReceiveBufferIsBoundedAndBackpressureResumes) {
+  EngineConfig c = test_config();
+  c.recv_buffer_bytes = 256 * 1024;
+  c.send_buffer_bytes = 256 * 1024;
+  Sim s(c, c, LinkConfig{}, LinkConfig{}, 12);
+  s.hold_messages_b = true;
+  JobSpec spec{13, {{1, 200, 1.0}}, true};
+  ASSERT_EQ(s.a().start_job(Sim::kSession, spec, s.now()), Status::kOk);
+  uint32_t submitted = 0;
+  bool saw_would_block = false;
+  for (int round = 0; round < 400 && submitted < 200; ++round) {
+    auto d = payload(13, submitted, 16384);
+    Status st = s.a().submit(Sim::kSession, 13, 0, submitted, d.data(), d.size(), s.now());
+    if (st == Status::kOk) {
+      ++submitted;
+    } else {
+      ASSERT_EQ(st, Status::kWouldBlock) << "now " << s.now() << " events " << s.events_a.size() << " "
+                                         << (s.events_a.empty() ? -1 : int(s.events_a.back().status));
+      saw_would_block = true;
+      s.run([] { return false; }, s.now() + 20 * kMs);
+    }
+    EXPECT_LE(s.b().stats().recv_buffered, c.recv_buffer_bytes + 16384);
+    EXPECT_LE(s.a().stats().send_buffered, c.send_buffer_bytes);
+  }
+  EXPECT_TRUE(saw_would_block);
+  EXPECT_LT(submitted, 200u);
+  // Release everything and keep releasing: the job completes.
+  s.hold_messages_b = false;
+  for (auto h : s.held_handles_b) s.b().release(h);
+  s.held_handles_b.clear();
+  for (; submitted < 200;) {
+    auto d = payload(13, submitted, 16384);
+    Status st = s.a().submit(Sim::kSession, 13, 0, submitted, d.data(), d.size(), s.now());
+    if (st == Status::kOk) {
+      ++submitted;
+    } else {
+      s.run([] { return false; }, s.now() + 5 * kMs);
+    }
+  }
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_b, 13) != nullptr; }, 60 * kSec));
+  EXPECT_EQ(s.delivered_b.size(), 200u);
+  EXPECT_EQ(s.b().stats().recv_buffered, 0u);
+}
+
+TEST(EngineTest, PeerDeathSurfacesAsErrorWithinTimeout) {
+  EngineConfig c = test_config();
+  c.peer_death_timeout = 500 * kMs;
+  Sim s(c, c, LinkConfig{}, LinkConfig{}, 13);
+  Job j = make_job(14, {{1000, 1.0}}, 4000);
+  ASSERT_EQ(s.a().start_job(Sim::kSession, j.spec, s.now()), Status::kOk);
+  for (uint32_t i = 0; i < 10; ++i) {
+    auto d = payload(14, i, 4000);
+    ASSERT_EQ(s.a().submit(Sim::kSession, 14, 0, i, d.data(), d.size(), s.now()), Status::kOk);
+  }
+  s.run([] { return false; }, s.now() + 20 * kMs);
+  s.link_ab().loss = 1.0;  // the peer vanishes
+  s.link_ba().loss = 1.0;
+  const TimeNs cut = s.now();
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_a, 14) != nullptr; }, cut + 5 * kSec));
+  EXPECT_EQ(report_of(s.events_a, 14)->status, Status::kPeerDead);
+  EXPECT_LE(s.now() - cut, 500 * kMs + 10 * kMs);
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_b, 14) != nullptr; }, cut + 5 * kSec));
+  EXPECT_EQ(report_of(s.events_b, 14)->status, Status::kPeerDead);
+}
+
+TEST(EngineTest, MsrUpdateMidJobLowersAndRaisesTargets) {
+  LinkConfig link;
+  link.loss = 0.3;
+  Sim s(test_config(), test_config(), link, LinkConfig{}, 21);
+  JobSpec spec{15, {{1, 100, 0.9}, {2, 100, 0.2}}, true};
+  ASSERT_EQ(s.a().start_job(Sim::kSession, spec, s.now()), Status::kOk);
+  for (uint32_t i = 0; i < 50; ++i) {
+    auto d = payload(15, i, 3000);
+    ASSERT_EQ(s.a().submit(Sim::kSession, 15, 0, i, d.data(), d.size(), s.now()), Status::kOk);
+  }
+  s.run([] { return false; }, s.now() + 50 * kMs);
+  // Lower group 0 to 0.3 (30 messages), raise group 1 to 0.5.
+  ASSERT_EQ(s.a().update_msr(Sim::kSession, 15, {{0, 0.3}, {1, 0.5}}, s.now()), Status::kOk);
+  ASSERT_EQ(s.a().update_msr(Sim::kSession, 15, {{7, 0.3}}, s.now()), Status::kInvalidArgument);
+  for (uint32_t i = 0; i < 100; ++i) {
+    auto d = payload(15, 100 + i, 3000);
+    Status st;
+    while ((st = s.a().submit(Sim::kSession, 15, 1, i, d.data(), d.size(), s.now())) == Status::kWouldBlock)
+      s.run([] { return false; }, s.now() + kMs);
+  }
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_b, 15) != nullptr; }, 60 * kSec));
+  auto rep = report_of(s.events_b, 15);
+  EXPECT_EQ(rep->groups[0].target, 30u);
+  EXPECT_EQ(rep->groups[1].target, 50u);
+  EXPECT_GE(rep->groups[0].delivered, 30u);
+  EXPECT_GE(rep->groups[1].delivered, 50u);
+}
+
+TEST(EngineTest, ApiMisuseReturnsErrors) {
+  Engine e(test_config());
+  uint8_t key[kKeyBytes] = {};
+  EXPECT_EQ(e.open_session(1, nullptr, 0, true, 0), Status::kInvalidArgument);
+  EXPECT_EQ(e.open_session(1, key, 0, true, 0), Status::kOk);
+  EXPECT_EQ(e.open_session(1, key, 0, true, 0), Status::kAlreadyExists);
+  EXPECT_EQ(e.start_job(2, {1, {{1, 1, 1.0}}, true}, 0), Status::kNotFound);
+  EXPECT_EQ(e.start_job(1, {1, {}, true}, 0), Status::kInvalidArgument);
+  EXPECT_EQ(e.start_job(1, {1, {{1, 0, 1.0}}, true}, 0), Status::kInvalidArgument);
+  EXPECT_EQ(e.start_job(1, {1, {{1, 5, 1.5}}, true}, 0), Status::kInvalidArgument);
+  EXPECT_EQ(e.start_job(1, {1, {{1, 5, std::nan("")}}, true}, 0), Status::kInvalidArgument);
+  EXPECT_EQ(e.start_job(1, {1, {{1, 5, 0.5}}, true}, 0), Status::kOk);
+  EXPECT_EQ(e.start_job(1, {1, {{1, 5, 0.5}}, true}, 0), Status::kAlreadyExists);
+  uint8_t b[10] = {};
+  EXPECT_EQ(e.submit(1, 1, 1, 0, b, 10, 0), Status::kInvalidArgument);  // no group 1
+  EXPECT_EQ(e.submit(1, 1, 0, 5, b, 10, 0), Status::kInvalidArgument);  // index out of range
+  EXPECT_EQ(e.submit(1, 1, 0, 0, nullptr, 10, 0), Status::kInvalidArgument);
+  EXPECT_EQ(e.submit(1, 1, 0, 0, b, 0, 0), Status::kInvalidArgument);
+  EXPECT_EQ(e.submit(1, 1, 0, 0, b, 10, 0), Status::kOk);
+  EXPECT_EQ(e.submit(1, 1, 0, 0, b, 10, 0), Status::kAlreadyExists);
+  EXPECT_EQ(e.release(12345), Status::kNotFound);
+  EXPECT_EQ(e.cancel_job(1, 99, 0), Status::kNotFound);
+  EXPECT_EQ(e.cancel_job(1, 1, 0), Status::kOk);
+  EXPECT_EQ(e.close_session(1, 0), Status::kOk);
+  EXPECT_EQ(e.close_session(1, 0), Status::kNotFound);
+  EngineConfig bad = test_config();
+  bad.reaction_speed = 0;
+  EXPECT_NE(bad.validate(), "");
+  EXPECT_EQ(test_config().validate(), "");
+}

@@ -1,0 +1,992 @@
+// atp-perf: an iperf-like tool for ATP, with a plain-TCP mode over the same path for comparisons in one run.
+//
+//   atp-perf server --bind ADDR --port P [--tcp]
+//   atp-perf client --connect ADDR --port P --messages N --size S --groups "1.0,0.8,0.5" [--mode full|base|rc|
+//                   rc_mrdf|fixtlr|fixprio] [--rate-gbps R] [--drop-out F --drop-in F --seed X] [--tcp]
+//                   [--json FILE]
+//   atp-perf demo   (both endpoints in one process over 127.0.0.1)
+//
+// There is no control plane: the session key is derived from --secret with BLAKE2b (crypto_generichash). The
+// client picks a random nonce per run and sends it to the server over a tiny TCP rendezvous on the same port
+// (magic "ATP1", nonce, client UDP port); both sides derive the session id from (secret, nonce), the server opens
+// the session toward the client's address, and at the end it sends the receiver's report back over that TCP
+// connection. The TCP mode (magic "TCP1") streams the same N x S messages length-prefixed over one TCP
+// connection and times first byte -> receiver's final acknowledgement.
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <linux/tcp.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <sodium.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "driver/driver.hpp"
+#include "perf_json.hpp"
+
+namespace atp = netapprox::atp;
+namespace drv = netapprox::driver;
+using netapprox::perf::Json;
+using atp::Status;
+
+namespace {
+
+constexpr const char* kDevSecret = "netapprox-dev-secret-CHANGE-ME";
+constexpr uint16_t kDefaultPort = 7470;
+
+std::atomic<bool> g_stop{false};
+
+struct Options {
+  std::string cmd;
+  std::string bind = "0.0.0.0";
+  std::string connect;
+  uint16_t port = kDefaultPort;
+  uint32_t messages = 0;
+  uint32_t size = 0;
+  std::vector<double> groups;
+  std::string mode = "full";
+  double rate_gbps = 10.0;
+  double drop_out = 0, drop_in = 0;
+  uint64_t seed = 1;
+  bool tcp = false;
+  bool mrdf = true;
+  std::string json_file;
+  std::string secret = kDevSecret;
+  int timeout_s = 300;
+  uint32_t max_datagram = 1472;
+};
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void usage(FILE* f) {
+  std::fprintf(f,
+               "atp-perf: ATP throughput tool (iperf-like), with a plain-TCP mode for same-run comparisons\n"
+               "\n"
+               "  atp-perf server [--bind ADDR] [--port P] [--tcp]\n"
+               "      serves ATP (UDP port P) and TCP (TCP port P: rendezvous + --tcp transfers) until killed;\n"
+               "      --tcp serves only TCP transfers.\n"
+               "  atp-perf client --connect ADDR [--port P] --messages N --size S [--groups \"1.0,0.8,...\"]\n"
+               "      [--mode full|base|rc|rc_mrdf|fixtlr|fixprio] [--rate-gbps R] [--no-mrdf]\n"
+               "      [--drop-out F] [--drop-in F] [--seed X] [--tcp] [--json FILE] [--timeout SEC]\n"
+               "      N messages of S bytes split evenly over the groups (one MSR each; default one group, MSR 1).\n"
+               "      --drop-out/--drop-in inject loss on the client engine's outgoing/incoming datagrams.\n"
+               "      --tcp sends the same messages length-prefixed over one TCP connection instead.\n"
+               "  atp-perf demo [--messages N] [--size S] [--groups ...] [--drop-out F] [--json FILE]\n"
+               "      both endpoints in this process over 127.0.0.1 (default: 2000 x 16 KiB, groups 1.0,0.8,0.5,\n"
+               "      20%% injected loss on data packets).\n"
+               "\n"
+               "Common: --secret STR (session key = BLAKE2b(STR); both ends must agree). The default secret is a\n"
+               "fixed, PUBLIC development value (\"%s\"): anyone can forge packets for sessions keyed with it.\n"
+               "Use --secret on untrusted networks. --max-datagram B (default 1472 = 1500-byte IPv4 MTU).\n"
+               "Progress goes to stderr every second; the JSON result goes to stdout (and --json FILE).\n",
+               kDevSecret);
+}
+
+bool parse_groups(const std::string& s, std::vector<double>* out) {
+  out->clear();
+  std::stringstream ss(s);
+  std::string tok;
+  while (std::getline(ss, tok, ',')) {
+    char* end = nullptr;
+    double v = std::strtod(tok.c_str(), &end);
+    if (tok.empty() || *end != '\0' || !(v >= 0 && v <= 1)) return false;
+    out->push_back(v);
+  }
+  return !out->empty();
+}
+
+// ---- keys --------------------------------------------------------------------------------------------------------
+
+void derive_key(const std::string& secret, uint8_t key[32]) {
+  const std::string in = "atp-perf/key/v1|" + secret;
+  crypto_generichash(key, 32, reinterpret_cast<const uint8_t*>(in.data()), in.size(), nullptr, 0);
+}
+
+atp::SessionId derive_session(const std::string& secret, uint64_t nonce) {
+  std::string in = "atp-perf/session/v1|" + secret + "|";
+  in.append(reinterpret_cast<const char*>(&nonce), sizeof nonce);
+  uint8_t h[8];
+  crypto_generichash(h, sizeof h, reinterpret_cast<const uint8_t*>(in.data()), in.size(), nullptr, 0);
+  uint64_t sid;
+  memcpy(&sid, h, sizeof sid);
+  return sid;
+}
+
+// ---- small socket helpers --------------------------------------------------------------------------------------
+
+bool write_full(int fd, const void* p, size_t n) {
+  const uint8_t* b = static_cast<const uint8_t*>(p);
+  while (n > 0) {
+    ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    b += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+bool read_full(int fd, void* p, size_t n, int timeout_ms = -1) {
+  uint8_t* b = static_cast<uint8_t*>(p);
+  while (n > 0) {
+    if (timeout_ms >= 0) {
+      pollfd pf{fd, POLLIN, 0};
+      int r = poll(&pf, 1, timeout_ms);
+      if (r <= 0) return false;
+    }
+    ssize_t rd = recv(fd, b, n, 0);
+    if (rd < 0 && errno == EINTR) continue;
+    if (rd <= 0) return false;
+    b += rd;
+    n -= static_cast<size_t>(rd);
+  }
+  return true;
+}
+
+int tcp_connect(const std::string& host, uint16_t port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0) return -1;
+  int fd = -1;
+  for (addrinfo* ai = res; ai; ai = ai->ai_next) {
+    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) break;
+    close(fd);
+    fd = -1;
+  }
+  freeaddrinfo(res);
+  return fd;
+}
+
+std::string peer_ip(int fd) {
+  sockaddr_storage a{};
+  socklen_t l = sizeof a;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&a), &l) != 0) return "";
+  char buf[INET6_ADDRSTRLEN] = {0};
+  if (a.ss_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&a)->sin_addr, buf, sizeof buf);
+  else
+    inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr, buf, sizeof buf);
+  std::string s = buf;
+  if (s.rfind("::ffff:", 0) == 0 && s.find('.') != std::string::npos) s = s.substr(7);
+  return s;
+}
+
+// ---- results -----------------------------------------------------------------------------------------------------
+
+struct GroupResult {
+  uint64_t group_id = 0;
+  uint32_t size = 0;
+  double msr = 1;
+  uint32_t target = 0, delivered = 0, lost = 0;
+};
+
+struct Result {
+  std::string transport = "atp";
+  std::string mode;
+  std::string status = "ok";
+  uint32_t messages = 0, size = 0;
+  double jct_ms = 0;
+  uint64_t delivered_bytes = 0;
+  double measured_loss = 0;
+  uint64_t retransmissions = 0, packets_sent = 0;
+  std::vector<GroupResult> groups;
+  std::string receiver_json;  // the server's receiver report, if any
+  std::string driver_json;
+};
+
+std::vector<atp::GroupSpec> split_groups(uint32_t n, const std::vector<double>& msrs) {
+  std::vector<atp::GroupSpec> g;
+  const uint32_t k = static_cast<uint32_t>(msrs.size());
+  for (uint32_t i = 0; i < k; ++i) {
+    uint32_t sz = n / k + (i < n % k ? 1 : 0);
+    g.push_back(atp::GroupSpec{i, sz, msrs[i]});
+  }
+  return g;
+}
+
+uint32_t target_of(double msr, uint32_t size) {
+  double t = std::ceil(msr * double(size) - 1e-9);
+  return static_cast<uint32_t>(std::clamp(t, 0.0, double(size)));
+}
+
+std::string result_json(const Result& r) {
+  Json j;
+  j.begin_object();
+  j.str("transport", r.transport).str("mode", r.mode).str("status", r.status);
+  j.uinteger("messages", r.messages).uinteger("message_bytes", r.size);
+  j.num("jct_ms", r.jct_ms);
+  j.num("goodput_gbps", r.jct_ms > 0 ? double(r.delivered_bytes) * 8.0 / (r.jct_ms * 1e-3) / 1e9 : 0.0);
+  j.uinteger("delivered_bytes", r.delivered_bytes);
+  j.num("measured_loss", r.measured_loss);
+  j.uinteger("retransmissions", r.retransmissions).uinteger("packets_sent", r.packets_sent);
+  j.begin_array("groups");
+  for (const auto& g : r.groups) {
+    j.begin_object()
+        .uinteger("group_id", g.group_id)
+        .uinteger("size", g.size)
+        .num("msr", g.msr)
+        .uinteger("target", g.target)
+        .uinteger("delivered", g.delivered)
+        .uinteger("lost", g.lost)
+        .end_object();
+  }
+  j.end_array();
+  if (!r.receiver_json.empty()) j.raw("receiver", r.receiver_json); else j.null("receiver");
+  if (!r.driver_json.empty()) j.raw("driver", r.driver_json);
+  j.end_object();
+  return j.text();
+}
+
+void emit(const Result& r, const Options& o) {
+  std::string s = result_json(r);
+  std::printf("%s\n", s.c_str());
+  std::fflush(stdout);
+  if (!o.json_file.empty()) {
+    std::ofstream f(o.json_file);
+    f << s << "\n";
+    if (!f) std::fprintf(stderr, "atp-perf: cannot write %s\n", o.json_file.c_str());
+  }
+}
+
+std::string report_json(const atp::JobReport& rep) {
+  Json j;
+  j.begin_object();
+  j.str("status", atp::status_name(rep.status)).uinteger("messages", rep.messages);
+  j.uinteger("delivered", rep.delivered).uinteger("lost", rep.lost).num("measured_loss", rep.measured_loss);
+  j.num("jct_ms", double(rep.finished - rep.started) / 1e6);
+  j.begin_array("groups");
+  for (const auto& g : rep.groups)
+    j.begin_object()
+        .uinteger("group_id", g.group_id)
+        .uinteger("size", g.size)
+        .uinteger("target", g.target)
+        .uinteger("delivered", g.delivered)
+        .uinteger("lost", g.lost)
+        .boolean("target_unreachable", g.target_unreachable)
+        .end_object();
+  j.end_array();
+  j.end_object();
+  return j.text();
+}
+
+std::string driver_json(drv::Driver& d) {
+  drv::DriverStats s = d.driver_stats();
+  atp::EngineStats e = d.engine_stats();
+  Json j;
+  j.begin_object();
+  j.boolean("gso", s.gso_enabled).boolean("gro", s.gro_enabled);
+  j.uinteger("send_syscalls", s.send_syscalls).uinteger("recv_syscalls", s.recv_syscalls);
+  j.uinteger("udp_datagrams_sent", s.datagrams_sent).uinteger("udp_datagrams_received", s.datagrams_received);
+  j.uinteger("gso_sends", s.gso_sends).uinteger("gro_buffers", s.gro_buffers);
+  j.uinteger("send_eagain", s.send_eagain).uinteger("send_errors", s.send_errors);
+  j.uinteger("dropped_fault_out", e.dropped_fault_out).uinteger("dropped_fault_in", e.dropped_fault_in);
+  j.uinteger("dropped_auth", e.dropped_auth).uinteger("dropped_malformed", e.dropped_malformed);
+  j.uinteger("dropped_replay_or_old", e.dropped_replay_or_old).uinteger("dropped_no_buffer", e.dropped_no_buffer);
+  j.uinteger("dropped_unknown_job", e.dropped_unknown_job).uinteger("dropped_unknown_session", e.dropped_unknown_session);
+  j.uinteger("engine_datagrams_in", e.datagrams_in).uinteger("engine_datagrams_out", e.datagrams_out);
+  j.end_object();
+  return j.text();
+}
+
+drv::DriverConfig make_config(const Options& o, const std::string& bind, uint16_t port) {
+  drv::DriverConfig c;
+  c.bind_address = bind;
+  c.bind_port = port;
+  c.engine.line_rate_bps = static_cast<uint64_t>(o.rate_gbps * 1e9);
+  c.engine.max_datagram = o.max_datagram;
+  c.engine.mode = atp::parse_mode(o.mode).value_or(atp::Mode::kFull);
+  c.engine.faults.drop_outgoing = o.drop_out;
+  c.engine.faults.drop_incoming = o.drop_in;
+  c.engine.faults.seed = o.seed;
+  c.engine.peer_death_timeout = 10'000'000'000ULL;
+  c.engine.max_messages_per_job = std::max<uint32_t>(c.engine.max_messages_per_job, o.messages);
+  c.socket_buffer_bytes = 16 << 20;
+  return c;
+}
+
+// ---- receiver side: drains a driver's events (server and demo) ---------------------------------------------------
+
+class ReceiverPump {
+ public:
+  explicit ReceiverPump(drv::Driver* d, bool verbose) : d_(d), verbose_(verbose) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~ReceiverPump() {
+    stop_ = true;
+    thread_.join();
+  }
+  // Waits for the receiver report of session sid (or a session error). nullopt on timeout / error.
+  std::shared_ptr<const atp::JobReport> wait_report(atp::SessionId sid, double timeout_s, Status* err,
+                                                    const std::function<bool()>& abort) {
+    std::unique_lock<std::mutex> lk(mu_);
+    double deadline = now_s() + timeout_s;
+    while (now_s() < deadline && !g_stop && !(abort && abort())) {
+      auto& st = sessions_[sid];
+      if (st.report) return st.report;
+      if (st.error != Status::kOk) {
+        *err = st.error;
+        return nullptr;
+      }
+      cv_.wait_for(lk, std::chrono::milliseconds(100));
+    }
+    *err = Status::kClosed;
+    return nullptr;
+  }
+  void forget(atp::SessionId sid) {
+    std::lock_guard<std::mutex> lk(mu_);
+    sessions_.erase(sid);
+  }
+  uint64_t bytes() const { return bytes_; }
+  uint64_t messages() const { return messages_; }
+
+ private:
+  struct State {
+    std::shared_ptr<const atp::JobReport> report;
+    Status error = Status::kOk;
+  };
+  void run() {
+    atp::Event evs[128];
+    double last = now_s();
+    uint64_t last_bytes = 0;
+    while (!stop_) {
+      int n = d_->poll_events(evs, 128, 100);
+      if (n < 0) break;
+      for (int i = 0; i < n; ++i) {
+        atp::Event& e = evs[i];
+        switch (e.type) {
+          case atp::EventType::kMessage:
+            bytes_ += e.len;
+            messages_++;
+            d_->release(e.handle);
+            break;
+          case atp::EventType::kJobStarted:
+            if (verbose_) std::fprintf(stderr, "[server] job %u started on session %016llx\n", e.job,
+                                       static_cast<unsigned long long>(e.session));
+            break;
+          case atp::EventType::kJobDone: {
+            std::lock_guard<std::mutex> lk(mu_);
+            if (e.report && !e.report->is_sender) sessions_[e.session].report = e.report;
+            cv_.notify_all();
+            break;
+          }
+          case atp::EventType::kSessionError: {
+            std::lock_guard<std::mutex> lk(mu_);
+            sessions_[e.session].error = e.status;
+            cv_.notify_all();
+            break;
+          }
+          default:
+            break;
+        }
+        e = atp::Event{};
+      }
+      double t = now_s();
+      if (verbose_ && t - last >= 1.0) {
+        uint64_t b = bytes_;
+        if (b != last_bytes)
+          std::fprintf(stderr, "[server] received %.1f MiB total, %.2f Gbit/s\n", double(b) / 1048576.0,
+                       double(b - last_bytes) * 8 / (t - last) / 1e9);
+        last = t;
+        last_bytes = b;
+      }
+    }
+  }
+  drv::Driver* d_;
+  bool verbose_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> bytes_{0}, messages_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<atp::SessionId, State> sessions_;
+  std::thread thread_;
+};
+
+// ---- sender side: one job over an open session -------------------------------------------------------------------
+
+Result run_atp_sender(drv::Driver& d, atp::SessionId sid, const Options& o) {
+  Result r;
+  r.mode = o.mode;
+  r.messages = o.messages;
+  r.size = o.size;
+  auto specs = split_groups(o.messages, o.groups);
+  for (const auto& g : specs) {
+    GroupResult gr;
+    gr.group_id = g.group_id;
+    gr.size = g.size;
+    gr.msr = g.msr;
+    gr.target = target_of(g.msr, g.size);
+    r.groups.push_back(gr);
+  }
+  const atp::JobId job = 1;
+  Status st = d.start_job(sid, atp::JobSpec{job, specs, o.mrdf});
+  if (st != Status::kOk) {
+    r.status = std::string("start_job: ") + atp::status_name(st);
+    return r;
+  }
+  const double t0 = now_s();
+  std::atomic<bool> done{false};
+  std::atomic<double> t1{0};
+  std::shared_ptr<const atp::JobReport> report;
+  Status session_error = Status::kOk;
+  std::atomic<uint32_t> submitted{0};
+
+  std::thread events([&] {
+    atp::Event evs[64];
+    double last = now_s();
+    uint64_t last_out = d.engine_stats().bytes_out;
+    while (!done && !g_stop) {
+      int n = d.poll_events(evs, 64, 50);
+      if (n < 0) break;
+      for (int i = 0; i < n; ++i) {
+        atp::Event& e = evs[i];
+        if (e.type == atp::EventType::kJobDone && e.session == sid && e.job == job && e.report &&
+            e.report->is_sender) {
+          t1 = now_s();
+          report = e.report;
+          done = true;
+        } else if (e.type == atp::EventType::kSessionError && e.session == sid) {
+          session_error = e.status;
+        } else if (e.type == atp::EventType::kMessage) {
+          d.release(e.handle);
+        }
+        e = atp::Event{};
+      }
+      double t = now_s();
+      if (t - last >= 1.0) {
+        uint64_t out = d.engine_stats().bytes_out;
+        std::fprintf(stderr, "[client] t=%.0fs submitted %u/%u messages, sending %.2f Gbit/s\n", t - t0,
+                     submitted.load(), o.messages, double(out - last_out) * 8 / (t - last) / 1e9);
+        last = t;
+        last_out = out;
+      }
+      if (t - t0 > o.timeout_s) break;
+    }
+    if (!done) t1 = now_s();
+    done = true;
+  });
+
+  std::vector<uint8_t> buf(o.size);
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(i * 131 + 7);
+  uint32_t id = 0;
+  for (uint32_t g = 0; g < specs.size() && !done; ++g) {
+    for (uint32_t i = 0; i < specs[g].size && !done; ++i, ++id) {
+      if (buf.size() >= 4) memcpy(buf.data(), &id, 4);
+      for (;;) {
+        st = d.submit_wait(sid, job, g, i, buf.data(), buf.size(), 200);
+        if (st != Status::kWouldBlock || done || g_stop) break;
+      }
+      if (st != Status::kOk) {
+        if (!done) r.status = std::string("submit: ") + atp::status_name(st);
+        done = true;
+        break;
+      }
+      submitted = id + 1;
+    }
+  }
+  events.join();
+  r.jct_ms = (t1 - t0) * 1e3;
+  if (!report) {
+    if (r.status == "ok")
+      r.status = session_error != Status::kOk ? std::string("session: ") + atp::status_name(session_error)
+                                              : "timeout";
+    return r;
+  }
+  if (report->status != Status::kOk) r.status = atp::status_name(report->status);
+  for (size_t g = 0; g < report->groups.size() && g < r.groups.size(); ++g) {
+    r.groups[g].target = report->groups[g].target;
+    r.groups[g].delivered = report->groups[g].delivered;
+    r.groups[g].lost = report->groups[g].lost;
+    r.delivered_bytes += uint64_t(report->groups[g].delivered) * o.size;
+  }
+  r.measured_loss = report->measured_loss;
+  r.retransmissions = report->packets_retransmitted;
+  r.packets_sent = report->packets_sent;
+  return r;
+}
+
+void print_summary(const Result& r, FILE* f) {
+  std::fprintf(f, "%s/%s: %s, JCT %.1f ms, goodput %.3f Gbit/s, measured loss %.2f%%, %llu packets, %llu "
+                  "retransmitted\n",
+               r.transport.c_str(), r.mode.c_str(), r.status.c_str(), r.jct_ms,
+               r.jct_ms > 0 ? double(r.delivered_bytes) * 8 / (r.jct_ms * 1e-3) / 1e9 : 0.0,
+               r.measured_loss * 100, static_cast<unsigned long long>(r.packets_sent),
+               static_cast<unsigned long long>(r.retransmissions));
+  for (const auto& g : r.groups)
+    std::fprintf(f, "  group %llu: MSR %.2f, %u messages, target %u, delivered %u, lost %u%s\n",
+                 static_cast<unsigned long long>(g.group_id), g.msr, g.size, g.target, g.delivered, g.lost,
+                 g.delivered >= g.target ? "" : "  << BELOW TARGET");
+}
+
+// ---- TCP mode ----------------------------------------------------------------------------------------------------
+
+Result run_tcp_client(const Options& o) {
+  Result r;
+  r.transport = "tcp";
+  r.mode = "tcp";
+  r.messages = o.messages;
+  r.size = o.size;
+  auto specs = split_groups(o.messages, o.groups);
+  int fd = tcp_connect(o.connect, o.port);
+  if (fd < 0) {
+    r.status = "connect failed";
+    return r;
+  }
+  std::vector<uint8_t> msg(4 + size_t(o.size));
+  uint32_t len_be = htonl(o.size);
+  memcpy(msg.data(), &len_be, 4);
+  for (size_t i = 4; i < msg.size(); ++i) msg[i] = static_cast<uint8_t>(i * 131 + 7);
+  uint8_t hdr[12] = {'T', 'C', 'P', '1'};
+  uint32_t n_be = htonl(o.messages), s_be = htonl(o.size);
+  memcpy(hdr + 4, &n_be, 4);
+  memcpy(hdr + 8, &s_be, 4);
+  std::atomic<uint32_t> sent{0};
+  std::atomic<bool> fin{false};
+  const double t0 = now_s();
+  std::thread progress([&] {
+    double last = t0;
+    uint32_t last_sent = 0;
+    while (!fin) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      double t = now_s();
+      if (t - last >= 1.0) {
+        uint32_t s = sent;
+        std::fprintf(stderr, "[client/tcp] t=%.0fs sent %u/%u messages, %.2f Gbit/s\n", t - t0, s, o.messages,
+                     double(s - last_sent) * o.size * 8 / (t - last) / 1e9);
+        last = t;
+        last_sent = s;
+      }
+    }
+  });
+  bool ok = write_full(fd, hdr, sizeof hdr);
+  for (uint32_t i = 0; ok && i < o.messages && !g_stop; ++i) {
+    if (o.size >= 4) memcpy(msg.data() + 4, &i, 4);
+    ok = write_full(fd, msg.data(), msg.size());
+    sent = i + 1;
+  }
+  uint8_t ack = 0;
+  ok = ok && read_full(fd, &ack, 1, o.timeout_s * 1000) && ack == 'A';
+  const double t1 = now_s();
+  fin = true;
+  progress.join();
+  tcp_info ti{};
+  socklen_t tl = sizeof ti;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0) {
+    r.retransmissions = ti.tcpi_total_retrans;
+    r.packets_sent = ti.tcpi_segs_out;
+  }
+  close(fd);
+  r.jct_ms = (t1 - t0) * 1e3;
+  if (!ok) r.status = "tcp transfer failed";
+  for (const auto& g : specs) {
+    GroupResult gr;
+    gr.group_id = g.group_id;
+    gr.size = g.size;
+    gr.msr = g.msr;
+    gr.target = target_of(g.msr, g.size);
+    gr.delivered = ok ? g.size : 0;
+    r.groups.push_back(gr);
+    r.delivered_bytes += uint64_t(gr.delivered) * o.size;
+  }
+  return r;
+}
+
+void serve_tcp_transfer(int fd) {
+  uint8_t hdr[8];
+  if (!read_full(fd, hdr, 8, 30'000)) return;
+  uint32_t n, s;
+  memcpy(&n, hdr, 4);
+  memcpy(&s, hdr + 4, 4);
+  n = ntohl(n);
+  s = ntohl(s);
+  std::vector<uint8_t> buf(1 << 20);
+  const double t0 = now_s();
+  uint64_t bytes = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t len;
+    if (!read_full(fd, &len, 4, 30'000)) return;
+    len = ntohl(len);
+    if (len > (256u << 20)) return;
+    while (len > 0) {
+      size_t want = std::min<size_t>(len, buf.size());
+      ssize_t rd = recv(fd, buf.data(), want, 0);
+      if (rd < 0 && errno == EINTR) continue;
+      if (rd <= 0) return;
+      len -= static_cast<uint32_t>(rd);
+      bytes += static_cast<uint64_t>(rd);
+    }
+  }
+  uint8_t ack = 'A';
+  write_full(fd, &ack, 1);
+  double t = now_s() - t0;
+  std::fprintf(stderr, "[server/tcp] received %u messages, %.1f MiB in %.3f s (%.2f Gbit/s)\n", n,
+               double(bytes) / 1048576.0, t, t > 0 ? double(bytes) * 8 / t / 1e9 : 0.0);
+}
+
+// ---- server ------------------------------------------------------------------------------------------------------
+
+void on_signal(int) { g_stop = true; }
+
+int run_server(const Options& o) {
+  std::unique_ptr<drv::Driver> d;
+  std::unique_ptr<ReceiverPump> pump;
+  uint8_t key[32];
+  derive_key(o.secret, key);
+  if (!o.tcp) {
+    std::string err;
+    Status st = drv::Driver::create(make_config(o, o.bind, o.port), &d, &err);
+    if (st != Status::kOk) {
+      std::fprintf(stderr, "atp-perf server: %s\n", err.c_str());
+      return 1;
+    }
+    pump = std::make_unique<ReceiverPump>(d.get(), true);
+  }
+  // TCP listener on the same port number.
+  sockaddr_storage sa{};
+  socklen_t salen;
+  int fam;
+  {
+    sockaddr_in s4{};
+    sockaddr_in6 s6{};
+    if (inet_pton(AF_INET, o.bind.c_str(), &s4.sin_addr) == 1) {
+      s4.sin_family = AF_INET;
+      s4.sin_port = htons(o.port);
+      memcpy(&sa, &s4, sizeof s4);
+      salen = sizeof s4;
+      fam = AF_INET;
+    } else if (inet_pton(AF_INET6, o.bind.c_str(), &s6.sin6_addr) == 1) {
+      s6.sin6_family = AF_INET6;
+      s6.sin6_port = htons(o.port);
+      memcpy(&sa, &s6, sizeof s6);
+      salen = sizeof s6;
+      fam = AF_INET6;
+    } else {
+      std::fprintf(stderr, "atp-perf server: --bind must be a numeric address\n");
+      return 2;
+    }
+  }
+  int lfd = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (lfd < 0 || bind(lfd, reinterpret_cast<sockaddr*>(&sa), salen) != 0 || listen(lfd, 16) != 0) {
+    std::fprintf(stderr, "atp-perf server: tcp listen on %s:%u: %s\n", o.bind.c_str(), o.port, strerror(errno));
+    return 1;
+  }
+  std::fprintf(stderr, "[server] listening on %s port %u (%s)\n", o.bind.c_str(), o.port,
+               o.tcp ? "TCP only" : "ATP/UDP + TCP");
+  std::vector<std::thread> conns;
+  while (!g_stop) {
+    pollfd pf{lfd, POLLIN, 0};
+    if (poll(&pf, 1, 200) <= 0) continue;
+    int cfd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (cfd < 0) continue;
+    conns.emplace_back([&, cfd] {
+      char magic[4];
+      if (!read_full(cfd, magic, 4, 10'000)) {
+        close(cfd);
+        return;
+      }
+      if (memcmp(magic, "TCP1", 4) == 0) {
+        serve_tcp_transfer(cfd);
+      } else if (memcmp(magic, "ATP1", 4) == 0 && d) {
+        uint8_t b[10];
+        if (!read_full(cfd, b, 10, 10'000)) {
+          close(cfd);
+          return;
+        }
+        uint64_t nonce;
+        uint16_t uport;
+        memcpy(&nonce, b, 8);
+        memcpy(&uport, b + 8, 2);
+        uport = ntohs(uport);
+        atp::SessionId sid = derive_session(o.secret, nonce);
+        std::string ip = peer_ip(cfd);
+        Status st = d->open_session(sid, key, ip, uport, false);
+        uint8_t reply = st == Status::kOk ? 'K' : 'E';
+        write_full(cfd, &reply, 1);
+        if (st != Status::kOk) {
+          std::fprintf(stderr, "[server] open_session for %s:%u: %s\n", ip.c_str(), uport, atp::status_name(st));
+          close(cfd);
+          return;
+        }
+        std::fprintf(stderr, "[server] session %016llx with %s:%u\n", static_cast<unsigned long long>(sid),
+                     ip.c_str(), uport);
+        Status err = Status::kOk;
+        auto closed = [cfd] {
+          pollfd p{cfd, POLLIN, 0};
+          return poll(&p, 1, 0) > 0;  // client hung up (or sent something unexpected)
+        };
+        auto rep = pump->wait_report(sid, o.timeout_s, &err, closed);
+        if (rep) {
+          std::string js = report_json(*rep);
+          uint32_t l = htonl(static_cast<uint32_t>(js.size()));
+          write_full(cfd, &l, 4);
+          write_full(cfd, js.data(), js.size());
+          std::fprintf(stderr, "[server] job done: delivered %u/%u, loss %.3f\n", rep->delivered, rep->messages,
+                       rep->measured_loss);
+          std::fprintf(stderr, "[server] driver: %s\n", driver_json(*d).c_str());
+        } else {
+          std::fprintf(stderr, "[server] session ended without a report: %s\n", atp::status_name(err));
+        }
+        char c;
+        pollfd p{cfd, POLLIN, 0};
+        poll(&p, 1, 5'000);  // wait for the client to hang up (it closes its session first)
+        (void)!recv(cfd, &c, 1, 0);
+        d->close_session(sid);
+        pump->forget(sid);
+      }
+      close(cfd);
+    });
+  }
+  for (auto& t : conns) t.join();
+  close(lfd);
+  return 0;
+}
+
+// ---- client ------------------------------------------------------------------------------------------------------
+
+int run_client(const Options& o) {
+  if (o.tcp) {
+    Result r = run_tcp_client(o);
+    print_summary(r, stderr);
+    emit(r, o);
+    return r.status == "ok" ? 0 : 1;
+  }
+  int cfd = tcp_connect(o.connect, o.port);
+  if (cfd < 0) {
+    std::fprintf(stderr, "atp-perf client: cannot reach the server's TCP port %s:%u\n", o.connect.c_str(), o.port);
+    return 1;
+  }
+  sockaddr_storage la{};
+  socklen_t ll = sizeof la;
+  getsockname(cfd, reinterpret_cast<sockaddr*>(&la), &ll);
+  std::string bind = la.ss_family == AF_INET6 ? "::" : "0.0.0.0";
+  std::unique_ptr<drv::Driver> d;
+  std::string err;
+  if (drv::Driver::create(make_config(o, bind, 0), &d, &err) != Status::kOk) {
+    std::fprintf(stderr, "atp-perf client: %s\n", err.c_str());
+    return 1;
+  }
+  uint8_t key[32];
+  derive_key(o.secret, key);
+  uint64_t nonce;
+  randombytes_buf(&nonce, sizeof nonce);
+  atp::SessionId sid = derive_session(o.secret, nonce);
+  uint8_t hello[14] = {'A', 'T', 'P', '1'};
+  memcpy(hello + 4, &nonce, 8);
+  uint16_t port_be = htons(d->local_port());
+  memcpy(hello + 12, &port_be, 2);
+  uint8_t reply = 0;
+  if (!write_full(cfd, hello, sizeof hello) || !read_full(cfd, &reply, 1, 10'000) || reply != 'K') {
+    std::fprintf(stderr, "atp-perf client: server refused the session (is it running without --tcp?)\n");
+    return 1;
+  }
+  Status st = d->open_session(sid, key, o.connect, o.port, true);
+  if (st != Status::kOk) {
+    std::fprintf(stderr, "atp-perf client: open_session: %s\n", atp::status_name(st));
+    return 1;
+  }
+  Result r = run_atp_sender(*d, sid, o);
+  // The receiver's report (authoritative deliveries), sent by the server over the TCP rendezvous.
+  uint32_t l;
+  if (read_full(cfd, &l, 4, 3'000)) {
+    l = ntohl(l);
+    if (l < (1u << 20)) {
+      std::string js(l, '\0');
+      if (read_full(cfd, js.data(), l, 3'000)) r.receiver_json = js;
+    }
+  }
+  r.driver_json = driver_json(*d);
+  d->close_session(sid);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let the CLOSE go out
+  close(cfd);
+  print_summary(r, stderr);
+  emit(r, o);
+  return r.status == "ok" ? 0 : 1;
+}
+
+// ---- demo --------------------------------------------------------------------------------------------------------
+
+int run_demo(const Options& o) {
+  std::unique_ptr<drv::Driver> tx, rx;
+  std::string err;
+  Options txo = o, rxo = o;
+  rxo.drop_out = rxo.drop_in = 0;
+  if (drv::Driver::create(make_config(txo, "127.0.0.1", 0), &tx, &err) != Status::kOk ||
+      drv::Driver::create(make_config(rxo, "127.0.0.1", 0), &rx, &err) != Status::kOk) {
+    std::fprintf(stderr, "atp-perf demo: %s\n", err.c_str());
+    return 1;
+  }
+  uint8_t key[32];
+  derive_key(o.secret, key);
+  uint64_t nonce;
+  randombytes_buf(&nonce, sizeof nonce);
+  atp::SessionId sid = derive_session(o.secret, nonce);
+  ReceiverPump pump(rx.get(), false);
+  if (tx->open_session(sid, key, "127.0.0.1", rx->local_port(), true) != Status::kOk ||
+      rx->open_session(sid, key, "127.0.0.1", tx->local_port(), false) != Status::kOk) {
+    std::fprintf(stderr, "atp-perf demo: cannot open sessions\n");
+    return 1;
+  }
+  std::fprintf(stderr, "demo: %u messages x %u bytes over 127.0.0.1, %zu groups, mode %s, %.0f%% injected loss on "
+                       "data packets\n",
+               o.messages, o.size, o.groups.size(), o.mode.c_str(), o.drop_out * 100);
+  Result r = run_atp_sender(*tx, sid, o);
+  Status e = Status::kOk;
+  auto rep = pump.wait_report(sid, 10, &e, nullptr);
+  if (rep) r.receiver_json = report_json(*rep);
+  r.driver_json = driver_json(*tx);
+  std::printf("ATP demo (%s): JCT %.1f ms, goodput %.3f Gbit/s, measured packet loss %.1f%%, %llu packets sent, "
+              "%llu retransmitted\n",
+              r.status.c_str(), r.jct_ms,
+              r.jct_ms > 0 ? double(r.delivered_bytes) * 8 / (r.jct_ms * 1e-3) / 1e9 : 0.0, r.measured_loss * 100,
+              static_cast<unsigned long long>(r.packets_sent), static_cast<unsigned long long>(r.retransmissions));
+  if (rep) {
+    for (const auto& g : rep->groups)
+      std::printf("  group %llu: MSR %.2f -> target %u of %u, delivered %u (%.1f%%), lost %u%s\n",
+                  static_cast<unsigned long long>(g.group_id),
+                  g.group_id < o.groups.size() ? o.groups[g.group_id] : 0.0, g.target, g.size, g.delivered,
+                  g.size ? 100.0 * g.delivered / g.size : 0.0, g.lost,
+                  g.delivered >= g.target ? "  [target met]" : "  [BELOW TARGET]");
+    std::printf("  receiver: %u of %u messages delivered, measured message loss %.1f%%\n", rep->delivered,
+                rep->messages, rep->measured_loss * 100);
+  } else {
+    std::printf("  receiver report missing: %s\n", atp::status_name(e));
+  }
+  std::fprintf(stderr, "receiver driver: %s\n", driver_json(*rx).c_str());
+  std::printf("JSON result:\n");
+  emit(r, o);
+  tx->close_session(sid);
+  bool ok = r.status == "ok" && rep;
+  if (rep)
+    for (const auto& g : rep->groups) ok = ok && g.delivered >= g.target;
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (sodium_init() < 0) {
+    std::fprintf(stderr, "atp-perf: libsodium init failed\n");
+    return 1;
+  }
+  Options o;
+  o.cmd = argv[1];
+  if (o.cmd == "demo") {
+    o.messages = 2000;
+    o.size = 16 * 1024;
+    o.groups = {1.0, 0.8, 0.5};
+    o.drop_out = 0.2;
+  }
+  enum {
+    kBind = 256, kConnect, kPort, kMessages, kSize, kGroups, kMode, kRate, kDropOut, kDropIn, kSeed, kTcp, kJson,
+    kSecret, kTimeout, kNoMrdf, kMaxDatagram, kHelp
+  };
+  static const option longopts[] = {
+      {"bind", required_argument, nullptr, kBind},         {"connect", required_argument, nullptr, kConnect},
+      {"port", required_argument, nullptr, kPort},         {"messages", required_argument, nullptr, kMessages},
+      {"size", required_argument, nullptr, kSize},         {"groups", required_argument, nullptr, kGroups},
+      {"mode", required_argument, nullptr, kMode},         {"rate-gbps", required_argument, nullptr, kRate},
+      {"drop-out", required_argument, nullptr, kDropOut},  {"drop-in", required_argument, nullptr, kDropIn},
+      {"seed", required_argument, nullptr, kSeed},         {"tcp", no_argument, nullptr, kTcp},
+      {"json", required_argument, nullptr, kJson},         {"secret", required_argument, nullptr, kSecret},
+      {"timeout", required_argument, nullptr, kTimeout},   {"no-mrdf", no_argument, nullptr, kNoMrdf},
+      {"max-datagram", required_argument, nullptr, kMaxDatagram}, {"help", no_argument, nullptr, kHelp},
+      {nullptr, 0, nullptr, 0}};
+  optind = 2;
+  int c;
+  auto bad = [](const char* what) {
+    std::fprintf(stderr, "atp-perf: bad value for %s (see --help)\n", what);
+    std::exit(2);
+  };
+  while ((c = getopt_long(argc, argv, "", longopts, nullptr)) != -1) {
+    char* end = nullptr;
+    switch (c) {
+      case kBind: o.bind = optarg; break;
+      case kConnect: o.connect = optarg; break;
+      case kPort: {
+        long v = std::strtol(optarg, &end, 10);
+        if (*end || v <= 0 || v > 65535) bad("--port");
+        o.port = static_cast<uint16_t>(v);
+        break;
+      }
+      case kMessages: {
+        unsigned long v = std::strtoul(optarg, &end, 10);
+        if (*end || v == 0 || v > (1u << 26)) bad("--messages");
+        o.messages = static_cast<uint32_t>(v);
+        break;
+      }
+      case kSize: {
+        unsigned long v = std::strtoul(optarg, &end, 10);
+        if (*end || v == 0 || v > (64u << 20)) bad("--size");
+        o.size = static_cast<uint32_t>(v);
+        break;
+      }
+      case kGroups: if (!parse_groups(optarg, &o.groups)) bad("--groups"); break;
+      case kMode: if (!atp::parse_mode(optarg)) bad("--mode"); o.mode = optarg; break;
+      case kRate: o.rate_gbps = std::strtod(optarg, &end); if (*end || !(o.rate_gbps > 0)) bad("--rate-gbps"); break;
+      case kDropOut: o.drop_out = std::strtod(optarg, &end); if (*end || !(o.drop_out >= 0 && o.drop_out < 1)) bad("--drop-out"); break;
+      case kDropIn: o.drop_in = std::strtod(optarg, &end); if (*end || !(o.drop_in >= 0 && o.drop_in < 1)) bad("--drop-in"); break;
+      case kSeed: o.seed = std::strtoull(optarg, &end, 10); if (*end) bad("--seed"); break;
+      case kTcp: o.tcp = true; break;
+      case kJson: o.json_file = optarg; break;
+      case kSecret: o.secret = optarg; break;
+      case kTimeout: o.timeout_s = std::atoi(optarg); if (o.timeout_s <= 0) bad("--timeout"); break;
+      case kNoMrdf: o.mrdf = false; break;
+      case kMaxDatagram: {
+        unsigned long v = std::strtoul(optarg, &end, 10);
+        if (*end || v < 256 || v > 65507) bad("--max-datagram");
+        o.max_datagram = static_cast<uint32_t>(v);
+        break;
+      }
+      case kHelp: usage(stdout); return 0;
+      default: usage(stderr); return 2;
+    }
+  }
+  if (o.groups.empty()) o.groups = {1.0};
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  if (o.cmd == "server") return run_server(o);
+  if (o.cmd == "client") {
+    if (o.connect.empty() || o.messages == 0 || o.size == 0) {
+      std::fprintf(stderr, "atp-perf client: --connect, --messages and --size are required\n");
+      return 2;
+    }
+    if (o.groups.size() > o.messages) bad("--groups (more groups than messages)");
+    return run_client(o);
+  }
+  if (o.cmd == "demo") return run_demo(o);
+  usage(stderr);
+  return 2;
+}

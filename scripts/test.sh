@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The NetApprox test command: everything CI runs.
+#
+#   1. scripts/setup.sh                  install what the machine lacks (idempotent)
+#   2. mvn -B install                    native library (CMake) + approx-core jar + Java tests + native
+#                                        GoogleTest suites (ctest, in the Maven test phase)
+#   3. jar check                         approx-core jar ships META-INF/native/linux-x86_64/libnetapprox.so
+#   4. AddressSanitizer + UBSan          second native build in native/build-asan, ctest on it
+#   5. libFuzzer                         native/build-fuzz (clang), fuzz_datagram for FUZZ_SECONDS (default 60)
+#
+# Exits non-zero on the first failure. Environment knobs (all optional):
+#   FUZZ_SECONDS=60      libFuzzer run time
+#   NETAPPROX_JOBS=2     parallel build/test jobs for the sanitizer and fuzz builds
+#   SKIP_SETUP=1         do not run scripts/setup.sh
+#   MAVEN_ARGS="..."     extra arguments for the Maven run (e.g. -o)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+JOBS="${NETAPPROX_JOBS:-2}"
+CTEST_TIMEOUT="${CTEST_TIMEOUT:-900}"
+
+STEP="start"
+T0=$SECONDS
+TIMES=()
+log() { echo "[test] $*"; }
+begin() { STEP="$1"; STEP_T0=$SECONDS; echo; log "=== $1"; }
+end() { local dt=$((SECONDS - STEP_T0)); TIMES+=("$STEP ${dt}s"); log "=== $STEP: ok (${dt}s)"; }
+on_exit() {
+  local rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo
+    echo "NetApprox tests: FAILED in step '$STEP' (exit $rc) after $((SECONDS - T0))s"
+  fi
+}
+trap on_exit EXIT
+
+# ---------------------------------------------------------------------------------------------------------
+begin "setup"
+if [ "${SKIP_SETUP:-0}" = "1" ]; then
+  log "SKIP_SETUP=1: not running scripts/setup.sh"
+else
+  bash "$ROOT/scripts/setup.sh"
+fi
+end
+
+# ---------------------------------------------------------------------------------------------------------
+begin "maven install (native build, jar, Java tests, native ctest)"
+# shellcheck disable=SC2086
+mvn -B -ntp ${MAVEN_ARGS:-} install
+end
+
+# ---------------------------------------------------------------------------------------------------------
+begin "jar contents"
+JAR=""
+for j in "$ROOT"/approx-core/target/approx-core-*.jar; do
+  case "$j" in *-sources.jar|*-javadoc.jar|*-tests.jar) continue ;; esac
+  [ -f "$j" ] && JAR="$j"
+done
+if [ -z "$JAR" ]; then
+  log "ERROR: no approx-core jar in approx-core/target" >&2
+  exit 1
+fi
+SO_ENTRY="META-INF/native/linux-x86_64/libnetapprox.so"
+if ! unzip -l "$JAR" | awk '{print $4}' | grep -qx "$SO_ENTRY"; then
+  log "ERROR: $JAR does not contain $SO_ENTRY" >&2
+  unzip -l "$JAR" >&2
+  exit 1
+fi
+log "$(basename "$JAR") contains $SO_ENTRY"
+# The shipped library must load on this machine: every NEEDED library resolves (libsodium23 at runtime).
+SO_TMP="$(mktemp -d)"
+unzip -q -o "$JAR" "$SO_ENTRY" -d "$SO_TMP"
+if ldd "$SO_TMP/$SO_ENTRY" | grep -q 'not found'; then
+  log "ERROR: unresolved shared-library dependencies of libnetapprox.so:" >&2
+  ldd "$SO_TMP/$SO_ENTRY" >&2
+  rm -rf "$SO_TMP"
+  exit 1
+fi
+rm -rf "$SO_TMP"
+end
+
+# ---------------------------------------------------------------------------------------------------------
+begin "native tests under AddressSanitizer + UBSan (native/build-asan)"
+ASAN_DIR="$ROOT/native/build-asan"
+cmake -S "$ROOT/native" -B "$ASAN_DIR" -G Ninja \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DNETAPPROX_SANITIZE=ON -DNETAPPROX_TESTS=ON -DNETAPPROX_FUZZ=OFF
+cmake --build "$ASAN_DIR" --parallel "$JOBS"
+ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
+  ctest --test-dir "$ASAN_DIR" --output-on-failure --no-tests=error --timeout "$CTEST_TIMEOUT" -j "$JOBS"
+end
+
+# ---------------------------------------------------------------------------------------------------------
+FUZZ_SUMMARY="fuzz: not built (native/fuzz/fuzz_datagram.cpp absent)"
+if [ -f "$ROOT/native/fuzz/fuzz_datagram.cpp" ]; then
+  begin "libFuzzer: fuzz_datagram for ${FUZZ_SECONDS}s (native/build-fuzz)"
+  FUZZ_DIR="$ROOT/native/build-fuzz"
+  CC=clang CXX=clang++ cmake -S "$ROOT/native" -B "$FUZZ_DIR" -G Ninja \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DNETAPPROX_FUZZ=ON -DNETAPPROX_TESTS=OFF -DNETAPPROX_SANITIZE=OFF
+  cmake --build "$FUZZ_DIR" --parallel "$JOBS" --target fuzz_datagram
+  # Working corpus in the build dir (libFuzzer adds new inputs to the first directory); seeds committed in
+  # native/fuzz/corpus (if any) are read but never modified.
+  CORPUS="$FUZZ_DIR/corpus"
+  mkdir -p "$CORPUS" "$FUZZ_DIR/artifacts"
+  SEEDS=()
+  [ -d "$ROOT/native/fuzz/corpus" ] && SEEDS+=("$ROOT/native/fuzz/corpus")
+  FUZZ_LOG="$FUZZ_DIR/fuzz.log"
+  (
+    cd "$FUZZ_DIR"
+    ASAN_OPTIONS="detect_leaks=1:abort_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
+      ./fuzz_datagram -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$FUZZ_DIR/artifacts/" "$CORPUS" "${SEEDS[@]}"
+  ) </dev/null >"$FUZZ_LOG" 2>&1 || {
+    rc=$?
+    tail -n 60 "$FUZZ_LOG" >&2
+    log "ERROR: fuzz_datagram failed (exit $rc); full log $FUZZ_LOG, artifacts in $FUZZ_DIR/artifacts/" >&2
+    exit "$rc"
+  }
+  tail -n 20 "$FUZZ_LOG"
+  EXECS="$(sed -n 's/^stat::number_of_executed_units: *//p' "$FUZZ_LOG" | tail -n 1)"
+  FUZZ_SUMMARY="fuzz: ${EXECS:-?} execs in ${FUZZ_SECONDS}s, no crash"
+  end
+fi
+
+# ---------------------------------------------------------------------------------------------------------
+STEP="summary"
+echo
+log "step times: $(IFS=';'; echo "${TIMES[*]}")"
+echo "NetApprox tests: PASSED (maven install + Java tests + native ctest, jar ships libnetapprox.so, ASan/UBSan ctest, ${FUZZ_SUMMARY}) in $((SECONDS - T0))s"
