@@ -180,7 +180,7 @@ class Harness {
     size_t i = 0;
     for (int records = 0; records < 256; ++records) {
       if (n - i < 2) return;
-      const uint8_t op = p[i] % fuzz::kNumOps;
+      uint8_t op = p[i] % fuzz::kNumOps;
       const uint8_t flags = p[i + 1];
       i += 2;
       uint64_t pn = next_pn_;
@@ -199,6 +199,13 @@ class Harness {
 
       now_ += dt == 255 ? TimeNs(2'000'000'000) : TimeNs(dt) * 100'000;
       parse_all(body, len);
+#ifndef NETAPPROX_FUZZ_KNOWN_BUGS
+      // Known bug (reported, engine.cpp ReceivedWindow::mark): an authenticated packet number within 4096 of
+      // UINT64_MAX makes `for (q = from; q <= pn; ++q)` wrap around and loop forever. Skipped so that fuzzing can go
+      // past it; build with -DNETAPPROX_FUZZ_KNOWN_BUGS to reach it again (reproducer: control 0x43, op 6, flags 2,
+      // pn 0xFFFFFFFFFFFFFFFF).
+      if (op < 9 && pn >= UINT64_MAX - 2 * 4096) op = fuzz::kOpWait;
+#endif
       if (op < 9) {
         send_packet(static_cast<wire::PacketType>(op + 1), flags, pn, body, len);
         if (!(flags & fuzz::kExplicitPn)) ++next_pn_;

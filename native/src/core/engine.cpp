@@ -480,7 +480,7 @@ struct Engine::Impl {
       const uint64_t pn = s.base_pn + i;
       const bool behind = s.any_acked && pn < s.largest_acked;
       const bool lost = (behind && (pn + 3 <= s.largest_acked || p.sent + time_thresh <= now)) ||
-                        (on_pto && p.sent + pto_thresh <= now);
+                        (on_pto && std::max(p.sent, s.last_ack_progress) + pto_thresh <= now);
       if (lost) {
         resolve_packet(s, p, false);
       } else if (!behind) {
@@ -719,6 +719,7 @@ struct Engine::Impl {
           s.rtt.on_sample(now - p.sent, TimeNs(a.ack_delay_us) * 1000);
         }
         resolve_packet(s, p, true);
+        s.last_ack_progress = now;
       }
     }
     (void)newly_acked_largest;
@@ -1043,9 +1044,12 @@ struct Engine::Impl {
 
   // ------------------------------------------------------------------ timers
 
+  // Probe timeout: fires only when acknowledgements stopped making progress for a PTO, not merely because a
+  // packet is old (a growing queue inflates the RTT; while acks keep arriving, the packet and time thresholds
+  // detect losses).
   TimeNs loss_deadline(const Session& s) const {
     for (size_t i = 0; i < s.sent.size(); ++i)
-      if (!s.sent[i].resolved) return s.sent[i].sent + pto(s);
+      if (!s.sent[i].resolved) return std::max(s.sent[i].sent, s.last_ack_progress) + pto(s);
     return kNever;
   }
 

@@ -171,6 +171,7 @@ struct Session {
   uint64_t inflight_bytes = 0;
   uint64_t largest_acked = 0;
   bool any_acked = false;
+  TimeNs last_ack_progress = 0;  // when an ACK last acknowledged something new
   uint64_t peer_window;
   RttEstimator rtt;
   std::deque<ControlFrame> control;
