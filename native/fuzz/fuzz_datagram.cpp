@@ -197,15 +197,13 @@ class Harness {
       const uint8_t* body = p + i;
       i += len;
 
-      now_ += dt == 255 ? TimeNs(2'000'000'000) : TimeNs(dt) * 100'000;
+      if (dt == 254) {
+        const TimeNs t = eng_.next_timeout();
+        if (t != kNever && t > now_) now_ = std::min(t, now_ + TimeNs(60'000'000'000ULL));
+      } else {
+        now_ += dt == 255 ? TimeNs(2'000'000'000) : TimeNs(dt) * 100'000;
+      }
       parse_all(body, len);
-#ifndef NETAPPROX_FUZZ_KNOWN_BUGS
-      // Known bug (reported, engine.cpp ReceivedWindow::mark): an authenticated packet number within 4096 of
-      // UINT64_MAX makes `for (q = from; q <= pn; ++q)` wrap around and loop forever. Skipped so that fuzzing can go
-      // past it; build with -DNETAPPROX_FUZZ_KNOWN_BUGS to reach it again (reproducer: control 0x43, op 6, flags 2,
-      // pn 0xFFFFFFFFFFFFFFFF).
-      if (op < 9 && pn >= UINT64_MAX - 2 * 4096) op = fuzz::kOpWait;
-#endif
       if (op < 9) {
         send_packet(static_cast<wire::PacketType>(op + 1), flags, pn, body, len);
         if (!(flags & fuzz::kExplicitPn)) ++next_pn_;
@@ -223,7 +221,7 @@ class Harness {
         // a key must never serve two sessions); the nonce-uniqueness check restarts with it.
         seen_any_pn_ = false;
       }
-      if (!(flags & fuzz::kNoPoll)) step();
+      if (!(flags & fuzz::kNoPoll)) step(!(flags & fuzz::kNoDrain));
     }
   }
 
@@ -231,7 +229,7 @@ class Harness {
   static EngineConfig make_config(uint8_t control) {
     EngineConfig c;
     c.max_datagram = 1472;
-    c.recv_buffer_bytes = 256 << 10;
+    c.recv_buffer_bytes = 64 << 10;  // the smallest allowed: admission and window paths are reachable
     c.send_buffer_bytes = 256 << 10;
     c.max_message_bytes = 1 << 20;
     c.max_jobs_per_session = 8;
@@ -239,6 +237,7 @@ class Harness {
     c.max_groups_per_job = 256;
     c.max_pending_events = 64;
     c.mode = static_cast<Mode>(((control >> fuzz::kModeShift) & 7) % 6);
+    c.payload_auth = ((control >> fuzz::kModeShift) & 7) < 6;
     if (control & fuzz::kFaults) {
       c.faults.drop_incoming = 0.1;
       c.faults.drop_outgoing = 0.1;
@@ -268,20 +267,28 @@ class Harness {
     std::vector<uint8_t> pkt(wire::kOverheadBytes + len);
     const bool from_initiator = (flags & fuzz::kWrongDirection) ? fuzz::kEngineIsInitiator : !fuzz::kEngineIsInitiator;
     const uint64_t session = (flags & fuzz::kWrongSession) ? fuzz::kSessionId ^ 1 : fuzz::kSessionId;
-    wire::write_header(pkt.data(), type, from_initiator, session, pn);
+    const bool header_only = (flags & fuzz::kHeaderOnly) && len >= wire::kDataHeaderBytes;
+    const uint8_t hflags = static_cast<uint8_t>(((flags & fuzz::kAesTag) ? wire::kFlagAesGcm : 0) |
+                                                (header_only ? wire::kFlagHeaderOnlyAuth : 0));
+    wire::write_header(pkt.data(), type, from_initiator, session, pn, hflags);
     wire::set_body_len(pkt.data(), static_cast<uint16_t>(len));
     if (len) std::memcpy(pkt.data() + wire::kHeaderBytes, body, len);
-    crypto::seal(fuzz::session_key(), from_initiator, pn, pkt.data(), wire::kHeaderBytes + len,
-                 pkt.data() + wire::kHeaderBytes + len);
+    const size_t covered = wire::kHeaderBytes + (header_only ? wire::kDataHeaderBytes : len);
+    crypto::seal(fuzz::session_key(), from_initiator, pn, pkt.data(), covered, pkt.data() + wire::kHeaderBytes + len);
     if (flags & fuzz::kBadTag) pkt[wire::kHeaderBytes + len] ^= 0x01;
     eng_.on_datagram(pkt.data(), pkt.size(), fuzz::kPeer, now_);
   }
 
-  void step() {
+  void step(bool drain_events = true) {
     pump(8);
     eng_.on_timeout(now_);
     pump(4);
-    drain();
+    // next_timeout() is "the earliest time poll_transmit/on_timeout has work": if it says now, they must do it.
+    if (eng_.next_timeout() <= now_) {
+      eng_.on_timeout(now_);
+      pump(4);
+    }
+    if (drain_events) drain();
     check_accounting();
   }
 
@@ -296,8 +303,12 @@ class Harness {
       wire::Header h;
       FUZZ_CHECK(wire::parse_header(out_, t.len, &h) == wire::ParseError::kOk);
       FUZZ_CHECK(h.session == fuzz::kSessionId && h.from_initiator == fuzz::kEngineIsInitiator);
-      FUZZ_CHECK(crypto::verify(fuzz::session_key(), h.from_initiator, h.packet_number, out_,
-                                wire::kHeaderBytes + h.body_len, out_ + wire::kHeaderBytes + h.body_len));
+      // Header-only authentication only for DATA, and only when the engine was configured for it.
+      const bool header_only = (h.flags & wire::kFlagHeaderOnlyAuth) != 0;
+      FUZZ_CHECK(!header_only || (h.type == wire::PacketType::kData && !eng_.config().payload_auth));
+      const size_t covered = wire::kHeaderBytes + (header_only ? wire::kDataHeaderBytes : h.body_len);
+      FUZZ_CHECK(crypto::verify(fuzz::session_key(), h.from_initiator, h.packet_number, out_, covered,
+                                out_ + wire::kHeaderBytes + h.body_len));
       FUZZ_CHECK(!seen_any_pn_ || h.packet_number > last_pn_);  // packet numbers (nonces) never repeat
       seen_any_pn_ = true;
       last_pn_ = h.packet_number;

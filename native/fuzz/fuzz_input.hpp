@@ -7,7 +7,7 @@
 //                         record, appends its body and seals it with the session key, so that the body parsers and the
 //                         state machine behind authentication are reached
 //   bit 1   the engine also runs a send job (kSendJob) on the session, so ACK/DONE/... reach sender state
-//   bits 2-4 atp::Mode = value % 6
+//   bits 2-4 atp::Mode = value % 6; values 6 and 7 (modes Base and RC) also turn EngineConfig.payload_auth off
 //   bit 5   epoch tracing on
 //   bit 6   fault injection (drop 10% of incoming and outgoing datagrams, seeded)
 //   bit 7   keep kMessage handles until the end (do not release at once): exercises flow control
@@ -21,7 +21,10 @@
 //          kBadTag         - one tag bit flipped after sealing
 //          kWrongSession   - session id xor 1 (unknown session)
 //          kNoPoll         - do not poll/transmit/time out after this record
-//   dt: time passes before the record: dt * 100 us, or 2 s when dt == 255
+//          kNoDrain        - do not drain events after this record (fills the event queue)
+//          kAesTag         - header flag kFlagAesGcm: the tag is AES-256-GCM (where the CPU has AES-NI)
+//          kHeaderOnly     - header flag kFlagHeaderOnlyAuth: the tag covers header + data header only
+//   dt: time passes before the record: dt * 100 us; 2 s when dt == 255; up to Engine::next_timeout() when dt == 254
 //   len is clamped to what is left of the input.
 #pragma once
 
@@ -58,6 +61,9 @@ constexpr uint8_t kExplicitPn = 0x02;
 constexpr uint8_t kBadTag = 0x04;
 constexpr uint8_t kWrongSession = 0x08;
 constexpr uint8_t kNoPoll = 0x10;
+constexpr uint8_t kNoDrain = 0x20;
+constexpr uint8_t kAesTag = 0x40;
+constexpr uint8_t kHeaderOnly = 0x80;
 
 constexpr uint8_t kNumOps = 13;
 constexpr uint8_t kOpUpdateMsr = 9, kOpCancel = 10, kOpReopen = 11, kOpWait = 12;

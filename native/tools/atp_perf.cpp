@@ -68,6 +68,7 @@ struct Options {
   uint64_t seed = 1;
   bool tcp = false;
   bool mrdf = true;
+  bool payload_auth = true;
   std::string json_file;
   std::string secret = kDevSecret;
   int timeout_s = 300;
@@ -98,6 +99,8 @@ void usage(FILE* f) {
                "Common: --secret STR (session key = BLAKE2b(STR); both ends must agree). The default secret is a\n"
                "fixed, PUBLIC development value (\"%s\"): anyone can forge packets for sessions keyed with it.\n"
                "Use --secret on untrusted networks. --max-datagram B (default 1472 = 1500-byte IPv4 MTU).\n"
+               "--no-payload-auth: data tags cover headers only (sessions stay authenticated, payload integrity\n"
+               "is not checked; both ends must say it, a receiver with payload auth on drops such packets).\n"
                "Progress goes to stderr every second; the JSON result goes to stdout (and --json FILE).\n",
                kDevSecret);
 }
@@ -322,6 +325,7 @@ drv::DriverConfig make_config(const Options& o, const std::string& bind, uint16_
   c.engine.faults.drop_outgoing = o.drop_out;
   c.engine.faults.drop_incoming = o.drop_in;
   c.engine.faults.seed = o.seed;
+  c.engine.payload_auth = o.payload_auth;
   c.engine.peer_death_timeout = 10'000'000'000ULL;
   c.engine.max_messages_per_job = std::max<uint32_t>(c.engine.max_messages_per_job, o.messages);
   c.socket_buffer_bytes = 16 << 20;
@@ -907,7 +911,7 @@ int main(int argc, char** argv) {
   }
   enum {
     kBind = 256, kConnect, kPort, kMessages, kSize, kGroups, kMode, kRate, kDropOut, kDropIn, kSeed, kTcp, kJson,
-    kSecret, kTimeout, kNoMrdf, kMaxDatagram, kHelp
+    kSecret, kTimeout, kNoMrdf, kMaxDatagram, kNoPayloadAuth, kHelp
   };
   static const option longopts[] = {
       {"bind", required_argument, nullptr, kBind},         {"connect", required_argument, nullptr, kConnect},
@@ -919,6 +923,7 @@ int main(int argc, char** argv) {
       {"json", required_argument, nullptr, kJson},         {"secret", required_argument, nullptr, kSecret},
       {"timeout", required_argument, nullptr, kTimeout},   {"no-mrdf", no_argument, nullptr, kNoMrdf},
       {"max-datagram", required_argument, nullptr, kMaxDatagram}, {"help", no_argument, nullptr, kHelp},
+      {"no-payload-auth", no_argument, nullptr, kNoPayloadAuth},
       {nullptr, 0, nullptr, 0}};
   optind = 2;
   int c;
@@ -956,6 +961,7 @@ int main(int argc, char** argv) {
       case kDropIn: o.drop_in = std::strtod(optarg, &end); if (*end || !(o.drop_in >= 0 && o.drop_in < 1)) bad("--drop-in"); break;
       case kSeed: o.seed = std::strtoull(optarg, &end, 10); if (*end) bad("--seed"); break;
       case kTcp: o.tcp = true; break;
+      case kNoPayloadAuth: o.payload_auth = false; break;
       case kJson: o.json_file = optarg; break;
       case kSecret: o.secret = optarg; break;
       case kTimeout: o.timeout_s = std::atoi(optarg); if (o.timeout_s <= 0) bad("--timeout"); break;

@@ -105,6 +105,8 @@ typedef struct na_config {
   uint32_t event_queue_capacity;  /* bound of the queue na_poll_events drains */
   uint32_t max_peers;             /* bound of the peer address table */
   int32_t trace_epochs;           /* emit NA_EVENT_EPOCH samples */
+  int32_t payload_auth;           /* 1 (default): tags cover data payloads; 0: headers only (see engine.hpp) */
+  int32_t prefer_aes_gcm;         /* 1 (default): AES-256-GCM tags where AES-NI exists, else ChaCha20-Poly1305 */
 } na_config;
 
 /* Fills *cfg with the defaults (those of atp::EngineConfig; bind 0.0.0.0:0). Returns NA_OK or an error. */

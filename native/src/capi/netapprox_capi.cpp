@@ -145,6 +145,8 @@ NA_API int na_config_init(na_config* cfg) {
   cfg->event_queue_capacity = d.event_queue_capacity;
   cfg->max_peers = d.max_peers;
   cfg->trace_epochs = d.trace_epochs ? 1 : 0;
+  cfg->payload_auth = e.payload_auth ? 1 : 0;
+  cfg->prefer_aes_gcm = e.prefer_aes_gcm ? 1 : 0;
   return NA_OK;
 }
 
@@ -205,6 +207,8 @@ NA_API int na_engine_open(const na_config* cfg, na_engine** out, char* errbuf, s
     d.event_queue_capacity = cfg->event_queue_capacity;
     d.max_peers = cfg->max_peers;
     d.trace_epochs = cfg->trace_epochs != 0;
+    e.payload_auth = cfg->payload_auth != 0;
+    e.prefer_aes_gcm = cfg->prefer_aes_gcm != 0;
 
     std::string err;
     std::unique_ptr<drv::Driver> driver;

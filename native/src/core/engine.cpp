@@ -67,7 +67,7 @@ std::string EngineConfig::validate() const {
   if (ack_every == 0) return "ack_every must be positive";
   if (peer_death_timeout == 0) return "peer_death_timeout must be positive";
   if (recv_buffer_bytes < 65536 || send_buffer_bytes < 65536) return "buffers must be at least 64 KiB";
-  if (max_message_bytes == 0) return "max_message_bytes must be positive";
+  if (max_message_bytes == 0 || max_message_bytes > (1U << 30)) return "max_message_bytes must be in [1, 1 GiB]";
   if (max_sessions == 0 || max_jobs_per_session == 0 || max_messages_per_job == 0 || max_groups_per_job == 0)
     return "limits must be positive";
   if (max_pending_events < 16) return "max_pending_events must be at least 16";
@@ -107,10 +107,13 @@ ReceivedWindow::Check ReceivedWindow::check(uint64_t pn) const {
 void ReceivedWindow::mark(uint64_t pn) {
   if (!any_ || pn > largest_) {
     const uint64_t from = any_ ? largest_ + 1 : pn;
-    if (pn - from + 1 >= kBits) {
+    if (pn - from >= kBits - 1) {
       bits_.fill(0);
     } else {
-      for (uint64_t q = from; q <= pn; ++q) bits_[(q % kBits) / 64] &= ~(uint64_t{1} << (q % 64));
+      for (uint64_t k = 0, n = pn - from + 1; k < n; ++k) {  // by count: pn may be 2^64 - 1
+        const uint64_t q = from + k;
+        bits_[(q % kBits) / 64] &= ~(uint64_t{1} << (q % 64));
+      }
     }
     largest_ = pn;
     any_ = true;
@@ -125,7 +128,14 @@ std::vector<wire::AckRange> ReceivedWindow::ranges(size_t max_ranges) const {
   uint64_t pn = largest_;
   while (out.size() < max_ranges) {
     const uint64_t high = pn;
-    while (pn > floor && test(pn - 1)) --pn;
+    while (pn > floor && test(pn - 1)) {
+      // Whole words of received packets are skipped at once (the common case: everything arrived).
+      if (pn % 64 == 0 && pn >= floor + 64 && bits_[((pn - 64) % kBits) / 64] == ~uint64_t{0}) {
+        pn -= 64;
+      } else {
+        --pn;
+      }
+    }
     out.push_back({pn, high});
     // skip the gap
     if (pn <= floor) break;
@@ -165,7 +175,13 @@ struct Engine::Impl {
   ModeFlags flags;
   std::map<SessionId, std::unique_ptr<Session>> sessions;
   std::deque<Event> events;
-  std::unordered_map<uint64_t, std::pair<SessionId, std::vector<uint8_t>>> delivered;  // handle -> buffer
+  struct Held {
+    SessionId session;
+    uint64_t generation;  // a session reopened under the same id is a different session
+    Buffer buf;
+  };
+  std::unordered_map<uint64_t, Held> delivered;  // handle -> buffer the application holds
+  uint64_t next_generation = 1;
   uint64_t next_handle = 1;
   EngineStats st;
   std::mt19937_64 fault_rng;
@@ -174,8 +190,10 @@ struct Engine::Impl {
   SessionId rr_cursor = 0;
   bool trace = false;
   TimeNs clock = 0;  // the `now` of the current call into the engine
+  bool use_aes = false;
 
-  explicit Impl(const EngineConfig& c) : cfg(c), flags(mode_flags(c.mode)), fault_rng(c.faults.seed) {}
+  explicit Impl(const EngineConfig& c)
+      : cfg(c), flags(mode_flags(c.mode)), fault_rng(c.faults.seed), use_aes(c.prefer_aes_gcm && crypto::aes_available()) {}
 
   // Every session's payload budget per packet: the datagram minus the header, tag and the data header.
   uint32_t seg_size() const {
@@ -284,6 +302,8 @@ struct Engine::Impl {
                                    }),
                     s.control.end());
     s.send_jobs.erase(it);
+    s.finished_send.push_back(id);  // ids are not reused while the peer may still know them
+    while (s.finished_send.size() > 1024) s.finished_send.pop_front();
   }
 
   void finish_recv_job(Session& s, JobId id, Status status, TimeNs now, bool tell_sender) {
@@ -534,9 +554,13 @@ struct Engine::Impl {
 
   size_t seal(Session& s, uint8_t* buf, PacketType type, size_t body_len) {
     const uint64_t pn = s.next_pn;
-    wire::write_header(buf, type, s.initiator, s.id, pn);
+    const bool header_only = !cfg.payload_auth && type == PacketType::kData;
+    const uint8_t flags = static_cast<uint8_t>((use_aes ? wire::kFlagAesGcm : 0) |
+                                               (header_only ? wire::kFlagHeaderOnlyAuth : 0));
+    wire::write_header(buf, type, s.initiator, s.id, pn, flags);
     wire::set_body_len(buf, static_cast<uint16_t>(body_len));
-    crypto::seal(s.key, s.initiator, pn, buf, wire::kHeaderBytes + body_len, buf + wire::kHeaderBytes + body_len);
+    const size_t covered = wire::kHeaderBytes + (header_only ? wire::kDataHeaderBytes : body_len);
+    crypto::seal(s.key, s.initiator, pn, buf, covered, buf + wire::kHeaderBytes + body_len);
     return wire::kHeaderBytes + body_len + wire::kTagBytes;
   }
 
@@ -605,6 +629,13 @@ struct Engine::Impl {
   bool abandons_due(const SendJob& j) const {
     const size_t per = (cfg.max_datagram - wire::kOverheadBytes - wire::kListFixedBytes) / 4;
     return !j.pending_abandon.empty() && (j.pending_abandon.size() >= per || j.ready.empty());
+  }
+
+  // A job's UPDATE and ABANDON frames wait until its announce is acknowledged, so they can never overtake it.
+  bool control_ready(const Session& s, const ControlFrame& f) const {
+    if (f.type != PacketType::kUpdate && f.type != PacketType::kAbandon) return true;
+    auto it = s.send_jobs.find(f.job);
+    return it == s.send_jobs.end() || it->second->running;
   }
 
   bool data_sendable(const Session& s, const SendJob& j) const {
@@ -691,7 +722,7 @@ struct Engine::Impl {
     for (auto& [id, j] : s.send_jobs)
       if (abandons_due(*j)) flush_abandons(s, *j);
     for (auto& f : s.control)
-      if (!f.in_flight && f.not_before <= now) return build_control(s, f, buf, now);
+      if (!f.in_flight && f.not_before <= now && control_ready(s, f)) return build_control(s, f, buf, now);
     if (s.ping_now) return build_ping(s, buf, now);
     SendJob* best = nullptr;
     for (auto& [id, j] : s.send_jobs) {
@@ -728,14 +759,24 @@ struct Engine::Impl {
     detect_losses(s, now, false);
   }
 
-  void on_announce(Session& s, const wire::Announce& a, TimeNs now) {
-    if (std::find(s.finished_recv.begin(), s.finished_recv.end(), a.job) != s.finished_recv.end()) return;
+  size_t max_control_frames() const { return size_t{cfg.max_jobs_per_session} * 4 + 64; }
+
+  // Returns whether the packet is accepted (acknowledged). A job the receiver cannot take is refused with a DONE
+  // carrying the reason; while the event or control queue is full, announces are not acknowledged (the sender
+  // repeats them later), which keeps both queues bounded however many jobs a peer announces.
+  bool on_announce(Session& s, const wire::Announce& a, TimeNs now) {
+    if (std::find(s.finished_recv.begin(), s.finished_recv.end(), a.job) != s.finished_recv.end()) return true;
     auto it = s.recv_jobs.find(a.job);
     if (it == s.recv_jobs.end()) {
+      if (events.size() + 2 > cfg.max_pending_events || s.control.size() >= max_control_frames()) {
+        st.dropped_no_buffer++;
+        return false;
+      }
       if (a.n_groups > cfg.max_groups_per_job || a.n_messages > cfg.max_messages_per_job || a.n_messages == 0 ||
           s.recv_jobs.size() >= cfg.max_jobs_per_session) {
         st.dropped_malformed++;
-        return;
+        refuse_job(s, a.job, Status::kLimitExceeded);
+        return true;
       }
       auto j = std::make_unique<RecvJob>();
       j->id = a.job;
@@ -749,7 +790,7 @@ struct Engine::Impl {
     RecvJob& j = *it->second;
     if (j.n != a.n_messages || j.groups.size() != a.n_groups) {
       st.dropped_malformed++;
-      return;
+      return true;
     }
     for (size_t i = 0; i < a.entries.size(); ++i) {
       RecvGroup& g = j.groups[a.first_group + i];
@@ -760,7 +801,7 @@ struct Engine::Impl {
       g.target = a.entries[i].target;
       j.groups_known++;
     }
-    if (j.ready || j.groups_known != j.groups.size()) return;
+    if (j.ready || j.groups_known != j.groups.size()) return true;
     uint64_t sum = 0;
     for (auto& g : j.groups) {
       g.base = static_cast<uint32_t>(sum);
@@ -769,10 +810,11 @@ struct Engine::Impl {
     if (sum != j.n) {  // inconsistent announce: end the job with a protocol error
       st.dropped_malformed++;
       finish_recv_job(s, j.id, Status::kProtocolError, now, true);
-      return;
+      return true;
     }
     j.delivered_bits.assign((j.n + 63) / 64, 0);
     j.lost_bits.assign((j.n + 63) / 64, 0);
+    for (auto& g : j.groups) g.ordered = g.exact();  // in-order delivery is decided once, at the announce
     j.ready = true;
     Event ev;
     ev.type = EventType::kJobStarted;
@@ -780,6 +822,19 @@ struct Engine::Impl {
     ev.job = j.id;
     push_event(std::move(ev), true);
     check_recv_complete(s, j, now);
+    return true;
+  }
+
+  void refuse_job(Session& s, JobId id, Status why) {
+    std::vector<uint8_t> body(16);
+    wire::Writer w(body.data(), body.size());
+    w.u32(id);
+    w.u32(static_cast<uint32_t>(static_cast<int32_t>(why)));
+    w.u32(0);
+    w.u32(0);
+    queue_control(s, PacketType::kDone, id, std::move(body));
+    s.finished_recv.push_back(id);
+    while (s.finished_recv.size() > 1024) s.finished_recv.pop_front();
   }
 
   void check_recv_complete(Session& s, RecvJob& j, TimeNs now) {
@@ -788,7 +843,7 @@ struct Engine::Impl {
     finish_recv_job(s, j.id, Status::kOk, now, true);
   }
 
-  void deliver(Session& s, RecvJob& j, RecvGroup& g, MessageId m, std::vector<uint8_t> buf) {
+  void deliver(Session& s, RecvJob& j, RecvGroup& g, MessageId m, Buffer buf) {
     bit_set(j.delivered_bits, m);
     g.delivered++;
     j.delivered++;
@@ -803,10 +858,28 @@ struct Engine::Impl {
     ev.handle = handle;
     s.app_held += buf.size();
     auto& slot = delivered[handle];
-    slot.first = s.id;
-    slot.second = std::move(buf);
-    ev.data = slot.second.data();
+    slot.session = s.id;
+    slot.generation = s.generation;
+    slot.buf = std::move(buf);
+    ev.data = slot.buf.data();
     push_event(std::move(ev), true);
+  }
+
+  // Delivers an ordered group's held messages from next_in_order on, skipping ids already resolved.
+  void advance_in_order(Session& s, RecvJob& j, RecvGroup& g) {
+    while (g.next_in_order < g.size) {
+      const MessageId m = g.base + g.next_in_order;
+      if (bit_get(j.delivered_bits, m) || bit_get(j.lost_bits, m)) {
+        g.next_in_order++;
+        continue;
+      }
+      auto h = j.held.find(m);
+      if (h == j.held.end()) return;
+      Buffer b = std::move(h->second);
+      j.held.erase(h);
+      deliver(s, j, g, m, std::move(b));
+      g.next_in_order++;
+    }
   }
 
   // Returns true when the packet was accepted (and so may be acknowledged).
@@ -825,14 +898,16 @@ struct Engine::Impl {
     if (bit_get(j.delivered_bits, d.msg) || bit_get(j.lost_bits, d.msg) || j.held.count(d.msg)) return true;
     RecvGroup& g = j.groups[j.group_of(d.msg)];
     auto pit = j.partial.find(d.msg);
-    const bool head_of_line = g.exact() && d.msg == g.base + g.next_in_order;
+    const bool head_of_line = g.ordered && d.msg == g.base + g.next_in_order;
     if (pit == j.partial.end()) {
       // Admission: the whole message is charged to the receive buffer up front; the next in-order message of an
       // exact group is always admitted so that order can never deadlock the buffer.
       const uint64_t charge = d.msg_len;
       // (Only engine-held bytes can cause that deadlock: bytes the application holds still push back.)
+      // The exception is bounded: at most one more buffer's worth in total, however many ordered groups.
       const bool fits = s.recv_used + charge <= cfg.recv_buffer_bytes;
-      const bool hol_fits = head_of_line && s.app_held + charge <= cfg.recv_buffer_bytes;
+      const bool hol_fits = head_of_line && s.app_held + charge <= cfg.recv_buffer_bytes &&
+                            s.recv_used + charge <= 2 * cfg.recv_buffer_bytes;
       if (!fits && !hol_fits) {
         st.dropped_no_buffer++;
         return false;
@@ -860,31 +935,30 @@ struct Engine::Impl {
     std::memcpy(rm.buf.data() + d.offset, d.payload, d.payload_len);
     bit_set(rm.bits, seg);
     if (++rm.got < rm.nseg) return true;
-    std::vector<uint8_t> buf = std::move(rm.buf);
+    Buffer buf = std::move(rm.buf);
     j.partial.erase(pit);
-    if (!g.exact()) {
+    if (!g.ordered) {
       deliver(s, j, g, d.msg, std::move(buf));
-    } else if (d.msg == g.base + g.next_in_order) {
-      deliver(s, j, g, d.msg, std::move(buf));
-      g.next_in_order++;
-      for (auto h = j.held.find(g.base + g.next_in_order); h != j.held.end() && g.next_in_order < g.size;
-           h = j.held.find(g.base + g.next_in_order)) {
-        std::vector<uint8_t> b = std::move(h->second);
-        const MessageId hm = h->first;
-        j.held.erase(h);
-        deliver(s, j, g, hm, std::move(b));
-        g.next_in_order++;
-      }
     } else {
       j.held.emplace(d.msg, std::move(buf));
+      advance_in_order(s, j, g);
     }
     check_recv_complete(s, j, now);
     return true;
   }
 
-  void on_abandon(Session& s, const wire::Abandon& a, TimeNs now) {
+  // Frames for a job whose announce is still incomplete are not acknowledged, so the sender repeats them.
+  bool job_pending_or_finished(const Session& s, JobId job, bool* accepted) const {
+    auto it = s.recv_jobs.find(job);
+    if (it != s.recv_jobs.end() && it->second->ready) return false;
+    *accepted = std::find(s.finished_recv.begin(), s.finished_recv.end(), job) != s.finished_recv.end();
+    return true;
+  }
+
+  bool on_abandon(Session& s, const wire::Abandon& a, TimeNs now) {
+    bool accepted;
+    if (job_pending_or_finished(s, a.job, &accepted)) return accepted;
     auto it = s.recv_jobs.find(a.job);
-    if (it == s.recv_jobs.end() || !it->second->ready) return;
     RecvJob& j = *it->second;
     for (MessageId m : a.msgs) {
       if (m >= j.n || bit_get(j.delivered_bits, m) || bit_get(j.lost_bits, m)) continue;
@@ -909,20 +983,34 @@ struct Engine::Impl {
       push_event(std::move(ev), false);
     }
     check_recv_complete(s, j, now);
+    return true;
   }
 
-  void on_update(Session& s, const wire::Update& u, TimeNs now) {
-    auto it = s.recv_jobs.find(u.job);
-    if (it == s.recv_jobs.end() || !it->second->ready) return;
-    RecvJob& j = *it->second;
+  bool on_update(Session& s, const wire::Update& u, TimeNs now) {
+    bool accepted;
+    if (job_pending_or_finished(s, u.job, &accepted)) return accepted;
+    RecvJob& j = *s.recv_jobs.find(u.job)->second;
     for (const auto& e : u.entries) {
       if (e.group_index >= j.groups.size() || e.target > j.groups[e.group_index].size) {
         st.dropped_malformed++;
         continue;
       }
-      j.groups[e.group_index].target = e.target;
+      RecvGroup& g = j.groups[e.group_index];
+      g.target = e.target;
+      // A group raised to MSR 1 mid-job becomes reliable but not ordered (earlier messages were already
+      // delivered out of order); a group lowered below 1 stops ordering and hands over what it held.
+      if (g.ordered && !g.exact()) {
+        g.ordered = false;
+        for (auto h = j.held.lower_bound(g.base); h != j.held.end() && h->first < g.base + g.size;) {
+          Buffer b = std::move(h->second);
+          const MessageId m = h->first;
+          h = j.held.erase(h);
+          deliver(s, j, g, m, std::move(b));
+        }
+      }
     }
     check_recv_complete(s, j, now);
+    return true;
   }
 
   void handle_datagram(const uint8_t* data, size_t len, PeerId from, TimeNs now) {
@@ -945,14 +1033,17 @@ struct Engine::Impl {
     }
     const auto check = s.received.check(h.packet_number);
     if (check != ReceivedWindow::Check::kNew) {
-      st.dropped_replay_or_old++;
-      // A retransmitted-by-network duplicate may mean our ack got lost; acknowledge again soon.
-      if (check == ReceivedWindow::Check::kDuplicate && s.ack_deadline == kNever) s.ack_deadline = now + cfg.ack_delay;
+      st.dropped_replay_or_old++;  // (not authenticated yet: must not change any state)
       return;
     }
     const size_t body_len = h.body_len;
-    if (!crypto::verify(s.key, h.from_initiator, h.packet_number, data, wire::kHeaderBytes + body_len,
-                        data + wire::kHeaderBytes + body_len)) {
+    const bool header_only = (h.flags & wire::kFlagHeaderOnlyAuth) != 0;
+    if (header_only && (cfg.payload_auth || body_len < wire::kDataHeaderBytes)) {  // policy: payload must be covered
+      st.dropped_auth++;
+      return;
+    }
+    const size_t covered = wire::kHeaderBytes + (header_only ? wire::kDataHeaderBytes : body_len);
+    if (!crypto::verify(s.key, h.from_initiator, h.packet_number, data, covered, data + wire::kHeaderBytes + body_len)) {
       st.dropped_auth++;
       return;
     }
@@ -977,26 +1068,29 @@ struct Engine::Impl {
       case PacketType::kAnnounce: {
         wire::Announce a;
         err = wire::parse_announce(body, body_len, &a);
-        if (err == wire::ParseError::kOk) on_announce(s, a, now);
+        if (err == wire::ParseError::kOk) accepted = on_announce(s, a, now);
         break;
       }
       case PacketType::kUpdate: {
         wire::Update u;
         err = wire::parse_update(body, body_len, &u);
-        if (err == wire::ParseError::kOk) on_update(s, u, now);
+        if (err == wire::ParseError::kOk) accepted = on_update(s, u, now);
         break;
       }
       case PacketType::kAbandon: {
         wire::Abandon a;
         err = wire::parse_abandon(body, body_len, &a);
-        if (err == wire::ParseError::kOk) on_abandon(s, a, now);
+        if (err == wire::ParseError::kOk) accepted = on_abandon(s, a, now);
         break;
       }
       case PacketType::kDone: {
         wire::Done d;
         err = wire::parse_done(body, body_len, &d);
         if (err == wire::ParseError::kOk) {
-          const Status status = d.status == 0 ? Status::kOk : Status::kProtocolError;
+          const Status status = d.status == 0 ? Status::kOk
+                                : d.status < 0 && d.status >= static_cast<int32_t>(Status::kInternal)
+                                    ? static_cast<Status>(d.status)
+                                    : Status::kProtocolError;
           finish_send_job(s, d.job, status, now, &d);
         }
         break;
@@ -1025,7 +1119,9 @@ struct Engine::Impl {
       return;
     }
     s.last_rx = now;
-    if (from != s.peer) s.peer = from;  // authenticated: follow the peer's address (e.g. NAT rebinding)
+    // Authenticated and the newest packet so far: follow the peer's address (e.g. NAT rebinding). Reordered old
+    // packets from a previous path cannot pull the session back.
+    if (from != s.peer && (!s.received.any() || h.packet_number > s.received.largest())) s.peer = from;
     if (!accepted) {
       // Tell the sender we are alive and how much room is left, without acknowledging the dropped packet.
       if (s.received.any()) s.ack_now = true;
@@ -1070,7 +1166,7 @@ struct Engine::Impl {
     if (s.ack_now || s.ping_now) return 0;
     t = std::min(t, s.ack_deadline);
     for (const auto& f : s.control)
-      if (!f.in_flight) t = std::min(t, f.not_before);
+      if (!f.in_flight && control_ready(s, f)) t = std::min(t, f.not_before);
     for (const auto& [id, j] : s.send_jobs) {
       if (abandons_due(*j)) return 0;
       if (j->running) t = std::min(t, j->epoch_start + epoch_len(s));
@@ -1106,7 +1202,8 @@ Status Engine::open_session(SessionId id, const uint8_t key[kKeyBytes], PeerId p
   if (I.sessions.size() >= I.cfg.max_sessions) return Status::kLimitExceeded;
   auto s = std::make_unique<Session>();
   s->id = id;
-  std::memcpy(s->key, key, kKeyBytes);
+  crypto::prepare(&s->key, key);
+  s->generation = I.next_generation++;
   s->peer = peer;
   s->initiator = initiator;
   s->created = s->last_rx = s->last_tx = now;
@@ -1145,7 +1242,9 @@ Status Engine::start_job(SessionId sid, const JobSpec& spec, TimeNs now) {
   Session* sp = I.find(sid);
   if (!sp) return Status::kNotFound;
   Session& s = *sp;
-  if (s.send_jobs.count(spec.job_id)) return Status::kAlreadyExists;
+  if (s.send_jobs.count(spec.job_id) ||
+      std::find(s.finished_send.begin(), s.finished_send.end(), spec.job_id) != s.finished_send.end())
+    return Status::kAlreadyExists;
   if (s.send_jobs.size() >= I.cfg.max_jobs_per_session) return Status::kLimitExceeded;
   if (spec.groups.empty() || spec.groups.size() > I.cfg.max_groups_per_job) return Status::kInvalidArgument;
   uint64_t total = 0;
@@ -1298,9 +1397,10 @@ Status Engine::release(uint64_t handle) {
   auto& I = *impl_;
   auto it = I.delivered.find(handle);
   if (it == I.delivered.end()) return Status::kNotFound;
-  if (Session* s = I.find(it->second.first)) {
-    s->recv_used -= std::min<uint64_t>(s->recv_used, it->second.second.size());
-    s->app_held -= std::min<uint64_t>(s->app_held, it->second.second.size());
+  Session* s = I.find(it->second.session);
+  if (s && s->generation == it->second.generation) {
+    s->recv_used -= std::min<uint64_t>(s->recv_used, it->second.buf.size());
+    s->app_held -= std::min<uint64_t>(s->app_held, it->second.buf.size());
     // Reopen a window the sender may be waiting on.
     if (s->last_advertised_window < I.cfg.recv_buffer_bytes / 4) s->ack_now = true;
   }

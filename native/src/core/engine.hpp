@@ -99,6 +99,12 @@ struct EngineConfig {
   uint32_t max_pending_events = 65536;         // the event queue never grows beyond this
   uint8_t dscp_by_class[kNumPriorityClasses] = {46, 40, 32, 24, 18, 16, 10, 8};  // class 0 = exact
   uint8_t no_priority_dscp = 0;                // DSCP when slack priority is off
+  // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
+  // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
+  // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver
+  // with payload_auth on drops packets whose tag does not cover the payload.
+  bool payload_auth = true;
+  bool prefer_aes_gcm = true;  // AES-256-GCM tags where AES-NI is available (else ChaCha20-Poly1305)
   Mode mode = Mode::kFull;
   FaultInjection faults;
 
@@ -113,7 +119,7 @@ struct GroupSpec {
 };
 
 struct JobSpec {
-  JobId job_id;                 // unique among this session's live jobs started by this side
+  JobId job_id;  // unique per session and side; ids of the last 1024 finished jobs are refused (kAlreadyExists)
   std::vector<GroupSpec> groups;  // message ids are assigned in order: group 0 owns [0, N_0), group 1 next, ...
   bool mrdf = true;             // apps that need order may turn MRDF off (exact groups are always in order)
 };
@@ -216,7 +222,10 @@ class Engine {
   // Sessions. `peer` tells the driver where to send; `initiator` must differ on the two sides (it splits the
   // nonce space); the control plane sets it on the side that created the session.
   Status open_session(SessionId id, const uint8_t key[kKeyBytes], PeerId peer, bool initiator, TimeNs now);
-  Status close_session(SessionId id, TimeNs now);  // ends its jobs with kClosed; sends a CLOSE to the peer
+  // Ends the session's jobs with kClosed and forgets it. No CLOSE goes to the peer (it notices through its
+  // peer-death timeout; the control plane normally tells it first). Reopening an id needs a NEW key: packet
+  // numbers restart at 0 and a reused key would reuse nonces.
+  Status close_session(SessionId id, TimeNs now);
   Status set_peer(SessionId id, PeerId peer);
 
   // Sender side.

@@ -4,15 +4,39 @@
 #include <array>
 #include <deque>
 #include <map>
+#include <memory>
+#include <utility>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
 #include "core/control.hpp"
+#include "core/crypto.hpp"
 #include "core/engine.hpp"
 #include "core/wire.hpp"
 
 namespace netapprox::atp {
+
+// Byte buffers for message payloads are filled right after allocation: skip std::vector's zero-fill.
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <class U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using Buffer = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
 
 // Smoothed RTT as in RFC 9002 (EWMA of samples, variance for the probe timeout).
 struct RttEstimator {
@@ -45,7 +69,7 @@ enum class SegState : uint8_t { kNew = 0, kInFlight = 1, kAcked = 2, kResend = 3
 
 struct SendMessage {
   uint32_t group;
-  std::vector<uint8_t> data;
+  Buffer data;
   std::vector<SegState> segs;
   uint32_t seg_size;
   uint32_t acked_bytes = 0;
@@ -102,15 +126,16 @@ struct RecvMessage {
   uint32_t nseg;
   uint32_t got = 0;
   std::vector<uint64_t> bits;
-  std::vector<uint8_t> buf;
+  Buffer buf;
 };
 
 struct RecvGroup {
   uint64_t id = 0;
   uint32_t size = 0, target = 0, base = 0;
   uint32_t delivered = 0, lost = 0;
-  uint32_t next_in_order = 0;  // exact groups: next message index to deliver
+  uint32_t next_in_order = 0;  // ordered groups: next message index to deliver
   bool known = false;
+  bool ordered = false;  // announced with MSR 1: delivered in order
   bool exact() const { return target >= size; }
 };
 
@@ -123,7 +148,7 @@ struct RecvJob {
   std::vector<RecvGroup> groups;
   std::vector<uint64_t> delivered_bits, lost_bits;
   std::unordered_map<MessageId, RecvMessage> partial;
-  std::map<MessageId, std::vector<uint8_t>> held;  // complete messages of exact groups waiting for order
+  std::map<MessageId, Buffer> held;  // complete messages of exact groups waiting for order
   TimeNs started = 0;
   uint32_t delivered = 0, lost = 0;
   uint32_t group_of(MessageId m) const;
@@ -154,7 +179,8 @@ struct SentPacket {
 
 struct Session {
   SessionId id;
-  uint8_t key[kKeyBytes];
+  uint64_t generation = 0;
+  crypto::SessionKey key;
   PeerId peer;
   bool initiator;
   TimeNs created, last_rx, last_tx;
@@ -180,6 +206,7 @@ struct Session {
   TimeNs last_ping = 0;
   std::map<JobId, std::unique_ptr<SendJob>> send_jobs;
   std::map<JobId, std::unique_ptr<RecvJob>> recv_jobs;
+  std::deque<JobId> finished_send;  // recently finished own jobs: their ids are not reused
   std::deque<JobId> finished_recv;  // recently finished jobs: stray packets are acknowledged, not counted
   uint64_t send_buffered = 0;
   uint64_t recv_used = 0;

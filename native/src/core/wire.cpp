@@ -54,11 +54,12 @@ bool Writer::bytes(const uint8_t* p, size_t n) {
   return true;
 }
 
-void write_header(uint8_t* p, PacketType type, bool from_initiator, uint64_t session, uint64_t pn) {
+void write_header(uint8_t* p, PacketType type, bool from_initiator, uint64_t session, uint64_t pn,
+                  uint8_t extra_flags) {
   store16(p, kMagic);
   p[2] = kVersion;
   p[3] = static_cast<uint8_t>(type);
-  p[4] = from_initiator ? kFlagInitiator : 0;
+  p[4] = static_cast<uint8_t>((from_initiator ? kFlagInitiator : 0) | (extra_flags & ~kFlagInitiator & kKnownFlags));
   p[5] = 0;
   store16(p + 6, 0);
   store64(p + 8, session);
@@ -74,11 +75,14 @@ ParseError parse_header(const uint8_t* p, size_t len, Header* h) {
   const uint8_t type = p[3];
   if (type < static_cast<uint8_t>(PacketType::kData) || type > static_cast<uint8_t>(PacketType::kCancel))
     return ParseError::kBadType;
-  if ((p[4] & ~kFlagInitiator) != 0 || p[5] != 0) return ParseError::kBadFlags;
+  if ((p[4] & ~kKnownFlags) != 0 || p[5] != 0) return ParseError::kBadFlags;
+  // Header-only authentication exists for bulk data only; control packets are always fully covered.
+  if ((p[4] & kFlagHeaderOnlyAuth) && type != static_cast<uint8_t>(PacketType::kData)) return ParseError::kBadFlags;
   const uint16_t body_len = load16(p + 6);
   if (size_t{body_len} + kOverheadBytes != len) return ParseError::kBadLength;
   h->type = static_cast<PacketType>(type);
   h->from_initiator = (p[4] & kFlagInitiator) != 0;
+  h->flags = p[4];
   h->body_len = body_len;
   h->session = load64(p + 8);
   h->packet_number = load64(p + 16);

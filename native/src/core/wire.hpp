@@ -4,13 +4,16 @@
 //   0       2     magic 0x4E41 ("NA")
 //   2       1     version (1)
 //   3       1     type (PacketType)
-//   4       1     flags: bit 0 = sent by the session's initiator; other bits must be 0
+//   4       1     flags: bit 0 = sent by the session's initiator; bit 1 = tag is AES-256-GCM (else
+//                 ChaCha20-Poly1305); bit 2 = the tag covers only header + data header (payload_auth off);
+//                 other bits must be 0
 //   5       1     reserved, must be 0
 //   6       2     body length
 //   8       8     session id
 //   16      8     packet number (per session and direction, strictly increasing)
 //   24      n     body (layout per type, below)
-//   24+n    16    authentication tag: ChaCha20-Poly1305 (IETF) over bytes [0, 24+n) as associated data,
+//   24+n    16    authentication tag: AEAD with empty plaintext over bytes [0, 24+n) as associated data
+//                 (ChaCha20-Poly1305 IETF, or AES-256-GCM where the CPU has AES-NI: flag bit 1),
 //                 key = the session secret, nonce = direction (4 bytes) || packet number (8 bytes)
 //
 // All integers are big-endian. Parsing validates every field and the exact length before anything else reads
@@ -31,6 +34,9 @@ constexpr size_t kOverheadBytes = kHeaderBytes + kTagBytes;
 constexpr size_t kMinDatagram = 256;     // smallest max_datagram the engine accepts
 constexpr size_t kMaxDatagram = 65507;   // largest UDP payload over IPv4
 constexpr uint8_t kFlagInitiator = 0x01;
+constexpr uint8_t kFlagAesGcm = 0x02;
+constexpr uint8_t kFlagHeaderOnlyAuth = 0x04;
+constexpr uint8_t kKnownFlags = kFlagInitiator | kFlagAesGcm | kFlagHeaderOnlyAuth;
 
 enum class PacketType : uint8_t {
   kData = 1,      // job u32, msg u32, msg_len u32, offset u32, seg_size u16, reserved u16, payload
@@ -58,6 +64,7 @@ constexpr uint16_t kAnnounceFlagMrdf = 0x0001;
 struct Header {
   PacketType type;
   bool from_initiator;
+  uint8_t flags;  // all flag bits, including kFlagInitiator
   uint16_t body_len;
   uint64_t session;
   uint64_t packet_number;
@@ -143,7 +150,8 @@ class Writer {
 };
 
 // Writes the common header with body_len set later by finish_header.
-void write_header(uint8_t* p, PacketType type, bool from_initiator, uint64_t session, uint64_t pn);
+void write_header(uint8_t* p, PacketType type, bool from_initiator, uint64_t session, uint64_t pn,
+                  uint8_t extra_flags = 0);
 void set_body_len(uint8_t* p, uint16_t body_len);
 
 uint16_t load16(const uint8_t* p);

@@ -1,0 +1,15 @@
+package io.netapprox.core.control;
+
+import java.io.IOException;
+
+/**
+ * The control connection closed (locally, by the peer, or after an error) before a request got its response.
+ * {@link #getCause()} is the error that closed it, if there was one (often a {@link ControlException}).
+ */
+public final class ControlClosedException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    ControlClosedException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

@@ -1,0 +1,903 @@
+package io.netapprox.core.control;
+
+import io.netapprox.core.control.Messages.Ack;
+import io.netapprox.core.control.Messages.AuthOk;
+import io.netapprox.core.control.Messages.AuthResponse;
+import io.netapprox.core.control.Messages.DataRequest;
+import io.netapprox.core.control.Messages.DataResponse;
+import io.netapprox.core.control.Messages.DecodeFailure;
+import io.netapprox.core.control.Messages.ErrorMsg;
+import io.netapprox.core.control.Messages.Frame;
+import io.netapprox.core.control.Messages.Hello;
+import io.netapprox.core.control.Messages.HelloAck;
+import io.netapprox.core.control.Messages.JobAccept;
+import io.netapprox.core.control.Messages.JobAnnounce;
+import io.netapprox.core.control.Messages.JobReject;
+import io.netapprox.core.control.Messages.JobReportMsg;
+import io.netapprox.core.control.Messages.Msg;
+import io.netapprox.core.control.Messages.MsrUpdateMsg;
+import io.netapprox.core.control.Messages.Ping;
+import io.netapprox.core.control.Messages.Pong;
+import io.netapprox.core.control.Messages.SessionSetup;
+import io.netapprox.core.control.Messages.SessionSetupAck;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.handler.timeout.IdleState;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+/**
+ * One control connection, client or server side: the handshake state machine, request/response correlation,
+ * inbound dispatch to the {@link ControlHandler}, keepalive and error handling. All state transitions happen on
+ * the channel's event loop; outbound requests may come from any thread.
+ */
+final class ControlConnection extends ChannelInboundHandlerAdapter implements ControlSession {
+    private static final Logger LOG = LoggerFactory.getLogger(ControlConnection.class);
+
+    enum Role { CLIENT, SERVER }
+
+    private enum State {
+        /** Server: waiting for HELLO. Client: HELLO sent, waiting for HELLO_ACK. */
+        HELLO,
+        /** Server: waiting for AUTH_RESPONSE. Client: AUTH_RESPONSE sent, waiting for AUTH_OK. */
+        AUTH,
+        /** Server: waiting for SESSION_SETUP. Client: SESSION_SETUP sent, waiting for SESSION_SETUP_ACK. */
+        SESSION,
+        ESTABLISHED,
+        CLOSING
+    }
+
+    private final Role role;
+    private final ControlConfig config;
+    private final DataPlane dataPlane;
+    private final ControlHandler handler;
+    private final ControlMetrics metrics;
+    private final FrameDecoder decoder;
+    /** Server: the live session ids of the server (to never hand out a duplicate). Client: null. */
+    private final Set<Long> liveSessionIds;
+
+    private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
+    private final AtomicLong nextRequestId = new AtomicLong(1);
+    private final AtomicInteger inboundInFlight = new AtomicInteger();
+    private final CompletableFuture<ControlSession> established = new CompletableFuture<>();
+    private final CompletableFuture<Void> closeFuture = new CompletableFuture<>();
+
+    private volatile Channel channel;
+    private volatile State state = State.HELLO;
+    private volatile boolean closed;
+    private volatile Throwable closeCause;
+    private volatile long sessionId;
+    private volatile boolean sessionOpen;
+    private volatile String peerEndpointId = "?";
+    private volatile InetSocketAddress peerData;
+    private volatile int peerMaxFrame = WireFormat.HANDSHAKE_MAX_BODY;
+    private volatile int version = WireFormat.VERSION;
+
+    // Handshake (event loop only).
+    private long handshakeRequestId;
+    private byte[] helloBody;
+    private byte[] helloAckBody;
+    private byte[] clientNonceForServerProof;
+    private ScheduledFuture<?> handshakeTimer;
+    private boolean warned;
+
+    private record Pending(MessageType requestType, CompletableFuture<Msg> future, long startNanos,
+                           ScheduledFuture<?> timer) {
+    }
+
+    ControlConnection(Role role, ControlConfig config, DataPlane dataPlane, ControlHandler handler,
+                      ControlMetrics metrics, FrameDecoder decoder, Set<Long> liveSessionIds) {
+        this.role = role;
+        this.config = config;
+        this.dataPlane = dataPlane;
+        this.handler = handler;
+        this.metrics = metrics;
+        this.decoder = decoder;
+        this.liveSessionIds = liveSessionIds;
+    }
+
+    /** Completes when the session is set up; fails if the handshake fails or the connection ends first. */
+    CompletableFuture<ControlSession> established() {
+        return established;
+    }
+
+    // ---- channel lifecycle ---------------------------------------------------------------------------------------
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        channel = ctx.channel();
+        metrics.connectionsOpened.incrementAndGet();
+        long ms = config.handshakeTimeout().toMillis();
+        handshakeTimer = ctx.executor().schedule(() -> {
+            if (state != State.ESTABLISHED && state != State.CLOSING) {
+                metrics.handshakeTimeouts.incrementAndGet();
+                fatal(ErrorCode.HANDSHAKE_TIMEOUT, "handshake not completed within " + ms + " ms", 0);
+            }
+        }, ms, TimeUnit.MILLISECONDS);
+        if (role == Role.CLIENT) {
+            Hello hello = new Hello(WireFormat.MIN_SUPPORTED_VERSION, WireFormat.MAX_SUPPORTED_VERSION,
+                    config.maxFrameLength(), config.endpointId(), dataPlane.udpAddress(), dataPlane.localUdpPort());
+            helloBody = Auth.bodyBytes(hello);
+            handshakeRequestId = nextRequestId.getAndIncrement();
+            send(handshakeRequestId, hello);
+        }
+        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        closed = true;
+        state = State.CLOSING;
+        metrics.connectionsClosed.incrementAndGet();
+        if (handshakeTimer != null) {
+            handshakeTimer.cancel(false);
+        }
+        Throwable cause = closeCause;
+        ControlClosedException closedEx = new ControlClosedException("control connection to " + describePeer()
+                + " closed" + (cause != null ? ": " + cause.getMessage() : ""), cause);
+        for (Long id : pending.keySet()) {
+            Pending p = pending.remove(id);
+            if (p != null) {
+                p.timer().cancel(false);
+                p.future().completeExceptionally(closedEx);
+            }
+        }
+        if (!established.isDone()) {
+            established.completeExceptionally(cause != null ? cause : closedEx);
+        }
+        if (sessionOpen) {
+            sessionOpen = false;
+            try {
+                dataPlane.closeSession(sessionId);
+            } catch (RuntimeException e) {
+                LOG.warn("data plane failed to close session {}", Long.toHexString(sessionId), e);
+            }
+            if (liveSessionIds != null) {
+                liveSessionIds.remove(sessionId);
+            }
+            metrics.sessionsClosed.incrementAndGet();
+            try {
+                handler.onSessionClosed(this);
+            } catch (RuntimeException e) {
+                LOG.warn("onSessionClosed handler failed for session {}", Long.toHexString(sessionId), e);
+            }
+        }
+        closeFuture.complete(null);
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof IdleStateEvent idle) {
+            if (idle.state() == IdleState.READER_IDLE) {
+                metrics.idleTimeouts.incrementAndGet();
+                fatal(ErrorCode.IDLE_TIMEOUT, "nothing received for " + config.idleTimeout().toMillis() + " ms", 0);
+            } else if (idle.state() == IdleState.WRITER_IDLE && state == State.ESTABLISHED) {
+                send(0, new Ping());
+            }
+            return;
+        }
+        if (evt instanceof ChannelInputShutdownEvent) {
+            // The peer half-closed. The decoder has already reported a truncated frame, if any; we are done too.
+            if (state != State.CLOSING) {
+                state = State.CLOSING;
+                closeCause = new ControlClosedException("the peer closed its side of the connection", null);
+                ctx.close();
+            }
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (state == State.CLOSING) {
+            LOG.debug("control connection {}: further error while closing", describePeer(), cause);
+            return;
+        }
+        if (cause instanceof IOException || isSslFailure(cause)) {
+            metrics.ioErrors.incrementAndGet();
+            if (closeCause == null) {
+                closeCause = cause;
+            }
+            if (isSslFailure(cause)) {
+                warnOnce("control connection {}: TLS failure: {}", describePeer(), cause.toString());
+            } else {
+                LOG.debug("control connection {}: I/O error", describePeer(), cause);
+            }
+            state = State.CLOSING;
+            ctx.close();
+            return;
+        }
+        warnOnce("control connection {}: unexpected error: {}", describePeer(), cause.toString());
+        LOG.debug("control connection {}: unexpected error", describePeer(), cause);
+        fatal(ErrorCode.INTERNAL_ERROR, "internal error", 0);
+    }
+
+    private static boolean isSslFailure(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof javax.net.ssl.SSLException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ---- inbound -------------------------------------------------------------------------------------------------
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object obj) {
+        try {
+            if (state == State.CLOSING) {
+                return;
+            }
+            if (obj instanceof DecodeFailure f) {
+                countDecodeFailure(f.code());
+                fatal(f.code(), f.message(), 0);
+                return;
+            }
+            if (!(obj instanceof Frame frame)) {
+                fatal(ErrorCode.INTERNAL_ERROR, "unexpected pipeline object", 0);
+                return;
+            }
+            metrics.framesReceived.incrementAndGet();
+            Msg msg = frame.msg();
+            if (msg instanceof ErrorMsg err) {
+                onError(frame.requestId(), err);
+            } else if (msg instanceof Ping) {
+                send(frame.requestId(), new Pong());
+            } else if (msg instanceof Pong && frame.requestId() == 0) {
+                return; // answer to a keepalive PING
+            } else if (state != State.ESTABLISHED) {
+                onHandshake(frame);
+            } else if (msg.type().kind == MessageType.Kind.RESPONSE) {
+                onResponse(frame);
+            } else {
+                onRequest(frame);
+            }
+        } finally {
+            ReferenceCountUtil.release(obj);
+        }
+    }
+
+    private void countDecodeFailure(ErrorCode code) {
+        switch (code) {
+            case VERSION_MISMATCH -> metrics.versionMismatches.incrementAndGet();
+            case FRAME_TOO_LARGE -> metrics.oversizedFrames.incrementAndGet();
+            case UNKNOWN_MESSAGE_TYPE -> metrics.unknownMessageTypes.incrementAndGet();
+            default -> metrics.malformedFrames.incrementAndGet();
+        }
+    }
+
+    private void unexpected(Frame frame) {
+        metrics.unexpectedMessages.incrementAndGet();
+        fatal(ErrorCode.UNEXPECTED_MESSAGE, frame.type() + " is not allowed " + (state == State.ESTABLISHED
+                ? "after the session is set up" : "in handshake state " + state) + " on the " + role + " side",
+                frame.requestId());
+    }
+
+    private void onError(long requestId, ErrorMsg err) {
+        metrics.errorsReceived.incrementAndGet();
+        ErrorCode code = err.errorCode();
+        ControlException ex = new ControlException(code, err.message(), true, null);
+        Pending p = requestId != 0 ? pending.remove(requestId) : null;
+        if (p != null) {
+            p.timer().cancel(false);
+            p.future().completeExceptionally(ex);
+        }
+        if (code.isFatal() || requestId == 0 || state != State.ESTABLISHED) {
+            // The peer is closing the connection (or we cannot continue a failed handshake).
+            warnOnce("control connection {}: peer reported {}: {}", describePeer(), code, err.message());
+            state = State.CLOSING;
+            closeCause = ex;
+            channel.close();
+        } else if (p == null) {
+            metrics.lateResponses.incrementAndGet();
+            LOG.debug("control connection {}: ERROR for unknown request {}: {}", describePeer(), requestId, ex);
+        }
+    }
+
+    private void onResponse(Frame frame) {
+        MessageType t = frame.type();
+        if (t == MessageType.HELLO_ACK || t == MessageType.AUTH_OK || t == MessageType.SESSION_SETUP_ACK) {
+            unexpected(frame);
+            return;
+        }
+        Pending p = pending.remove(frame.requestId());
+        if (p == null) {
+            metrics.lateResponses.incrementAndGet();
+            LOG.debug("control connection {}: {} for request {} which is no longer pending (timed out?)",
+                    describePeer(), frame.type(), frame.requestId());
+            return;
+        }
+        p.timer().cancel(false);
+        if (!responseMatches(p.requestType(), frame.type())) {
+            p.future().completeExceptionally(new ControlException(ErrorCode.UNEXPECTED_MESSAGE,
+                    frame.type() + " is not a response to " + p.requestType()));
+            unexpected(frame);
+            return;
+        }
+        p.future().complete(frame.msg());
+    }
+
+    private static boolean responseMatches(MessageType request, MessageType response) {
+        return switch (request) {
+            case JOB_ANNOUNCE -> response == MessageType.JOB_ACCEPT || response == MessageType.JOB_REJECT;
+            case DATA_REQUEST -> response == MessageType.DATA_RESPONSE;
+            case MSR_UPDATE, JOB_REPORT -> response == MessageType.ACK;
+            case PING -> response == MessageType.PONG;
+            default -> false;
+        };
+    }
+
+    private void onHandshake(Frame frame) {
+        Msg msg = frame.msg();
+        if (role == Role.SERVER) {
+            if (state == State.HELLO && msg instanceof Hello h) {
+                serverOnHello(frame.requestId(), h);
+            } else if (state == State.AUTH && msg instanceof AuthResponse r) {
+                serverOnAuth(frame.requestId(), r);
+            } else if (state == State.SESSION && msg instanceof SessionSetup) {
+                serverOnSessionSetup(frame.requestId());
+            } else {
+                unexpected(frame);
+            }
+        } else {
+            if (frame.requestId() != handshakeRequestId) {
+                unexpected(frame);
+            } else if (state == State.HELLO && msg instanceof HelloAck a) {
+                clientOnHelloAck(a);
+            } else if (state == State.AUTH && msg instanceof AuthOk ok) {
+                clientOnAuthOk(ok);
+            } else if (state == State.SESSION && msg instanceof SessionSetupAck a) {
+                clientOnSessionSetupAck(a);
+            } else {
+                unexpected(frame);
+            }
+        }
+    }
+
+    // ---- server handshake ------------------------------------------------------------------------------------------
+
+    private void serverOnHello(long requestId, Hello h) {
+        int chosen = Math.min(h.maxVersion(), WireFormat.MAX_SUPPORTED_VERSION);
+        if (chosen < Math.max(h.minVersion(), WireFormat.MIN_SUPPORTED_VERSION)) {
+            metrics.versionMismatches.incrementAndGet();
+            fatal(ErrorCode.VERSION_MISMATCH, FrameDecoder.versionMismatchMessage(h.minVersion(), h.maxVersion()),
+                    requestId);
+            return;
+        }
+        version = chosen;
+        peerEndpointId = h.endpointId();
+        peerMaxFrame = h.maxFrameLength();
+        peerData = resolvePeerData(h.udpAddress(), h.udpPort());
+        helloBody = Auth.bodyBytes(h);
+        boolean auth = config.authEnabled();
+        byte[] nonce = auth ? Auth.randomBytes(WireFormat.NONCE_LENGTH) : new byte[0];
+        HelloAck ack = new HelloAck(chosen, auth, config.maxFrameLength(), config.endpointId(),
+                dataPlane.udpAddress(), dataPlane.localUdpPort(), nonce);
+        helloAckBody = Auth.bodyBytes(ack);
+        state = auth ? State.AUTH : State.SESSION;
+        send(requestId, ack);
+    }
+
+    private void serverOnAuth(long requestId, AuthResponse r) {
+        byte[] expected = Auth.clientProof(config.authSecret(), helloBody, helloAckBody, r.clientNonce());
+        if (!Auth.verify(expected, r.mac())) {
+            metrics.authFailures.incrementAndGet();
+            fatal(ErrorCode.AUTH_FAILED, "authentication failed: the client's proof does not match the shared "
+                    + "secret", requestId);
+            return;
+        }
+        metrics.authSuccesses.incrementAndGet();
+        state = State.SESSION;
+        send(requestId, new AuthOk(Auth.serverProof(config.authSecret(), helloBody, helloAckBody, r.clientNonce())));
+    }
+
+    private void serverOnSessionSetup(long requestId) {
+        if (peerData == null) {
+            metrics.sessionFailures.incrementAndGet();
+            fatal(ErrorCode.SESSION_FAILED, "the client advertised no data-plane address in HELLO", requestId);
+            return;
+        }
+        long id;
+        do {
+            id = Auth.RANDOM.nextLong();
+        } while (id == 0 || !liveSessionIds.add(id));
+        byte[] key = Auth.randomBytes(WireFormat.KEY_LENGTH);
+        try {
+            dataPlane.openSession(id, key.clone(), peerData, false);
+        } catch (Exception e) {
+            liveSessionIds.remove(id);
+            Arrays.fill(key, (byte) 0);
+            metrics.sessionFailures.incrementAndGet();
+            LOG.debug("data plane refused session for {}", describePeer(), e);
+            fatal(ErrorCode.SESSION_FAILED, "the server's data plane could not open the session", requestId, e);
+            return;
+        }
+        sessionId = id;
+        sessionOpen = true;
+        metrics.sessionsOpened.incrementAndGet();
+        // The ACK goes out before the handler runs, so requests the handler sends follow it on the wire.
+        send(requestId, new SessionSetupAck(id, key));
+        Arrays.fill(key, (byte) 0);
+        becomeEstablished();
+    }
+
+    // ---- client handshake ------------------------------------------------------------------------------------------
+
+    private void clientOnHelloAck(HelloAck a) {
+        if (a.version() < WireFormat.MIN_SUPPORTED_VERSION || a.version() > WireFormat.MAX_SUPPORTED_VERSION) {
+            metrics.versionMismatches.incrementAndGet();
+            fatal(ErrorCode.VERSION_MISMATCH, "server chose protocol version " + a.version()
+                    + " which this endpoint (versions " + WireFormat.MIN_SUPPORTED_VERSION + ".."
+                    + WireFormat.MAX_SUPPORTED_VERSION + ") does not speak", 0);
+            return;
+        }
+        version = a.version();
+        peerEndpointId = a.endpointId();
+        peerMaxFrame = a.maxFrameLength();
+        peerData = resolvePeerData(a.udpAddress(), a.udpPort());
+        helloAckBody = Auth.bodyBytes(a);
+        if (a.authRequired() && !config.authEnabled()) {
+            metrics.authFailures.incrementAndGet();
+            fatal(ErrorCode.AUTH_FAILED, "the server requires authentication but no shared secret is configured", 0);
+            return;
+        }
+        if (!a.authRequired() && config.authEnabled()) {
+            metrics.authFailures.incrementAndGet();
+            fatal(ErrorCode.AUTH_FAILED, "a shared secret is configured but the server does not authenticate; "
+                    + "refusing to continue unauthenticated", 0);
+            return;
+        }
+        if (a.authRequired()) {
+            byte[] clientNonce = Auth.randomBytes(WireFormat.NONCE_LENGTH);
+            clientNonceForServerProof = clientNonce;
+            state = State.AUTH;
+            send(handshakeRequestId, new AuthResponse(clientNonce,
+                    Auth.clientProof(config.authSecret(), helloBody, helloAckBody, clientNonce)));
+        } else {
+            state = State.SESSION;
+            send(handshakeRequestId, new SessionSetup());
+        }
+    }
+
+    private void clientOnAuthOk(AuthOk ok) {
+        byte[] expected = Auth.serverProof(config.authSecret(), helloBody, helloAckBody, clientNonceForServerProof);
+        if (!Auth.verify(expected, ok.mac())) {
+            metrics.authFailures.incrementAndGet();
+            fatal(ErrorCode.AUTH_FAILED, "authentication failed: the server's proof does not match the shared secret",
+                    0);
+            return;
+        }
+        metrics.authSuccesses.incrementAndGet();
+        state = State.SESSION;
+        send(handshakeRequestId, new SessionSetup());
+    }
+
+    private void clientOnSessionSetupAck(SessionSetupAck a) {
+        if (peerData == null) {
+            metrics.sessionFailures.incrementAndGet();
+            fatal(ErrorCode.SESSION_FAILED, "the server advertised no data-plane address in HELLO_ACK", 0);
+            return;
+        }
+        byte[] key = a.key();
+        try {
+            dataPlane.openSession(a.sessionId(), key, peerData, true);
+        } catch (Exception e) {
+            metrics.sessionFailures.incrementAndGet();
+            LOG.debug("data plane refused session {}", Long.toHexString(a.sessionId()), e);
+            fatal(ErrorCode.SESSION_FAILED, "the client's data plane could not open the session", 0, e);
+            return;
+        } finally {
+            Arrays.fill(key, (byte) 0);
+        }
+        sessionId = a.sessionId();
+        sessionOpen = true;
+        metrics.sessionsOpened.incrementAndGet();
+        becomeEstablished();
+    }
+
+    private void becomeEstablished() {
+        state = State.ESTABLISHED;
+        decoder.setMaxBodyLength(config.maxFrameLength());
+        if (handshakeTimer != null) {
+            handshakeTimer.cancel(false);
+        }
+        try {
+            handler.onSessionSetup(this);
+        } catch (RuntimeException e) {
+            metrics.sessionFailures.incrementAndGet();
+            String why = e instanceof ControlException ce ? ce.getMessage() : "refused by the application";
+            LOG.debug("onSessionSetup failed for {}", describePeer(), e);
+            fatal(ErrorCode.SESSION_FAILED, "session refused: " + why, 0);
+            return;
+        }
+        established.complete(this);
+    }
+
+    private InetSocketAddress resolvePeerData(InetAddress addr, int port) {
+        if (addr == null) {
+            return null;
+        }
+        if (addr.isAnyLocalAddress() && channel.remoteAddress() instanceof InetSocketAddress remote) {
+            return new InetSocketAddress(remote.getAddress(), port);
+        }
+        return new InetSocketAddress(addr, port);
+    }
+
+    // ---- inbound requests (established) ---------------------------------------------------------------------------
+
+    private void onRequest(Frame frame) {
+        long id = frame.requestId();
+        Msg msg = frame.msg();
+        if (msg instanceof Hello || msg instanceof AuthResponse || msg instanceof SessionSetup) {
+            unexpected(frame);
+            return;
+        }
+        if (inboundInFlight.incrementAndGet() > config.maxPendingRequests()) {
+            inboundInFlight.decrementAndGet();
+            send(id, new ErrorMsg(ErrorCode.OVERLOADED.code(), "more than " + config.maxPendingRequests()
+                    + " requests in flight"));
+            return;
+        }
+        CompletionStage<? extends Msg> reply;
+        try {
+            if (msg instanceof JobAnnounce ja) {
+                int job = ja.job().jobId();
+                reply = nonNull(handler.onJobAnnounce(this, ja.job())).thenApply(d -> d.accepted()
+                        ? new JobAccept(job) : new JobReject(job, d.reason()));
+            } else if (msg instanceof DataRequest dr) {
+                reply = nonNull(handler.onDataRequest(this, dr.jobId(), dr.payload())).thenApply(b -> {
+                    if (b == null) {
+                        throw new IllegalStateException("onDataRequest completed with null");
+                    }
+                    return new DataResponse(b);
+                });
+            } else if (msg instanceof MsrUpdateMsg mu) {
+                handler.onMsrUpdate(this, mu.update());
+                reply = CompletableFuture.completedFuture(new Ack());
+            } else if (msg instanceof JobReportMsg jr) {
+                handler.onJobReport(this, jr.report());
+                reply = CompletableFuture.completedFuture(new Ack());
+            } else {
+                reply = CompletableFuture.failedFuture(new IllegalStateException("no dispatch for " + msg.type()));
+            }
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        MessageType type = msg.type();
+        reply.whenComplete((response, error) -> {
+            inboundInFlight.decrementAndGet();
+            if (closed) {
+                return;
+            }
+            if (error == null) {
+                if (!sendChecked(id, response)) {
+                    metrics.handlerErrors.incrementAndGet();
+                    send(id, new ErrorMsg(ErrorCode.HANDLER_ERROR.code(), "the " + response.type()
+                            + " reply exceeds the frame limit of " + peerMaxFrame + " bytes"));
+                }
+                return;
+            }
+            Throwable cause = error instanceof CompletionException && error.getCause() != null
+                    ? error.getCause() : error;
+            if (cause instanceof ControlException ce) {
+                ErrorCode code = ce.code().isFatal() ? ErrorCode.REQUEST_REJECTED : ce.code();
+                String text = ce.getMessage().startsWith(ce.code() + ": ")
+                        ? ce.getMessage().substring(ce.code().toString().length() + 2) : ce.getMessage();
+                send(id, new ErrorMsg(code.code(), text));
+            } else {
+                metrics.handlerErrors.incrementAndGet();
+                warnOnce("control connection {}: {} handler failed: {}", describePeer(), type, cause.toString());
+                LOG.debug("handler failure", cause);
+                send(id, new ErrorMsg(ErrorCode.HANDLER_ERROR.code(), type
+                        + " handler failed on the remote endpoint (details in its log)"));
+            }
+        });
+    }
+
+    private static <T> CompletionStage<T> nonNull(CompletionStage<T> s) {
+        if (s == null) {
+            throw new IllegalStateException("handler returned a null CompletionStage");
+        }
+        return s;
+    }
+
+    // ---- outbound --------------------------------------------------------------------------------------------------
+
+    private void send(long requestId, Msg msg) {
+        Channel ch = channel;
+        ByteBuf buf = ch.alloc().buffer();
+        FrameEncoder.encode(new Frame(requestId, msg), buf);
+        metrics.framesSent.incrementAndGet();
+        ch.writeAndFlush(buf, ch.voidPromise());
+    }
+
+    /** Sends unless the body exceeds the peer's limit; returns false (nothing sent) if it does. */
+    private boolean sendChecked(long requestId, Msg msg) {
+        Channel ch = channel;
+        ByteBuf buf = ch.alloc().buffer();
+        FrameEncoder.encode(new Frame(requestId, msg), buf);
+        if (buf.readableBytes() - WireFormat.HEADER_LENGTH > peerMaxFrame) {
+            buf.release();
+            return false;
+        }
+        metrics.framesSent.incrementAndGet();
+        ch.writeAndFlush(buf, ch.voidPromise());
+        return true;
+    }
+
+    /** Sends an ERROR and closes; logs once per connection. */
+    private void fatal(ErrorCode code, String message, long requestId) {
+        fatal(code, message, requestId, null);
+    }
+
+    /** As above; {@code localDetail} (e.g. an exception) is logged here but never sent to the peer. */
+    private void fatal(ErrorCode code, String message, long requestId, Object localDetail) {
+        if (state == State.CLOSING) {
+            return;
+        }
+        state = State.CLOSING;
+        ControlException ex = new ControlException(code, message + (localDetail != null ? " (" + localDetail + ")"
+                : ""));
+        closeCause = ex;
+        warnOnce("control connection {}: {}: {}; closing", describePeer(), code, message
+                + (localDetail != null ? " (" + localDetail + ")" : ""));
+        Channel ch = channel;
+        ch.config().setAutoRead(false);
+        if (!ch.isActive()) {
+            ch.close();
+            return;
+        }
+        ByteBuf buf = ch.alloc().buffer();
+        FrameEncoder.encode(new Frame(requestId, new ErrorMsg(code.code(), message)), buf);
+        metrics.framesSent.incrementAndGet();
+        ch.writeAndFlush(buf).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    private void warnOnce(String format, Object... args) {
+        if (!warned) {
+            warned = true;
+            metrics.warningsLogged.incrementAndGet();
+            LOG.warn(format, args);
+        } else if (LOG.isDebugEnabled()) {
+            LOG.debug(format, args);
+        }
+    }
+
+    private String describePeer() {
+        Channel ch = channel;
+        return (ch != null ? String.valueOf(ch.remoteAddress()) : "?") + " [" + peerEndpointId + "]";
+    }
+
+    private <T> CompletableFuture<T> request(Msg msg, Duration timeout, Function<Msg, T> mapper) {
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("timeout must be positive: " + timeout));
+        }
+        if (closed || state == State.CLOSING) {
+            return CompletableFuture.failedFuture(new ControlClosedException("control connection to "
+                    + describePeer() + " is closed", closeCause));
+        }
+        if (state != State.ESTABLISHED) {
+            return CompletableFuture.failedFuture(new IllegalStateException("the session is not set up yet"));
+        }
+        if (pending.size() >= config.maxPendingRequests()) {
+            return CompletableFuture.failedFuture(new ControlException(ErrorCode.OVERLOADED, "more than "
+                    + config.maxPendingRequests() + " requests pending on " + describePeer()));
+        }
+        Channel ch = channel;
+        long id = nextRequestId.getAndIncrement();
+        ByteBuf buf = ch.alloc().buffer();
+        try {
+            FrameEncoder.encode(new Frame(id, msg), buf);
+        } catch (RuntimeException e) {
+            buf.release();
+            return CompletableFuture.failedFuture(e);
+        }
+        int body = buf.readableBytes() - WireFormat.HEADER_LENGTH;
+        int limit = Math.min(peerMaxFrame, config.maxFrameLength());
+        if (body > limit) {
+            buf.release();
+            return CompletableFuture.failedFuture(new IllegalArgumentException(msg.type() + " body of " + body
+                    + " bytes exceeds the frame limit of " + limit + " bytes"));
+        }
+        CompletableFuture<Msg> f = new CompletableFuture<>();
+        long timeoutMs = Math.max(1, timeout.toMillis());
+        ScheduledFuture<?> timer = ch.eventLoop().schedule(() -> {
+            Pending p = pending.remove(id);
+            if (p != null) {
+                metrics.requestTimeouts.incrementAndGet();
+                p.future().completeExceptionally(new ControlTimeoutException(msg.type() + " request " + id + " to "
+                        + describePeer() + " got no response within " + timeoutMs + " ms"));
+            }
+        }, timeoutMs, TimeUnit.MILLISECONDS);
+        pending.put(id, new Pending(msg.type(), f, System.nanoTime(), timer));
+        if (closed) { // raced with channelInactive, which may have drained the map before our put
+            Pending p = pending.remove(id);
+            if (p != null) {
+                timer.cancel(false);
+                buf.release();
+                p.future().completeExceptionally(new ControlClosedException("control connection to "
+                        + describePeer() + " is closed", closeCause));
+            }
+            return f.thenApply(mapper);
+        }
+        metrics.framesSent.incrementAndGet();
+        ch.writeAndFlush(buf).addListener(w -> {
+            if (!w.isSuccess()) {
+                Pending p = pending.remove(id);
+                if (p != null) {
+                    timer.cancel(false);
+                    p.future().completeExceptionally(new ControlClosedException("could not send " + msg.type()
+                            + " to " + describePeer(), w.cause()));
+                }
+            }
+        });
+        return f.thenApply(mapper);
+    }
+
+    // ---- ControlSession ----------------------------------------------------------------------------------------------
+
+    @Override
+    public long sessionId() {
+        return sessionId;
+    }
+
+    @Override
+    public String localEndpointId() {
+        return config.endpointId();
+    }
+
+    @Override
+    public String peerEndpointId() {
+        return peerEndpointId;
+    }
+
+    @Override
+    public InetSocketAddress peerDataAddress() {
+        return peerData;
+    }
+
+    @Override
+    public SocketAddress remoteAddress() {
+        Channel ch = channel;
+        return ch == null ? null : ch.remoteAddress();
+    }
+
+    @Override
+    public int protocolVersion() {
+        return version;
+    }
+
+    @Override
+    public boolean isActive() {
+        return !closed && state == State.ESTABLISHED;
+    }
+
+    @Override
+    public CompletableFuture<JobDecision> announceJob(JobAnnouncement job) {
+        return announceJob(job, config.requestTimeout());
+    }
+
+    @Override
+    public CompletableFuture<JobDecision> announceJob(JobAnnouncement job, Duration timeout) {
+        if (job == null) {
+            return CompletableFuture.failedFuture(new NullPointerException("job"));
+        }
+        return request(new JobAnnounce(job), timeout, m -> {
+            if (m instanceof JobAccept a) {
+                checkJob(job.jobId(), a.jobId());
+                return JobDecision.accept();
+            }
+            JobReject r = (JobReject) m;
+            checkJob(job.jobId(), r.jobId());
+            return JobDecision.reject(r.reason());
+        });
+    }
+
+    private static void checkJob(int expected, int actual) {
+        if (expected != actual) {
+            throw new ControlException(ErrorCode.UNEXPECTED_MESSAGE, "decision for job "
+                    + Integer.toUnsignedString(actual) + " in answer to job " + Integer.toUnsignedString(expected));
+        }
+    }
+
+    @Override
+    public CompletableFuture<byte[]> requestData(int jobId, byte[] request) {
+        return requestData(jobId, request, config.requestTimeout());
+    }
+
+    @Override
+    public CompletableFuture<byte[]> requestData(int jobId, byte[] request, Duration timeout) {
+        byte[] copy = request == null ? new byte[0] : request.clone();
+        return request(new DataRequest(jobId, copy), timeout, m -> ((DataResponse) m).payload());
+    }
+
+    @Override
+    public CompletableFuture<Void> updateMsr(MsrUpdate update) {
+        return updateMsr(update, config.requestTimeout());
+    }
+
+    @Override
+    public CompletableFuture<Void> updateMsr(MsrUpdate update, Duration timeout) {
+        if (update == null) {
+            return CompletableFuture.failedFuture(new NullPointerException("update"));
+        }
+        return request(new MsrUpdateMsg(update), timeout, m -> null);
+    }
+
+    @Override
+    public CompletableFuture<Void> sendReport(JobReport report) {
+        return sendReport(report, config.requestTimeout());
+    }
+
+    @Override
+    public CompletableFuture<Void> sendReport(JobReport report, Duration timeout) {
+        if (report == null) {
+            return CompletableFuture.failedFuture(new NullPointerException("report"));
+        }
+        return request(new JobReportMsg(report), timeout, m -> null);
+    }
+
+    @Override
+    public CompletableFuture<Duration> ping() {
+        long start = System.nanoTime();
+        return request(new Ping(), config.requestTimeout(), m -> Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    @Override
+    public CompletableFuture<Void> closeFuture() {
+        return closeFuture;
+    }
+
+    @Override
+    public void close() {
+        Channel ch = channel;
+        if (ch == null) {
+            return;
+        }
+        if (closeCause == null) {
+            closeCause = new ControlClosedException("closed locally", null);
+        }
+        ch.close();
+        if (!ch.eventLoop().inEventLoop()) {
+            try { // channelInactive (pending requests failed, data-plane session closed) has run when this returns
+                closeFuture.get(config.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                LOG.debug("control connection {} did not close in time", describePeer(), e);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ControlSession{" + role + ", peer=" + describePeer() + ", session=" + Long.toHexString(sessionId)
+                + ", state=" + state + "}";
+    }
+}

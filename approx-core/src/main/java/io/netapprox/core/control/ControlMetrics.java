@@ -1,0 +1,171 @@
+package io.netapprox.core.control;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Counters of one {@link ControlServer} or {@link ControlClientFactory} (all its connections). Thread-safe;
+ * values only grow.
+ */
+public final class ControlMetrics {
+    final AtomicLong connectionsOpened = new AtomicLong();
+    final AtomicLong connectionsClosed = new AtomicLong();
+    final AtomicLong framesReceived = new AtomicLong();
+    final AtomicLong framesSent = new AtomicLong();
+    final AtomicLong malformedFrames = new AtomicLong();
+    final AtomicLong versionMismatches = new AtomicLong();
+    final AtomicLong oversizedFrames = new AtomicLong();
+    final AtomicLong unknownMessageTypes = new AtomicLong();
+    final AtomicLong unexpectedMessages = new AtomicLong();
+    final AtomicLong authSuccesses = new AtomicLong();
+    final AtomicLong authFailures = new AtomicLong();
+    final AtomicLong handshakeTimeouts = new AtomicLong();
+    final AtomicLong idleTimeouts = new AtomicLong();
+    final AtomicLong sessionsOpened = new AtomicLong();
+    final AtomicLong sessionsClosed = new AtomicLong();
+    final AtomicLong sessionFailures = new AtomicLong();
+    final AtomicLong requestTimeouts = new AtomicLong();
+    final AtomicLong handlerErrors = new AtomicLong();
+    final AtomicLong lateResponses = new AtomicLong();
+    final AtomicLong errorsReceived = new AtomicLong();
+    final AtomicLong ioErrors = new AtomicLong();
+    final AtomicLong warningsLogged = new AtomicLong();
+
+    public long connectionsOpened() {
+        return connectionsOpened.get();
+    }
+
+    public long connectionsClosed() {
+        return connectionsClosed.get();
+    }
+
+    public long activeConnections() {
+        return connectionsOpened.get() - connectionsClosed.get();
+    }
+
+    public long framesReceived() {
+        return framesReceived.get();
+    }
+
+    public long framesSent() {
+        return framesSent.get();
+    }
+
+    /** Frames rejected as malformed (bad magic, truncated, bad field lengths or values, trailing bytes). */
+    public long malformedFrames() {
+        return malformedFrames.get();
+    }
+
+    public long versionMismatches() {
+        return versionMismatches.get();
+    }
+
+    public long oversizedFrames() {
+        return oversizedFrames.get();
+    }
+
+    public long unknownMessageTypes() {
+        return unknownMessageTypes.get();
+    }
+
+    /** Well-formed messages that arrived in a state that does not allow them. */
+    public long unexpectedMessages() {
+        return unexpectedMessages.get();
+    }
+
+    public long authSuccesses() {
+        return authSuccesses.get();
+    }
+
+    public long authFailures() {
+        return authFailures.get();
+    }
+
+    public long handshakeTimeouts() {
+        return handshakeTimeouts.get();
+    }
+
+    public long idleTimeouts() {
+        return idleTimeouts.get();
+    }
+
+    public long sessionsOpened() {
+        return sessionsOpened.get();
+    }
+
+    public long sessionsClosed() {
+        return sessionsClosed.get();
+    }
+
+    /** Sessions the data plane or the handler refused. */
+    public long sessionFailures() {
+        return sessionFailures.get();
+    }
+
+    /** Outbound requests that got no response in time. */
+    public long requestTimeouts() {
+        return requestTimeouts.get();
+    }
+
+    /** Inbound requests whose handler failed unexpectedly (not a deliberate {@link ControlException}). */
+    public long handlerErrors() {
+        return handlerErrors.get();
+    }
+
+    /** Responses that arrived for no pending request (typically after the request timed out). */
+    public long lateResponses() {
+        return lateResponses.get();
+    }
+
+    /** ERROR frames received from peers. */
+    public long errorsReceived() {
+        return errorsReceived.get();
+    }
+
+    /** Connections that ended with an I/O error (reset, TLS failure). */
+    public long ioErrors() {
+        return ioErrors.get();
+    }
+
+    /**
+     * WARN lines logged by the control plane. A misbehaving connection logs at most one (its first failure); the
+     * rest goes to DEBUG and to the counters above.
+     */
+    public long warningsLogged() {
+        return warningsLogged.get();
+    }
+
+    /** All counters by name. */
+    public Map<String, Long> snapshot() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("connectionsOpened", connectionsOpened());
+        m.put("connectionsClosed", connectionsClosed());
+        m.put("framesReceived", framesReceived());
+        m.put("framesSent", framesSent());
+        m.put("malformedFrames", malformedFrames());
+        m.put("versionMismatches", versionMismatches());
+        m.put("oversizedFrames", oversizedFrames());
+        m.put("unknownMessageTypes", unknownMessageTypes());
+        m.put("unexpectedMessages", unexpectedMessages());
+        m.put("authSuccesses", authSuccesses());
+        m.put("authFailures", authFailures());
+        m.put("handshakeTimeouts", handshakeTimeouts());
+        m.put("idleTimeouts", idleTimeouts());
+        m.put("sessionsOpened", sessionsOpened());
+        m.put("sessionsClosed", sessionsClosed());
+        m.put("sessionFailures", sessionFailures());
+        m.put("requestTimeouts", requestTimeouts());
+        m.put("handlerErrors", handlerErrors());
+        m.put("lateResponses", lateResponses());
+        m.put("errorsReceived", errorsReceived());
+        m.put("ioErrors", ioErrors());
+        m.put("warningsLogged", warningsLogged());
+        return m;
+    }
+
+    @Override
+    public String toString() {
+        return "ControlMetrics" + snapshot();
+    }
+}

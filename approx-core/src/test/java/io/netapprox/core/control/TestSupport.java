@@ -1,0 +1,186 @@
+package io.netapprox.core.control;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.netapprox.core.control.Messages.ErrorMsg;
+import io.netapprox.core.control.Messages.Frame;
+import io.netapprox.core.control.Messages.Msg;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+final class TestSupport {
+    static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+    private TestSupport() {
+    }
+
+    static ControlConfig.Builder serverConfig() {
+        return ControlConfig.builder().bindAddress(LOOPBACK).port(0).endpointId("server")
+                .shutdownTimeout(Duration.ofSeconds(3));
+    }
+
+    static ControlConfig.Builder clientConfig() {
+        return ControlConfig.builder().endpointId("client").connectTimeout(Duration.ofSeconds(5))
+                .shutdownTimeout(Duration.ofSeconds(3));
+    }
+
+    static InetSocketAddress addressOf(ControlServer server) {
+        return new InetSocketAddress(LOOPBACK, server.port());
+    }
+
+    static <T> T await(CompletableFuture<T> f) throws Exception {
+        try {
+            return f.get(10, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof Exception ex) {
+                throw ex;
+            }
+            throw e;
+        }
+    }
+
+    /** The cause a future failed with (fails the test if it completes normally). */
+    static Throwable failure(CompletableFuture<?> f) throws Exception {
+        try {
+            f.get(10, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            Throwable t = e.getCause();
+            while (t instanceof java.util.concurrent.CompletionException && t.getCause() != null) {
+                t = t.getCause();
+            }
+            return t;
+        }
+        return fail("expected the future to fail, it completed normally");
+    }
+
+    static void eventually(String what, BooleanSupplier cond) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                fail("timed out waiting for: " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    // ---- raw-socket peer ---------------------------------------------------------------------------------------------
+
+    static Socket rawConnect(ControlServer server) throws IOException {
+        Socket s = new Socket(LOOPBACK, server.port());
+        s.setSoTimeout(10_000);
+        return s;
+    }
+
+    static byte[] encode(long requestId, Msg msg) {
+        ByteBuf buf = Unpooled.buffer();
+        FrameEncoder.encode(new Frame(requestId, msg), buf);
+        byte[] b = new byte[buf.readableBytes()];
+        buf.readBytes(b);
+        buf.release();
+        return b;
+    }
+
+    /** A frame with an arbitrary header and body. */
+    static byte[] rawFrame(int magic, int version, int type, long requestId, long bodyLength, byte[] body) {
+        ByteBuf buf = Unpooled.buffer();
+        buf.writeShort(magic);
+        buf.writeByte(version);
+        buf.writeByte(type);
+        buf.writeLong(requestId);
+        buf.writeInt((int) bodyLength);
+        buf.writeBytes(body);
+        byte[] b = new byte[buf.readableBytes()];
+        buf.readBytes(b);
+        buf.release();
+        return b;
+    }
+
+    static byte[] rawFrame(MessageType type, long requestId, byte[] body) {
+        return rawFrame(WireFormat.MAGIC, WireFormat.VERSION, type.code, requestId, body.length, body);
+    }
+
+    static byte[] body(Msg msg) {
+        return Auth.bodyBytes(msg);
+    }
+
+    static Messages.Hello hello(String id, int udpPort) {
+        return new Messages.Hello(1, 1, 1 << 20, id, LOOPBACK, udpPort);
+    }
+
+    /** Reads one frame from a raw socket (the client side of the test); null at EOF. */
+    static Frame readFrame(Socket s) throws IOException {
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        byte[] header = new byte[WireFormat.HEADER_LENGTH];
+        try {
+            in.readFully(header);
+        } catch (EOFException e) {
+            return null;
+        }
+        ByteBuf h = Unpooled.wrappedBuffer(header);
+        assertEquals(WireFormat.MAGIC, h.readUnsignedShort(), "magic");
+        assertEquals(WireFormat.VERSION, h.readUnsignedByte(), "version");
+        MessageType type = MessageType.fromCode(h.readUnsignedByte());
+        long reqId = h.readLong();
+        int len = h.readInt();
+        byte[] body = new byte[len];
+        in.readFully(body);
+        return new Frame(reqId, WireFormat.decodeBody(type, Unpooled.wrappedBuffer(body)));
+    }
+
+    /** Reads frames until an ERROR arrives (skipping e.g. PINGs) and returns it. */
+    static ErrorMsg readError(Socket s) throws IOException {
+        for (int i = 0; i < 100; i++) {
+            Frame f = readFrame(s);
+            assertTrue(f != null, "connection closed without an ERROR frame");
+            if (f.msg() instanceof ErrorMsg e) {
+                return e;
+            }
+        }
+        return fail("no ERROR frame");
+    }
+
+    /** Asserts the server closed the connection (EOF or reset) within the socket timeout. */
+    static void assertClosedByPeer(Socket s) throws IOException {
+        InputStream in = s.getInputStream();
+        try {
+            byte[] buf = new byte[4096];
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (System.nanoTime() < deadline) {
+                if (in.read(buf) < 0) {
+                    return;
+                }
+            }
+            fail("connection still open");
+        } catch (SocketTimeoutException e) {
+            fail("connection still open after the socket timeout");
+        } catch (IOException e) {
+            // connection reset: closed as well
+        }
+    }
+
+    static int openFileDescriptors() {
+        String[] fds = new java.io.File("/proc/self/fd").list();
+        return fds == null ? -1 : fds.length;
+    }
+
+    static long controlThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.isAlive() && t.getName().startsWith("netapprox-ctl")).count();
+    }
+}

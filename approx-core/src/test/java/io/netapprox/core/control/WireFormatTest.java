@@ -1,0 +1,206 @@
+package io.netapprox.core.control;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netapprox.core.control.Messages.DecodeFailure;
+import io.netapprox.core.control.Messages.Frame;
+import io.netapprox.core.control.Messages.Msg;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/** Codec round trips and a decoder fuzz: strict, exception-free, at most one failure per connection. */
+class WireFormatTest {
+
+    static List<Msg> samples() throws Exception {
+        JobReport report = new JobReport(-1, 3, 99, 5, 0.125, new long[] {1, 2, 3},
+                List.of(new GroupReport(Long.MIN_VALUE, 1000, IdSet.ofRange(0, 500), IdSet.of(600, 602, 604, 999)),
+                        new GroupReport(7, 0, IdSet.empty(), IdSet.empty())));
+        return List.of(
+                new Messages.Hello(1, 3, 1 << 20, "exec-1@host", InetAddress.getByName("::1"), 65535),
+                new Messages.Hello(1, 1, 4096, "no-udp", null, 0),
+                new Messages.HelloAck(1, true, 1 << 20, "srv", InetAddress.getByName("10.0.0.1"), 1, new byte[32]),
+                new Messages.HelloAck(1, false, 1 << 20, "srv", InetAddress.getByName("10.0.0.1"), 1, new byte[0]),
+                new Messages.AuthResponse(new byte[32], new byte[32]),
+                new Messages.AuthOk(new byte[32]),
+                new Messages.SessionSetup(),
+                new Messages.SessionSetupAck(-5L, new byte[32]),
+                new Messages.JobAnnounce(JobAnnouncement.ofGroups(1, List.of(new GroupSpec(1, 10, 0.3),
+                        new GroupSpec(2, 20, 1.0)), true, new byte[] {9, 8})),
+                new Messages.JobAnnounce(JobAnnouncement.global(2, 100, 0.0, false, null)),
+                new Messages.JobAccept(4),
+                new Messages.JobReject(4, "nope \u00e9\u4e2d"),
+                new Messages.DataRequest(7, new byte[] {1, 2, 3}),
+                new Messages.DataResponse(new byte[0]),
+                new Messages.MsrUpdateMsg(MsrUpdate.of(3, 2, 0.75)),
+                new Messages.JobReportMsg(report),
+                new Messages.Ack(),
+                new Messages.ErrorMsg(ErrorCode.AUTH_FAILED.code(), "bad"),
+                new Messages.Ping(),
+                new Messages.Pong());
+    }
+
+    private static byte[] frameBytes(long id, Msg m) {
+        return TestSupport.encode(id, m);
+    }
+
+    @Test
+    void everyMessageRoundTripsThroughTheDecoder() throws Exception {
+        for (Msg m : samples()) {
+            byte[] bytes = frameBytes(42, m);
+            EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1 << 20));
+            ch.writeInbound(Unpooled.wrappedBuffer(bytes));
+            Frame f = assertInstanceOf(Frame.class, ch.readInbound(), m.toString());
+            assertEquals(42, f.requestId());
+            assertEquals(m.type(), f.type());
+            // Canonical: re-encoding the decoded message gives the same bytes.
+            assertArrayEquals(bytes, frameBytes(42, f.msg()), m.type().toString());
+            assertFalse(ch.finish());
+        }
+    }
+
+    @Test
+    void framesSplitAtEveryByteBoundaryDecode() throws Exception {
+        byte[] all = new byte[0];
+        List<Msg> msgs = samples();
+        for (Msg m : msgs) {
+            byte[] b = frameBytes(1, m);
+            byte[] n = new byte[all.length + b.length];
+            System.arraycopy(all, 0, n, 0, all.length);
+            System.arraycopy(b, 0, n, all.length, b.length);
+            all = n;
+        }
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1 << 20));
+        for (byte x : all) {
+            ch.writeInbound(Unpooled.wrappedBuffer(new byte[] {x}));
+        }
+        for (Msg m : msgs) {
+            Frame f = assertInstanceOf(Frame.class, ch.readInbound());
+            assertEquals(m.type(), f.type());
+        }
+        assertFalse(ch.finish());
+    }
+
+    @Test
+    void fuzzedInputNeverThrowsAndFailsAtMostOnce() throws Exception {
+        Random rnd = new Random(20240601);
+        List<byte[]> valid = new ArrayList<>();
+        for (Msg m : samples()) {
+            valid.add(frameBytes(rnd.nextLong(), m));
+        }
+        int failures = 0;
+        for (int trial = 0; trial < 20_000; trial++) {
+            byte[] input;
+            if (trial % 2 == 0) { // bit flips and truncations of valid frames
+                input = valid.get(rnd.nextInt(valid.size())).clone();
+                int flips = 1 + rnd.nextInt(4);
+                for (int k = 0; k < flips; k++) {
+                    input[rnd.nextInt(input.length)] ^= (byte) (1 << rnd.nextInt(8));
+                }
+                if (rnd.nextInt(4) == 0) {
+                    input = java.util.Arrays.copyOf(input, rnd.nextInt(input.length + 1));
+                }
+            } else { // a valid header with a random body
+                byte[] body = new byte[rnd.nextInt(200)];
+                rnd.nextBytes(body);
+                MessageType t = MessageType.values()[rnd.nextInt(MessageType.values().length)];
+                input = TestSupport.rawFrame(t, 1, body);
+            }
+            EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1 << 20));
+            ch.writeInbound(Unpooled.wrappedBuffer(input)); // throws if the decoder throws
+            ch.writeInbound(Unpooled.wrappedBuffer(input)); // input after a failure is ignored
+            ch.finish();
+            int decodeFailures = 0;
+            for (Object o; (o = ch.readInbound()) != null; ) {
+                if (o instanceof DecodeFailure) {
+                    decodeFailures++;
+                } else {
+                    Frame f = assertInstanceOf(Frame.class, o);
+                    assertTrue(decodeFailures == 0, "no frame after a failure");
+                    // Anything that decodes is canonical.
+                    byte[] again = frameBytes(f.requestId(), f.msg());
+                    EmbeddedChannel ch2 = new EmbeddedChannel(new FrameDecoder(1 << 20));
+                    ch2.writeInbound(Unpooled.wrappedBuffer(again));
+                    assertInstanceOf(Frame.class, ch2.readInbound());
+                }
+            }
+            assertTrue(decodeFailures <= 1);
+            failures += decodeFailures;
+        }
+        assertTrue(failures > 10_000, "the fuzz mostly produces invalid input: " + failures);
+    }
+
+    @Test
+    void idSetsChooseTheSmallerEncodingAndRoundTrip() {
+        Random rnd = new Random(3);
+        for (int trial = 0; trial < 500; trial++) {
+            int n = rnd.nextInt(300);
+            int[] ids = new int[n];
+            int spread = 1 + rnd.nextInt(5000);
+            int base = rnd.nextInt(1 << 20);
+            for (int i = 0; i < n; i++) {
+                ids[i] = base + rnd.nextInt(spread);
+            }
+            IdSet s = IdSet.of(ids);
+            java.util.TreeSet<Integer> expect = new java.util.TreeSet<>();
+            for (int id : ids) {
+                expect.add(id);
+            }
+            assertEquals(expect.size(), s.cardinality());
+            int[] arr = s.toArray();
+            int k = 0;
+            for (int id : expect) {
+                assertEquals(id, arr[k++]);
+                assertTrue(s.contains(id));
+            }
+            assertFalse(s.contains(base + spread + 1));
+            ByteBuf buf = Unpooled.buffer();
+            s.encode(buf);
+            assertEquals(s.encodedLength(), buf.readableBytes());
+            IdSet back = IdSet.decode(buf, "x");
+            assertEquals(s, back);
+            assertFalse(buf.isReadable());
+        }
+        assertEquals(IdSet.ofRange(5, 1000), IdSet.of(java.util.stream.IntStream.range(5, 1005).toArray()));
+        assertThrows(IllegalArgumentException.class, () -> IdSet.of(-1));
+    }
+
+    @Test
+    void idSetRejectsNonCanonicalOrOversizedEncodings() {
+        ByteBuf padding = Unpooled.buffer().writeByte(IdSet.ENC_BITSET).writeInt(0).writeInt(3).writeByte(0xFF);
+        assertThrows(WireFormat.MalformedException.class, () -> IdSet.decode(padding, "x"));
+        ByteBuf huge = Unpooled.buffer().writeByte(IdSet.ENC_BITSET).writeInt(0).writeInt(0x7FFF_FFFF);
+        assertThrows(WireFormat.MalformedException.class, () -> IdSet.decode(huge, "x"));
+        ByteBuf adjacent = Unpooled.buffer().writeByte(IdSet.ENC_RANGES).writeInt(2).writeInt(0).writeInt(5)
+                .writeInt(5).writeInt(1);
+        assertThrows(WireFormat.MalformedException.class, () -> IdSet.decode(adjacent, "x"));
+        ByteBuf overflow = Unpooled.buffer().writeByte(IdSet.ENC_RANGES).writeInt(1).writeInt(0x7FFF_FFFF)
+                .writeInt(2);
+        assertThrows(WireFormat.MalformedException.class, () -> IdSet.decode(overflow, "x"));
+        ByteBuf unknown = Unpooled.buffer().writeByte(7);
+        assertThrows(WireFormat.MalformedException.class, () -> IdSet.decode(unknown, "x"));
+    }
+
+    @Test
+    void valueTypesValidate() {
+        assertThrows(IllegalArgumentException.class, () -> new GroupSpec(1, 10, 1.01));
+        assertThrows(IllegalArgumentException.class, () -> new GroupSpec(1, 10, Double.NaN));
+        assertThrows(IllegalArgumentException.class, () -> new GroupSpec(1, -1, 0.5));
+        assertThrows(IllegalArgumentException.class, () -> JobAnnouncement.ofGroups(1, List.of(), false, null));
+        assertThrows(IllegalArgumentException.class, () -> new MsrUpdate(1, List.of()));
+        assertThrows(IllegalArgumentException.class, () -> new JobReport(1, 0, 0, 0, 2.0, null, List.of()));
+        assertThrows(IllegalArgumentException.class, () -> new JobReport(1, 0, 0, 0, 0.0, new long[9], List.of()));
+        assertThrows(IllegalArgumentException.class,
+                () -> new GroupReport(1, 2, IdSet.ofRange(0, 2), IdSet.ofRange(2, 1)));
+    }
+}
