@@ -5,7 +5,8 @@
 #
 #   benchmarks/netlab/veth_goodput.sh [path/to/atp-perf]
 #   env: MESSAGES (default 16384), SIZE (default 65536 = 64 KiB), RATE_GBPS (ATP R_max, default 40),
-#        MODE (default full), OUT (directory for the JSON results, default benchmarks/results/veth_goodput)
+#        MODE (default full), OUT (directory for the JSON results, default benchmarks/results/veth_goodput),
+#        ATP_ARGS (extra atp-perf flags for both ATP ends, e.g. "--no-payload-auth")
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -48,14 +49,16 @@ ip -n "$NS_A" link set lo up
 ip -n "$NS_B" link set lo up
 
 mkdir -p "$OUT"
-ip netns exec "$NS_B" "$perf" server --bind "$IP_B" --port "$PORT" --rate-gbps "$RATE_GBPS" \
+ATP_ARGS="${ATP_ARGS:-}"
+# shellcheck disable=SC2086  # ATP_ARGS is a list of flags
+ip netns exec "$NS_B" "$perf" server --bind "$IP_B" --port "$PORT" --rate-gbps "$RATE_GBPS" $ATP_ARGS \
   2> "$OUT/server.log" &
 server_pid=$!
 sleep 0.5
 
 echo "== ATP ($MODE, MSR=1): $MESSAGES x $SIZE bytes over veth (MTU 1500), R_max $RATE_GBPS Gbit/s" >&2
 ip netns exec "$NS_A" "$perf" client --connect "$IP_B" --port "$PORT" --messages "$MESSAGES" --size "$SIZE" \
-  --groups 1.0 --mode "$MODE" --rate-gbps "$RATE_GBPS" --json "$OUT/atp.json" > /dev/null
+  --groups 1.0 --mode "$MODE" --rate-gbps "$RATE_GBPS" $ATP_ARGS --json "$OUT/atp.json" > /dev/null
 echo "== TCP: same messages, one connection, same path" >&2
 ip netns exec "$NS_A" "$perf" client --connect "$IP_B" --port "$PORT" --messages "$MESSAGES" --size "$SIZE" \
   --tcp --json "$OUT/tcp.json" > /dev/null
