@@ -557,7 +557,13 @@ void Driver::move_events_locked() {
     moved = true;
     ++io_events_moved_;
   }
-  if (moved) events_cv_.notify_all();
+  if (moved) {
+    events_cv_.notify_all();
+    // A job or session that ended shows up as an event: wake producers blocked in submit_wait so they see
+    // kNotFound/kClosed at once instead of waiting out their timeout.
+    ++space_gen_;
+    space_cv_.notify_all();
+  }
 }
 
 int Driver::poll_events(atp::Event* out, int max, int timeout_ms) {
