@@ -20,9 +20,25 @@ import java.util.List;
  *   <li>{@link #proportion}: the mean of a 0/1 indicator, with a Wilson score interval at the effective
  *       sample size {@code R(1-R)/Var} (so it stays inside [0, 1] and behaves near 0 and 1).</li>
  * </ul>
- * Intervals are {@code estimate +- c * sqrt(Var)} with {@code c} from {@link CriticalValues#twoSided}: Student's
- * t with {@code n_g - 1} degrees of freedom for one stratum, and the Welch-Satterthwaite effective degrees of
- * freedom {@code (sum a_g)^2 / sum a_g^2/(n_g - 1)} over strata, Normal when that is at least 100.
+ * <p><b>Intervals</b> for sum, count and mean are built from the studentized statistic
+ * {@code T = (estimate - truth) / sqrt(Var)} in two steps that reduce to the classical
+ * {@code estimate +- c sqrt(Var)} (Student t, Welch-Satterthwaite df) for Normal-looking data:
+ * <ol>
+ *   <li><b>Critical value</b> {@code c} from {@link CriticalValues#twoSided} (Student t, Normal once df >= 100)
+ *       at the Welch-Satterthwaite degrees of freedom {@code 2 Var^2 / sum_g Var(a_g)} of the variance
+ *       estimate, {@code a_g = N_g^2 (1 - f_g) s_g^2 / n_g}, with
+ *       {@code Var(a_g) = a_g^2 (2/(n_g - 1) + (1/n_g - 1/N_g) kappa_g)}: {@code kappa_g} is the stratum's
+ *       excess kurtosis (bias-adjusted {@code G2} minus two Normal-theory standard errors, floored at 0). With
+ *       {@code kappa = 0} this is the usual {@code (sum a_g)^2 / sum a_g^2/(n_g - 1)}; heavy tails make the
+ *       variance estimate unstable and lower the df.</li>
+ *   <li><b>Skewness correction</b> (Hall 1992, generalised to stratified sampling without replacement; see
+ *       {@code bounds}): the interval is shifted towards the long tail using the strata's third k-statistics
+ *       ({@code k3 (1 - f)(1 - 2f)} for the skewness of the estimator, {@code k3 (1 - f)^2} for its
+ *       covariance with the variance estimate), each soft-thresholded at two Normal-theory standard errors of
+ *       the sample skewness so that small symmetric samples keep the t interval.</li>
+ * </ol>
+ * Summaries without higher moments ({@link StratumSummary.HigherMoments#NONE}) get the classical interval.
+ * Proportions use the Normal-theory df (their variance is a function of {@code p}).
  *
  * <p>Degenerate cases: a stratum whose messages were all delivered contributes no variance (so MSR = 1
  * gives a zero-width interval equal to the truth); a stratum with {@code N_g > n_g} but fewer than two
@@ -99,7 +115,9 @@ public final class StratifiedEstimator {
             double f = (double) r.sampledUnits / r.populationUnits;
             nEff = r.sampledRecords / Math.max(1e-12, 1 - f);
         }
-        double c = CriticalValues.twoSided(confidence, r.df);
+        // The Wilson interval's variance is a function of p (no separately estimated variance), so the
+        // kurtosis adjustment of the degrees of freedom does not apply.
+        double c = CriticalValues.twoSided(confidence, r.normalTheoryDf);
         double c2n = c * c / nEff;
         double center = (p + c2n / 2) / (1 + c2n);
         double half = c / (1 + c2n) * Math.sqrt(p * (1 - p) / nEff + c * c / (4 * nEff * nEff));
@@ -134,12 +152,24 @@ public final class StratifiedEstimator {
     private static final class VarianceTerms {
         double variance;
         double satterthwaiteDenominator;
+        /** The same without the kurtosis term (Normal-theory Welch-Satterthwaite). */
+        double normalTheoryDenominator;
         boolean unbounded;
         long sampled;
         long population;
         double sampledRecords;
+        /** Estimated third cumulant of the estimator, sum_g N^3 (1-f)(1-2f) k3 / n^2 (times scale^1.5). */
+        double thirdCumulant;
+        /** Estimated covariance of the estimator and its variance estimator, sum_g N^3 (1-f)^2 k3 / n^2. */
+        double covarianceWithVariance;
 
-        void add(StratumSummary s, double unitVariance, double scale) {
+        /**
+         * @param unitVariance sample variance (denominator n - 1) of the unit quantity (y, m or the residual)
+         * @param unitM3       its third sample central moment (denominator n); 0 if unknown
+         * @param unitM4       its fourth sample central moment (denominator n); 0 if unknown
+         * @param scale        factor applied to the variance (the estimator is sqrt(scale) * sum N ybar)
+         */
+        void add(StratumSummary s, double unitVariance, double unitM3, double unitM4, double scale) {
             sampled += s.sampledUnits();
             population += s.populationUnits();
             sampledRecords += s.sampledUnits() * s.meanRecords();
@@ -152,20 +182,39 @@ public final class StratifiedEstimator {
                 return;
             }
             double nPop = s.populationUnits();
-            double a = scale * nPop * nPop * (1.0 - n / nPop) * unitVariance / n;
+            double f = n / nPop;
+            double a = scale * nPop * nPop * (1.0 - f) * unitVariance / n;
             variance += a;
-            satterthwaiteDenominator += a * a / (n - 1);
+            double kurtosis = significantExcessKurtosis(n, unitVariance, unitM4);
+            // Var(s^2) ~ s^4 (2/(n-1) + (1/n - 1/N) kurtosis); Satterthwaite df = 2 V^2 / sum Var(a_g).
+            satterthwaiteDenominator += a * a * (1.0 / (n - 1) + (1.0 / n - 1.0 / nPop) * kurtosis / 2);
+            normalTheoryDenominator += a * a / (n - 1);
+            double k3 = significantThirdCumulant(n, unitVariance, unitM3);
+            if (k3 != 0) {
+                double t = Math.pow(scale, 1.5) * nPop * nPop * nPop * k3 / ((double) n * n);
+                thirdCumulant += t * (1.0 - f) * (1.0 - 2.0 * f);
+                covarianceWithVariance += t * (1.0 - f) * (1.0 - f);
+            }
         }
 
         boolean exact() {
             return sampled == population;
         }
 
+        /** Kurtosis-adjusted Welch-Satterthwaite degrees of freedom. */
         double df() {
             if (satterthwaiteDenominator <= 0) {
                 return Double.POSITIVE_INFINITY;
             }
             return variance * variance / satterthwaiteDenominator;
+        }
+
+        /** Normal-theory Welch-Satterthwaite degrees of freedom {@code (sum a_g)^2 / sum a_g^2 / (n_g - 1)}. */
+        double normalTheoryDf() {
+            if (normalTheoryDenominator <= 0) {
+                return Double.POSITIVE_INFINITY;
+            }
+            return variance * variance / normalTheoryDenominator;
         }
     }
 
@@ -179,8 +228,9 @@ public final class StratifiedEstimator {
             }
             double mean = records ? s.meanRecords() : s.meanTotal();
             double var = records ? s.varianceRecords() : s.varianceTotal();
+            StratumSummary.HigherMoments h = s.higherMoments();
             estimate += s.populationUnits() * mean;
-            t.add(s, var, 1.0);
+            t.add(s, var, records ? h.m03() : h.m30(), records ? h.m04() : h.m40(), 1.0);
         }
         return interval(estimate, t, confidence);
     }
@@ -196,14 +246,94 @@ public final class StratifiedEstimator {
         if (t.variance == 0) {
             return new ApproxResult(estimate, estimate, estimate, confidence, t.sampled, t.population);
         }
-        double half = CriticalValues.twoSided(confidence, t.df()) * Math.sqrt(t.variance);
-        return new ApproxResult(estimate, estimate - half, estimate + half, confidence, t.sampled, t.population);
+        double[] b = bounds(estimate, t.variance, t.thirdCumulant, t.covarianceWithVariance,
+                CriticalValues.twoSided(confidence, t.df()));
+        return new ApproxResult(estimate, b[0], b[1], confidence, t.sampled, t.population);
+    }
+
+    /**
+     * The third k-statistic {@code k3 = n^2 m3 / ((n-1)(n-2))}, soft-thresholded at two standard errors of the
+     * sample skewness under Normality: with {@code G1 = k3 / s^3} and
+     * {@code se = sqrt(6 (n-2) / ((n+1)(n+3)))}, returns {@code k3 * max(0, 1 - 2 se / |G1|)}. Only skewness
+     * that the sample can tell apart from noise moves the interval (so small symmetric samples keep the
+     * Student t interval); large skewness is used almost unchanged.
+     */
+    static double significantThirdCumulant(long n, double variance, double m3) {
+        if (n < 3 || m3 == 0 || !(variance > 0)) {
+            return 0.0;
+        }
+        double k3 = m3 * n * n / ((double) (n - 1) * (n - 2));
+        double g1 = k3 / (variance * Math.sqrt(variance));
+        double se = Math.sqrt(6.0 * (n - 2) / ((double) (n + 1) * (n + 3)));
+        return k3 * Math.max(0.0, 1.0 - 2.0 * se / Math.abs(g1));
+    }
+
+    /**
+     * The bias-adjusted sample excess kurtosis {@code G2 = ((n+1) g2 + 6)(n-1) / ((n-2)(n-3))},
+     * {@code g2 = m4 / m2^2 - 3}, minus two of its standard errors under Normality
+     * ({@code sqrt(24 n (n-1)^2 / ((n-3)(n-2)(n+3)(n+5)))}), floored at 0: heavy tails lower the degrees of
+     * freedom of the variance estimate, light tails never raise them above the Normal-theory value.
+     */
+    static double significantExcessKurtosis(long n, double variance, double m4) {
+        if (n < 4 || m4 == 0 || !(variance > 0)) {
+            return 0.0;
+        }
+        double m2 = variance * (n - 1) / n;
+        double g2 = m4 / (m2 * m2) - 3;
+        double big = ((n + 1) * g2 + 6) * (n - 1) / ((double) (n - 2) * (n - 3));
+        double se = Math.sqrt(24.0 * n * (n - 1) * (n - 1) / ((double) (n - 3) * (n - 2) * (n + 3) * (n + 5)));
+        return Math.max(0.0, big - 2.0 * se);
+    }
+
+    /**
+     * Skewness-corrected interval (Hall 1992's monotone cubic transformation of the studentized statistic,
+     * generalised to a stratified estimator under sampling without replacement).
+     *
+     * <p>For {@code T = (est - truth) / sqrt(Var_hat)}, with {@code A = K3(est) / Var^1.5} (the skewness of
+     * the estimator) and {@code B = Cov(est, Var_hat) / Var^1.5}, the Edgeworth expansion gives
+     * {@code E T = -B/2} and third cumulant {@code A - 3B}; so {@code g(T) = T + a T^2 + a^2 T^3 / 3 + b} with
+     * {@code a = (3B - A) / 6}, {@code b = A / 6} is Normal up to {@code O(1/n)}. For one stratum without
+     * FPC {@code A = B = g1 / sqrt(n)} and this is Hall's {@code a = g1 / (3 sqrt n)}, {@code b = g1 / (6 sqrt n)}
+     * (Johnson's 1978 modified t plus the cubic term that makes it monotone). {@code g} is invertible,
+     * {@code g^-1(y) = ((1 + 3a(y - b))^(1/3) - 1) / a}, and the interval is
+     * {@code [est - g^-1(c) sqrt(Var_hat), est - g^-1(-c) sqrt(Var_hat)]}. With zero third moments it is the
+     * symmetric {@code est +- c sqrt(Var_hat)}.
+     */
+    static double[] bounds(double estimate, double variance, double thirdCumulant, double covWithVariance,
+                           double c) {
+        double sd = Math.sqrt(variance);
+        if (!(variance > 0) || (thirdCumulant == 0 && covWithVariance == 0)) {
+            double half = c * sd;
+            return new double[] {estimate - half, estimate + half};
+        }
+        double v15 = variance * sd;
+        double skewA = thirdCumulant / v15;
+        double skewB = covWithVariance / v15;
+        double a = (3 * skewB - skewA) / 6;
+        double b = skewA / 6;
+        double low = estimate - hallInverse(c, a, b) * sd;
+        double high = estimate - hallInverse(-c, a, b) * sd;
+        return new double[] {Math.min(low, estimate), Math.max(high, estimate)};
+    }
+
+    /** Inverse of {@code g(x) = ((1 + a x)^3 - 1) / (3a) + b}. */
+    private static double hallInverse(double y, double a, double b) {
+        double u = y - b;
+        if (a == 0) {
+            return u;
+        }
+        double z = 3 * a * u;
+        double root = z > -1 ? Math.expm1(Math.log1p(z) / 3) : Math.cbrt(1 + z) - 1; // (1+z)^(1/3) - 1
+        return root / a;
     }
 
     private static final class Ratio {
         double estimate;
         double variance;
         double df;
+        double normalTheoryDf;
+        double thirdCumulant;
+        double covarianceWithVariance;
         boolean exact;
         boolean unbounded;
         long sampledUnits;
@@ -218,9 +348,12 @@ public final class StratifiedEstimator {
                 return new ApproxResult(estimate, Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY, confidence,
                         sampledUnits, populationUnits);
             }
-            double half = variance == 0 ? 0 : CriticalValues.twoSided(confidence, df) * Math.sqrt(variance);
-            return new ApproxResult(estimate, estimate - half, estimate + half, confidence, sampledUnits,
-                    populationUnits);
+            if (variance == 0) {
+                return new ApproxResult(estimate, estimate, estimate, confidence, sampledUnits, populationUnits);
+            }
+            double[] b = bounds(estimate, variance, thirdCumulant, covarianceWithVariance,
+                    CriticalValues.twoSided(confidence, df));
+            return new ApproxResult(estimate, b[0], b[1], confidence, sampledUnits, populationUnits);
         }
     }
 
@@ -244,12 +377,17 @@ public final class StratifiedEstimator {
                 continue;
             }
             double residualVar = s.varianceTotal() - 2 * r * s.covariance() + r * r * s.varianceRecords();
-            t.add(s, Math.max(0.0, residualVar), 1.0 / (records * records));
+            StratumSummary.HigherMoments h = s.higherMoments();
+            t.add(s, Math.max(0.0, residualVar), h.residualThird(r), h.residualFourth(r),
+                    1.0 / (records * records));
         }
         Ratio out = new Ratio();
         out.estimate = r;
         out.variance = t.variance;
         out.df = t.df();
+        out.normalTheoryDf = t.normalTheoryDf();
+        out.thirdCumulant = t.thirdCumulant;
+        out.covarianceWithVariance = t.covarianceWithVariance;
         out.exact = t.exact();
         out.unbounded = t.unbounded;
         out.sampledUnits = t.sampled;

@@ -11,6 +11,7 @@ import java.util.List;
 import org.apache.commons.math3.random.RandomGenerator;
 import org.apache.commons.math3.random.Well19937c;
 import org.apache.commons.math3.stat.correlation.Covariance;
+import org.apache.commons.math3.stat.descriptive.moment.Skewness;
 import org.apache.commons.math3.stat.descriptive.moment.Variance;
 import org.junit.jupiter.api.Test;
 
@@ -40,6 +41,108 @@ class AccumulatorAndValidationTest {
         assertEquals(new Variance().evaluate(y), a.varianceTotal(), 1e-8 * a.varianceTotal());
         assertEquals(new Variance().evaluate(m), a.varianceRecords(), 1e-10);
         assertEquals(new Covariance().covariance(y, m), a.covariance(), 1e-8 * Math.abs(a.covariance()));
+    }
+
+    @Test
+    void higherMomentsMatchTwoPassComputationForAddAndMerge() {
+        RandomGenerator r = new Well19937c(502);
+        int n = 777;
+        double[] y = new double[n];
+        long[] m = new long[n];
+        StratumAccumulator seq = new StratumAccumulator();
+        StratumAccumulator fromSingles = new StratumAccumulator();
+        StratumAccumulator[] parts = {new StratumAccumulator(), new StratumAccumulator(), new StratumAccumulator()};
+        for (int i = 0; i < n; i++) {
+            m[i] = 1 + r.nextInt(8);
+            y[i] = 1e5 + m[i] * Math.exp(r.nextGaussian()); // skewed, correlated with m, large offset
+            seq.add(y[i], m[i]);
+            fromSingles.merge(new StratumAccumulator().add(y[i], m[i]));
+            parts[(i * 7) % 3].add(y[i], m[i]);
+        }
+        StratumAccumulator merged = parts[2].copy().merge(parts[0]).merge(parts[1]);
+        double my = 0;
+        double mm = 0;
+        for (int i = 0; i < n; i++) {
+            my += y[i] / n;
+            mm += (double) m[i] / n;
+        }
+        double[][] direct = new double[5][5];
+        for (int i = 0; i < n; i++) {
+            for (int a = 0; a <= 4; a++) {
+                for (int b = 0; a + b <= 4; b++) {
+                    direct[a][b] += Math.pow(y[i] - my, a) * Math.pow(m[i] - mm, b) / n;
+                }
+            }
+        }
+        for (StratumAccumulator acc : List.of(seq, fromSingles, merged)) {
+            StratumSummary.HigherMoments h = acc.summarize(5000).higherMoments();
+            double[] got = {h.m30(), h.m21(), h.m12(), h.m03(), h.m40(), h.m31(), h.m22(), h.m13(), h.m04()};
+            double[] want = {direct[3][0], direct[2][1], direct[1][2], direct[0][3], direct[4][0], direct[3][1],
+                    direct[2][2], direct[1][3], direct[0][4]};
+            for (int k = 0; k < got.length; k++) {
+                assertEquals(want[k], got[k], 1e-7 * Math.abs(want[k]) + 1e-9, "moment " + k);
+            }
+        }
+        assertEquals(new Skewness().evaluate(y), seq.skewnessTotal() * Math.sqrt((double) n * (n - 1)) / (n - 2),
+                1e-8);
+        assertEquals(seq.summarize(5000).varianceTotal(), fromSingles.summarize(5000).varianceTotal(),
+                1e-9 * seq.summarize(5000).varianceTotal());
+        // Residual moments for a ratio R: the moments of y - R m computed directly.
+        double rr = my / mm;
+        double m3 = 0;
+        double m4 = 0;
+        for (int i = 0; i < n; i++) {
+            double d = (y[i] - my) - rr * (m[i] - mm);
+            m3 += d * d * d / n;
+            m4 += d * d * d * d / n;
+        }
+        StratumSummary.HigherMoments h = seq.summarize(5000).higherMoments();
+        assertEquals(m3, h.residualThird(rr), 1e-6 * Math.abs(m3) + 1e-6);
+        assertEquals(m4, h.residualFourth(rr), 1e-6 * m4);
+        assertTrue(Double.isNaN(new StratumAccumulator().add(1).add(2).skewnessTotal()));
+        assertEquals(StratumSummary.HigherMoments.NONE, new StratumAccumulator().add(1).add(2).summarize(9)
+                .higherMoments());
+    }
+
+    @Test
+    void intervalShapeFollowsSkewnessAndKurtosis() {
+        // No higher moments: the classical symmetric t interval.
+        StratumSummary plain = StratumSummary.ofSingleRecordMessages(10_000, 200, 5.0, 4.0);
+        ApproxResult p = StratifiedEstimator.mean(plain, 0.95);
+        double tHalf = CriticalValues.twoSided(0.95, 199) * 2.0 / Math.sqrt(200) * Math.sqrt(1 - 0.02);
+        assertEquals(tHalf, p.high() - p.mean(), 1e-12);
+        assertEquals(tHalf, p.mean() - p.low(), 1e-12);
+        // Skewness and kurtosis within Normal sampling noise (|g1| < 2 se, g2 < 2 se): the same interval.
+        ApproxResult noise = StratifiedEstimator.mean(
+                StratumSummary.ofSingleRecordMessages(10_000, 200, 5.0, 4.0, 0.2, 0.4), 0.95);
+        assertEquals(p.low(), noise.low(), 1e-12);
+        assertEquals(p.high(), noise.high(), 1e-12);
+        // Right skew: the interval extends further on the high side; left skew mirrors it.
+        ApproxResult right = StratifiedEstimator.mean(
+                StratumSummary.ofSingleRecordMessages(10_000, 200, 5.0, 4.0, 3.0, 0.0), 0.95);
+        ApproxResult left = StratifiedEstimator.mean(
+                StratumSummary.ofSingleRecordMessages(10_000, 200, 5.0, 4.0, -3.0, 0.0), 0.95);
+        assertTrue(right.high() - right.mean() > tHalf && right.mean() - right.low() < tHalf, right.toString());
+        assertEquals(right.high() - right.mean(), left.mean() - left.low(), 1e-12);
+        assertEquals(right.mean() - right.low(), left.high() - left.mean(), 1e-12);
+        // Heavy tails (large excess kurtosis) lower the df: a wider symmetric interval.
+        ApproxResult heavy = StratifiedEstimator.mean(
+                StratumSummary.ofSingleRecordMessages(10_000, 200, 5.0, 4.0, 0.0, 30.0), 0.95);
+        assertTrue(heavy.halfWidth() > 1.03 * tHalf, heavy.toString());
+        assertEquals(heavy.high() - heavy.mean(), heavy.mean() - heavy.low(), 1e-12);
+        // A census stays exact whatever the moments.
+        assertTrue(StratifiedEstimator.sum(
+                StratumSummary.ofSingleRecordMessages(200, 200, 5.0, 4.0, 3.0, 30.0), 0.95).isExact());
+        // Proportions keep the Normal-theory df (their variance is a function of p).
+        StratumAccumulator rare = new StratumAccumulator();
+        for (int i = 0; i < 300; i++) {
+            rare.add(i % 30 == 0 ? 1 : 0);
+        }
+        StratumSummary withMoments = rare.summarize(5000);
+        StratumSummary without = new StratumSummary(5000, 300, withMoments.meanTotal(),
+                withMoments.varianceTotal(), 1.0, 0.0, 0.0);
+        assertEquals(StratifiedEstimator.proportion(without, 0.95),
+                StratifiedEstimator.proportion(withMoments, 0.95));
     }
 
     @Test
@@ -95,6 +198,9 @@ class AccumulatorAndValidationTest {
         assertMessage(() -> new StratumSummary(10, 11, 0, 0, 1, 0, 0), "sampledUnits");
         assertMessage(() -> new StratumSummary(10, 5, Double.NaN, 0, 1, 0, 0), "meanTotal");
         assertMessage(() -> new StratumSummary(10, 5, 0, -1, 1, 0, 0), "varianceTotal");
+        assertMessage(() -> new StratumSummary(10, 5, 0, 1, 1, 0, 0, null), "higherMoments");
+        assertMessage(() -> new StratumSummary.HigherMoments(Double.NaN, 0, 0, 0, 0, 0, 0, 0, 0), "m30");
+        assertMessage(() -> new StratumSummary.HigherMoments(0, 0, 0, 0, -1, 0, 0, 0, 0), "m40");
         assertMessage(() -> new ApproxResult(1, 2, 3, 0.95, 1, 1), "low <= mean <= high");
         assertMessage(() -> new ApproxResult(1, 0, 3, 1.5, 1, 1), "confidence");
         assertMessage(() -> new ApproxResult(1, 0, 3, 0.95, 5, 1), "exceeds populationSize");
