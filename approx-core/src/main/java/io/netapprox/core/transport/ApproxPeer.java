@@ -1,0 +1,300 @@
+package io.netapprox.core.transport;
+
+import io.netapprox.core.control.ControlSession;
+import io.netapprox.core.engine.AtpException;
+import io.netapprox.core.engine.AtpMessage;
+import io.netapprox.core.engine.AtpSession;
+import io.netapprox.core.engine.IncomingJobListener;
+import io.netapprox.core.engine.JobReport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.ArrayList;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One peer of an {@link ApproxTransport}: a control connection ({@link #control()}) and its data-plane session
+ * ({@link #dataSession()}), which live and die together. Obtained from {@link ApproxTransport#connect} (we are the
+ * client) or {@link DataRequest#peer()} / {@link ApproxTransport#peers()} (the peer connected to us); once set up
+ * the two sides are symmetric: either may {@link #request} data from the other.
+ *
+ * <p>The peer ends when its control connection ends (closed by either side, peer death, control idle timeout), when
+ * its data-plane session fails (ATP peer death or idle timeout: the control connection is then closed too), or on
+ * {@link #close()}. Every transfer still running then fails with a {@link TransportException} saying which.
+ */
+public final class ApproxPeer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ApproxPeer.class);
+
+    final ApproxTransport transport;
+    private final long sessionId;
+    private final boolean initiator;
+    private final InetSocketAddress peerData;
+    private volatile ControlSession control;
+    private volatile AtpSession atp;
+    final ConcurrentHashMap<Integer, IncomingTransfer> incoming = new ConcurrentHashMap<>();
+    final ConcurrentHashMap<Integer, DataRequest> outgoing = new ConcurrentHashMap<>();
+    private final AtomicInteger nextJobId = new AtomicInteger(1);
+    private volatile TransportException failure;
+    private volatile boolean closingLocally;
+    private final CompletableFuture<Void> closeFuture = new CompletableFuture<>();
+    final IncomingJobListener listener = new Listener();
+
+    ApproxPeer(ApproxTransport transport, long sessionId, boolean initiator, InetSocketAddress peerData) {
+        this.transport = transport;
+        this.sessionId = sessionId;
+        this.initiator = initiator;
+        this.peerData = peerData;
+    }
+
+    // ---- identity -----------------------------------------------------------------------------------------------
+
+    /** The data-plane session id (shared by both sides). */
+    public long sessionId() {
+        return sessionId;
+    }
+
+    /** True when this side opened the connection (it is the data-plane session's initiator). */
+    public boolean isInitiator() {
+        return initiator;
+    }
+
+    /** The control connection (to send other control requests; closing it ends the peer). */
+    public ControlSession control() {
+        return control;
+    }
+
+    /** The data-plane session. */
+    public AtpSession dataSession() {
+        return atp;
+    }
+
+    public String peerEndpointId() {
+        ControlSession c = control;
+        return c != null ? c.peerEndpointId() : null;
+    }
+
+    public SocketAddress peerControlAddress() {
+        ControlSession c = control;
+        return c != null ? c.remoteAddress() : null;
+    }
+
+    public InetSocketAddress peerDataAddress() {
+        return peerData;
+    }
+
+    /** True until the peer ends. */
+    public boolean isActive() {
+        ControlSession c = control;
+        AtpSession a = atp;
+        return failure == null && c != null && c.isActive() && a != null && a.isOpen();
+    }
+
+    /** Why the peer ended, or null while it is active. */
+    public TransportException failure() {
+        return failure;
+    }
+
+    /** Completes when the peer has ended and every transfer of it has completed. */
+    public CompletableFuture<Void> closeFuture() {
+        return closeFuture;
+    }
+
+    /** Requested transfers (we receive) still running. */
+    public int incomingTransfers() {
+        return incoming.size();
+    }
+
+    /** Served transfers (we send) still running. */
+    public int outgoingTransfers() {
+        return outgoing.size();
+    }
+
+    // ---- requesting -----------------------------------------------------------------------------------------------
+
+    /**
+     * DATA_REQUEST: asks the peer to send the data described by {@code payload} (integration-defined, e.g. a Spark
+     * shuffle block range) as a new job. The job id is allocated here (unique on this session, never reused); the
+     * peer's {@link DataRequestHandler} announces the job's groups (JOB_ANNOUNCE, see
+     * {@link IncomingTransfer#announced()}) and sends it over ATP. Messages go to {@code listener}; the final report
+     * is {@link IncomingTransfer#report()}, sent back to the serving side as JOB_REPORT as well.
+     *
+     * <p>Never blocks. Failures (peer refused, connection lost, ...) complete the transfer's futures exceptionally
+     * with a {@link TransportException}. To give up, cancel {@link IncomingTransfer#report()} (later messages are
+     * released unseen); bound the wait with {@code report().orTimeout(...)} if needed.
+     */
+    public IncomingTransfer request(byte[] payload, TransferListener listener) {
+        Objects.requireNonNull(payload, "payload");
+        Objects.requireNonNull(listener, "listener");
+        ControlSession c = control;
+        TransportException f = failure;
+        if (f == null && c == null) {
+            f = new TransportException(TransportException.Reason.CLOSED, "peer session "
+                    + Long.toHexString(sessionId) + " is not set up", null);
+        }
+        int maxJobs = transport.config().atp().maxJobsPerSession();
+        if (f == null && incoming.size() >= maxJobs) {
+            f = new TransportException(TransportException.Reason.REJECTED, maxJobs + " transfers from "
+                    + describe() + " are already running (AtpConfig.maxJobsPerSession)", null);
+        }
+        int jobId = nextJobId.getAndIncrement();
+        if (jobId == 0) { // wrapped around (2^32 requests): 0 is skipped
+            jobId = nextJobId.getAndIncrement();
+        }
+        IncomingTransfer t = new IncomingTransfer(this, jobId, listener);
+        if (f != null) {
+            t.fail(f);
+            return t;
+        }
+        incoming.put(jobId, t);
+        final int id = jobId;
+        t.report().whenComplete((r, e) -> incoming.remove(id, t));
+        f = failure;
+        if (f != null) { // raced with the peer's end
+            t.fail(f);
+            return t;
+        }
+        byte[] copy = payload.clone();
+        c.requestData(jobId, copy).whenComplete((reply, err) -> {
+            if (err != null) {
+                t.fail(mapControlError(err, "data request for job " + Integer.toUnsignedString(id)));
+            } else {
+                t.responded(reply);
+            }
+        });
+        return t;
+    }
+
+    // ---- life cycle -----------------------------------------------------------------------------------------------
+
+    /**
+     * Closes the control connection and the data-plane session; running transfers fail with
+     * {@link TransportException.Reason#CLOSED}. Idempotent; waits (up to the control shutdown timeout) until the
+     * connection has closed unless called on its event loop.
+     */
+    @Override
+    public void close() {
+        closingLocally = true;
+        ControlSession c = control;
+        if (c != null) {
+            c.close();
+        }
+        ended(new TransportException(TransportException.Reason.CLOSED, "peer " + describe() + " closed locally",
+                null));
+    }
+
+    void bind(ControlSession session) {
+        TransportException f = failure;
+        if (f != null) {
+            throw new IllegalStateException("session " + Long.toHexString(sessionId) + " failed during setup: "
+                    + f.getMessage());
+        }
+        this.control = session;
+    }
+
+    void bindData(AtpSession session) {
+        this.atp = session;
+    }
+
+    /** The control connection or the transport ended this peer (data-plane session about to close). */
+    void ended(TransportException why) {
+        fail(why);
+        closeFuture.complete(null);
+    }
+
+    TransportException endReason() {
+        if (transport.isClosing()) {
+            return new TransportException(TransportException.Reason.CLOSED, "transport closed (peer " + describe()
+                    + ")", null);
+        }
+        if (closingLocally) {
+            return new TransportException(TransportException.Reason.CLOSED, "peer " + describe()
+                    + " closed locally", null);
+        }
+        return new TransportException(TransportException.Reason.CONTROL_CLOSED, "control connection to "
+                + describe() + " closed", null);
+    }
+
+    /** Fails the peer: the first failure is kept; every running transfer fails with it. */
+    void fail(TransportException why) {
+        TransportException f;
+        synchronized (this) {
+            if (failure == null) {
+                failure = why;
+            }
+            f = failure;
+        }
+        for (IncomingTransfer t : new ArrayList<>(incoming.values())) {
+            t.fail(f);
+        }
+        for (DataRequest r : new ArrayList<>(outgoing.values())) {
+            r.fail(f);
+        }
+    }
+
+    static TransportException mapControlError(Throwable err, String what) {
+        return Errors.fromControl(err, what);
+    }
+
+    String describe() {
+        ControlSession c = control;
+        String id = c != null ? c.peerEndpointId() : null;
+        return (id != null ? id + " " : "") + "(" + (c != null ? c.remoteAddress() : peerData) + ", session "
+                + Long.toHexString(sessionId) + ")";
+    }
+
+    @Override
+    public String toString() {
+        return "ApproxPeer{" + describe() + (initiator ? ", initiator" : "") + ", in=" + incoming.size() + ", out="
+                + outgoing.size() + (failure != null ? ", ended: " + failure.reason() : "") + "}";
+    }
+
+    // ---- data-plane events (endpoint event thread) ------------------------------------------------------------------
+
+    private final class Listener implements IncomingJobListener {
+        @Override
+        public void onMessage(AtpMessage message) {
+            IncomingTransfer t = incoming.get(message.jobId());
+            if (t == null || t.report().isDone()) {
+                message.release();
+                return;
+            }
+            t.listener().onMessage(t, message);
+        }
+
+        @Override
+        public void onMessageLost(AtpSession session, int jobId, int messageId, long groupId) {
+            IncomingTransfer t = incoming.get(jobId);
+            if (t != null && !t.report().isDone()) {
+                t.listener().onMessageLost(t, messageId, groupId);
+            }
+        }
+
+        @Override
+        public void onJobDone(AtpSession session, JobReport report) {
+            IncomingTransfer t = incoming.get(report.jobId());
+            if (t == null) {
+                LOG.debug("peer {}: report of job {} that was not requested (or was given up): {}", describe(),
+                        report.jobId(), report);
+                return;
+            }
+            t.onReceiverReport(report);
+        }
+
+        @Override
+        public void onSessionError(AtpSession session, AtpException error) {
+            LOG.info("peer {}: data-plane session failed ({}); closing the control connection", describe(),
+                    error.status());
+            fail(new TransportException(TransportException.Reason.DATA_PLANE_FAILED, "data-plane session with "
+                    + describe() + " failed: " + error.status(), error, error.status(), null));
+            ControlSession c = control;
+            if (c != null) {
+                transport.runAsync(c::close); // not on the event thread: close waits for the connection
+            }
+        }
+    }
+}

@@ -1,0 +1,456 @@
+package io.netapprox.core.transport;
+
+import io.netapprox.core.control.ControlClientFactory;
+import io.netapprox.core.control.ControlException;
+import io.netapprox.core.control.ControlHandler;
+import io.netapprox.core.control.ControlServer;
+import io.netapprox.core.control.ControlSession;
+import io.netapprox.core.control.ErrorCode;
+import io.netapprox.core.control.JobAnnouncement;
+import io.netapprox.core.control.JobDecision;
+import io.netapprox.core.control.JobReport;
+import io.netapprox.core.control.MsrUpdate;
+import io.netapprox.core.engine.AtpEndpoint;
+import io.netapprox.core.engine.AtpSession;
+import io.netapprox.core.engine.IncomingJobListener;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * NetApprox's transport for one process (a Spark executor, a Flink TaskManager, a Kafka relay): one ATP engine
+ * ({@link AtpEndpoint}), one control server ({@link ControlServer}, unless disabled) and one control client factory,
+ * glued by an {@link AtpDataPlane} so that every control connection carries one data-plane session.
+ *
+ * <pre>{@code
+ * try (ApproxTransport t = ApproxTransport.start(config, request -> {         // serving side
+ *         OutgoingJob job = request.startJob(specFor(request.payload()));
+ *         for (...) job.send(groupIndex, index, buf);
+ *     })) {
+ *     ApproxPeer peer = t.connect(remoteControlAddress).get();                // requesting side
+ *     IncomingTransfer in = peer.request(whatIWant, (tr, msg) -> { try { use(msg); } finally { msg.release(); } });
+ *     TransferReport report = in.report().get();
+ * }
+ * }</pre>
+ *
+ * <p>Per transfer: the requester allocates job id J and sends DATA_REQUEST(J, X); the server's
+ * {@link DataRequestHandler} runs on a serving thread, calls {@link DataRequest#startJob} (JOB_ANNOUNCE, accepted by
+ * the requester, then the ATP job J) and sends; the requester may send MSR_UPDATEs, applied to the running job; the
+ * requester's engine report (authoritative delivered / lost ids per group) completes its
+ * {@link IncomingTransfer#report()} and goes back as JOB_REPORT, which completes the server's
+ * {@link DataRequest#report()} with the same numbers.
+ *
+ * <p>{@link #close()} closes every peer (their transfers fail with {@link TransportException.Reason#CLOSED}), the
+ * control server and client threads, the serving threads and the engine. Idempotent.
+ */
+public final class ApproxTransport implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ApproxTransport.class);
+
+    private final ApproxTransportConfig config;
+    private final DataRequestHandler requestHandler;
+    private final AtpEndpoint endpoint;
+    private final AtpDataPlane dataPlane;
+    private final ControlClientFactory clients;
+    private final ControlServer server;
+    private final ThreadPoolExecutor serveExecutor;
+    private final ScheduledThreadPoolExecutor timer;
+    private final Map<Long, ApproxPeer> peers = new ConcurrentHashMap<>();
+    private volatile boolean closing;
+
+    private ApproxTransport(ApproxTransportConfig config, DataRequestHandler requestHandler) {
+        this.config = config;
+        this.requestHandler = requestHandler;
+        AtpEndpoint ep = AtpEndpoint.open(config.atp());
+        ScheduledThreadPoolExecutor tm = null;
+        ThreadPoolExecutor serve = null;
+        AtpDataPlane dp = null;
+        ControlClientFactory cf = null;
+        ControlServer srv = null;
+        try {
+            tm = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("netapprox-transport", true));
+            tm.setRemoveOnCancelPolicy(true);
+            BlockingQueue<Runnable> queue = config.maxQueuedRequests() == 0 ? new SynchronousQueue<>()
+                    : new ArrayBlockingQueue<>(config.maxQueuedRequests());
+            serve = new ThreadPoolExecutor(config.serveThreads(), config.serveThreads(), 60, TimeUnit.SECONDS, queue,
+                    new DefaultThreadFactory("netapprox-serve", true));
+            serve.allowCoreThreadTimeOut(true);
+            dp = new AtpDataPlane(ep, config.maxPeers(), config.advertisedDataAddress(), new Callbacks());
+            ControlHandler h = new Handler();
+            cf = new ControlClientFactory(config.control(), dp, h);
+            srv = config.serverEnabled() ? ControlServer.start(config.control(), dp, h) : null;
+        } catch (RuntimeException | Error e) {
+            closeAll(srv, cf, serve, tm, dp, ep);
+            throw e;
+        }
+        this.endpoint = ep;
+        this.timer = tm;
+        this.serveExecutor = serve;
+        this.dataPlane = dp;
+        this.clients = cf;
+        this.server = srv;
+    }
+
+    /** Starts a transport that serves no data requests (it can still request data from others). */
+    public static ApproxTransport start(ApproxTransportConfig config) {
+        return start(config, null);
+    }
+
+    /**
+     * Opens the engine, starts the control server (if enabled) and the client factory.
+     *
+     * @param handler serves DATA_REQUESTs; null refuses them (UNSUPPORTED)
+     */
+    public static ApproxTransport start(ApproxTransportConfig config, DataRequestHandler handler) {
+        Objects.requireNonNull(config, "config");
+        return new ApproxTransport(config, handler);
+    }
+
+    /**
+     * Connects to another transport's control server: TCP, HELLO, authentication (if configured), SESSION_SETUP and
+     * the data-plane session. The future fails with a {@link TransportException} of reason
+     * {@link TransportException.Reason#CONNECT_FAILED} whose cause is the control plane's error (e.g. a
+     * {@code ControlException} with code AUTH_FAILED or VERSION_MISMATCH, a {@code ConnectException}); no session
+     * is left on either side.
+     */
+    public CompletableFuture<ApproxPeer> connect(InetSocketAddress controlAddress) {
+        Objects.requireNonNull(controlAddress, "controlAddress");
+        if (closing) {
+            return CompletableFuture.failedFuture(new TransportException(TransportException.Reason.CLOSED,
+                    "transport is closed", null));
+        }
+        CompletableFuture<ApproxPeer> result = new CompletableFuture<>();
+        clients.connect(controlAddress).whenComplete((client, err) -> {
+            if (err != null) {
+                Throwable c = Errors.unwrap(err);
+                result.completeExceptionally(new TransportException(TransportException.Reason.CONNECT_FAILED,
+                        "connecting to " + controlAddress + " failed: " + c.getMessage(), c));
+                return;
+            }
+            ApproxPeer p = peers.get(client.sessionId());
+            if (p == null || !p.isActive()) {
+                client.close();
+                TransportException f = p != null ? p.failure() : null;
+                result.completeExceptionally(new TransportException(TransportException.Reason.CONNECT_FAILED,
+                        "connecting to " + controlAddress + " failed: the session ended during setup"
+                                + (f != null ? " (" + f.getMessage() + ")" : ""), f));
+                return;
+            }
+            if (!result.complete(p)) {
+                p.close(); // the caller gave up
+            }
+        });
+        return result;
+    }
+
+    /** Peers whose session is set up (both directions). */
+    public List<ApproxPeer> peers() {
+        List<ApproxPeer> out = new ArrayList<>();
+        for (ApproxPeer p : peers.values()) {
+            if (p.control() != null) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
+    /** The control server's bound address (what peers {@link #connect} to), or null when the server is disabled. */
+    public InetSocketAddress controlAddress() {
+        return server != null ? server.localAddress() : null;
+    }
+
+    /** The engine's UDP port. */
+    public int dataPort() {
+        return endpoint.localPort();
+    }
+
+    public ApproxTransportConfig config() {
+        return config;
+    }
+
+    public AtpEndpoint endpoint() {
+        return endpoint;
+    }
+
+    public AtpDataPlane dataPlane() {
+        return dataPlane;
+    }
+
+    /** The control server, or null when disabled. */
+    public ControlServer controlServer() {
+        return server;
+    }
+
+    public ControlClientFactory controlClients() {
+        return clients;
+    }
+
+    public boolean isOpen() {
+        return !closing;
+    }
+
+    /**
+     * Closes every peer (running transfers fail with {@link TransportException.Reason#CLOSED}), stops the control
+     * server and client threads, waits for the serving threads (up to the control shutdown timeout) and closes the
+     * engine. Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closing) {
+                return;
+            }
+            closing = true;
+        }
+        for (ApproxPeer p : new ArrayList<>(peers.values())) {
+            p.fail(new TransportException(TransportException.Reason.CLOSED, "transport closed (peer "
+                    + p.describe() + ")", null));
+        }
+        closeAll(server, clients, serveExecutor, timer, dataPlane, endpoint);
+        LOG.debug("transport closed");
+    }
+
+    private void closeAll(ControlServer srv, ControlClientFactory cf, ThreadPoolExecutor serve,
+                          ScheduledThreadPoolExecutor tm, AtpDataPlane dp, AtpEndpoint ep) {
+        long shutdownMs = config.control().shutdownTimeout().toMillis();
+        RuntimeException first = null;
+        // Control first: closing connections closes their data-plane sessions, which fails running jobs and so
+        // releases serving threads blocked in send().
+        for (AutoCloseable c : new AutoCloseable[] {srv, cf}) {
+            first = closeQuietly(c, first);
+        }
+        if (serve != null) {
+            serve.shutdown();
+            try {
+                if (!serve.awaitTermination(shutdownMs, TimeUnit.MILLISECONDS)) {
+                    serve.shutdownNow();
+                    if (!serve.awaitTermination(shutdownMs, TimeUnit.MILLISECONDS)) {
+                        LOG.warn("serving threads did not stop within {} ms (a DataRequestHandler ignores its"
+                                + " job's failure?)", 2 * shutdownMs);
+                    }
+                }
+            } catch (InterruptedException e) {
+                serve.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+        }
+        first = closeQuietly(dp, first);
+        first = closeQuietly(ep, first);
+        if (tm != null) {
+            tm.shutdownNow();
+        }
+        peers.clear();
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    private static RuntimeException closeQuietly(AutoCloseable c, RuntimeException first) {
+        if (c == null) {
+            return first;
+        }
+        try {
+            c.close();
+        } catch (Exception e) {
+            LOG.warn("closing {} failed", c, e);
+            if (first == null) {
+                first = e instanceof RuntimeException r ? r : new IllegalStateException(e);
+            }
+        }
+        return first;
+    }
+
+    // ---- internals ---------------------------------------------------------------------------------------------------
+
+    boolean isClosing() {
+        return closing;
+    }
+
+    ScheduledFuture<?> schedule(Runnable r, long delay, TimeUnit unit) {
+        try {
+            return timer.schedule(r, delay, unit);
+        } catch (RejectedExecutionException e) { // closing: the transfer fails with the close anyway
+            return null;
+        }
+    }
+
+    void runAsync(Runnable r) {
+        try {
+            timer.execute(() -> {
+                try {
+                    r.run();
+                } catch (RuntimeException e) {
+                    LOG.warn("transport task failed", e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            LOG.debug("transport closing; task dropped");
+        }
+    }
+
+    private ApproxPeer peerOf(ControlSession session) {
+        ApproxPeer p = peers.get(session.sessionId());
+        if (p == null) {
+            throw new ControlException(ErrorCode.REQUEST_REJECTED, "no data-plane session "
+                    + Long.toHexString(session.sessionId()) + " on this endpoint");
+        }
+        return p;
+    }
+
+    private void serve(DataRequest r) {
+        if (r.report().isDone()) { // the peer ended while the request was queued
+            r.served(null);
+            return;
+        }
+        Throwable error = null;
+        try {
+            requestHandler.serve(r);
+        } catch (Throwable t) {
+            error = t;
+        }
+        r.served(error);
+        if (error instanceof Error e && !(error instanceof AssertionError)) {
+            throw e;
+        }
+    }
+
+    /** Data-plane session hooks: one {@link ApproxPeer} per session. */
+    private final class Callbacks implements AtpDataPlane.SessionCallbacks {
+        @Override
+        public IncomingJobListener sessionOpening(long sessionId, InetSocketAddress peer, boolean initiator) {
+            if (closing) {
+                throw new IllegalStateException("transport is closing");
+            }
+            ApproxPeer p = new ApproxPeer(ApproxTransport.this, sessionId, initiator, peer);
+            if (peers.putIfAbsent(sessionId, p) != null) {
+                throw new IllegalStateException("session " + Long.toHexString(sessionId) + " already exists");
+            }
+            return p.listener;
+        }
+
+        @Override
+        public void sessionOpened(AtpSession session) {
+            ApproxPeer p = peers.get(session.id());
+            if (p != null) {
+                p.bindData(session);
+            }
+        }
+
+        @Override
+        public void sessionClosing(long sessionId, AtpSession session) {
+            ApproxPeer p = peers.remove(sessionId);
+            if (p != null) {
+                p.ended(p.endReason());
+            }
+        }
+    }
+
+    /** The control plane's handler, shared by the server and the client factory. */
+    private final class Handler implements ControlHandler {
+        @Override
+        public void onSessionSetup(ControlSession session) {
+            ApproxPeer p = peers.get(session.sessionId());
+            if (p == null) {
+                throw new IllegalStateException("no data-plane session " + Long.toHexString(session.sessionId()));
+            }
+            p.bind(session);
+        }
+
+        @Override
+        public void onSessionClosed(ControlSession session) {
+            ApproxPeer p = peers.remove(session.sessionId());
+            if (p != null) {
+                p.ended(p.endReason());
+            }
+        }
+
+        @Override
+        public CompletionStage<JobDecision> onJobAnnounce(ControlSession session, JobAnnouncement job) {
+            ApproxPeer p = peerOf(session);
+            IncomingTransfer t = p.incoming.get(job.jobId());
+            if (t == null) {
+                return CompletableFuture.completedFuture(JobDecision.reject("no outstanding request for job "
+                        + Integer.toUnsignedString(job.jobId())));
+            }
+            return CompletableFuture.completedFuture(t.onAnnounce(job));
+        }
+
+        @Override
+        public CompletionStage<byte[]> onDataRequest(ControlSession session, int jobId, byte[] request) {
+            if (requestHandler == null) {
+                throw new ControlException(ErrorCode.UNSUPPORTED, "this endpoint serves no data requests");
+            }
+            ApproxPeer p = peerOf(session);
+            if (closing || p.failure() != null) {
+                throw new ControlException(ErrorCode.REQUEST_REJECTED, "this endpoint is closing");
+            }
+            int maxJobs = config.atp().maxJobsPerSession();
+            if (p.outgoing.size() >= maxJobs) {
+                throw new ControlException(ErrorCode.OVERLOADED, maxJobs + " jobs are already being served on this"
+                        + " session (AtpConfig.maxJobsPerSession)");
+            }
+            DataRequest r = new DataRequest(p, jobId, request);
+            if (p.outgoing.putIfAbsent(jobId, r) != null) {
+                throw new ControlException(ErrorCode.REQUEST_REJECTED, "job " + Integer.toUnsignedString(jobId)
+                        + " is already being served on this session");
+            }
+            r.report().whenComplete((v, e) -> p.outgoing.remove(jobId, r));
+            TransportException f = p.failure();
+            if (f != null) {
+                r.fail(f);
+                return r.dataResponse();
+            }
+            try {
+                serveExecutor.execute(() -> serve(r));
+            } catch (RejectedExecutionException e) {
+                ControlException ce = new ControlException(ErrorCode.OVERLOADED, "too many data requests queued ("
+                        + config.serveThreads() + " serving threads, " + config.maxQueuedRequests() + " queued)");
+                r.fail(new TransportException(TransportException.Reason.REJECTED, ce.getMessage(), ce));
+                throw ce;
+            }
+            return r.dataResponse();
+        }
+
+        @Override
+        public void onMsrUpdate(ControlSession session, MsrUpdate update) {
+            DataRequest r = peerOf(session).outgoing.get(update.jobId());
+            if (r == null) {
+                throw new ControlException(ErrorCode.REQUEST_REJECTED, "no job " + Integer.toUnsignedString(
+                        update.jobId()) + " is being served on this session");
+            }
+            Map<Integer, Double> m;
+            try {
+                m = Converters.toMsrMap(update);
+            } catch (IllegalArgumentException e) {
+                throw new ControlException(ErrorCode.REQUEST_REJECTED, e.getMessage());
+            }
+            r.applyMsr(m);
+        }
+
+        @Override
+        public void onJobReport(ControlSession session, JobReport report) {
+            DataRequest r = peerOf(session).outgoing.get(report.jobId());
+            if (r == null) {
+                throw new ControlException(ErrorCode.REQUEST_REJECTED, "no job " + Integer.toUnsignedString(
+                        report.jobId()) + " is being served on this session");
+            }
+            r.onWireReport(report);
+        }
+    }
+}

@@ -1,0 +1,107 @@
+package io.netapprox.core.transport;
+
+import static io.netapprox.core.transport.TransportTestSupport.atp;
+import static io.netapprox.core.transport.TransportTestSupport.config;
+import static io.netapprox.core.transport.TransportTestSupport.control;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netapprox.core.engine.OutgoingJob;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** (e): connect / transfer / close cycles leave no file descriptors, threads or sessions behind. */
+class ApproxTransportLifecycleTest {
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void hundredConnectCloseCyclesLeaveNoFdOrThreadGrowth() throws Exception {
+        long fdsAtStart = TransportTestSupport.openFds();
+        long threadsAtStart = TransportTestSupport.threads();
+        DataRequestHandler handler = request -> {
+            OutgoingJob job = request.startJob(TransportTestSupport.spec(request.payload()));
+            TransportTestSupport.sendAll(job, 1024, -1, null);
+        };
+        byte[] small = TransportTestSupport.request(1024, new long[] {1, 2}, new int[] {4, 4},
+                new double[] {1.0, 0.5});
+        try (ApproxTransport server = ApproxTransport.start(config(atp().build(), control().build()).build(),
+                handler);
+             ApproxTransport client = ApproxTransport.start(config(atp().build(), control().build())
+                     .serverEnabled(false).build())) {
+            long fds0 = 0;
+            long threads0 = 0;
+            long t0 = 0;
+            int warmup = 10;
+            int cycles = 100;
+            for (int i = 0; i < warmup + cycles; i++) {
+                if (i == warmup) {
+                    fds0 = TransportTestSupport.openFds();
+                    threads0 = TransportTestSupport.threads();
+                    t0 = System.nanoTime();
+                }
+                ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
+                TransferReport r = peer.request(small, (t, m) -> m.release()).report().get(10, TimeUnit.SECONDS);
+                assertTrue(r.delivered() >= 6, r.toString());
+                peer.close();
+                TransportTestSupport.eventually("server dropped the peer", 5000, () -> server.peers().isEmpty()
+                        && server.dataPlane().sessionCount() == 0);
+            }
+            double msPerCycle = (System.nanoTime() - t0) / 1e6 / cycles;
+            long fds1 = TransportTestSupport.openFds();
+            long threads1 = TransportTestSupport.threads();
+            System.out.printf("(e) %d connect/request/close cycles: %.1f ms/cycle, fds %d -> %d, threads %d -> %d"
+                    + " (process start of test: fds %d, threads %d)%n", cycles, msPerCycle, fds0, fds1, threads0,
+                    threads1, fdsAtStart, threadsAtStart);
+            assertTrue(fds1 <= fds0, "file descriptors " + fds0 + " -> " + fds1);
+            assertTrue(threads1 <= threads0, "threads " + threads0 + " -> " + threads1);
+            assertTrue(client.peers().isEmpty() && client.endpoint().sessions().isEmpty());
+            assertTrue(server.endpoint().sessions().isEmpty());
+            assertEquals(0, client.endpoint().unreleasedMessages());
+            assertEquals(warmup + cycles, server.controlServer().metrics().sessionsOpened());
+            assertEquals(warmup + cycles, server.controlServer().metrics().sessionsClosed());
+        }
+        TransportTestSupport.eventually("no transport threads", 5000,
+                () -> TransportTestSupport.transportThreads().isEmpty());
+        TransportTestSupport.eventually("fds back to " + fdsAtStart, 5000,
+                () -> TransportTestSupport.openFds() <= fdsAtStart);
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void transportsOpenAndCloseCleanlyAndCloseIsIdempotent() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            ApproxTransport t = ApproxTransport.start(config(atp().build(), control().build()).build());
+            assertTrue(t.isOpen() && t.controlAddress().getPort() > 0 && t.dataPort() > 0);
+            t.close();
+            t.close();
+            assertTrue(!t.isOpen() && !t.endpoint().isOpen());
+            TransportException e = (TransportException) TransportTestSupport.failure(
+                    t.connect(new java.net.InetSocketAddress(TransportTestSupport.LOOPBACK, 1)), 1000);
+            assertEquals(TransportException.Reason.CLOSED, e.reason());
+        }
+        TransportTestSupport.eventually("no transport threads", 5000,
+                () -> TransportTestSupport.transportThreads().isEmpty());
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void peerLimitRefusesExtraSessionsOnBothSides() throws Exception {
+        try (ApproxTransport server = ApproxTransport.start(config(atp().build(), control().build()).maxPeers(1)
+                .build(), request -> { });
+             ApproxTransport client = ApproxTransport.start(config(atp().build(), control().build()).build())) {
+            ApproxPeer first = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
+            TransportException e = (TransportException) TransportTestSupport.failure(
+                    client.connect(server.controlAddress()), 10_000);
+            System.out.println("(limit) " + e.getMessage());
+            assertEquals(TransportException.Reason.CONNECT_FAILED, e.reason());
+            assertTrue(e.getMessage().contains("SESSION_FAILED"), e.getMessage());
+            TransportTestSupport.eventually("only the first session", 5000, () -> client.peers().size() == 1
+                    && client.dataPlane().sessionCount() == 1 && server.dataPlane().sessionCount() == 1);
+            first.close();
+            TransportTestSupport.eventually("server freed the slot", 5000, () -> server.dataPlane().sessionCount()
+                    == 0);
+            client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS).close();
+        }
+    }
+}

@@ -1,0 +1,166 @@
+package io.netapprox.core.transport;
+
+import io.netapprox.core.control.ControlConfig;
+import io.netapprox.core.engine.AtpConfig;
+import io.netapprox.core.engine.JobSpec;
+import io.netapprox.core.engine.OutgoingJob;
+import io.netapprox.core.engine.SendResult;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+
+/** Loopback configs, a test "catalog" protocol (the payload is a job spec) and resource probes. */
+final class TransportTestSupport {
+    static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+    private TransportTestSupport() {
+    }
+
+    static AtpConfig.Builder atp() {
+        return ApproxTransportConfig.defaultAtp().bindAddress("127.0.0.1").lineRateBps(40_000_000_000L);
+    }
+
+    static ControlConfig.Builder control() {
+        return ControlConfig.builder().bindAddress(LOOPBACK).port(0).shutdownTimeout(Duration.ofSeconds(2))
+                .requestTimeout(Duration.ofSeconds(10));
+    }
+
+    static ApproxTransportConfig.Builder config(AtpConfig atp, ControlConfig control) {
+        return ApproxTransportConfig.builder().atp(atp).control(control).serveThreads(2);
+    }
+
+    /** The integration-defined request of the tests: "send me this job", message size + groups (id, N, MSR). */
+    static byte[] request(int messageBytes, long[] groupIds, int[] sizes, double[] msrs) {
+        ByteBuffer b = ByteBuffer.allocate(8 + groupIds.length * 20);
+        b.putInt(messageBytes).putInt(groupIds.length);
+        for (int i = 0; i < groupIds.length; i++) {
+            b.putLong(groupIds[i]).putInt(sizes[i]).putDouble(msrs[i]);
+        }
+        return b.array();
+    }
+
+    static int messageBytes(byte[] request) {
+        return ByteBuffer.wrap(request).getInt();
+    }
+
+    static JobSpec spec(byte[] request) {
+        ByteBuffer b = ByteBuffer.wrap(request);
+        b.getInt();
+        int n = b.getInt();
+        JobSpec.Builder s = JobSpec.builder();
+        for (int i = 0; i < n; i++) {
+            s.addGroup(b.getLong(), b.getInt(), b.getDouble());
+        }
+        return s.build();
+    }
+
+    /** Deterministic content of message {@code id} (xorshift seeded by it), {@code len} bytes. */
+    static void fill(ByteBuf buf, int id, int len) {
+        buf.clear();
+        long x = 0x9E3779B97F4A7C15L * (id + 1);
+        for (int k = 0; k < len / 8; k++) {
+            x ^= x << 13;
+            x ^= x >>> 7;
+            x ^= x << 17;
+            buf.writeLong(x);
+        }
+        while (buf.writerIndex() < len) {
+            buf.writeByte((int) x);
+        }
+    }
+
+    static long crc(ByteBuf b) {
+        CRC32C c = new CRC32C();
+        c.update(b.nioBuffer(b.readerIndex(), b.readableBytes()));
+        return c.getValue();
+    }
+
+    /**
+     * Sends every message of {@code job} in group order (stopping a group at NOT_NEEDED); {@code pause} runs
+     * before message {@code pauseAt} of group 0 (-1: never).
+     */
+    static void sendAll(OutgoingJob job, int messageBytes, int pauseAt, Runnable pause) {
+        ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(messageBytes, messageBytes);
+        try {
+            int base = 0;
+            List<io.netapprox.core.engine.GroupSpec> groups = job.spec().groups();
+            for (int g = 0; g < groups.size(); g++) {
+                int n = groups.get(g).size();
+                for (int i = 0; i < n; i++) {
+                    if (g == 0 && i == pauseAt) {
+                        pause.run();
+                    }
+                    fill(buf, base + i, messageBytes);
+                    if (job.send(g, i, buf, 20, TimeUnit.SECONDS) == SendResult.NOT_NEEDED) {
+                        break;
+                    }
+                }
+                base += n;
+            }
+        } finally {
+            buf.release();
+        }
+    }
+
+    static Throwable failure(CompletableFuture<?> f, long timeoutMs) throws Exception {
+        try {
+            f.get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            return e.getCause();
+        }
+        throw new AssertionError("expected a failure, got a result");
+    }
+
+    static void eventually(String what, long timeoutMs, BooleanSupplier cond) throws InterruptedException {
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for: " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    static long openFds() {
+        try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+            return s.count();
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    static long threads() {
+        try (Stream<Path> s = Files.list(Path.of("/proc/self/task"))) {
+            return s.count();
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** Live threads whose name starts with one of the transport's prefixes. */
+    static List<String> transportThreads() {
+        List<String> out = new ArrayList<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            String n = t.getName();
+            if (t.isAlive() && (n.startsWith("netapprox-ctl") || n.startsWith("netapprox-serve")
+                    || n.startsWith("netapprox-transport") || n.startsWith("netapprox-events"))) {
+                out.add(n);
+            }
+        }
+        return out;
+    }
+}
