@@ -79,6 +79,12 @@ if ldd "$SO_TMP/$SO_ENTRY" | grep -q 'not found'; then
   rm -rf "$SO_TMP"
   exit 1
 fi
+# ... and carries the JNI binding approx-core loads (CMake drops it with a warning when jni.h is missing).
+if [ -d "$ROOT/native/src/jni" ] && ! nm -D --defined-only "$SO_TMP/$SO_ENTRY" | grep -qw JNI_OnLoad; then
+  log "ERROR: libnetapprox.so in the jar does not export JNI_OnLoad (built without the JNI binding?)" >&2
+  rm -rf "$SO_TMP"
+  exit 1
+fi
 rm -rf "$SO_TMP"
 end
 
@@ -100,7 +106,7 @@ if [ -f "$ROOT/native/fuzz/fuzz_datagram.cpp" ]; then
   begin "libFuzzer: fuzz_datagram for ${FUZZ_SECONDS}s (native/build-fuzz)"
   FUZZ_DIR="$ROOT/native/build-fuzz"
   CC=clang CXX=clang++ cmake -S "$ROOT/native" -B "$FUZZ_DIR" -G Ninja \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DNETAPPROX_FUZZ=ON -DNETAPPROX_TESTS=OFF -DNETAPPROX_SANITIZE=OFF
   cmake --build "$FUZZ_DIR" --parallel "$JOBS" --target fuzz_datagram

@@ -289,9 +289,16 @@ struct Engine::Impl {
     ev.job = id;
     ev.status = status;
     auto report = sender_report(s, j, status, now);
-    if (done && done->delivered <= j.n) {  // the receiver's totals are authoritative; groups stay as acknowledged
+    if (done && done->delivered <= j.n) {  // the receiver's counts are authoritative
       report->delivered = done->delivered;
       report->lost = j.n - done->delivered;
+      if (done->group_delivered.size() == report->groups.size()) {
+        for (size_t i = 0; i < report->groups.size(); ++i) {
+          auto& g = report->groups[i];
+          g.delivered = std::min(done->group_delivered[i], g.size);
+          g.lost = g.size - g.delivered;
+        }
+      }  // else (very many groups): per-group counts stay "as acknowledged"
     }
     ev.report = std::move(report);
     push_event(std::move(ev), true);
@@ -320,12 +327,19 @@ struct Engine::Impl {
     ev.report = receiver_report(s, j, status, now);
     push_event(std::move(ev), true);
     if (tell_sender) {
-      std::vector<uint8_t> body(16);
+      // The per-group counts ride along when they fit one datagram, so the sender's report can use them.
+      const size_t room = (cfg.max_datagram - wire::kOverheadBytes - 20) / 4;
+      const size_t n = j.ready && j.groups.size() <= room ? j.groups.size() : 0;
+      std::vector<uint8_t> body(16 + (n ? 4 + 4 * n : 0));
       wire::Writer w(body.data(), body.size());
       w.u32(id);
       w.u32(static_cast<uint32_t>(static_cast<int32_t>(status)));
       w.u32(j.delivered);
       w.u32(j.lost);
+      if (n) {
+        w.u32(static_cast<uint32_t>(n));
+        for (const auto& g : j.groups) w.u32(g.delivered);
+      }
       queue_control(s, PacketType::kDone, id, std::move(body));
       s.ack_now = true;  // acknowledge the last data before the DONE goes out
     }

@@ -47,6 +47,7 @@ enum class PacketType : uint8_t {
   kUpdate = 4,    // job u32, count u16, reserved u16, count x {group_index u32, target u32}
   kAbandon = 5,   // job u32, count u16, reserved u16, count x msg u32
   kDone = 6,      // job u32, status i32, delivered u32, lost u32   (receiver -> sender)
+                  // [, n u32 >= 1, n x delivered u32 per group]   (when the group table fits one datagram)
   kPing = 7,      // empty; elicits an ack (keep-alive, probes)
   kClose = 8,     // code i32
   kCancel = 9,    // job u32                                         (sender -> receiver)
@@ -114,6 +115,7 @@ struct Done {
   uint32_t job;
   int32_t status;
   uint32_t delivered, lost;
+  std::vector<uint32_t> group_delivered;  // optional: the receiver's per-group counts, in announce order
 };
 
 // Parse results. kOk means the header is structurally valid (authentication is separate).

@@ -145,6 +145,11 @@ TEST(EngineTest, NeverCompletesAGroupBelowItsTarget) {
       }
       // Delivered messages are intact.
       for (const auto& d : s.delivered_b) ASSERT_EQ(d.data, payload(9, d.message, d.data.size()));
+      // The sender's report carries the receiver's per-group counts (from the DONE) once it has them.
+      ASSERT_TRUE(s.run([&] { return report_of(s.events_a, 9) != nullptr; }, s.now() + 60 * kSec));
+      auto sent = report_of(s.events_a, 9);
+      for (size_t g = 0; g < j.spec.groups.size(); ++g)
+        EXPECT_EQ(sent->groups[g].delivered, rep->groups[g].delivered) << "group " << g << " seed " << seed;
       ++runs;
     }
   }

@@ -497,10 +497,16 @@ TEST(WireTest, DoneCloseCancelRoundTripAndExactLengths) {
   EXPECT_EQ(dn.status, -9);
   EXPECT_EQ(dn.delivered, 123u);
   EXPECT_EQ(dn.lost, 456u);
-  for (size_t n : {0, 15, 17, 32}) {
+  for (size_t n : {0, 15, 17, 20, 23, 32}) {
     Bytes b(n, 0);
     EXPECT_EQ(wire::parse_done(b.data(), b.size(), &dn), ParseError::kBadBody) << n;
   }
+  // Optional per-group counts: n >= 1 followed by exactly n values.
+  const Bytes g = B().u32(9).u32(0).u32(5).u32(1).u32(2).u32(3).u32(2);
+  ASSERT_EQ(wire::parse_done(g.data(), g.size(), &dn), ParseError::kOk);
+  EXPECT_EQ(dn.group_delivered, (std::vector<uint32_t>{3, 2}));
+  const Bytes short_list = B().u32(9).u32(0).u32(5).u32(1).u32(3).u32(3).u32(2);
+  EXPECT_EQ(wire::parse_done(short_list.data(), short_list.size(), &dn), ParseError::kBadBody);
   const Bytes c = B().u32(0xFFFFFFF7u);
   int32_t code = 0;
   ASSERT_EQ(wire::parse_close(c.data(), c.size(), &code), ParseError::kOk);
