@@ -178,7 +178,7 @@ enum class EventType {
   kJobStarted,   // a peer announced a job (receiver)
   kJobDone,      // report available (both sides)
   kSessionError, // session failed (peer dead, idle timeout, protocol error); its jobs end with kJobDone
-  kEpoch,        // end-of-epoch sample (only when EngineConfig.trace_epochs / set_trace(true))
+  kEpoch,        // end-of-epoch sample (only after set_trace_epochs(true))
 };
 
 struct Event {

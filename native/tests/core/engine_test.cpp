@@ -223,7 +223,9 @@ TEST(EngineTest, EpochTraceFollowsEquations) {
       const double dec = prev * (1 - rho / 2);
       const double expect = rho < tlr ? inc : dec;
       // r_min may lift the decreased rate; otherwise the equations hold exactly.
-      if (expect >= ep[i].rate_bps * 0.999 || rho < tlr) EXPECT_NEAR(ep[i].rate_bps, expect, expect * 1e-6 + 1);
+      if (expect >= ep[i].rate_bps * 0.999 || rho < tlr) {
+        EXPECT_NEAR(ep[i].rate_bps, expect, expect * 1e-6 + 1);
+      }
     }
   }
   bool saw_loss = std::any_of(ep.begin(), ep.end(), [](const EpochSample& e) { return e.loss > 0; });
