@@ -340,17 +340,16 @@ jint JNICALL jobCancel(JNIEnv*, jclass, jlong h, jlong sid, jint job) {
   return na_job_cancel(E(h), static_cast<uint64_t>(sid), static_cast<uint32_t>(job));
 }
 
-// Drains up to `max` events into the direct buffer `out` (kEventRecordBytes each, capacity checked). For every
-// MESSAGE event a zero-copy java.nio.ByteBuffer over the engine's memory (JNI NewDirectByteBuffer, no cleaner: the
-// memory belongs to the engine until na_message_release) is stored into views[i] (views may be null: then Java
-// wraps the address itself). Returns the number of events, 0 on timeout, or a negative error
-// (NA_ERR_CLOSED / NA_ERR_CLOSED_HANDLE once the engine is closed).
-jint JNICALL pollEvents(JNIEnv* env, jclass, jlong h, jobject out, jobjectArray views, jint max, jint timeoutMs) {
+// Drains up to `max` events into the direct buffer `out` (kEventRecordBytes each, capacity checked). A MESSAGE
+// record carries the address and length of the message in the engine's memory (valid until na_message_release);
+// Java reads it in place through a recycled ByteBuf, so no Java object is created here (allocation-free receive
+// path). Returns the number of events, 0 on timeout, or a negative error (NA_ERR_CLOSED / NA_ERR_CLOSED_HANDLE once
+// the engine is closed).
+jint JNICALL pollEvents(JNIEnv* env, jclass, jlong h, jobject out, jint max, jint timeoutMs) {
   if (out == nullptr || max <= 0) return NA_ERR_INVALID_ARGUMENT;
   auto* base = static_cast<uint8_t*>(env->GetDirectBufferAddress(out));
   const jlong cap = env->GetDirectBufferCapacity(out);
   if (base == nullptr || cap < static_cast<jlong>(max) * kEventRecordBytes) return NA_ERR_BUFFER_TOO_SMALL;
-  if (views != nullptr && env->GetArrayLength(views) < max) return NA_ERR_BUFFER_TOO_SMALL;
   if (max > 1024) max = 1024;
   thread_local std::vector<na_event> evs;
   if (evs.size() < static_cast<size_t>(max)) evs.resize(static_cast<size_t>(max));
@@ -375,17 +374,6 @@ jint JNICALL pollEvents(JNIEnv* env, jclass, jlong h, jobject out, jobjectArray 
     put<double>(r, 88, e.epoch_rate_bps);
     put<int32_t>(r, 96, e.epoch_priority_class);
     put<int32_t>(r, 100, 0);
-    if (views != nullptr) {
-      jobject v = nullptr;
-      if (e.type == NA_EVENT_MESSAGE && e.data != nullptr && e.len > 0) {
-        v = env->NewDirectByteBuffer(const_cast<uint8_t*>(e.data), static_cast<jlong>(e.len));
-        if (v == nullptr) {
-          env->ExceptionClear();  // Java falls back to wrapping the address (or fails there, with the event intact)
-        }
-      }
-      env->SetObjectArrayElement(views, i, v);
-      if (v) env->DeleteLocalRef(v);
-    }
   }
   return n;
 }
@@ -511,7 +499,7 @@ const JNINativeMethod kMethods[] = {
     NM("submitBatch", "(JJIJII)I", submitBatch),
     NM("jobUpdateMsr", "(JJI[I[DI)I", jobUpdateMsr),
     NM("jobCancel", "(JJI)I", jobCancel),
-    NM("pollEvents", "(JLjava/nio/ByteBuffer;[Ljava/nio/ByteBuffer;II)I", pollEvents),
+    NM("pollEvents", "(JLjava/nio/ByteBuffer;II)I", pollEvents),
     NM("messageRelease", "(JJ)I", messageRelease),
     NM("wrapAddress", "(JJ)Ljava/nio/ByteBuffer;", wrapAddress),
     NM("directAddress", "(Ljava/nio/ByteBuffer;)J", directAddress),

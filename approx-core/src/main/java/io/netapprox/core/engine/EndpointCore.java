@@ -31,7 +31,6 @@ final class EndpointCore implements Runnable {
   final String name;
   private final int batch;
   private final ByteBuffer events;
-  private final ByteBuffer[] views;
   private final Thread thread;
   private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -53,7 +52,6 @@ final class EndpointCore implements Runnable {
     this.name = "AtpEndpoint(port " + localPort + ")";
     this.batch = config.eventBatchSize();
     this.events = ByteBuffer.allocateDirect(batch * NativeEngine.EVENT_RECORD_BYTES).order(ByteOrder.nativeOrder());
-    this.views = new ByteBuffer[batch];
     this.thread = new Thread(this, "netapprox-events");
     this.thread.setDaemon(true);
   }
@@ -192,7 +190,7 @@ final class EndpointCore implements Runnable {
   public void run() {
     try {
       while (true) {
-        int n = NativeEngine.pollEvents(handle, events, views, batch, POLL_TIMEOUT_MS);
+        int n = NativeEngine.pollEvents(handle, events, batch, POLL_TIMEOUT_MS);
         if (n < 0) {
           if (n != AtpStatus.CLOSED.code() && n != AtpStatus.CLOSED_HANDLE.code()) {
             log.error("{}: polling events failed: {}", name, AtpStatus.of(n));
@@ -227,10 +225,6 @@ final class EndpointCore implements Runnable {
       }
     } catch (Throwable t) {
       log.error("{}: event thread died", name, t);
-    } finally {
-      for (int i = 0; i < views.length; i++) {
-        views[i] = null;
-      }
     }
   }
 
@@ -257,7 +251,6 @@ final class EndpointCore implements Runnable {
       } else if (type == NativeEngine.EVENT_MESSAGE && engineAlive) {
         NativeEngine.messageRelease(handle, events.getLong(base + NativeEngine.EV_HANDLE));
       }
-      views[i] = null;
     }
   }
 
@@ -271,7 +264,7 @@ final class EndpointCore implements Runnable {
       try {
         switch (type) {
           case NativeEngine.EVENT_MESSAGE:
-            onMessage(s, base, views[i]);
+            onMessage(s, base);
             break;
           case NativeEngine.EVENT_MESSAGE_LOST:
             if (s != null) {
@@ -298,8 +291,6 @@ final class EndpointCore implements Runnable {
         }
       } catch (Throwable t) {
         log.warn("{}: listener threw while handling event type {}", name, type, t);
-      } finally {
-        views[i] = null;
       }
     }
     for (int i = 0; i < readTouched.size(); i++) {
@@ -314,30 +305,34 @@ final class EndpointCore implements Runnable {
     readTouched.clear();
   }
 
-  private void onMessage(AtpSession s, int base, ByteBuffer view) {
+  /**
+   * Allocation-free in steady state: the record carries the message's address and length, and the AtpMessage and
+   * its content ByteBuf come from a Recycler (returned by the last release).
+   */
+  private void onMessage(AtpSession s, int base) {
     long msgHandle = events.getLong(base + NativeEngine.EV_HANDLE);
     IncomingJobListener l = s == null ? null : s.listener();
     if (l == null) {
       releaseMessage(msgHandle);  // nobody to deliver to: free the receive buffer at once
       return;
     }
-    if (view == null) {
-      view = NativeEngine.wrapAddress(events.getLong(base + NativeEngine.EV_DATA),
-          events.getLong(base + NativeEngine.EV_LEN));
-      if (view == null) {
-        releaseMessage(msgHandle);
-        throw new OutOfMemoryError("NewDirectByteBuffer failed");
-      }
+    long address = events.getLong(base + NativeEngine.EV_DATA);
+    long len = events.getLong(base + NativeEngine.EV_LEN);
+    if ((address == 0 && len != 0) || len < 0 || len > Integer.MAX_VALUE || !NativeMessageBuf.supported()) {
+      releaseMessage(msgHandle);
+      throw new IllegalStateException(NativeMessageBuf.supported()
+          ? "unusable message record (address " + address + ", length " + len + ")"
+          : "delivered messages need sun.misc.Unsafe (Netty's PlatformDependent.hasUnsafe() is false)");
     }
-    NativeMessageBuf buf;
+    AtpMessage msg;
     try {
-      buf = new NativeMessageBuf(this, msgHandle, view);
+      msg = AtpMessage.delivered(this, s, events.getInt(base + NativeEngine.EV_JOB),
+          events.getInt(base + NativeEngine.EV_MESSAGE), events.getLong(base + NativeEngine.EV_GROUP), msgHandle,
+          address, (int) len);
     } catch (Throwable t) {
       releaseMessage(msgHandle);
       throw t;
     }
-    AtpMessage msg = new AtpMessage(s, events.getInt(base + NativeEngine.EV_JOB),
-        events.getInt(base + NativeEngine.EV_MESSAGE), events.getLong(base + NativeEngine.EV_GROUP), buf);
     if (!s.readPending) {
       s.readPending = true;
       readTouched.add(s);

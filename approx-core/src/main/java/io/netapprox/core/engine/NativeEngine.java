@@ -103,10 +103,15 @@ final class NativeEngine {
 
   static native int jobCancel(long engine, long sessionId, int job);
 
-  static native int pollEvents(long engine, ByteBuffer out, ByteBuffer[] views, int max, int timeoutMs);
+  /**
+   * Drains up to max events into out (EVENT_RECORD_BYTES each). A MESSAGE record carries the message's address
+   * (EV_DATA) and length (EV_LEN) in engine memory: no Java object is created per message.
+   */
+  static native int pollEvents(long engine, ByteBuffer out, int max, int timeoutMs);
 
   static native int messageRelease(long engine, long handle);
 
+  /** A JNI NewDirectByteBuffer over (address, len), or null: only for NativeMessageBuf.nioBuffer(). */
   static native ByteBuffer wrapAddress(long address, long len);
 
   static native long directAddress(ByteBuffer buf);

@@ -72,7 +72,8 @@ class LifecycleTest {
         // report per cycle would be far above 4 KiB per cycle
         assertTrue(malloc1 - malloc0 < 4L * 1024 * 1000, "malloc in use grew by " + (malloc1 - malloc0) + " B");
       }
-      assertEquals(fds0, fds1, "file descriptors");
+      // A leak grows by at least one per cycle (1000); two spare allow for descriptors the JVM opens lazily.
+      assertTrue(fds1 <= fds0 + 2, "file descriptors " + fds0 + " -> " + fds1);
       assertTrue(threads1 <= threads0 + 1, "threads " + threads0 + " -> " + threads1);
       // Each cycle creates two engines with 64 MiB buffer limits; a leak of even one engine or one socket buffer
       // per cycle would be >= 1000 x tens of KiB. The bound leaves room for JIT / GC heap noise.

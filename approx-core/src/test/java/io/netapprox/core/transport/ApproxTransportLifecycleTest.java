@@ -53,10 +53,16 @@ class ApproxTransportLifecycleTest {
             System.out.printf("(e) %d connect/request/close cycles: %.1f ms/cycle, fds %d -> %d, threads %d -> %d"
                     + " (process start of test: fds %d, threads %d)%n", cycles, msPerCycle, fds0, fds1, threads0,
                     threads1, fdsAtStart, threadsAtStart);
-            assertTrue(fds1 <= fds0, "file descriptors " + fds0 + " -> " + fds1);
-            assertTrue(threads1 <= threads0, "threads " + threads0 + " -> " + threads1);
-            assertTrue(client.peers().isEmpty() && client.endpoint().sessions().isEmpty());
-            assertTrue(server.endpoint().sessions().isEmpty());
+            // A leak would grow by one per cycle (100); allow two for descriptors the JVM or Netty open lazily
+            // (e.g. under load from other processes) and give asynchronous closes time to finish.
+            final long fdBase = fds0;
+            final long threadBase = threads0;
+            TransportTestSupport.eventually("file descriptors " + fds0 + " -> " + fds1 + " (at most +2)", 5000,
+                    () -> TransportTestSupport.openFds() <= fdBase + 2);
+            TransportTestSupport.eventually("threads " + threads0 + " -> " + threads1, 5000,
+                    () -> TransportTestSupport.threads() <= threadBase);
+            TransportTestSupport.eventually("no sessions left", 5000, () -> client.peers().isEmpty()
+                    && client.endpoint().sessions().isEmpty() && server.endpoint().sessions().isEmpty());
             assertEquals(0, client.endpoint().unreleasedMessages());
             assertEquals(warmup + cycles, server.controlServer().metrics().sessionsOpened());
             assertEquals(warmup + cycles, server.controlServer().metrics().sessionsClosed());
