@@ -89,6 +89,13 @@ rm -rf "$SO_TMP"
 end
 
 # ---------------------------------------------------------------------------------------------------------
+# The network lab (namespaces, veth, bridge, HTB/bfifo/u32): plan checks always run; the lab tests skip with a
+# message where root or network namespaces are unavailable.
+begin "network lab smoke test (benchmarks/netlab)"
+python3 "$ROOT/benchmarks/netlab/test_netlab.py" -v
+end
+
+# ---------------------------------------------------------------------------------------------------------
 begin "native tests under AddressSanitizer + UBSan (native/build-asan)"
 ASAN_DIR="$ROOT/native/build-asan"
 cmake -S "$ROOT/native" -B "$ASAN_DIR" -G Ninja \
