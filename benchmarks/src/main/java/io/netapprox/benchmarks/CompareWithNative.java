@@ -3,7 +3,6 @@ package io.netapprox.benchmarks;
 import io.netapprox.core.engine.AtpNative;
 import io.netapprox.core.engine.SendBatch;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -147,14 +146,8 @@ public final class CompareWithNative {
   private static List<String> compare(Path perf, Workload w, int runs, boolean reuse) throws Exception {
     System.out.printf(Locale.ROOT, "%n== %s: %d x %d B, MSR 1, 1 group, no injected loss (SendBatch of %d) ==%n",
         w.name, w.messages, w.size, w.batch);
-    ByteBuf message = PooledByteBufAllocator.DEFAULT.directBuffer(w.size, w.size);
-    for (int i = 0; i < w.size; i++) {
-      message.writeByte(i * 131 + 7);
-    }
-    ByteBuffer slab = ByteBuffer.allocateDirect(w.batch * w.size);
-    for (int i = 0; i < slab.capacity(); i++) {
-      slab.put(i, (byte) ((i % w.size) * 131 + 7));
-    }
+    ByteBuf message = LoopbackPair.patternMessage(w.size);
+    ByteBuffer slab = LoopbackPair.patternSlab(w.batch, w.size);
     SendBatch batch = new SendBatch(w.batch);
     List<Sample> nat = new ArrayList<>();
     List<Sample> single = new ArrayList<>();

@@ -2,7 +2,6 @@ package io.netapprox.benchmarks;
 
 import io.netapprox.core.engine.SendBatch;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.AuxCounters;
@@ -76,14 +75,8 @@ public class GoodputBenchmark {
   @Setup(Level.Trial)
   public void setUp() {
     pair = new LoopbackPair(LoopbackPair.perfToolConfig().build());
-    message = PooledByteBufAllocator.DEFAULT.directBuffer(size, size);
-    for (int i = 0; i < size; i++) {
-      message.writeByte(i * 131 + 7);
-    }
-    slab = ByteBuffer.allocateDirect(batchSize * size);
-    for (int i = 0; i < slab.capacity(); i++) {
-      slab.put(i, (byte) ((i % size) * 131 + 7));
-    }
+    message = LoopbackPair.patternMessage(size);
+    slab = LoopbackPair.patternSlab(batchSize, size);
     batch = new SendBatch(batchSize);
   }
 

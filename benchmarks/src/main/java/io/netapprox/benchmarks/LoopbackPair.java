@@ -12,6 +12,7 @@ import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.engine.SendBatch;
 import io.netapprox.core.engine.SendResult;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -30,6 +31,24 @@ import java.util.concurrent.TimeoutException;
  * sender's outcome (every message acknowledged) and the receiver's final report are in.
  */
 final class LoopbackPair implements AutoCloseable {
+  /** A pooled direct message of {@code size} bytes filled with the perf tool's byte pattern; caller releases. */
+  static ByteBuf patternMessage(int size) {
+    ByteBuf message = PooledByteBufAllocator.DEFAULT.directBuffer(size, size);
+    for (int i = 0; i < size; i++) {
+      message.writeByte(i * 131 + 7);
+    }
+    return message;
+  }
+
+  /** A direct slab of {@code count} consecutive messages of {@code size} bytes, each with the same pattern. */
+  static ByteBuffer patternSlab(int count, int size) {
+    ByteBuffer slab = ByteBuffer.allocateDirect(count * size);
+    for (int i = 0; i < slab.capacity(); i++) {
+      slab.put(i, (byte) ((i % size) * 131 + 7));
+    }
+    return slab;
+  }
+
 
   /**
    * The engine configuration {@code atp-perf demo} uses ({@code make_config} in native/tools/atp_perf.cpp):

@@ -4,7 +4,6 @@ import io.netapprox.core.engine.JobSpec;
 import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.engine.SendBatch;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -56,10 +55,7 @@ public class SubmitCostBenchmark {
   @Setup(Level.Trial)
   public void setUp() {
     pair = new LoopbackPair(LoopbackPair.perfToolConfig().build());
-    message = PooledByteBufAllocator.DEFAULT.directBuffer(size, size);
-    for (int i = 0; i < size; i++) {
-      message.writeByte(i * 131 + 7);
-    }
+    message = LoopbackPair.patternMessage(size);
     slab = ByteBuffer.allocateDirect(batchSize * size);
     batch = new SendBatch(batchSize);
   }

@@ -1,5 +1,8 @@
 package io.netapprox.core.engine;
 
+import static io.netapprox.core.engine.TestPayloads.crc;
+import static io.netapprox.core.engine.TestPayloads.fill;
+
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -21,33 +24,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.zip.CRC32C;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** Two endpoints in one JVM over loopback, real native engine. */
 class LoopbackTransferTest {
-
-  /** Deterministic content of message i (xorshift seeded by i), written into buf[0, len). */
-  static void fill(ByteBuf buf, int i, int len) {
-    buf.clear();
-    long x = 0x9E3779B97F4A7C15L * (i + 1);
-    for (int k = 0; k < len / 8; k++) {
-      x ^= x << 13;
-      x ^= x >>> 7;
-      x ^= x << 17;
-      buf.writeLong(x);
-    }
-    while (buf.writerIndex() < len) {
-      buf.writeByte((int) x);
-    }
-  }
-
-  static long crc(ByteBuf b) {
-    CRC32C c = new CRC32C();
-    c.update(b.nioBuffer(b.readerIndex(), b.readableBytes()));
-    return c.getValue();
-  }
 
   @Test
   @Timeout(value = 90, unit = TimeUnit.SECONDS)

@@ -1,5 +1,7 @@
 package io.netapprox.core.transport;
 
+import static io.netapprox.core.engine.TestPayloads.fill;
+
 import io.netapprox.core.control.ControlConfig;
 import io.netapprox.core.engine.AtpConfig;
 import io.netapprox.core.engine.JobSpec;
@@ -21,7 +23,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
-import java.util.zip.CRC32C;
 
 /** Loopback configs, a test "catalog" protocol (the payload is a job spec) and resource probes. */
 final class TransportTestSupport {
@@ -66,27 +67,6 @@ final class TransportTestSupport {
             s.addGroup(b.getLong(), b.getInt(), b.getDouble());
         }
         return s.build();
-    }
-
-    /** Deterministic content of message {@code id} (xorshift seeded by it), {@code len} bytes. */
-    static void fill(ByteBuf buf, int id, int len) {
-        buf.clear();
-        long x = 0x9E3779B97F4A7C15L * (id + 1);
-        for (int k = 0; k < len / 8; k++) {
-            x ^= x << 13;
-            x ^= x >>> 7;
-            x ^= x << 17;
-            buf.writeLong(x);
-        }
-        while (buf.writerIndex() < len) {
-            buf.writeByte((int) x);
-        }
-    }
-
-    static long crc(ByteBuf b) {
-        CRC32C c = new CRC32C();
-        c.update(b.nioBuffer(b.readerIndex(), b.readableBytes()));
-        return c.getValue();
     }
 
     /**
