@@ -19,7 +19,7 @@ log() { echo "[setup] $*"; }
 
 missing=()
 for p in "${PACKAGES[@]}"; do
-  if dpkg -s "$p" >/dev/null 2>&1 && dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed'; then
+  if dpkg -s "$p" >/dev/null 2>&1 && grep -q '^Status: install ok installed' <<<"$(dpkg -s "$p" 2>/dev/null)"; then
     :
   else
     missing+=("$p")

@@ -64,7 +64,9 @@ if [ -z "$JAR" ]; then
   exit 1
 fi
 SO_ENTRY="META-INF/native/linux-x86_64/libnetapprox.so"
-if ! unzip -l "$JAR" | awk '{print $4}' | grep -qx "$SO_ENTRY"; then
+# No "| grep -q" under pipefail: grep exits at the first match and the writer's SIGPIPE fails the pipeline.
+JAR_LISTING="$(unzip -Z1 "$JAR")"
+if ! grep -qx "$SO_ENTRY" <<<"$JAR_LISTING"; then
   log "ERROR: $JAR does not contain $SO_ENTRY" >&2
   unzip -l "$JAR" >&2
   exit 1
@@ -73,14 +75,14 @@ log "$(basename "$JAR") contains $SO_ENTRY"
 # The shipped library must load on this machine: every NEEDED library resolves (libsodium23 at runtime).
 SO_TMP="$(mktemp -d)"
 unzip -q -o "$JAR" "$SO_ENTRY" -d "$SO_TMP"
-if ldd "$SO_TMP/$SO_ENTRY" | grep -q 'not found'; then
+if grep -q 'not found' <<<"$(ldd "$SO_TMP/$SO_ENTRY")"; then
   log "ERROR: unresolved shared-library dependencies of libnetapprox.so:" >&2
   ldd "$SO_TMP/$SO_ENTRY" >&2
   rm -rf "$SO_TMP"
   exit 1
 fi
 # ... and carries the JNI binding approx-core loads (CMake drops it with a warning when jni.h is missing).
-if [ -d "$ROOT/native/src/jni" ] && ! nm -D --defined-only "$SO_TMP/$SO_ENTRY" | grep -qw JNI_OnLoad; then
+if [ -d "$ROOT/native/src/jni" ] && ! grep -qw JNI_OnLoad <<<"$(nm -D --defined-only "$SO_TMP/$SO_ENTRY")"; then
   log "ERROR: libnetapprox.so in the jar does not export JNI_OnLoad (built without the JNI binding?)" >&2
   rm -rf "$SO_TMP"
   exit 1
