@@ -1,0 +1,125 @@
+package io.netapprox.spark;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
+import org.apache.spark.TaskContext;
+import org.apache.spark.shuffle.IndexShuffleBlockResolver;
+import org.apache.spark.shuffle.ShuffleBlockResolver;
+import org.apache.spark.shuffle.ShuffleHandle;
+import org.apache.spark.shuffle.ShuffleManager;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.shuffle.sort.SortShuffleManager;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code spark.shuffle.manager=io.netapprox.spark.ApproxShuffleManager}.
+ *
+ * <p>Every shuffle whose dependency does not use an {@link ApproxPartitioner} (i.e. everything that is not an
+ * {@link ApproxQuery}) is registered with, written, read and removed by an embedded {@link SortShuffleManager}
+ * and its handles are returned unwrapped: same code path, same files, same results as without the plugin.
+ * Approximate shuffles get an {@link ApproxShuffleHandle}; their map output is framed into group-tagged messages
+ * (see {@link ApproxShuffleWriter}) and pulled over ATP ({@link ApproxShuffleReader}).
+ *
+ * <p>The constructor only parses and validates {@code spark.approx.*} (a bad value fails SparkContext startup
+ * with a message naming the key); the ATP engine starts lazily in the first approximate task of an executor.
+ */
+public class ApproxShuffleManager implements ShuffleManager {
+    private static final Logger LOG = LoggerFactory.getLogger(ApproxShuffleManager.class);
+
+    private final ApproxConf conf;
+    private final SortShuffleManager sort;
+    private final boolean isDriver;
+    private final Map<Integer, Set<Long>> approxMapOutputs = new ConcurrentHashMap<>();
+
+    public ApproxShuffleManager(SparkConf sparkConf, boolean isDriver) {
+        this.conf = ApproxConf.fromSpark(sparkConf);
+        this.sort = new SortShuffleManager(sparkConf);
+        this.isDriver = isDriver;
+    }
+
+    public ApproxShuffleManager(SparkConf sparkConf) {
+        this(sparkConf, false);
+    }
+
+    public ApproxConf approxConf() {
+        return conf;
+    }
+
+    @Override
+    public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
+        if (dependency.partitioner() instanceof ApproxPartitioner ap) {
+            if (!conf.enabled()) {
+                LOG.info("shuffle {}: approximate query, but {}enabled=false: sort shuffle (exact)", shuffleId,
+                        ApproxConf.PREFIX);
+            } else if (dependency.aggregator().isDefined() || dependency.keyOrdering().isDefined()) {
+                LOG.warn("shuffle {}: an ApproxPartitioner with an aggregator or key ordering is not supported: "
+                        + "sort shuffle (exact)", shuffleId);
+            } else {
+                LOG.info("shuffle {}: approximate ({})", shuffleId, ap.spec());
+                return new ApproxShuffleHandle<>(shuffleId, dependency, ap.spec());
+            }
+        }
+        return sort.registerShuffle(shuffleId, dependency);
+    }
+
+    private ApproxEngine engine() {
+        return ApproxEngine.get(conf, (IndexShuffleBlockResolver) sort.shuffleBlockResolver());
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
+                                                ShuffleWriteMetricsReporter metrics) {
+        if (handle instanceof ApproxShuffleHandle<?, ?, ?> h) {
+            approxMapOutputs.computeIfAbsent(h.shuffleId(), k -> ConcurrentHashMap.newKeySet()).add(mapId);
+            return new ApproxShuffleWriter<>((ApproxShuffleHandle<K, V, ?>) h, mapId, context, metrics,
+                    (IndexShuffleBlockResolver) sort.shuffleBlockResolver(), conf, engine());
+        }
+        return sort.getWriter(handle, mapId, context, metrics);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startMapIndex, int endMapIndex,
+                                                int startPartition, int endPartition, TaskContext context,
+                                                ShuffleReadMetricsReporter metrics) {
+        if (handle instanceof ApproxShuffleHandle<?, ?, ?> h) {
+            return new ApproxShuffleReader<>((ApproxShuffleHandle<K, ?, C>) h, startMapIndex, endMapIndex,
+                    startPartition, endPartition, context, metrics, engine());
+        }
+        return sort.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
+    }
+
+    @Override
+    public boolean unregisterShuffle(int shuffleId) {
+        Set<Long> maps = approxMapOutputs.remove(shuffleId);
+        if (maps != null) {
+            IndexShuffleBlockResolver r = (IndexShuffleBlockResolver) sort.shuffleBlockResolver();
+            for (long m : maps) {
+                r.removeDataByMap(shuffleId, m);
+            }
+        }
+        return sort.unregisterShuffle(shuffleId);
+    }
+
+    @Override
+    public ShuffleBlockResolver shuffleBlockResolver() {
+        return sort.shuffleBlockResolver();
+    }
+
+    @Override
+    public void stop() {
+        try {
+            ApproxEngine.shutdown();
+        } finally {
+            sort.stop();
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package io.netapprox.spark;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What an approximate shuffle must guarantee, frozen into its {@link ApproxShuffleHandle}: the aggregates (which
+ * value columns feed the MSR plan), the relative error bound per group (default and overrides), the confidence,
+ * and a seed for the map side's random framing. Built by {@link ApproxQuery}.
+ */
+public final class ApproxSpec implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public enum Kind { AVG, SUM, COUNT, QUANTILE, TOPK }
+
+    /** One requested aggregate; {@code valueIndex} is the position of its column in {@link ApproxRow#values}. */
+    public record Aggregate(Kind kind, String column, int valueIndex, double q, int k) implements Serializable {
+        public String label() {
+            return switch (kind) {
+                case AVG -> "avg(" + column + ")";
+                case SUM -> "sum(" + column + ")";
+                case COUNT -> "count";
+                case QUANTILE -> (q == 0.5 ? "median(" + column + ")" : "quantile(" + column + "," + q + ")");
+                case TOPK -> "top" + k + "(" + column + ")";
+            };
+        }
+    }
+
+    private final List<String> groupColumns;
+    private final List<Aggregate> aggregates;
+    private final int numValues;
+    private final double defaultErrorBound;
+    private final Map<String, Double> errorBounds;
+    private final double confidence;
+    private final long seed;
+
+    ApproxSpec(List<String> groupColumns, List<Aggregate> aggregates, int numValues, double defaultErrorBound,
+               Map<String, Double> errorBounds, double confidence, long seed) {
+        this.groupColumns = List.copyOf(groupColumns);
+        this.aggregates = List.copyOf(aggregates);
+        this.numValues = numValues;
+        this.defaultErrorBound = defaultErrorBound;
+        this.errorBounds = Collections.unmodifiableMap(new LinkedHashMap<>(errorBounds));
+        this.confidence = confidence;
+        this.seed = seed;
+    }
+
+    public List<String> groupColumns() { return groupColumns; }
+    public List<Aggregate> aggregates() { return aggregates; }
+    public int numValues() { return numValues; }
+    public double defaultErrorBound() { return defaultErrorBound; }
+    public Map<String, Double> errorBounds() { return errorBounds; }
+    public double confidence() { return confidence; }
+    public long seed() { return seed; }
+    public boolean hasTopK() {
+        return aggregates.stream().anyMatch(a -> a.kind() == Kind.TOPK);
+    }
+
+    /** e_max of {@code group} (a group key such as {@code "hour=17"}). */
+    public double errorBound(String group) {
+        return errorBounds.getOrDefault(group, defaultErrorBound);
+    }
+
+    /** Value indices whose totals the MSR plan must bound (avg/sum/quantile columns). */
+    public List<Integer> plannedValueIndices() {
+        List<Integer> r = new ArrayList<>();
+        for (Aggregate a : aggregates) {
+            if ((a.kind() == Kind.AVG || a.kind() == Kind.SUM || a.kind() == Kind.QUANTILE) && !r.contains(a.valueIndex())) {
+                r.add(a.valueIndex());
+            }
+        }
+        return r;
+    }
+
+    @Override
+    public String toString() {
+        return "ApproxSpec{groupBy=" + groupColumns + ", aggregates=" + aggregates.stream().map(Aggregate::label).toList()
+                + ", e_max=" + defaultErrorBound + ", overrides=" + errorBounds + ", confidence=" + confidence + "}";
+    }
+}
