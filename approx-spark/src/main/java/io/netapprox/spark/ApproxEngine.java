@@ -49,6 +49,8 @@ final class ApproxEngine {
     private final ApproxConf conf;
     private final IndexShuffleBlockResolver resolver;
     private final ApproxTransport transport;
+    /** Requests go through a second, client-only transport: a transport cannot open a session to itself. */
+    private final ApproxTransport requester;
     private final BlockManagerId location;
     private final Map<InetSocketAddress, CompletableFuture<ApproxPeer>> peers = new ConcurrentHashMap<>();
 
@@ -56,7 +58,16 @@ final class ApproxEngine {
         this.conf = conf;
         this.resolver = resolver;
         BlockManagerId own = SparkEnv.get().blockManager().shuffleServerId();
-        this.transport = ApproxTransport.start(conf.transportConfig(own.host()), this::serve);
+        io.netapprox.core.transport.ApproxTransportConfig tc = conf.transportConfig(own.host());
+        this.transport = ApproxTransport.start(tc, this::serve);
+        ApproxTransport req;
+        try {
+            req = ApproxTransport.start(tc.toBuilder().serverEnabled(false).build());
+        } catch (RuntimeException e) {
+            transport.close();
+            throw e;
+        }
+        this.requester = req;
         InetSocketAddress ctl = transport.controlAddress();
         String topo = TOPOLOGY_PREFIX + own.host() + ":" + ctl.getPort();
         this.location = BlockManagerId$.MODULE$.apply(own.executorId(), own.host(), own.port(), Option.apply(topo));
@@ -74,6 +85,7 @@ final class ApproxEngine {
     static synchronized void shutdown() {
         if (instance != null) {
             try {
+                instance.requester.close();
                 instance.transport.close();
             } catch (RuntimeException e) {
                 LOG.warn("closing the NetApprox engine", e);
@@ -107,7 +119,7 @@ final class ApproxEngine {
             if (old != null && (!old.isDone() || (!old.isCompletedExceptionally() && old.join().isActive()))) {
                 return old;
             }
-            return transport.connect(a);
+            return requester.connect(a);
         });
         f.whenComplete((p, err) -> {
             if (err != null) {

@@ -1,0 +1,273 @@
+package io.netapprox.spark;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.rdd.ShuffledRDD;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import scala.Tuple2;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
+
+/**
+ * A stratified-sampling query with per-group error bounds:
+ *
+ * <pre>{@code
+ * Dataset<Row> r = ApproxQuery.on(trips)
+ *     .groupBy("hour")
+ *     .avg("distance").sum("fare").count().median("fare").topK("zone", 15)
+ *     .errorBound(0.05)                 // default e_max (relative), per group
+ *     .errorBound("hour=17", 0.01)      // a group's own bound
+ *     .confidence(0.95)
+ *     .run();
+ * }</pre>
+ *
+ * The result has one row per group and aggregate (top-k: one row per rank) with the columns of {@link #SCHEMA}:
+ * {@code group, aggregate, key, rank, estimate, low, high, confidence, e_max, sample_rows, population_rows,
+ * approximate}. Under {@link ApproxShuffleManager} the records travel in an approximate shuffle (ATP, per-group
+ * MSR from e_max); under any other shuffle manager, with {@code spark.approx.enabled=false}, or with
+ * {@link #exact()}, the same plan runs over sort shuffle and every answer is exact (zero-width interval).
+ *
+ * <p>Rows with a null group or aggregated value are skipped. Group keys are {@code col=value[,col=value...]}.
+ */
+public final class ApproxQuery implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public static final StructType SCHEMA = new StructType()
+            .add("group", DataTypes.StringType, false)
+            .add("aggregate", DataTypes.StringType, false)
+            .add("key", DataTypes.StringType, true)
+            .add("rank", DataTypes.IntegerType, true)
+            .add("estimate", DataTypes.DoubleType, false)
+            .add("low", DataTypes.DoubleType, false)
+            .add("high", DataTypes.DoubleType, false)
+            .add("confidence", DataTypes.DoubleType, false)
+            .add("e_max", DataTypes.DoubleType, false)
+            .add("sample_rows", DataTypes.LongType, false)
+            .add("population_rows", DataTypes.LongType, false)
+            .add("approximate", DataTypes.BooleanType, false);
+
+    private final transient Dataset<Row> input;
+    private final List<String> groupColumns = new ArrayList<>();
+    private final List<String[]> aggregates = new ArrayList<>(); // kind, column, q, k
+    private double errorBound = 0.05;
+    private final Map<String, Double> errorBounds = new LinkedHashMap<>();
+    private Double confidence;
+    private boolean exact;
+    private long seed = System.nanoTime();
+    private int partitions;
+
+    private ApproxQuery(Dataset<Row> input) {
+        this.input = input;
+    }
+
+    public static ApproxQuery on(Dataset<Row> input) {
+        return new ApproxQuery(input);
+    }
+
+    public ApproxQuery groupBy(String... columns) {
+        groupColumns.addAll(List.of(columns));
+        return this;
+    }
+
+    public ApproxQuery avg(String column) {
+        aggregates.add(new String[] {"AVG", column, "0", "0"});
+        return this;
+    }
+
+    public ApproxQuery sum(String column) {
+        aggregates.add(new String[] {"SUM", column, "0", "0"});
+        return this;
+    }
+
+    public ApproxQuery count() {
+        aggregates.add(new String[] {"COUNT", "*", "0", "0"});
+        return this;
+    }
+
+    public ApproxQuery quantile(String column, double q) {
+        if (!(q > 0 && q < 1)) {
+            throw new IllegalArgumentException("quantile must be in (0, 1), got " + q);
+        }
+        aggregates.add(new String[] {"QUANTILE", column, Double.toString(q), "0"});
+        return this;
+    }
+
+    public ApproxQuery median(String column) {
+        return quantile(column, 0.5);
+    }
+
+    /** The k most frequent values of {@code column} per group, with estimated counts. One top-k column per query. */
+    public ApproxQuery topK(String column, int k) {
+        if (k < 1) {
+            throw new IllegalArgumentException("k must be >= 1, got " + k);
+        }
+        aggregates.add(new String[] {"TOPK", column, "0", Integer.toString(k)});
+        return this;
+    }
+
+    /** Default relative error bound e_max of every group (e.g. 0.05 = 5%). */
+    public ApproxQuery errorBound(double eMax) {
+        checkBound(eMax);
+        this.errorBound = eMax;
+        return this;
+    }
+
+    /** e_max of one group, e.g. {@code errorBound("hour=17", 0.01)}. */
+    public ApproxQuery errorBound(String group, double eMax) {
+        checkBound(eMax);
+        errorBounds.put(group, eMax);
+        return this;
+    }
+
+    /** Confidence of the bounds and intervals (default {@code spark.approx.confidence}, 0.95). */
+    public ApproxQuery confidence(double c) {
+        if (!(c > 0 && c < 1)) {
+            throw new IllegalArgumentException("confidence must be in (0, 1), got " + c);
+        }
+        this.confidence = c;
+        return this;
+    }
+
+    /** Answer exactly (sort shuffle), e.g. to compare. */
+    public ApproxQuery exact() {
+        this.exact = true;
+        return this;
+    }
+
+    /** Seed of the map side's random framing (default: time based). */
+    public ApproxQuery seed(long s) {
+        this.seed = s;
+        return this;
+    }
+
+    /** Reduce partitions (default: the context's default parallelism). */
+    public ApproxQuery partitions(int n) {
+        if (n < 1) {
+            throw new IllegalArgumentException("partitions must be >= 1, got " + n);
+        }
+        this.partitions = n;
+        return this;
+    }
+
+    private static void checkBound(double e) {
+        if (!(e > 0 && e < 1)) {
+            throw new IllegalArgumentException("e_max must be a relative bound in (0, 1), got " + e);
+        }
+    }
+
+    /** Builds the spec (value columns are numbered in first-use order). */
+    ApproxSpec spec(double defaultConfidence) {
+        if (groupColumns.isEmpty()) {
+            throw new IllegalArgumentException("groupBy(...) needs at least one column");
+        }
+        if (aggregates.isEmpty()) {
+            throw new IllegalArgumentException("no aggregate: add avg/sum/count/quantile/topK");
+        }
+        List<String> valueCols = new ArrayList<>();
+        List<ApproxSpec.Aggregate> aggs = new ArrayList<>();
+        String topCol = null;
+        for (String[] a : aggregates) {
+            ApproxSpec.Kind kind = ApproxSpec.Kind.valueOf(a[0]);
+            int vi = -1;
+            if (kind == ApproxSpec.Kind.AVG || kind == ApproxSpec.Kind.SUM || kind == ApproxSpec.Kind.QUANTILE) {
+                vi = valueCols.indexOf(a[1]);
+                if (vi < 0) {
+                    valueCols.add(a[1]);
+                    vi = valueCols.size() - 1;
+                }
+            } else if (kind == ApproxSpec.Kind.TOPK) {
+                if (topCol != null && !topCol.equals(a[1])) {
+                    throw new IllegalArgumentException("one top-k column per query, got " + topCol + " and " + a[1]);
+                }
+                topCol = a[1];
+            }
+            aggs.add(new ApproxSpec.Aggregate(kind, a[1], vi, Double.parseDouble(a[2]), Integer.parseInt(a[3])));
+        }
+        return new ApproxSpec(groupColumns, aggs, valueCols.size(), errorBound, errorBounds,
+                confidence != null ? confidence : defaultConfidence, seed);
+    }
+
+    private List<String> valueColumns(ApproxSpec spec) {
+        List<String> cols = new ArrayList<>();
+        for (ApproxSpec.Aggregate a : spec.aggregates()) {
+            if (a.valueIndex() >= 0 && cols.size() <= a.valueIndex()) {
+                cols.add(a.column());
+            }
+        }
+        return cols;
+    }
+
+    /** Runs the query; the result is computed when an action runs on the returned Dataset. */
+    public Dataset<Row> run() {
+        SparkSession spark = input.sparkSession();
+        double defConf = Double.parseDouble(spark.sparkContext().getConf().get(ApproxConf.PREFIX + "confidence", "0.95"));
+        ApproxSpec spec = spec(defConf);
+        List<String> valueCols = valueColumns(spec);
+        String topCol = spec.aggregates().stream().filter(a -> a.kind() == ApproxSpec.Kind.TOPK)
+                .map(ApproxSpec.Aggregate::column).findFirst().orElse(null);
+        List<Column> sel = new ArrayList<>();
+        for (String g : groupColumns) {
+            sel.add(functions.col(g).cast(DataTypes.StringType));
+        }
+        for (String v : valueCols) {
+            sel.add(functions.col(v).cast(DataTypes.DoubleType));
+        }
+        if (topCol != null) {
+            sel.add(functions.col(topCol).cast(DataTypes.StringType));
+        }
+        Dataset<Row> projected = input.select(sel.toArray(new Column[0]));
+        String[] gcols = groupColumns.toArray(new String[0]);
+        int nv = valueCols.size();
+        boolean withKey = topCol != null;
+        JavaRDD<Tuple2<String, ApproxRow>> pairs = projected.javaRDD().flatMap(r -> {
+            StringBuilder key = new StringBuilder();
+            for (int i = 0; i < gcols.length; i++) {
+                if (r.isNullAt(i)) {
+                    return java.util.Collections.emptyIterator();
+                }
+                if (i > 0) {
+                    key.append(',');
+                }
+                key.append(gcols[i]).append('=').append(r.getString(i));
+            }
+            double[] v = new double[nv];
+            for (int i = 0; i < nv; i++) {
+                if (r.isNullAt(gcols.length + i)) {
+                    return java.util.Collections.emptyIterator();
+                }
+                v[i] = r.getDouble(gcols.length + i);
+            }
+            String k = null;
+            if (withKey) {
+                if (r.isNullAt(gcols.length + nv)) {
+                    return java.util.Collections.emptyIterator();
+                }
+                k = r.getString(gcols.length + nv);
+            }
+            return java.util.List.of(new Tuple2<>(key.toString(), new ApproxRow(v, k))).iterator();
+        });
+        int np = partitions > 0 ? partitions : spark.sparkContext().defaultParallelism();
+        org.apache.spark.Partitioner partitioner = exact ? new org.apache.spark.HashPartitioner(np)
+                : new ApproxPartitioner(np, spec);
+        ClassTag<String> kt = ClassTag$.MODULE$.apply(String.class);
+        ClassTag<ApproxRow> vt = ClassTag$.MODULE$.apply(ApproxRow.class);
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        RDD<scala.Product2<String, ApproxRow>> prev = (RDD) pairs.rdd();
+        ShuffledRDD<String, ApproxRow, ApproxRow> shuffled = new ShuffledRDD<>(prev, partitioner, kt, vt, vt);
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        JavaRDD<Object> reduced = new JavaRDD(shuffled, ClassTag$.MODULE$.apply(Object.class));
+        JavaRDD<Row> results = reduced.mapPartitions(it -> GroupAggregator.aggregate(spec, it).iterator());
+        return spark.createDataFrame(results, SCHEMA);
+    }
+}

@@ -1,0 +1,66 @@
+package io.netapprox.spark;
+
+import java.io.File;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+
+/** Spark sessions for the tests: local[2] and local-cluster (separate executor JVMs). */
+final class SparkTestSupport {
+    private SparkTestSupport() {
+    }
+
+    static SparkSession.Builder base(String master, String app) {
+        new File(System.getProperty("spark.test.home", "target/spark-home")).mkdirs();
+        return SparkSession.builder()
+                .master(master)
+                .appName(app)
+                .config("spark.ui.enabled", "false")
+                .config("spark.shuffle.manager", ApproxShuffleManager.class.getName())
+                .config("spark.sql.shuffle.partitions", "4")
+                .config("spark.default.parallelism", "4")
+                .config("spark.driver.host", "127.0.0.1")
+                .config("spark.driver.bindAddress", "127.0.0.1")
+                .config("spark.approx.peerDeathTimeoutMs", "2000")
+                .config("spark.approx.fetchTimeoutMs", "30000");
+    }
+
+    static SparkSession local(String app, Map<String, String> extra) {
+        SparkSession.Builder b = base("local[2]", app);
+        extra.forEach(b::config);
+        return b.getOrCreate();
+    }
+
+    /** local-cluster[2,1,1024]: two executors (separate JVMs) on this machine, real ATP between them. */
+    static SparkSession cluster(String app, Map<String, String> extra) {
+        String cp = System.getProperty("java.class.path");
+        SparkSession.Builder b = base("local-cluster[2,1,1024]", app)
+                .config("spark.executor.memory", "768m")
+                .config("spark.executor.extraClassPath", cp)
+                .config("spark.driver.extraClassPath", cp)
+                .config("spark.testing", "true")
+                .config("spark.test.home", System.getProperty("spark.test.home"));
+        extra.forEach(b::config);
+        return b.getOrCreate();
+    }
+
+    static Map<String, String> conf(String... kv) {
+        Map<String, String> m = new HashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put(kv[i], kv[i + 1]);
+        }
+        return m;
+    }
+
+    /** group|aggregate|key -> row */
+    static Map<String, Row> byKey(Dataset<Row> result) {
+        Map<String, Row> m = new HashMap<>();
+        for (Row r : result.collectAsList()) {
+            String k = r.getString(0) + "|" + r.getString(1) + (r.isNullAt(3) ? "" : "|" + r.getInt(3));
+            m.put(k, r);
+        }
+        return m;
+    }
+}
