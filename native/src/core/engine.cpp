@@ -191,6 +191,15 @@ struct Engine::Impl {
   bool trace = false;
   TimeNs clock = 0;  // the `now` of the current call into the engine
   bool use_aes = false;
+  // CLOSE datagrams of sessions that are already gone, sealed at close time and sent by the next poll_transmit.
+  // Best effort and bounded: when full, the oldest is dropped (counted) and that peer falls back on its
+  // peer-death timeout.
+  struct Farewell {
+    PeerId peer;
+    std::vector<uint8_t> bytes;
+  };
+  static constexpr size_t kMaxFarewells = 256;
+  std::deque<Farewell> farewells;
 
   explicit Impl(const EngineConfig& c)
       : cfg(c), flags(mode_flags(c.mode)), fault_rng(c.faults.seed), use_aes(c.prefer_aes_gcm && crypto::aes_available()) {}
@@ -362,6 +371,20 @@ struct Engine::Impl {
     push_event(std::move(ev), true);
     sessions.erase(s.id);
     st.sessions = sessions.size();
+  }
+
+  // Seals a CLOSE carrying `status` with the session's key; call before the session is erased.
+  void queue_farewell(Session& s, Status status) {
+    std::vector<uint8_t> bytes(wire::kHeaderBytes + 4 + wire::kTagBytes);
+    wire::Writer w(bytes.data() + wire::kHeaderBytes, 4);
+    w.u32(static_cast<uint32_t>(static_cast<int32_t>(status)));
+    bytes.resize(seal(s, bytes.data(), PacketType::kClose, 4));
+    s.next_pn++;
+    if (farewells.size() >= kMaxFarewells) {
+      farewells.pop_front();
+      st.farewells_dropped++;
+    }
+    farewells.push_back(Farewell{s.peer, std::move(bytes)});
   }
 
   void queue_control(Session& s, PacketType type, JobId job, std::vector<uint8_t> body) {
@@ -1052,7 +1075,7 @@ struct Engine::Impl {
     }
     const size_t body_len = h.body_len;
     const bool header_only = (h.flags & wire::kFlagHeaderOnlyAuth) != 0;
-    if (header_only && (cfg.payload_auth || body_len < wire::kDataHeaderBytes)) {  // policy: payload must be covered
+    if (header_only && body_len < wire::kDataHeaderBytes) {
       st.dropped_auth++;
       return;
     }
@@ -1060,6 +1083,16 @@ struct Engine::Impl {
     if (!crypto::verify(s.key, h.from_initiator, h.packet_number, data, covered, data + wire::kHeaderBytes + body_len)) {
       st.dropped_auth++;
       return;
+    }
+    if (header_only && cfg.payload_auth) {
+      // Policy: this endpoint requires payload tags. The header tag verified, so this is the genuine peer
+      // configured with payload_auth off, not an attacker: fail the session on both ends at once instead of
+      // letting every data packet be dropped until a timeout.
+      st.dropped_auth++;
+      st.auth_policy_mismatches++;
+      queue_farewell(s, Status::kProtocolError);
+      fail_session(s, Status::kProtocolError, now);
+      return;  // s is gone
     }
     const uint8_t* body = data + wire::kHeaderBytes;
     bool accepted = true;
@@ -1116,7 +1149,12 @@ struct Engine::Impl {
         int32_t code;
         err = wire::parse_close(body, body_len, &code);
         if (err == wire::ParseError::kOk) {
-          fail_session(s, Status::kClosed, now);
+          // The peer says why (kClosed for an ordinary close); anything unknown reads as a protocol error.
+          const Status why = code == static_cast<int32_t>(Status::kClosed) ||
+                                     code == static_cast<int32_t>(Status::kProtocolError)
+                                 ? static_cast<Status>(code)
+                                 : code == 0 ? Status::kClosed : Status::kProtocolError;
+          fail_session(s, why, now);
           return;  // s is gone
         }
         break;
@@ -1231,8 +1269,9 @@ Status Engine::close_session(SessionId id, TimeNs now) {
   auto& I = *impl_;
   Session* s = I.find(id);
   if (!s) return Status::kNotFound;
-  // Best effort: the CLOSE goes out only if the driver polls before the session is gone, so we do not queue it;
-  // the peer notices via its peer-death timeout otherwise. Jobs end with kClosed.
+  // The peer is told with a sealed CLOSE (best effort: if it is lost, the peer notices through its peer-death
+  // timeout). Jobs end with kClosed.
+  I.queue_farewell(*s, Status::kClosed);
   std::vector<JobId> ids;
   for (auto& [jid, j] : s->send_jobs) ids.push_back(jid);
   for (JobId jid : ids) I.finish_send_job(*s, jid, Status::kClosed, now);
@@ -1436,7 +1475,19 @@ void Engine::on_datagram(const uint8_t* data, size_t len, PeerId from, TimeNs no
 bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) {
   auto& I = *impl_;
   I.clock = now;
-  if (!buf || !out || cap < I.cfg.max_datagram || I.sessions.empty()) return false;
+  if (!buf || !out || cap < I.cfg.max_datagram) return false;
+  if (!I.farewells.empty()) {
+    Impl::Farewell f = std::move(I.farewells.front());
+    I.farewells.pop_front();
+    std::memcpy(buf, f.bytes.data(), f.bytes.size());
+    I.st.datagrams_out++;
+    I.st.bytes_out += f.bytes.size();
+    out->peer = f.peer;
+    out->dscp = I.dscp_for(nullptr, true);
+    out->len = f.bytes.size();
+    return true;
+  }
+  if (I.sessions.empty()) return false;
   // Round-robin over sessions, starting after the one served last. Datagrams swallowed by fault injection are
   // built and paced like real ones; a bounded number are tried per call.
   for (int attempt = 0; attempt < 64; ++attempt) {
@@ -1473,7 +1524,7 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
 }
 
 TimeNs Engine::next_timeout() const {
-  TimeNs t = kNever;
+  TimeNs t = impl_->farewells.empty() ? kNever : impl_->clock;
   for (const auto& [id, s] : impl_->sessions) t = std::min(t, impl_->session_timeout(*s));
   return t;
 }

@@ -205,6 +205,8 @@ struct EngineStats {
   uint64_t dropped_unknown_job = 0;
   uint64_t dropped_fault_in = 0, dropped_fault_out = 0;
   uint64_t events_dropped = 0;         // informational events lost because the queue was full
+  uint64_t auth_policy_mismatches = 0; // verified header-only datagrams while payload_auth is required (session failed)
+  uint64_t farewells_dropped = 0;      // CLOSE datagrams dropped because too many sessions closed at once
   uint64_t sessions = 0, jobs = 0;
   uint64_t send_buffered = 0;  // bytes of submitted, unacknowledged messages (all sessions)
   uint64_t recv_buffered = 0;  // bytes held for reassembly, ordering or by the application (all sessions)
@@ -222,8 +224,8 @@ class Engine {
   // Sessions. `peer` tells the driver where to send; `initiator` must differ on the two sides (it splits the
   // nonce space); the control plane sets it on the side that created the session.
   Status open_session(SessionId id, const uint8_t key[kKeyBytes], PeerId peer, bool initiator, TimeNs now);
-  // Ends the session's jobs with kClosed and forgets it. No CLOSE goes to the peer (it notices through its
-  // peer-death timeout; the control plane normally tells it first). Reopening an id needs a NEW key: packet
+  // Ends the session's jobs with kClosed, queues a sealed CLOSE for the peer (best effort: a lost CLOSE leaves
+  // the peer to its peer-death timeout) and forgets the session. Reopening an id needs a NEW key: packet
   // numbers restart at 0 and a reused key would reuse nonces.
   Status close_session(SessionId id, TimeNs now);
   Status set_peer(SessionId id, PeerId peer);

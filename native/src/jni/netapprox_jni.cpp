@@ -38,7 +38,7 @@ constexpr int kEventRecordBytes = 104;
 // Submit descriptor, kSubmitRecordBytes each:
 //   0 int groupIndex | 4 int index | 8 long address | 16 int length | 20 int status (written back)
 constexpr int kSubmitRecordBytes = 24;
-constexpr int kConfigLongs = 26;
+constexpr int kConfigLongs = 28;
 constexpr int kConfigDoubles = 4;
 constexpr int kReportInfoLongs = 24;
 constexpr int kGroupInfoLongs = 8;
@@ -87,6 +87,8 @@ void config_to_arrays(const na_config& c, jlong* l, jdouble* d, jbyte* dscp) {
   l[i++] = c.event_queue_capacity;
   l[i++] = c.max_peers;
   l[i++] = c.trace_epochs;
+  l[i++] = c.payload_auth;
+  l[i++] = c.prefer_aes_gcm;
   d[0] = c.reaction_speed;
   d[1] = c.tlr_floor;
   d[2] = c.fault_drop_outgoing;
@@ -123,6 +125,8 @@ void arrays_to_config(const jlong* l, const jdouble* d, const jbyte* dscp, na_co
   c->event_queue_capacity = static_cast<uint32_t>(l[i++]);
   c->max_peers = static_cast<uint32_t>(l[i++]);
   c->trace_epochs = static_cast<int32_t>(l[i++]);
+  c->payload_auth = static_cast<int32_t>(l[i++]);
+  c->prefer_aes_gcm = static_cast<int32_t>(l[i++]);
   c->reaction_speed = d[0];
   c->tlr_floor = d[1];
   c->fault_drop_outgoing = d[2];

@@ -482,3 +482,88 @@ TEST(EngineTest, ApiMisuseReturnsErrors) {
   EXPECT_NE(bad.validate(), "");
   EXPECT_EQ(test_config().validate(), "");
 }
+
+namespace {
+const Event* session_error_of(const std::vector<Event>& evs) {
+  for (const auto& e : evs)
+    if (e.type == EventType::kSessionError) return &e;
+  return nullptr;
+}
+}  // namespace
+
+// close_session sends a sealed CLOSE: the peer's jobs end with kClosed at once, not after its peer-death timeout.
+TEST(EngineTest, ClosingASessionTellsThePeer) {
+  EngineConfig c = test_config();
+  c.peer_death_timeout = 5 * kSec;
+  Sim s(c, c, LinkConfig{}, LinkConfig{}, 21);
+  Job j = make_job(3, {{1000, 1.0}}, 4000);
+  ASSERT_EQ(s.a().start_job(Sim::kSession, j.spec, s.now()), Status::kOk);
+  for (uint32_t i = 0; i < 10; ++i) {
+    auto d = payload(3, i, 4000);
+    ASSERT_EQ(s.a().submit(Sim::kSession, 3, 0, i, d.data(), d.size(), s.now()), Status::kOk);
+  }
+  ASSERT_TRUE(s.run([&] { return !s.delivered_b.empty(); }, s.now() + kSec));
+  const TimeNs cut = s.now();
+  ASSERT_EQ(s.a().close_session(Sim::kSession, s.now()), Status::kOk);
+  ASSERT_TRUE(s.run([&] { return session_error_of(s.events_b) != nullptr; }, cut + kSec));
+  EXPECT_LE(s.now() - cut, 5 * kMs);  // one-way delay, not a timeout
+  EXPECT_EQ(session_error_of(s.events_b)->status, Status::kClosed);
+  ASSERT_NE(report_of(s.events_b, 3), nullptr);
+  EXPECT_EQ(report_of(s.events_b, 3)->status, Status::kClosed);
+  EXPECT_EQ(s.b().stats().sessions, 0u);
+}
+
+// A peer that sends header-only tags to an endpoint requiring payload tags is a configuration mismatch: both ends
+// fail with kProtocolError right away instead of dropping every data packet until a timeout.
+TEST(EngineTest, PayloadAuthMismatchFailsBothEndsAtOnce) {
+  EngineConfig header_only = test_config();
+  header_only.payload_auth = false;
+  EngineConfig strict = test_config();
+  Sim s(header_only, strict, LinkConfig{}, LinkConfig{}, 22);
+  Job j = make_job(4, {{20, 1.0}}, 3000);
+  submit_all(s, j);
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_a, 4) != nullptr; }, s.now() + kSec));
+  EXPECT_LE(s.now(), 20 * kMs);
+  EXPECT_EQ(report_of(s.events_a, 4)->status, Status::kProtocolError);
+  ASSERT_NE(session_error_of(s.events_a), nullptr);
+  EXPECT_EQ(session_error_of(s.events_a)->status, Status::kProtocolError);
+  ASSERT_NE(session_error_of(s.events_b), nullptr);
+  EXPECT_EQ(session_error_of(s.events_b)->status, Status::kProtocolError);
+  EXPECT_EQ(s.b().stats().auth_policy_mismatches, 1u);
+  EXPECT_TRUE(s.delivered_b.empty());
+}
+
+// Only a header tag made with the session key can end a session that way: a header-only datagram sealed with
+// another key is dropped and counted, and the session carries on.
+TEST(EngineTest, ForgedHeaderOnlyDatagramDoesNotEndTheSession) {
+  EngineConfig strict = test_config();
+  EngineConfig forger_cfg = test_config();
+  forger_cfg.payload_auth = false;
+  Sim s(strict, strict, LinkConfig{}, LinkConfig{}, 23);
+  Engine forger(forger_cfg);
+  uint8_t wrong_key[kKeyBytes] = {1, 2, 3};
+  ASSERT_EQ(forger.open_session(Sim::kSession, wrong_key, Sim::kPeerB, true, s.now()), Status::kOk);
+  Job fj = make_job(9, {{4, 1.0}}, 3000);
+  ASSERT_EQ(forger.start_job(Sim::kSession, fj.spec, s.now()), Status::kOk);
+  for (uint32_t i = 0; i < 4; ++i) {
+    auto d = payload(9, i, 3000);
+    ASSERT_EQ(forger.submit(Sim::kSession, 9, 0, i, d.data(), d.size(), s.now()), Status::kOk);
+  }
+  uint8_t buf[2048];
+  Transmit t;
+  int fed = 0;
+  while (fed < 16 && forger.poll_transmit(s.now(), buf, sizeof buf, &t)) {
+    s.b().on_datagram(buf, t.len, Sim::kPeerA, s.now());
+    ++fed;
+  }
+  ASSERT_GT(fed, 0);
+  EXPECT_EQ(s.b().stats().auth_policy_mismatches, 0u);
+  EXPECT_GE(s.b().stats().dropped_auth, static_cast<uint64_t>(fed));
+  EXPECT_EQ(s.b().stats().sessions, 1u);
+  // and the real session still works
+  Job j = make_job(5, {{10, 1.0}}, 3000);
+  submit_all(s, j);
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_b, 5) != nullptr; }, s.now() + 5 * kSec));
+  EXPECT_EQ(report_of(s.events_b, 5)->status, Status::kOk);
+  EXPECT_EQ(session_error_of(s.events_b), nullptr);
+}

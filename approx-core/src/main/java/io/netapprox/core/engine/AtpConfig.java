@@ -45,6 +45,8 @@ public final class AtpConfig {
   private final int eventQueueCapacity;
   private final int maxPeers;
   private final boolean traceEpochs;
+  private final boolean payloadAuth;
+  private final boolean preferAesGcm;
   // Java side
   private final int eventBatchSize;
   private final Duration sendTimeout;
@@ -83,6 +85,8 @@ public final class AtpConfig {
     eventQueueCapacity = b.eventQueueCapacity;
     maxPeers = b.maxPeers;
     traceEpochs = b.traceEpochs;
+    payloadAuth = b.payloadAuth;
+    preferAesGcm = b.preferAesGcm;
     eventBatchSize = b.eventBatchSize;
     sendTimeout = b.sendTimeout;
     closeTimeout = b.closeTimeout;
@@ -127,6 +131,8 @@ public final class AtpConfig {
     b.eventQueueCapacity = eventQueueCapacity;
     b.maxPeers = maxPeers;
     b.traceEpochs = traceEpochs;
+    b.payloadAuth = payloadAuth;
+    b.preferAesGcm = preferAesGcm;
     b.eventBatchSize = eventBatchSize;
     b.sendTimeout = sendTimeout;
     b.closeTimeout = closeTimeout;
@@ -166,6 +172,10 @@ public final class AtpConfig {
   public int eventQueueCapacity() { return eventQueueCapacity; }
   public int maxPeers() { return maxPeers; }
   public boolean traceEpochs() { return traceEpochs; }
+  /** Whether datagram tags cover data payloads (true) or only headers (false; see docs/protocol.md). */
+  public boolean payloadAuth() { return payloadAuth; }
+  /** Whether AES-256-GCM is used where AES-NI exists (true) or always ChaCha20-Poly1305 (false). */
+  public boolean preferAesGcm() { return preferAesGcm; }
   /** Events drained per JNI crossing by the event thread. */
   public int eventBatchSize() { return eventBatchSize; }
   /** How long {@link OutgoingJob#send} blocks for send-buffer space by default. */
@@ -202,6 +212,8 @@ public final class AtpConfig {
     l[i++] = eventQueueCapacity;
     l[i++] = maxPeers;
     l[i++] = traceEpochs ? 1 : 0;
+    l[i++] = payloadAuth ? 1 : 0;
+    l[i++] = preferAesGcm ? 1 : 0;
     d[0] = reactionSpeed;
     d[1] = tlrFloor;
     d[2] = faultDropOutgoing;
@@ -252,6 +264,8 @@ public final class AtpConfig {
     private int eventQueueCapacity = 16384;
     private int maxPeers = 4096;
     private boolean traceEpochs = false;
+    private boolean payloadAuth = true;
+    private boolean preferAesGcm = true;
     private int eventBatchSize = 256;
     private Duration sendTimeout = Duration.ofSeconds(30);
     private Duration closeTimeout = Duration.ofSeconds(5);
@@ -318,6 +332,13 @@ public final class AtpConfig {
     public Builder eventQueueCapacity(int v) { eventQueueCapacity = v; return this; }
     public Builder maxPeers(int v) { maxPeers = v; return this; }
     public Builder traceEpochs(boolean v) { traceEpochs = v; return this; }
+    /**
+     * {@code false}: tags cover headers only, payload bytes are not authenticated (faster; only for trusted
+     * networks). Both ends must agree (a receiver that requires payload tags drops header-only datagrams).
+     */
+    public Builder payloadAuth(boolean v) { payloadAuth = v; return this; }
+    /** {@code false}: always ChaCha20-Poly1305, e.g. for a fleet where some hosts lack AES-NI. */
+    public Builder preferAesGcm(boolean v) { preferAesGcm = v; return this; }
     /** Events drained per JNI crossing, [1, 1024]. */
     public Builder eventBatchSize(int v) { eventBatchSize = v; return this; }
     public Builder sendTimeout(Duration v) { sendTimeout = v; return this; }

@@ -28,8 +28,14 @@ public abstract class AtpMessageHandler extends SimpleChannelInboundHandler<AtpM
 
   protected void jobDone(ChannelHandlerContext ctx, JobReport report) throws Exception {}
 
+  /**
+   * The session ended. Default: an orderly close by the peer ({@code CLOSED}; its jobs were already reported
+   * through {@link #jobDone}) is not an error and is dropped here; any failure is fired as an exception.
+   */
   protected void sessionError(ChannelHandlerContext ctx, AtpSession session, AtpException error) throws Exception {
-    ctx.fireExceptionCaught(error);
+    if (error.status() != AtpStatus.CLOSED) {
+      ctx.fireExceptionCaught(error);
+    }
   }
 
   @Override

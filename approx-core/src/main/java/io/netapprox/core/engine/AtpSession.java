@@ -207,7 +207,8 @@ public final class AtpSession implements AutoCloseable {
     failure = status;
     IncomingJobListener l = listener;
     if (l != null) {
-      l.onSessionError(this, new AtpException(status, "session " + Long.toUnsignedString(id) + " failed"));
+      String what = status == AtpStatus.CLOSED ? " was closed by the peer" : " failed";
+      l.onSessionError(this, new AtpException(status, "session " + Long.toUnsignedString(id) + what));
     }
   }
 

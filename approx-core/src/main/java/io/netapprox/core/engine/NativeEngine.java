@@ -44,7 +44,7 @@ final class NativeEngine {
   static final int SUB_LENGTH = 16;
   static final int SUB_STATUS = 20;
 
-  static final int CONFIG_LONGS = 26;
+  static final int CONFIG_LONGS = 28;
   static final int CONFIG_DOUBLES = 4;
   static final int REPORT_INFO_LONGS = 24;
   static final int GROUP_INFO_LONGS = 8;
