@@ -1162,7 +1162,16 @@ struct Engine::Impl {
       case PacketType::kCancel: {
         uint32_t job;
         err = wire::parse_cancel(body, body_len, &job);
-        if (err == wire::ParseError::kOk) finish_recv_job(s, job, Status::kClosed, now, false);
+        if (err == wire::ParseError::kOk) {
+          if (s.recv_jobs.count(job)) {
+            finish_recv_job(s, job, Status::kClosed, now, false);
+          } else if (std::find(s.finished_recv.begin(), s.finished_recv.end(), job) == s.finished_recv.end()) {
+            // The CANCEL overtook the job's ANNOUNCE (lost or reordered; the sender may still repeat it):
+            // remember the id so a late ANNOUNCE cannot start a job nobody will ever send or cancel again.
+            s.finished_recv.push_back(job);
+            while (s.finished_recv.size() > 1024) s.finished_recv.pop_front();
+          }
+        }
         break;
       }
     }

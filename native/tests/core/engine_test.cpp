@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/control.hpp"
+#include "core/wire.hpp"
 #include "sim.hpp"
 
 using namespace netapprox::atp;
@@ -566,4 +567,46 @@ TEST(EngineTest, ForgedHeaderOnlyDatagramDoesNotEndTheSession) {
   ASSERT_TRUE(s.run([&] { return report_of(s.events_b, 5) != nullptr; }, s.now() + 5 * kSec));
   EXPECT_EQ(report_of(s.events_b, 5)->status, Status::kOk);
   EXPECT_EQ(session_error_of(s.events_b), nullptr);
+}
+
+// A CANCEL that reaches the receiver before the job's ANNOUNCE (here: the first ANNOUNCE is held back and delivered
+// after the CANCEL) must not leave a receiving job behind.
+TEST(EngineTest, CancelOvertakingItsAnnounceLeavesNoOrphan) {
+  EngineConfig c = test_config();
+  Engine a(c), b(c);
+  uint8_t key[kKeyBytes] = {7};
+  ASSERT_EQ(a.open_session(Sim::kSession, key, Sim::kPeerB, true, 0), Status::kOk);
+  ASSERT_EQ(b.open_session(Sim::kSession, key, Sim::kPeerA, false, 0), Status::kOk);
+  Job j = make_job(31, {{4, 0.5}}, 1000);
+  ASSERT_EQ(a.start_job(Sim::kSession, j.spec, 0), Status::kOk);
+  auto type_of = [](const std::vector<uint8_t>& d) {
+    wire::Header h;
+    EXPECT_EQ(wire::parse_header(d.data(), d.size(), &h), wire::ParseError::kOk);
+    return h.type;
+  };
+  auto drain = [](Engine& e, TimeNs now) {
+    std::vector<std::vector<uint8_t>> out;
+    uint8_t buf[2048];
+    Transmit t;
+    while (out.size() < 64 && e.poll_transmit(now, buf, sizeof buf, &t)) out.emplace_back(buf, buf + t.len);
+    return out;
+  };
+  std::vector<std::vector<uint8_t>> held;
+  for (auto& d : drain(a, 1)) held.push_back(d);  // the ANNOUNCE, not delivered yet
+  ASSERT_FALSE(held.empty());
+  EXPECT_EQ(type_of(held.front()), wire::PacketType::kAnnounce);
+  ASSERT_EQ(a.cancel_job(Sim::kSession, 31, 2), Status::kOk);
+  bool cancel_sent = false;
+  for (auto& d : drain(a, 3)) {
+    if (type_of(d) == wire::PacketType::kCancel) cancel_sent = true;
+    b.on_datagram(d.data(), d.size(), Sim::kPeerA, 4);
+  }
+  ASSERT_TRUE(cancel_sent);
+  for (auto& d : held) b.on_datagram(d.data(), d.size(), Sim::kPeerA, 5);  // the late ANNOUNCE
+  Event ev;
+  while (b.poll_event(&ev)) EXPECT_NE(ev.type, EventType::kJobStarted) << "orphan receiving job";
+  // and B's answer (an acknowledgement) lets A forget it too
+  for (auto& d : drain(b, 6)) a.on_datagram(d.data(), d.size(), Sim::kPeerB, 7);
+  EXPECT_EQ(b.stats().jobs, 0u) << "the receiver never started the job";
+  EXPECT_GE(b.next_timeout(), c.idle_timeout) << "only the idle timer of a job-less session is left";
 }
