@@ -592,7 +592,8 @@ struct Engine::Impl {
   size_t seal(Session& s, uint8_t* buf, PacketType type, size_t body_len) {
     const uint64_t pn = s.next_pn;
     const bool header_only = !cfg.payload_auth && type == PacketType::kData;
-    const uint8_t flags = static_cast<uint8_t>((use_aes ? wire::kFlagAesGcm : 0) |
+    const uint8_t flags = static_cast<uint8_t>((use_aes && s.peer_aes_capable ? wire::kFlagAesGcm : 0) |
+                                               (use_aes ? wire::kFlagAesCapable : 0) |
                                                (header_only ? wire::kFlagHeaderOnlyAuth : 0));
     wire::write_header(buf, type, s.initiator, s.id, pn, flags);
     wire::set_body_len(buf, static_cast<uint16_t>(body_len));
@@ -1094,6 +1095,7 @@ struct Engine::Impl {
       fail_session(s, Status::kProtocolError, now);
       return;  // s is gone
     }
+    s.peer_aes_capable = (h.flags & wire::kFlagAesCapable) != 0;  // authenticated: the peer says what it can check
     const uint8_t* body = data + wire::kHeaderBytes;
     bool accepted = true;
     bool eliciting = true;

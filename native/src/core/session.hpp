@@ -183,6 +183,7 @@ struct Session {
   crypto::SessionKey key;
   PeerId peer;
   bool initiator;
+  bool peer_aes_capable = false;  // learned from the peer's authenticated packets (wire::kFlagAesCapable)
   TimeNs created, last_rx, last_tx;
   // receive side
   ReceivedWindow received;

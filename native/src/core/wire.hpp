@@ -36,7 +36,10 @@ constexpr size_t kMaxDatagram = 65507;   // largest UDP payload over IPv4
 constexpr uint8_t kFlagInitiator = 0x01;
 constexpr uint8_t kFlagAesGcm = 0x02;
 constexpr uint8_t kFlagHeaderOnlyAuth = 0x04;
-constexpr uint8_t kKnownFlags = kFlagInitiator | kFlagAesGcm | kFlagHeaderOnlyAuth;
+// The sender can check AES-256-GCM tags and prefers them. A sender tags with AES-GCM only after an authenticated
+// packet from the peer carried this bit, so hosts without AES-NI (or with prefer_aes_gcm off) get ChaCha20-Poly1305.
+constexpr uint8_t kFlagAesCapable = 0x08;
+constexpr uint8_t kKnownFlags = kFlagInitiator | kFlagAesGcm | kFlagHeaderOnlyAuth | kFlagAesCapable;
 
 enum class PacketType : uint8_t {
   kData = 1,      // job u32, msg u32, msg_len u32, offset u32, seg_size u16, reserved u16, payload

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/control.hpp"
+#include "core/crypto.hpp"
 #include "core/wire.hpp"
 #include "sim.hpp"
 
@@ -609,4 +610,44 @@ TEST(EngineTest, CancelOvertakingItsAnnounceLeavesNoOrphan) {
   for (auto& d : drain(b, 6)) a.on_datagram(d.data(), d.size(), Sim::kPeerB, 7);
   EXPECT_EQ(b.stats().jobs, 0u) << "the receiver never started the job";
   EXPECT_GE(b.next_timeout(), c.idle_timeout) << "only the idle timer of a job-less session is left";
+}
+
+namespace {
+struct TagCounts {
+  uint64_t aes = 0, chacha = 0, capable = 0, total = 0;
+};
+// Runs an exact job A -> B and classifies the tags of every datagram A sent.
+TagCounts run_and_count_tags(const EngineConfig& ca, const EngineConfig& cb) {
+  Sim s(ca, cb, LinkConfig{}, LinkConfig{}, 41);
+  TagCounts n;
+  s.on_transmit_a = [&](const uint8_t* d, size_t, uint8_t) {
+    n.total++;
+    ((d[4] & wire::kFlagAesGcm) ? n.aes : n.chacha)++;
+    if (d[4] & wire::kFlagAesCapable) n.capable++;
+  };
+  Job j = make_job(6, {{200, 1.0}}, 3000);
+  submit_all(s, j);
+  EXPECT_TRUE(s.run([&] { return report_of(s.events_b, 6) != nullptr; }, s.now() + 10 * kSec));
+  EXPECT_EQ(s.delivered_b.size(), 200u);
+  return n;
+}
+}  // namespace
+
+// AES-GCM is used only toward a peer that said (in an authenticated packet) it can check it; a host without AES-NI
+// (emulated here by prefer_aes_gcm = false, which also stops it advertising) gets ChaCha20-Poly1305 throughout.
+TEST(EngineTest, AesGcmIsNegotiatedInBand) {
+  if (!crypto::aes_available()) GTEST_SKIP() << "no AES-NI on this CPU: only ChaCha20-Poly1305 is possible here";
+  EngineConfig aes = test_config();
+  EngineConfig chacha = test_config();
+  chacha.prefer_aes_gcm = false;
+  const TagCounts both = run_and_count_tags(aes, aes);
+  EXPECT_EQ(both.capable, both.total);
+  EXPECT_GT(both.chacha, 0u);               // the first packets, before A heard from B
+  EXPECT_GT(both.aes, both.total * 9 / 10);  // everything after
+  const TagCounts mixed = run_and_count_tags(aes, chacha);
+  EXPECT_EQ(mixed.aes, 0u) << "A must not use AES-GCM toward a peer that never advertised it";
+  EXPECT_EQ(mixed.capable, mixed.total);
+  const TagCounts reverse = run_and_count_tags(chacha, aes);
+  EXPECT_EQ(reverse.aes, 0u);
+  EXPECT_EQ(reverse.capable, 0u);
 }

@@ -190,13 +190,15 @@ TEST(WireTest, HeaderRejectsEveryMalformedField) {
   EXPECT_EQ(with(3, 0), ParseError::kBadType);
   EXPECT_EQ(with(3, 10), ParseError::kBadType);
   EXPECT_EQ(with(3, 0xFF), ParseError::kBadType);
-  // flags: bit 0 initiator, bit 1 AES-GCM tag, bit 2 header-only authentication (DATA only); others undefined
+  // flags: bit 0 initiator, bit 1 AES-GCM tag, bit 2 header-only authentication (DATA only), bit 3 AES-capable
+  // sender; others undefined
   EXPECT_EQ(with(4, wire::kFlagInitiator), ParseError::kOk);
   EXPECT_EQ(with(4, wire::kFlagAesGcm), ParseError::kOk);
+  EXPECT_EQ(with(4, wire::kFlagAesCapable), ParseError::kOk);
   EXPECT_EQ(with(4, wire::kFlagHeaderOnlyAuth), ParseError::kBadFlags);  // not on a PING
-  for (int bit = 3; bit < 8; ++bit) EXPECT_EQ(with(4, static_cast<uint8_t>(1 << bit)), ParseError::kBadFlags) << bit;
+  for (int bit = 4; bit < 8; ++bit) EXPECT_EQ(with(4, static_cast<uint8_t>(1 << bit)), ParseError::kBadFlags) << bit;
   EXPECT_EQ(with(4, 0xFF), ParseError::kBadFlags);
-  EXPECT_EQ(with(4, static_cast<uint8_t>(wire::kKnownFlags | 0x08)), ParseError::kBadFlags);
+  EXPECT_EQ(with(4, static_cast<uint8_t>(wire::kKnownFlags | 0x10)), ParseError::kBadFlags);
   for (uint8_t t = 2; t <= 9; ++t) {  // header-only authentication exists for DATA only
     Bytes p = seal_packet(static_cast<PacketType>(t), {}, 5);
     p[4] |= wire::kFlagHeaderOnlyAuth;
