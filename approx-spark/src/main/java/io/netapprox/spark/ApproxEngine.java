@@ -155,20 +155,25 @@ final class ApproxEngine {
         DataOutputStream hout = new DataOutputStream(hdr);
         MapOutputFormat.writeHeader(hout, seg.numValues(), seg.withKey(), seg.groups());
         hout.flush();
-        for (int g = 0; g < seg.groups().size(); g++) {
-            MapOutputFormat.Group gr = seg.groups().get(g);
-            js.addGroup(g, gr.messages(), gr.msr());
-        }
-        OutgoingJob job = request.reply(hdr.toByteArray()).startJob(js.build());
-        // Interleave the groups so that they all progress at the same fraction (each group's messages are in
-        // random record order already): message i of group g is due at (i + 0.5) / N_g.
+        // submit=all: announce N_g messages with MSR_g and submit them all; ATP stops once every group has its
+        // target. submit=target: only the first ceil(MSR_g N_g) messages of each group (a random sample, as the
+        // records are permuted) are announced, reliably (MSR 1): the engine has no "end of submissions", so a
+        // group of N_g with fewer submitted messages could otherwise give up losses it can never make good.
         int groups = seg.groups().size();
         int[] limit = new int[groups];
         for (int g = 0; g < groups; g++) {
             MapOutputFormat.Group gr = seg.groups().get(g);
-            limit[g] = conf.submit() == ApproxConf.Submit.TARGET
-                    ? io.netapprox.core.engine.GroupSpec.of(g, gr.messages(), gr.msr()).target() : gr.messages();
+            if (conf.submit() == ApproxConf.Submit.TARGET) {
+                limit[g] = io.netapprox.core.engine.GroupSpec.of(g, gr.messages(), gr.msr()).target();
+                js.addGroup(g, limit[g], 1.0);
+            } else {
+                limit[g] = gr.messages();
+                js.addGroup(g, gr.messages(), gr.msr());
+            }
         }
+        OutgoingJob job = request.reply(hdr.toByteArray()).startJob(js.build());
+        // Interleave the groups so that they all progress at the same fraction (each group's messages are in
+        // random record order already): message i of group g is due at (i + 0.5) / N_g.
         PriorityQueue<long[]> due = new PriorityQueue<>((a, b) -> Double.compare(
                 (a[1] + 0.5) / seg.groups().get((int) a[0]).messages(),
                 (b[1] + 0.5) / seg.groups().get((int) b[0]).messages()));

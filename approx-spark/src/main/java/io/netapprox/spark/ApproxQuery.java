@@ -211,8 +211,23 @@ public final class ApproxQuery implements Serializable {
     /** Runs the query; the result is computed when an action runs on the returned Dataset. */
     public Dataset<Row> run() {
         SparkSession spark = input.sparkSession();
-        double defConf = Double.parseDouble(spark.sparkContext().getConf().get(ApproxConf.PREFIX + "confidence", "0.95"));
-        ApproxSpec spec = spec(defConf);
+        ApproxSpec spec = spec(defaultConfidence(spark));
+        JavaRDD<Object> reduced = shuffle(spec);
+        JavaRDD<Row> results = reduced.mapPartitions(it -> GroupAggregator.aggregate(spec, it).iterator());
+        return spark.createDataFrame(results, SCHEMA);
+    }
+
+    private static double defaultConfidence(SparkSession spark) {
+        return Double.parseDouble(spark.sparkContext().getConf().get(ApproxConf.PREFIX + "confidence", "0.95"));
+    }
+
+    /** Testing: what the reducers received, {@code (group, StratumSample)} (approximate) or {@code (group, ApproxRow)}. */
+    JavaRDD<Object> received() {
+        return shuffle(spec(defaultConfidence(input.sparkSession())));
+    }
+
+    private JavaRDD<Object> shuffle(ApproxSpec spec) {
+        SparkSession spark = input.sparkSession();
         List<String> valueCols = valueColumns(spec);
         String topCol = spec.aggregates().stream().filter(a -> a.kind() == ApproxSpec.Kind.TOPK)
                 .map(ApproxSpec.Aggregate::column).findFirst().orElse(null);
@@ -267,7 +282,6 @@ public final class ApproxQuery implements Serializable {
         ShuffledRDD<String, ApproxRow, ApproxRow> shuffled = new ShuffledRDD<>(prev, partitioner, kt, vt, vt);
         @SuppressWarnings({"unchecked", "rawtypes"})
         JavaRDD<Object> reduced = new JavaRDD(shuffled, ClassTag$.MODULE$.apply(Object.class));
-        JavaRDD<Row> results = reduced.mapPartitions(it -> GroupAggregator.aggregate(spec, it).iterator());
-        return spark.createDataFrame(results, SCHEMA);
+        return reduced;
     }
 }

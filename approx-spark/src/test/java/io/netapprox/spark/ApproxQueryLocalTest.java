@@ -23,7 +23,8 @@ class ApproxQueryLocalTest {
 
     @BeforeAll
     static void start() {
-        spark = SparkTestSupport.local("approx-local", SparkTestSupport.conf());
+        // 30% of the engine's outgoing datagrams dropped: ATP must retransmit exactly what each group's MSR needs
+        spark = SparkTestSupport.local("approx-local", SparkTestSupport.conf("spark.approx.faultDropOutgoing", "0.3"));
         trips = TaxiTrips.generate(spark, 200_000, 4, 7).cache();
         trips.count();
     }
@@ -63,5 +64,37 @@ class ApproxQueryLocalTest {
         assertEquals(200_000, population);
         assertTrue(sampled <= population);
         System.out.printf("[spark] sampled %d of %d rows (%.1f%%)%n", sampled, population, 100.0 * sampled / population);
+    }
+
+    @Test
+    void perGroupMsrsAreHonouredUnderLoss() {
+        java.util.List<Object> received = ApproxQuery.on(trips).groupBy("hour", "zone").avg("fare").errorBound(0.2)
+                .seed(5).received().map(o -> {
+                    StratumSample s = (StratumSample) ((scala.Tuple2<?, ?>) o)._2();
+                    // ship only the counts to the driver, not the sampled rows
+                    return (Object) new StratumSample(s.group, s.mapIndex, s.messages, s.records, s.msr, s.errorBound,
+                            new java.util.ArrayList<>(java.util.Collections.nCopies(s.delivered.size(),
+                                    new ApproxRow[0])));
+                }).collect();
+        int strata = 0;
+        int partial = 0;
+        long delivered = 0;
+        long messages = 0;
+        for (Object o : received) {
+            StratumSample s = (StratumSample) o;
+            int target = io.netapprox.core.engine.GroupSpec.of(0, s.messages, s.msr).target();
+            assertTrue(s.delivered.size() >= target, s + ": delivered " + s.delivered.size() + " < target " + target);
+            assertTrue(s.delivered.size() <= s.messages);
+            strata++;
+            delivered += s.delivered.size();
+            messages += s.messages;
+            if (s.delivered.size() < s.messages) {
+                partial++;
+            }
+        }
+        System.out.printf("[spark] %d strata (group x map), every one at or above its MSR target; %d partial;"
+                + " %d of %d messages delivered%n", strata, partial, delivered, messages);
+        assertTrue(strata > 24 * 4, "many strata: " + strata);
+        assertTrue(partial > 0, "some strata were sampled, not complete");
     }
 }

@@ -23,7 +23,7 @@ final class SparkTestSupport {
                 .config("spark.default.parallelism", "4")
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.approx.peerDeathTimeoutMs", "2000")
+                .config("spark.approx.peerDeathTimeoutMs", "5000")
                 .config("spark.approx.fetchTimeoutMs", "30000");
     }
 
