@@ -328,6 +328,7 @@ struct Engine::Impl {
     RecvJob& j = *it->second;
     for (auto& [m, p] : j.partial) s.recv_used -= p.buf.size();
     for (auto& [m, h] : j.held) s.recv_used -= h.size();
+    s.recv_used -= std::min(s.recv_used, j.table_bytes);
     Event ev;
     ev.type = EventType::kJobDone;
     ev.session = s.id;
@@ -816,8 +817,24 @@ struct Engine::Impl {
         refuse_job(s, a.job, Status::kLimitExceeded);
         return true;
       }
+      // The job's bookkeeping (group table, delivered/lost bitmaps) is charged to the receive buffer like data,
+      // so a peer cannot make us hold more than the buffer in tables either. A table larger than the whole buffer
+      // is refused; one that does not fit right now waits (no ack: the sender repeats the ANNOUNCE).
+      const uint64_t table = sizeof(RecvJob) + uint64_t{a.n_groups} * sizeof(RecvGroup) +
+                             2 * ((uint64_t{a.n_messages} + 63) / 64) * sizeof(uint64_t);
+      if (table > cfg.recv_buffer_bytes) {
+        st.dropped_no_buffer++;
+        refuse_job(s, a.job, Status::kLimitExceeded);
+        return true;
+      }
+      if (s.recv_used + table > cfg.recv_buffer_bytes) {
+        st.dropped_no_buffer++;
+        return false;
+      }
       auto j = std::make_unique<RecvJob>();
       j->id = a.job;
+      j->table_bytes = table;
+      s.recv_used += table;
       j->n = a.n_messages;
       j->mrdf = (a.flags & wire::kAnnounceFlagMrdf) != 0;
       j->groups.resize(a.n_groups);

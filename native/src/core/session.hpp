@@ -147,6 +147,7 @@ struct RecvJob {
   bool mrdf = true;
   std::vector<RecvGroup> groups;
   std::vector<uint64_t> delivered_bits, lost_bits;
+  uint64_t table_bytes = 0;  // group table + bitmaps, charged to the session's receive buffer while the job lives
   std::unordered_map<MessageId, RecvMessage> partial;
   std::map<MessageId, Buffer> held;  // complete messages of exact groups waiting for order
   TimeNs started = 0;

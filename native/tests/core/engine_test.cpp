@@ -651,3 +651,24 @@ TEST(EngineTest, AesGcmIsNegotiatedInBand) {
   EXPECT_EQ(reverse.aes, 0u);
   EXPECT_EQ(reverse.capable, 0u);
 }
+
+// A receiving job's group table and bitmaps count against the receive buffer: a job whose bookkeeping alone exceeds
+// the buffer is refused with kLimitExceeded, smaller ones run, and the charge is returned when they end.
+TEST(EngineTest, ReceiverChargesJobTablesToTheReceiveBuffer) {
+  EngineConfig c = test_config();
+  c.recv_buffer_bytes = 64 * 1024;
+  Sim s(c, c, LinkConfig{}, LinkConfig{}, 51);
+  std::vector<std::pair<uint32_t, double>> many(8000, {1, 1.0});  // 8000 groups: ~320 KB of group table
+  Job big = make_job(1, many, 100);
+  submit_all(s, big);
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_a, 1) != nullptr; }, s.now() + 5 * kSec));
+  EXPECT_EQ(report_of(s.events_a, 1)->status, Status::kLimitExceeded);
+  EXPECT_TRUE(s.delivered_b.empty());
+  std::vector<std::pair<uint32_t, double>> some(100, {2, 1.0});
+  Job small = make_job(2, some, 100);
+  submit_all(s, small);
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_b, 2) != nullptr; }, s.now() + 5 * kSec));
+  EXPECT_EQ(report_of(s.events_b, 2)->status, Status::kOk);
+  EXPECT_EQ(s.delivered_b.size(), 200u);
+  EXPECT_EQ(s.b().stats().recv_buffered, 0u) << "the table charge is returned when the job ends";
+}
