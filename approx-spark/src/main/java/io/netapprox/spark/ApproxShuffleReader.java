@@ -66,6 +66,32 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                         CompletableFuture<IncomingTransfer> transfer, ConcurrentLinkedQueue<Object[]> messages) {
     }
 
+    private Pull start(BlockManagerId loc, ShuffleBlockId sb, int mapIndex, long size) {
+        ConcurrentLinkedQueue<Object[]> q = new ConcurrentLinkedQueue<>();
+        CompletableFuture<IncomingTransfer> tf;
+        InetSocketAddress ctl = ApproxEngine.controlAddressOf(loc).orElse(null);
+        if (ctl == null) {
+            tf = CompletableFuture.failedFuture(new IOException("map output " + sb + " at " + loc
+                    + " carries no NetApprox control address"));
+        } else {
+            TransferListener l = new TransferListener() {
+                @Override
+                public void onMessage(IncomingTransfer t, AtpMessage m) {
+                    try {
+                        byte[] bytes = new byte[m.content().readableBytes()];
+                        m.content().getBytes(m.content().readerIndex(), bytes);
+                        q.add(new Object[] {m.groupId(), bytes});
+                    } finally {
+                        m.release();
+                    }
+                }
+            };
+            byte[] req = ApproxEngine.request(handle.shuffleId(), sb.mapId(), sb.reduceId());
+            tf = engine.peer(ctl).thenApply((ApproxPeer p) -> p.request(req, l));
+        }
+        return new Pull(loc, sb, mapIndex, size, tf, q);
+    }
+
     @Override
     @SuppressWarnings("unchecked")
     public scala.collection.Iterator<Product2<K, C>> read() {
@@ -90,36 +116,17 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 if (size == 0) {
                     continue;
                 }
-                ConcurrentLinkedQueue<Object[]> q = new ConcurrentLinkedQueue<>();
-                CompletableFuture<IncomingTransfer> tf;
-                InetSocketAddress ctl = ApproxEngine.controlAddressOf(loc).orElse(null);
-                if (ctl == null) {
-                    tf = CompletableFuture.failedFuture(new IOException("map output " + sb + " at " + loc
-                            + " carries no NetApprox control address"));
-                } else {
-                    TransferListener l = new TransferListener() {
-                        @Override
-                        public void onMessage(IncomingTransfer t, AtpMessage m) {
-                            try {
-                                byte[] bytes = new byte[m.content().readableBytes()];
-                                m.content().getBytes(m.content().readerIndex(), bytes);
-                                q.add(new Object[] {m.groupId(), bytes});
-                            } finally {
-                                m.release();
-                            }
-                        }
-                    };
-                    byte[] req = ApproxEngine.request(shuffleId, sb.mapId(), sb.reduceId());
-                    tf = engine.peer(ctl).thenApply((ApproxPeer p) -> p.request(req, l));
-                }
-                pulls.add(new Pull(loc, sb, mapIndex, size, tf, q));
+                pulls.add(start(loc, sb, mapIndex, size));
             }
         }
         List<Product2<K, C>> out = new ArrayList<>();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(engine.conf().fetchTimeoutMs());
         long bytesRead = 0;
         long recordsRead = 0;
-        for (Pull p : pulls) {
+        for (int pi = 0; pi < pulls.size(); pi++) {
+            Pull p = pulls.get(pi);
+            boolean retried = false;
+            while (true) {
             try {
                 IncomingTransfer in = p.transfer().get(remaining(deadline), TimeUnit.NANOSECONDS);
                 TransferReport report = in.report().get(remaining(deadline), TimeUnit.NANOSECONDS);
@@ -150,15 +157,23 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                     out.add((Product2<K, C>) (Product2<?, ?>) new Tuple2<>(gr.key(), new StratumSample(gr.key(),
                             p.mapIndex(), gr.messages(), gr.records(), gr.msr(), gr.errorBound(), byGroup.get(g))));
                 }
+                break;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw fetchFailed(p, "interrupted", e);
-            } catch (ExecutionException e) {
-                throw fetchFailed(p, String.valueOf(e.getCause()), e.getCause());
             } catch (TimeoutException e) {
                 throw fetchFailed(p, "no answer within " + engine.conf().fetchTimeoutMs() + " ms", e);
-            } catch (IOException | RuntimeException e) {
-                throw fetchFailed(p, e.toString(), e);
+            } catch (ExecutionException | IOException | RuntimeException e) {
+                Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+                if (retried || System.nanoTime() >= deadline) {
+                    throw fetchFailed(p, String.valueOf(cause), cause);
+                }
+                // One fresh pull (new connection if the old one ended) before giving up: a transient transport
+                // failure then costs one block, not a map-stage rerun. A dead executor fails the reconnect fast.
+                LOG.warn("NetApprox: pull of {} from {} failed ({}); retrying once", p.block(), p.loc(), cause.toString());
+                retried = true;
+                p = start(p.loc(), p.block(), p.mapIndex(), p.size());
+            }
             }
         }
         metrics.incRemoteBlocksFetched(pulls.size());
