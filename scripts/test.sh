@@ -5,6 +5,8 @@
 #   2. mvn -B install                    native library (CMake) + approx-core jar + Java tests + native
 #                                        GoogleTest suites (ctest, in the Maven test phase)
 #   3. jar check                         approx-core jar ships META-INF/native/linux-x86_64/libnetapprox.so
+#   3b. approx-spark jar check           the spark-submit --jars jar is self-contained (its Spark tests, local[2]
+#                                        and local-cluster, ran in step 2)
 #   4. AddressSanitizer + UBSan          second native build in native/build-asan, ctest on it
 #   5. libFuzzer                         native/build-fuzz (clang), fuzz_datagram for FUZZ_SECONDS (default 60)
 #
@@ -88,6 +90,35 @@ if [ -d "$ROOT/native/src/jni" ] && ! grep -qw JNI_OnLoad <<<"$(nm -D --defined-
   exit 1
 fi
 rm -rf "$SO_TMP"
+end
+
+# ---------------------------------------------------------------------------------------------------------
+# approx-spark: its tests (local[2] and local-cluster[2,1,1024]) ran in the Maven step; check the one jar users
+# pass to spark-submit --jars: self-contained (native library, approx-core, relocated commons-math3), no Spark,
+# Scala or Netty inside (those come from Spark).
+begin "approx-spark jar contents"
+SPARK_JAR=""
+for j in "$ROOT"/approx-spark/target/approx-spark-*.jar; do
+  case "$j" in *-sources.jar|*-javadoc.jar|*-tests.jar|*/original-*) continue ;; esac
+  [ -f "$j" ] && SPARK_JAR="$j"
+done
+if [ -z "$SPARK_JAR" ]; then
+  log "ERROR: no approx-spark jar in approx-spark/target" >&2
+  exit 1
+fi
+SPARK_LISTING="$(unzip -Z1 "$SPARK_JAR")"
+for entry in "$SO_ENTRY" io/netapprox/spark/ApproxShuffleManager.class io/netapprox/core/engine/NativeEngine.class \
+             io/netapprox/shaded/commons/math3/distribution/TDistribution.class; do
+  if ! grep -qx "$entry" <<<"$SPARK_LISTING"; then
+    log "ERROR: $SPARK_JAR lacks $entry" >&2
+    exit 1
+  fi
+done
+if grep -qE '^(org/apache/spark/|scala/|io/netty/|org/apache/commons/math3/)' <<<"$SPARK_LISTING"; then
+  log "ERROR: $SPARK_JAR bundles Spark, Scala, Netty or unrelocated commons-math3 classes" >&2
+  exit 1
+fi
+log "$(basename "$SPARK_JAR") is self-contained ($(wc -l <<<"$SPARK_LISTING") entries, libnetapprox.so inside)"
 end
 
 # ---------------------------------------------------------------------------------------------------------

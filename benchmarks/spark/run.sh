@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Spark benchmark (not a test): on a local multi-JVM cluster (local-cluster[2,1,1024]: driver + 2 executor JVMs on
+# this machine, loopback network), the same hourly query (avg distance, sum fare, e_max 5%) answered
+#   exact      - sort shuffle,
+#   approx     - ApproxShuffleManager (ATP, per-group MSR from e_max),
+#   samplesend - Dataset.sample at the fraction ATP delivered, then the exact query over sort shuffle,
+# reporting median JCTs, the ratio to exact and the largest relative error achieved; then the pass-through cost of
+# the plugin on a non-approximate job (sort vs ApproxShuffleManager, separate applications, alternating).
+#
+#   bash benchmarks/spark/run.sh [--rows 1000000] [--runs 5] [--spark.approx.faultDropOutgoing 0.05 ...]
+# Environment: PASSTHROUGH_ROUNDS (default 3), SKIP_BUILD=1 (use the built jar).
+# Results: benchmarks/results/spark-<timestamp>.txt (raw RESULT lines + summary).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+if [ "${SKIP_BUILD:-0}" != "1" ]; then
+  # shellcheck disable=SC2086
+  mvn -B -q -ntp ${MAVEN_ARGS:-} install -DskipTests
+fi
+mkdir -p benchmarks/results
+OUT="benchmarks/results/spark-$(date +%Y%m%d-%H%M%S).txt"
+RUN="$ROOT/approx-spark/run-example.sh"
+ROWS_ARGS=("$@")
+{
+  echo "# $(date -u) $(nproc) cores; args: ${ROWS_ARGS[*]:-(defaults)}"
+  bash "$RUN" io.netapprox.spark.examples.SparkBench query "${ROWS_ARGS[@]}" 2>/dev/null | grep '^RESULT'
+  for i in $(seq 1 "${PASSTHROUGH_ROUNDS:-3}"); do
+    for m in sort approx; do
+      bash "$RUN" io.netapprox.spark.examples.SparkBench passthrough --manager "$m" "${ROWS_ARGS[@]}" 2>/dev/null \
+        | grep '^RESULT'
+    done
+  done
+} | tee "$OUT"
+python3 - "$OUT" <<'PY'
+import re, statistics, sys
+rows = [dict(re.findall(r'(\w+)=(\S+)', l)) for l in open(sys.argv[1]) if l.startswith('RESULT')]
+q = {r['mode']: r for r in rows if r['mode'] != 'passthrough'}
+lines = []
+for m in ('exact', 'approx', 'samplesend'):
+    if m in q:
+        r = q[m]
+        lines.append(f"{m:10s} median JCT {float(r['median_s']):7.2f} s  ratio {float(r['ratio_vs_exact']):.2f}  "
+                     f"max rel error {100*float(r['max_rel_error']):.2f}%  outside e_max {r['group_aggregates_outside_emax']}"
+                     f"  sample fraction {float(r['sample_fraction']):.3f}")
+pt = {}
+for r in rows:
+    if r['mode'] == 'passthrough':
+        pt.setdefault(r['manager'], []).append(float(r['median_s']))
+if 'sort' in pt and 'approx' in pt:
+    s, a = statistics.median(pt['sort']), statistics.median(pt['approx'])
+    lines.append(f"pass-through (non-approximate job): sort {s:.3f} s, ApproxShuffleManager {a:.3f} s, "
+                 f"overhead {100*(a/s-1):+.1f}% (medians of {len(pt['sort'])} applications each)")
+summary = "\n".join(lines)
+print("\nSUMMARY\n" + summary)
+with open(sys.argv[1], 'a') as f:
+    f.write("\n# SUMMARY\n" + "".join("# " + l + "\n" for l in lines))
+PY
+echo "results: $OUT"
