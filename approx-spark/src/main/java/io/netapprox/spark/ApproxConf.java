@@ -38,6 +38,7 @@ public final class ApproxConf implements Serializable {
         k.put("dscp", new String[] {"(engine default)", "8 comma-separated DSCP values for priority classes 0..7 (class 0 = exact)"});
         k.put("confidence", new String[] {"0.95", "default confidence of approximate queries, in (0,1)"});
         k.put("recordsPerMessage", new String[] {"32", "records framed into one ATP message (the sampling unit)"});
+        k.put("planning", new String[] {"balanced", "balanced: each of M map outputs plans its share for e_max*sqrt(M) (and Cochran's rule for the combined sample), exact when the shares are equal; conservative: each map output meets e_max on its own"});
         k.put("submit", new String[] {"all", "all: map side submits every message, ATP stops when each group has its target; target: submit only ceil(MSR*N) messages per group"});
         k.put("fetchTimeoutMs", new String[] {"120000", "a reducer's pull from one map output fails (FetchFailedException) after this long"});
         k.put("peerDeathTimeoutMs", new String[] {"5000", "ATP peer-death timeout"});
@@ -51,6 +52,8 @@ public final class ApproxConf implements Serializable {
 
     public enum Submit { ALL, TARGET }
 
+    public enum Planning { BALANCED, CONSERVATIVE }
+
     private final boolean enabled;
     private final String bindAddress;
     private final int controlPort;
@@ -60,6 +63,7 @@ public final class ApproxConf implements Serializable {
     private final double confidence;
     private final int recordsPerMessage;
     private final Submit submit;
+    private final Planning planning;
     private final long fetchTimeoutMs;
     private final long peerDeathTimeoutMs;
     private final long connectTimeoutMs;
@@ -129,6 +133,12 @@ public final class ApproxConf implements Serializable {
             submit = Submit.valueOf(s.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
             throw bad("submit", s, "all or target");
+        }
+        String pl = c.getOrDefault("planning", "balanced");
+        try {
+            planning = Planning.valueOf(pl.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw bad("planning", pl, "balanced or conservative");
         }
         fetchTimeoutMs = range(c, "fetchTimeoutMs", 120_000, 100, 24L * 3600 * 1000);
         peerDeathTimeoutMs = range(c, "peerDeathTimeoutMs", 5_000, 50, 3600_000);
@@ -256,6 +266,7 @@ public final class ApproxConf implements Serializable {
     public double confidence() { return confidence; }
     public int recordsPerMessage() { return recordsPerMessage; }
     public Submit submit() { return submit; }
+    public Planning planning() { return planning; }
     public long fetchTimeoutMs() { return fetchTimeoutMs; }
     public double faultDropOutgoing() { return faultDropOutgoing; }
 }

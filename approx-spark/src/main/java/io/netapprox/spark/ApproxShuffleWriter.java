@@ -94,6 +94,8 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                 : SparkEnv.get().conf().get("spark.shuffle.checksum.algorithm", "ADLER32");
         boolean withKey = spec.hasTopK();
         int rpm = conf.recordsPerMessage();
+        int maps = conf.planning() == ApproxConf.Planning.BALANCED
+                ? Math.max(1, handle.numMaps()) : 1;
         long bytes = 0;
         try (DataOutputStream file = new DataOutputStream(new BufferedOutputStream(new FileOutputStream(tmp), 1 << 16))) {
             for (int p = 0; p < numPartitions; p++) {
@@ -109,7 +111,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                     List<ApproxRow> rows = e.getValue();
                     shuffle(rows, rnd);
                     int messages = (rows.size() + rpm - 1) / rpm;
-                    double msr = plan(spec, e.getKey(), rows, rpm, messages);
+                    double msr = plan(spec, e.getKey(), rows, rpm, messages, maps);
                     table.add(new MapOutputFormat.Group(e.getKey(), messages, rows.size(), msr,
                             spec.errorBound(e.getKey())));
                     ByteArrayOutputStream msg = new ByteArrayOutputStream();
@@ -155,12 +157,19 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         metrics.incWriteTime(System.nanoTime() - t0);
     }
 
-    /** MSR of one group from the statistics of its messages: the largest plan over the requested aggregates. */
-    static double plan(ApproxSpec spec, String group, List<ApproxRow> rows, int rpm, int messages) {
+    /**
+     * MSR of one group's share in this map output from the statistics of its messages: the largest plan over the
+     * requested aggregates. With {@code maps} = M > 1 (balanced planning) the share is planned for
+     * {@code e_max * sqrt(M)} and Cochran's skewness rule for the M-fold combined sample (skewness / sqrt(M)):
+     * if the M shares of the group are equal, the variances add up to exactly the group's budget
+     * {@code (e_max T / c)^2}; M = 1 plans every share for e_max on its own (conservative by up to sqrt(M)).
+     */
+    static double plan(ApproxSpec spec, String group, List<ApproxRow> rows, int rpm, int messages, int maps) {
         if (messages <= 1) {
             return 1.0;
         }
-        MsrPlanner planner = MsrPlanner.of(spec.errorBound(group), spec.confidence());
+        double scale = Math.sqrt(maps);
+        MsrPlanner planner = MsrPlanner.of(Math.min(0.99, spec.errorBound(group) * scale), spec.confidence());
         double msr = planner.plan(messages, 1.0, 0.0).msr(); // the minimum sample (2 messages)
         for (ApproxSpec.Aggregate a : spec.aggregates()) {
             int v = a.valueIndex();
@@ -175,7 +184,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                         acc.add(y);
                     }
                     msr = Math.max(msr, planOf(planner, messages, acc.meanTotal(),
-                            Math.sqrt(acc.varianceTotal()), acc.skewnessTotal()));
+                            Math.sqrt(acc.varianceTotal()), acc.skewnessTotal() / scale));
                 }
                 case AVG, QUANTILE -> {
                     // ratio estimator of the per-record mean: residuals d_i = y_i - R m_i (docs/sampling.md)
@@ -195,7 +204,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                         acc.add(y - ratio * cnt);
                     }
                     msr = Math.max(msr, planOf(planner, messages, total / messages,
-                            Math.sqrt(acc.varianceTotal()), acc.skewnessTotal()));
+                            Math.sqrt(acc.varianceTotal()), acc.skewnessTotal() / scale));
                 }
                 default -> {
                     // COUNT is known exactly from the group table; TOPK gets what the other aggregates need
