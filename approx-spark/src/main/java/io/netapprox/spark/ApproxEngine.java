@@ -150,6 +150,8 @@ final class ApproxEngine {
             throw new IOException("empty NetApprox segment for shuffle " + shuffleId + " map " + mapId + " reduce "
                     + reduceId);
         }
+        // MRDF stays on (messages of a group have similar sizes, and their order is random, so it does not bias
+        // the sample). Measured on the demo: MRDF off delivered more (69% vs 38% of rows), not less.
         JobSpec.Builder js = JobSpec.builder();
         ByteArrayOutputStream hdr = new ByteArrayOutputStream();
         DataOutputStream hout = new DataOutputStream(hdr);
@@ -172,11 +174,17 @@ final class ApproxEngine {
             }
         }
         OutgoingJob job = request.reply(hdr.toByteArray()).startJob(js.build());
-        // Interleave the groups so that they all progress at the same fraction (each group's messages are in
-        // random record order already): message i of group g is due at (i + 0.5) / N_g.
+        // Interleave the groups so that they all reach their targets together (each group's messages are in
+        // random record order already): message i of group g is due at (i + 0.5) / target_g. A group with a small
+        // MSR is not dragged along by one with a large MSR in the same job; after the targets, the rest follows in
+        // the same proportion until the receiver's completion notice stops the job.
+        double[] pace = new double[groups];
+        for (int g = 0; g < groups; g++) {
+            MapOutputFormat.Group gr = seg.groups().get(g);
+            pace[g] = Math.max(1, io.netapprox.core.engine.GroupSpec.of(g, gr.messages(), gr.msr()).target());
+        }
         PriorityQueue<long[]> due = new PriorityQueue<>((a, b) -> Double.compare(
-                (a[1] + 0.5) / seg.groups().get((int) a[0]).messages(),
-                (b[1] + 0.5) / seg.groups().get((int) b[0]).messages()));
+                (a[1] + 0.5) / pace[(int) a[0]], (b[1] + 0.5) / pace[(int) b[0]]));
         for (int g = 0; g < groups; g++) {
             if (limit[g] > 0) {
                 due.add(new long[] {g, 0});
