@@ -118,8 +118,8 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                     DataOutputStream msgOut = new DataOutputStream(msg);
                     for (int m = 0; m < messages; m++) {
                         msg.reset();
-                        int from = m * rpm;
-                        int to = Math.min(rows.size(), from + rpm);
+                        int from = start(m, rows.size(), messages);
+                        int to = start(m + 1, rows.size(), messages);
                         msgOut.writeInt(to - from);
                         for (int i = from; i < to; i++) {
                             rows.get(i).write(msgOut, withKey);
@@ -178,7 +178,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                     StratumAccumulator acc = new StratumAccumulator();
                     for (int m = 0; m < messages; m++) {
                         double y = 0;
-                        for (int i = m * rpm; i < Math.min(rows.size(), (m + 1) * rpm); i++) {
+                        for (int i = start(m, rows.size(), messages); i < start(m + 1, rows.size(), messages); i++) {
                             y += rows.get(i).values[v];
                         }
                         acc.add(y);
@@ -197,7 +197,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                     for (int m = 0; m < messages; m++) {
                         double y = 0;
                         int cnt = 0;
-                        for (int i = m * rpm; i < Math.min(rows.size(), (m + 1) * rpm); i++) {
+                        for (int i = start(m, rows.size(), messages); i < start(m + 1, rows.size(), messages); i++) {
                             y += rows.get(i).values[v];
                             cnt++;
                         }
@@ -212,6 +212,11 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
             }
         }
         return Math.min(1.0, msr);
+    }
+
+    /** First record of message m when n records are spread evenly over k messages (sizes differ by <= 1). */
+    static int start(int m, int n, int k) {
+        return (int) ((long) m * n / k);
     }
 
     private static double planOf(MsrPlanner planner, int n, double mean, double sd, double skew) {

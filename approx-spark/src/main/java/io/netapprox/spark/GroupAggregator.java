@@ -23,9 +23,9 @@ import scala.Tuple2;
  *
  * <ul>
  *   <li>Approximate shuffle: values are {@link StratumSample}s; each (group, map output) is a stratum whose
- *       delivered messages are a simple random sample of its messages. Sums use Horvitz-Thompson weights
- *       {@code N_g/n_g} per stratum ({@link StratifiedEstimator#sum}), averages the combined ratio estimator
- *       ({@link StratifiedEstimator#mean}), both with approx-core's skewness-corrected t intervals. Counts are
+ *       delivered messages are a simple random sample of its messages. Averages use the combined ratio
+ *       estimator over the strata with inclusion weights {@code N_g/n_g} ({@link StratifiedEstimator#mean},
+ *       approx-core's skewness-corrected t interval); sums are that ratio times the known record count. Counts are
  *       exact (every map output's group table carries its record count). Quantiles use the hypergeometric
  *       order-statistic interval ({@link QuantileAccumulator}) and top-k the per-key HT counts
  *       ({@link TopKAccumulator}) over the pooled sample (see docs/spark.md for the caveat).</li>
@@ -104,8 +104,15 @@ final class GroupAggregator {
                         }
                         sums.add(acc.summarize(s.messages));
                     }
-                    ApproxResult r = a.kind() == ApproxSpec.Kind.SUM ? StratifiedEstimator.sum(sums, conf)
-                            : StratifiedEstimator.mean(sums, conf);
+                    ApproxResult r = StratifiedEstimator.mean(sums, conf);
+                    if (a.kind() == ApproxSpec.Kind.SUM) {
+                        // ratio estimator of the total with the known record count M (every map output's group
+                        // table carries it): M * R_hat, interval M * [low, high]. Unlike the plain HT total
+                        // N_g * ybar_g it does not depend on how records were cut into messages (the last,
+                        // shorter message of a stratum, favoured by MRDF, would bias it).
+                        r = new ApproxResult(population * r.mean(), population * r.low(), population * r.high(),
+                                r.confidence(), r.sampleSize(), r.populationSize());
+                    }
                     out.add(row(group, a.label(), null, null, r, eMax, sampled, population, true));
                 }
                 case COUNT -> out.add(row(group, a.label(), null, null,

@@ -97,9 +97,10 @@ class ApproxStatisticalTest {
         assertTrue(sampledGroups >= TRIALS * 12, "most groups are really sampled: " + sampledGroups);
         // The promise (P(|est - truth| <= e_max |truth|) >= confidence) is asserted at the binomial tolerance.
         assertTrue(win >= conf - tol, "within e_max " + win);
-        // Interval coverage: the trips' distances have a Pareto(2.5) tail (infinite third moment), where
-        // approx-core's skewness-corrected t intervals are known to cover 0.91-0.95 at these sample sizes
-        // (docs/sampling.md, "Known limitations"); asserted at 0.90, measured value printed above.
-        assertTrue(cov >= 0.90, "coverage " + cov);
+        // Interval coverage at the same tolerance (measured 0.944). With submit=target the sample is a
+        // deterministic function of the seeds (the first ceil(MSR*N) messages of each randomly permuted stratum,
+        // delivered reliably), so this is not flaky. The trips' Pareto(2.5) distance tail is where approx-core's
+        // intervals are weakest (docs/sampling.md, "Known limitations").
+        assertTrue(cov >= conf - tol, "coverage " + cov);
     }
 }
