@@ -8,7 +8,7 @@
 # the plugin on a non-approximate job (sort vs ApproxShuffleManager, separate applications, alternating).
 #
 #   bash benchmarks/spark/run.sh [--rows 1000000] [--runs 5] [--spark.approx.faultDropOutgoing 0.05 ...]
-# Environment: PASSTHROUGH_ROUNDS (default 3), PASSTHROUGH_ROWS (default 300000), SKIP_BUILD=1 (use the built jar).
+# Environment: SKIP_QUERY=1 (pass-through only), PASSTHROUGH_ROUNDS (default 3), PASSTHROUGH_ROWS (default 300000), SKIP_BUILD=1 (use the built jar).
 # Results: benchmarks/results/spark-<timestamp>.txt (raw RESULT lines + summary).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -23,7 +23,9 @@ RUN="$ROOT/approx-spark/run-example.sh"
 ROWS_ARGS=("$@")
 {
   echo "# $(date -u) $(nproc) cores; args: ${ROWS_ARGS[*]:-(defaults)}"
-  bash "$RUN" io.netapprox.spark.examples.SparkBench query "${ROWS_ARGS[@]}" 2>/dev/null | grep '^RESULT'
+  if [ "${SKIP_QUERY:-0}" != "1" ]; then
+    bash "$RUN" io.netapprox.spark.examples.SparkBench query "${ROWS_ARGS[@]}" 2>/dev/null | grep '^RESULT'
+  fi
   for i in $(seq 1 "${PASSTHROUGH_ROUNDS:-3}"); do
     for m in sort approx; do
       bash "$RUN" io.netapprox.spark.examples.SparkBench passthrough --manager "$m" "${ROWS_ARGS[@]}" \
