@@ -9,7 +9,7 @@
 #
 #   bash benchmarks/spark/run.sh [--rows 1000000] [--runs 5] [--spark.approx.faultDropOutgoing 0.05 ...]
 # Environment: SKIP_QUERY=1 (pass-through only), PASSTHROUGH_ROUNDS (default 3), PASSTHROUGH_ROWS (default 300000), SKIP_BUILD=1 (use the built jar).
-# Results: benchmarks/results/spark-<timestamp>.txt (raw RESULT lines + summary).
+# Results: benchmarks/spark/results/spark-<timestamp>.txt (raw RESULT lines + summary).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -17,8 +17,8 @@ if [ "${SKIP_BUILD:-0}" != "1" ]; then
   # shellcheck disable=SC2086
   mvn -B -q -ntp ${MAVEN_ARGS:-} install -DskipTests
 fi
-mkdir -p benchmarks/results
-OUT="benchmarks/results/spark-$(date +%Y%m%d-%H%M%S).txt"
+mkdir -p benchmarks/spark/results
+OUT="benchmarks/spark/results/spark-$(date +%Y%m%d-%H%M%S).txt"
 RUN="$ROOT/approx-spark/run-example.sh"
 ROWS_ARGS=("$@")
 {
