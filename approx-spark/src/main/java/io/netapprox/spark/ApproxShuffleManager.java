@@ -7,9 +7,7 @@ import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
 import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
-import org.apache.spark.shuffle.ShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleHandle;
-import org.apache.spark.shuffle.ShuffleManager;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
@@ -22,25 +20,27 @@ import org.slf4j.LoggerFactory;
  * {@code spark.shuffle.manager=io.netapprox.spark.ApproxShuffleManager}.
  *
  * <p>Every shuffle whose dependency does not use an {@link ApproxPartitioner} (i.e. everything that is not an
- * {@link ApproxQuery}) is registered with, written, read and removed by an embedded {@link SortShuffleManager}
- * and its handles are returned unwrapped: same code path, same files, same results as without the plugin.
+ * {@link ApproxQuery}) is registered with, written, read and removed by {@link SortShuffleManager}, which this
+ * class extends, and its handles are returned unwrapped: same code path, same files, same results as without the
+ * plugin. Extending (rather than embedding) matters: Spark SQL checks {@code shuffleManager
+ * .isInstanceOf[SortShuffleManager]} (e.g. {@code ShuffleExchangeExec.needToCopyObjectsBeforeShuffle}) and would
+ * otherwise copy every row before a shuffle.
  * Approximate shuffles get an {@link ApproxShuffleHandle}; their map output is framed into group-tagged messages
  * (see {@link ApproxShuffleWriter}) and pulled over ATP ({@link ApproxShuffleReader}).
  *
  * <p>The constructor only parses and validates {@code spark.approx.*} (a bad value fails SparkContext startup
  * with a message naming the key); the ATP engine starts lazily in the first approximate task of an executor.
  */
-public class ApproxShuffleManager implements ShuffleManager {
+public class ApproxShuffleManager extends SortShuffleManager {
     private static final Logger LOG = LoggerFactory.getLogger(ApproxShuffleManager.class);
 
     private final ApproxConf conf;
-    private final SortShuffleManager sort;
     private final boolean isDriver;
     private final Map<Integer, Set<Long>> approxMapOutputs = new ConcurrentHashMap<>();
 
     public ApproxShuffleManager(SparkConf sparkConf, boolean isDriver) {
+        super(sparkConf);
         this.conf = ApproxConf.fromSpark(sparkConf);
-        this.sort = new SortShuffleManager(sparkConf);
         this.isDriver = isDriver;
     }
 
@@ -66,11 +66,11 @@ public class ApproxShuffleManager implements ShuffleManager {
                 return new ApproxShuffleHandle<>(shuffleId, dependency, ap.spec());
             }
         }
-        return sort.registerShuffle(shuffleId, dependency);
+        return super.registerShuffle(shuffleId, dependency);
     }
 
     private ApproxEngine engine() {
-        return ApproxEngine.get(conf, (IndexShuffleBlockResolver) sort.shuffleBlockResolver());
+        return ApproxEngine.get(conf, (IndexShuffleBlockResolver) super.shuffleBlockResolver());
     }
 
     @Override
@@ -80,9 +80,9 @@ public class ApproxShuffleManager implements ShuffleManager {
         if (handle instanceof ApproxShuffleHandle<?, ?, ?> h) {
             approxMapOutputs.computeIfAbsent(h.shuffleId(), k -> ConcurrentHashMap.newKeySet()).add(mapId);
             return new ApproxShuffleWriter<>((ApproxShuffleHandle<K, V, ?>) h, mapId, context, metrics,
-                    (IndexShuffleBlockResolver) sort.shuffleBlockResolver(), conf, engine());
+                    (IndexShuffleBlockResolver) super.shuffleBlockResolver(), conf, engine());
         }
-        return sort.getWriter(handle, mapId, context, metrics);
+        return super.getWriter(handle, mapId, context, metrics);
     }
 
     @Override
@@ -94,24 +94,19 @@ public class ApproxShuffleManager implements ShuffleManager {
             return new ApproxShuffleReader<>((ApproxShuffleHandle<K, ?, C>) h, startMapIndex, endMapIndex,
                     startPartition, endPartition, context, metrics, engine());
         }
-        return sort.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
+        return super.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
     }
 
     @Override
     public boolean unregisterShuffle(int shuffleId) {
         Set<Long> maps = approxMapOutputs.remove(shuffleId);
         if (maps != null) {
-            IndexShuffleBlockResolver r = (IndexShuffleBlockResolver) sort.shuffleBlockResolver();
+            IndexShuffleBlockResolver r = (IndexShuffleBlockResolver) super.shuffleBlockResolver();
             for (long m : maps) {
                 r.removeDataByMap(shuffleId, m);
             }
         }
-        return sort.unregisterShuffle(shuffleId);
-    }
-
-    @Override
-    public ShuffleBlockResolver shuffleBlockResolver() {
-        return sort.shuffleBlockResolver();
+        return super.unregisterShuffle(shuffleId);
     }
 
     @Override
@@ -119,7 +114,7 @@ public class ApproxShuffleManager implements ShuffleManager {
         try {
             ApproxEngine.shutdown();
         } finally {
-            sort.stop();
+            super.stop();
         }
     }
 }

@@ -48,6 +48,8 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
     private final TaskContext context;
     private final ShuffleReadMetricsReporter metrics;
     private final ApproxEngine engine;
+    /** Outstanding pulls per reduce task. */
+    static final int MAX_IN_FLIGHT = 32;
 
     ApproxShuffleReader(ApproxShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex, int startPartition,
                         int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
@@ -99,7 +101,7 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
         scala.collection.Iterator<Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>>> it =
                 SparkEnv.get().mapOutputTracker().getMapSizesByExecutorId(shuffleId, startMapIndex, endMapIndex,
                         startPartition, endPartition);
-        List<Pull> pulls = new ArrayList<>();
+        List<Object[]> blocksToPull = new ArrayList<>();
         long t0 = System.nanoTime();
         while (it.hasNext()) {
             Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>> e = it.next();
@@ -116,15 +118,22 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 if (size == 0) {
                     continue;
                 }
-                pulls.add(start(loc, sb, mapIndex, size));
+                blocksToPull.add(new Object[] {loc, sb, mapIndex, size});
             }
         }
         List<Product2<K, C>> out = new ArrayList<>();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(engine.conf().fetchTimeoutMs());
         long bytesRead = 0;
         long recordsRead = 0;
-        for (int pi = 0; pi < pulls.size(); pi++) {
+        List<Pull> pulls = new ArrayList<>();
+        for (int pi = 0; pi < blocksToPull.size(); pi++) {
+            // keep at most MAX_IN_FLIGHT pulls outstanding (each map executor queues a bounded number of requests)
+            while (pulls.size() < blocksToPull.size() && pulls.size() < pi + MAX_IN_FLIGHT) {
+                Object[] b = blocksToPull.get(pulls.size());
+                pulls.add(start((BlockManagerId) b[0], (ShuffleBlockId) b[1], (Integer) b[2], (Long) b[3]));
+            }
             Pull p = pulls.get(pi);
+            // fetchTimeoutMs bounds each block's pull (from the moment this task waits for it)
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(engine.conf().fetchTimeoutMs());
             boolean retried = false;
             while (true) {
             try {
