@@ -42,12 +42,14 @@ SCHEMES = ["tcp_exact", "tcp_ss", "tcp_es", "udp", "atp_full", "atp_base", "atp_
 PRESETS = {
     # a few seconds per phase; CI-sized (test_netlab.py runs this through a reduced scheme list)
     "tiny": dict(rate="200mbit", buffer="150kb", hosts=4, senders=[2, 3], bg_host=4, bg_load=0.3, load=0.8,
-                 jobs={"fbhd": 4}, patterns=["incast"], msrs=[0.75], corun_jobs=0, trace=False, seed=7),
+                 jobs={"fbhd": 4}, runs=[("incast", "slack")], msrs=[0.75], corun_jobs=0, trace=False, seed=7),
     "quick": dict(rate="200mbit", buffer="150kb", hosts=5, senders=[2, 3, 4], bg_host=5, bg_load=0.3, load=0.8,
-                  jobs={"fbhd": 15, "fbkv": 30}, patterns=["incast"], msrs=[0.5, 0.75, 0.9], corun_jobs=24,
+                  jobs={"fbhd": 15, "fbkv": 30}, runs=[("incast", "slack"), ("incast", "fifo")],
+                  msrs=[0.5, 0.75, 0.9], corun_jobs=24,
                   trace=True, seed=11),
     "full": dict(rate="200mbit", buffer="150kb", hosts=5, senders=[2, 3, 4], bg_host=5, bg_load=0.3, load=0.8,
-                 jobs={"fbhd": 45, "fbkv": 90}, patterns=["incast", "all-to-all"], msrs=[0.5, 0.75, 0.9],
+                 jobs={"fbhd": 45, "fbkv": 90},
+                 runs=[("incast", "slack"), ("incast", "fifo"), ("all-to-all", "slack")], msrs=[0.5, 0.75, 0.9],
                  corun_jobs=60, trace=True, seed=2026),
 }
 
@@ -57,12 +59,33 @@ ROW_FIELDS = ["experiment", "workload", "pattern", "switch", "scheme", "kind", "
               "time_in_class_ms"]
 
 
+def cpu_times() -> tuple[int, int]:
+    """(total, idle+iowait) jiffies of all CPUs."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return sum(v), v[3] + v[4]
+
+
+def other_cpu_hogs() -> str:
+    """Processes outside this benchmark using CPU right now (the box may be shared): 'name:%cpu' list."""
+    p = subprocess.run(["ps", "-eo", "pcpu,comm", "--sort=-pcpu", "--no-headers"], capture_output=True, text=True)
+    out = []
+    for line in p.stdout.splitlines()[:8]:
+        pc, _, comm = line.strip().partition(" ")
+        comm = comm.strip()
+        if comm in ("netlab-agent", "iperf3", "ps", "python3", "ip") or float(pc or 0) < 5:
+            continue
+        out.append(f"{comm}:{pc}")
+    return " ".join(out)
+
+
 class Bench:
     def __init__(self, agent: str, out: str, preset: dict, verbose: bool = True):
         self.agent = os.path.abspath(agent)
         self.out = out
         self.p = preset
         self.rows: list[dict] = []
+        self.phases: list[dict] = []
         self.verbose = verbose
         self.procs: list[subprocess.Popen] = []
         self.rate_bps = netlab.parse_rate(preset["rate"])
@@ -145,6 +168,7 @@ class Bench:
                 j.scheme = base_scheme
             by_host.setdefault(j.sender, []).append(j)
         procs, outs = [], []
+        cpu0, t_phase = cpu_times(), time.time()
         tag = f"{meta['experiment']}-{meta['workload']}-{meta['pattern']}-{meta['switch']}-{scheme}"
         for h, hj in sorted(by_host.items()):
             sched = os.path.join(self.tmp, f"{tag}-h{h}.sched")
@@ -163,6 +187,11 @@ class Bench:
             except subprocess.TimeoutExpired:
                 self.log(f"phase {tag}: agent timed out, stopping it")
             self.stop(p)
+        cpu1 = cpu_times()
+        busy = 1 - (cpu1[1] - cpu0[1]) / max(1, cpu1[0] - cpu0[0])
+        self.phases.append(dict(meta, scheme=scheme, seconds=round(time.time() - t_phase, 2),
+                                cpu_busy=round(busy, 3), load1=os.getloadavg()[0],
+                                other_cpu=other_cpu_hogs()))
         rows = []
         info = {j.id: j for j in jobs}
         for out in outs:
@@ -190,22 +219,22 @@ class Bench:
 
     def exp_schemes(self, schemes: list[str]) -> None:
         p = self.p
-        for pattern in p["patterns"]:
+        for pattern, switch in p["runs"]:
             all_hosts = list(range(1, p["hosts"] + 1))
             if pattern == "incast":
                 senders, receivers = p["senders"], [1]
             else:
                 senders = receivers = [h for h in all_hosts if h != p["bg_host"]]
             for wname, n_jobs in p["jobs"].items():
-                self.log(f"experiment schemes: workload {wname}, {pattern}, {n_jobs} jobs, load {p['load']}, "
+                self.log(f"experiment schemes: workload {wname}, {pattern}, {switch} switch, {n_jobs} jobs, load {p['load']}, "
                          f"background TCP {p['bg_load']}")
                 jobs = wl.generate(wname, n_jobs, senders, receivers, p["msrs"], self.rate_bps, p["load"],
                                    p["seed"], pattern=pattern)
-                self.lab_up("slack", shape_all=pattern != "incast")
+                self.lab_up(switch, shape_all=pattern != "incast")
                 try:
                     self.start_servers(receivers)
                     self.start_background(receivers)
-                    meta = dict(experiment="schemes", workload=wname, pattern=pattern, switch="slack")
+                    meta = dict(experiment="schemes", workload=wname, pattern=pattern, switch=switch)
                     for s in schemes:
                         self.run_phase(jobs, s, meta)
                         time.sleep(0.5)
@@ -290,6 +319,11 @@ class Bench:
     # -- output ---------------------------------------------------------------------------------------------------
 
     def save(self) -> None:
+        if self.phases:
+            with open(os.path.join(self.out, "phases.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(self.phases[0].keys()))
+                w.writeheader()
+                w.writerows(self.phases)
         with open(os.path.join(self.out, "jobs.csv"), "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=ROW_FIELDS, extrasaction="ignore")
             w.writeheader()
@@ -394,7 +428,11 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True, help="results directory")
     ap.add_argument("--only", default="schemes,corun,trace", help="comma list of experiments")
     ap.add_argument("--schemes", default=",".join(SCHEMES), help="comma list of schemes for `schemes`")
+    ap.add_argument("--jobs", help="override the preset's jobs per workload, e.g. fbkv=20,fbhd=10")
     a = ap.parse_args(argv)
+    preset = dict(PRESETS[a.preset])
+    if a.jobs:
+        preset["jobs"] = {k: int(v) for k, v in (x.split("=") for x in a.jobs.split(","))}
     if not os.access(a.agent, os.X_OK):
         print(f"bench: no netlab-agent at {a.agent} (build native/ first)", file=sys.stderr)
         return 2
@@ -406,7 +444,7 @@ def main(argv=None) -> int:
     if subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0:
         print("bench: iperf3 is missing (scripts/setup.sh installs it)", file=sys.stderr)
         return 2
-    b = Bench(a.agent, a.out, PRESETS[a.preset])
+    b = Bench(a.agent, a.out, preset)
 
     def on_signal(signum, _frame):
         raise KeyboardInterrupt(signal.Signals(signum).name)
@@ -428,7 +466,7 @@ def main(argv=None) -> int:
         b.lab_down()
         b.save()
     with open(os.path.join(a.out, "run.json"), "w") as f:
-        json.dump(dict(preset=a.preset, params=PRESETS[a.preset], seconds=round(time.time() - t0, 1),
+        json.dump(dict(preset=a.preset, params=preset, seconds=round(time.time() - t0, 1),
                        date=time.strftime("%Y-%m-%d %H:%M:%S"), schemes=a.schemes.split(","), only=only), f,
                   indent=2)
     res = summarize(a.out)
