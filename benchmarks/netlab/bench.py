@@ -378,25 +378,25 @@ def summarize(out: str) -> dict:
         return med(xs), len(xs)
 
     res = {"targets": [], "ablation": [], "loss": {}, "udp": [], "corun": {}}
-    combos = sorted({(r["workload"], r["pattern"]) for r in rows if r["experiment"] == "schemes"})
-    for wname, pat in combos:
-        full, n_full = median_of("schemes", wname, pat, "atp_full", 0.75)
-        es, n_es = median_of("schemes", wname, pat, "tcp_es", 0.75)
-        ss, n_ss = median_of("schemes", wname, pat, "tcp_ss", 0.75)
-        ex, _ = median_of("schemes", wname, pat, "tcp_exact", 0.75)
-        res["targets"].append(dict(workload=wname, pattern=pat, msr=0.75, atp_full_ms=full, tcp_es_ms=es,
+    combos = sorted({(r["workload"], r["pattern"], r["switch"]) for r in rows if r["experiment"] == "schemes"})
+    for wname, pat, sw in combos:
+        full, n_full = median_of("schemes", wname, pat, "atp_full", 0.75, switch=sw)
+        es, n_es = median_of("schemes", wname, pat, "tcp_es", 0.75, switch=sw)
+        ss, n_ss = median_of("schemes", wname, pat, "tcp_ss", 0.75, switch=sw)
+        ex, _ = median_of("schemes", wname, pat, "tcp_exact", 0.75, switch=sw)
+        res["targets"].append(dict(workload=wname, pattern=pat, switch=sw, msr=0.75, atp_full_ms=full, tcp_es_ms=es,
                                    tcp_ss_ms=ss, tcp_exact_ms=ex, jobs=n_full,
                                    ratio_full_es=full / es if es else float("nan"),
                                    ratio_full_ss=full / ss if ss else float("nan"),
                                    met_es=full <= 0.5 * es, met_ss=full <= 0.7 * ss))
         for msr in sorted({r["msr"] for r in rows if r["experiment"] == "schemes"}):
-            res["ablation"].append(dict(workload=wname, pattern=pat, msr=msr, **{
-                s: median_of("schemes", wname, pat, s, msr)[0]
+            res["ablation"].append(dict(workload=wname, pattern=pat, switch=sw, msr=msr, **{
+                s: median_of("schemes", wname, pat, s, msr, switch=sw)[0]
                 for s in ("atp_base", "atp_rc", "atp_rc_mrdf", "atp_fixtlr", "atp_fixprio", "atp_full",
                           "tcp_es", "tcp_ss", "tcp_exact", "udp")}))
         udp = [r for r in rows if r["experiment"] == "schemes" and r["workload"] == wname and r["pattern"] == pat
-               and r["scheme"] == "udp"]
-        res["udp"].append(dict(workload=wname, pattern=pat, jobs=len(udp),
+               and r["switch"] == sw and r["scheme"] == "udp"]
+        res["udp"].append(dict(workload=wname, pattern=pat, switch=sw, jobs=len(udp),
                                missed_msr=sum(not r["met_msr"] for r in udp),
                                median_loss=med([r["measured_loss"] for r in udp])))
     atp_rows = [r for r in rows if r["scheme"].startswith("atp") and r["msr"] < 1]

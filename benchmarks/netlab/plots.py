@@ -4,11 +4,11 @@
   plots.py --results DIR --out IMGDIR
 
 Reads DIR/jobs.csv, DIR/trace.csv, DIR/trace_bg.json and writes:
-  jct_vs_msr_<workload>_<pattern>.png   median JCT vs MSR per scheme (error bars: 25th-75th percentile)
+  jct_vs_msr_<workload>_<pattern>_<switch>.png   median JCT vs MSR per scheme (error bars: 25th-75th percentile)
   loss_vs_msr.png                       measured message loss of every ATP job vs its allowance 1 - MSR
   fig10_trace.png                       TLR, measured loss, rate and priority class over time for one job
   corun_exact_jct.png                   JCT of exact jobs next to approximate ones: FIFO vs slack queues
-  ablation_<workload>_<pattern>.png     median JCT per ATP variant at each MSR
+  ablation_<workload>_<pattern>_<switch>.png     median JCT per ATP variant at each MSR
 """
 from __future__ import annotations
 
@@ -43,9 +43,10 @@ def pct(xs, q):
 
 
 def jct_vs_msr(rows, out):
-    combos = sorted({(r["workload"], r["pattern"]) for r in rows if r["experiment"] == "schemes"})
-    for wname, pat in combos:
-        rs = [r for r in rows if r["experiment"] == "schemes" and r["workload"] == wname and r["pattern"] == pat]
+    combos = sorted({(r["workload"], r["pattern"], r["switch"]) for r in rows if r["experiment"] == "schemes"})
+    for wname, pat, sw in combos:
+        rs = [r for r in rows if r["experiment"] == "schemes" and r["workload"] == wname and r["pattern"] == pat
+              and r["switch"] == sw]
         fig, ax = plt.subplots(figsize=(7.5, 4.5))
         for s, (label, color, marker) in STYLE.items():
             xs, ys, lo, hi = [], [], [], []
@@ -64,19 +65,21 @@ def jct_vs_msr(rows, out):
         ax.set_xlabel("MSR (minimal sampling rate)")
         ax.set_ylabel("job completion time (ms), median, IQR bars")
         ax.set_yscale("log")
-        ax.set_title(f"JCT vs MSR - {wname.upper()}-like, {pat}, slack-based switch, background TCP")
+        swname = "slack-based switch" if sw == "slack" else "one FIFO"
+        ax.set_title(f"JCT vs MSR - {wname.upper()}-like, {pat}, {swname}, background TCP", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2)
         fig.tight_layout()
-        fig.savefig(os.path.join(out, f"jct_vs_msr_{wname}_{pat}.png"), dpi=110)
+        fig.savefig(os.path.join(out, f"jct_vs_msr_{wname}_{pat}_{sw}.png"), dpi=110)
         plt.close(fig)
 
 
 def ablation(rows, out):
     variants = ["atp_base", "atp_rc", "atp_rc_mrdf", "atp_fixtlr", "atp_fixprio", "atp_full"]
-    combos = sorted({(r["workload"], r["pattern"]) for r in rows if r["experiment"] == "schemes"})
-    for wname, pat in combos:
-        rs = [r for r in rows if r["experiment"] == "schemes" and r["workload"] == wname and r["pattern"] == pat]
+    combos = sorted({(r["workload"], r["pattern"], r["switch"]) for r in rows if r["experiment"] == "schemes"})
+    for wname, pat, sw in combos:
+        rs = [r for r in rows if r["experiment"] == "schemes" and r["workload"] == wname and r["pattern"] == pat
+              and r["switch"] == sw]
         msrs = sorted({r["msr"] for r in rs})
         fig, ax = plt.subplots(figsize=(7.5, 4))
         width = 0.8 / len(variants)
@@ -88,11 +91,11 @@ def ablation(rows, out):
             ax.bar([k + i * width for k in range(len(msrs))], ys, width, label=STYLE[v][0], color=STYLE[v][1])
         ax.set_xticks([k + 0.4 - width / 2 for k in range(len(msrs))], [f"MSR {m}" for m in msrs])
         ax.set_ylabel("median JCT (ms)")
-        ax.set_title(f"ATP ablations - {wname.upper()}-like, {pat}")
+        ax.set_title(f"ATP ablations - {wname.upper()}-like, {pat}, {sw} switch")
         ax.legend(fontsize=7, ncol=3)
         ax.grid(True, axis="y", alpha=0.3)
         fig.tight_layout()
-        fig.savefig(os.path.join(out, f"ablation_{wname}_{pat}.png"), dpi=110)
+        fig.savefig(os.path.join(out, f"ablation_{wname}_{pat}_{sw}.png"), dpi=110)
         plt.close(fig)
 
 
@@ -171,7 +174,7 @@ def corun(rows, out):
         for sw in ("fifo", "slack"):
             data.append([r["jct_ms"] for r in rs if r["kind"] == kind and r["switch"] == sw])
             labels.append(f"{kind}\n{'one FIFO' if sw == 'fifo' else 'slack queues'}")
-    ax.boxplot(data, labels=labels, showfliers=True)
+    ax.boxplot(data, tick_labels=labels, showfliers=True)
     for i, d in enumerate(data, start=1):
         if d:
             ax.annotate(f"median {statistics.median(d):.0f} ms", (i, statistics.median(d)), xytext=(4, 4),
