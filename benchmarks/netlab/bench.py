@@ -429,8 +429,17 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="schemes,corun,trace", help="comma list of experiments")
     ap.add_argument("--schemes", default=",".join(SCHEMES), help="comma list of schemes for `schemes`")
     ap.add_argument("--jobs", help="override the preset's jobs per workload, e.g. fbkv=20,fbhd=10")
+    ap.add_argument("--msrs", help="override the MSR list, e.g. 0.75")
+    ap.add_argument("--bg-load", type=float, help="override the background TCP load (0 = none)")
+    ap.add_argument("--runs", help="override the scheme runs, e.g. incast/slack,incast/fifo")
     a = ap.parse_args(argv)
     preset = dict(PRESETS[a.preset])
+    if a.msrs:
+        preset["msrs"] = [float(x) for x in a.msrs.split(",")]
+    if a.bg_load is not None:
+        preset["bg_load"] = a.bg_load
+    if a.runs:
+        preset["runs"] = [tuple(x.split("/")) for x in a.runs.split(",")]
     if a.jobs:
         preset["jobs"] = {k: int(v) for k, v in (x.split("=") for x in a.jobs.split(","))}
     if not os.access(a.agent, os.X_OK):
