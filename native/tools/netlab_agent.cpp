@@ -174,6 +174,24 @@ drv::DriverConfig make_config(const Options& o, const std::string& bind, uint16_
   return c;
 }
 
+std::string stats_line(drv::Driver& d) {
+  drv::DriverStats s = d.driver_stats();
+  atp::EngineStats e = d.engine_stats();
+  char b[768];
+  std::snprintf(b, sizeof b,
+                "udp_sent=%llu udp_received=%llu send_eagain=%llu send_errors=%llu gso=%d gro=%d | engine in=%llu "
+                "out=%llu dropped: auth=%llu malformed=%llu replay_or_old=%llu no_buffer=%llu unknown_job=%llu "
+                "unknown_session=%llu events_dropped=%llu",
+                (unsigned long long)s.datagrams_sent, (unsigned long long)s.datagrams_received,
+                (unsigned long long)s.send_eagain, (unsigned long long)s.send_errors, int(s.gso_enabled),
+                int(s.gro_enabled), (unsigned long long)e.datagrams_in, (unsigned long long)e.datagrams_out,
+                (unsigned long long)e.dropped_auth, (unsigned long long)e.dropped_malformed,
+                (unsigned long long)e.dropped_replay_or_old, (unsigned long long)e.dropped_no_buffer,
+                (unsigned long long)e.dropped_unknown_job, (unsigned long long)e.dropped_unknown_session,
+                (unsigned long long)e.events_dropped);
+  return b;
+}
+
 // =================================================================================================================
 // server
 
@@ -229,6 +247,7 @@ class Server {
     pump.join();
     udp.join();
     close(lfd);
+    std::fprintf(stderr, "[serve] stats: %s\n", stats_line(*d_).c_str());
     return 0;
   }
 
@@ -537,6 +556,7 @@ class Client {
     if (d_) {
       stop_events_ = true;
       events_.join();
+      std::fprintf(stderr, "[run] stats: %s\n", stats_line(*d_).c_str());
     }
     std::fclose(out_f_);
     if (trace_f_) std::fclose(trace_f_);
