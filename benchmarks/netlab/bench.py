@@ -104,7 +104,8 @@ class Bench:
 
     def spawn(self, host: int, args: list[str], log_name: str) -> subprocess.Popen:
         f = open(os.path.join(self.tmp, log_name), "w")
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns(host), *args], stdout=f, stderr=subprocess.STDOUT,
+        nice = ["nice", "-n", str(self.p["nice"])] if self.p.get("nice") else []
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns(host), *nice, *args], stdout=f, stderr=subprocess.STDOUT,
                              start_new_session=True)
         self.procs.append(p)
         return p
@@ -432,8 +433,12 @@ def main(argv=None) -> int:
     ap.add_argument("--msrs", help="override the MSR list, e.g. 0.75")
     ap.add_argument("--bg-load", type=float, help="override the background TCP load (0 = none)")
     ap.add_argument("--runs", help="override the scheme runs, e.g. incast/slack,incast/fifo")
+    ap.add_argument("--nice", type=int, default=-10,
+                    help="niceness of every lab process (agents, iperf3); default -10 so that other work on a "
+                         "shared machine disturbs the measurement less; 0 = inherit")
     a = ap.parse_args(argv)
     preset = dict(PRESETS[a.preset])
+    preset["nice"] = a.nice
     if a.msrs:
         preset["msrs"] = [float(x) for x in a.msrs.split(",")]
     if a.bg_load is not None:

@@ -20,7 +20,9 @@
 //              stops (closes the connection) at the ack. JCT = start -> ack.
 //   udp        UDP-blast: every message as produced, datagrams paced at --rate-gbps, no retransmission; the
 //              receiver counts complete messages. JCT = start -> end marker after the last datagram.
-// Data-path timing is C++ so that Python never sits on it (2 cores).
+// Every job's connection / ATP session is set up before the schedule starts, outside its JCT (control-plane
+// sessions and TCP connection pools are long-lived in the product). Data-path timing is C++ so that Python never
+// sits on it (2 cores).
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <linux/tcp.h>
@@ -462,6 +464,14 @@ struct JobSpecLine {
   std::vector<double> offsets_s;
 };
 
+struct AtpWaitT {
+  std::shared_ptr<const atp::JobReport> report;
+  Status error = Status::kOk;
+  double t_done = 0, t0 = 0, t0_engine = 0;
+  uint32_t job_id = 0;
+  bool trace = false;
+};
+
 struct JobResult {
   std::string status = "ok";
   double jct_ms = 0;
@@ -469,6 +479,12 @@ struct JobResult {
   uint64_t bytes_sent = 0, retrans = 0, packets = 0, epochs = 0;
   double rx_loss = 0, tx_loss = 0;
   std::vector<double> time_in_class;
+  // set-up done before the schedule (see Client::run)
+  int cfd = -1, fd = -1;
+  atp::SessionId sid = 0;
+  std::shared_ptr<AtpWaitT> wait;
+  std::vector<char> send_it;
+  uint32_t k = 0, token = 0;
 };
 
 bool load_schedule(const std::string& path, std::vector<JobSpecLine>* out) {
@@ -538,16 +554,27 @@ class Client {
       std::fprintf(stderr, "netlab-agent run: cannot write %s\n", o_.out.c_str());
       return 1;
     }
+    // Connection set-up happens before the schedule starts and is not part of any JCT: in the product the
+    // control plane's sessions (and a TCP baseline's connections) are long-lived, so a job never waits for a
+    // handshake - which, through a congested bottleneck, can cost a 1 s SYN timeout.
+    std::vector<std::unique_ptr<JobResult>> pre(jobs.size());
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      pre[i] = std::make_unique<JobResult>();
+      prepare(jobs[i], pre[i].get());
+    }
     t_base_ = now_s() + 0.2;
     std::vector<std::thread> threads;
-    for (auto& j : jobs) {
-      threads.emplace_back([this, &j] {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      threads.emplace_back([this, &jobs, &pre, i] {
+        const JobSpecLine& j = jobs[i];
+        JobResult& r = *pre[i];
         sleep_until_s(t_base_ + j.start_s);
-        JobResult r;
         double t0 = now_s();
-        if (j.scheme == "atp") r = run_atp(j, t0);
-        else if (j.scheme == "tcp_exact" || j.scheme == "tcp_ss" || j.scheme == "tcp_es") r = run_tcp(j, t0);
-        else if (j.scheme == "udp") r = run_udp(j, t0);
+        if (r.status != "ok") {
+          // set-up failed: reported as such
+        } else if (j.scheme == "atp") run_atp(j, t0, r);
+        else if (j.scheme == "tcp_exact" || j.scheme == "tcp_ss" || j.scheme == "tcp_es") run_tcp(j, t0, r);
+        else if (j.scheme == "udp") run_udp(j, t0, r);
         else r.status = "unknown scheme";
         write_result(j, r, t0);
       });
@@ -564,13 +591,6 @@ class Client {
   }
 
  private:
-  struct AtpWaitT {
-    std::shared_ptr<const atp::JobReport> report;
-    Status error = Status::kOk;
-    double t_done = 0, t0 = 0, t0_engine = 0;
-    uint32_t job_id = 0;
-    bool trace = false;
-  };
 
   void pump_events() {
     atp::Event evs[256];
@@ -600,13 +620,18 @@ class Client {
     }
   }
 
-  JobResult run_atp(const JobSpecLine& j, double t0) {
-    JobResult r;
-    r.target = target_of(j.msr, j.n);
+  void prepare(const JobSpecLine& j, JobResult* r) {
+    r->target = target_of(j.msr, j.n);
+    if (j.scheme == "atp") prepare_atp(j, *r);
+    else if (j.scheme == "tcp_exact" || j.scheme == "tcp_ss" || j.scheme == "tcp_es") prepare_tcp(j, *r);
+    else if (j.scheme == "udp") prepare_udp(j, *r);
+  }
+
+  void prepare_atp(const JobSpecLine& j, JobResult& r) {
     int cfd = tcp_connect(j.dst, j.port);
     if (cfd < 0) {
       r.status = "connect failed";
-      return r;
+      return;
     }
     uint64_t nonce;
     randombytes_buf(&nonce, sizeof nonce);
@@ -619,11 +644,9 @@ class Client {
     if (!write_full(cfd, hello, sizeof hello) || !read_full(cfd, &reply, 1, 10'000) || reply != 'K') {
       close(cfd);
       r.status = "rendezvous failed";
-      return r;
+      return;
     }
     auto w = std::make_shared<AtpWaitT>();
-    w->t0 = t0;
-    w->t0_engine = double(drv::Driver::now_ns()) / 1e9;
     w->job_id = j.id;
     w->trace = j.trace;
     {
@@ -631,12 +654,31 @@ class Client {
       waits_[sid] = w;
     }
     Status st = d_->open_session(sid, key_, j.dst, j.port, true);
+    if (st != Status::kOk) {
+      r.status = std::string("open_session: ") + atp::status_name(st);
+      close(cfd);
+      return;
+    }
+    r.cfd = cfd;
+    r.sid = sid;
+    r.wait = w;
+  }
+
+  void run_atp(const JobSpecLine& j, double t0, JobResult& r) {
+    int cfd = r.cfd;
+    atp::SessionId sid = r.sid;
+    auto w = r.wait;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      w->t0 = t0;
+      w->t0_engine = double(drv::Driver::now_ns()) / 1e9;
+    }
     const atp::JobId job = 1;
-    if (st == Status::kOk) st = d_->start_job(sid, atp::JobSpec{job, {atp::GroupSpec{0, j.n, j.msr}}, true});
+    Status st = d_->start_job(sid, atp::JobSpec{job, {atp::GroupSpec{0, j.n, j.msr}}, true});
     if (st != Status::kOk) {
       r.status = std::string("start: ") + atp::status_name(st);
       close(cfd);
-      return r;
+      return;
     }
     uint32_t maxsz = *std::max_element(j.sizes.begin(), j.sizes.end());
     std::vector<uint8_t> buf(std::max<uint32_t>(maxsz, 4));
@@ -705,13 +747,11 @@ class Client {
       waits_.erase(sid);
     }
     close(cfd);
-    return r;
   }
 
-  JobResult run_tcp(const JobSpecLine& j, double t0) {
-    JobResult r;
-    r.target = target_of(j.msr, j.n);
-    std::vector<char> send_it(j.n, 1);
+  void prepare_tcp(const JobSpecLine& j, JobResult& r) {
+    std::vector<char>& send_it = r.send_it;
+    send_it.assign(j.n, 1);
     uint32_t k = j.n;  // receiver acks after k messages
     if (j.scheme == "tcp_ss") {
       std::vector<uint32_t> idx(j.n);
@@ -728,12 +768,20 @@ class Client {
     int fd = tcp_connect(j.dst, j.port);
     if (fd < 0) {
       r.status = "connect failed";
-      return r;
+      return;
     }
     write_full(fd, "TCP2", 4);
     put_u32(fd, j.id);
     put_u32(fd, n_send);
     put_u32(fd, k);
+    r.fd = fd;
+    r.k = k;
+  }
+
+  void run_tcp(const JobSpecLine& j, double t0, JobResult& r) {
+    const int fd = r.fd;
+    const uint32_t k = r.k;
+    const std::vector<char>& send_it = r.send_it;
     std::atomic<bool> acked{false};
     std::atomic<double> t_ack{0};
     std::thread reader([&] {
@@ -774,16 +822,13 @@ class Client {
     }
     r.lost = j.n - r.delivered;
     r.rx_loss = double(r.lost) / j.n;
-    return r;
   }
 
-  JobResult run_udp(const JobSpecLine& j, double t0) {
-    JobResult r;
-    r.target = target_of(j.msr, j.n);
+  void prepare_udp(const JobSpecLine& j, JobResult& r) {
     int cfd = tcp_connect(j.dst, j.port);
     if (cfd < 0) {
       r.status = "connect failed";
-      return r;
+      return;
     }
     uint32_t token = (static_cast<uint32_t>(getpid()) << 16) ^ j.id;
     write_full(cfd, "UDP2", 4);
@@ -793,8 +838,15 @@ class Client {
     if (!read_full(cfd, &k, 1, 10'000)) {
       close(cfd);
       r.status = "rendezvous failed";
-      return r;
+      return;
     }
+    r.cfd = cfd;
+    r.token = token;
+  }
+
+  void run_udp(const JobSpecLine& j, double t0, JobResult& r) {
+    const int cfd = r.cfd;
+    const uint32_t token = r.token;
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     int sb = 4 << 20;
     setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sb, sizeof sb);
@@ -837,7 +889,6 @@ class Client {
     r.delivered = delivered;
     r.lost = j.n - delivered;
     r.rx_loss = double(r.lost) / j.n;
-    return r;
   }
 
   void write_result(const JobSpecLine& j, const JobResult& r, double t0) {
