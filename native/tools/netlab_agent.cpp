@@ -20,8 +20,8 @@
 //              stops (closes the connection) at the ack. JCT = start -> ack.
 //   udp        UDP-blast: every message as produced, datagrams paced at --rate-gbps, no retransmission; the
 //              receiver counts complete messages. JCT = start -> end marker after the last datagram.
-// Every job's connection / ATP session is set up before the schedule starts, outside its JCT (control-plane
-// sessions and TCP connection pools are long-lived in the product). Data-path timing is C++ so that Python never
+// Every job's connection / ATP session is set up 1 s before the job starts, outside its JCT (control-plane
+// sessions and TCP connection pools exist before a job in the product). Data-path timing is C++ so that Python never
 // sits on it (2 cores).
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -554,20 +554,22 @@ class Client {
       std::fprintf(stderr, "netlab-agent run: cannot write %s\n", o_.out.c_str());
       return 1;
     }
-    // Connection set-up happens before the schedule starts and is not part of any JCT: in the product the
-    // control plane's sessions (and a TCP baseline's connections) are long-lived, so a job never waits for a
-    // handshake - which, through a congested bottleneck, can cost a 1 s SYN timeout.
+    // Each job's connection / ATP session is set up kPrepareS before the job starts and is not part of its JCT:
+    // in the product the control plane's sessions (and a TCP baseline's connection pool) exist before a job, so
+    // a job never waits for a handshake - which, through a congested bottleneck, can cost a 1 s SYN timeout.
+    // Not earlier than that: an ATP session that stays idle for more than the engine's peer-death timeout
+    // (10 s here) before its job starts is declared dead as soon as the job starts (see docs/netlab-results.md).
+    constexpr double kPrepareS = 1.0;
     std::vector<std::unique_ptr<JobResult>> pre(jobs.size());
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      pre[i] = std::make_unique<JobResult>();
-      prepare(jobs[i], pre[i].get());
-    }
-    t_base_ = now_s() + 0.2;
+    for (auto& p : pre) p = std::make_unique<JobResult>();
+    t_base_ = now_s() + kPrepareS + 0.2;
     std::vector<std::thread> threads;
     for (size_t i = 0; i < jobs.size(); ++i) {
       threads.emplace_back([this, &jobs, &pre, i] {
         const JobSpecLine& j = jobs[i];
         JobResult& r = *pre[i];
+        sleep_until_s(t_base_ + j.start_s - kPrepareS);
+        prepare(j, &r);
         sleep_until_s(t_base_ + j.start_s);
         double t0 = now_s();
         if (r.status != "ok") {
