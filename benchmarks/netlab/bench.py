@@ -359,10 +359,10 @@ def summarize(out: str) -> dict:
     lines = []
     for key, rs in sorted(groups.items()):
         ok = [r for r in rs if r["status"] == "ok"]
-        j = sorted(r["jct_ms"] for r in ok)
+        j = sorted(r["jct_ms"] if r["status"] == "ok" else float("inf") for r in rs)
         lines.append(dict(zip(("experiment", "workload", "pattern", "switch", "scheme", "kind", "msr"), key),
                           jobs=len(rs), ok=len(ok), median_jct_ms=round(med(j), 2),
-                          p90_jct_ms=round(j[int(0.9 * (len(j) - 1))], 2) if j else "",
+                          p90_jct_ms=round(j[int(0.9 * (len(j) - 1))], 2) if j else "",  # inf: failed jobs
                           met_msr=sum(r["met_msr"] for r in rs),
                           worst_loss=round(max((r["measured_loss"] for r in rs), default=float("nan")), 4),
                           median_loss=round(med([r["measured_loss"] for r in rs]), 4)))
@@ -372,8 +372,9 @@ def summarize(out: str) -> dict:
         w.writerows(lines)
 
     def median_of(exp, wlname, pattern, scheme, msr=None, kind=None, switch=None):
-        xs = [r["jct_ms"] for r in rows if r["experiment"] == exp and r["workload"] == wlname
-              and r["pattern"] == pattern and r["scheme"] == scheme and r["status"] == "ok"
+        # A job that failed (timeout, peer dead) counts as infinitely slow, so failures never improve a median.
+        xs = [r["jct_ms"] if r["status"] == "ok" else float("inf") for r in rows if r["experiment"] == exp
+              and r["workload"] == wlname and r["pattern"] == pattern and r["scheme"] == scheme
               and (msr is None or abs(r["msr"] - msr) < 1e-9) and (kind is None or r["kind"] == kind)
               and (switch is None or r["switch"] == switch)]
         return med(xs), len(xs)

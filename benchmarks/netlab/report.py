@@ -22,6 +22,8 @@ def f(x, nd=1):
     if isinstance(x, float):
         if x != x:
             return "-"
+        if x == float("inf"):
+            return "inf"
         return f"{x:.{nd}f}"
     return str(x)
 
@@ -32,7 +34,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     res = bench.summarize(a.results)
     rows = bench.load_rows(os.path.join(a.results, "jobs.csv"))
-    print("### Targets at MSR 0.75 (median JCT, ms; ratio = ATP Full / baseline)\n")
+    print("### Targets at MSR 0.75 (median JCT, ms; ratio = ATP Full / baseline; failed jobs count as inf)\n")
     print("| workload | pattern | switch | jobs | ATP Full | TCP-EarlySend | TCP-SampleSend | TCP-exact | "
           "Full/ES (target <= 0.5) | Full/SS (target <= 0.7) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -49,7 +51,7 @@ def main(argv=None) -> int:
               f"{lo['not_ok']}; jobs below target: {lo['missed_target']}. Worst margin (measured loss - (1 - MSR)): "
               f"**{lo['worst_margin']:+.4f}** ({w['scheme']}, {w['workload']}, MSR {w['msr']}, measured loss "
               f"{w['measured_loss']:.4f}, status {w['status']}).")
-    print("\n### Ablations (median JCT, ms)\n")
+    print("\n### Ablations (median JCT, ms; failed jobs count as inf)\n")
     cols = ["atp_base", "atp_rc", "atp_rc_mrdf", "atp_fixtlr", "atp_fixprio", "atp_full", "tcp_es", "tcp_ss",
             "tcp_exact"]
     print("| workload | pattern | switch | MSR | " + " | ".join(cols) + " |")
@@ -74,15 +76,16 @@ def main(argv=None) -> int:
         print(f"| approximate jobs, median JCT (ms) | {f(c['approx_fifo_ms'])} | {f(c['approx_slack_ms'])} | "
               f"{f(ra, 2)} |")
     print("\n### ATP stalls (jobs of the schemes experiment)\n")
-    print("| workload | pattern | switch | scheme | jobs | JCT > 1 s | median bytes sent / job bytes |")
-    print("|---|---|---|---|---|---|---|")
+    print("| workload | pattern | switch | scheme | jobs | failed | JCT > 1 s | median bytes sent / job bytes |")
+    print("|---|---|---|---|---|---|---|---|")
     keys = sorted({(r["workload"], r["pattern"], r["switch"], r["scheme"]) for r in rows
                    if r["experiment"] == "schemes" and r["scheme"].startswith("atp")})
     for k in keys:
         rs = [r for r in rows if r["experiment"] == "schemes" and (r["workload"], r["pattern"], r["switch"],
                                                                       r["scheme"]) == k]
         ratio = [float(r["bytes_sent"]) / r["job_bytes"] for r in rs if r["job_bytes"]]
-        print(f"| {' | '.join(k)} | {len(rs)} | {sum(r['jct_ms'] > 1000 for r in rs)} | "
+        print(f"| {' | '.join(k)} | {len(rs)} | {sum(r['status'] != 'ok' for r in rs)} | "
+              f"{sum(r['jct_ms'] > 1000 for r in rs)} | "
               f"{f(statistics.median(ratio), 2) if ratio else '-'} |")
     ph = os.path.join(a.results, "phases.csv")
     if os.path.exists(ph):
