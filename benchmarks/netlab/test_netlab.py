@@ -237,6 +237,7 @@ class SchemeRunTests(unittest.TestCase):
             self.skipTest("iperf3 missing (scripts/setup.sh installs it)")
         import bench
         import tempfile
+        bench.LAB = "nlbtest"          # not the name a concurrently running benchmark uses
         with tempfile.TemporaryDirectory() as out:
             rc = bench.main(["--preset", "tiny", "--agent", agent, "--out", out, "--only", "schemes",
                              "--schemes", "tcp_es,atp_full", "--jobs", "fbkv=2"])
