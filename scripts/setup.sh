@@ -58,4 +58,11 @@ if [ ! -e /usr/include/gtest/gtest.h ] && [ ! -e /usr/local/include/gtest/gtest.
   log "ERROR: GoogleTest headers not found (Debian package libgtest-dev)" >&2
   exit 1
 fi
+# Plotting for benchmarks/netlab (plots.py). Not needed by the test suite, so a failure only warns.
+if python3 -c "import matplotlib" >/dev/null 2>&1; then
+  log "matplotlib present"
+else
+  log "python3 -m pip install --user matplotlib==3.9.2 (benchmarks/netlab plots)"
+  python3 -m pip install --user -q matplotlib==3.9.2 </dev/null || log "WARNING: matplotlib install failed; benchmarks/netlab/run.sh retries it"
+fi
 log "ok"

@@ -282,7 +282,9 @@ class _Interrupted(Exception):
     pass
 
 
-def up(name: str, hosts: int, plan: QueuePlan, quiet: bool = False) -> None:
+def up(name: str, hosts: int, plan: QueuePlan, quiet: bool = False, shape_all: bool = False) -> None:
+    """shape_all: install the plan on every switch port (each host's downlink is a bottleneck, for all-to-all
+    patterns), not only on p1."""
     require_root()
     check_name(name)
     if not 2 <= hosts <= MAX_HOSTS:
@@ -320,8 +322,9 @@ def up(name: str, hosts: int, plan: QueuePlan, quiet: bool = False) -> None:
             ipn(sw, "link", "set", port, "up")
             ipn(h, "addr", "add", f"{SUBNET}.{i}/24", "dev", HOST_IF)
             ipn(h, "link", "set", HOST_IF, "up")
-        for cmd in plan.tc_commands("p1"):
-            run(["ip", "netns", "exec", sw, "tc", *cmd])
+        for port in ([f"p{i}" for i in range(1, hosts + 1)] if shape_all else ["p1"]):
+            for cmd in plan.tc_commands(port):
+                run(["ip", "netns", "exec", sw, "tc", *cmd])
     except BaseException as e:
         try:
             down(name, quiet=True)
@@ -337,7 +340,7 @@ def up(name: str, hosts: int, plan: QueuePlan, quiet: bool = False) -> None:
         signal.signal(s, h)
     if not quiet:
         print(f"netlab: up {name}: {hosts} hosts {SUBNET}.1-{hosts}/24 ({hs[0]}..{hs[-1]}), switch {sw} "
-              f"(bridge {BRIDGE}), bottleneck on {sw}:p1 -> h1")
+              f"(bridge {BRIDGE}), bottleneck on {sw}:" + ("every port" if shape_all else "p1 -> h1"))
         print(plan.table())
 
 
@@ -414,6 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     p_up.add_argument("--hosts", type=int, required=True)
     plan_args(p_up)
     p_up.add_argument("--name", default="netlab")
+    p_up.add_argument("--shape-all", action="store_true", help="bottleneck on every switch port, not only p1")
     p_down = sub.add_parser("down", help="tear the lab down")
     p_down.add_argument("--name", default="netlab")
     p_plan = sub.add_parser("plan", help="print the queue plan (no root needed)")
@@ -452,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0 if icmp_ping(a.dst, a.count) == a.count else 1
         require_root()
         if a.cmd == "up":
-            up(a.name, a.hosts, _plan_from_args(a))
+            up(a.name, a.hosts, _plan_from_args(a), shape_all=a.shape_all)
         elif a.cmd == "down":
             down(a.name)
         elif a.cmd == "exec":

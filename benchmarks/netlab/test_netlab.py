@@ -214,5 +214,46 @@ class LabTests(unittest.TestCase):
         self.assertEqual(netlab.lab_namespaces(self.NAME), [])
 
 
+def _find_agent() -> str | None:
+    root = os.path.dirname(os.path.dirname(HERE))
+    for c in (os.environ.get("NETLAB_AGENT", ""), f"{root}/approx-core/target/native-build/netlab-agent",
+              f"{root}/build/netlab-native/netlab-agent", f"{root}/native/build/netlab-agent"):
+        if c and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+@unittest.skipIf(SKIP, SKIP or "")
+class SchemeRunTests(unittest.TestCase):
+    """A tiny end-to-end run of bench.py: 2 FBKV-like jobs from 2 senders to h1 over the slack-based switch with
+    background TCP, as TCP-EarlySend and as ATP Full. About 15 s. Needs netlab-agent (built by `mvn install` into
+    approx-core/target/native-build, or by benchmarks/netlab/run.sh; NETLAB_AGENT=path overrides) and iperf3."""
+
+    def test_tiny_schemes(self):
+        agent = _find_agent()
+        if agent is None:
+            self.skipTest("netlab-agent not built (mvn install or benchmarks/netlab/run.sh builds it)")
+        if not shutil.which("iperf3"):
+            self.skipTest("iperf3 missing (scripts/setup.sh installs it)")
+        import bench
+        import tempfile
+        bench.LAB = "nlbtest"          # not the name a concurrently running benchmark uses
+        with tempfile.TemporaryDirectory() as out:
+            rc = bench.main(["--preset", "tiny", "--agent", agent, "--out", out, "--only", "schemes",
+                             "--schemes", "tcp_es,atp_full", "--jobs", "fbkv=2"])
+            self.assertEqual(rc, 0)
+            rows = bench.load_rows(os.path.join(out, "jobs.csv"))
+            self.assertEqual(sorted(r["scheme"] for r in rows), ["atp_full"] * 2 + ["tcp_es"] * 2)
+            for r in rows:
+                self.assertEqual(r["status"], "ok", r)
+                self.assertTrue(r["met_msr"], r)
+                self.assertGreaterEqual(r["delivered"], r["target"], r)
+                self.assertLessEqual(r["measured_loss"], 1 - r["msr"] + 1e-9, r)
+                self.assertGreater(r["jct_ms"], 0, r)
+                self.assertLess(r["jct_ms"], 60_000, r)
+            self.assertTrue(os.path.exists(os.path.join(out, "summary.json")))
+        self.assertEqual(netlab.lab_namespaces(bench.LAB), [])
+
+
 if __name__ == "__main__":
     unittest.main()
