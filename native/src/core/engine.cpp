@@ -839,6 +839,7 @@ struct Engine::Impl {
       j->mrdf = (a.flags & wire::kAnnounceFlagMrdf) != 0;
       j->groups.resize(a.n_groups);
       j->started = now;
+      mark_active(s, now);
       it = s.recv_jobs.emplace(a.job, std::move(j)).first;
       st.jobs++;
     }
@@ -1229,8 +1230,14 @@ struct Engine::Impl {
     return kNever;
   }
 
+  // A session that was idle (no jobs, so nobody pinged) starts its peer-death clock when a job starts, not at the
+  // last packet heard, which may be long ago.
+  void mark_active(Session& s, TimeNs now) {
+    if (!s.has_active_jobs()) s.active_since = now;
+  }
+
   TimeNs liveness_deadline(const Session& s) const {
-    if (s.has_active_jobs()) return s.last_rx + cfg.peer_death_timeout;
+    if (s.has_active_jobs()) return std::max(s.last_rx, s.active_since) + cfg.peer_death_timeout;
     if (cfg.idle_timeout == 0) return kNever;
     return std::max({s.last_rx, s.last_tx, s.created}) + cfg.idle_timeout;
   }
@@ -1238,7 +1245,7 @@ struct Engine::Impl {
   TimeNs keepalive_deadline(const Session& s) const {
     if (!s.has_active_jobs()) return kNever;
     // Probe a peer we have not heard from for a quarter of the peer-death timeout (repeating at that pace).
-    return std::max(s.last_rx, s.last_ping) + std::max<TimeNs>(cfg.peer_death_timeout / 4, 1);
+    return std::max({s.last_rx, s.last_ping, s.active_since}) + std::max<TimeNs>(cfg.peer_death_timeout / 4, 1);
   }
 
   TimeNs session_timeout(const Session& s) const {
@@ -1375,6 +1382,7 @@ Status Engine::start_job(SessionId sid, const JobSpec& spec, TimeNs now) {
     j->announce_unacked++;
   }
   // Groups with target 0 are satisfied from the start.
+  I.mark_active(s, now);
   s.send_jobs.emplace(spec.job_id, std::move(j));
   I.st.jobs++;
   return Status::kOk;

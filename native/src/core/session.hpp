@@ -186,6 +186,7 @@ struct Session {
   bool initiator;
   bool peer_aes_capable = false;  // learned from the peer's authenticated packets (wire::kFlagAesCapable)
   TimeNs created, last_rx, last_tx;
+  TimeNs active_since = 0;  // when the session last went from no jobs to some: peer death counts from here
   // receive side
   ReceivedWindow received;
   uint32_t unacked_eliciting = 0;

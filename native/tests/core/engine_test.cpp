@@ -672,3 +672,18 @@ TEST(EngineTest, ReceiverChargesJobTablesToTheReceiveBuffer) {
   EXPECT_EQ(s.delivered_b.size(), 200u);
   EXPECT_EQ(s.b().stats().recv_buffered, 0u) << "the table charge is returned when the job ends";
 }
+
+// A session that sat idle (no jobs, so no keep-alives) for longer than the peer-death timeout must not be declared
+// dead the moment a job starts: the peer-death clock starts with the job.
+TEST(EngineTest, IdleSessionIsNotDeadWhenAJobStarts) {
+  EngineConfig c = test_config();  // peer death 2 s, idle timeout 30 s
+  Sim s(c, c, LinkConfig{}, LinkConfig{}, 61);
+  s.run([] { return false; }, s.now() + 20 * kSec);
+  ASSERT_EQ(s.a().stats().sessions, 1u);
+  Job j = make_job(8, {{50, 0.8}}, 2000);
+  submit_all(s, j);
+  ASSERT_TRUE(s.run([&] { return report_of(s.events_a, 8) != nullptr; }, s.now() + 5 * kSec));
+  EXPECT_EQ(report_of(s.events_a, 8)->status, Status::kOk);
+  EXPECT_EQ(session_error_of(s.events_a), nullptr);
+  EXPECT_EQ(session_error_of(s.events_b), nullptr);
+}
