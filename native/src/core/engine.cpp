@@ -213,7 +213,24 @@ struct Engine::Impl {
     const TimeNs var = s.rtt.has_sample ? std::max<TimeNs>(4 * s.rtt.rttvar, 1'000'000) : srtt(s);
     return srtt(s) + var + cfg.ack_delay;
   }
-  TimeNs epoch_len(const Session& s) const { return std::max(srtt(s), cfg.min_epoch); }
+  // An epoch is one smoothed RTT (the paper), stretched at low rates so that it spans at least kMinEpochPackets
+  // packets (up to 4 RTTs): with only a handful of packets per RTT, rho_i is mostly exactly 0 or 1 and eqs. 2-3
+  // swing between full increase and deep cuts.
+  static constexpr double kMinEpochPackets = 16;
+  TimeNs epoch_len(const Session& s, const SendJob& j) const {
+    const TimeNs rtt = std::max(srtt(s), cfg.min_epoch);
+    if (!flags.rate_control || j.rate <= 0) return rtt;
+    const double span = kMinEpochPackets * double(cfg.max_datagram) * 1e9 / j.rate;
+    return std::clamp<TimeNs>(static_cast<TimeNs>(span), rtt, 4 * rtt);
+  }
+  // The TLR is a message loss budget; rate control compares it with the packet loss rho_i. A message of k packets
+  // is lost (without repair) if any of its packets is, so the packet loss that keeps message loss at TLR is
+  // 1 - (1 - TLR)^(1/k), with k the job's mean packets per message (k = 1 gives the paper's equations).
+  static double packet_tlr(const SendJob& j, double tlr) {
+    if (j.messages_submitted == 0 || j.segments_submitted <= j.messages_submitted) return tlr;
+    const double k = double(j.segments_submitted) / double(j.messages_submitted);
+    return 1.0 - std::pow(1.0 - std::clamp(tlr, 0.0, 1.0), 1.0 / k);
+  }
   double r_max() const { return double(cfg.line_rate_bps) / 8.0; }
   double r_min(const Session& s) const { return double(cfg.max_datagram) * 1e9 / double(srtt(s)); }
 
@@ -564,7 +581,8 @@ struct Engine::Impl {
     const auto prog = progress(j);
     if (flags.dynamic_tlr) j.tlr = control::target_loss_rate(prog);
     if (flags.rate_control && resolved > 0)
-      j.rate = control::next_rate(j.rate, rho, j.tlr, cfg.tlr_floor, cfg.reaction_speed, r_max(), r_min(s));
+      j.rate = control::next_rate(j.rate, rho, packet_tlr(j, j.tlr), cfg.tlr_floor, cfg.reaction_speed, r_max(),
+                                  r_min(s));
     if (flags.rate_control) j.rate = std::max(j.rate, std::min(r_min(s), r_max()));
     int k = j.klass;  // static TLR (FixTLR) or static priority (FixPrio) keep the class chosen at the start
     if (flags.slack_priority && flags.dynamic_priority && flags.dynamic_tlr)
@@ -839,6 +857,7 @@ struct Engine::Impl {
       j->mrdf = (a.flags & wire::kAnnounceFlagMrdf) != 0;
       j->groups.resize(a.n_groups);
       j->started = now;
+      mark_active(s, now);
       it = s.recv_jobs.emplace(a.job, std::move(j)).first;
       st.jobs++;
     }
@@ -1229,8 +1248,14 @@ struct Engine::Impl {
     return kNever;
   }
 
+  // A session that was idle (no jobs, so nobody pinged) starts its peer-death clock when a job starts, not at the
+  // last packet heard, which may be long ago.
+  void mark_active(Session& s, TimeNs now) {
+    if (!s.has_active_jobs()) s.active_since = now;
+  }
+
   TimeNs liveness_deadline(const Session& s) const {
-    if (s.has_active_jobs()) return s.last_rx + cfg.peer_death_timeout;
+    if (s.has_active_jobs()) return std::max(s.last_rx, s.active_since) + cfg.peer_death_timeout;
     if (cfg.idle_timeout == 0) return kNever;
     return std::max({s.last_rx, s.last_tx, s.created}) + cfg.idle_timeout;
   }
@@ -1238,7 +1263,7 @@ struct Engine::Impl {
   TimeNs keepalive_deadline(const Session& s) const {
     if (!s.has_active_jobs()) return kNever;
     // Probe a peer we have not heard from for a quarter of the peer-death timeout (repeating at that pace).
-    return std::max(s.last_rx, s.last_ping) + std::max<TimeNs>(cfg.peer_death_timeout / 4, 1);
+    return std::max({s.last_rx, s.last_ping, s.active_since}) + std::max<TimeNs>(cfg.peer_death_timeout / 4, 1);
   }
 
   TimeNs session_timeout(const Session& s) const {
@@ -1249,7 +1274,7 @@ struct Engine::Impl {
       if (!f.in_flight && control_ready(s, f)) t = std::min(t, f.not_before);
     for (const auto& [id, j] : s.send_jobs) {
       if (abandons_due(*j)) return 0;
-      if (j->running) t = std::min(t, j->epoch_start + epoch_len(s));
+      if (j->running) t = std::min(t, j->epoch_start + epoch_len(s, *j));
       if (data_sendable(s, *j)) t = std::min(t, data_time(s, *j));
     }
     return t;
@@ -1263,7 +1288,7 @@ struct Engine::Impl {
     if (loss_deadline(s) <= now) detect_losses(s, now, true);
     if (keepalive_deadline(s) <= now) s.ping_now = true;
     for (auto& [id, j] : s.send_jobs)
-      if (j->running && j->epoch_start + epoch_len(s) <= now) end_epoch(s, *j, now);
+      if (j->running && j->epoch_start + epoch_len(s, *j) <= now) end_epoch(s, *j, now);
   }
 };
 
@@ -1375,6 +1400,7 @@ Status Engine::start_job(SessionId sid, const JobSpec& spec, TimeNs now) {
     j->announce_unacked++;
   }
   // Groups with target 0 are satisfied from the start.
+  I.mark_active(s, now);
   s.send_jobs.emplace(spec.job_id, std::move(j));
   I.st.jobs++;
   return Status::kOk;
@@ -1410,6 +1436,8 @@ Status Engine::submit(SessionId sid, JobId jid, uint32_t group_index, uint32_t i
   const uint32_t nseg = static_cast<uint32_t>((len + msg.seg_size - 1) / msg.seg_size);
   msg.segs.assign(nseg, SegState::kNew);
   msg.need = nseg;
+  j.messages_submitted++;
+  j.segments_submitted += nseg;
   s.send_buffered += len;
   auto [mit, ok] = j.live.emplace(m, std::move(msg));
   I.refresh_ready(j, m, mit->second);

@@ -116,6 +116,7 @@ struct SendJob {
   TimeNs time_in_class[kNumPriorityClasses] = {};
   // statistics
   uint64_t packets_sent = 0, packets_acked = 0, packets_lost = 0, retransmitted = 0, bytes_sent = 0, epochs = 0;
+  uint64_t messages_submitted = 0, segments_submitted = 0;  // mean packets per message, for the packet-level TLR
   TimeNs started = 0;
   uint32_t group_of(MessageId m) const;
 };
@@ -186,6 +187,7 @@ struct Session {
   bool initiator;
   bool peer_aes_capable = false;  // learned from the peer's authenticated packets (wire::kFlagAesCapable)
   TimeNs created, last_rx, last_tx;
+  TimeNs active_since = 0;  // when the session last went from no jobs to some: peer death counts from here
   // receive side
   ReceivedWindow received;
   uint32_t unacked_eliciting = 0;
