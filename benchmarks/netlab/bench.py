@@ -177,6 +177,8 @@ class Bench:
             wl.write_schedule(sched, hj, PORT)
             args = [self.agent, "run", "--schedule", sched, "--out", out, "--mode", atp_mode,
                     "--rate-gbps", str(self.p.get("line_gbps", 1.0)), "--timeout", "60"]
+            if self.p.get("reaction_speed"):
+                args += ["--reaction-speed", str(self.p["reaction_speed"])]
             if trace_path and any(j.trace for j in hj):
                 args += ["--trace", trace_path]
             procs.append(self.spawn(h, args, f"{tag}-h{h}.log"))
@@ -434,6 +436,8 @@ def main(argv=None) -> int:
     ap.add_argument("--msrs", help="override the MSR list, e.g. 0.75")
     ap.add_argument("--bg-load", type=float, help="override the background TCP load (0 = none)")
     ap.add_argument("--runs", help="override the scheme runs, e.g. incast/slack,incast/fifo")
+    ap.add_argument("--reaction-speed", type=float,
+                    help="diagnostics only: m of eq. 2 for the ATP senders (default: the engine's 0.125)")
     ap.add_argument("--nice", type=int, default=-10,
                     help="niceness of every lab process (agents, iperf3); default -10 so that other work on a "
                          "shared machine disturbs the measurement less; 0 = inherit")
@@ -444,6 +448,8 @@ def main(argv=None) -> int:
         preset["msrs"] = [float(x) for x in a.msrs.split(",")]
     if a.bg_load is not None:
         preset["bg_load"] = a.bg_load
+    if a.reaction_speed:
+        preset["reaction_speed"] = a.reaction_speed
     if a.runs:
         preset["runs"] = [tuple(x.split("/")) for x in a.runs.split(",")]
     if a.jobs:

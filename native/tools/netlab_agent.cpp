@@ -158,6 +158,7 @@ struct Options {
   std::string cmd, bind = "0.0.0.0", schedule, out, trace, mode = "full";
   uint16_t port = 7480;
   double rate_gbps = 1.0;
+  double reaction_speed = 0;  // m of eq. 2; 0 = the engine default
   bool payload_auth = true;
   int timeout_s = 120;
   uint32_t udp_payload = 1400;
@@ -168,6 +169,7 @@ drv::DriverConfig make_config(const Options& o, const std::string& bind, uint16_
   c.bind_address = bind;
   c.bind_port = port;
   c.engine.line_rate_bps = static_cast<uint64_t>(o.rate_gbps * 1e9);
+  if (o.reaction_speed > 0) c.engine.reaction_speed = o.reaction_speed;
   c.engine.mode = atp::parse_mode(o.mode).value_or(atp::Mode::kFull);
   c.engine.payload_auth = o.payload_auth;
   c.engine.peer_death_timeout = 10'000'000'000ULL;
@@ -934,7 +936,7 @@ void usage(FILE* f) {
   std::fprintf(f,
                "netlab-agent serve --bind ADDR [--port P] [--no-payload-auth]\n"
                "netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|base|rc|rc_mrdf|fixtlr|fixprio]\n"
-               "                 [--rate-gbps R] [--trace FILE.csv] [--no-payload-auth] [--timeout SEC]\n"
+               "                 [--rate-gbps R] [--reaction-speed M] [--trace FILE.csv] [--no-payload-auth] [--timeout SEC]\n"
                "See the header of native/tools/netlab_agent.cpp and docs/netlab.md.\n");
 }
 
@@ -948,12 +950,12 @@ int main(int argc, char** argv) {
   if (sodium_init() < 0) return 1;
   Options o;
   o.cmd = argv[1];
-  enum { kBind = 256, kPort, kSchedule, kOut, kTrace, kMode, kRate, kNoAuth, kTimeout };
+  enum { kBind = 256, kPort, kSchedule, kOut, kTrace, kMode, kRate, kNoAuth, kTimeout, kReaction };
   static const option longopts[] = {
       {"bind", required_argument, nullptr, kBind},       {"port", required_argument, nullptr, kPort},
       {"schedule", required_argument, nullptr, kSchedule}, {"out", required_argument, nullptr, kOut},
       {"trace", required_argument, nullptr, kTrace},     {"mode", required_argument, nullptr, kMode},
-      {"rate-gbps", required_argument, nullptr, kRate},  {"no-payload-auth", no_argument, nullptr, kNoAuth},
+      {"rate-gbps", required_argument, nullptr, kRate},  {"reaction-speed", required_argument, nullptr, kReaction},  {"no-payload-auth", no_argument, nullptr, kNoAuth},
       {"timeout", required_argument, nullptr, kTimeout}, {nullptr, 0, nullptr, 0}};
   optind = 2;
   int c;
@@ -972,6 +974,7 @@ int main(int argc, char** argv) {
         o.mode = optarg;
         break;
       case kRate: o.rate_gbps = std::atof(optarg); break;
+      case kReaction: o.reaction_speed = std::atof(optarg); break;
       case kNoAuth: o.payload_auth = false; break;
       case kTimeout: o.timeout_s = std::atoi(optarg); break;
       default: usage(stderr); return 2;
