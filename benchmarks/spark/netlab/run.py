@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""Spark benchmark of issue 5 in the network lab (docs/spark-netlab.md). Needs root, iperf3, a built approx-spark.
+
+Topology (benchmarks/netlab/netlab.py, every switch port shaped, slack-priority or FIFO switch):
+  h1 10.77.0.1  driver (SparkBench, the application)
+  h2 10.77.0.2  Spark standalone Master (spark://10.77.0.2:7077)
+  h3 10.77.0.3  Worker 1 -> executor 1 (1 core)
+  h4 10.77.0.4  Worker 2 -> executor 2 (1 core)
+  h5 10.77.0.5  background TCP (iperf3, cubic, DSCP 0) toward h3 and h4 (the executors' downlinks)
+
+Per switch mode: lab up, Master + 2 Workers, background TCP, then
+  SparkBench query       (exact / approx e_max 5% / samplesend, interleaved runs after a warm-up),
+  SparkBench passthrough (a non-approximate job; sort vs ApproxShuffleManager, separate applications, alternating),
+and everything is torn down in `finally` (also on SIGINT/SIGTERM).
+Raw RESULT lines + summary: benchmarks/spark/results/netlab-<timestamp>.txt.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks", "netlab"))
+import netlab  # noqa: E402
+
+OPENS = ("-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.lang=ALL-UNNAMED "
+         "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED "
+         "--add-opens=java.base/java.io=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED "
+         "--add-opens=java.base/java.nio=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED "
+         "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED "
+         "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED "
+         "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED "
+         "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED --add-opens=java.base/sun.security.action=ALL-UNNAMED "
+         "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED -Djdk.reflect.useDirectMethodHandle=false "
+         "-Dio.netty.tryReflectionSetAccessible=true").split()
+
+DRIVER, MASTER, WORKERS, BG = 1, 2, (3, 4), 5
+
+
+def ip(h: int) -> str:
+    return f"{netlab.SUBNET}.{h}"
+
+
+class Lab:
+    def __init__(self, a, tmp: str, out):
+        self.a, self.tmp, self.out = a, tmp, out
+        self.procs: list[subprocess.Popen] = []
+        self.rate_bps = netlab.parse_rate(a.rate)
+
+    def log(self, msg: str) -> None:
+        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
+        print(line, flush=True)
+
+    def ns(self, h: int) -> str:
+        return f"{self.a.name}-h{h}"
+
+    def spawn(self, h: int, args: list[str], log_name: str, env: dict | None = None) -> subprocess.Popen:
+        f = open(os.path.join(self.tmp, log_name), "w")
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns(h), *args], stdout=f, stderr=subprocess.STDOUT,
+                             start_new_session=True, env={**os.environ, **(env or {})})
+        self.procs.append(p)
+        return p
+
+    def stop(self, p: subprocess.Popen, timeout: float = 5) -> None:
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait()
+        if p in self.procs:
+            self.procs.remove(p)
+
+    def down(self) -> None:
+        for p in reversed(list(self.procs)):
+            self.stop(p)
+        netlab.down(self.a.name, quiet=True)
+
+    def up(self, mode: str) -> None:
+        plan = netlab.QueuePlan.build(mode, self.a.rate, self.a.buffer)
+        netlab.up(self.a.name, 5, plan, quiet=True, shape_all=True)
+        self.log(f"lab {self.a.name} up: 5 hosts, {mode} switch, every port {self.a.rate}, buffer {self.a.buffer}")
+
+    # -- Spark standalone ----------------------------------------------------------------------------------------
+
+    def java(self, cp: str, main: str, args: list[str], heap: str) -> list[str]:
+        return ["java", f"-Xmx{heap}", *OPENS, "-cp", cp, main, *args]
+
+    def start_cluster(self, cp: str) -> None:
+        env = {"SPARK_HOME": self.a.spark_home, "SPARK_SCALA_VERSION": "2.13"}
+        self.spawn(MASTER, self.java(cp, "org.apache.spark.deploy.master.Master",
+                                     ["--host", ip(MASTER), "--port", "7077", "--webui-port", "8080"], "384m"),
+                   "master.log", {**env, "SPARK_LOCAL_IP": ip(MASTER)})
+        self.wait_log("master.log", r"I have been elected leader|Starting Spark master", 1, 90)
+        for h in WORKERS:
+            wd = os.path.join(self.tmp, f"work-h{h}")
+            os.makedirs(wd, exist_ok=True)
+            self.spawn(h, self.java(cp, "org.apache.spark.deploy.worker.Worker",
+                                    ["--host", ip(h), "--cores", "1", "--memory", self.a.worker_memory,
+                                     "--work-dir", wd, f"spark://{ip(MASTER)}:7077"], "256m"),
+                       f"worker-h{h}.log", {**env, "SPARK_LOCAL_IP": ip(h), "SPARK_WORKER_DIR": wd})
+        self.wait_log("master.log", r"Registering worker", len(WORKERS), 120)
+        self.log(f"standalone master spark://{ip(MASTER)}:7077 with {len(WORKERS)} workers")
+
+    def wait_log(self, name: str, pattern: str, count: int, timeout: float) -> None:
+        path = os.path.join(self.tmp, name)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with open(path, errors="replace") as f:
+                if len(re.findall(pattern, f.read())) >= count:
+                    return
+            for p in self.procs:
+                if p.poll() is not None:
+                    raise RuntimeError(f"a lab process exited ({p.args[3:6]}...); see {self.tmp}")
+            time.sleep(0.5)
+        raise RuntimeError(f"timeout waiting for {pattern!r} x{count} in {path}")
+
+    def start_background(self) -> None:
+        if self.a.bg_load <= 0:
+            return
+        per = int(self.a.bg_load * self.rate_bps)
+        for i, h in enumerate(WORKERS):
+            port = 5201 + i
+            self.spawn(h, ["iperf3", "-s", "-p", str(port), "-1"], f"iperf3-s-h{h}.log")
+            time.sleep(0.3)
+            self.spawn(BG, ["iperf3", "-c", ip(h), "-p", str(port), "-t", "3600", "-b", str(per), "-C", "cubic"],
+                       f"iperf3-c-h{h}.log")
+        time.sleep(1.0)
+        self.log(f"background TCP: iperf3 h{BG} -> h{WORKERS[0]}, h{WORKERS[1]} at {per / 1e6:.0f} Mbit/s each "
+                 f"({self.a.bg_load:.2f} x port rate)")
+
+    def app(self, cp: str, mode: str, args: list[str], tag: str) -> list[str]:
+        conf = {
+            "spark.driver.host": ip(DRIVER), "spark.driver.bindAddress": ip(DRIVER),
+            "spark.executor.extraClassPath": cp, "spark.executor.memory": self.a.executor_memory,
+            "spark.executor.cores": "1", "spark.cores.max": str(len(WORKERS)),
+            "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+            "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
+            "spark.approx.lineRateBps": str(self.rate_bps),
+        }
+        for kv in self.a.conf:
+            k, v = kv.split("=", 1)
+            conf[k] = v
+        argv = [mode, "--master", f"spark://{ip(MASTER)}:7077"]
+        for k, v in conf.items():
+            argv += [f"--{k}", v]
+        argv += args
+        cmd = ["java", "-Xmx1g", *OPENS, f"-Dlog4j2.configurationFile={self.a.log4j}", "-cp", cp,
+               "io.netapprox.spark.examples.SparkBench", *argv]
+        log_name = f"driver-{tag}.log"
+        t0 = time.time()
+        p = self.spawn(DRIVER, cmd, log_name, {"SPARK_SCALA_VERSION": "2.13"})
+        try:
+            rc = p.wait(self.a.app_timeout)
+        except subprocess.TimeoutExpired:
+            self.stop(p)
+            rc = "timeout"
+        self.procs.remove(p) if p in self.procs else None
+        text = open(os.path.join(self.tmp, log_name), errors="replace").read()
+        res = [l for l in text.splitlines() if l.startswith("RESULT")]
+        self.log(f"app {tag}: rc={rc} in {time.time() - t0:.0f} s, {len(res)} RESULT line(s)")
+        if rc != 0 or not res:
+            tail = "\n".join(text.splitlines()[-25:])
+            self.log(f"app {tag} failed; tail of {log_name}:\n{tail}")
+        errs = len(re.findall(r"FetchFailed|CONTROL_CLOSED|PEER_DEAD", text))
+        if errs:
+            self.log(f"app {tag}: {errs} log line(s) with FetchFailed/CONTROL_CLOSED/PEER_DEAD")
+        return res
+
+
+def summarize(path: str) -> list[str]:
+    rows = []
+    for l in open(path):
+        if l.startswith("RESULT"):
+            rows.append(dict(re.findall(r"(\w+)=(\S+)", l)))
+    lines = []
+    for sw in sorted({r.get("switch") for r in rows}):
+        q = {r["mode"]: r for r in rows if r.get("switch") == sw and r["mode"] != "passthrough"}
+        for m in ("exact", "approx", "samplesend"):
+            if m in q:
+                r = q[m]
+                lines.append(f"[{sw}] {m:10s} median JCT {float(r['median_s']):7.2f} s  ratio "
+                             f"{float(r['ratio_vs_exact']):.2f}  max rel error {100 * float(r['max_rel_error']):.2f}%"
+                             f"  outside e_max {r['group_aggregates_outside_emax']}  sample fraction "
+                             f"{float(r['sample_fraction']):.3f}  runs {r['all_s']}")
+        pt: dict[str, list[float]] = {}
+        for r in rows:
+            if r.get("switch") == sw and r["mode"] == "passthrough":
+                pt.setdefault(r["manager"], []).append(float(r["median_s"]))
+        if "sort" in pt and "approx" in pt:
+            s, a = statistics.median(pt["sort"]), statistics.median(pt["approx"])
+            lines.append(f"[{sw}] pass-through (non-approximate job): sort {s:.3f} s {pt['sort']}, "
+                         f"ApproxShuffleManager {a:.3f} s {pt['approx']}, overhead {100 * (a / s - 1):+.1f}% "
+                         f"(medians of per-application medians, {len(pt['sort'])} applications each)")
+    return lines
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--switch", default="slack", help="comma-separated switch modes: slack,fifo")
+    ap.add_argument("--rate", default="200mbit", help="every switch port (tc syntax)")
+    ap.add_argument("--buffer", default="150kb")
+    ap.add_argument("--bg-load", type=float, default=0.5, help="background TCP toward each executor host, x rate")
+    ap.add_argument("--rows", default="1000000")
+    ap.add_argument("--runs", default="5")
+    ap.add_argument("--partitions", default="8")
+    ap.add_argument("--passthrough-rounds", type=int, default=3)
+    ap.add_argument("--passthrough-rows", default="300000")
+    ap.add_argument("--skip-query", action="store_true")
+    ap.add_argument("--worker-memory", default="1g")
+    ap.add_argument("--executor-memory", default="768m")
+    ap.add_argument("--app-timeout", type=float, default=900)
+    ap.add_argument("--name", default="nlspark")
+    ap.add_argument("--conf", action="append", default=[], help="extra spark.key=value for the application")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--keep-tmp", action="store_true")
+    a = ap.parse_args(argv)
+    netlab.require_root()
+    os.environ.pop("SPARK_TESTING", None)
+    lab_dirs = [n for n in netlab.existing_namespaces() if not n.startswith(a.name + "-")]
+    if lab_dirs:
+        print(f"other network namespaces exist ({' '.join(lab_dirs)}): another lab benchmark is running? "
+              "(set NETLAB_SPARK_FORCE=1 to go ahead)", file=sys.stderr)
+        if os.environ.get("NETLAB_SPARK_FORCE") != "1":
+            return 2
+    target = os.path.join(ROOT, "approx-spark", "target")
+    jars = [j for j in os.listdir(target) if re.fullmatch(r"approx-spark-.*\.jar", j)
+            and not re.search(r"original|sources|tests", j)]
+    if not jars:
+        print("approx-spark jar missing (mvn -o install -DskipTests)", file=sys.stderr)
+        return 1
+    tmp = tempfile.mkdtemp(prefix="spark-netlab-")
+    # snapshot of the jar: a concurrent rebuild must not change the classes under running JVMs
+    jar = shutil.copy(os.path.join(target, jars[0]), os.path.join(tmp, "approx-spark.jar"))
+    spark_cp = open(os.path.join(target, "spark-classpath.txt")).read().strip()
+    cp = jar + ":" + spark_cp
+    a.spark_home = os.path.join(tmp, "spark-home")
+    os.makedirs(os.path.join(a.spark_home, "jars"))
+    a.log4j = os.path.join(ROOT, "approx-spark", "src", "main", "resources", "netapprox-log4j2.properties")
+    os.makedirs(os.path.join(ROOT, "benchmarks", "spark", "results"), exist_ok=True)
+    out = a.out or os.path.join(ROOT, "benchmarks", "spark", "results",
+                                f"netlab-{time.strftime('%Y%m%d-%H%M%S')}.txt")
+    lab = Lab(a, tmp, None)
+
+    def on_signal(signum, _f):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    status = 0
+    with open(out, "w") as f:
+        f.write(f"# {time.strftime('%c %Z')} {os.cpu_count()} cores; spark-netlab: {' '.join(sys.argv[1:]) or '(defaults)'}\n"
+                f"# topology: driver h1, master h2, workers/executors h3 h4 (1 core, {a.executor_memory}), "
+                f"iperf3 h5 -> h3,h4 at {a.bg_load} x {a.rate}; every port {a.rate}, buffer {a.buffer}\n")
+        f.flush()
+        for sw in a.switch.split(","):
+            try:
+                lab.up(sw)
+                lab.start_cluster(cp)
+                lab.start_background()
+                common = ["--partitions", a.partitions, "--runs", a.runs]
+                if not a.skip_query:
+                    for r in lab.app(cp, "query", ["--rows", a.rows, *common], f"{sw}-query"):
+                        f.write(f"{r} switch={sw}\n")
+                        f.flush()
+                for i in range(a.passthrough_rounds):
+                    for m in (("sort", "approx") if i % 2 == 0 else ("approx", "sort")):
+                        for r in lab.app(cp, "passthrough", ["--manager", m, "--rows", a.passthrough_rows, *common],
+                                         f"{sw}-pt{i}-{m}"):
+                            f.write(f"{r} switch={sw}\n")
+                            f.flush()
+                # background TCP goodput over the measurement: a sanity check that the ports were congested
+                for h in WORKERS:
+                    p = os.path.join(tmp, f"iperf3-c-h{h}.log")
+                    lines = [l for l in open(p, errors="replace") if "bits/sec" in l]
+                    if lines:
+                        f.write(f"# [{sw}] iperf3 h{BG}->h{h} last interval: {lines[-1].strip()}\n")
+            except KeyboardInterrupt as e:
+                lab.log(f"interrupted ({e}); tearing down")
+                status = 130
+                break
+            except Exception as e:  # noqa: BLE001
+                lab.log(f"[{sw}] failed: {e}")
+                f.write(f"# [{sw}] failed: {e}\n")
+                status = 1
+            finally:
+                lab.down()
+                lab.log(f"lab {a.name} down")
+        lines = summarize(out)
+        f.write("\n# SUMMARY\n" + "".join("# " + l + "\n" for l in lines))
+    print("\nSUMMARY\n" + "\n".join(lines))
+    print(f"results: {out}\nlogs: {tmp}")
+    if not a.keep_tmp and status == 0:
+        shutil.rmtree(os.path.join(tmp, "spark-home"), ignore_errors=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
