@@ -54,6 +54,7 @@ class Lab:
     def __init__(self, a, tmp: str, out):
         self.a, self.tmp, self.out = a, tmp, out
         self.procs: list[subprocess.Popen] = []
+        self.notes: list[str] = []
         self.rate_bps = netlab.parse_rate(a.rate)
 
     def log(self, msg: str) -> None:
@@ -178,9 +179,20 @@ class Lab:
         if rc != 0 or not res:
             tail = "\n".join(text.splitlines()[-25:])
             self.log(f"app {tag} failed; tail of {log_name}:\n{tail}")
-        errs = len(re.findall(r"FetchFailed|CONTROL_CLOSED|PEER_DEAD", text))
-        if errs:
-            self.log(f"app {tag}: {errs} log line(s) with FetchFailed/CONTROL_CLOSED/PEER_DEAD")
+        pat = r"FetchFailed|CONTROL_CLOSED|PEER_DEAD"
+        errs = len(re.findall(pat, text))
+        # executors' logs (Spark default log4j, INFO): <work-dir>/app-*/<id>/stderr
+        ex = 0
+        for h in WORKERS:
+            wd = os.path.join(self.tmp, f"work-h{h}")
+            for dp, _dn, fn in os.walk(wd):
+                for n in fn:
+                    if n == "stderr" and os.path.getmtime(os.path.join(dp, n)) >= t0:
+                        ex += len(re.findall(pat, open(os.path.join(dp, n), errors="replace").read()))
+        if errs or ex:
+            self.log(f"app {tag}: FetchFailed/CONTROL_CLOSED/PEER_DEAD mentions: driver log {errs}, executor logs {ex}")
+        self.notes.append(f"# app {tag}: rc={rc} wall {time.time() - t0:.0f} s; FetchFailed/CONTROL_CLOSED/PEER_DEAD"
+                          f" mentions: driver {errs}, executors {ex}")
         return res
 
 
@@ -285,6 +297,8 @@ def main(argv=None) -> int:
                                          f"{sw}-pt{i}-{m}"):
                             f.write(f"{r} switch={sw}\n")
                             f.flush()
+                f.write("".join(n + "\n" for n in lab.notes))
+                lab.notes.clear()
                 # background TCP goodput over the measurement: a sanity check that the ports were congested
                 for h in WORKERS:
                     p = os.path.join(tmp, f"iperf3-c-h{h}.log")
