@@ -297,14 +297,13 @@ def main(argv=None) -> int:
                                          f"{sw}-pt{i}-{m}"):
                             f.write(f"{r} switch={sw}\n")
                             f.flush()
-                f.write("".join(n + "\n" for n in lab.notes))
-                lab.notes.clear()
                 # background TCP goodput over the measurement: a sanity check that the ports were congested
                 for h in WORKERS:
                     p = os.path.join(tmp, f"iperf3-c-h{h}.log")
-                    lines = [l for l in open(p, errors="replace") if "bits/sec" in l]
-                    if lines:
-                        f.write(f"# [{sw}] iperf3 h{BG}->h{h} last interval: {lines[-1].strip()}\n")
+                    rates = [float(m) for m in re.findall(r"([0-9.]+) Mbits/sec", open(p, errors="replace").read())]
+                    if rates:
+                        f.write(f"# [{sw}] iperf3 h{BG}->h{h}: mean of {len(rates)} 1-s intervals "
+                                f"{statistics.mean(rates):.1f} Mbit/s (min {min(rates):.1f}, max {max(rates):.1f})\n")
             except KeyboardInterrupt as e:
                 lab.log(f"interrupted ({e}); tearing down")
                 status = 130
@@ -314,6 +313,8 @@ def main(argv=None) -> int:
                 f.write(f"# [{sw}] failed: {e}\n")
                 status = 1
             finally:
+                f.write("".join(n + "\n" for n in lab.notes))
+                lab.notes.clear()
                 lab.down()
                 lab.log(f"lab {a.name} down")
         lines = summarize(out)
