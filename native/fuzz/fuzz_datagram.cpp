@@ -219,6 +219,7 @@ class Harness {
         eng_.cancel_job(fuzz::kSessionId, fuzz::kSendJobId, now_);
       } else if (op == fuzz::kOpReopen) {
         eng_.close_session(fuzz::kSessionId, now_);
+        pump(1);  // the sealed CLOSE goes out first, still in the closed session's packet-number sequence
         open();
         next_pn_ = 0;
         // The reopened session starts its packet numbers at 0 again under the same key (see docs/protocol.md:
