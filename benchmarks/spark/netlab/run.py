@@ -98,6 +98,16 @@ class Lab:
         netlab.up(self.a.name, 5, plan, quiet=True, shape_all=True)
         self.log(f"lab {self.a.name} up: 5 hosts, {mode} switch, every port {self.a.rate}, buffer {self.a.buffer}")
 
+    def tc_classes(self, h: int) -> str:
+        out = subprocess.run(["ip", "netns", "exec", f"{self.a.name}-sw", "tc", "-s", "class", "show", "dev", f"p{h}"],
+                             capture_output=True, text=True).stdout
+        parts = []
+        for m in re.finditer(r"class htb (\S+) parent 1:1 leaf \S+ prio (\d+).*?\n Sent (\d+) bytes (\d+) pkt "
+                             r"\(dropped (\d+)", out):
+            parts.append(f"{m.group(1)}(prio {m.group(2)}): {int(m.group(3)) / 1e6:.2f} MB {m.group(4)} pkt "
+                         f"{m.group(5)} dropped")
+        return "; ".join(sorted(parts)) or "(no leaf classes parsed)"
+
     # -- Spark standalone ----------------------------------------------------------------------------------------
 
     def java(self, cp: str, main: str, args: list[str], heap: str) -> list[str]:
@@ -291,6 +301,10 @@ def main(argv=None) -> int:
                     for r in lab.app(cp, "query", ["--rows", a.rows, *common], f"{sw}-query"):
                         f.write(f"{r} switch={sw}\n")
                         f.flush()
+                    # cumulative per-class counters of the executors' downlinks after the query application
+                    # (class 0 / fifo leaf includes the background TCP; slack classes 1-7 carry only ATP)
+                    for h in WORKERS:
+                        f.write(f"# [{sw}] tc p{h} after the query application: {lab.tc_classes(h)}\n")
                 for i in range(a.passthrough_rounds):
                     for m in (("sort", "approx") if i % 2 == 0 else ("approx", "sort")):
                         for r in lab.app(cp, "passthrough", ["--manager", m, "--rows", a.passthrough_rows, *common],
