@@ -210,7 +210,7 @@ def summarize(path: str) -> list[str]:
     rows = []
     for l in open(path):
         if l.startswith("RESULT"):
-            rows.append(dict(re.findall(r"(\w+)=(\S+)", l)))
+            rows.append(dict(re.findall(r"(\w+)=(\[[^\]]*\]|\S+)", l)))
     lines = []
     for sw in sorted({r.get("switch") for r in rows}):
         q = {r["mode"]: r for r in rows if r.get("switch") == sw and r["mode"] != "passthrough"}
