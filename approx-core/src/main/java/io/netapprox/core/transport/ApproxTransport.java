@@ -85,6 +85,7 @@ public final class ApproxTransport implements AutoCloseable {
         ControlServer srv = null;
         try {
             tm = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("netapprox-transport", true));
+            tm.prestartCoreThread(); // a fixed thread count from the start, not a thread appearing on first use
             tm.setRemoveOnCancelPolicy(true);
             BlockingQueue<Runnable> queue = config.maxQueuedRequests() == 0 ? new SynchronousQueue<>()
                     : new ArrayBlockingQueue<>(config.maxQueuedRequests());
