@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "driver/driver.hpp"
+#include "socket_io.hpp"
 #include "perf_json.hpp"
 
 namespace atp = netapprox::atp;
@@ -48,6 +49,9 @@ using netapprox::perf::Json;
 using atp::Status;
 
 namespace {
+
+using netapprox::tools::read_full;
+using netapprox::tools::write_full;
 
 constexpr const char* kDevSecret = "netapprox-dev-secret-CHANGE-ME";
 constexpr uint16_t kDefaultPort = 7470;
@@ -136,35 +140,6 @@ atp::SessionId derive_session(const std::string& secret, uint64_t nonce) {
 }
 
 // ---- small socket helpers --------------------------------------------------------------------------------------
-
-bool write_full(int fd, const void* p, size_t n) {
-  const uint8_t* b = static_cast<const uint8_t*>(p);
-  while (n > 0) {
-    ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    b += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
-bool read_full(int fd, void* p, size_t n, int timeout_ms = -1) {
-  uint8_t* b = static_cast<uint8_t*>(p);
-  while (n > 0) {
-    if (timeout_ms >= 0) {
-      pollfd pf{fd, POLLIN, 0};
-      int r = poll(&pf, 1, timeout_ms);
-      if (r <= 0) return false;
-    }
-    ssize_t rd = recv(fd, b, n, 0);
-    if (rd < 0 && errno == EINTR) continue;
-    if (rd <= 0) return false;
-    b += rd;
-    n -= static_cast<size_t>(rd);
-  }
-  return true;
-}
 
 int tcp_connect(const std::string& host, uint16_t port) {
   addrinfo hints{};

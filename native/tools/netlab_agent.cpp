@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "driver/driver.hpp"
+#include "socket_io.hpp"
 #include "perf_json.hpp"
 
 namespace atp = netapprox::atp;
@@ -62,6 +63,9 @@ using atp::Status;
 using netapprox::perf::Json;
 
 namespace {
+
+using netapprox::tools::read_full;
+using netapprox::tools::write_full;
 
 constexpr const char* kSecret = "netlab-agent-secret";
 std::atomic<bool> g_stop{false};
@@ -75,32 +79,6 @@ void sleep_until_s(double t) {
   if (d > 0) std::this_thread::sleep_for(std::chrono::duration<double>(d));
 }
 
-bool write_full(int fd, const void* p, size_t n) {
-  const uint8_t* b = static_cast<const uint8_t*>(p);
-  while (n > 0) {
-    ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    b += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-bool read_full(int fd, void* p, size_t n, int timeout_ms = -1) {
-  uint8_t* b = static_cast<uint8_t*>(p);
-  while (n > 0) {
-    if (timeout_ms >= 0) {
-      pollfd pf{fd, POLLIN, 0};
-      if (poll(&pf, 1, timeout_ms) <= 0) return false;
-    }
-    ssize_t rd = recv(fd, b, n, 0);
-    if (rd < 0 && errno == EINTR) continue;
-    if (rd <= 0) return false;
-    b += rd;
-    n -= static_cast<size_t>(rd);
-  }
-  return true;
-}
 bool put_u32(int fd, uint32_t v) {
   v = htonl(v);
   return write_full(fd, &v, 4);
