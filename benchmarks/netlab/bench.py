@@ -103,24 +103,13 @@ class Bench:
         return f"{LAB}-h{host}"
 
     def spawn(self, host: int, args: list[str], log_name: str) -> subprocess.Popen:
-        f = open(os.path.join(self.tmp, log_name), "w")
         nice = ["nice", "-n", str(self.p["nice"])] if self.p.get("nice") else []
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns(host), *nice, *args], stdout=f, stderr=subprocess.STDOUT,
-                             start_new_session=True)
+        p = netlab.spawn_in(self.ns(host), [*nice, *args], os.path.join(self.tmp, log_name))
         self.procs.append(p)
         return p
 
     def stop(self, p: subprocess.Popen, timeout: float = 3) -> None:
-        if p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                p.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
+        netlab.stop_group(p, timeout)
         if p in self.procs:
             self.procs.remove(p)
 

@@ -244,6 +244,31 @@ def lab_namespaces(name: str) -> list[str]:
     return [n for n in existing_namespaces() if pat.match(n)]
 
 
+def spawn_in(ns: str, args: list[str], log_path: str, env: dict | None = None) -> subprocess.Popen:
+    """Starts args inside namespace ns, in its own process group, output to log_path."""
+    with open(log_path, "w") as f:
+        return subprocess.Popen(["ip", "netns", "exec", ns, *args], stdout=f, stderr=subprocess.STDOUT,
+                                start_new_session=True, env=None if env is None else {**os.environ, **env})
+
+
+def stop_group(p: subprocess.Popen, timeout: float) -> None:
+    """SIGTERM to the process group of p (started by spawn_in), SIGKILL after timeout seconds."""
+    if p.poll() is not None:
+        return
+    try:
+        os.killpg(p.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        p.wait(timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+
 def require_root() -> None:
     if os.geteuid() != 0:
         raise LabError("netlab needs root (network namespaces, veth, tc); run it as root / with sudo")

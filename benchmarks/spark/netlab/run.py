@@ -65,26 +65,12 @@ class Lab:
         return f"{self.a.name}-h{h}"
 
     def spawn(self, h: int, args: list[str], log_name: str, env: dict | None = None) -> subprocess.Popen:
-        f = open(os.path.join(self.tmp, log_name), "w")
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns(h), *args], stdout=f, stderr=subprocess.STDOUT,
-                             start_new_session=True, env={**os.environ, **(env or {})})
+        p = netlab.spawn_in(self.ns(h), args, os.path.join(self.tmp, log_name), env or {})
         self.procs.append(p)
         return p
 
     def stop(self, p: subprocess.Popen, timeout: float = 5) -> None:
-        if p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                p.wait(timeout)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                p.wait()
+        netlab.stop_group(p, timeout)
         if p in self.procs:
             self.procs.remove(p)
 
