@@ -161,7 +161,10 @@ public final class ApproxPeer implements AutoCloseable {
         byte[] copy = payload.clone();
         c.requestData(jobId, copy).whenComplete((reply, err) -> {
             if (err != null) {
-                t.fail(mapControlError(err, "data request for job " + Integer.toUnsignedString(id)));
+                // A local close also ends the control connection: report the close, not the connection's end.
+                TransportException ended = failure;
+                t.fail(ended != null ? ended : closingLocally ? endReason()
+                        : mapControlError(err, "data request for job " + Integer.toUnsignedString(id)));
             } else {
                 t.responded(reply);
             }
