@@ -71,6 +71,7 @@ struct ModeFlags {
   bool dynamic_priority; // class follows the per-epoch TLR (else computed once from 1 - MSR)
 };
 ModeFlags mode_flags(Mode m);
+bool mode_valid(Mode m);  // one of the modes above
 
 struct FaultInjection {
   double drop_outgoing = 0.0;  // fraction of datagrams poll_transmit swallows (counted as sent)

@@ -6,7 +6,7 @@
 #include <numeric>
 #include <set>
 
-#include "core/control.hpp"
+#include "core/slack.hpp"
 #include "core/crypto.hpp"
 #include "core/wire.hpp"
 #include "sim.hpp"
@@ -348,7 +348,7 @@ TEST(EngineTest, PriorityClassFollowsTlr) {
     double tlr = 0.5;
     for (const auto& e : ep)
       if (e.at <= p.at) tlr = e.tlr;
-    EXPECT_EQ(p.klass, control::priority_class(tlr, false)) << "at " << p.at;
+    EXPECT_EQ(p.klass, slack::priority_class(tlr, false)) << "at " << p.at;
     classes.insert(p.klass);
     ++approx_packets;
   }

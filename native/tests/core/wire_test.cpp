@@ -1049,7 +1049,7 @@ Bytes announce_groups(uint32_t job, const std::vector<std::pair<uint32_t, uint32
   return announce_body(job, n, static_cast<uint32_t>(gs.size()), 0, gs, 0);
 }
 
-// engine.cpp ReceivedWindow::mark: `for (q = from; q <= pn; ++q)` never ends for pn = 2^64 - 1 (q wraps to 0).
+// ReceivedWindow::mark (then in engine.cpp): `for (q = from; q <= pn; ++q)` never ends for pn = 2^64 - 1 (q wraps to 0).
 TEST(KnownBugs, MaxPacketNumberDoesNotHang) {
   Rx r;
   r.feed(PacketType::kPing, {});
