@@ -140,6 +140,7 @@ void parse_all(const uint8_t* p, size_t n) {
     w32(v, static_cast<uint32_t>(dn.status));
     w32(v, dn.delivered);
     w32(v, dn.lost);
+    w32(v, dn.attempt);
     if (!dn.group_delivered.empty()) {
       w32(v, static_cast<uint32_t>(dn.group_delivered.size()));
       for (uint32_t g : dn.group_delivered) w32(v, g);

@@ -41,6 +41,7 @@
 
 #include "driver/driver.hpp"
 #include "socket_io.hpp"
+#include "control_path_json.hpp"
 #include "perf_json.hpp"
 
 namespace atp = netapprox::atp;
@@ -191,6 +192,7 @@ struct Result {
   uint64_t delivered_bytes = 0;
   double measured_loss = 0;
   uint64_t retransmissions = 0, packets_sent = 0;
+  netapprox::perf::ControlPath control;  // ATP sender report: control-path counters
   std::vector<GroupResult> groups;
   std::string receiver_json;  // the server's receiver report, if any
   std::string driver_json;
@@ -221,6 +223,7 @@ std::string result_json(const Result& r) {
   j.uinteger("delivered_bytes", r.delivered_bytes);
   j.num("measured_loss", r.measured_loss);
   j.uinteger("retransmissions", r.retransmissions).uinteger("packets_sent", r.packets_sent);
+  r.control.write(j);
   j.begin_array("groups");
   for (const auto& g : r.groups) {
     j.begin_object()
@@ -256,6 +259,7 @@ std::string report_json(const atp::JobReport& rep) {
   j.str("status", atp::status_name(rep.status)).uinteger("messages", rep.messages);
   j.uinteger("delivered", rep.delivered).uinteger("lost", rep.lost).num("measured_loss", rep.measured_loss);
   j.num("jct_ms", double(rep.finished - rep.started) / 1e6);
+  netapprox::perf::ControlPath::of(rep).write(j);
   j.begin_array("groups");
   for (const auto& g : rep.groups)
     j.begin_object()
@@ -504,6 +508,7 @@ Result run_atp_sender(drv::Driver& d, atp::SessionId sid, const Options& o) {
   r.measured_loss = report->measured_loss;
   r.retransmissions = report->packets_retransmitted;
   r.packets_sent = report->packets_sent;
+  r.control = netapprox::perf::ControlPath::of(*report);
   return r;
 }
 

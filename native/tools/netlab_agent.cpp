@@ -55,6 +55,7 @@
 
 #include "driver/driver.hpp"
 #include "socket_io.hpp"
+#include "control_path_json.hpp"
 #include "perf_json.hpp"
 
 namespace atp = netapprox::atp;
@@ -459,6 +460,7 @@ struct JobResult {
   uint64_t bytes_sent = 0, retrans = 0, packets = 0, epochs = 0;
   double rx_loss = 0, tx_loss = 0;
   std::vector<double> time_in_class;
+  netapprox::perf::ControlPath control;  // ATP: the sender report's control-path counters (0 for other schemes)
   // set-up done before the schedule (see Client::run)
   int cfd = -1, fd = -1;
   atp::SessionId sid = 0;
@@ -699,6 +701,7 @@ class Client {
       for (int k = 0; k < atp::kNumPriorityClasses; ++k) r.time_in_class.push_back(double(rep.time_in_class[k]) / 1e6);
       r.delivered = rep.delivered;
       r.lost = rep.lost;
+      r.control = netapprox::perf::ControlPath::of(rep);
     } else {
       r.status = w->error != Status::kOk ? std::string("session: ") + atp::status_name(w->error) : "timeout";
       r.jct_ms = (now_s() - t0) * 1e3;
@@ -887,6 +890,7 @@ class Client {
     js.boolean("met_msr", r.status == "ok" && r.delivered >= r.target);
     js.uinteger("bytes_sent", r.bytes_sent).uinteger("packets", r.packets).uinteger("retransmissions", r.retrans);
     js.uinteger("epochs", r.epochs);
+    r.control.write(js);
     js.begin_array("time_in_class_ms");
     for (double v : r.time_in_class) js.num(nullptr, v);
     js.end_array();

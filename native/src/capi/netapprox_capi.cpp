@@ -427,6 +427,11 @@ NA_API int na_report_get_info(const na_report* r, na_report_info* out) {
     out->jct_ns = j.finished >= j.started ? j.finished - j.started : 0;
     for (int k = 0; k < 8; ++k) out->time_in_class_ns[k] = j.time_in_class[k];
     out->n_groups = static_cast<uint32_t>(j.groups.size());
+    out->announces_sent = j.announces_sent;
+    out->updates_sent = j.updates_sent;
+    out->dones_sent = j.dones_sent;
+    out->start_to_running_ns = j.start_to_running;
+    out->last_data_to_done_ns = j.last_data_to_done;
     return NA_OK;
   });
 }

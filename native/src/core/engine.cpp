@@ -14,6 +14,7 @@
 namespace netapprox::atp {
 
 using wire::PacketType;
+constexpr TimeNs kSecond = 1'000'000'000;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Names, config
@@ -140,6 +141,7 @@ struct Engine::Impl {
     report->session = s.id;
     report->status = status;
     j.fill_report(*report, now);
+    if (done) report->dones_sent = done->attempt;
     if (done && done->delivered <= j.n) {  // the receiver's counts are authoritative
       report->delivered = done->delivered;
       report->lost = j.n - done->delivered;
@@ -181,20 +183,20 @@ struct Engine::Impl {
     auto report = std::make_shared<JobReport>();
     report->session = s.id;
     report->status = status;
-    j.fill_report(*report);
-    report->finished = now;
+    j.fill_report(*report, now);
     ev.report = std::move(report);
     push_event(std::move(ev), true);
     if (tell_sender) {
       // The per-group counts ride along when they fit one datagram, so the sender's report can use them.
       const size_t room = (cfg.max_datagram - wire::kOverheadBytes - 20) / 4;
       const size_t n = j.ready() && j.groups.size() <= room ? j.groups.size() : 0;
-      std::vector<uint8_t> body(16 + (n ? 4 + 4 * n : 0));
+      std::vector<uint8_t> body(wire::kDoneFixedBytes + (n ? 4 + 4 * n : 0));
       wire::Writer w(body.data(), body.size());
       w.u32(id);
       w.u32(static_cast<uint32_t>(static_cast<int32_t>(status)));
       w.u32(j.delivered);
       w.u32(j.lost);
+      w.u32(0);  // attempt: set at each transmission
       if (n) {
         w.u32(static_cast<uint32_t>(n));
         for (const auto& g : j.groups) w.u32(g.delivered);
@@ -256,14 +258,7 @@ struct Engine::Impl {
           j->on_segment_acked(p.msg, p.seg);
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
-        auto it = frame(p.ctrl);
-        if (it == s.control.end()) return;
-        const PacketType type = it->type;
-        const JobId id = it->job;
-        s.control.erase(it);
-        if (type != PacketType::kAnnounce) return;
-        SendJob* j = job(id);
-        if (j && --j->announce_unacked == 0) j->set_running();
+        frame_acked(p.ctrl);
       }
     }
 
@@ -277,12 +272,38 @@ struct Engine::Impl {
       } else if (p.kind == SentPacket::Kind::kControl) {
         auto it = frame(p.ctrl);
         if (it == s.control.end()) return;
-        // Send it again, backing off so a dead or congested path is not flooded.
+        // Send it again: at once after a first loss, then backing off so a dead or congested path is not flooded.
         it->in_flight = false;
         it->losses = std::min<uint32_t>(it->losses + 1, 16);
-        it->not_before =
-            I.clock + std::min<TimeNs>(s.recovery.pto() << std::min<uint32_t>(it->losses - 1, 10), 1'000'000'000);
+        const TimeNs backoff =
+            it->losses < 2 ? 0 : std::min<TimeNs>(s.recovery.pto() << std::min<uint32_t>(it->losses - 2, 10), kSecond);
+        it->not_before = I.clock + backoff;
       }
+    }
+
+    // Declared lost, then acknowledged: not a loss after all. Undo what can still be undone.
+    void on_late_ack(const SentPacket& p) override {
+      if (p.kind == SentPacket::Kind::kData) {
+        if (SendJob* j = job(p.job)) {
+          if (j->packets_lost > 0) j->packets_lost--;
+          j->packets_acked++;
+          j->rate.on_late_ack();
+          j->on_segment_late_ack(p.msg, p.seg);
+        }
+      } else if (p.kind == SentPacket::Kind::kControl) {
+        frame_acked(p.ctrl);  // any copy of a frame acknowledges it
+      }
+    }
+
+    void frame_acked(uint64_t id) {
+      auto it = frame(id);
+      if (it == s.control.end()) return;  // an earlier copy was acknowledged already
+      const PacketType type = it->type;
+      const JobId job_id = it->job;
+      s.control.erase(it);
+      if (type != PacketType::kAnnounce) return;
+      SendJob* j = job(job_id);
+      if (j && --j->announce_unacked == 0) j->set_running(I.clock);
     }
 
     SendJob* job(JobId id) {
@@ -293,6 +314,20 @@ struct Engine::Impl {
       return std::find_if(s.control.begin(), s.control.end(), [&](const ControlFrame& f) { return f.id == id; });
     }
   };
+
+  // A probe timeout: one ack-eliciting packet now - a copy of the oldest control frame in flight, else a PING.
+  void send_probe(Session& s, TimeNs now) {
+    for (auto& f : s.control) {
+      if (!control_ready(s, f)) continue;
+      if (f.in_flight) {
+        f.in_flight = false;
+        f.not_before = now;
+        return;
+      }
+      if (f.not_before <= now) return;  // goes out now anyway
+    }
+    s.ping_now = true;
+  }
 
   // ------------------------------------------------------------------ sender: epochs
 
@@ -358,7 +393,7 @@ struct Engine::Impl {
     const size_t len = seal(s, buf, PacketType::kAck, w.size());
     SentPacket p;
     p.kind = SentPacket::Kind::kAck;
-    p.resolved = true;
+    p.state = SentPacket::State::kAcked;
     record_sent(s, p, now);
     return len;
   }
@@ -401,16 +436,19 @@ struct Engine::Impl {
   bool data_sendable(const Session& s, const SendJob& j) const {
     return j.running && j.has_ready() &&
            s.recovery.inflight_bytes() + cfg.max_datagram <= std::max<uint64_t>(s.peer_window, cfg.max_datagram) &&
-           s.recovery.logged() < ReceivedWindow::kBits / 2;
+           s.recovery.span() < ReceivedWindow::kBits / 2;
   }
 
   TimeNs data_time(const SendJob& j) const { return std::max(j.rate.next_send(), global_next_send); }
 
-  uint8_t dscp_for(const SendJob* j, bool exact) const {
+  // DATA: exact groups in class 0, approximate ones in the job's class (no_priority_dscp when the mode has no
+  // slack priority). Everything else - ACKs, control frames, probes, CLOSE - always in class 0 (the exact queue,
+  // with most of the buffer): a job's start and end must not wait behind its own congested data class.
+  uint8_t data_dscp(const SendJob& j, bool exact) const {
     if (!flags.slack_priority) return cfg.no_priority_dscp;
-    if (!j || exact) return cfg.dscp_by_class[0];
-    return cfg.dscp_by_class[j->rate.priority_class()];
+    return cfg.dscp_by_class[exact ? 0 : j.rate.priority_class()];
   }
+  uint8_t control_dscp() const { return cfg.dscp_by_class[0]; }
 
   size_t build_data(Session& s, SendJob& j, uint8_t* buf, TimeNs now, uint8_t* dscp) {
     SegmentToSend seg;
@@ -425,7 +463,8 @@ struct Engine::Impl {
     w.u16(0);
     w.bytes(seg.payload, seg.len);
     const size_t total = seal(s, buf, PacketType::kData, w.size());
-    *dscp = dscp_for(&j, seg.exact);
+    *dscp = data_dscp(j, seg.exact);
+    j.last_data_sent = now;
     SentPacket p;
     p.kind = SentPacket::Kind::kData;
     p.retransmission = seg.retransmission;
@@ -446,6 +485,15 @@ struct Engine::Impl {
   }
 
   size_t build_control(Session& s, ControlFrame& f, uint8_t* buf, TimeNs now) {
+    f.sends++;
+    if (f.type == PacketType::kDone) {  // the DONE says which transmission it is
+      wire::Writer attempt(f.body.data() + 16, 4);
+      attempt.u32(f.sends);
+    }
+    if (f.type == PacketType::kAnnounce || f.type == PacketType::kUpdate) {
+      auto it = s.send_jobs.find(f.job);
+      if (it != s.send_jobs.end()) (f.type == PacketType::kAnnounce ? it->second->announces_sent : it->second->updates_sent)++;
+    }
     std::memcpy(buf + wire::kHeaderBytes, f.body.data(), f.body.size());
     const size_t len = seal(s, buf, f.type, f.body.size());
     f.in_flight = true;
@@ -467,7 +515,7 @@ struct Engine::Impl {
 
   // One datagram from session s, or 0.
   size_t transmit_from(Session& s, TimeNs now, uint8_t* buf, uint8_t* dscp) {
-    *dscp = flags.slack_priority ? cfg.dscp_by_class[0] : cfg.no_priority_dscp;
+    *dscp = control_dscp();
     if (s.ack_now || (s.ack_deadline != kNever && s.ack_deadline <= now)) {
       if (s.received.any()) return build_ack(s, buf, now);
       s.ack_now = false;
@@ -536,7 +584,7 @@ struct Engine::Impl {
       st.jobs++;
     }
     RecvJob& j = *it->second;
-    switch (j.add_groups(a)) {
+    switch (j.add_groups(a, now)) {
       case RecvJob::TableResult::kMismatch:
         st.dropped_malformed++;
         return true;
@@ -559,12 +607,13 @@ struct Engine::Impl {
   }
 
   void refuse_job(Session& s, JobId id, Status why) {
-    std::vector<uint8_t> body(16);
+    std::vector<uint8_t> body(wire::kDoneFixedBytes);
     wire::Writer w(body.data(), body.size());
     w.u32(id);
     w.u32(static_cast<uint32_t>(static_cast<int32_t>(why)));
     w.u32(0);
     w.u32(0);
+    w.u32(0);  // attempt: set at each transmission
     queue_control(s, PacketType::kDone, id, std::move(body));
     remember_finished(s.finished_recv, id);
   }
@@ -607,7 +656,7 @@ struct Engine::Impl {
     RecvJob& j = *it->second;
     std::vector<Delivery> out;
     bool completed = false;
-    const auto r = j.on_data(d, s.recv, cfg.max_message_bytes, events.size() >= cfg.max_pending_events, &out,
+    const auto r = j.on_data(d, s.recv, cfg.max_message_bytes, events.size() >= cfg.max_pending_events, now, &out,
                              &completed);
     if (r == RecvJob::DataResult::kMalformed) {
       st.dropped_malformed++;
@@ -834,7 +883,8 @@ struct Engine::Impl {
   }
 
   TimeNs session_timeout(const Session& s) const {
-    TimeNs t = std::min({s.recovery.loss_deadline(), liveness_deadline(s), keepalive_deadline(s)});
+    TimeNs t = std::min({s.recovery.loss_timer(), s.recovery.probe_deadline(), liveness_deadline(s),
+                         keepalive_deadline(s)});
     if (s.ack_now || s.ping_now) return 0;
     t = std::min(t, s.ack_deadline);
     for (const auto& f : s.control)
@@ -852,9 +902,11 @@ struct Engine::Impl {
       fail_session(s, s.has_active_jobs() ? Status::kPeerDead : Status::kIdleTimeout, now);
       return;
     }
-    if (s.recovery.loss_deadline() <= now) {
-      Fate fate(*this, s);
-      s.recovery.detect_losses(now, true, fate);
+    Fate fate(*this, s);
+    if (s.recovery.loss_timer() <= now) s.recovery.detect_losses(now, fate);
+    if (s.recovery.probe_deadline() <= now) {
+      s.recovery.on_probe_timeout(now, fate);
+      send_probe(s, now);
     }
     if (keepalive_deadline(s) <= now) s.ping_now = true;
     for (auto& [id, j] : s.send_jobs)
@@ -1057,7 +1109,7 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
     I.st.datagrams_out++;
     I.st.bytes_out += f.bytes.size();
     out->peer = f.peer;
-    out->dscp = I.dscp_for(nullptr, true);
+    out->dscp = I.control_dscp();
     out->len = f.bytes.size();
     return true;
   }

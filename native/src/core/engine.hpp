@@ -84,7 +84,9 @@ struct EngineConfig {
   uint32_t max_datagram = 1472;                // UDP payload bytes for a 1500-byte MTU (IPv4)
   double reaction_speed = 0.125;               // m in eq. 2
   double tlr_floor = 0.01;                     // rate control treats TLR below this as this (exact traffic)
-  TimeNs initial_rtt = 1'000'000;              // before the first sample (1 ms)
+  // RTT before the first sample (1 ms). Safe on any path length: until a sample exists a probe timeout only sends
+  // a probe and backs off, and a late acknowledgement still gives the sample (docs/protocol.md sections 3, 15).
+  TimeNs initial_rtt = 1'000'000;
   TimeNs min_epoch = 100'000;                  // epochs are max(srtt, min_epoch)
   TimeNs ack_delay = 200'000;                  // max delay before acknowledging
   uint32_t ack_every = 8;                      // ack at least every n ack-eliciting packets
@@ -159,6 +161,15 @@ struct JobReport {
   TimeNs started;
   TimeNs finished;
   TimeNs time_in_class[kNumPriorityClasses];  // sender: time spent marked with each priority class
+  // Control path (docs/protocol.md section 14). Sender: ANNOUNCE and UPDATE datagrams sent (first copies and
+  // repeats); which transmission of the receiver's DONE arrived first (1 = the first; 0 = no DONE, e.g. an error).
+  // Receiver: 0 (its DONE goes out after its report).
+  uint32_t announces_sent = 0, updates_sent = 0, dones_sent = 0;
+  // Sender: start_job -> announce acknowledged (data flows at its rate); receiver: the job's first packet -> its
+  // group table complete.
+  TimeNs start_to_running = 0;
+  // Sender: the last DATA datagram sent -> the DONE received; receiver: the last DATA received -> completion.
+  TimeNs last_data_to_done = 0;
   std::vector<GroupReport> groups;
 };
 

@@ -32,6 +32,13 @@ class RateController {
 
   // A DATA packet of the job was acknowledged or declared lost.
   void on_resolved(bool acked) { (acked ? epoch_acked_ : epoch_lost_)++; }
+  // A packet counted lost in this epoch was acknowledged late: it was not a loss (earlier epochs stay decided).
+  void on_late_ack() {
+    if (epoch_lost_ > 0) {
+      epoch_lost_--;
+      epoch_acked_++;
+    }
+  }
 
   TimeNs epoch_length(TimeNs srtt) const;
   TimeNs epoch_deadline(TimeNs srtt) const { return epoch_start_ + epoch_length(srtt); }

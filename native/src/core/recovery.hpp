@@ -1,7 +1,15 @@
 // Loss recovery for one session's sending direction: packet numbers, the log of sent packets, acknowledgement
-// processing, loss detection (packet threshold, time threshold, probe timeout) and the RTT estimator.
+// processing, loss detection and the probe timeout, and the RTT estimator.
+//
+// Loss detection is time-based, as RACK (RFC 8985): a packet sent before the largest acknowledged one is lost
+// when it is older than the RTT plus a reordering window (RTT / 8 at first, doubled by each spurious loss up to 4
+// RTTs, halved again after 64 quiet RTTs). Counting packets (a fixed "3 later packets were acknowledged") mistakes
+// reordering for loss as soon as the jitter exceeds three packet times.
+//
 // What a packet's fate means (retransmit a segment, give a message up, resend a control frame) is the caller's:
-// recovery reports fates through PacketFate.
+// recovery reports fates through PacketFate. A packet declared lost stays in the log for a while, so that an
+// acknowledgement that arrives after all (reordering, a delay spike) still gives an RTT sample and lets the caller
+// undo what the loss cost where it still can (on_late_ack). Such spurious losses widen the reordering thresholds.
 #pragma once
 
 #include <deque>
@@ -21,22 +29,25 @@ struct RttEstimator {
 
 struct SentPacket {
   enum class Kind : uint8_t { kData, kControl, kPing, kAck };
+  enum class State : uint8_t { kInFlight, kAcked, kLost };
   Kind kind = Kind::kPing;
-  bool resolved = false;  // acknowledged or declared lost (an ACK is resolved when sent: nothing acknowledges it)
+  State state = State::kInFlight;  // an ACK is recorded as kAcked: nothing acknowledges it
   bool retransmission = false;
-  uint32_t bytes = 0;     // DATA payload bytes, counted in flight until resolved
+  uint32_t bytes = 0;     // DATA payload bytes, counted in flight until acknowledged or declared lost
   TimeNs sent = 0;
+  TimeNs lost_at = 0;     // when declared lost
   JobId job = 0;          // DATA and control frames
   MessageId msg = 0;      // DATA
   uint32_t seg = 0;       // DATA
   uint64_t ctrl = 0;      // control frame id
 };
 
-// Told the fate of each packet, once.
+// Told the fate of each packet: acknowledged or lost once, and acknowledged late at most once after a loss.
 class PacketFate {
  public:
   virtual void on_acked(const SentPacket& p) = 0;
   virtual void on_lost(const SentPacket& p) = 0;
+  virtual void on_late_ack(const SentPacket& p) = 0;
 
  protected:
   ~PacketFate() = default;
@@ -44,7 +55,10 @@ class PacketFate {
 
 class Recovery {
  public:
-  static constexpr uint64_t kPacketThreshold = 3;
+  static constexpr uint32_t kMaxProbeBackoff = 16;            // exponent cap
+  static constexpr TimeNs kMaxProbeInterval = 1'000'000'000;  // 1 s between probes at most
+  static constexpr size_t kMaxLog = 4096;                     // the peer's replay window: older acks cannot come
+  static constexpr TimeNs kKeepLost = 1'000'000'000;          // how long a lost packet waits for a late ack
 
   Recovery(TimeNs initial_rtt, TimeNs ack_delay) : initial_rtt_(initial_rtt), ack_delay_(ack_delay) {}
 
@@ -54,35 +68,56 @@ class Recovery {
   // A datagram sent outside the log (the CLOSE sealed at close time) still consumes its number.
   void skip_pn() { next_pn_++; }
 
-  // Resolves every newly acknowledged packet, takes an RTT sample from the largest one, then detects losses.
-  // An ACK whose largest number was never sent is ignored.
+  // Resolves every newly acknowledged packet (late ones included), takes an RTT sample when the ACK's largest
+  // number is newly acknowledged, then detects losses. An ACK whose largest number was never sent is ignored.
   void on_ack(const wire::Ack& a, TimeNs now, PacketFate& fate);
-  // Declares packets lost by packet threshold or time threshold (9/8 RTT) behind the largest acknowledged
-  // packet and, when `on_pto`, every packet whose probe timeout passed.
-  void detect_losses(TimeNs now, bool on_pto, PacketFate& fate);
-  // The probe timeout fires only when acknowledgements stopped making progress for a PTO: a growing queue
-  // inflates the RTT, and while acknowledgements keep arriving the thresholds detect losses.
-  TimeNs loss_deadline() const;
+  // Declares lost every packet behind the largest acknowledged one that is older than the time threshold:
+  // max(srtt, latest RTT) plus the reordering window.
+  void detect_losses(TimeNs now, PacketFate& fate);
+  // When the time threshold expires for the oldest packet behind the largest acknowledged one.
+  TimeNs loss_timer() const;
+
+  // Probe timeout: acknowledgements made no progress for a PTO (backed off exponentially, x2 per unanswered probe,
+  // at most kMaxProbeInterval). The caller sends a probe (an in-flight control frame again, else a PING). It
+  // declares nothing lost before the path's first RTT sample, nor at the first timeout: only packets sent before
+  // an earlier unanswered probe are declared lost.
+  TimeNs probe_deadline() const;
+  void on_probe_timeout(TimeNs now, PacketFate& fate);
 
   TimeNs srtt() const { return rtt_.smoothed(initial_rtt_); }
-  TimeNs pto() const;
+  TimeNs pto() const;  // not backed off
   const RttEstimator& rtt() const { return rtt_; }
+  uint32_t probes() const { return pto_count_; }  // consecutive unanswered probe timeouts
   uint64_t inflight_bytes() const { return inflight_bytes_; }
-  size_t logged() const { return sent_.size(); }  // packets from the oldest unresolved one on
+  // Packet numbers from the oldest one in flight to the next one: the peer's replay window must cover them.
+  uint64_t span() const;
+  size_t logged() const { return sent_.size(); }
+  uint64_t spurious_losses() const { return spurious_; }
+  TimeNs time_threshold() const;
 
  private:
-  void resolve(SentPacket& p, bool acked, PacketFate& fate);
-  void pop_resolved();
+  void declare_lost(SentPacket& p, TimeNs now, PacketFate& fate);
+  void advance_first_in_flight() const;
+  void trim(TimeNs now);
 
   TimeNs initial_rtt_, ack_delay_;
   RttEstimator rtt_;
   uint64_t next_pn_ = 0;
   uint64_t base_pn_ = 0;  // packet number of sent_.front()
   std::deque<SentPacket> sent_;
+  mutable uint64_t first_in_flight_ = 0;  // no packet below this number is in flight
   uint64_t inflight_bytes_ = 0;
+  uint64_t in_flight_ = 0;  // packets
   uint64_t largest_acked_ = 0;
   bool any_acked_ = false;
   TimeNs last_ack_progress_ = 0;  // when an ACK last acknowledged something new
+  uint32_t pto_count_ = 0;
+  TimeNs last_probe_ = 0;
+  // Reordering window = RTT * reorder_eighths_ / 8.
+  static constexpr uint32_t kMaxReorderEighths = 32;
+  uint32_t reorder_eighths_ = 1;
+  TimeNs last_reorder_change_ = 0;
+  uint64_t spurious_ = 0;
 };
 
 }  // namespace netapprox::atp

@@ -21,7 +21,7 @@ uint32_t RecvJob::group_of(MessageId m) const {
 
 bool RecvJob::resolved(MessageId m) const { return bit_get(delivered_bits_, m) || bit_get(lost_bits_, m); }
 
-RecvJob::TableResult RecvJob::add_groups(const wire::Announce& a) {
+RecvJob::TableResult RecvJob::add_groups(const wire::Announce& a, TimeNs now) {
   if (n != a.n_messages || groups.size() != a.n_groups) return TableResult::kMismatch;
   for (size_t i = 0; i < a.entries.size(); ++i) {
     RecvGroup& g = groups[a.first_group + i];
@@ -43,11 +43,13 @@ RecvJob::TableResult RecvJob::add_groups(const wire::Announce& a) {
   lost_bits_ = bitmap(n);
   for (auto& g : groups) g.ordered = g.exact();  // in-order delivery is decided once, at the announce
   ready_ = true;
+  ready_at = now;
   return TableResult::kReady;
 }
 
 RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, uint32_t max_message_bytes,
-                                     bool events_full, std::vector<Delivery>* out, bool* completed) {
+                                     bool events_full, TimeNs now, std::vector<Delivery>* out,
+                                     bool* completed) {
   *completed = false;
   if (d.msg >= n || d.msg_len > max_message_bytes) return DataResult::kMalformed;
   if (resolved(d.msg) || held_.count(d.msg)) return DataResult::kAccepted;
@@ -79,6 +81,7 @@ RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, ui
   if (rm.got + 1 == rm.nseg && events_full) return DataResult::kNoBuffer;  // the application is not draining
   std::memcpy(rm.buf.data() + d.offset, d.payload, d.payload_len);
   bit_set(rm.bits, seg);
+  last_data = now;
   if (++rm.got < rm.nseg) return DataResult::kAccepted;
   Buffer buf = std::move(rm.buf);
   partial_.erase(pit);
@@ -173,7 +176,7 @@ void RecvJob::release_buffers(RecvBudget& budget) {
   charged_table = 0;
 }
 
-void RecvJob::fill_report(JobReport& r) const {
+void RecvJob::fill_report(JobReport& r, TimeNs now) const {
   r.job = id;
   r.is_sender = false;
   r.messages = n;
@@ -181,6 +184,9 @@ void RecvJob::fill_report(JobReport& r) const {
   r.lost = n - delivered;
   r.measured_loss = n ? double(n - delivered) / double(n) : 0.0;
   r.started = started;
+  r.finished = now;
+  r.start_to_running = (ready_ ? ready_at : now) - started;
+  r.last_data_to_done = last_data == kNever ? 0 : now - last_data;
   for (const auto& g : groups) {
     GroupReport gr{g.id, g.size, g.target, g.delivered, g.size - g.delivered, false, {}, {}};
     if (ready_) {

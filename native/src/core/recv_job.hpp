@@ -58,6 +58,8 @@ class RecvJob {
   const uint32_t n;
   const bool mrdf;
   const TimeNs started;
+  TimeNs ready_at = kNever;       // group table complete
+  TimeNs last_data = kNever;      // last DATA segment taken
   uint64_t charged_table = 0;  // table_bytes(), once charged to the budget
   std::vector<RecvGroup> groups;
   uint32_t delivered = 0, lost = 0;
@@ -70,7 +72,7 @@ class RecvJob {
   // One ANNOUNCE chunk. kMismatch: its job size or group count differ from the first chunk's (the chunk is
   // ignored); kBadSizes: the group sizes do not add up to N (the job must end with a protocol error); kReady: the
   // table just became complete; kIncomplete otherwise (also for chunks after the table was complete).
-  TableResult add_groups(const wire::Announce& a);
+  TableResult add_groups(const wire::Announce& a, TimeNs now);
 
   enum class DataResult { kAccepted, kNoBuffer, kMalformed };
   // One DATA segment (the job is ready). Admission charges the whole message to the budget; the next in-order
@@ -78,7 +80,7 @@ class RecvJob {
   // cannot deadlock it. `events_full`: a message's last segment is refused while the event queue is full.
   // Complete messages are appended to `out`; *completed tells whether one completed (completion may follow).
   DataResult on_data(const wire::Data& d, RecvBudget& budget, uint32_t max_message_bytes, bool events_full,
-                     std::vector<Delivery>* out, bool* completed);
+                     TimeNs now, std::vector<Delivery>* out, bool* completed);
   // Messages the sender gave up. Ids of exact groups are refused (counted in *refused); newly lost ids are
   // appended to `lost_out` as (message, group id).
   void on_abandon(const std::vector<uint32_t>& msgs, RecvBudget& budget,
@@ -90,7 +92,7 @@ class RecvJob {
   bool complete() const;
   // Returns every byte the job holds (reassembly, held for order, its table) to the budget.
   void release_buffers(RecvBudget& budget);
-  void fill_report(JobReport& r) const;
+  void fill_report(JobReport& r, TimeNs now) const;
 
  private:
   void deliver(RecvGroup& g, MessageId m, Buffer buf, std::vector<Delivery>* out);

@@ -63,8 +63,9 @@ Status SendJob::submit(uint32_t group_index, uint32_t index, const uint8_t* data
   return Status::kOk;
 }
 
-void SendJob::set_running() {
+void SendJob::set_running(TimeNs now) {
   running = true;
+  running_at = now;
   for (auto& [m, msg] : live_) refresh_ready(m, msg);
 }
 
@@ -94,10 +95,18 @@ void SendJob::refresh_ready(MessageId m, SendMessage& msg) {
   }
 }
 
-void SendJob::abandon(MessageId m) {
+void SendJob::abandon(MessageId m, bool for_loss) {
   auto it = live_.find(m);
   if (it == live_.end()) return;
   if (it->second.in_ready) ready_.erase({it->second.ready_key, m});
+  if (for_loss) {
+    GivenUp g{it->second.group, 0, std::vector<bool>(it->second.segs.size())};
+    for (size_t i = 0; i < g.acked.size(); ++i) {
+      g.acked[i] = it->second.segs[i] == SegState::kAcked;
+      if (!g.acked[i]) g.unacked++;
+    }
+    given_up_.emplace(m, std::move(g));
+  }
   session_buffered_ -= it->second.data.size();
   groups[it->second.group].lost++;
   pending_abandon_.push_back(m);
@@ -141,13 +150,34 @@ void SendJob::on_segment_lost(MessageId m, uint32_t seg) {
   if (seg >= msg.segs.size() || msg.segs[seg] != SegState::kInFlight) return;
   const SendGroup& g = groups[msg.group];
   if (!g.exact() && g.lost < g.allowance()) {
-    abandon(m);
+    abandon(m, true);
     return;
   }
   msg.segs[seg] = SegState::kResend;
   msg.need++;
   msg.hint = std::min(msg.hint, seg);
   refresh_ready(m, msg);
+}
+
+void SendJob::on_segment_late_ack(MessageId m, uint32_t seg) {
+  if (live_.count(m)) {
+    on_segment_acked(m, seg);  // waiting for retransmission, or retransmitted: done either way
+    return;
+  }
+  auto it = given_up_.find(m);
+  if (it == given_up_.end() || seg >= it->second.acked.size() || it->second.acked[seg]) return;
+  GivenUp& g = it->second;
+  g.acked[seg] = true;
+  if (--g.unacked > 0) return;
+  // Every segment arrived: the message was delivered after all, and the peer never heard it was given up.
+  const uint32_t gi = g.group;
+  given_up_.erase(it);
+  auto pending = std::find(pending_abandon_.begin(), pending_abandon_.end(), m);
+  if (pending != pending_abandon_.end()) pending_abandon_.erase(pending);
+  SendGroup& grp = groups[gi];
+  grp.lost--;
+  grp.delivered++;
+  if (grp.delivered == grp.target && !grp.exact()) give_up_rest(gi);
 }
 
 bool SendJob::take_next_segment(SegmentToSend* out) {
@@ -182,6 +212,7 @@ bool SendJob::take_next_segment(SegmentToSend* out) {
 std::vector<MessageId> SendJob::take_abandons() {
   std::vector<MessageId> out;
   out.swap(pending_abandon_);
+  given_up_.clear();  // the peer will hear of them: too late to take them back
   return out;
 }
 
@@ -189,6 +220,7 @@ void SendJob::release_buffers() {
   for (auto& [m, msg] : live_) session_buffered_ -= msg.data.size();
   live_.clear();
   ready_.clear();
+  given_up_.clear();
 }
 
 std::vector<slack::GroupProgress> SendJob::progress() const {
@@ -215,6 +247,10 @@ void SendJob::fill_report(JobReport& r, TimeNs now) const {
   const uint64_t resolved = packets_acked + packets_lost;
   r.measured_loss = resolved ? double(packets_lost) / double(resolved) : 0.0;
   rate.time_in_class(now, r.time_in_class);
+  r.announces_sent = announces_sent;
+  r.updates_sent = updates_sent;
+  r.start_to_running = (running ? running_at : now) - started;  // a job that never ran waited all its life
+  r.last_data_to_done = last_data_sent == kNever ? 0 : now - last_data_sent;
   r.delivered = 0;
   for (const auto& g : groups) {
     r.groups.push_back(

@@ -71,18 +71,25 @@ class SendJob {
   uint32_t announce_unacked = 0;
   // statistics
   uint64_t packets_sent = 0, packets_acked = 0, packets_lost = 0, retransmitted = 0, bytes_sent = 0;
+  uint32_t announces_sent = 0, updates_sent = 0;
   TimeNs started = 0;
+  TimeNs running_at = kNever;      // when the announce was acknowledged
+  TimeNs last_data_sent = kNever;
 
   uint32_t group_of(MessageId m) const;
   // Copies message `index` of group `group_index`. kAlreadyExists, kWouldBlock (the session buffer would exceed
   // `buffer_limit`), or kOk - also for a message of a satisfied approximate group, which is given up at once.
   Status submit(uint32_t group_index, uint32_t index, const uint8_t* data, size_t len, uint64_t buffer_limit);
   // The announce was acknowledged: the job's messages become ready to send.
-  void set_running();
+  void set_running(TimeNs now);
   // A new target for group gi (update_msr), clamped to what the remaining messages can give.
   uint32_t set_target(uint32_t gi, uint32_t target);
 
   void on_segment_acked(MessageId m, uint32_t seg);
+  // A segment declared lost was acknowledged after all. A segment waiting for retransmission needs none; a message
+  // given up for that loss is taken back while its ABANDON has not been sent (take_abandons), and counts as
+  // delivered once all its segments are acknowledged.
+  void on_segment_late_ack(MessageId m, uint32_t seg);
   // Retransmission criterion: while the group can still afford to lose messages the message is given up (it
   // counts against the allowance, eq. 1's TotalNumLostMsg); once the allowance is used, the segment is resent.
   // Exact groups have no allowance and always retransmit.
@@ -107,7 +114,8 @@ class SendJob {
  private:
   uint64_t ready_key(const SendGroup& g, const SendMessage& msg) const;
   void refresh_ready(MessageId m, SendMessage& msg);
-  void abandon(MessageId m);
+  // Gives a message up; `for_loss` keeps a record of its segments so a late acknowledgement can undo it.
+  void abandon(MessageId m, bool for_loss = false);
   void give_up_rest(uint32_t gi);  // a group that met its target sends nothing more
 
   const bool mrdf_scheduling_;
@@ -117,6 +125,13 @@ class SendJob {
   std::unordered_map<MessageId, SendMessage> live_;
   std::set<std::pair<uint64_t, MessageId>> ready_;
   std::vector<MessageId> pending_abandon_;
+  // Messages given up for a loss whose ABANDON has not been sent yet: which of their segments were acknowledged.
+  struct GivenUp {
+    uint32_t group;
+    uint32_t unacked;
+    std::vector<bool> acked;
+  };
+  std::unordered_map<MessageId, GivenUp> given_up_;
   uint64_t messages_submitted_ = 0, segments_submitted_ = 0;  // mean packets per message (packet-level TLR)
 };
 

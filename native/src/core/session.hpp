@@ -24,7 +24,8 @@ struct ControlFrame {
   std::vector<uint8_t> body;
   bool in_flight = false;
   uint32_t losses = 0;
-  TimeNs not_before = 0;  // retransmissions back off exponentially
+  uint32_t sends = 0;     // transmissions so far (a DONE carries its number)
+  TimeNs not_before = 0;  // repeated losses back off exponentially
 };
 
 struct Session {

@@ -9,76 +9,10 @@
 #include "core/slack.hpp"
 #include "core/crypto.hpp"
 #include "core/wire.hpp"
-#include "sim.hpp"
+#include "sim_jobs.hpp"
 
 using namespace netapprox::atp;
-using sim::LinkConfig;
-using sim::Sim;
-
-namespace {
-
-constexpr TimeNs kMs = 1'000'000;
-constexpr TimeNs kSec = 1'000'000'000;
-
-EngineConfig test_config(Mode mode = Mode::kFull) {
-  EngineConfig c;
-  c.line_rate_bps = 1'000'000'000;  // 1 Gbit/s keeps simulated runs short
-  c.mode = mode;
-  c.peer_death_timeout = 2 * kSec;
-  return c;
-}
-
-// Message payload that encodes (job, id, byte index) so corruption and misplacement are detectable.
-std::vector<uint8_t> payload(JobId job, MessageId id, size_t len) {
-  std::vector<uint8_t> v(len);
-  for (size_t i = 0; i < len; ++i) v[i] = static_cast<uint8_t>((id * 131 + job * 7 + i * 17 + (i >> 8)) & 0xff);
-  return v;
-}
-
-struct Job {
-  JobSpec spec;
-  std::vector<size_t> sizes;  // by message id
-};
-
-Job make_job(JobId id, std::vector<std::pair<uint32_t, double>> groups, size_t msg_bytes, bool mrdf = true) {
-  Job j;
-  j.spec.job_id = id;
-  j.spec.mrdf = mrdf;
-  uint64_t gid = 100;
-  for (auto [n, msr] : groups) {
-    j.spec.groups.push_back({gid++, n, msr});
-    for (uint32_t i = 0; i < n; ++i) j.sizes.push_back(msg_bytes);
-  }
-  return j;
-}
-
-// Submits every message of the job, in order, waiting for send buffer space when needed.
-void submit_all(Sim& s, const Job& j) {
-  ASSERT_EQ(s.a().start_job(Sim::kSession, j.spec, s.now()), Status::kOk);
-  MessageId id = 0;
-  for (uint32_t g = 0; g < j.spec.groups.size(); ++g) {
-    for (uint32_t i = 0; i < j.spec.groups[g].size; ++i, ++id) {
-      auto data = payload(j.spec.job_id, id, j.sizes[id]);
-      Status st;
-      while ((st = s.a().submit(Sim::kSession, j.spec.job_id, g, i, data.data(), data.size(), s.now())) ==
-             Status::kWouldBlock) {
-        const TimeNs deadline = s.now() + kMs;
-        s.run([] { return false; }, deadline);
-      }
-      ASSERT_EQ(st, Status::kOk);
-    }
-  }
-}
-
-std::shared_ptr<const JobReport> report_of(const std::vector<Event>& evs, JobId job) {
-  for (const auto& e : evs)
-    if (e.type == EventType::kJobDone && e.job == job) return e.report;
-  return nullptr;
-}
-
-uint32_t target(double msr, uint32_t n) { return static_cast<uint32_t>(std::ceil(msr * n - 1e-9)); }
-
-}  // namespace
+using namespace netapprox::atp::sim;
 
 // MSR = 1: every byte arrives exactly once, in order, whatever the link does.
 TEST(EngineTest, ExactGroupIsCompleteAndInOrderUnderLossReorderingAndDuplication) {

@@ -1,5 +1,6 @@
-// Loss recovery (native/src/core/recovery.*) on its own: the RTT estimator, acknowledgement processing, and the
-// three ways a packet is declared lost (packet threshold, time threshold, probe timeout).
+// Loss recovery (native/src/core/recovery.*) on its own: the RTT estimator, acknowledgement processing, the ways
+// a packet is declared lost (packet threshold, time threshold, unanswered probes), late acknowledgements of
+// packets declared lost, and the probe timeout's backoff.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -14,9 +15,10 @@ constexpr TimeNs kUs = 1'000;
 constexpr TimeNs kMs = 1'000'000;
 
 struct Recorder final : PacketFate {
-  std::vector<MessageId> acked, lost;  // DATA packets by message id (tests use one packet per message)
+  std::vector<MessageId> acked, lost, late;  // DATA packets by message id (tests use one packet per message)
   void on_acked(const SentPacket& p) override { acked.push_back(p.msg); }
   void on_lost(const SentPacket& p) override { lost.push_back(p.msg); }
+  void on_late_ack(const SentPacket& p) override { late.push_back(p.msg); }
 };
 
 SentPacket data(MessageId m, uint32_t bytes = 1000) {
@@ -74,16 +76,18 @@ TEST(RecoveryTest, AcknowledgedPacketsResolveOnceAndGiveAnRttSample) {
   EXPECT_EQ(f.acked.size(), 2u);
 }
 
-TEST(RecoveryTest, PacketThresholdDeclaresLoss) {
+// Many later packets acknowledged do not make a packet lost by themselves: only its age does (RACK). Was: three
+// later acknowledged packets declared it lost, so jitter of a few packet times meant spurious losses.
+TEST(RecoveryTest, ReorderingWithinTheTimeWindowIsNotLoss) {
   Recovery rec(kMs, 0);
   Recorder f;
-  for (MessageId m = 0; m < 5; ++m) rec.on_sent(data(m), 0);
-  rec.on_ack(ack({{2, 2}}), 10 * kUs, f);  // 0 and 1 are 2 and 1 below: not yet
+  for (MessageId m = 0; m < 20; ++m) rec.on_sent(data(m), m * 100);  // a burst: 100 ns apart
+  rec.on_ack(ack({{1, 19}}), 100 * kUs, f);  // packet 0 is 19 numbers behind, but sent only 100 us ago
   EXPECT_TRUE(f.lost.empty());
-  rec.on_ack(ack({{3, 3}, {2, 2}}), 11 * kUs, f);  // 0 is now 3 below the largest
-  EXPECT_EQ(f.lost, (std::vector<MessageId>{0}));
-  rec.on_ack(ack({{4, 4}, {2, 3}}), 12 * kUs, f);
-  EXPECT_EQ(f.lost, (std::vector<MessageId>{0, 1}));
+  EXPECT_EQ(rec.loss_timer(), rec.time_threshold());
+  rec.on_ack(ack({{0, 19}}), 105 * kUs, f);  // it was only reordered
+  EXPECT_EQ(f.acked.size(), 20u);
+  EXPECT_TRUE(f.lost.empty());
 }
 
 TEST(RecoveryTest, TimeThresholdDeclaresLossBehindTheLargestAcknowledged) {
@@ -93,27 +97,88 @@ TEST(RecoveryTest, TimeThresholdDeclaresLossBehindTheLargestAcknowledged) {
   rec.on_sent(data(1), 0);
   rec.on_ack(ack({{1, 1}}), 100 * kUs, f);  // RTT 100 us; packet 0 is behind, sent 100 us ago < 9/8 RTT
   EXPECT_TRUE(f.lost.empty());
-  rec.detect_losses(112 * kUs, false, f);
+  EXPECT_EQ(rec.loss_timer(), 112'500u) << "9/8 * 100 us after packet 0 was sent";
+  rec.detect_losses(112 * kUs, f);
   EXPECT_TRUE(f.lost.empty());
-  rec.detect_losses(113 * kUs, false, f);  // 9/8 * 100 us = 112.5 us
+  rec.detect_losses(113 * kUs, f);
   EXPECT_EQ(f.lost, (std::vector<MessageId>{0}));
 }
 
-TEST(RecoveryTest, ProbeTimeoutFiresOnlyWithoutAckProgress) {
+// Was: the first probe timeout declared everything in flight lost, before any RTT sample too, so on a path longer
+// than 2 * initial_rtt the first packets were always "lost".
+TEST(RecoveryTest, ProbeTimeoutsBackOffAndDeclareNothingBeforeTheFirstSample) {
   Recovery rec(kMs, 200 * kUs);
   Recorder f;
   rec.on_sent(data(0), 0);
-  rec.on_sent(data(1), 0);
-  // Before any sample: PTO = 2 * initial_rtt + ack_delay.
-  EXPECT_EQ(rec.pto(), 2 * kMs + 200 * kUs);
-  EXPECT_EQ(rec.loss_deadline(), 2 * kMs + 200 * kUs);
-  rec.on_ack(ack({{0, 0}}), kMs, f);  // progress at 1 ms: packet 1 is not behind the largest
-  EXPECT_TRUE(f.lost.empty());
-  const TimeNs deadline = rec.loss_deadline();
-  EXPECT_EQ(deadline, kMs + rec.pto()) << "counted from the last acknowledgement progress";
-  rec.detect_losses(deadline - 1, true, f);
-  EXPECT_TRUE(f.lost.empty());
-  rec.detect_losses(deadline, true, f);
-  EXPECT_EQ(f.lost, (std::vector<MessageId>{1}));
-  EXPECT_EQ(rec.loss_deadline(), kNever);
+  // Before any sample: PTO = 2 * initial_rtt + ack_delay, doubled after each unanswered probe.
+  EXPECT_EQ(rec.pto(), 2200 * kUs);
+  TimeNs expect = 2200 * kUs;
+  for (uint32_t k = 0; k < 8; ++k) {
+    ASSERT_EQ(rec.probe_deadline(), expect) << k;
+    rec.on_probe_timeout(expect, f);
+    EXPECT_TRUE(f.lost.empty()) << "no RTT sample yet: a probe timeout declares nothing";
+    EXPECT_EQ(rec.probes(), k + 1);
+    expect += std::min<TimeNs>(2200 * kUs << (k + 1), Recovery::kMaxProbeInterval);
+  }
+  // The path turns out to be 500 ms long: the late acknowledgement still gives the sample and resets the backoff.
+  rec.on_ack(ack({{0, 0}}), 500 * kMs, f);
+  EXPECT_EQ(f.acked, (std::vector<MessageId>{0}));
+  EXPECT_EQ(rec.rtt().latest, 500 * kMs);
+  EXPECT_EQ(rec.probes(), 0u);
+  EXPECT_EQ(rec.probe_deadline(), kNever) << "nothing in flight";
+}
+
+TEST(RecoveryTest, OnlyASecondUnansweredProbeDeclaresLoss) {
+  Recovery rec(kMs, 0);
+  Recorder f;
+  rec.on_sent(data(0), 0);
+  rec.on_ack(ack({{0, 0}}), 100 * kUs, f);  // sample: srtt 100 us, PTO = 100 us + 1 ms floor
+  rec.on_sent(data(1), 200 * kUs);
+  rec.on_sent(data(2), 300 * kUs);
+  const TimeNs first = rec.probe_deadline();
+  EXPECT_EQ(first, 200 * kUs + rec.pto());
+  rec.on_probe_timeout(first, f);
+  EXPECT_TRUE(f.lost.empty()) << "the first timeout only probes";
+  rec.on_sent(data(3), first + 10 * kUs);  // e.g. new data after the probe
+  const TimeNs second = rec.probe_deadline();
+  EXPECT_EQ(second, first + 2 * rec.pto());
+  rec.on_probe_timeout(second, f);
+  EXPECT_EQ(f.lost, (std::vector<MessageId>{1, 2})) << "what was sent before the first probe";
+}
+
+// A packet declared lost that is acknowledged later: the caller hears of it once (on_late_ack), the RTT sample is
+// taken, and the reordering window widens (RTT / 8, doubled per spurious loss, up to 4 RTTs), then narrows again.
+TEST(RecoveryTest, LateAcknowledgementOfALostPacketIsReportedAndWidensTheWindow) {
+  Recovery rec(kMs, 0);
+  Recorder f;
+  for (MessageId m = 0; m < 8; ++m) rec.on_sent(data(m), m * kUs);
+  rec.on_ack(ack({{3, 7}}), 107 * kUs, f);  // RTT 100 us
+  EXPECT_EQ(rec.time_threshold(), 112'500u);
+  rec.detect_losses(115 * kUs, f);
+  EXPECT_EQ(f.lost, (std::vector<MessageId>{0, 1, 2}));
+  EXPECT_EQ(rec.inflight_bytes(), 0u);
+  rec.on_ack(ack({{0, 7}}), 130 * kUs, f);  // ...but they were only reordered
+  EXPECT_EQ(f.late, (std::vector<MessageId>{0, 1, 2}));
+  EXPECT_EQ(rec.spurious_losses(), 3u);
+  EXPECT_EQ(f.acked.size(), 5u) << "late acknowledgements are not reported as ordinary ones";
+  EXPECT_EQ(rec.time_threshold(), 2 * rec.rtt().srtt) << "three spurious losses: window 1/8 -> 1/4 -> 1/2 -> 1 RTT";
+  rec.detect_losses(130 * kUs + 65 * rec.srtt(), f);
+  EXPECT_EQ(rec.time_threshold(), rec.rtt().srtt * 3 / 2) << "halved after 64 quiet RTTs";
+  rec.on_ack(ack({{0, 7}}), 140 * kUs, f);
+  EXPECT_EQ(f.late.size(), 3u) << "once";
+  EXPECT_EQ(rec.logged(), 0u);
+}
+
+TEST(RecoveryTest, LostPacketsStayLoggedForLateAcknowledgementsThenLeave) {
+  Recovery rec(kMs, 0);
+  Recorder f;
+  for (MessageId m = 0; m < 5; ++m) rec.on_sent(data(m), 0);
+  rec.on_ack(ack({{4, 4}}), 100 * kUs, f);
+  rec.detect_losses(200 * kUs, f);
+  EXPECT_EQ(f.lost.size(), 4u);
+  EXPECT_EQ(rec.logged(), 5u) << "kept for a late acknowledgement";
+  EXPECT_EQ(rec.span(), 0u) << "only in-flight packets count against the peer's replay window";
+  rec.on_sent(data(5), 200 * kUs + Recovery::kKeepLost);
+  EXPECT_EQ(rec.logged(), 1u) << "kKeepLost later they are forgotten";
+  EXPECT_EQ(rec.span(), 1u);
 }

@@ -39,7 +39,7 @@ RecvJob::DataResult feed(RecvJob& j, RecvBudget& b, MessageId m, uint32_t len, u
                          std::vector<Delivery>* out, bool events_full = false) {
   Segment s = segment(m, len, offset, seg);
   bool completed;
-  return j.on_data(s.d, b, 1 << 20, events_full, out, &completed);
+  return j.on_data(s.d, b, 1 << 20, events_full, 0, out, &completed);
 }
 
 std::vector<MessageId> ids(const std::vector<Delivery>& v) {
@@ -52,21 +52,21 @@ std::vector<MessageId> ids(const std::vector<Delivery>& v) {
 
 TEST(RecvJobTest, GroupTableArrivesInChunksAndIsChecked) {
   RecvJob j(1, 5, 2, true, 0);
-  EXPECT_EQ(j.add_groups(announce(1, 5, {{10, 3, 2}}, 2, 0)), RecvJob::TableResult::kIncomplete);
+  EXPECT_EQ(j.add_groups(announce(1, 5, {{10, 3, 2}}, 2, 0), 0), RecvJob::TableResult::kIncomplete);
   EXPECT_FALSE(j.ready());
-  EXPECT_EQ(j.add_groups(announce(1, 6, {{11, 2, 2}}, 2, 1)), RecvJob::TableResult::kMismatch);
-  EXPECT_EQ(j.add_groups(announce(1, 5, {{11, 2, 2}}, 2, 1)), RecvJob::TableResult::kReady);
+  EXPECT_EQ(j.add_groups(announce(1, 6, {{11, 2, 2}}, 2, 1), 0), RecvJob::TableResult::kMismatch);
+  EXPECT_EQ(j.add_groups(announce(1, 5, {{11, 2, 2}}, 2, 1), 0), RecvJob::TableResult::kReady);
   EXPECT_TRUE(j.ready());
   EXPECT_EQ(j.groups[1].base, 3u);
   EXPECT_TRUE(j.groups[1].ordered) << "MSR 1 at the announce: in order";
-  EXPECT_EQ(j.add_groups(announce(1, 5, {{11, 2, 2}}, 2, 1)), RecvJob::TableResult::kIncomplete);
+  EXPECT_EQ(j.add_groups(announce(1, 5, {{11, 2, 2}}, 2, 1), 0), RecvJob::TableResult::kIncomplete);
   RecvJob bad(2, 5, 1, true, 0);
-  EXPECT_EQ(bad.add_groups(announce(2, 5, {{10, 4, 2}}, 1)), RecvJob::TableResult::kBadSizes);
+  EXPECT_EQ(bad.add_groups(announce(2, 5, {{10, 4, 2}}, 1), 0), RecvJob::TableResult::kBadSizes);
 }
 
 TEST(RecvJobTest, ExactGroupIsDeliveredInOrderAndApproximateAtOnce) {
   RecvJob j(1, 6, 2, true, 0);
-  ASSERT_EQ(j.add_groups(announce(1, 6, {{10, 3, 3}, {11, 3, 1}}, 2)), RecvJob::TableResult::kReady);
+  ASSERT_EQ(j.add_groups(announce(1, 6, {{10, 3, 3}, {11, 3, 1}}, 2), 0), RecvJob::TableResult::kReady);
   RecvBudget b{1 << 20};
   std::vector<Delivery> out;
   EXPECT_EQ(feed(j, b, 2, 100, 0, 100, &out), RecvJob::DataResult::kAccepted);
@@ -88,7 +88,7 @@ TEST(RecvJobTest, ExactGroupIsDeliveredInOrderAndApproximateAtOnce) {
 
 TEST(RecvJobTest, AdmissionRefusesBeyondTheBufferExceptTheNextInOrderMessage) {
   RecvJob j(1, 3, 1, true, 0);
-  ASSERT_EQ(j.add_groups(announce(1, 3, {{10, 3, 3}}, 1)), RecvJob::TableResult::kReady);
+  ASSERT_EQ(j.add_groups(announce(1, 3, {{10, 3, 3}}, 1), 0), RecvJob::TableResult::kReady);
   RecvBudget b{1000};
   std::vector<Delivery> out;
   EXPECT_EQ(feed(j, b, 1, 800, 0, 100, &out), RecvJob::DataResult::kAccepted);  // 800 charged up front
@@ -104,7 +104,7 @@ TEST(RecvJobTest, AdmissionRefusesBeyondTheBufferExceptTheNextInOrderMessage) {
 
 TEST(RecvJobTest, AbandonMarksApproximateMessagesLostAndRefusesExactOnes) {
   RecvJob j(1, 4, 2, true, 0);
-  ASSERT_EQ(j.add_groups(announce(1, 4, {{10, 2, 1}, {11, 2, 2}}, 2)), RecvJob::TableResult::kReady);
+  ASSERT_EQ(j.add_groups(announce(1, 4, {{10, 2, 1}, {11, 2, 2}}, 2), 0), RecvJob::TableResult::kReady);
   RecvBudget b{1 << 20};
   std::vector<Delivery> out;
   EXPECT_EQ(feed(j, b, 0, 200, 0, 100, &out), RecvJob::DataResult::kAccepted);  // partial
@@ -118,13 +118,13 @@ TEST(RecvJobTest, AbandonMarksApproximateMessagesLostAndRefusesExactOnes) {
   EXPECT_TRUE(j.resolved(0));
   EXPECT_FALSE(j.complete());
   JobReport r;
-  j.fill_report(r);
+  j.fill_report(r, 0);
   EXPECT_EQ(r.groups[0].lost_ids, (std::vector<MessageId>{0, 1}));
 }
 
 TEST(RecvJobTest, LoweringAnExactGroupHandsOverWhatItHeld) {
   RecvJob j(1, 3, 1, true, 0);
-  ASSERT_EQ(j.add_groups(announce(1, 3, {{10, 3, 3}}, 1)), RecvJob::TableResult::kReady);
+  ASSERT_EQ(j.add_groups(announce(1, 3, {{10, 3, 3}}, 1), 0), RecvJob::TableResult::kReady);
   RecvBudget b{1 << 20};
   std::vector<Delivery> out;
   feed(j, b, 2, 10, 0, 100, &out);

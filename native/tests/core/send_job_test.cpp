@@ -39,14 +39,14 @@ TEST(SendJobTest, NothingIsReadyBeforeTheAnnounceIsAcknowledged) {
   Fixture f({{1, 4, 0.5}}, true);
   f.submit(0, 0, 10);
   EXPECT_FALSE(f.job.has_ready());
-  f.job.set_running();
+  f.job.set_running(0);
   EXPECT_TRUE(f.job.has_ready());
   EXPECT_EQ(f.buffered, 10u);
 }
 
 TEST(SendJobTest, MrdfSendsTheMessageWithLeastRemainingDataFirst) {
   Fixture f({{1, 4, 0.5}, {2, 2, 1.0}}, true);
-  f.job.set_running();
+  f.job.set_running(0);
   f.submit(0, 0, 3 * kSeg);
   f.submit(0, 1, 1 * kSeg);
   f.submit(0, 2, 2 * kSeg);
@@ -66,7 +66,7 @@ TEST(SendJobTest, MrdfSendsTheMessageWithLeastRemainingDataFirst) {
 TEST(SendJobTest, WithoutMrdfMessagesGoInIdOrder) {
   for (auto [mode, job_flag] : {std::pair{false, true}, std::pair{true, false}}) {
     Fixture f({{1, 3, 0.5}}, mode, job_flag);
-    f.job.set_running();
+    f.job.set_running(0);
     f.submit(0, 0, 3 * kSeg);
     f.submit(0, 1, 1 * kSeg);
     f.submit(0, 2, 2 * kSeg);
@@ -77,7 +77,7 @@ TEST(SendJobTest, WithoutMrdfMessagesGoInIdOrder) {
 
 TEST(SendJobTest, LossWithinTheAllowanceGivesTheMessageUpThenRetransmits) {
   Fixture f({{1, 4, 0.5}}, true);  // allowance 2
-  f.job.set_running();
+  f.job.set_running(0);
   for (uint32_t i = 0; i < 4; ++i) f.submit(0, i, 10);
   f.drain();
   f.job.on_segment_lost(0, 0);
@@ -95,7 +95,7 @@ TEST(SendJobTest, LossWithinTheAllowanceGivesTheMessageUpThenRetransmits) {
 
 TEST(SendJobTest, ExactGroupsAlwaysRetransmit) {
   Fixture f({{1, 2, 1.0}}, true);
-  f.job.set_running();
+  f.job.set_running(0);
   f.submit(0, 0, 2 * kSeg);
   f.drain();
   f.job.on_segment_lost(0, 1);
@@ -108,7 +108,7 @@ TEST(SendJobTest, ExactGroupsAlwaysRetransmit) {
 
 TEST(SendJobTest, ASatisfiedGroupGivesUpTheRest) {
   Fixture f({{1, 4, 0.5}}, true);  // target 2
-  f.job.set_running();
+  f.job.set_running(0);
   for (uint32_t i = 0; i < 3; ++i) f.submit(0, i, 10);
   f.drain();
   f.job.on_segment_acked(0, 0);
@@ -135,7 +135,7 @@ TEST(SendJobTest, SubmitRespectsTheSessionBufferAndDuplicates) {
 
 TEST(SendJobTest, RaisedTargetIsClampedToWhatIsLeft) {
   Fixture f({{1, 4, 0.25}}, true);  // allowance 3
-  f.job.set_running();
+  f.job.set_running(0);
   for (uint32_t i = 0; i < 4; ++i) f.submit(0, i, 10);
   f.drain();
   f.job.on_segment_lost(0, 0);
@@ -143,4 +143,36 @@ TEST(SendJobTest, RaisedTargetIsClampedToWhatIsLeft) {
   EXPECT_EQ(f.job.set_target(0, 4), 2u);
   EXPECT_TRUE(f.job.groups[0].unreachable);
   EXPECT_EQ(f.job.packets_per_message(), 1.0);
+}
+
+// A message given up for a loss that was not one (the segment is acknowledged late) is taken back while its
+// ABANDON has not gone out: it counts as delivered and the allowance is restored.
+TEST(SendJobTest, LateAcknowledgementTakesBackAGiveUpNotYetAnnounced) {
+  Fixture f({{1, 4, 0.5}}, true);  // allowance 2
+  f.job.set_running(0);
+  for (uint32_t i = 0; i < 4; ++i) f.submit(0, i, 2 * kSeg);
+  f.drain();
+  f.job.on_segment_acked(0, 0);
+  f.job.on_segment_lost(0, 1);  // given up
+  EXPECT_EQ(f.job.groups[0].lost, 1u);
+  EXPECT_EQ(f.job.pending_abandons(), (std::vector<MessageId>{0}));
+  f.job.on_segment_late_ack(0, 1);
+  EXPECT_EQ(f.job.groups[0].lost, 0u);
+  EXPECT_EQ(f.job.groups[0].delivered, 1u);
+  EXPECT_TRUE(f.job.pending_abandons().empty());
+  // Once the ABANDON is on its way the peer will count the message lost: too late to take it back.
+  f.job.on_segment_lost(1, 0);
+  EXPECT_EQ(f.job.take_abandons(), (std::vector<MessageId>{1}));
+  f.job.on_segment_late_ack(1, 0);
+  EXPECT_EQ(f.job.groups[0].lost, 1u);
+  EXPECT_EQ(f.job.groups[0].delivered, 1u);
+  // A segment waiting for retransmission needs none once acknowledged late.
+  f.job.on_segment_lost(3, 0);
+  EXPECT_EQ(f.job.take_abandons(), (std::vector<MessageId>{3}));
+  f.job.on_segment_lost(2, 0);  // allowance used: resend
+  ASSERT_TRUE(f.job.has_ready());
+  f.job.on_segment_late_ack(2, 0);
+  EXPECT_FALSE(f.job.has_ready()) << "no retransmission left to send (its second segment is in flight)";
+  f.job.on_segment_acked(2, 1);
+  EXPECT_EQ(f.job.groups[0].delivered, 2u);
 }
