@@ -107,6 +107,15 @@ struct Engine::Impl {
   }
   double r_max() const { return double(cfg.line_rate_bps) / 8.0; }
   double r_min(const Session& s) const { return double(cfg.max_datagram) * 1e9 / double(s.recovery.srtt()); }
+  // A job's first window goes right behind its ANNOUNCE, before the receiver confirmed it: one bandwidth-delay
+  // product at the line rate (the session's RTT, or initial_rtt before a sample), at most kMaxFirstWindow and the
+  // peer's advertised window, at least one datagram.
+  static constexpr uint64_t kMaxFirstWindow = 64 * 1024;
+  uint64_t first_window(const Session& s) const {
+    const double bdp = r_max() * double(s.recovery.srtt()) / 1e9;
+    const uint64_t w = std::min<uint64_t>({static_cast<uint64_t>(bdp), kMaxFirstWindow, s.peer_window});
+    return std::max<uint64_t>(w, seg_size());
+  }
   RateControlConfig rate_config() const {
     return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor}, flags, cfg.min_epoch, cfg.max_datagram};
   }
@@ -175,6 +184,11 @@ struct Engine::Impl {
     if (it == s.recv_jobs.end()) return;
     RecvJob& j = *it->second;
     j.release_buffers(s.recv);
+    if (!j.announced()) {  // known only from early data: the application never heard of it
+      s.recv_jobs.erase(it);
+      remember_finished(s.finished_recv, id);
+      return;
+    }
     Event ev;
     ev.type = EventType::kJobDone;
     ev.session = s.id;
@@ -434,7 +448,7 @@ struct Engine::Impl {
   }
 
   bool data_sendable(const Session& s, const SendJob& j) const {
-    return j.running && j.has_ready() &&
+    return j.may_send_data() && j.has_ready() &&
            s.recovery.inflight_bytes() + cfg.max_datagram <= std::max<uint64_t>(s.peer_window, cfg.max_datagram) &&
            s.recovery.span() < ReceivedWindow::kBits / 2;
   }
@@ -551,40 +565,48 @@ struct Engine::Impl {
   bool on_announce(Session& s, const wire::Announce& a, TimeNs now) {
     if (std::find(s.finished_recv.begin(), s.finished_recv.end(), a.job) != s.finished_recv.end()) return true;
     auto it = s.recv_jobs.find(a.job);
-    if (it == s.recv_jobs.end()) {
+    if (it == s.recv_jobs.end() || !it->second->announced()) {
+      const bool early = it != s.recv_jobs.end();  // early data came first
       if (events.size() + 2 > cfg.max_pending_events || s.control.size() >= max_control_frames()) {
         st.dropped_no_buffer++;
         return false;
       }
       if (a.n_groups > cfg.max_groups_per_job || a.n_messages > cfg.max_messages_per_job || a.n_messages == 0 ||
-          s.recv_jobs.size() >= cfg.max_jobs_per_session) {
+          (!early && s.recv_jobs.size() >= cfg.max_jobs_per_session)) {
         st.dropped_malformed++;
         refuse_job(s, a.job, Status::kLimitExceeded);
         return true;
       }
       // The job's bookkeeping (group table, delivered/lost bitmaps) is charged to the receive buffer like data,
       // so a peer cannot make us hold more than the buffer in tables either. A table larger than the whole buffer
-      // is refused; one that does not fit right now waits (no ack: the sender repeats the ANNOUNCE).
+      // is refused; one that does not fit right now waits (no ack: the sender repeats the ANNOUNCE) - unless the
+      // job's own early data fills the buffer: that data only leaves once the table is known, so the table may
+      // then go beyond the buffer, by at most one more buffer in total.
       const uint64_t table = RecvJob::table_bytes(a.n_messages, a.n_groups);
       if (table > cfg.recv_buffer_bytes) {
         st.dropped_no_buffer++;
         refuse_job(s, a.job, Status::kLimitExceeded);
         return true;
       }
-      if (s.recv.used + table > cfg.recv_buffer_bytes) {
+      const uint64_t before = early ? it->second->charged_table : 0;
+      const uint64_t limit = early ? 2 * cfg.recv_buffer_bytes : cfg.recv_buffer_bytes;
+      if (s.recv.used - before + table > limit) {
         st.dropped_no_buffer++;
         return false;
       }
-      auto j = std::make_unique<RecvJob>(a.job, a.n_messages, a.n_groups,
-                                         (a.flags & wire::kAnnounceFlagMrdf) != 0, now);
-      j->charged_table = table;
-      s.recv.used += table;
-      mark_active(s, now);
-      it = s.recv_jobs.emplace(a.job, std::move(j)).first;
-      st.jobs++;
+      if (!early) {
+        it = s.recv_jobs.emplace(a.job, std::make_unique<RecvJob>(a.job, now)).first;
+        mark_active(s, now);
+        st.jobs++;
+      }
+      RecvJob& j = *it->second;
+      j.set_size(a.n_messages, a.n_groups, (a.flags & wire::kAnnounceFlagMrdf) != 0);
+      s.recv.used += table - before;
+      j.charged_table = table;
     }
     RecvJob& j = *it->second;
-    switch (j.add_groups(a, now)) {
+    std::vector<Delivery> out;
+    switch (j.add_groups(a, now, s.recv, &out, &st.dropped_malformed)) {
       case RecvJob::TableResult::kMismatch:
         st.dropped_malformed++;
         return true;
@@ -602,11 +624,16 @@ struct Engine::Impl {
     ev.session = s.id;
     ev.job = j.id;
     push_event(std::move(ev), true);
+    deliver(s, j, out);  // early data that waited for the table
     check_recv_complete(s, j, now);
     return true;
   }
 
   void refuse_job(Session& s, JobId id, Status why) {
+    if (auto it = s.recv_jobs.find(id); it != s.recv_jobs.end()) {  // early data of a job that cannot be taken
+      it->second->release_buffers(s.recv);
+      s.recv_jobs.erase(it);
+    }
     std::vector<uint8_t> body(wire::kDoneFixedBytes);
     wire::Writer w(body.data(), body.size());
     w.u32(id);
@@ -648,10 +675,23 @@ struct Engine::Impl {
   // Returns true when the packet was accepted (and so may be acknowledged).
   bool on_data(Session& s, const wire::Data& d, TimeNs now) {
     auto it = s.recv_jobs.find(d.job);
-    if (it == s.recv_jobs.end() || !it->second->ready()) {
+    if (it == s.recv_jobs.end()) {
       if (std::find(s.finished_recv.begin(), s.finished_recv.end(), d.job) != s.finished_recv.end()) return true;
-      st.dropped_unknown_job++;
-      return false;
+      // Early data: the job's ANNOUNCE has not arrived yet. Hold the data within the receive buffer.
+      if (s.recv_jobs.size() >= cfg.max_jobs_per_session) {
+        st.dropped_unknown_job++;
+        return false;
+      }
+      if (s.recv.used + RecvJob::kEarlyJobBytes > cfg.recv_buffer_bytes) {
+        st.dropped_no_buffer++;
+        return false;
+      }
+      auto j = std::make_unique<RecvJob>(d.job, now);
+      j->charged_table = RecvJob::kEarlyJobBytes;
+      s.recv.used += RecvJob::kEarlyJobBytes;
+      mark_active(s, now);
+      it = s.recv_jobs.emplace(d.job, std::move(j)).first;
+      st.jobs++;
     }
     RecvJob& j = *it->second;
     std::vector<Delivery> out;
@@ -983,6 +1023,7 @@ Status Engine::start_job(SessionId sid, const JobSpec& spec, TimeNs now) {
   }
   if (total > I.cfg.max_messages_per_job) return Status::kLimitExceeded;
   auto j = std::make_unique<SendJob>(spec, I.flags.mrdf, I.seg_size(), I.law, I.rate_config(), s.send_buffered);
+  j->first_window = I.first_window(s);
   const auto prog = j->progress();
   j->rate.start(now, slack::target_loss_rate(prog), slack::target_loss_rate(prog, true));
   j->started = now;

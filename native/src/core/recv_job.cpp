@@ -10,8 +10,14 @@ uint64_t RecvJob::table_bytes(uint32_t n_messages, uint32_t n_groups) {
          2 * ((uint64_t{n_messages} + 63) / 64) * sizeof(uint64_t);
 }
 
-RecvJob::RecvJob(JobId id_, uint32_t n_messages, uint32_t n_groups, bool mrdf_, TimeNs now)
-    : id(id_), n(n_messages), mrdf(mrdf_), started(now), groups(n_groups) {}
+RecvJob::RecvJob(JobId id_, TimeNs now) : id(id_), started(now) {}
+
+void RecvJob::set_size(uint32_t n_messages, uint32_t n_groups, bool mrdf_flag) {
+  n = n_messages;
+  mrdf = mrdf_flag;
+  groups.resize(n_groups);
+  announced_ = true;
+}
 
 uint32_t RecvJob::group_of(MessageId m) const {
   auto it = std::upper_bound(groups.begin(), groups.end(), m,
@@ -19,9 +25,12 @@ uint32_t RecvJob::group_of(MessageId m) const {
   return static_cast<uint32_t>(it - groups.begin()) - 1;
 }
 
-bool RecvJob::resolved(MessageId m) const { return bit_get(delivered_bits_, m) || bit_get(lost_bits_, m); }
+bool RecvJob::resolved(MessageId m) const {
+  return ready_ && (bit_get(delivered_bits_, m) || bit_get(lost_bits_, m));
+}
 
-RecvJob::TableResult RecvJob::add_groups(const wire::Announce& a, TimeNs now) {
+RecvJob::TableResult RecvJob::add_groups(const wire::Announce& a, TimeNs now, RecvBudget& budget,
+                                         std::vector<Delivery>* out, uint64_t* refused) {
   if (n != a.n_messages || groups.size() != a.n_groups) return TableResult::kMismatch;
   for (size_t i = 0; i < a.entries.size(); ++i) {
     RecvGroup& g = groups[a.first_group + i];
@@ -44,26 +53,65 @@ RecvJob::TableResult RecvJob::add_groups(const wire::Announce& a, TimeNs now) {
   for (auto& g : groups) g.ordered = g.exact();  // in-order delivery is decided once, at the announce
   ready_ = true;
   ready_at = now;
+  adopt_early_data(budget, out, refused);
   return TableResult::kReady;
+}
+
+// The table is known: early messages become ordinary ones. Their per-message overhead is returned; ids beyond
+// the job are discarded (a peer that sends them is broken); complete messages are delivered or held for order.
+void RecvJob::adopt_early_data(RecvBudget& budget, std::vector<Delivery>* out, uint64_t* refused) {
+  budget.used -= std::min(budget.used, uint64_t{early_messages_} * kEarlyMessageBytes);
+  early_messages_ = 0;
+  for (auto it = partial_.begin(); it != partial_.end();) {
+    if (it->first < n) {
+      ++it;
+      continue;
+    }
+    budget.used -= it->second.buf.size();
+    (*refused)++;
+    it = partial_.erase(it);
+  }
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (it->first >= n) {
+      budget.used -= it->second.size();
+      (*refused)++;
+      it = held_.erase(it);
+      continue;
+    }
+    RecvGroup& g = groups[group_of(it->first)];
+    if (g.ordered) {
+      ++it;
+      continue;
+    }
+    const MessageId m = it->first;
+    Buffer b = std::move(it->second);
+    it = held_.erase(it);
+    deliver(g, m, std::move(b), out);
+  }
+  for (auto& g : groups)
+    if (g.ordered) advance_in_order(g, out);
 }
 
 RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, uint32_t max_message_bytes,
                                      bool events_full, TimeNs now, std::vector<Delivery>* out,
                                      bool* completed) {
   *completed = false;
-  if (d.msg >= n || d.msg_len > max_message_bytes) return DataResult::kMalformed;
+  if ((announced_ && d.msg >= n) || d.msg_len > max_message_bytes) return DataResult::kMalformed;
   if (resolved(d.msg) || held_.count(d.msg)) return DataResult::kAccepted;
-  RecvGroup& g = groups[group_of(d.msg)];
   auto pit = partial_.find(d.msg);
-  const bool head_of_line = g.ordered && d.msg == g.base + g.next_in_order;
   if (pit == partial_.end()) {
-    // Admission: the whole message is charged up front. Only engine-held bytes can deadlock an ordered group
-    // (bytes the application holds still push back), so the head-of-line exception ignores them, bounded to
-    // one more buffer in total however many ordered groups.
-    const uint64_t charge = d.msg_len;
+    // Admission: the whole message is charged up front (early data: plus its bookkeeping). Only engine-held
+    // bytes can deadlock an ordered group (bytes the application holds still push back), so the head-of-line
+    // exception ignores them, bounded to one more buffer in total however many ordered groups.
+    const uint64_t charge = d.msg_len + (ready_ ? 0 : kEarlyMessageBytes);
     const bool fits = budget.used + charge <= budget.capacity;
-    const bool hol_fits = head_of_line && budget.app_held + charge <= budget.capacity &&
-                          budget.used + charge <= 2 * budget.capacity;
+    bool hol_fits = false;
+    if (ready_) {
+      const RecvGroup& g = groups[group_of(d.msg)];
+      const bool head_of_line = g.ordered && d.msg == g.base + g.next_in_order;
+      hol_fits = head_of_line && budget.app_held + charge <= budget.capacity &&
+                 budget.used + charge <= 2 * budget.capacity;
+    }
     if (!fits && !hol_fits) return DataResult::kNoBuffer;
     RecvMessage rm;
     rm.len = d.msg_len;
@@ -72,19 +120,25 @@ RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, ui
     rm.bits = bitmap(rm.nseg);
     rm.buf.resize(d.msg_len);
     budget.used += charge;
+    if (!ready_) early_messages_++;
     pit = partial_.emplace(d.msg, std::move(rm)).first;
   }
   RecvMessage& rm = pit->second;
   if (rm.len != d.msg_len || rm.seg_size != d.seg_size) return DataResult::kMalformed;
   const uint32_t seg = d.offset / d.seg_size;
   if (bit_get(rm.bits, seg)) return DataResult::kAccepted;  // duplicate segment
-  if (rm.got + 1 == rm.nseg && events_full) return DataResult::kNoBuffer;  // the application is not draining
+  if (ready_ && rm.got + 1 == rm.nseg && events_full) return DataResult::kNoBuffer;  // the application lags
   std::memcpy(rm.buf.data() + d.offset, d.payload, d.payload_len);
   bit_set(rm.bits, seg);
   last_data = now;
   if (++rm.got < rm.nseg) return DataResult::kAccepted;
   Buffer buf = std::move(rm.buf);
   partial_.erase(pit);
+  if (!ready_) {  // early: held until the table is known
+    held_.emplace(d.msg, std::move(buf));
+    return DataResult::kAccepted;
+  }
+  RecvGroup& g = groups[group_of(d.msg)];
   if (!g.ordered) {
     deliver(g, d.msg, std::move(buf), out);
   } else {
@@ -162,6 +216,7 @@ void RecvJob::on_update(const std::vector<wire::UpdateEntry>& entries, std::vect
 }
 
 bool RecvJob::complete() const {
+  if (!ready_) return false;
   for (const auto& g : groups)
     if (g.delivered < g.target && g.delivered + g.lost < g.size) return false;
   return true;
@@ -170,10 +225,11 @@ bool RecvJob::complete() const {
 void RecvJob::release_buffers(RecvBudget& budget) {
   for (auto& [m, p] : partial_) budget.used -= p.buf.size();
   for (auto& [m, h] : held_) budget.used -= h.size();
-  budget.used -= std::min(budget.used, charged_table);
+  budget.used -= std::min(budget.used, charged_table + uint64_t{early_messages_} * kEarlyMessageBytes);
   partial_.clear();
   held_.clear();
   charged_table = 0;
+  early_messages_ = 0;
 }
 
 void RecvJob::fill_report(JobReport& r, TimeNs now) const {

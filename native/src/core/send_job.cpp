@@ -66,7 +66,6 @@ Status SendJob::submit(uint32_t group_index, uint32_t index, const uint8_t* data
 void SendJob::set_running(TimeNs now) {
   running = true;
   running_at = now;
-  for (auto& [m, msg] : live_) refresh_ready(m, msg);
 }
 
 uint32_t SendJob::set_target(uint32_t gi, uint32_t t) {
@@ -88,7 +87,7 @@ uint64_t SendJob::ready_key(const SendGroup& g, const SendMessage& msg) const {
 void SendJob::refresh_ready(MessageId m, SendMessage& msg) {
   if (msg.in_ready) ready_.erase({msg.ready_key, m});
   msg.in_ready = false;
-  if (msg.need > 0 && running) {
+  if (msg.need > 0) {
     msg.ready_key = ready_key(groups[msg.group], msg);
     ready_.insert({msg.ready_key, m});
     msg.in_ready = true;
@@ -203,6 +202,7 @@ bool SendJob::take_next_segment(SegmentToSend* out) {
     msg.segs[seg] = SegState::kInFlight;
     msg.need--;
     msg.hint = seg + 1;
+    if (!running) early_bytes_sent += out->len;
     refresh_ready(m, msg);
     return true;
   }

@@ -67,8 +67,11 @@ class SendJob {
   const bool mrdf;   // the job's own flag (announced)
   std::vector<SendGroup> groups;
   RateController rate;
-  bool running = false;  // the announce was acknowledged: data may flow
+  bool running = false;  // the announce was acknowledged: data flows at the job's rate
   uint32_t announce_unacked = 0;
+  // Before that, the job's first window: at most this many payload bytes, right behind the ANNOUNCE.
+  uint64_t first_window = 0;
+  uint64_t early_bytes_sent = 0;
   // statistics
   uint64_t packets_sent = 0, packets_acked = 0, packets_lost = 0, retransmitted = 0, bytes_sent = 0;
   uint32_t announces_sent = 0, updates_sent = 0;
@@ -80,8 +83,10 @@ class SendJob {
   // Copies message `index` of group `group_index`. kAlreadyExists, kWouldBlock (the session buffer would exceed
   // `buffer_limit`), or kOk - also for a message of a satisfied approximate group, which is given up at once.
   Status submit(uint32_t group_index, uint32_t index, const uint8_t* data, size_t len, uint64_t buffer_limit);
-  // The announce was acknowledged: the job's messages become ready to send.
+  // The announce was acknowledged.
   void set_running(TimeNs now);
+  // May DATA go now as far as the announce is concerned: running, or still within the first window.
+  bool may_send_data() const { return running || early_bytes_sent < first_window; }
   // A new target for group gi (update_msr), clamped to what the remaining messages can give.
   uint32_t set_target(uint32_t gi, uint32_t target);
 

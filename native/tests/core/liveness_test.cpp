@@ -97,7 +97,8 @@ TEST(LivenessTest, AnnounceOrItsAcknowledgementLostRepeatedly) {
       const TimeNs pto0 = 2 * c.initial_rtt + c.ack_delay;  // before any RTT sample
       const TimeNs bound = 2 * rtt + ((TimeNs{2} << (kLosses + 1)) - 1) * std::max(pto0, rtt);
       EXPECT_LE(r.sender->start_to_running, bound) << what;
-      EXPECT_GE(r.sender->announces_sent, lose_ack ? 2u : uint32_t(kLosses + 1)) << what;
+      // (Lost acknowledgements may cost no repeat: a later ACK, e.g. of the first window, covers the ANNOUNCE too.)
+      EXPECT_GE(r.sender->announces_sent, lose_ack ? 1u : uint32_t(kLosses + 1)) << what;
       EXPECT_LE(r.sender->announces_sent, 16u) << what << ": probes back off";
     }
   }

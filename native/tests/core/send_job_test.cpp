@@ -35,13 +35,22 @@ struct Fixture {
 
 }  // namespace
 
-TEST(SendJobTest, NothingIsReadyBeforeTheAnnounceIsAcknowledged) {
+// Data does not wait for the announce's acknowledgement: a first window goes right behind it.
+TEST(SendJobTest, TheFirstWindowMayGoBeforeTheAnnounceIsAcknowledged) {
   Fixture f({{1, 4, 0.5}}, true);
-  f.submit(0, 0, 10);
-  EXPECT_FALSE(f.job.has_ready());
-  f.job.set_running(0);
+  f.job.first_window = 2 * kSeg;
+  for (uint32_t i = 0; i < 4; ++i) f.submit(0, i, kSeg);
+  EXPECT_EQ(f.buffered, 4 * kSeg);
+  SegmentToSend s;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(f.job.may_send_data());
+    ASSERT_TRUE(f.job.take_next_segment(&s));
+  }
+  EXPECT_FALSE(f.job.may_send_data()) << "first window used";
   EXPECT_TRUE(f.job.has_ready());
-  EXPECT_EQ(f.buffered, 10u);
+  f.job.set_running(0);
+  EXPECT_TRUE(f.job.may_send_data());
+  EXPECT_EQ(f.job.early_bytes_sent, 2 * kSeg);
 }
 
 TEST(SendJobTest, MrdfSendsTheMessageWithLeastRemainingDataFirst) {
