@@ -242,7 +242,7 @@ class Harness {
     c.max_messages_per_job = 1 << 16;
     c.max_groups_per_job = 256;
     c.max_pending_events = 64;
-    c.mode = static_cast<Mode>(((control >> fuzz::kModeShift) & 7) % 6);
+    c.mode = static_cast<Mode>(((control >> fuzz::kModeShift) & 7) % 7);
     c.payload_auth = ((control >> fuzz::kModeShift) & 7) < 6;
     if (control & fuzz::kFaults) {
       c.faults.drop_incoming = 0.1;

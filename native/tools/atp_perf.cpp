@@ -1,7 +1,7 @@
 // atp-perf: an iperf-like tool for ATP, with a plain-TCP mode over the same path for comparisons in one run.
 //
 //   atp-perf server --bind ADDR --port P [--tcp]
-//   atp-perf client --connect ADDR --port P --messages N --size S --groups "1.0,0.8,0.5" [--mode full|base|rc|
+//   atp-perf client --connect ADDR --port P --messages N --size S --groups "1.0,0.8,0.5" [--mode full|paper|base|rc|
 //                   rc_mrdf|fixtlr|fixprio] [--rate-gbps R] [--drop-out F --drop-in F --seed X] [--tcp]
 //                   [--json FILE]
 //   atp-perf demo   (both endpoints in one process over 127.0.0.1)
@@ -92,7 +92,7 @@ void usage(FILE* f) {
                "      serves ATP (UDP port P) and TCP (TCP port P: rendezvous + --tcp transfers) until killed;\n"
                "      --tcp serves only TCP transfers.\n"
                "  atp-perf client --connect ADDR [--port P] --messages N --size S [--groups \"1.0,0.8,...\"]\n"
-               "      [--mode full|base|rc|rc_mrdf|fixtlr|fixprio] [--rate-gbps R] [--no-mrdf]\n"
+               "      [--mode full|paper|base|rc|rc_mrdf|fixtlr|fixprio] [--rate-gbps R] [--no-mrdf]\n"
                "      [--drop-out F] [--drop-in F] [--seed X] [--tcp] [--json FILE] [--timeout SEC]\n"
                "      N messages of S bytes split evenly over the groups (one MSR each; default one group, MSR 1).\n"
                "      --drop-out/--drop-in inject loss on the client engine's outgoing/incoming datagrams.\n"

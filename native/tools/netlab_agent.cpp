@@ -3,7 +3,7 @@
 //   netlab-agent serve --bind ADDR [--port P] [--no-payload-auth]
 //       Receiver of every scheme: ATP sessions (UDP port P, rendezvous on TCP port P), TCP transfers (TCP port P)
 //       and UDP-blast datagrams (UDP port P+1). Runs until SIGINT/SIGTERM.
-//   netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|base|rc|rc_mrdf|fixtlr|fixprio]
+//   netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|paper|base|rc|rc_mrdf|fixtlr|fixprio]
 //       [--rate-gbps R] [--trace FILE.csv] [--no-payload-auth] [--timeout SEC]
 //       Replays a schedule of jobs (several concurrent jobs, each with its own messages' sizes and production
 //       times, to any peer) with one scheme per job; writes one JSON line per job.
@@ -917,7 +917,7 @@ class Client {
 void usage(FILE* f) {
   std::fprintf(f,
                "netlab-agent serve --bind ADDR [--port P] [--no-payload-auth]\n"
-               "netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|base|rc|rc_mrdf|fixtlr|fixprio]\n"
+               "netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|paper|base|rc|rc_mrdf|fixtlr|fixprio]\n"
                "                 [--rate-gbps R] [--reaction-speed M] [--trace FILE.csv] [--no-payload-auth] [--timeout SEC]\n"
                "See the header of native/tools/netlab_agent.cpp and docs/netlab.md.\n");
 }

@@ -66,7 +66,8 @@ enum na_mode {
   NA_MODE_RC_MRDF = 2,  /* + minimal-remaining-data-first scheduling */
   NA_MODE_FIX_TLR = 3,  /* + slack priority from the static TLR */
   NA_MODE_FIX_PRIO = 4, /* dynamic TLR for rate control, static priority class */
-  NA_MODE_FULL = 5      /* dynamic TLR, rate control, MRDF, dynamic slack priority */
+  NA_MODE_FULL = 5,     /* dynamic TLR, rate control, MRDF, dynamic slack priority (the product) */
+  NA_MODE_PAPER = 6     /* FULL with the paper's rate law (eqs. 2-3 exactly) */
 };
 
 typedef struct na_config {

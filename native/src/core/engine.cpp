@@ -106,7 +106,6 @@ struct Engine::Impl {
     return cfg.max_datagram - static_cast<uint32_t>(wire::kOverheadBytes + wire::kDataHeaderBytes);
   }
   double r_max() const { return double(cfg.line_rate_bps) / 8.0; }
-  double r_min(const Session& s) const { return double(cfg.max_datagram) * 1e9 / double(s.recovery.srtt()); }
   // A job's first window goes right behind its ANNOUNCE, before the receiver confirmed it: one bandwidth-delay
   // product at the line rate (the session's RTT, or initial_rtt before a sample), at most kMaxFirstWindow and the
   // peer's advertised window, at least one datagram.
@@ -268,7 +267,7 @@ struct Engine::Impl {
       if (p.kind == SentPacket::Kind::kData) {
         if (SendJob* j = job(p.job)) {
           j->packets_acked++;
-          j->rate.on_resolved(true);
+          j->rate.on_resolved(true, p.size);
           j->on_segment_acked(p.msg, p.seg);
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
@@ -280,7 +279,7 @@ struct Engine::Impl {
       if (p.kind == SentPacket::Kind::kData) {
         if (SendJob* j = job(p.job)) {
           j->packets_lost++;
-          j->rate.on_resolved(false);
+          j->rate.on_resolved(false, p.size);
           j->on_segment_lost(p.msg, p.seg);
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
@@ -301,7 +300,7 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           if (j->packets_lost > 0) j->packets_lost--;
           j->packets_acked++;
-          j->rate.on_late_ack();
+          j->rate.on_late_ack(p.size);
           j->on_segment_late_ack(p.msg, p.seg);
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
@@ -346,7 +345,7 @@ struct Engine::Impl {
   // ------------------------------------------------------------------ sender: epochs
 
   void end_epoch(Session& s, SendJob& j, TimeNs now) {
-    EpochSample sample = j.rate.end_epoch(now, j.progress(), j.packets_per_message(), r_min(s));
+    EpochSample sample = j.rate.end_epoch(now, j.progress(), j.packets_per_message(), s.recovery.srtt());
     if (!j.pending_abandons().empty() && j.rate.epochs() % 16 == 0) flush_abandons(s, j);  // bounded delay
     if (trace) {
       sample.session = s.id;
@@ -483,6 +482,7 @@ struct Engine::Impl {
     p.kind = SentPacket::Kind::kData;
     p.retransmission = seg.retransmission;
     p.bytes = seg.len;
+    p.size = static_cast<uint32_t>(total);
     p.job = j.id;
     p.msg = seg.msg;
     p.seg = seg.seg;

@@ -58,7 +58,8 @@ enum class Mode : int {
   kRcMrdf = 2,  // + minimal-remaining-data-first scheduling
   kFixTlr = 3,  // + slack priority, but from the static TLR (so the class never changes)
   kFixPrio = 4, // dynamic TLR for rate control, static priority class from the MSR
-  kFull = 5,    // dynamic TLR, rate control, MRDF, dynamic slack priority
+  kFull = 5,    // dynamic TLR, rate control, MRDF, dynamic slack priority (the product)
+  kPaper = 6,   // Full with the paper's rate law (eqs. 2-3 exactly, R_max start, R_min = 1 packet per RTT)
 };
 const char* mode_name(Mode m);
 std::optional<Mode> parse_mode(const std::string& name);

@@ -17,11 +17,12 @@ struct ModeRow {
 
 const ModeRow kModes[] = {
     {Mode::kBase, "base", {false, false, false, false, false}, &rate_law::kLineRate},
-    {Mode::kRc, "rc", {true, false, false, false, false}, &rate_law::kPaper},
-    {Mode::kRcMrdf, "rc_mrdf", {true, false, true, false, false}, &rate_law::kPaper},
-    {Mode::kFixTlr, "fixtlr", {true, false, true, true, true}, &rate_law::kPaper},
-    {Mode::kFixPrio, "fixprio", {true, true, true, true, false}, &rate_law::kPaper},
-    {Mode::kFull, "full", {true, true, true, true, true}, &rate_law::kPaper},
+    {Mode::kRc, "rc", {true, false, false, false, false}, &rate_law::kSlack},
+    {Mode::kRcMrdf, "rc_mrdf", {true, false, true, false, false}, &rate_law::kSlack},
+    {Mode::kFixTlr, "fixtlr", {true, false, true, true, true}, &rate_law::kSlack},
+    {Mode::kFixPrio, "fixprio", {true, true, true, true, false}, &rate_law::kSlack},
+    {Mode::kFull, "full", {true, true, true, true, true}, &rate_law::kSlack},
+    {Mode::kPaper, "paper", {true, true, true, true, true}, &rate_law::kPaper},
 };
 
 const ModeRow* row(Mode m) {

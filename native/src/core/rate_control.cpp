@@ -20,8 +20,13 @@ TimeNs RateController::epoch_length(TimeNs srtt) const {
   return std::clamp<TimeNs>(static_cast<TimeNs>(span), rtt, 4 * rtt);
 }
 
+double RateController::r_min(TimeNs srtt) const {
+  return double(cfg_.max_datagram) * 1e9 / (double(std::max<TimeNs>(srtt, 1)) * law_.rtts_per_min_packet);
+}
+
 EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::GroupProgress>& progress,
-                                      double packets_per_message, double r_min) {
+                                      double packets_per_message, TimeNs srtt) {
+  const double floor = r_min(srtt);
   const uint64_t resolved = epoch_acked_ + epoch_lost_;
   // rho_i = 1 - acked/sent over the packets whose fate became known in this epoch (see docs/protocol.md).
   const double rho = resolved ? double(epoch_lost_) / double(resolved) : 0.0;
@@ -31,12 +36,15 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       rate_law::Epoch e;
       e.acked = epoch_acked_;
       e.lost = epoch_lost_;
+      e.acked_bytes = epoch_acked_bytes_;
+      e.duration = now - epoch_start_;
       e.rho = rho;
       e.tlr_pkt = slack::packet_tlr(tlr_, packets_per_message);
-      e.r_min = r_min;
+      e.r_min = floor;
+      e.srtt = srtt;
       law_.on_epoch(state_, cfg_.law, e);
     }
-    state_.rate = std::max(state_.rate, std::min(r_min, cfg_.law.r_max));  // R_min also after empty epochs
+    state_.rate = std::max(state_.rate, std::min(floor, cfg_.law.r_max));  // R_min also after empty epochs
   }
   int k = klass_;  // static TLR (FixTLR) or static priority (FixPrio) keep the class chosen at the start
   if (cfg_.flags.slack_priority && cfg_.flags.dynamic_priority && cfg_.flags.dynamic_tlr)
@@ -48,7 +56,7 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
   }
   epochs_++;
   epoch_start_ = now;
-  epoch_acked_ = epoch_lost_ = 0;
+  epoch_acked_ = epoch_lost_ = epoch_acked_bytes_ = 0;
   return EpochSample{0, 0, now, tlr_, rho, state_.rate * 8.0, klass_};
 }
 

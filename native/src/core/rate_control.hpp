@@ -30,22 +30,32 @@ class RateController {
   // tlr0 / approx_tlr0: eq. 1 at the start over all groups / approximate groups only.
   void start(TimeNs now, double tlr0, double approx_tlr0);
 
-  // A DATA packet of the job was acknowledged or declared lost.
-  void on_resolved(bool acked) { (acked ? epoch_acked_ : epoch_lost_)++; }
+  // A DATA packet of the job (`bytes` of payload) was acknowledged or declared lost.
+  void on_resolved(bool acked, uint32_t bytes) {
+    if (acked) {
+      epoch_acked_++;
+      epoch_acked_bytes_ += bytes;
+    } else {
+      epoch_lost_++;
+    }
+  }
   // A packet counted lost in this epoch was acknowledged late: it was not a loss (earlier epochs stay decided).
-  void on_late_ack() {
+  void on_late_ack(uint32_t bytes) {
     if (epoch_lost_ > 0) {
       epoch_lost_--;
       epoch_acked_++;
+      epoch_acked_bytes_ += bytes;
     }
   }
 
   TimeNs epoch_length(TimeNs srtt) const;
   TimeNs epoch_deadline(TimeNs srtt) const { return epoch_start_ + epoch_length(srtt); }
   // Ends the epoch: rho_i, TLR_{i+1} (eq. 1), the rate law, the priority class. `packets_per_message` turns
-  // the message TLR into a packet loss rate; `r_min` is one packet per smoothed RTT.
+  // the message TLR into a packet loss rate.
   EpochSample end_epoch(TimeNs now, const std::vector<slack::GroupProgress>& progress, double packets_per_message,
-                        double r_min);
+                        TimeNs srtt);
+  // R_min: one packet per law.rtts_per_min_packet smoothed RTTs.
+  double r_min(TimeNs srtt) const;
 
   // Pacing: when the job may send next, and the send of a datagram of `bytes`.
   TimeNs next_send() const { return next_send_; }
@@ -64,7 +74,7 @@ class RateController {
   rate_law::State state_;
   TimeNs next_send_ = 0;
   TimeNs epoch_start_ = 0;
-  uint64_t epoch_acked_ = 0, epoch_lost_ = 0;
+  uint64_t epoch_acked_ = 0, epoch_lost_ = 0, epoch_acked_bytes_ = 0;
   uint64_t epochs_ = 0;
   double tlr_ = 0;
   int klass_ = 0;

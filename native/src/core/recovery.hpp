@@ -34,6 +34,7 @@ struct SentPacket {
   State state = State::kInFlight;  // an ACK is recorded as kAcked: nothing acknowledges it
   bool retransmission = false;
   uint32_t bytes = 0;     // DATA payload bytes, counted in flight until acknowledged or declared lost
+  uint32_t size = 0;      // the datagram's bytes (what pacing spends)
   TimeNs sent = 0;
   TimeNs lost_at = 0;     // when declared lost
   JobId job = 0;          // DATA and control frames

@@ -133,11 +133,12 @@ TEST(EngineTest, ApproximateJobSendsLessThanExactJobUnderLoss) {
 
 // Eq. 1 in the running engine: TLR_0 = 1 - MSR, and without loss the TLR only grows (the remaining allowance is
 // spread over fewer undelivered messages). Eqs. 2-3: without loss the rate never falls.
+// Paper mode: the rate follows eqs. 2-3 exactly, epoch by epoch, against eq. 1's TLR.
 TEST(EngineTest, EpochTraceFollowsEquations) {
   LinkConfig link;
   link.rate_bps = 200e6;  // a bottleneck below the line rate creates real queue loss
   link.buffer_bytes = 30'000;
-  Sim s(test_config(), test_config(), link, LinkConfig{}, 3);
+  Sim s(test_config(Mode::kPaper), test_config(Mode::kPaper), link, LinkConfig{}, 3);
   s.a().set_trace_epochs(true);
   Job j = make_job(6, {{800, 0.7}}, 4000);
   submit_all(s, j);
@@ -263,7 +264,7 @@ TEST(EngineTest, PriorityClassFollowsTlr) {
                                    class_of_dscp.at(dscp)});
   };
   Job exact = make_job(12, {{20, 1.0}}, 3000);
-  Job approx = make_job(13, {{300, 0.5}}, 3000);
+  Job approx = make_job(13, {{2000, 0.5}}, 3000);
   submit_all(s, exact);
   submit_all(s, approx);
   ASSERT_TRUE(s.run([&] { return report_of(s.events_a, 12) && report_of(s.events_a, 13); }, 60 * kSec));

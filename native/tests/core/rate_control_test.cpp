@@ -11,6 +11,7 @@ using namespace netapprox::atp;
 namespace {
 
 constexpr TimeNs kUs = 1'000;
+constexpr TimeNs kMs = 1'000'000;
 constexpr double kRmax = 1.25e8;  // 1 Gbit/s
 
 RateControlConfig config(Mode m) {
@@ -30,8 +31,8 @@ TEST(RateControlTest, EpochIsOneRttAtLineRateAndSpansSixteenPacketsWhenSlow) {
   EXPECT_EQ(full.epoch_length(20 * kUs), 188'416u) << "min_epoch, stretched to 16 packets";
   EXPECT_EQ(full.epoch_length(300 * kUs), 300 * kUs) << "16 packets take less than one RTT";
   for (int i = 0; i < 4; ++i) {  // rho = 1 halves the rate: R_max / 16, 16 packets take 3 ms
-    full.on_resolved(false);
-    full.end_epoch(TimeNs(i + 1) * 1000 * kUs, {{100, 50, 0, 0}}, 1.0, 1e3);
+    full.on_resolved(false, 1000);
+    full.end_epoch(TimeNs(i + 1) * 1000 * kUs, {{100, 50, 0, 0}}, 1.0, 1000 * kMs);
   }
   EXPECT_DOUBLE_EQ(full.rate(), kRmax / 16);
   EXPECT_EQ(full.epoch_length(300 * kUs), 1200 * kUs) << "at most 4 RTTs";
@@ -42,21 +43,21 @@ TEST(RateControlTest, EndOfEpochAppliesTheLawToResolvedPackets) {
   rc.start(0, 0.3, 0.3);
   EXPECT_EQ(rc.rate(), kRmax);
   EXPECT_EQ(rc.priority_class(), 3);
-  for (int i = 0; i < 6; ++i) rc.on_resolved(true);
-  for (int i = 0; i < 4; ++i) rc.on_resolved(false);  // rho = 0.4 >= TLR 0.3: eq. 3
-  EpochSample e = rc.end_epoch(1000 * kUs, {{100, 70, 0, 0}}, 1.0, 1e6);
+  for (int i = 0; i < 6; ++i) rc.on_resolved(true, 1000);
+  for (int i = 0; i < 4; ++i) rc.on_resolved(false, 1000);  // rho = 0.4 >= TLR 0.3: eq. 3
+  EpochSample e = rc.end_epoch(1000 * kUs, {{100, 70, 0, 0}}, 1.0, kMs);
   EXPECT_DOUBLE_EQ(e.loss, 0.4);
   EXPECT_DOUBLE_EQ(rc.rate(), kRmax * 0.8);
   EXPECT_DOUBLE_EQ(e.rate_bps, kRmax * 0.8 * 8);
   // A clean epoch: eq. 2; the TLR follows eq. 1 (10 lost of an allowance of 30, 50 delivered: 20/50).
-  for (int i = 0; i < 10; ++i) rc.on_resolved(true);
-  e = rc.end_epoch(2000 * kUs, {{100, 70, 50, 10}}, 1.0, 1e6);
+  for (int i = 0; i < 10; ++i) rc.on_resolved(true, 1000);
+  e = rc.end_epoch(2000 * kUs, {{100, 70, 50, 10}}, 1.0, kMs);
   EXPECT_DOUBLE_EQ(e.tlr, 0.4);
   EXPECT_DOUBLE_EQ(rc.rate(), 0.875 * kRmax * 0.8 + 0.125 * kRmax);
   EXPECT_EQ(rc.priority_class(), 4) << "the class follows the TLR in Full";
   // An epoch that resolved nothing leaves the rate alone.
   const double before = rc.rate();
-  rc.end_epoch(3000 * kUs, {{100, 70, 50, 10}}, 1.0, 1e6);
+  rc.end_epoch(3000 * kUs, {{100, 70, 50, 10}}, 1.0, kMs);
   EXPECT_DOUBLE_EQ(rc.rate(), before);
   EXPECT_EQ(rc.epochs(), 3u);
 }
@@ -65,9 +66,9 @@ TEST(RateControlTest, PacketLevelTlrDecidesForMultiPacketMessages) {
   // TLR 0.3 with 10-packet messages is ~3.5 % packet loss: rho 0.1 is a decrease, not an increase.
   RateController rc(rate_law::kPaper, config(Mode::kFull));
   rc.start(0, 0.3, 0.3);
-  for (int i = 0; i < 9; ++i) rc.on_resolved(true);
-  rc.on_resolved(false);
-  rc.end_epoch(1000 * kUs, {{100, 70, 0, 0}}, 10.0, 1e6);
+  for (int i = 0; i < 9; ++i) rc.on_resolved(true, 1000);
+  rc.on_resolved(false, 1000);
+  rc.end_epoch(1000 * kUs, {{100, 70, 0, 0}}, 10.0, kMs);
   EXPECT_DOUBLE_EQ(rc.rate(), kRmax * 0.95);
 }
 
@@ -75,8 +76,8 @@ TEST(RateControlTest, StaticModesKeepTheirClass) {
   RateController rc(rate_law::kPaper, config(Mode::kFixPrio));
   rc.start(0, 0.5, 0.5);
   EXPECT_EQ(rc.priority_class(), 4);
-  rc.on_resolved(true);
-  rc.end_epoch(1000 * kUs, {{100, 50, 90, 0}}, 1.0, 1e6);  // TLR now 1: Full would move to class 7
+  rc.on_resolved(true, 1000);
+  rc.end_epoch(1000 * kUs, {{100, 50, 90, 0}}, 1.0, kMs);  // TLR now 1: Full would move to class 7
   EXPECT_EQ(rc.priority_class(), 4);
   RateController none(rate_law::kPaper, config(Mode::kRc));
   none.start(0, 0.5, 0.5);
@@ -95,3 +96,4 @@ TEST(RateControlTest, PacingAdvancesByBytesOverRateWithABurstAllowance) {
   rc.on_sent(2'000'000, 1250);
   EXPECT_EQ(rc.next_send(), 2'000'000 - 50 * kUs + 10 * kUs);
 }
+

@@ -1,7 +1,8 @@
 // The rate laws (native/src/core/rate_law.*) against the paper's equations, computed independently here:
 //   eq. 2   rho < TLR:  R' = (1 - m) R + m R_max
 //   eq. 3   otherwise:  R' = R (1 - rho / 2)
-// plus tlr_floor, the [R_min, R_max] clamp, and the mode table (names, switches, the law each mode runs).
+// plus tlr_floor, the [R_min, R_max] clamp, the slack law (the default), and the mode table (names, switches, the
+// law each mode runs).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -92,6 +93,55 @@ TEST(RateLawTest, NextRateMatchesEquationsOnRandomInputs) {
 
 // ============================================================================================ ablation switches
 
+// ============================================================================================ the slack law
+
+TEST(RateLawTest, SlackIncreaseIsEq2BoundedByTwiceTheDeliveredRate) {
+  const double m = 0.125;
+  // Far below R_max and delivering everything: eq. 2.
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e8, 0.0, 0.0, 2e8, 0.25, m, kRmax, kRmin), 0.875 * 1e8 + m * kRmax);
+  // Eq. 2 would jump from 1e7 to ~1.6e8; the path delivered 1e7: at most 2e7.
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e7, 0.1, 0.1, 1e7, 0.25, m, kRmax, kRmin), 2e7);
+  // A job below R_min's delivery still may reach 2 R_min.
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(kRmin, 0.0, 0.0, 0.0, 0.25, m, kRmax, kRmin), 2 * kRmin);
+}
+
+TEST(RateLawTest, SlackDecreaseGoesToTheRateThatLosesWhatTheJobAffords) {
+  const double m = 0.125;
+  // Losing 60 % with an affordable 25 %: eq. 3 on the smoothed rho would give 1e8 * (1 - 0.2) = 8e7, but the path
+  // delivers 4e7, so 4e7 / 0.75 sends the affordable loss.
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e8, 0.6, 0.4, 4e7, 0.25, m, kRmax, kRmin), 4e7 / 0.75);
+  // Slightly above the affordable loss: eq. 3's gentler cut wins.
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e8, 0.3, 0.1, 7.5e7, 0.25, m, kRmax, kRmin), 1e8 * 0.95);
+  // Never below R_min.
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e8, 1.0, 1.0, 0.0, 0.25, m, kRmax, kRmin), kRmin);
+}
+
+// The slack law decides only with enough evidence: 8 resolved packets, or 2 round trips.
+TEST(RateLawTest, SlackLawDecidesOverEnoughPackets) {
+  rate_law::State s;
+  const rate_law::Params p{kRmax, 0.125, 0.01};
+  rate_law::kSlack.start(s, p);
+  EXPECT_EQ(s.rate, kRmax);
+  rate_law::Epoch e;
+  e.acked = 1;
+  e.lost = 2;
+  e.acked_bytes = 1500;
+  e.duration = 100'000;
+  e.rho = 2.0 / 3;
+  e.tlr_pkt = 0.25;
+  e.r_min = kRmin;
+  e.srtt = 100'000;  // 2 RTTs = 200 us
+  rate_law::kSlack.on_epoch(s, p, e);
+  EXPECT_EQ(s.rate, kRmax) << "3 packets in one RTT: not enough yet";
+  rate_law::kSlack.on_epoch(s, p, e);
+  EXPECT_EQ(s.decisions, 1u) << "two RTTs";
+  // Decided over both epochs: rho 4/6, delivered 3000 bytes in 200 us.
+  EXPECT_NEAR(s.rho_avg, 4.0 / 6, 1e-12);
+  EXPECT_DOUBLE_EQ(s.rate, 3000 / 200e-6 / 0.75);
+  EXPECT_EQ(rate_law::kSlack.rtts_per_min_packet, 16);
+  EXPECT_EQ(rate_law::kPaper.rtts_per_min_packet, 1);
+}
+
 TEST(ModeTest, AblationModeSwitches) {
   struct Row { Mode m; const char* name; bool rc, dyn_tlr, mrdf, slack, dyn_prio; };
   const Row rows[] = {
@@ -101,6 +151,7 @@ TEST(ModeTest, AblationModeSwitches) {
       {Mode::kFixTlr, "fixtlr", true, false, true, true, true},
       {Mode::kFixPrio, "fixprio", true, true, true, true, false},
       {Mode::kFull, "full", true, true, true, true, true},
+      {Mode::kPaper, "paper", true, true, true, true, true},
   };
   for (const auto& r : rows) {
     const ModeFlags f = mode_flags(r.m);
@@ -115,7 +166,14 @@ TEST(ModeTest, AblationModeSwitches) {
   }
   EXPECT_FALSE(parse_mode("Full").has_value());
   EXPECT_FALSE(parse_mode("").has_value());
-  EXPECT_STREQ(mode_name(static_cast<Mode>(6)), "unknown");
+  EXPECT_STREQ(mode_name(static_cast<Mode>(7)), "unknown");
+  EXPECT_FALSE(mode_valid(static_cast<Mode>(7)));
+  // Paper mode runs the paper's law, Full and the other ablations the slack law, Base none.
+  EXPECT_EQ(&rate_law::for_mode(Mode::kPaper), &rate_law::kPaper);
+  for (Mode m : {Mode::kRc, Mode::kRcMrdf, Mode::kFixTlr, Mode::kFixPrio, Mode::kFull})
+    EXPECT_EQ(&rate_law::for_mode(m), &rate_law::kSlack) << mode_name(m);
+  EXPECT_EQ(&rate_law::for_mode(Mode::kBase), &rate_law::kLineRate);
+  for (const auto& r : rows) EXPECT_EQ(rate_law::for_mode(r.m).adaptive, r.rc) << r.name;
 }
 
 }  // namespace

@@ -12,6 +12,8 @@ public enum AtpMode {
   FIX_TLR,
   /** Dynamic TLR for rate control, static priority class (ATP_FixPrio). */
   FIX_PRIO,
-  /** Dynamic TLR, rate control, MRDF, dynamic slack priority (ATP_Full). */
-  FULL
+  /** Dynamic TLR, rate control, MRDF, dynamic slack priority (ATP_Full): the product. */
+  FULL,
+  /** FULL with the paper's rate law (eqs. 2-3 exactly), for comparisons. */
+  PAPER
 }
