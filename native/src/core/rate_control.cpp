@@ -8,7 +8,7 @@ RateController::RateController(const rate_law::RateLaw& law, const RateControlCo
 
 void RateController::start(TimeNs now, double tlr0, double approx_tlr0) {
   tlr_ = tlr0;
-  klass_ = cfg_.flags.slack_priority ? slack::priority_class(approx_tlr0, false) : 0;
+  klass_ = tlr_class_ = cfg_.flags.slack_priority ? slack::priority_class(approx_tlr0, false) : 0;
   law_.start(state_, cfg_.law);
   class_since_ = epoch_start_ = next_send_ = now;
 }
@@ -46,9 +46,24 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
     }
     state_.rate = std::max(state_.rate, std::min(floor, cfg_.law.r_max));  // R_min also after empty epochs
   }
-  int k = klass_;  // static TLR (FixTLR) or static priority (FixPrio) keep the class chosen at the start
-  if (cfg_.flags.slack_priority && cfg_.flags.dynamic_priority && cfg_.flags.dynamic_tlr)
-    k = slack::priority_class(slack::target_loss_rate(progress, true), false);
+  int k = klass_;
+  if (cfg_.flags.slack_priority) {
+    // The TLR's class: static TLR (FixTLR) or static priority (FixPrio) keep the one chosen at the start.
+    if (cfg_.flags.dynamic_priority && cfg_.flags.dynamic_tlr) {
+      const double approx_tlr = slack::target_loss_rate(progress, true);
+      const int want = slack::priority_class(approx_tlr, false);
+      if (want < tlr_class_ || approx_tlr > double(tlr_class_) / 8 + kClassMargin) tlr_class_ = want;
+    }
+    // A job whose packets all went lost in this epoch is starved by busier classes above it: climb one class.
+    if (resolved > 0 && epoch_acked_ == 0) {
+      boost_ = std::min(boost_ + 1, kMaxBoost);
+      quiet_epochs_ = 0;
+    } else if (boost_ > 0 && ++quiet_epochs_ >= kBoostDecay) {
+      boost_--;
+      quiet_epochs_ = 0;
+    }
+    k = std::max(1, tlr_class_ - boost_);
+  }
   if (k != klass_) {
     time_in_class_[klass_] += now - class_since_;
     class_since_ = now;

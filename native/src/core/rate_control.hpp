@@ -61,6 +61,14 @@ class RateController {
   TimeNs next_send() const { return next_send_; }
   void on_sent(TimeNs now, size_t bytes);
 
+  // Starvation guard (strict-priority queues): an epoch in which packets were resolved and none was acknowledged
+  // moves the job up one class (towards class 1), at most kMaxBoost; kBoostDecay epochs in a row without such an
+  // epoch move it one back. Class changes towards lower priority need the TLR kClassMargin past the threshold, so
+  // a TLR that hovers around one does not flap.
+  static constexpr int kMaxBoost = 6;
+  static constexpr int kBoostDecay = 8;
+  static constexpr double kClassMargin = 1.0 / 64;
+
   double rate() const { return state_.rate; }  // bytes per second
   double tlr() const { return tlr_; }
   int priority_class() const { return klass_; }
@@ -78,6 +86,9 @@ class RateController {
   uint64_t epochs_ = 0;
   double tlr_ = 0;
   int klass_ = 0;
+  int tlr_class_ = 0;  // the class the TLR asks for (with hysteresis)
+  int boost_ = 0;      // classes the job climbed for starvation
+  int quiet_epochs_ = 0;
   TimeNs class_since_ = 0;
   TimeNs time_in_class_[kNumPriorityClasses] = {};
 };

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <set>
 
+#include "core/rate_control.hpp"
 #include "core/slack.hpp"
 #include "core/crypto.hpp"
 #include "core/wire.hpp"
@@ -271,6 +272,20 @@ TEST(EngineTest, PriorityClassFollowsTlr) {
   std::vector<EpochSample> ep;
   for (const auto& e : s.events_a)
     if (e.type == EventType::kEpoch && e.job == 13) ep.push_back(e.epoch);
+  std::vector<std::pair<TimeNs, int>> classes_over_time = {{0, 4}};  // TLR_0 = 0.5: class 4
+  for (const auto& e : ep) {
+    const int cur = classes_over_time.back().second;
+    const int want = slack::priority_class(e.tlr, false);
+    const int next = want < cur || e.tlr > cur / 8.0 + RateController::kClassMargin ? want : cur;
+    classes_over_time.push_back({e.at, next});
+    EXPECT_EQ(e.priority_class, next) << "epoch at " << e.at;
+  }
+  auto class_in_force = [&](TimeNs at) {
+    int k = 4;
+    for (const auto& [t, c] : classes_over_time)
+      if (t <= at) k = c;
+    return k;
+  };
   int exact_packets = 0, approx_packets = 0;
   std::set<int> classes;
   for (const auto& p : sent) {
@@ -279,11 +294,10 @@ TEST(EngineTest, PriorityClassFollowsTlr) {
       ++exact_packets;
       continue;
     }
-    // The class in force is the one chosen at the last epoch end before the packet, else the initial one.
-    double tlr = 0.5;
-    for (const auto& e : ep)
-      if (e.at <= p.at) tlr = e.tlr;
-    EXPECT_EQ(p.klass, slack::priority_class(tlr, false)) << "at " << p.at;
+    // The class in force is the one chosen at the last epoch end before the packet, else the initial one: the
+    // TLR's class, moving towards lower priority only once the TLR is kClassMargin past the threshold (no
+    // starvation boost here: with 16+ packets per epoch at 10 % loss no epoch loses them all).
+    EXPECT_EQ(p.klass, class_in_force(p.at)) << "at " << p.at;
     classes.insert(p.klass);
     ++approx_packets;
   }

@@ -97,3 +97,46 @@ TEST(RateControlTest, PacingAdvancesByBytesOverRateWithABurstAllowance) {
   EXPECT_EQ(rc.next_send(), 2'000'000 - 50 * kUs + 10 * kUs);
 }
 
+// Strict-priority queues can starve a job whose class is below a saturated one: an epoch in which every packet
+// was lost moves it up one class, down to class 1 (class 0 stays exact traffic); quiet epochs move it back.
+TEST(RateControlTest, StarvedEpochsClimbClassesAndQuietOnesReturn) {
+  RateController rc(rate_law::kSlack, config(Mode::kFull));
+  rc.start(0, 0.5, 0.5);
+  ASSERT_EQ(rc.priority_class(), 4);
+  TimeNs t = 0;
+  auto epoch = [&](int acked, int lost) {
+    for (int i = 0; i < acked; ++i) rc.on_resolved(true, 1000);
+    for (int i = 0; i < lost; ++i) rc.on_resolved(false, 1000);
+    t += 1000 * kUs;
+    rc.end_epoch(t, {{1000, 500, 0, 0}}, 1.0, kMs);  // TLR stays 0.5
+  };
+  for (int k = 3; k >= 1; --k) {
+    epoch(0, 4);
+    EXPECT_EQ(rc.priority_class(), k);
+  }
+  epoch(0, 4);
+  EXPECT_EQ(rc.priority_class(), 1) << "never class 0";
+  epoch(1, 3);  // some progress: no further climb
+  EXPECT_EQ(rc.priority_class(), 1);
+  for (int i = 0; i < RateController::kBoostDecay * RateController::kMaxBoost; ++i) epoch(4, 0);
+  EXPECT_EQ(rc.priority_class(), 4) << "back to the TLR's class";
+}
+
+// A TLR hovering around a threshold does not make the class flap: moving to a lower priority needs a margin.
+TEST(RateControlTest, ClassMovesTowardsLowerPriorityOnlyPastAMargin) {
+  RateController rc(rate_law::kSlack, config(Mode::kFull));
+  rc.start(0, 0.5, 0.5);
+  ASSERT_EQ(rc.priority_class(), 4);
+  rc.on_resolved(true, 1000);
+  rc.end_epoch(1000 * kUs, {{1000, 495, 0, 0}}, 1.0, kMs);  // TLR 0.505: class 5 by the threshold, within margin
+  EXPECT_EQ(rc.priority_class(), 4);
+  rc.on_resolved(true, 1000);
+  rc.end_epoch(2000 * kUs, {{1000, 480, 0, 0}}, 1.0, kMs);  // TLR 0.52 > 0.5 + 1/64
+  EXPECT_EQ(rc.priority_class(), 5);
+  rc.on_resolved(true, 1000);
+  rc.end_epoch(3000 * kUs, {{1000, 495, 0, 0}}, 1.0, kMs);  // 0.505: class 5 by the threshold, stays
+  EXPECT_EQ(rc.priority_class(), 5);
+  rc.on_resolved(true, 1000);
+  rc.end_epoch(4000 * kUs, {{1000, 510, 0, 0}}, 1.0, kMs);  // 0.49: towards higher priority at once
+  EXPECT_EQ(rc.priority_class(), 4);
+}
