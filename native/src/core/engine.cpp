@@ -480,6 +480,7 @@ struct Engine::Impl {
     j.last_data_sent = now;
     SentPacket p;
     p.kind = SentPacket::Kind::kData;
+    p.dscp = *dscp;
     p.retransmission = seg.retransmission;
     p.bytes = seg.len;
     p.size = static_cast<uint32_t>(total);
@@ -513,6 +514,7 @@ struct Engine::Impl {
     f.in_flight = true;
     SentPacket p;
     p.kind = SentPacket::Kind::kControl;
+    p.dscp = control_dscp();
     p.job = f.job;
     p.ctrl = f.id;
     record_sent(s, p, now);
@@ -523,7 +525,9 @@ struct Engine::Impl {
     const size_t len = seal(s, buf, PacketType::kPing, 0);
     s.ping_now = false;
     s.last_ping = now;
-    record_sent(s, SentPacket{}, now);
+    SentPacket p;
+    p.dscp = control_dscp();
+    record_sent(s, p, now);
     return len;
   }
 

@@ -66,8 +66,9 @@ void Recovery::trim(TimeNs now) {
   }
 }
 
-void Recovery::declare_lost(SentPacket& p, TimeNs now, PacketFate& fate) {
+void Recovery::declare_lost(uint64_t pn, SentPacket& p, TimeNs now, PacketFate& fate) {
   p.state = SentPacket::State::kLost;
+  p.overtaken_in_queue = pn + 1 < largest_acked_by_dscp_[p.dscp & 63];
   p.lost_at = now;
   in_flight_--;
   if (p.kind == SentPacket::Kind::kData) inflight_bytes_ -= p.bytes;
@@ -89,11 +90,16 @@ void Recovery::on_ack(const wire::Ack& a, TimeNs now, PacketFate& fate) {
       const bool late = p.state == SentPacket::State::kLost;
       p.state = SentPacket::State::kAcked;
       progress = true;
+      auto& largest = largest_acked_by_dscp_[p.dscp & 63];
+      largest = std::max(largest, pn + 1);
       if (late) {
-        // A spurious loss: the packet was only reordered or delayed. Tolerate more reordering from now on.
+        // A spurious loss: the packet was only reordered or delayed. Tolerate more reordering from now on - unless
+        // only packets of other queues had overtaken it (that is priority, and the 2x threshold covers it).
         spurious_++;
-        reorder_eighths_ = std::min(2 * reorder_eighths_, kMaxReorderEighths);
-        last_reorder_change_ = now;
+        if (p.overtaken_in_queue) {
+          reorder_eighths_ = std::min(2 * reorder_eighths_, kMaxReorderEighths);
+          last_reorder_change_ = now;
+        }
         fate.on_late_ack(p);
       } else {
         in_flight_--;
@@ -121,8 +127,8 @@ void Recovery::detect_losses(TimeNs now, PacketFate& fate) {
     advance_first_in_flight();
     for (uint64_t pn = first_in_flight_; pn < largest_acked_ && pn < next_pn_; ++pn) {
       SentPacket& p = sent_[pn - base_pn_];
-      if (p.state != SentPacket::State::kInFlight) continue;
-      if (p.sent + thresh <= now) declare_lost(p, now, fate);
+      if (p.sent + thresh > now) break;  // this and every later packet is too young either way
+      if (p.state == SentPacket::State::kInFlight && loss_time(pn, p, thresh) <= now) declare_lost(pn, p, now, fate);
     }
   }
   trim(now);
@@ -131,9 +137,16 @@ void Recovery::detect_losses(TimeNs now, PacketFate& fate) {
 TimeNs Recovery::loss_timer() const {
   if (!any_acked_) return kNever;
   advance_first_in_flight();
-  if (first_in_flight_ >= largest_acked_ || first_in_flight_ >= next_pn_) return kNever;
-  // Packets behind the largest acknowledged one were sent in order, so the oldest in flight expires first.
-  return sent_[first_in_flight_ - base_pn_].sent + time_threshold();
+  // The earliest loss time of the in-flight packets behind the largest acknowledged one. Send times only grow, so
+  // the scan stops at the first packet that could not beat the best found.
+  const TimeNs thresh = time_threshold();
+  TimeNs best = kNever;
+  for (uint64_t pn = first_in_flight_; pn < largest_acked_ && pn < next_pn_; ++pn) {
+    const SentPacket& p = sent_[pn - base_pn_];
+    if (p.sent + thresh >= best) break;
+    if (p.state == SentPacket::State::kInFlight) best = std::min(best, loss_time(pn, p, thresh));
+  }
+  return best;
 }
 
 TimeNs Recovery::probe_deadline() const {
@@ -152,7 +165,7 @@ void Recovery::on_probe_timeout(TimeNs now, PacketFate& fate) {
     for (uint64_t pn = first_in_flight_; pn < next_pn_; ++pn) {
       SentPacket& p = sent_[pn - base_pn_];
       if (p.sent > last_probe_) break;
-      if (p.state == SentPacket::State::kInFlight) declare_lost(p, now, fate);
+      if (p.state == SentPacket::State::kInFlight) declare_lost(pn, p, now, fate);
     }
   }
   pto_count_ = std::min(pto_count_ + 1, kMaxProbeBackoff);

@@ -1,8 +1,10 @@
 // Loss recovery for one session's sending direction: packet numbers, the log of sent packets, acknowledgement
 // processing, loss detection and the probe timeout, and the RTT estimator.
 //
-// Loss detection is time-based, as RACK (RFC 8985): a packet sent before the largest acknowledged one is lost
-// when it is older than the RTT plus a reordering window (RTT / 8 at first, doubled by each spurious loss up to 4
+// Loss detection is time-based, as RACK (RFC 8985): a packet sent before the largest acknowledged one of the same
+// DSCP is lost when it is older than the RTT plus a reordering window; one only overtaken by packets of other DSCPs
+// (other switch queues: a control frame or exact data in class 0 overtakes approximate data by design) when it is
+// twice as old (RTT / 8 at first, doubled by each spurious loss up to 4
 // RTTs, halved again after 64 quiet RTTs). Counting packets (a fixed "3 later packets were acknowledged") mistakes
 // reordering for loss as soon as the jitter exceeds three packet times.
 //
@@ -12,6 +14,7 @@
 // undo what the loss cost where it still can (on_late_ack). Such spurious losses widen the reordering thresholds.
 #pragma once
 
+#include <array>
 #include <deque>
 
 #include "core/engine.hpp"
@@ -41,6 +44,8 @@ struct SentPacket {
   MessageId msg = 0;      // DATA
   uint32_t seg = 0;       // DATA
   uint64_t ctrl = 0;      // control frame id
+  uint8_t dscp = 0;       // the queue it travels in: ordering holds only among packets of one DSCP
+  bool overtaken_in_queue = false;  // declared lost behind a packet of its own DSCP (true reordering if acked late)
 };
 
 // Told the fate of each packet: acknowledged or lost once, and acknowledged late at most once after a loss.
@@ -72,8 +77,9 @@ class Recovery {
   // Resolves every newly acknowledged packet (late ones included), takes an RTT sample when the ACK's largest
   // number is newly acknowledged, then detects losses. An ACK whose largest number was never sent is ignored.
   void on_ack(const wire::Ack& a, TimeNs now, PacketFate& fate);
-  // Declares lost every packet behind the largest acknowledged one that is older than the time threshold:
-  // max(srtt, latest RTT) plus the reordering window.
+  // Declares lost every packet behind the largest acknowledged one of its DSCP that is older than the time
+  // threshold - max(srtt, latest RTT) plus the reordering window - and every packet behind the largest acknowledged
+  // one of any DSCP that is older than twice the threshold.
   void detect_losses(TimeNs now, PacketFate& fate);
   // When the time threshold expires for the oldest packet behind the largest acknowledged one.
   TimeNs loss_timer() const;
@@ -97,9 +103,13 @@ class Recovery {
   TimeNs time_threshold() const;
 
  private:
-  void declare_lost(SentPacket& p, TimeNs now, PacketFate& fate);
+  void declare_lost(uint64_t pn, SentPacket& p, TimeNs now, PacketFate& fate);
   void advance_first_in_flight() const;
   void trim(TimeNs now);
+  // When packet `pn` (in flight, behind the largest acknowledged one) counts as lost.
+  TimeNs loss_time(uint64_t pn, const SentPacket& p, TimeNs thresh) const {
+    return p.sent + (pn + 1 < largest_acked_by_dscp_[p.dscp & 63] ? thresh : 2 * thresh);
+  }
 
   TimeNs initial_rtt_, ack_delay_;
   RttEstimator rtt_;
@@ -109,8 +119,10 @@ class Recovery {
   mutable uint64_t first_in_flight_ = 0;  // no packet below this number is in flight
   uint64_t inflight_bytes_ = 0;
   uint64_t in_flight_ = 0;  // packets
-  uint64_t largest_acked_ = 0;
+  uint64_t largest_acked_ = 0;  // over all DSCPs
   bool any_acked_ = false;
+  // Per DSCP: 1 + the largest acknowledged packet number (0: none yet).
+  std::array<uint64_t, 64> largest_acked_by_dscp_{};
   TimeNs last_ack_progress_ = 0;  // when an ACK last acknowledged something new
   uint32_t pto_count_ = 0;
   TimeNs last_probe_ = 0;

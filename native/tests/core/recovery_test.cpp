@@ -182,3 +182,37 @@ TEST(RecoveryTest, LostPacketsStayLoggedForLateAcknowledgementsThenLeave) {
   EXPECT_EQ(rec.logged(), 1u) << "kKeepLost later they are forgotten";
   EXPECT_EQ(rec.span(), 1u);
 }
+
+// Packets of different DSCPs travel in different switch queues: a class-0 PING or control frame overtaking
+// approximate data is priority, not loss. Such data is declared lost only at twice the time threshold, and its late
+// acknowledgement does not widen the reordering window. Was: one reference (the largest acknowledged packet of any
+// DSCP), so every overtaking probe made the data behind it "lost" after 9/8 RTT, the late acknowledgements widened
+// the window to 4 RTTs, and the rate law ran blind for 4 RTTs.
+TEST(RecoveryTest, PacketsOfOtherQueuesOvertakingAreNotLoss) {
+  Recovery rec(kMs, 0);
+  Recorder f;
+  SentPacket d0 = data(0), d1 = data(1);
+  d0.dscp = d1.dscp = 32;  // class 2
+  SentPacket ping;
+  ping.dscp = 46;  // class 0
+  rec.on_sent(d0, 0);
+  rec.on_sent(d1, 0);
+  rec.on_sent(ping, 0);
+  rec.on_ack(ack({{2, 2}}), 100 * kUs, f);  // the ping, RTT 100 us; the data waits in its queue
+  EXPECT_EQ(rec.time_threshold(), 112'500u);
+  EXPECT_EQ(rec.loss_timer(), 225'000u) << "twice the threshold: only another queue overtook them";
+  rec.detect_losses(200 * kUs, f);
+  EXPECT_TRUE(f.lost.empty());
+  rec.detect_losses(225 * kUs, f);
+  EXPECT_EQ(f.lost, (std::vector<MessageId>{0, 1}));
+  rec.on_ack(ack({{0, 2}}), 300 * kUs, f);  // they were only queued behind higher priority
+  EXPECT_EQ(f.late.size(), 2u);
+  EXPECT_EQ(rec.time_threshold(), rec.rtt().srtt + rec.rtt().srtt / 8) << "the window did not widen";
+  // Within one queue the normal threshold applies.
+  SentPacket d2 = data(2), d3 = data(3);
+  d2.dscp = d3.dscp = 32;
+  rec.on_sent(d2, 400 * kUs);
+  rec.on_sent(d3, 400 * kUs);
+  rec.on_ack(ack({{4, 4}, {0, 2}}), 500 * kUs, f);
+  EXPECT_EQ(rec.loss_timer(), 400 * kUs + rec.time_threshold());
+}
