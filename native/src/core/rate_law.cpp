@@ -61,6 +61,6 @@ void slack_on_epoch(State& s, const Params& p, const Epoch& e) {
 
 const RateLaw kLineRate{"line_rate", false, 1, start_at_line_rate, keep_line_rate};
 const RateLaw kPaper{"paper", true, 1, start_at_line_rate, paper_on_epoch};
-const RateLaw kSlack{"slack", true, 16, start_at_line_rate, slack_on_epoch};
+const RateLaw kSlack{"slack", true, 4, start_at_line_rate, slack_on_epoch};
 
 }  // namespace netapprox::atp::rate_law

@@ -53,7 +53,7 @@ extern const RateLaw kPaper;
 // The default ("slack law", docs/protocol.md section 10): eqs. 2-3 decided over at least kSlackMinResolved
 // resolved packets or kSlackMinRtts round trips; an increase (eq. 2) at most doubles the delivered rate; a decrease
 // (eq. 3 on an EWMA of rho) goes at least down to the rate the path delivers at the affordable loss,
-// delivered / (1 - TLR_pkt). R_min is one packet per 16 RTTs, so 32 senders can share a port whose
+// delivered / (1 - TLR_pkt). R_min is one packet per 4 RTTs, so 32 senders can share a port whose
 // bandwidth-delay product is a few packets.
 extern const RateLaw kSlack;
 constexpr uint64_t kSlackMinResolved = 8;

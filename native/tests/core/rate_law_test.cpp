@@ -138,7 +138,7 @@ TEST(RateLawTest, SlackLawDecidesOverEnoughPackets) {
   // Decided over both epochs: rho 4/6, delivered 3000 bytes in 200 us.
   EXPECT_NEAR(s.rho_avg, 4.0 / 6, 1e-12);
   EXPECT_DOUBLE_EQ(s.rate, 3000 / 200e-6 / 0.75);
-  EXPECT_EQ(rate_law::kSlack.rtts_per_min_packet, 16);
+  EXPECT_EQ(rate_law::kSlack.rtts_per_min_packet, 4);
   EXPECT_EQ(rate_law::kPaper.rtts_per_min_packet, 1);
 }
 
