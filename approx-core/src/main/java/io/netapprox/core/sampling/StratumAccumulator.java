@@ -23,7 +23,7 @@ import java.io.Serializable;
  */
 public final class StratumAccumulator implements Serializable {
 
-    private static final long serialVersionUID = 2L;
+    private static final long serialVersionUID = 3L;
 
     /** Highest order of the central co-moments kept. */
     private static final int ORDER = 4;
@@ -50,6 +50,8 @@ public final class StratumAccumulator implements Serializable {
     private double s04;
     private double minTotal = Double.POSITIVE_INFINITY;
     private double maxTotal = Double.NEGATIVE_INFINITY;
+    /** The totals summed exactly, for complete strata (a census then gives the exact aggregate). */
+    private ExactSum exactTotal = new ExactSum();
 
     /** Creates an empty accumulator. */
     public StratumAccumulator() {
@@ -80,6 +82,7 @@ public final class StratumAccumulator implements Serializable {
             throw new IllegalArgumentException("records per message must be >= 0, got " + records);
         }
         addOne(total, records);
+        exactTotal.add(total);
         minTotal = Math.min(minTotal, total);
         maxTotal = Math.max(maxTotal, total);
         return this;
@@ -103,6 +106,7 @@ public final class StratumAccumulator implements Serializable {
             return this;
         }
         combine(other.n, other.meanTotal, other.meanRecords, other.sums());
+        exactTotal.merge(other.exactTotal);
         minTotal = Math.min(minTotal, other.minTotal);
         maxTotal = Math.max(maxTotal, other.maxTotal);
         return this;
@@ -250,6 +254,7 @@ public final class StratumAccumulator implements Serializable {
         setSums(o.sums());
         minTotal = o.minTotal;
         maxTotal = o.maxTotal;
+        exactTotal = new ExactSum().merge(o.exactTotal);
     }
 
     /** @return a fresh copy of this accumulator. */
@@ -320,7 +325,7 @@ public final class StratumAccumulator implements Serializable {
                     Math.max(0.0, k * s40), k * s31, Math.max(0.0, k * s22), k * s13, Math.max(0.0, k * s04));
         }
         return new StratumSummary(populationUnits, n, n == 0 ? 0.0 : meanTotal, varY,
-                n == 0 ? 0.0 : meanRecords, varM, cov, higher);
+                n == 0 ? 0.0 : meanRecords, varM, cov, higher, StratumSummary.ExactTotal.of(exactTotal));
     }
 
     @Override

@@ -115,6 +115,11 @@ public final class TopKAccumulator<K> implements Serializable {
         return messages;
     }
 
+    /** @return per key seen: {sum of its records per message, sum of their squares} (live view, do not modify). */
+    Map<K, double[]> keySums() {
+        return keys;
+    }
+
     /** @return number of distinct keys seen. */
     public int distinctKeys() {
         return keys.size();
