@@ -247,8 +247,13 @@ public final class MsrPlanner {
         return c * ratio * Math.sqrt(fpcOverN) <= 1.0;
     }
 
-    /** The largest double {@code r <= n/N} with {@code ceil(r * N) == n}, so ATP's target is exactly n. */
-    static double rateFor(long n, long populationSize) {
+    /**
+     * @param n              messages to deliver, {@code 1 <= n}
+     * @param populationSize {@code N}
+     * @return the largest double {@code r <= n/N} with {@code ceil(r * N) == n}, so ATP's target is exactly n (1 when
+     *         {@code n >= N})
+     */
+    public static double rateFor(long n, long populationSize) {
         if (n >= populationSize) {
             return 1.0;
         }
