@@ -38,7 +38,7 @@ public final class ApproxConf implements Serializable {
         k.put("dscp", new String[] {"(engine default)", "8 comma-separated DSCP values for priority classes 0..7 (class 0 = exact)"});
         k.put("confidence", new String[] {"0.95", "default confidence of approximate queries, in (0,1)"});
         k.put("recordsPerMessage", new String[] {"32", "records framed into one ATP message (the sampling unit)"});
-        k.put("planning", new String[] {"balanced", "balanced: each of M map outputs plans its share for e_max*sqrt(M) (and Cochran's rule for the combined sample), exact when the shares are equal; conservative: each map output meets e_max on its own"});
+        k.put("planning", new String[] {"shares", "shares: a statistics pass over the input gives every map output's share of every group, and each group's sample is allocated over its map outputs so that e_max holds for any split; local: no pass, each map output plans its share as if it held the whole group (any split for sums/averages of same-sign data, more samples)"});
         k.put("submit", new String[] {"all", "all: map side submits every message, ATP stops when each group has its target; target: submit only ceil(MSR*N) messages per group"});
         k.put("fetchTimeoutMs", new String[] {"120000", "a reducer's pull from one map output fails (FetchFailedException) after this long"});
         k.put("peerDeathTimeoutMs", new String[] {"5000", "ATP peer-death timeout"});
@@ -52,7 +52,7 @@ public final class ApproxConf implements Serializable {
 
     public enum Submit { ALL, TARGET }
 
-    public enum Planning { BALANCED, CONSERVATIVE }
+    public enum Planning { SHARES, LOCAL }
 
     private final boolean enabled;
     private final String bindAddress;
@@ -134,11 +134,12 @@ public final class ApproxConf implements Serializable {
         } catch (IllegalArgumentException e) {
             throw bad("submit", s, "all or target");
         }
-        String pl = c.getOrDefault("planning", "balanced");
+        String pl = c.getOrDefault("planning", "shares");
         try {
             planning = Planning.valueOf(pl.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw bad("planning", pl, "balanced or conservative");
+            throw bad("planning", pl, "shares or local (balanced was removed: it missed e_max when a group sits in few "
+                    + "map outputs; conservative is now local)");
         }
         fetchTimeoutMs = range(c, "fetchTimeoutMs", 120_000, 100, 24L * 3600 * 1000);
         peerDeathTimeoutMs = range(c, "peerDeathTimeoutMs", 5_000, 50, 3600_000);

@@ -164,7 +164,8 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 for (int g = 0; g < h.groups().size(); g++) {
                     MapOutputFormat.Group gr = h.groups().get(g);
                     out.add((Product2<K, C>) (Product2<?, ?>) new Tuple2<>(gr.key(), new StratumSample(gr.key(),
-                            p.mapIndex(), gr.messages(), gr.records(), gr.msr(), gr.errorBound(), byGroup.get(g))));
+                            p.mapIndex(), gr.messages(), gr.records(), gr.msr(), gr.errorBound(), byGroup.get(g),
+                            gr.nonFinite())));
                 }
                 break;
             } catch (InterruptedException e) {

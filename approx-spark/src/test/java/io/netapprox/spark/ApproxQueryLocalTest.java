@@ -74,7 +74,7 @@ class ApproxQueryLocalTest {
                     // ship only the counts to the driver, not the sampled rows
                     return (Object) new StratumSample(s.group, s.mapIndex, s.messages, s.records, s.msr, s.errorBound,
                             new java.util.ArrayList<>(java.util.Collections.nCopies(s.delivered.size(),
-                                    new ApproxRow[0])));
+                                    new ApproxRow[0])), s.nonFinite);
                 }).collect();
         int strata = 0;
         int partial = 0;

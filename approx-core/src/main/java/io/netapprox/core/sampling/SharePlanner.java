@@ -243,7 +243,8 @@ public final class SharePlanner {
         double all = 0;
         for (int m = 0; m < k; m++) {
             records[m] = shares.get(m).count();
-            if (units[m] > records[m] || (records[m] > 0 && units[m] == 0)) {
+            // (a share's messages may hold more records than its sketch when NaN values are counted apart)
+            if (units[m] < 0 || (records[m] > 0 && units[m] == 0)) {
                 throw new IllegalArgumentException("share " + m + ": " + units[m] + " messages for " + records[m]
                         + " values");
             }
@@ -468,7 +469,7 @@ public final class SharePlanner {
         double[] records(ShareAllocation plan) {
             double[] rho = new double[a.length];
             for (int m = 0; m < rho.length; m++) {
-                rho[m] = units[m] == 0 ? 0 : plan.units(m) * records[m] / units[m];
+                rho[m] = units[m] == 0 ? 0 : Math.min(records[m], plan.units(m) * records[m] / units[m]);
             }
             return rho;
         }
@@ -478,6 +479,10 @@ public final class SharePlanner {
             long[] out = new long[rho.length];
             for (int m = 0; m < rho.length; m++) {
                 if (units[m] == 0) {
+                    continue;
+                }
+                if (records[m] == 0) {
+                    out[m] = Math.min(min, units[m]);
                     continue;
                 }
                 long n = (long) Math.ceil(rho[m] * units[m] / records[m] - 1e-9);
@@ -547,7 +552,7 @@ public final class SharePlanner {
         double[] lower = new double[k];
         int[] state = new int[k]; // 0 free, 1 fixed
         for (int m = 0; m < k; m++) {
-            if (v.units[m] == 0) {
+            if (v.units[m] == 0 || v.records[m] == 0) {
                 state[m] = 1;
                 continue;
             }
@@ -564,7 +569,7 @@ public final class SharePlanner {
             double budget = vMax;
             double sqrtSum = 0;
             for (int m = 0; m < k; m++) {
-                if (v.a[m] == 0 || v.units[m] == 0) {
+                if (v.a[m] == 0 || v.units[m] == 0 || v.records[m] == 0) {
                     continue;
                 }
                 budget += v.a[m] / v.records[m]; // the finite-population terms
