@@ -69,7 +69,7 @@ final class SamplingPlan implements Serializable {
      * Messages each share of the group must deliver: the per-share maximum over the query's aggregates (each
      * aggregate's variance only shrinks when a share delivers more). Aggregates whose value is already known from
      * the shares' counts (a column with NaN or infinities, a quantile that falls among the NaN values, counts) need
-     * nothing beyond the minimum.
+     * nothing beyond the minimum; top-k is not planned (see below).
      */
     static ShareAllocation allocate(ApproxSpec spec, String group, List<ShareStatistics> shares) {
         SharePlanner planner = SharePlanner.of(spec.errorBound(group), spec.confidence());
@@ -108,15 +108,10 @@ final class SamplingPlan implements Serializable {
                         plan = plan.max(planner.quantileAtRank(sketches, units, rank));
                     }
                 }
-                case TOPK -> {
-                    List<SharePlanner.KeyCounts<String>> keys = new ArrayList<>();
-                    for (ShareStatistics s : shares) {
-                        keys.add(s.keys);
-                    }
-                    plan = plan.max(planner.topK(keys, a.k()));
-                }
                 default -> {
-                    // COUNT: exact from the group tables
+                    // COUNT: exact from the group tables. TOPK is not planned: its counts get the sample the other
+                    // aggregates need (e_max bounding each top-k count would sample long-tailed keys nearly whole;
+                    // SharePlanner.topK plans that where it is wanted), and carry their own intervals.
                 }
             }
         }

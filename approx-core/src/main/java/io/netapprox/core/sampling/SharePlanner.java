@@ -384,7 +384,8 @@ public final class SharePlanner {
      * @param truncatedAt the largest count of a key left out of {@code counts} (0 if none was left out)
      * @param <K>         key type
      */
-    public record KeyCounts<K>(long units, long records, Map<K, Long> counts, long truncatedAt) {
+    public record KeyCounts<K>(long units, long records, Map<K, Long> counts, long truncatedAt)
+            implements java.io.Serializable {
         /** Validates. */
         public KeyCounts {
             if (records < 0 || units < 0 || units > records || (records > 0 && units == 0) || truncatedAt < 0
