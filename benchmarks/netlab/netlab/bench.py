@@ -1,62 +1,141 @@
-#!/usr/bin/env python3
 """netlab benchmarks: ATP against TCP-based approximation on the emulated network (docs/netlab.md).
 
-  bench.py --preset quick|full|tiny --agent PATH/netlab-agent --out DIR [--only schemes,corun,trace]
+  python3 -m netlab.bench --preset quick|full|tiny --agent PATH/netlab-agent --out DIR [--only schemes,corun,trace]
+                          [--runs incast/slack/8/1,...] [--schemes atp_full,tcp_es,...] [--name LAB]
 
 Needs root (network namespaces, tc), iperf3 and a built netlab-agent (native/tools/netlab_agent.cpp). Python
-orchestrates only: topology (netlab.py), background iperf3, launching one agent per host per phase with
-`ip netns exec`, and collecting the agents' JSON lines into CSV. The data path is the C++ agent.
+orchestrates only: topology (netlab.lab), background iperf3, one agent per sending host per phase (`ip netns
+exec`), and collecting the agents' JSON lines into jobs.csv / summary.json (netlab.results). The data path is the
+C++ agent.
 
-Experiments (all in one run, each on its own fresh lab):
-  schemes  the same job schedule (seeded) replayed once per scheme: tcp_exact, tcp_ss (SampleSend), tcp_es
-           (EarlySend), udp (UDP-blast), atp_full and the ablations atp_base, atp_rc, atp_rc_mrdf, atp_fixtlr,
-           atp_fixprio; slack-based switch queues; background TCP at a chosen load; incast (and, in the full
-           preset, all-to-all).
-  corun    exact jobs (ATP, MSR = 1, class 0) next to approximate ATP Full jobs, FIFO switch vs slack queues.
+Configurations (a run = pattern / switch / senders / host_rate_ratio, each on its own fresh lab):
+  datacenter  host_rate_ratio 1: every host's uplink is shaped to the switch port's rate, ATP's line rate and
+              UDP-blast's pace are that rate, so one sender alone cannot congest the port; congestion comes from
+              fan-in. The headline configuration.
+  stress      host_rate_ratio 5: hosts at 5x the port (1 Gbit/s against 200 Mbit/s), the lab's earlier setting.
+Experiments:
+  schemes  the same seeded job schedule replayed once per scheme (netlab.schemes) on every run of the preset,
+           background TCP throughout. Incast runs at 3, 8, 16 and 32 senders form the incast-degree sweep.
+  corun    exact jobs (ATP, MSR 1, class 0) next to approximate ATP Full jobs, FIFO switch vs slack queues.
   trace    one ATP Full job (MSR 0.5) against background UDP that moves from the job's class to higher ones,
            like the paper's Fig. 10: per-epoch TLR, loss, rate and priority class.
-Outputs in DIR: jobs.csv (one row per job and scheme), trace.csv, summary.csv, summary.json, run.json.
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import os
 import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import netlab  # noqa: E402
-import workload as wl  # noqa: E402
+from netlab import lab, results, schemes
+from netlab import workload as wl
 
 PORT = 7480
-LAB = "nlbench"
-SCHEMES = ["tcp_exact", "tcp_ss", "tcp_es", "udp", "atp_full", "atp_base", "atp_rc", "atp_rc_mrdf",
-           "atp_fixtlr", "atp_fixprio"]
+DEFAULT_LAB = "nlbench"
+AGENT_TIMEOUT_S = 60            # a job not done after this long counts as failed (agent --timeout)
+ALL, SWEEP = schemes.ALL, schemes.SWEEP
 
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """One lab configuration of the schemes experiment."""
+    pattern: str                 # incast: senders -> h1; all-to-all: each job between two random hosts
+    switch: str                  # slack | fifo
+    senders: int                 # incast: sending hosts (the incast degree); all-to-all: hosts exchanging jobs
+    host_rate_ratio: float       # host line rate / switch port rate: 1 = datacenter, 5 = stress
+    schemes: tuple[str, ...] = ALL
+
+    @classmethod
+    def parse(cls, text: str, default_schemes: tuple[str, ...] = ALL) -> "RunSpec":
+        """pattern/switch/senders/host_rate_ratio, e.g. incast/slack/16/1 (the scheme list comes separately)."""
+        parts = text.split("/")
+        if len(parts) != 4:
+            raise ValueError(f"run {text!r}: use pattern/switch/senders/host_rate_ratio, e.g. incast/slack/16/1")
+        spec = cls(parts[0], parts[1], int(parts[2]), float(parts[3]), tuple(default_schemes))
+        spec.validate()
+        return spec
+
+    def validate(self) -> None:
+        if self.pattern not in ("incast", "all-to-all"):
+            raise ValueError(f"pattern must be incast or all-to-all, not {self.pattern!r}")
+        if self.switch not in ("slack", "fifo"):
+            raise ValueError(f"switch must be slack or fifo, not {self.switch!r}")
+        if not (1 <= self.senders <= 64 if self.pattern == "incast" else 2 <= self.senders <= 16):
+            raise ValueError(f"senders {self.senders} out of range (incast 1..64, all-to-all 2..16)")
+        if not self.host_rate_ratio > 0:
+            raise ValueError("host_rate_ratio must be > 0")
+        schemes.check(list(self.schemes))
+
+    @property
+    def label(self) -> str:
+        return f"{self.pattern}/{self.switch}/{self.senders}/{self.host_rate_ratio:g}"
+
+    def layout(self) -> tuple[list[int], list[int], int]:
+        """(sending hosts, receiving hosts, background host); hosts are numbered 1..bg."""
+        if self.pattern == "incast":
+            return list(range(2, self.senders + 2)), [1], self.senders + 2
+        hosts = list(range(1, self.senders + 1))
+        return hosts, hosts, self.senders + 1
+
+
+def _runs(*items: tuple[str, tuple[str, ...]]) -> list[RunSpec]:
+    return [RunSpec.parse(text, sch) for text, sch in items]
+
+
+COMMON = dict(rate="200mbit", buffer="150kb", bg_load=0.3, load=0.8, msrs=[0.5, 0.75, 0.9])
 PRESETS = {
-    # a few seconds per phase; CI-sized (test_netlab.py runs this through a reduced scheme list)
-    "tiny": dict(rate="200mbit", buffer="150kb", hosts=4, senders=[2, 3], bg_host=4, bg_load=0.3, load=0.8,
-                 jobs={"fbhd": 4}, runs=[("incast", "slack")], msrs=[0.75], corun_jobs=0, trace=False, seed=7),
-    "quick": dict(rate="200mbit", buffer="150kb", hosts=5, senders=[2, 3, 4], bg_host=5, bg_load=0.3, load=0.8,
-                  jobs={"fbhd": 15, "fbkv": 30}, runs=[("incast", "slack"), ("incast", "fifo")],
-                  msrs=[0.5, 0.75, 0.9], corun_jobs=24,
-                  trace=True, seed=11),
-    "full": dict(rate="200mbit", buffer="150kb", hosts=5, senders=[2, 3, 4], bg_host=5, bg_load=0.3, load=0.8,
-                 jobs={"fbhd": 45, "fbkv": 90},
-                 runs=[("incast", "slack"), ("incast", "fifo"), ("all-to-all", "slack")], msrs=[0.5, 0.75, 0.9],
-                 corun_jobs=60, trace=True, seed=2026),
+    # CI-sized (test_netlab.py runs it with a reduced scheme list); a few seconds per phase
+    "tiny": dict(COMMON, runs=_runs(("incast/slack/2/1", ("tcp_es", "atp_full"))), jobs={"fbhd": 4}, msrs=[0.75],
+                 corun=None, trace=False, seed=7),
+    "quick": dict(COMMON, runs=_runs(("incast/slack/8/1", ALL), ("incast/fifo/8/1", ALL),
+                                     ("incast/slack/32/1", SWEEP), ("incast/slack/3/5", SWEEP)),
+                  jobs={"fbhd": 15, "fbkv": 30}, corun=dict(jobs=24, senders=8, host_rate_ratio=1.0), trace=True,
+                  seed=11),
+    "full": dict(COMMON, runs=_runs(
+        # datacenter configuration (headline): every scheme, incast at 8 senders and all-to-all among 4 hosts
+        ("incast/slack/8/1", ALL), ("incast/fifo/8/1", ALL), ("all-to-all/slack/4/1", ALL),
+        # the incast-degree sweep (8 senders above)
+        ("incast/slack/3/1", SWEEP), ("incast/slack/16/1", SWEEP), ("incast/slack/32/1", SWEEP),
+        ("incast/fifo/3/1", SWEEP), ("incast/fifo/16/1", SWEEP), ("incast/fifo/32/1", SWEEP),
+        # stress configuration: hosts at 5x the port, as the lab's earlier runs
+        ("incast/slack/3/5", SWEEP), ("incast/fifo/3/5", SWEEP)),
+        jobs={"fbhd": 45, "fbkv": 90}, corun=dict(jobs=60, senders=8, host_rate_ratio=1.0), trace=True, seed=2026),
 }
 
-ROW_FIELDS = ["experiment", "workload", "pattern", "switch", "scheme", "kind", "job", "sender", "receiver", "msr",
-              "messages", "job_bytes", "production_ms", "start_s", "jct_ms", "target", "sent", "delivered", "lost",
-              "measured_loss", "met_msr", "status", "bytes_sent", "packets", "retransmissions", "epochs",
-              "time_in_class_ms"]
+# Wall-clock model of a run (seconds), measured on this 2-core machine: agent start-up and the 1.2 s set-up lead
+# before a phase's first job, the drain after its last job starts, the pause between phases, bringing a lab up
+# and down (per host), the background TCP's start. A phase with a failed ATP job waits up to AGENT_TIMEOUT_S
+# longer, which the estimate does not include.
+PHASE_START_S, PHASE_DRAIN_S, PHASE_GAP_S = 1.6, 2.0, 0.5
+LAB_FIXED_S, LAB_PER_HOST_S = 3.0, 0.12
+
+
+def expected_seconds(preset: dict) -> float:
+    rate = lab.parse_rate(preset["rate"])
+    total = 0.0
+    for spec in preset["runs"]:
+        senders, receivers, bg = spec.layout()
+        for wname, n in preset["jobs"].items():
+            jobs = wl.generate(wname, n, senders, receivers, preset["msrs"], rate, preset["load"], preset["seed"],
+                               pattern=spec.pattern)
+            span = max(j.start_us for j in jobs) / 1e6
+            total += LAB_FIXED_S + LAB_PER_HOST_S * bg
+            total += len(spec.schemes) * (PHASE_START_S + span + PHASE_DRAIN_S + PHASE_GAP_S)
+    co = preset.get("corun")
+    if co:
+        jobs = wl.generate("fbhd", co["jobs"], [2], [1], [0.5, 0.75, 1.0], rate, preset["load"], preset["seed"] + 1)
+        span = max(j.start_us for j in jobs) / 1e6
+        total += 2 * (LAB_FIXED_S + LAB_PER_HOST_S * (co["senders"] + 2) + PHASE_START_S + span + PHASE_DRAIN_S)
+    if preset.get("trace"):
+        total += LAB_FIXED_S + 6.0
+    return total
 
 
 def cpu_times() -> tuple[int, int]:
@@ -79,16 +158,27 @@ def other_cpu_hogs() -> str:
     return " ".join(out)
 
 
+def git_commit() -> str:
+    p = subprocess.run(["git", "-C", results.REPO, "describe", "--always", "--dirty"], capture_output=True,
+                       text=True)
+    return p.stdout.strip()
+
+
 class Bench:
-    def __init__(self, agent: str, out: str, preset: dict, verbose: bool = True):
+    def __init__(self, agent: str, out: str, preset: dict, name: str = DEFAULT_LAB, verbose: bool = True):
         self.agent = os.path.abspath(agent)
         self.out = out
         self.p = preset
+        self.name = name
         self.rows: list[dict] = []
         self.phases: list[dict] = []
+        self.labs: list[dict] = []
+        self.skipped: list[dict] = []
         self.verbose = verbose
         self.procs: list[subprocess.Popen] = []
-        self.rate_bps = netlab.parse_rate(preset["rate"])
+        self.rate_bps = lab.parse_rate(preset["rate"])
+        self.base_rtt_ms = 0.0
+        self.unsupported: dict[str, str | None] = {}
         os.makedirs(out, exist_ok=True)
         self.tmp = os.path.join(out, "tmp")
         os.makedirs(self.tmp, exist_ok=True)
@@ -100,79 +190,108 @@ class Bench:
     # -- lab and processes ------------------------------------------------------------------------------------
 
     def ns(self, host: int) -> str:
-        return f"{LAB}-h{host}"
+        return f"{self.name}-h{host}"
 
     def spawn(self, host: int, args: list[str], log_name: str) -> subprocess.Popen:
         nice = ["nice", "-n", str(self.p["nice"])] if self.p.get("nice") else []
-        p = netlab.spawn_in(self.ns(host), [*nice, *args], os.path.join(self.tmp, log_name))
+        p = lab.spawn_in(self.ns(host), [*nice, *args], os.path.join(self.tmp, log_name))
         self.procs.append(p)
         return p
 
     def stop(self, p: subprocess.Popen, timeout: float = 3) -> None:
-        netlab.stop_group(p, timeout)
+        lab.stop_group(p, timeout)
         if p in self.procs:
             self.procs.remove(p)
 
-    def lab_up(self, mode: str, shape_all: bool) -> None:
-        plan = netlab.QueuePlan.build(mode, self.p["rate"], self.p["buffer"])
-        netlab.up(LAB, self.p["hosts"], plan, quiet=True, shape_all=shape_all)
-        self.log(f"lab up: {self.p['hosts']} hosts, {mode} switch, {self.p['rate']}, buffer {self.p['buffer']}"
-                 f"{', every port shaped' if shape_all else ''}")
+    def host_gbps(self, ratio: float) -> float:
+        return ratio * self.rate_bps / 1e9
+
+    def lab_up(self, mode: str, hosts: int, ratio: float, shape_all: bool) -> None:
+        t0 = time.time()
+        plan = lab.QueuePlan.build(mode, self.p["rate"], self.p["buffer"])
+        link = lab.HostLink(int(ratio * self.rate_bps))
+        lab.up(self.name, hosts, plan, quiet=True, shape_all=shape_all, host_link=link)
+        self.base_rtt_ms = lab.base_rtt_ms(self.name, 2, 1)
+        self.labs.append(dict(mode=mode, hosts=hosts, host_rate_ratio=ratio, shape_all=shape_all,
+                              host_rate_bps=link.rate_bps, base_rtt_ms=self.base_rtt_ms,
+                              up_seconds=round(time.time() - t0, 2)))
+        self.log(f"lab {self.name} up: {hosts} hosts, {mode} switch {self.p['rate']} buffer {self.p['buffer']}"
+                 f"{' on every port' if shape_all else ''}, host uplinks {link.rate_bps / 1e6:g} Mbit/s "
+                 f"(ratio {ratio:g}), base RTT {self.base_rtt_ms:.3f} ms")
 
     def lab_down(self) -> None:
         for p in list(self.procs):
             self.stop(p)
-        netlab.down(LAB, quiet=True)
+        lab.down(self.name, quiet=True)
 
     def start_servers(self, receivers: list[int]) -> None:
         for h in receivers:
-            self.spawn(h, [self.agent, "serve", "--bind", f"{netlab.SUBNET}.{h}", "--port", str(PORT)],
+            self.spawn(h, [self.agent, "serve", "--bind", f"{lab.SUBNET}.{h}", "--port", str(PORT)],
                        f"serve-h{h}.log")
         time.sleep(0.5)
 
-    def start_background(self, receivers: list[int]) -> None:
+    def start_background(self, receivers: list[int], bg_host: int) -> None:
         """Background TCP (iperf3, cubic, DSCP 0) from bg_host to each receiver at bg_load x rate in total."""
         if not self.p["bg_load"]:
             return
         per = int(self.p["bg_load"] * self.rate_bps / len(receivers))
         for i, h in enumerate(receivers):
-            if h == self.p["bg_host"]:
-                continue
             port = 5201 + i
             self.spawn(h, ["iperf3", "-s", "-p", str(port), "-1"], f"iperf3-s-h{h}.log")
             time.sleep(0.2)
-            self.spawn(self.p["bg_host"], ["iperf3", "-c", f"{netlab.SUBNET}.{h}", "-p", str(port), "-t", "3600",
-                                           "-b", str(per), "-C", "cubic"], f"iperf3-c-h{h}.log")
+            self.spawn(bg_host, ["iperf3", "-c", f"{lab.SUBNET}.{h}", "-p", str(port), "-t", "3600",
+                                 "-b", str(per), "-C", "cubic"], f"iperf3-c-h{h}.log")
         time.sleep(1.0)
 
-    # -- one phase: every sender host replays its part of the schedule with one scheme --------------------------
+    # -- one phase: every sending host replays its part of the schedule with one scheme ------------------------
 
-    def run_phase(self, jobs: list[wl.Job], scheme: str, meta: dict, trace_path: str | None = None) -> list[dict]:
-        atp_mode = scheme[4:] if scheme.startswith("atp_") else "full"
-        base_scheme = "atp" if scheme.startswith("atp") else scheme
+    @staticmethod
+    def start_time(agents: int) -> float:
+        """The schedule's time 0 (wall clock) for a phase about to spawn this many agents."""
+        return time.time() + 1.4 + 0.04 * agents
+
+    def scheme_unsupported(self, scheme: str) -> str | None:
+        if scheme not in self.unsupported:
+            self.unsupported[scheme] = schemes.unsupported_reason(self.agent, scheme)
+        return self.unsupported[scheme]
+
+    def run_phase(self, jobs: list[wl.Job], scheme: str, meta: dict, trace_path: str | None = None,
+                  start_at: float | None = None) -> list[dict]:
+        reason = self.scheme_unsupported(scheme)
+        if reason:
+            self.log(f"  {scheme:<12} SKIPPED: {reason}")
+            self.skipped.append(dict(meta, scheme=scheme, reason=reason))
+            return []
+        agent_scheme, mode = schemes.agent_scheme(scheme)
         by_host: dict[int, list[wl.Job]] = {}
         for j in jobs:
             if j.kind == "exact":
-                j.scheme = "atp" if base_scheme == "atp" else "tcp_exact"
+                j.scheme = "atp" if agent_scheme == "atp" else "tcp_exact"
             else:
-                j.scheme = base_scheme
+                j.scheme = agent_scheme
             by_host.setdefault(j.sender, []).append(j)
         procs, outs = [], []
         cpu0, t_phase = cpu_times(), time.time()
-        tag = f"{meta['experiment']}-{meta['workload']}-{meta['pattern']}-{meta['switch']}-{scheme}"
+        tag = (f"{meta['experiment']}-{meta['workload']}-{meta['pattern']}-{meta['switch']}-{meta['senders']}-"
+               f"{meta['host_rate_ratio']:g}-{scheme}")
+        # One start time for every agent (wall clock), so that the schedule is aligned across hosts however long
+        # spawning 32 agents takes; the agent sets up each job's session 1 s before the job.
+        if start_at is None:
+            start_at = self.start_time(len(by_host))
         for h, hj in sorted(by_host.items()):
             sched = os.path.join(self.tmp, f"{tag}-h{h}.sched")
             out = os.path.join(self.tmp, f"{tag}-h{h}.jsonl")
             wl.write_schedule(sched, hj, PORT)
-            args = [self.agent, "run", "--schedule", sched, "--out", out, "--mode", atp_mode,
-                    "--rate-gbps", str(self.p.get("line_gbps", 1.0)), "--timeout", "60"]
+            args = [self.agent, "run", "--schedule", sched, "--out", out, "--mode", mode,
+                    "--rate-gbps", f"{self.host_gbps(meta['host_rate_ratio']):.6g}",
+                    "--timeout", str(AGENT_TIMEOUT_S), "--start-at", f"{start_at:.6f}"]
             if self.p.get("reaction_speed"):
                 args += ["--reaction-speed", str(self.p["reaction_speed"])]
             if trace_path and any(j.trace for j in hj):
                 args += ["--trace", trace_path]
             procs.append(self.spawn(h, args, f"{tag}-h{h}.log"))
             outs.append(out)
-        deadline = time.time() + max(j.start_us for j in jobs) / 1e6 + 90
+        deadline = start_at + max(j.start_us for j in jobs) / 1e6 + AGENT_TIMEOUT_S + 30
         for p in procs:
             try:
                 p.wait(max(1, deadline - time.time()))
@@ -184,21 +303,7 @@ class Bench:
         self.phases.append(dict(meta, scheme=scheme, seconds=round(time.time() - t_phase, 2),
                                 cpu_busy=round(busy, 3), load1=os.getloadavg()[0],
                                 other_cpu=other_cpu_hogs()))
-        rows = []
-        info = {j.id: j for j in jobs}
-        for out in outs:
-            if not os.path.exists(out):
-                continue
-            for line in open(out):
-                r = json.loads(line)
-                j = info.get(r["job"])
-                row = dict(meta, scheme=scheme, kind=j.kind if j else "", sender=j.sender if j else "",
-                           receiver=j.receiver if j else "")
-                for k in ROW_FIELDS:
-                    if k in r and k not in ("scheme",):
-                        row[k] = r[k]
-                row["time_in_class_ms"] = " ".join(f"{v:.1f}" for v in r.get("time_in_class_ms", []))
-                rows.append(row)
+        rows = self.collect(outs, jobs, scheme, meta)
         ok = [r for r in rows if r["status"] == "ok"]
         jcts = sorted(r["jct_ms"] for r in ok)
         self.log(f"  {scheme:<12} {len(rows)}/{len(jobs)} jobs, {len(ok)} ok, median JCT "
@@ -207,100 +312,125 @@ class Bench:
         self.rows.extend(rows)
         return rows
 
+    def collect(self, outs: list[str], jobs: list[wl.Job], scheme: str, meta: dict) -> list[dict]:
+        rows = []
+        info = {j.id: j for j in jobs}
+        for out in outs:
+            if not os.path.exists(out):
+                continue
+            with open(out) as f:
+                lines = f.readlines()
+            for line in lines:
+                r = json.loads(line)
+                j = info.get(r["job"])
+                row = dict(meta, scheme=scheme, kind=j.kind if j else "", sender=j.sender if j else "",
+                           receiver=j.receiver if j else "", bottleneck_bps=self.rate_bps,
+                           base_rtt_ms=round(self.base_rtt_ms, 4))
+                for k in results.ROW_FIELDS:
+                    if k in r and k not in row:
+                        row[k] = r[k]
+                row["time_in_class_ms"] = " ".join(f"{v:.1f}" for v in r.get("time_in_class_ms", []))
+                row["ideal_ms"] = round(results.ideal_ms(r["msr"], r["job_bytes"], self.rate_bps,
+                                                         self.base_rtt_ms), 4)
+                wait = r.get("start_to_running_ns")
+                row["start_wait_rtts"] = (round(wait / 1e6 / self.base_rtt_ms, 2)
+                                          if wait is not None and self.base_rtt_ms > 0 else None)
+                rows.append(row)
+        return rows
+
     # -- experiments ----------------------------------------------------------------------------------------------
 
-    def exp_schemes(self, schemes: list[str]) -> None:
+    def exp_schemes(self, runs: list[RunSpec]) -> None:
         p = self.p
-        for pattern, switch in p["runs"]:
-            all_hosts = list(range(1, p["hosts"] + 1))
-            if pattern == "incast":
-                senders, receivers = p["senders"], [1]
-            else:
-                senders = receivers = [h for h in all_hosts if h != p["bg_host"]]
-            for wname, n_jobs in p["jobs"].items():
-                self.log(f"experiment schemes: workload {wname}, {pattern}, {switch} switch, {n_jobs} jobs, load {p['load']}, "
-                         f"background TCP {p['bg_load']}")
-                jobs = wl.generate(wname, n_jobs, senders, receivers, p["msrs"], self.rate_bps, p["load"],
-                                   p["seed"], pattern=pattern)
-                self.lab_up(switch, shape_all=pattern != "incast")
-                try:
-                    self.start_servers(receivers)
-                    self.start_background(receivers)
-                    meta = dict(experiment="schemes", workload=wname, pattern=pattern, switch=switch)
-                    for s in schemes:
+        for spec in runs:
+            senders, receivers, bg = spec.layout()
+            self.lab_up(spec.switch, bg, spec.host_rate_ratio, shape_all=spec.pattern != "incast")
+            try:
+                self.start_servers(receivers)
+                self.start_background(receivers, bg)
+                for wname, n_jobs in p["jobs"].items():
+                    self.log(f"experiment schemes {spec.label}: workload {wname}, {n_jobs} jobs, load {p['load']}, "
+                             f"background TCP {p['bg_load']}")
+                    jobs = wl.generate(wname, n_jobs, senders, receivers, p["msrs"], self.rate_bps, p["load"],
+                                       p["seed"], pattern=spec.pattern)
+                    meta = dict(experiment="schemes", workload=wname, pattern=spec.pattern, switch=spec.switch,
+                                senders=spec.senders, host_rate_ratio=spec.host_rate_ratio)
+                    for s in spec.schemes:
                         self.run_phase(jobs, s, meta)
-                        time.sleep(0.5)
-                finally:
-                    self.lab_down()
-                self.save()
+                        time.sleep(PHASE_GAP_S)
+            finally:
+                self.lab_down()
+            self.save()
 
     def exp_corun(self) -> None:
-        p = self.p
-        n = p["corun_jobs"]
-        if not n:
+        co = self.p.get("corun")
+        if not co:
             return
+        spec = RunSpec("incast", "slack", co["senders"], co["host_rate_ratio"])
+        senders, receivers, bg = spec.layout()
         # One schedule: every third job is exact (ATP, MSR 1 -> class 0); the others approximate ATP Full jobs.
-        jobs = wl.generate("fbhd", n, p["senders"], [1], [0.5, 0.75, 1.0], self.rate_bps, p["load"],
-                           p["seed"] + 1)
+        jobs = wl.generate("fbhd", co["jobs"], senders, receivers, [0.5, 0.75, 1.0], self.rate_bps, self.p["load"],
+                           self.p["seed"] + 1)
         for j in jobs:
             if j.msr == 1.0:
                 j.kind = "exact"
         for mode in ("fifo", "slack"):
-            self.log(f"experiment corun: {mode} switch, {n} jobs ({sum(j.kind == 'exact' for j in jobs)} exact)")
-            self.lab_up(mode, shape_all=False)
+            self.log(f"experiment corun: {mode} switch, {len(jobs)} jobs ({sum(j.kind == 'exact' for j in jobs)} "
+                     f"exact), {spec.senders} senders, host rate ratio {spec.host_rate_ratio:g}")
+            self.lab_up(mode, bg, spec.host_rate_ratio, shape_all=False)
             try:
-                self.start_servers([1])
-                self.start_background([1])
+                self.start_servers(receivers)
+                self.start_background(receivers, bg)
                 self.run_phase(jobs, "atp_full", dict(experiment="corun", workload="fbhd", pattern="incast",
-                                                      switch=mode))
+                                                      switch=mode, senders=spec.senders,
+                                                      host_rate_ratio=spec.host_rate_ratio))
             finally:
                 self.lab_down()
         self.save()
 
     def exp_trace(self) -> None:
         """Fig. 10-like: one ATP Full job, MSR 0.5 (TLR_0 = 0.5 -> class 4), 3000 x 16 KiB messages all ready at
-        t=0. Background UDP (iperf3, 150 Mbit/s of the 200 Mbit/s) is marked with class 4's DSCP, moves to class
-        3 after 0.5 s and to class 2 after 1.0 s."""
-        if not self.p["trace"]:
+        t=0, datacenter configuration. Background UDP (iperf3, 0.75 x the port rate) from another host is marked
+        with class 4's DSCP, moves to class 3 after 0.5 s and to class 2 after 1.0 s."""
+        if not self.p.get("trace"):
             return
         self.log("experiment trace (Fig. 10-like)")
         trace_path = os.path.join(self.out, "trace.csv")
         if os.path.exists(trace_path):
             os.remove(trace_path)
-        self.lab_up("slack", shape_all=False)
+        sender, bg = 2, 3
+        self.lab_up("slack", bg, 1.0, shape_all=False)
         try:
             self.start_servers([1])
-            bg = self.p["bg_host"]
-            dscp = netlab.DEFAULT_DSCP_BY_CLASS
+            dscp = lab.DEFAULT_DSCP_BY_CLASS
             for k, port in ((4, 5301), (3, 5302), (2, 5303)):
                 self.spawn(1, ["iperf3", "-s", "-p", str(port), "-1"], f"trace-iperf3-s-{k}.log")
             time.sleep(0.3)
-            job = wl.Job(id=1, start_us=0, sender=2, receiver=1, msr=0.5, sizes=[16384] * 3000,
+            job = wl.Job(id=1, start_us=0, sender=sender, receiver=1, msr=0.5, sizes=[16384] * 3000,
                          offsets_us=[0] * 3000, trace=True)
             bg_rate = str(int(0.75 * self.rate_bps))
             switches = []
 
             def bg_class(k, port):
-                return self.spawn(bg, ["iperf3", "-c", f"{netlab.SUBNET}.1", "-p", str(port), "-u", "-b", bg_rate,
+                return self.spawn(bg, ["iperf3", "-c", f"{lab.SUBNET}.1", "-p", str(port), "-u", "-b", bg_rate,
                                        "-l", "1400", "-S", str(dscp[k] << 2), "-t", "30"], f"trace-bg-{k}.log")
             switches.append(bg_class(4, 5301))
             time.sleep(0.5)
-            import threading
             timeline = []
+            start_at = self.start_time(1)
 
             def mover():
-                t0 = time.time()
-                time.sleep(0.7)   # agent start-up (0.2 s) + 0.5 s of the job in class 4 competition
-                for k, port in ((3, 5302), (2, 5303)):
+                for i, (k, port) in enumerate(((3, 5302), (2, 5303))):
+                    time.sleep(max(0.0, start_at + 0.5 * (i + 1) - time.time()))   # 0.5 s of the job per class
                     old = switches[-1]
                     switches.append(bg_class(k, port))
                     self.stop(old)
-                    timeline.append((time.time() - t0 - 0.2, k))
-                    time.sleep(0.5)
+                    timeline.append((round(time.time() - start_at, 3), k))
             th = threading.Thread(target=mover)
             th.start()
             self.run_phase([job], "atp_full", dict(experiment="trace", workload="fixed16k", pattern="single",
-                                                   switch="slack"), trace_path=trace_path)
+                                                   switch="slack", senders=1, host_rate_ratio=1.0),
+                           trace_path=trace_path, start_at=start_at)
             th.join()
             with open(os.path.join(self.out, "trace_bg.json"), "w") as f:
                 json.dump({"bg_class_changes_s": timeline, "bg_start_class": 4, "bg_rate_bps": int(bg_rate)}, f)
@@ -316,121 +446,10 @@ class Bench:
                 w = csv.DictWriter(f, fieldnames=list(self.phases[0].keys()))
                 w.writeheader()
                 w.writerows(self.phases)
-        with open(os.path.join(self.out, "jobs.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=ROW_FIELDS, extrasaction="ignore")
-            w.writeheader()
-            for r in self.rows:
-                w.writerow(r)
+        results.write_rows(os.path.join(self.out, "jobs.csv"), self.rows)
 
 
-def load_rows(path: str) -> list[dict]:
-    rows = []
-    with open(path) as f:
-        for r in csv.DictReader(f):
-            for k in ("msr", "jct_ms", "measured_loss", "job_bytes", "production_ms", "start_s"):
-                r[k] = float(r[k]) if r[k] not in ("", None) else float("nan")
-            for k in ("messages", "target", "delivered", "lost", "retransmissions", "sent"):
-                r[k] = int(float(r[k])) if r[k] not in ("", None) else 0
-            r["met_msr"] = r["met_msr"] in ("True", "true", "1")
-            rows.append(r)
-    return rows
-
-
-def med(xs):
-    return statistics.median(xs) if xs else float("nan")
-
-
-def summarize(out: str) -> dict:
-    """summary.csv (per experiment/workload/pattern/switch/scheme/msr) and summary.json (the targets)."""
-    rows = load_rows(os.path.join(out, "jobs.csv"))
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows:
-        key = (r["experiment"], r["workload"], r["pattern"], r["switch"], r["scheme"], r["kind"], r["msr"])
-        groups.setdefault(key, []).append(r)
-    lines = []
-    for key, rs in sorted(groups.items()):
-        ok = [r for r in rs if r["status"] == "ok"]
-        j = sorted(r["jct_ms"] if r["status"] == "ok" else float("inf") for r in rs)
-        lines.append(dict(zip(("experiment", "workload", "pattern", "switch", "scheme", "kind", "msr"), key),
-                          jobs=len(rs), ok=len(ok), median_jct_ms=round(med(j), 2),
-                          p90_jct_ms=round(j[int(0.9 * (len(j) - 1))], 2) if j else "",  # inf: failed jobs
-                          met_msr=sum(r["met_msr"] for r in rs),
-                          worst_loss=round(max((r["measured_loss"] for r in rs), default=float("nan")), 4),
-                          median_loss=round(med([r["measured_loss"] for r in rs]), 4)))
-    with open(os.path.join(out, "summary.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(lines[0].keys()) if lines else ["experiment"])
-        w.writeheader()
-        w.writerows(lines)
-
-    def median_of(exp, wlname, pattern, scheme, msr=None, kind=None, switch=None):
-        # A job that failed (timeout, peer dead) counts as infinitely slow, so failures never improve a median.
-        xs = [r["jct_ms"] if r["status"] == "ok" else float("inf") for r in rows if r["experiment"] == exp
-              and r["workload"] == wlname and r["pattern"] == pattern and r["scheme"] == scheme
-              and (msr is None or abs(r["msr"] - msr) < 1e-9) and (kind is None or r["kind"] == kind)
-              and (switch is None or r["switch"] == switch)]
-        return med(xs), len(xs)
-
-    res = {"targets": [], "ablation": [], "loss": {}, "udp": [], "corun": {}}
-    combos = sorted({(r["workload"], r["pattern"], r["switch"]) for r in rows if r["experiment"] == "schemes"})
-    for wname, pat, sw in combos:
-        full, n_full = median_of("schemes", wname, pat, "atp_full", 0.75, switch=sw)
-        es, n_es = median_of("schemes", wname, pat, "tcp_es", 0.75, switch=sw)
-        ss, n_ss = median_of("schemes", wname, pat, "tcp_ss", 0.75, switch=sw)
-        ex, _ = median_of("schemes", wname, pat, "tcp_exact", 0.75, switch=sw)
-        res["targets"].append(dict(workload=wname, pattern=pat, switch=sw, msr=0.75, atp_full_ms=full, tcp_es_ms=es,
-                                   tcp_ss_ms=ss, tcp_exact_ms=ex, jobs=n_full,
-                                   ratio_full_es=full / es if es else float("nan"),
-                                   ratio_full_ss=full / ss if ss else float("nan"),
-                                   met_es=full <= 0.5 * es, met_ss=full <= 0.7 * ss))
-        for msr in sorted({r["msr"] for r in rows if r["experiment"] == "schemes"}):
-            res["ablation"].append(dict(workload=wname, pattern=pat, switch=sw, msr=msr, **{
-                s: median_of("schemes", wname, pat, s, msr, switch=sw)[0]
-                for s in ("atp_base", "atp_rc", "atp_rc_mrdf", "atp_fixtlr", "atp_fixprio", "atp_full",
-                          "tcp_es", "tcp_ss", "tcp_exact", "udp")}))
-        udp = [r for r in rows if r["experiment"] == "schemes" and r["workload"] == wname and r["pattern"] == pat
-               and r["switch"] == sw and r["scheme"] == "udp"]
-        res["udp"].append(dict(workload=wname, pattern=pat, switch=sw, jobs=len(udp),
-                               missed_msr=sum(not r["met_msr"] for r in udp),
-                               median_loss=med([r["measured_loss"] for r in udp])))
-    atp_rows = [r for r in rows if r["scheme"].startswith("atp") and r["msr"] < 1]
-    if atp_rows:
-        worst = max(atp_rows, key=lambda r: r["measured_loss"] - (1 - r["msr"]))
-        res["loss"] = dict(atp_jobs=len(atp_rows),
-                           violations=sum(1 for r in atp_rows if r["measured_loss"] > 1 - r["msr"] + 1e-9),
-                           not_ok=sum(1 for r in atp_rows if r["status"] != "ok"),
-                           missed_target=sum(1 for r in atp_rows if not r["met_msr"]),
-                           worst_margin=worst["measured_loss"] - (1 - worst["msr"]),
-                           worst_job=dict(scheme=worst["scheme"], workload=worst["workload"], msr=worst["msr"],
-                                          measured_loss=worst["measured_loss"], status=worst["status"]))
-    fifo, nf = median_of("corun", "fbhd", "incast", "atp_full", kind="exact", switch="fifo")
-    slack, ns_ = median_of("corun", "fbhd", "incast", "atp_full", kind="exact", switch="slack")
-    afifo, _ = median_of("corun", "fbhd", "incast", "atp_full", kind="approx", switch="fifo")
-    aslack, _ = median_of("corun", "fbhd", "incast", "atp_full", kind="approx", switch="slack")
-    if nf or ns_:
-        res["corun"] = dict(exact_fifo_ms=fifo, exact_slack_ms=slack, ratio=slack / fifo if fifo else float("nan"),
-                            met=slack <= 0.7 * fifo, exact_jobs=nf, approx_fifo_ms=afifo, approx_slack_ms=aslack)
-    with open(os.path.join(out, "summary.json"), "w") as f:
-        json.dump(res, f, indent=2)
-    return res
-
-
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--preset", choices=sorted(PRESETS), default="quick")
-    ap.add_argument("--agent", required=True, help="path of the netlab-agent binary")
-    ap.add_argument("--out", required=True, help="results directory")
-    ap.add_argument("--only", default="schemes,corun,trace", help="comma list of experiments")
-    ap.add_argument("--schemes", default=",".join(SCHEMES), help="comma list of schemes for `schemes`")
-    ap.add_argument("--jobs", help="override the preset's jobs per workload, e.g. fbkv=20,fbhd=10")
-    ap.add_argument("--msrs", help="override the MSR list, e.g. 0.75")
-    ap.add_argument("--bg-load", type=float, help="override the background TCP load (0 = none)")
-    ap.add_argument("--runs", help="override the scheme runs, e.g. incast/slack,incast/fifo")
-    ap.add_argument("--reaction-speed", type=float,
-                    help="diagnostics only: m of eq. 2 for the ATP senders (default: the engine's 0.125)")
-    ap.add_argument("--nice", type=int, default=-10,
-                    help="niceness of every lab process (agents, iperf3); default -10 so that other work on a "
-                         "shared machine disturbs the measurement less; 0 = inherit")
-    a = ap.parse_args(argv)
+def build_preset(a) -> dict:
     preset = dict(PRESETS[a.preset])
     preset["nice"] = a.nice
     if a.msrs:
@@ -439,48 +458,104 @@ def main(argv=None) -> int:
         preset["bg_load"] = a.bg_load
     if a.reaction_speed:
         preset["reaction_speed"] = a.reaction_speed
-    if a.runs:
-        preset["runs"] = [tuple(x.split("/")) for x in a.runs.split(",")]
     if a.jobs:
         preset["jobs"] = {k: int(v) for k, v in (x.split("=") for x in a.jobs.split(","))}
+    if a.runs:
+        preset["runs"] = [RunSpec.parse(x) for x in a.runs.split(",")]
+    if a.schemes:
+        chosen = tuple(schemes.check(a.schemes.split(",")))
+        preset["runs"] = [dataclasses.replace(r, schemes=chosen) for r in preset["runs"]]
+    only = a.only.split(",")
+    if "schemes" not in only:
+        preset["runs"] = []
+    if "corun" not in only:
+        preset["corun"] = None
+    if "trace" not in only:
+        preset["trace"] = False
+    return preset
+
+
+def preset_json(preset: dict) -> dict:
+    return {k: ([dataclasses.asdict(r) | {"label": r.label} for r in v] if k == "runs" else v)
+            for k, v in preset.items()}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m netlab.bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preset", choices=sorted(PRESETS), default="quick")
+    ap.add_argument("--agent", required=True, help="path of the netlab-agent binary")
+    ap.add_argument("--out", required=True, help="results directory (benchmarks/results/netlab/<run-name>)")
+    ap.add_argument("--name", default=DEFAULT_LAB,
+                    help=f"lab name (namespaces NAME-h1.., NAME-sw); unique per user of the machine; default "
+                         f"{DEFAULT_LAB}")
+    ap.add_argument("--only", default="schemes,corun,trace", help="comma list of experiments")
+    ap.add_argument("--runs", help="override the preset's runs: pattern/switch/senders/host_rate_ratio,... "
+                                   "e.g. incast/slack/3/1,incast/slack/32/1")
+    ap.add_argument("--schemes", help=f"override every run's schemes (comma list of {','.join(schemes.ALL)})")
+    ap.add_argument("--jobs", help="override the preset's jobs per workload, e.g. fbkv=20,fbhd=10")
+    ap.add_argument("--msrs", help="override the MSR list, e.g. 0.75")
+    ap.add_argument("--bg-load", type=float, help="override the background TCP load (0 = none)")
+    ap.add_argument("--reaction-speed", type=float,
+                    help="diagnostics only: m of eq. 2 for the ATP senders (default: the engine's)")
+    ap.add_argument("--nice", type=int, default=-10,
+                    help="niceness of every lab process (agents, iperf3); default -10 so that other work on a "
+                         "shared machine disturbs the measurement less; 0 = inherit")
+    ap.add_argument("--estimate", action="store_true", help="print the expected duration and exit (no root)")
+    a = ap.parse_args(argv)
+    try:
+        preset = build_preset(a)
+        lab.check_name(a.name)
+    except (ValueError, lab.LabError) as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 2
+    est = expected_seconds(preset)
+    print(f"[bench] preset {a.preset}: {len(preset['runs'])} lab configurations, "
+          f"{sum(len(r.schemes) * len(preset['jobs']) for r in preset['runs'])} scheme phases; expected duration "
+          f"~{est / 60:.0f} min on an idle 2-core machine (longer when shared or when ATP jobs hit the "
+          f"{AGENT_TIMEOUT_S} s timeout)", flush=True)
+    if a.estimate:
+        return 0
     if not os.access(a.agent, os.X_OK):
         print(f"bench: no netlab-agent at {a.agent} (build native/ first)", file=sys.stderr)
         return 2
     try:
-        netlab.require_root()
-    except netlab.LabError as e:
+        lab.require_root()
+    except lab.LabError as e:
         print(f"bench: {e}", file=sys.stderr)
         return 2
     if subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0:
         print("bench: iperf3 is missing (scripts/setup.sh installs it)", file=sys.stderr)
         return 2
-    b = Bench(a.agent, a.out, preset)
+    b = Bench(a.agent, a.out, preset, name=a.name)
 
     def on_signal(signum, _frame):
         raise KeyboardInterrupt(signal.Signals(signum).name)
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGHUP, on_signal)
     t0 = time.time()
-    only = a.only.split(",")
     try:
-        if "schemes" in only:
-            b.exp_schemes(a.schemes.split(","))
-        if "corun" in only:
-            b.exp_corun()
-        if "trace" in only:
-            b.exp_trace()
+        b.exp_schemes(preset["runs"])
+        b.exp_corun()
+        b.exp_trace()
     except KeyboardInterrupt as e:
         print(f"bench: interrupted ({e}); tearing the lab down", file=sys.stderr)
         return 130
     finally:
         b.lab_down()
         b.save()
+    run = dict(preset=a.preset, date=time.strftime("%Y-%m-%d %H:%M:%S %Z"), seconds=round(time.time() - t0, 1),
+               expected_seconds=round(est), commit=git_commit(), agent=b.agent, lab_name=a.name, cores=os.cpu_count(),
+               argv=sys.argv[1:] if argv is None else argv, labs=b.labs, skipped=b.skipped,
+               params=preset_json(preset))
     with open(os.path.join(a.out, "run.json"), "w") as f:
-        json.dump(dict(preset=a.preset, params=preset, seconds=round(time.time() - t0, 1),
-                       date=time.strftime("%Y-%m-%d %H:%M:%S"), schemes=a.schemes.split(","), only=only), f,
-                  indent=2)
-    res = summarize(a.out)
-    print(json.dumps(res, indent=2))
+        json.dump(run, f, indent=1)
+    res = results.summarize(a.out, run)
+    v = res["verdict"]
+    print(f"[bench] done in {run['seconds'] / 60:.1f} min (expected ~{est / 60:.0f}); {len(res['cells'])} cells; "
+          f"ATP jobs {v['atp_jobs']}, failed {v['atp_failed']}, loss above allowance "
+          f"{v['atp_loss_above_allowance']}; skipped schemes: "
+          f"{sorted({s['scheme'] for s in b.skipped}) or 'none'}. Verdict: python3 -m netlab.report --results "
+          f"{a.out}")
     return 0
 
 

@@ -1,17 +1,19 @@
-#!/usr/bin/env python3
-"""NetApprox network lab: H host namespaces around one switch namespace, with a bottleneck on the switch's
-egress port toward host 1 (the receiver). Python 3.11 stdlib only; `up`, `down` and `exec` need root.
+"""The lab itself: H host namespaces around one switch namespace, with a bottleneck on the switch's egress port
+toward host 1 (the receiver), optionally every host's uplink shaped to a line rate. Python 3.11 stdlib only;
+`up`, `down` and `exec` need root. Command line (from benchmarks/netlab, or PYTHONPATH=benchmarks/netlab):
 
-  netlab.py up    --hosts H --rate 1gbit --buffer 200kb --mode fifo|slack [--mtu 1500] [--name NAME]
-  netlab.py down  [--name NAME]
-  netlab.py plan  --rate 1gbit --buffer 200kb --mode fifo|slack [--mtu 1500] [--dev DEV] [--json]
-  netlab.py exec  HOST -- cmd...          (HOST: h1, h2, ..., 1, 2, ..., or sw)
-  netlab.py status [--name NAME]          (prints tc -s of the bottleneck)
-  netlab.py ping  SRC DST_HOST [--count N] (ICMP echo from a namespace; there is no ping binary here)
+  python3 -m netlab up    --hosts H --rate 1gbit --buffer 200kb --mode fifo|slack [--host-rate 1gbit]
+                          [--mtu 1500] [--name NAME] [--shape-all]
+  python3 -m netlab down  [--name NAME]
+  python3 -m netlab plan  --rate 1gbit --buffer 200kb --mode fifo|slack [--mtu 1500] [--dev DEV] [--json]
+  python3 -m netlab exec  HOST -- cmd...          (HOST: h1, h2, ..., 1, 2, ..., or sw)
+  python3 -m netlab status [--name NAME]          (prints tc -s of the bottleneck)
+  python3 -m netlab ping  SRC DST_HOST [--count N] (ICMP echo from a namespace; there is no ping binary here)
 
 Topology (see docs/netlab.md): host i is namespace NAME-h<i> with interface eth0 = 10.77.0.<i>/24; the switch
 is namespace NAME-sw with a Linux bridge br0 enslaving ports p1..pH (p<i> is the peer of host i's eth0). The
-bottleneck qdisc sits on p1's egress (traffic toward h1). Everything is generated from one QueuePlan.
+bottleneck qdisc sits on p1's egress (traffic toward h1). The switch queues come from one QueuePlan, the host
+uplinks from one HostLink.
 """
 from __future__ import annotations
 
@@ -36,6 +38,9 @@ ETH_HEADER = 14                  # qdiscs account skb->len = IP packet + Etherne
 DEFAULT_DSCP_BY_CLASS = (46, 40, 32, 24, 18, 16, 10, 8)
 NUM_CLASSES = 8
 MAX_HOSTS = 200
+LINUX_TXQUEUELEN = 1000          # a Linux NIC's default transmit queue, in packets: the host uplink's queue
+# The directory that holds the `netlab` package: child processes that run `python3 -m netlab` get it as PYTHONPATH.
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class LabError(Exception):
@@ -219,6 +224,34 @@ class QueuePlan:
         ])
 
 
+@dataclasses.dataclass(frozen=True)
+class HostLink:
+    """A host's uplink (its NIC): a token bucket on the egress of the host's eth0 at the host line rate, with
+    a Linux NIC's default queue of 1000 frames behind it. With the line rate equal to the switch port's rate
+    (the datacenter configuration) one sender alone cannot congest the switch port; the bottleneck there comes
+    from fan-in. Without a HostLink the host side is an unshaped veth (tens of Gbit/s)."""
+    rate_bps: int
+    mtu: int = 1500
+    queue_frames: int = LINUX_TXQUEUELEN
+    burst_us: int = 100          # token bucket depth in microseconds of line rate (at least 2 frames), as the switch
+
+    @property
+    def frame_bytes(self) -> int:
+        return self.mtu + ETH_HEADER
+
+    @property
+    def burst_bytes(self) -> int:
+        return max(2 * self.frame_bytes, self.rate_bps * self.burst_us // 8_000_000)
+
+    @property
+    def limit_bytes(self) -> int:
+        return self.queue_frames * self.frame_bytes
+
+    def tc_commands(self, dev: str = "eth0") -> list[list[str]]:
+        return [["qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{self.rate_bps}bit",
+                 "burst", str(self.burst_bytes), "limit", str(self.limit_bytes)]]
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Running commands
 
@@ -307,9 +340,10 @@ class _Interrupted(Exception):
     pass
 
 
-def up(name: str, hosts: int, plan: QueuePlan, quiet: bool = False, shape_all: bool = False) -> None:
+def up(name: str, hosts: int, plan: QueuePlan, quiet: bool = False, shape_all: bool = False,
+       host_link: HostLink | None = None) -> None:
     """shape_all: install the plan on every switch port (each host's downlink is a bottleneck, for all-to-all
-    patterns), not only on p1."""
+    patterns), not only on p1. host_link: shape every host's uplink (eth0 egress) to its line rate."""
     require_root()
     check_name(name)
     if not 2 <= hosts <= MAX_HOSTS:
@@ -347,6 +381,9 @@ def up(name: str, hosts: int, plan: QueuePlan, quiet: bool = False, shape_all: b
             ipn(sw, "link", "set", port, "up")
             ipn(h, "addr", "add", f"{SUBNET}.{i}/24", "dev", HOST_IF)
             ipn(h, "link", "set", HOST_IF, "up")
+            if host_link is not None:
+                for cmd in host_link.tc_commands(HOST_IF):
+                    run(["ip", "netns", "exec", h, "tc", *cmd])
         for port in ([f"p{i}" for i in range(1, hosts + 1)] if shape_all else ["p1"]):
             for cmd in plan.tc_commands(port):
                 run(["ip", "netns", "exec", sw, "tc", *cmd])
@@ -365,7 +402,8 @@ def up(name: str, hosts: int, plan: QueuePlan, quiet: bool = False, shape_all: b
         signal.signal(s, h)
     if not quiet:
         print(f"netlab: up {name}: {hosts} hosts {SUBNET}.1-{hosts}/24 ({hs[0]}..{hs[-1]}), switch {sw} "
-              f"(bridge {BRIDGE}), bottleneck on {sw}:" + ("every port" if shape_all else "p1 -> h1"))
+              f"(bridge {BRIDGE}), bottleneck on {sw}:" + ("every port" if shape_all else "p1 -> h1") +
+              (f", host uplinks {host_link.rate_bps} bit/s" if host_link else ", host uplinks unshaped"))
         print(plan.table())
 
 
@@ -394,12 +432,14 @@ def _checksum(data: bytes) -> int:
     return ~s & 0xFFFF
 
 
-def icmp_ping(dst: str, count: int = 3, timeout: float = 1.0) -> int:
-    """Sends `count` echo requests; returns how many replies came back. Prints one line per reply."""
+def icmp_ping(dst: str, count: int = 3, timeout: float = 1.0, interval: float = 0.0) -> list[float]:
+    """Sends `count` echo requests; returns the round-trip times (ms) of the replies. Prints one line per reply."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
     sock.settimeout(timeout)
-    ident, got = os.getpid() & 0xFFFF, 0
+    ident, rtts = os.getpid() & 0xFFFF, []
     for seq in range(1, count + 1):
+        if seq > 1 and interval:
+            time.sleep(interval)
         body = struct.pack("!d", time.monotonic()) + b"netlab"
         hdr = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
         sock.sendto(struct.pack("!BBHHH", 8, 0, _checksum(hdr + body), ident, seq) + body, (dst, 0))
@@ -414,10 +454,27 @@ def icmp_ping(dst: str, count: int = 3, timeout: float = 1.0) -> int:
             if typ == 0 and rid == ident and rseq == seq:
                 rtt = (time.monotonic() - struct.unpack("!d", pkt[ihl + 8:ihl + 16])[0]) * 1000
                 print(f"reply from {addr[0]}: seq={seq} time={rtt:.3f} ms")
-                got += 1
+                rtts.append(rtt)
                 break
-    print(f"{count} sent, {got} received")
-    return got
+    print(f"{count} sent, {len(rtts)} received" + (f", min {min(rtts):.3f} ms" if rtts else ""))
+    return rtts
+
+
+def module_command(*args: str) -> list[str]:
+    """argv that runs `python3 -m netlab <args>` (in a namespace via `ip netns exec ... env PYTHONPATH=...`)."""
+    return ["env", f"PYTHONPATH={PACKAGE_PARENT}", sys.executable, "-m", "netlab", *args]
+
+
+def base_rtt_ms(name: str, src: int, dst: int, count: int = 20) -> float:
+    """The idle path's round-trip time from host src to host dst: the minimum of `count` ICMP echoes 10 ms apart
+    (measured from Python, so it includes a few tens of microseconds of interpreter time)."""
+    p = run(["ip", "netns", "exec", f"{name}-h{src}", *module_command("_icmp", f"{SUBNET}.{dst}", "--count",
+                                                                         str(count), "--interval", "0.01")],
+            check=False)
+    m = re.search(r"min ([0-9.]+) ms", p.stdout)
+    if not m:
+        raise LabError(f"no ICMP reply from h{dst} to h{src} in lab {name}: {p.stdout.strip()} {p.stderr.strip()}")
+    return float(m.group(1))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -429,7 +486,7 @@ def _plan_from_args(a) -> QueuePlan:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="netlab.py", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m netlab", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
 
     def plan_args(p):
@@ -443,6 +500,8 @@ def main(argv: list[str] | None = None) -> int:
     plan_args(p_up)
     p_up.add_argument("--name", default="netlab")
     p_up.add_argument("--shape-all", action="store_true", help="bottleneck on every switch port, not only p1")
+    p_up.add_argument("--host-rate", help="shape every host's uplink to this line rate (tc syntax, e.g. 200mbit); "
+                                          "default: unshaped veth")
     p_down = sub.add_parser("down", help="tear the lab down")
     p_down.add_argument("--name", default="netlab")
     p_plan = sub.add_parser("plan", help="print the queue plan (no root needed)")
@@ -463,6 +522,7 @@ def main(argv: list[str] | None = None) -> int:
     p_icmp = sub.add_parser("_icmp", help=argparse.SUPPRESS)       # internal: runs inside a namespace
     p_icmp.add_argument("dst")
     p_icmp.add_argument("--count", type=int, default=3)
+    p_icmp.add_argument("--interval", type=float, default=0.0)
 
     a = ap.parse_args(argv)
     try:
@@ -478,10 +538,11 @@ def main(argv: list[str] | None = None) -> int:
             print("\n# on a real switch / router\n" + plan.switch_doc())
             return 0
         if a.cmd == "_icmp":
-            return 0 if icmp_ping(a.dst, a.count) == a.count else 1
+            return 0 if len(icmp_ping(a.dst, a.count, interval=a.interval)) == a.count else 1
         require_root()
         if a.cmd == "up":
-            up(a.name, a.hosts, _plan_from_args(a), shape_all=a.shape_all)
+            link = HostLink(parse_rate(a.host_rate), mtu=a.mtu) if a.host_rate else None
+            up(a.name, a.hosts, _plan_from_args(a), shape_all=a.shape_all, host_link=link)
         elif a.cmd == "down":
             down(a.name)
         elif a.cmd == "exec":
@@ -500,13 +561,9 @@ def main(argv: list[str] | None = None) -> int:
             src = resolve_host(a.name, a.src)
             m = re.fullmatch(r"h?(\d+)", a.dst)
             dst = f"{SUBNET}.{int(m.group(1))}" if m else a.dst
-            return subprocess.call(["ip", "netns", "exec", src, sys.executable, os.path.abspath(__file__), "_icmp",
-                                    dst, "--count", str(a.count)])
+            return subprocess.call(["ip", "netns", "exec", src, *module_command("_icmp", dst, "--count",
+                                                                                 str(a.count))])
         return 0
     except LabError as e:
         print(f"netlab: {e}", file=sys.stderr)
         return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,14 +1,15 @@
-#!/usr/bin/env python3
 """Plots of a netlab benchmark run (matplotlib; scripts/setup.sh or `pip install matplotlib==3.9.2`).
 
-  plots.py --results DIR --out IMGDIR
+  python3 -m netlab.plots [--results DIR] --out IMGDIR     # default DIR: benchmarks/results/netlab/latest's run
 
-Reads DIR/jobs.csv, DIR/trace.csv, DIR/trace_bg.json and writes:
-  jct_vs_msr_<workload>_<pattern>_<switch>.png   median JCT vs MSR per scheme (error bars: 25th-75th percentile)
-  loss_vs_msr.png                       measured message loss of every ATP job vs its allowance 1 - MSR
-  fig10_trace.png                       TLR, measured loss, rate and priority class over time for one job
-  corun_exact_jct.png                   JCT of exact jobs next to approximate ones: FIFO vs slack queues
-  ablation_<workload>_<pattern>_<switch>.png     median JCT per ATP variant at each MSR
+Reads DIR/jobs.csv, DIR/trace.csv, DIR/trace_bg.json and writes (CONF = <workload>_<pattern>_<switch>_
+<senders>s_x<host_rate_ratio>):
+  jct_vs_msr_CONF.png         median JCT vs MSR per scheme (error bars: 25th-75th percentile)
+  ablation_CONF.png           median JCT per ATP variant at each MSR
+  incast_sweep_<workload>_<switch>.png   p50 and p99 JCT vs incast degree at MSR 0.75 (datacenter configuration)
+  loss_vs_msr.png             measured message loss of every ATP job vs its allowance 1 - MSR
+  fig10_trace.png             TLR, measured loss, rate and priority class over time for one job
+  corun_exact_jct.png         JCT of exact jobs next to approximate ones: FIFO vs slack queues
 """
 from __future__ import annotations
 
@@ -19,22 +20,42 @@ import os
 import statistics
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from bench import load_rows  # noqa: E402
+import matplotlib
 
-import matplotlib  # noqa: E402
+from netlab import results, schemes
+from netlab.results import load_rows
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-STYLE = {
-    "tcp_exact": ("TCP-exact", "#7f7f7f", "s"), "tcp_ss": ("TCP-SampleSend", "#1f77b4", "v"),
-    "tcp_es": ("TCP-EarlySend", "#ff7f0e", "^"), "udp": ("UDP-blast", "#bcbd22", "x"),
-    "atp_base": ("ATP Base", "#c5b0d5", "o"), "atp_rc": ("ATP RC", "#9467bd", "o"),
-    "atp_rc_mrdf": ("ATP RC+MRDF", "#8c564b", "o"), "atp_fixtlr": ("ATP FixTLR", "#e377c2", "D"),
-    "atp_fixprio": ("ATP FixPrio", "#17becf", "D"), "atp_full": ("ATP Full", "#d62728", "*"),
+_LOOK = {
+    "tcp_exact": ("#7f7f7f", "s"), "tcp_ss": ("#1f77b4", "v"), "tcp_es": ("#ff7f0e", "^"),
+    "udp_blast": ("#bcbd22", "x"), "atp_base": ("#c5b0d5", "o"), "atp_rc": ("#9467bd", "o"),
+    "atp_rc_mrdf": ("#8c564b", "o"), "atp_fixtlr": ("#e377c2", "D"), "atp_fixprio": ("#17becf", "D"),
+    "atp_paper": ("#2ca02c", "P"), "atp_full": ("#d62728", "*"),
 }
+STYLE = {s: (schemes.LABELS[s], *_LOOK[s]) for s in schemes.ALL}
+
+
+def configs(rows):
+    return sorted({(r["workload"], r["pattern"], r["switch"], r["senders"], r["host_rate_ratio"]) for r in rows
+                   if r["experiment"] == "schemes"}, key=lambda t: tuple(str(x) for x in t))
+
+
+def conf_rows(rows, conf):
+    return [r for r in rows if r["experiment"] == "schemes"
+            and (r["workload"], r["pattern"], r["switch"], r["senders"], r["host_rate_ratio"]) == conf]
+
+
+def conf_name(conf):
+    w, p, sw, n, ratio = conf
+    return f"{w}_{p}_{sw}_{n}s_x{ratio:g}"
+
+
+def conf_title(conf):
+    w, p, sw, n, ratio = conf
+    swname = "slack-based switch" if sw == "slack" else "one FIFO"
+    return f"{w.upper()}-like, {p} ({n} senders), {swname}, hosts at {ratio:g}x the port"
 
 
 def pct(xs, q):
@@ -43,10 +64,8 @@ def pct(xs, q):
 
 
 def jct_vs_msr(rows, out):
-    combos = sorted({(r["workload"], r["pattern"], r["switch"]) for r in rows if r["experiment"] == "schemes"})
-    for wname, pat, sw in combos:
-        rs = [r for r in rows if r["experiment"] == "schemes" and r["workload"] == wname and r["pattern"] == pat
-              and r["switch"] == sw]
+    for conf in configs(rows):
+        rs = conf_rows(rows, conf)
         fig, ax = plt.subplots(figsize=(7.5, 4.5))
         for s, (label, color, marker) in STYLE.items():
             xs, ys, lo, hi = [], [], [], []
@@ -65,21 +84,21 @@ def jct_vs_msr(rows, out):
         ax.set_xlabel("MSR (minimal sampling rate)")
         ax.set_ylabel("job completion time (ms), median, IQR bars")
         ax.set_yscale("log")
-        swname = "slack-based switch" if sw == "slack" else "one FIFO"
-        ax.set_title(f"JCT vs MSR - {wname.upper()}-like, {pat}, {swname}, background TCP", fontsize=10)
+        ax.set_title(f"JCT vs MSR - {conf_title(conf)}", fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2)
         fig.tight_layout()
-        fig.savefig(os.path.join(out, f"jct_vs_msr_{wname}_{pat}_{sw}.png"), dpi=110)
+        fig.savefig(os.path.join(out, f"jct_vs_msr_{conf_name(conf)}.png"), dpi=110)
         plt.close(fig)
 
 
 def ablation(rows, out):
-    variants = ["atp_base", "atp_rc", "atp_rc_mrdf", "atp_fixtlr", "atp_fixprio", "atp_full"]
-    combos = sorted({(r["workload"], r["pattern"], r["switch"]) for r in rows if r["experiment"] == "schemes"})
-    for wname, pat, sw in combos:
-        rs = [r for r in rows if r["experiment"] == "schemes" and r["workload"] == wname and r["pattern"] == pat
-              and r["switch"] == sw]
+    for conf in configs(rows):
+        rs = conf_rows(rows, conf)
+        variants = [v for v in ("atp_base", "atp_rc", "atp_rc_mrdf", "atp_fixtlr", "atp_fixprio", "atp_paper",
+                                "atp_full") if any(r["scheme"] == v for r in rs)]
+        if len(variants) < 3:
+            continue
         msrs = sorted({r["msr"] for r in rs})
         fig, ax = plt.subplots(figsize=(7.5, 4))
         width = 0.8 / len(variants)
@@ -91,19 +110,56 @@ def ablation(rows, out):
             ax.bar([k + i * width for k in range(len(msrs))], ys, width, label=STYLE[v][0], color=STYLE[v][1])
         ax.set_xticks([k + 0.4 - width / 2 for k in range(len(msrs))], [f"MSR {m}" for m in msrs])
         ax.set_ylabel("median JCT (ms)")
-        ax.set_title(f"ATP ablations - {wname.upper()}-like, {pat}, {sw} switch")
+        ax.set_title(f"ATP ablations - {conf_title(conf)}", fontsize=9)
         ax.legend(fontsize=7, ncol=3)
         ax.grid(True, axis="y", alpha=0.3)
         fig.tight_layout()
-        fig.savefig(os.path.join(out, f"ablation_{wname}_{pat}_{sw}.png"), dpi=110)
+        fig.savefig(os.path.join(out, f"ablation_{conf_name(conf)}.png"), dpi=110)
+        plt.close(fig)
+
+
+def incast_sweep(rows, out):
+    """p50 (solid) and p99 (dashed) JCT vs the number of senders, MSR 0.75, datacenter configuration; failed
+    jobs count as infinitely slow, so a missing point means at least half (p50) / 1 % (p99) failed."""
+    rs = [r for r in rows if r["experiment"] == "schemes" and r["pattern"] == "incast"
+          and r["host_rate_ratio"] == results.DATACENTER and r["msr"] == results.TARGET_MSR]
+    for wname, sw in sorted({(r["workload"], r["switch"]) for r in rs}):
+        sub = [r for r in rs if r["workload"] == wname and r["switch"] == sw]
+        degrees = sorted({r["senders"] for r in sub})
+        if len(degrees) < 2:
+            continue
+        fig, ax = plt.subplots(figsize=(7.5, 4.5))
+        for s, (label, color, marker) in STYLE.items():
+            pts = {n: [results.jct_or_inf(r) for r in sub if r["scheme"] == s and r["senders"] == n] for n in degrees}
+            pts = {n: v for n, v in pts.items() if v}
+            if not pts:
+                continue
+            xs = sorted(pts)
+            for q, ls in ((0.5, "-"), (0.99, "--")):
+                ys = [results.percentile(pts[n], q) for n in xs]
+                keep = [(x, y) for x, y in zip(xs, ys) if y != float("inf")]
+                if keep:
+                    ax.plot([x for x, _ in keep], [y for _, y in keep], ls=ls, color=color, marker=marker,
+                            label=label if q == 0.5 else None, lw=2 if s == "atp_full" else 1)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(degrees, [str(d) for d in degrees])
+        ax.set_yscale("log")
+        ax.set_xlabel("incast degree (sending hosts)")
+        ax.set_ylabel("JCT (ms): p50 solid, p99 dashed")
+        ax.set_title(f"Incast sweep - {wname.upper()}-like, {sw} switch, MSR 0.75, host rate = port rate",
+                     fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, ncol=2)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, f"incast_sweep_{wname}_{sw}.png"), dpi=110)
         plt.close(fig)
 
 
 def loss_vs_msr(rows, out):
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    atp = [r for r in rows if r["scheme"].startswith("atp") and r["msr"] < 1]
-    udp = [r for r in rows if r["scheme"] == "udp"]
-    ax.scatter([r["msr"] - 0.01 for r in udp], [r["measured_loss"] for r in udp], s=10, color=STYLE["udp"][1],
+    atp = [r for r in rows if schemes.is_atp(r["scheme"]) and r["msr"] < 1 and r["measured_loss"] is not None]
+    udp = [r for r in rows if r["scheme"] == "udp_blast" and r["measured_loss"] is not None]
+    ax.scatter([r["msr"] - 0.01 for r in udp], [r["measured_loss"] for r in udp], s=10, color=STYLE["udp_blast"][1],
                label="UDP-blast jobs (no guarantee)", alpha=0.6)
     ax.scatter([r["msr"] + 0.01 for r in atp], [r["measured_loss"] for r in atp], s=10, color="#d62728",
                label="ATP jobs (all variants)", alpha=0.6)
@@ -189,16 +245,18 @@ def corun(rows, out):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--results", required=True)
+    ap = argparse.ArgumentParser(prog="python3 -m netlab.plots", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--results", help="results directory (default: benchmarks/results/netlab/latest's run)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
+    d = results.resolve(a.results)
     os.makedirs(a.out, exist_ok=True)
-    rows = load_rows(os.path.join(a.results, "jobs.csv"))
+    rows = load_rows(os.path.join(d, "jobs.csv"))
     jct_vs_msr(rows, a.out)
     ablation(rows, a.out)
+    incast_sweep(rows, a.out)
     loss_vs_msr(rows, a.out)
-    fig10(a.results, a.out)
+    fig10(d, a.out)
     corun(rows, a.out)
     print(f"plots written to {a.out}: {' '.join(sorted(os.listdir(a.out)))}")
     return 0
