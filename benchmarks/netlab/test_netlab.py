@@ -171,12 +171,15 @@ class ResultsTests(unittest.TestCase):
         self.assertAlmostEqual(results.ideal_ms(0.75, 1_000_000, 200_000_000, 0.1), 30.1)
         self.assertAlmostEqual(results.ideal_ms(1.0, 25_000, 200_000_000, 0.0), 1.0)
 
-    def test_percentile_nearest_rank(self):
+    def test_percentile(self):
         xs = list(range(1, 101))
-        self.assertEqual(results.percentile(xs, 0.5), 50)
-        self.assertEqual(results.percentile(xs, 0.99), 99)
+        self.assertEqual(results.percentile(xs, 0.5), 50.5)                       # the median
+        self.assertAlmostEqual(results.percentile(xs, 0.99), 99.01)
         self.assertEqual(results.percentile([5, 1, 3], 0.5), 3)
-        self.assertEqual(results.percentile([1, 2, 3], 0.99), 3)                  # few jobs: p99 = the slowest
+        self.assertAlmostEqual(results.percentile([1, 2, 3], 0.99), 2.98)          # few jobs: near the slowest
+        self.assertEqual(results.percentile([1, 2, math.inf], 0.5), 2)
+        self.assertEqual(results.percentile([1, 2, math.inf], 0.99), math.inf)     # a failed job is inf
+        self.assertEqual(results.percentile([7.0], 0.99), 7.0)
         self.assertTrue(math.isnan(results.percentile([], 0.5)))
 
     def write(self, d, rows, run=None):
@@ -200,7 +203,7 @@ class ResultsTests(unittest.TestCase):
                     self.assertIn(k, c)
             full = next(c for c in res["cells"] if c["scheme"] == "atp_full")
             self.assertEqual((full["jobs"], full["failed"]), (10, 1))
-            self.assertEqual(full["p50_ms"], 14.0)                              # failed job = slowest
+            self.assertEqual(full["p50_ms"], 14.5)                              # failed job = slowest
             self.assertIsNone(full["p99_ms"])                                   # ... so p99 is infinite -> null
             self.assertAlmostEqual(full["ideal_p50_ms"], 30.1)
             self.assertEqual(full["loss_above_allowance"], 0)

@@ -7,7 +7,8 @@ Conventions:
 - ideal_ms of a job = MSR x job bytes x 8 / bottleneck rate + one base RTT: the job alone on the path, sending
   only the share it must deliver (issue 8). Job bytes are the messages' payload; the base RTT is measured on the
   idle lab (lab.base_rtt_ms).
-- p50/p99 are nearest-rank percentiles over every job of a cell; a job that failed (timeout, peer dead, set-up
+- p50/p99 are percentiles over every job of a cell (linear interpolation between ranks, so p50 is the median and
+  p99 of a small cell lies between its two slowest jobs); a job that failed (timeout, peer dead, set-up
   failure) counts as infinitely slow, so failures never improve a percentile. summary.json writes an infinite
   percentile as null (the cell's `failed` says how many jobs failed).
 - loss_above_allowance: jobs whose measured message loss (at the receiver) exceeds 1 - MSR.
@@ -63,11 +64,19 @@ def ideal_ms(msr: float, job_bytes: float, bottleneck_bps: float, base_rtt_ms: f
 
 
 def percentile(xs: list[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0..1) of xs; nan for an empty list."""
+    """Percentile q (0..1) of xs by linear interpolation between the two nearest ranks (numpy's default, so p50
+    is the usual median); an infinite neighbour makes it infinite. nan for an empty list."""
     if not xs:
         return float("nan")
     s = sorted(xs)
-    return s[max(0, math.ceil(q * len(s)) - 1)]
+    pos = (len(s) - 1) * q
+    lo = math.floor(pos)
+    frac = pos - lo
+    if frac == 0 or lo + 1 >= len(s):
+        return s[lo]
+    if math.isinf(s[lo + 1]):
+        return math.inf
+    return s[lo] + (s[lo + 1] - s[lo]) * frac
 
 
 def jct_or_inf(r: dict) -> float:

@@ -30,6 +30,7 @@ bottleneck rate.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import random
 
@@ -86,6 +87,7 @@ def _fbhd_job(r: random.Random) -> tuple[list[int], list[int]]:
 WORKLOADS = {"fbkv": _fbkv_job, "fbhd": _fbhd_job}
 
 
+@functools.lru_cache(maxsize=None)
 def mean_job_bytes(workload: str, samples: int = 400, seed: int = 99) -> float:
     r = random.Random(seed)
     return sum(sum(WORKLOADS[workload](r)[0]) for _ in range(samples)) / samples
