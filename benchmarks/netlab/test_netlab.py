@@ -471,6 +471,7 @@ class SchemeRunTests(unittest.TestCase):
                 self.assertLess(r["jct_ms"], 60_000, r)
                 self.assertEqual((r["senders"], r["host_rate_ratio"], r["bottleneck_bps"]), (2, 1.0, 200_000_000))
                 self.assertGreater(r["base_rtt_ms"], 0)
+                self.assertGreaterEqual(r["target_ready_ms"], 0)                # the target-th message's production
                 self.assertAlmostEqual(r["ideal_ms"], results.ideal_ms(r["msr"], r["job_bytes"], 200_000_000,
                                                                         r["base_rtt_ms"]), places=3)
                 if r.get("start_to_running_ns") is not None:

@@ -332,6 +332,8 @@ class Bench:
                 row["time_in_class_ms"] = " ".join(f"{v:.1f}" for v in r.get("time_in_class_ms", []))
                 row["ideal_ms"] = round(results.ideal_ms(r["msr"], r["job_bytes"], self.rate_bps,
                                                          self.base_rtt_ms), 4)
+                if j is not None and r.get("target"):
+                    row["target_ready_ms"] = round(j.offsets_us[min(r["target"], len(j.offsets_us)) - 1] / 1e3, 3)
                 wait = r.get("start_to_running_ns")
                 row["start_wait_rtts"] = (round(wait / 1e6 / self.base_rtt_ms, 2)
                                           if wait is not None and self.base_rtt_ms > 0 else None)
@@ -527,6 +529,7 @@ def main(argv=None) -> int:
         print("bench: iperf3 is missing (scripts/setup.sh installs it)", file=sys.stderr)
         return 2
     b = Bench(a.agent, a.out, preset, name=a.name)
+    commit = git_commit()       # of the code that runs, before anything else changes the tree
 
     def on_signal(signum, _frame):
         raise KeyboardInterrupt(signal.Signals(signum).name)
@@ -544,7 +547,7 @@ def main(argv=None) -> int:
         b.lab_down()
         b.save()
     run = dict(preset=a.preset, date=time.strftime("%Y-%m-%d %H:%M:%S %Z"), seconds=round(time.time() - t0, 1),
-               expected_seconds=round(est), commit=git_commit(), agent=b.agent, lab_name=a.name, cores=os.cpu_count(),
+               expected_seconds=round(est), commit=commit, agent=b.agent, lab_name=a.name, cores=os.cpu_count(),
                argv=sys.argv[1:] if argv is None else argv, labs=b.labs, skipped=b.skipped,
                params=preset_json(preset))
     with open(os.path.join(a.out, "run.json"), "w") as f:

@@ -39,7 +39,7 @@ STYLE = {s: (schemes.LABELS[s], *_LOOK[s]) for s in schemes.ALL}
 
 def configs(rows):
     return sorted({(r["workload"], r["pattern"], r["switch"], r["senders"], r["host_rate_ratio"]) for r in rows
-                   if r["experiment"] == "schemes"}, key=lambda t: tuple(str(x) for x in t))
+                   if r["experiment"] == "schemes"}, key=results.order)
 
 
 def conf_rows(rows, conf):

@@ -75,7 +75,7 @@ def verdict_table(v: dict, skipped: list[dict]) -> list[str]:
                    f"agent does not report start_to_running_ns | - |")
     out.append(f"| ablations Base >= RC >= RC+MRDF >= Full (p50) in >= {R.TARGET_MONOTONE_CELLS} of 18 cells | "
                f"{v['monotone_cells']} of {v['ablation_cells']} cells | "
-               f"{met(v['monotone_cells'] >= R.TARGET_MONOTONE_CELLS)} |")
+               f"{met(v['monotone_cells'] >= R.TARGET_MONOTONE_CELLS) if v['ablation_cells'] else 'not run'} |")
     co = v["corun_exact_slack_over_fifo"]
     out.append(f"| co-running exact jobs: slack / FIFO p50 <= {R.TARGET_CORUN} | "
                f"{f(co, 2) if co is not None else 'not run'} | "
@@ -88,13 +88,14 @@ def verdict_table(v: dict, skipped: list[dict]) -> list[str]:
 
 def per_cell_table(v: dict) -> list[str]:
     out = ["| workload | pattern | switch | senders | host ratio | ATP Full p50 | p99 | paper p50 | ES p50 | ES p99 | "
-           "SS p50 | ideal p50 | Full/ES | Full/SS | Full/ideal | p99 Full/ES |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "SS p50 | ideal p50 | ready p50 | Full/ES | Full/SS | Full/ideal | p99 Full/ES |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in v["per_cell"]:
+        g = lambda k: ms(c[k]) if k in c else "not run"      # noqa: E731  (null = inf: half the jobs failed)
         out.append(f"| {c['workload']} | {c['pattern']} | {c['switch']} | {c['senders']} | {c['host_rate_ratio']:g} | "
-                   f"{ms(c['atp_full_p50_ms'])} | {ms(c['atp_full_p99_ms'])} | {ms(c['atp_paper_p50_ms'])} | "
-                   f"{ms(c['tcp_es_p50_ms'])} | {ms(c['tcp_es_p99_ms'])} | {ms(c['tcp_ss_p50_ms'])} | "
-                   f"{ms(c['ideal_p50_ms'])} | {f(c['p50_vs_es'], 2)} | {f(c['p50_vs_ss'], 2)} | "
+                   f"{g('atp_full_p50_ms')} | {g('atp_full_p99_ms')} | {g('atp_paper_p50_ms')} | "
+                   f"{g('tcp_es_p50_ms')} | {g('tcp_es_p99_ms')} | {g('tcp_ss_p50_ms')} | "
+                   f"{ms(c['ideal_p50_ms'])} | {f(c.get('target_ready_p50_ms'))} | {f(c['p50_vs_es'], 2)} | {f(c['p50_vs_ss'], 2)} | "
                    f"{f(c['p50_vs_ideal'], 2)} | {f(c['p99_vs_es'], 2)} |")
     return out
 
@@ -108,7 +109,7 @@ def cells_table(cs: list[dict], scheme_cols: tuple[str, ...], key: str) -> list[
     cols = [s for s in scheme_cols if any(s in g for g in groups.values())]
     out = ["| workload | pattern | switch | senders | host ratio | MSR | " + " | ".join(cols) + " |",
            "|---|---|---|---|---|---|" + "---|" * len(cols)]
-    for k, g in sorted(groups.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
+    for k, g in sorted(groups.items(), key=lambda kv: R.order(kv[0])):
         vals = []
         for s in cols:
             c = g.get(s)

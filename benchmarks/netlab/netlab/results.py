@@ -12,6 +12,9 @@ Conventions:
   failure) counts as infinitely slow, so failures never improve a percentile. summary.json writes an infinite
   percentile as null (the cell's `failed` says how many jobs failed).
 - loss_above_allowance: jobs whose measured message loss (at the receiver) exceeds 1 - MSR.
+- target_ready_ms: when the job's ceil(MSR x N)-th message is produced (from the job's start). The ideal ignores
+  production; this is the floor for any scheme that sends messages in production order (ATP, EarlySend), so a
+  job whose production is slower than its ideal cannot reach it (FBKV-like jobs).
 - start_wait_rtts = start_to_running_ns / base RTT, when the agent reports start_to_running_ns.
 """
 from __future__ import annotations
@@ -33,17 +36,17 @@ AGENT_OPTIONAL = ("announces_sent", "updates_sent", "dones_sent", "start_to_runn
 
 ROW_FIELDS = ["experiment", "workload", "pattern", "switch", "senders", "host_rate_ratio", "scheme", "kind", "job",
               "sender", "receiver", "msr", "messages", "job_bytes", "production_ms", "start_s", "jct_ms",
-              "ideal_ms", "target", "sent", "delivered", "lost", "measured_loss", "met_msr", "status",
+              "ideal_ms", "target_ready_ms", "target", "sent", "delivered", "lost", "measured_loss", "met_msr", "status",
               "bytes_sent", "packets", "retransmissions", "epochs", "time_in_class_ms", *AGENT_OPTIONAL,
               "start_wait_rtts", "bottleneck_bps", "base_rtt_ms"]
-FLOAT_FIELDS = ("msr", "jct_ms", "ideal_ms", "measured_loss", "job_bytes", "production_ms", "start_s",
+FLOAT_FIELDS = ("msr", "jct_ms", "ideal_ms", "target_ready_ms", "measured_loss", "job_bytes", "production_ms", "start_s",
                 "host_rate_ratio", "bottleneck_bps", "base_rtt_ms", "start_wait_rtts", *AGENT_OPTIONAL)
 INT_FIELDS = ("messages", "target", "delivered", "lost", "retransmissions", "sent", "senders", "bytes_sent",
               "packets", "epochs")
 
 CELL_KEY = ("workload", "pattern", "switch", "senders", "host_rate_ratio", "msr", "scheme")
 CELL_FIELDS = (*CELL_KEY, "jobs", "failed", "p50_ms", "p99_ms", "ideal_p50_ms", "loss_above_allowance",
-               "median_loss", "max_start_wait_rtts")
+               "target_ready_p50_ms", "median_loss", "max_start_wait_rtts")
 
 # Issue 8's benchmark targets (datacenter configuration, MSR 0.75).
 TARGET_MSR = 0.75
@@ -56,6 +59,11 @@ TARGET_START_WAIT_RTTS = 10
 TARGET_MONOTONE_CELLS = 14
 TARGET_CORUN = 0.5
 DATACENTER = 1.0           # host_rate_ratio of the datacenter configuration
+
+
+def order(key: tuple) -> tuple:
+    """Sort key for cell keys: numbers numerically (senders 3 < 8 < 16 < 32), everything else as text."""
+    return tuple((0, x, "") if isinstance(x, (int, float)) else (1, 0, str(x)) for x in key)
 
 
 def ideal_ms(msr: float, job_bytes: float, bottleneck_bps: float, base_rtt_ms: float) -> float:
@@ -126,14 +134,16 @@ def cells(rows: list[dict]) -> list[dict]:
         if r["experiment"] == "schemes":
             groups.setdefault(tuple(r[k] for k in CELL_KEY), []).append(r)
     out = []
-    for key, rs in sorted(groups.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
+    for key, rs in sorted(groups.items(), key=lambda kv: order(kv[0])):
         jct = [jct_or_inf(r) for r in rs]
         waits = [r["start_wait_rtts"] for r in rs if r.get("start_wait_rtts") is not None]
         losses = [r["measured_loss"] for r in rs if r["measured_loss"] is not None]
+        ready = [r["target_ready_ms"] for r in rs if r.get("target_ready_ms") is not None]
         out.append(dict(zip(CELL_KEY, key), jobs=len(rs), failed=sum(r["status"] != "ok" for r in rs),
                         p50_ms=finite_or_none(percentile(jct, 0.5)), p99_ms=finite_or_none(percentile(jct, 0.99)),
                         ideal_p50_ms=finite_or_none(statistics.median(r["ideal_ms"] for r in rs)),
                         loss_above_allowance=sum(over_allowance(r) for r in rs),
+                        target_ready_p50_ms=finite_or_none(statistics.median(ready)) if ready else None,
                         median_loss=finite_or_none(statistics.median(losses)) if losses else None,
                         max_start_wait_rtts=finite_or_none(max(waits)) if waits else None))
     return out
@@ -164,7 +174,7 @@ def verdict(cs: list[dict], rows: list[dict], co: dict) -> dict:
     """Issue 8's benchmark targets, computed from the cells (see docs/netlab.md, "Verdict")."""
     by = {tuple(c[k] for k in CELL_KEY): c for c in cs}
     configs = sorted({(c["workload"], c["pattern"], c["switch"], c["senders"], c["host_rate_ratio"]) for c in cs},
-                     key=lambda t: tuple(str(x) for x in t))
+                     key=order)
     per_cell = []
     for w, p, sw, n, ratio in configs:
         get = lambda s: by.get((w, p, sw, n, ratio, TARGET_MSR, s))      # noqa: E731
@@ -172,16 +182,14 @@ def verdict(cs: list[dict], rows: list[dict], co: dict) -> dict:
         if not full:
             continue
         item = dict(workload=w, pattern=p, switch=sw, senders=n, host_rate_ratio=ratio, msr=TARGET_MSR,
-                    atp_full_p50_ms=full["p50_ms"], atp_full_p99_ms=full["p99_ms"],
-                    ideal_p50_ms=full["ideal_p50_ms"],
-                    tcp_es_p50_ms=es and es["p50_ms"], tcp_es_p99_ms=es and es["p99_ms"],
-                    tcp_ss_p50_ms=ss and ss["p50_ms"],
+                    ideal_p50_ms=full["ideal_p50_ms"], target_ready_p50_ms=full["target_ready_p50_ms"],
                     p50_vs_es=_ratio(full["p50_ms"], es and es["p50_ms"]),
                     p50_vs_ss=_ratio(full["p50_ms"], ss and ss["p50_ms"]),
                     p50_vs_ideal=_ratio(full["p50_ms"], full["ideal_p50_ms"]),
                     p99_vs_es=_ratio(full["p99_ms"], es and es["p99_ms"]))
-        paper = get("atp_paper")
-        item["atp_paper_p50_ms"] = paper and paper["p50_ms"]
+        for s in ("atp_full", "atp_paper", "tcp_es", "tcp_ss"):       # absent key: the scheme did not run here
+            if get(s):
+                item[f"{s}_p50_ms"], item[f"{s}_p99_ms"] = get(s)["p50_ms"], get(s)["p99_ms"]
         if full["p50_ms"] is None:          # more than half of the jobs failed: every ratio target is missed
             item.update(met_p50_vs_es=False, met_p50_vs_ss=False, met_p50_vs_ideal=False)
         else:
