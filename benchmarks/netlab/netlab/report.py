@@ -165,8 +165,9 @@ def main(argv=None) -> int:
     run, v = res["run"], res["verdict"]
     p = print
     p(f"## Run {run['name']}\n")
-    p(f"preset {run.get('preset', '-')}, {run.get('date', '-')}, {f((run.get('seconds') or 0) / 60)} min "
-      f"(expected ~{f((run.get('expected_seconds') or 0) / 60, 0)}), commit {run.get('commit', '-')}; "
+    expected = run.get("expected_seconds")
+    p(f"preset {run.get('preset', '-')}, {run.get('date', '-')}, {f((run.get('seconds') or 0) / 60)} min"
+      f"{f' (expected ~{expected / 60:.0f})' if expected else ''}, commit {run.get('commit', '-')}; "
       f"{len(res['cells'])} cells, {len(rows)} job rows. Base RTTs (ms, idle lab): "
       f"{', '.join(sorted({f(x['base_rtt_ms'], 3) for x in run.get('labs', [])})) or '-'}.")
     for line in machine_load(os.path.join(d, "phases.csv")):
