@@ -36,11 +36,11 @@ AGENT_OPTIONAL = ("announces_sent", "updates_sent", "dones_sent", "start_to_runn
 
 ROW_FIELDS = ["experiment", "workload", "pattern", "switch", "senders", "host_rate_ratio", "scheme", "kind", "job",
               "sender", "receiver", "msr", "messages", "job_bytes", "production_ms", "start_s", "jct_ms",
-              "ideal_ms", "target_ready_ms", "target", "sent", "delivered", "lost", "measured_loss", "met_msr", "status",
-              "bytes_sent", "packets", "retransmissions", "epochs", "time_in_class_ms", *AGENT_OPTIONAL,
+              "ideal_ms", "target_ready_ms", "target", "sent", "delivered", "lost", "measured_loss", "met_msr",
+              "status", "bytes_sent", "packets", "retransmissions", "epochs", "time_in_class_ms", *AGENT_OPTIONAL,
               "start_wait_rtts", "bottleneck_bps", "base_rtt_ms"]
-FLOAT_FIELDS = ("msr", "jct_ms", "ideal_ms", "target_ready_ms", "measured_loss", "job_bytes", "production_ms", "start_s",
-                "host_rate_ratio", "bottleneck_bps", "base_rtt_ms", "start_wait_rtts", *AGENT_OPTIONAL)
+FLOAT_FIELDS = ("msr", "jct_ms", "ideal_ms", "target_ready_ms", "measured_loss", "job_bytes", "production_ms",
+                "start_s", "host_rate_ratio", "bottleneck_bps", "base_rtt_ms", "start_wait_rtts", *AGENT_OPTIONAL)
 INT_FIELDS = ("messages", "target", "delivered", "lost", "retransmissions", "sent", "senders", "bytes_sent",
               "packets", "epochs")
 
