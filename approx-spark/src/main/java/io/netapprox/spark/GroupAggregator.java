@@ -274,6 +274,11 @@ final class GroupAggregator {
             est.addShare(acc, numbers);
         }
         if (missing) {
+            if (pooled.count() == 0) {
+                LOG.warn("NetApprox: every sampled value of a quantile's column was NaN while the group has numbers;"
+                        + " no estimate");
+                return ApproxResult.undefined(conf, sampled, population);
+            }
             double point = pooled.quantile(Math.min(1.0, (double) rank / (population - nan)), conf,
                     Math.max(pooled.count(), population - nan)).mean();
             return new ApproxResult(point, Double.NEGATIVE_INFINITY, Double.POSITIVE_INFINITY, conf, sampled,
