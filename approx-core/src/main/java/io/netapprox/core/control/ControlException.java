@@ -1,5 +1,7 @@
 package io.netapprox.core.control;
 
+import io.netapprox.core.NetApproxException;
+
 /**
  * A control-plane failure with a wire {@link ErrorCode}.
  *
@@ -8,7 +10,7 @@ package io.netapprox.core.control;
  * in that case the message is sent to the peer verbatim (so it must not contain secrets) with the given code,
  * typically {@link ErrorCode#REQUEST_REJECTED}.
  */
-public class ControlException extends RuntimeException {
+public class ControlException extends NetApproxException {
     private static final long serialVersionUID = 1L;
 
     private final ErrorCode code;

@@ -1,5 +1,9 @@
 package io.netapprox.core.engine;
 
+import io.netapprox.core.NetApproxException;
+
+import io.netapprox.core.job.AtpStatus;
+
 /**
  * An engine error that is not a caller mistake: the peer died, the session idled out, a protocol error, a system
  * call failed, a configured limit was hit, or a send timed out waiting for buffer space. Carries the native status.
@@ -9,7 +13,7 @@ package io.netapprox.core.engine;
  * {@code close()} -&gt; {@link IllegalStateException} ("... closed"); {@code NA_ERR_ALREADY_EXISTS} -&gt;
  * {@link IllegalStateException}. See {@link #check(int, String)}.
  */
-public class AtpException extends RuntimeException {
+public class AtpException extends NetApproxException {
   private static final long serialVersionUID = 1L;
   private final AtpStatus status;
 

@@ -1,6 +1,9 @@
 package io.netapprox.core.transport;
 
-import io.netapprox.core.engine.AtpStatus;
+import io.netapprox.core.NetApproxException;
+
+import io.netapprox.core.job.AtpStatus;
+
 
 /**
  * Why a connect, a transfer or a transfer's report failed. Unchecked (like Netty's {@code ChannelException}); the
@@ -8,7 +11,7 @@ import io.netapprox.core.engine.AtpStatus;
  * (e.g. a {@code ControlException} with code AUTH_FAILED, an {@code AtpJobFailedException} with status PEER_DEAD),
  * and {@link #report()} the transfer's report when one exists.
  */
-public final class TransportException extends RuntimeException {
+public final class TransportException extends NetApproxException {
     private static final long serialVersionUID = 1L;
 
     /** Which part failed. */
