@@ -1,13 +1,13 @@
 package io.netapprox.benchmarks;
 
+import io.netapprox.core.job.JobSpec;
+import io.netapprox.core.job.JobReport;
 import io.netapprox.core.engine.AtpConfig;
 import io.netapprox.core.engine.AtpEndpoint;
 import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.engine.AtpMode;
 import io.netapprox.core.engine.AtpSession;
 import io.netapprox.core.engine.IncomingJobListener;
-import io.netapprox.core.engine.JobReport;
-import io.netapprox.core.engine.JobSpec;
 import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.engine.SendBatch;
 import io.netapprox.core.engine.SendResult;

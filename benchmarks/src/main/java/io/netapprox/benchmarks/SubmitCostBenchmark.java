@@ -1,6 +1,6 @@
 package io.netapprox.benchmarks;
 
-import io.netapprox.core.engine.JobSpec;
+import io.netapprox.core.job.JobSpec;
 import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.engine.SendBatch;
 import io.netty.buffer.ByteBuf;

@@ -1,5 +1,6 @@
 package io.netapprox.core.control;
 
+import io.netapprox.core.job.JobReport;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;

@@ -1,25 +1,26 @@
 package io.netapprox.core.control;
 
-import io.netapprox.core.control.Messages.Ack;
-import io.netapprox.core.control.Messages.AuthOk;
-import io.netapprox.core.control.Messages.AuthResponse;
-import io.netapprox.core.control.Messages.DataRequest;
-import io.netapprox.core.control.Messages.DataResponse;
+import io.netapprox.core.job.JobReport;
+import io.netapprox.core.control.Messages.AckMsg;
+import io.netapprox.core.control.Messages.AuthOkMsg;
+import io.netapprox.core.control.Messages.AuthResponseMsg;
+import io.netapprox.core.control.Messages.DataRequestMsg;
+import io.netapprox.core.control.Messages.DataResponseMsg;
 import io.netapprox.core.control.Messages.DecodeFailure;
 import io.netapprox.core.control.Messages.ErrorMsg;
 import io.netapprox.core.control.Messages.Frame;
-import io.netapprox.core.control.Messages.Hello;
-import io.netapprox.core.control.Messages.HelloAck;
-import io.netapprox.core.control.Messages.JobAccept;
-import io.netapprox.core.control.Messages.JobAnnounce;
-import io.netapprox.core.control.Messages.JobReject;
+import io.netapprox.core.control.Messages.HelloMsg;
+import io.netapprox.core.control.Messages.HelloAckMsg;
+import io.netapprox.core.control.Messages.JobAcceptMsg;
+import io.netapprox.core.control.Messages.JobAnnounceMsg;
+import io.netapprox.core.control.Messages.JobRejectMsg;
 import io.netapprox.core.control.Messages.JobReportMsg;
 import io.netapprox.core.control.Messages.Msg;
 import io.netapprox.core.control.Messages.MsrUpdateMsg;
-import io.netapprox.core.control.Messages.Ping;
-import io.netapprox.core.control.Messages.Pong;
-import io.netapprox.core.control.Messages.SessionSetup;
-import io.netapprox.core.control.Messages.SessionSetupAck;
+import io.netapprox.core.control.Messages.PingMsg;
+import io.netapprox.core.control.Messages.PongMsg;
+import io.netapprox.core.control.Messages.SessionSetupMsg;
+import io.netapprox.core.control.Messages.SessionSetupAckMsg;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -138,7 +139,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             }
         }, ms, TimeUnit.MILLISECONDS);
         if (role == Role.CLIENT) {
-            Hello hello = new Hello(WireFormat.MIN_SUPPORTED_VERSION, WireFormat.MAX_SUPPORTED_VERSION,
+            HelloMsg hello = new HelloMsg(WireFormat.MIN_SUPPORTED_VERSION, WireFormat.MAX_SUPPORTED_VERSION,
                     config.maxFrameLength(), config.endpointId(), dataPlane.udpAddress(), dataPlane.localUdpPort());
             helloBody = Auth.bodyBytes(hello);
             handshakeRequestId = nextRequestId.getAndIncrement();
@@ -196,7 +197,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                 metrics.idleTimeouts.incrementAndGet();
                 fatal(ErrorCode.IDLE_TIMEOUT, "nothing received for " + config.idleTimeout().toMillis() + " ms", 0);
             } else if (idle.state() == IdleState.WRITER_IDLE && state == State.ESTABLISHED) {
-                send(0, new Ping());
+                send(0, new PingMsg());
             }
             return;
         }
@@ -267,9 +268,9 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             Msg msg = frame.msg();
             if (msg instanceof ErrorMsg err) {
                 onError(frame.requestId(), err);
-            } else if (msg instanceof Ping) {
-                send(frame.requestId(), new Pong());
-            } else if (msg instanceof Pong && frame.requestId() == 0) {
+            } else if (msg instanceof PingMsg) {
+                send(frame.requestId(), new PongMsg());
+            } else if (msg instanceof PongMsg && frame.requestId() == 0) {
                 return; // answer to a keepalive PING
             } else if (state != State.ESTABLISHED) {
                 onHandshake(frame);
@@ -356,11 +357,11 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     private void onHandshake(Frame frame) {
         Msg msg = frame.msg();
         if (role == Role.SERVER) {
-            if (state == State.HELLO && msg instanceof Hello h) {
+            if (state == State.HELLO && msg instanceof HelloMsg h) {
                 serverOnHello(frame.requestId(), h);
-            } else if (state == State.AUTH && msg instanceof AuthResponse r) {
+            } else if (state == State.AUTH && msg instanceof AuthResponseMsg r) {
                 serverOnAuth(frame.requestId(), r);
-            } else if (state == State.SESSION && msg instanceof SessionSetup) {
+            } else if (state == State.SESSION && msg instanceof SessionSetupMsg) {
                 serverOnSessionSetup(frame.requestId());
             } else {
                 unexpected(frame);
@@ -368,11 +369,11 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         } else {
             if (frame.requestId() != handshakeRequestId) {
                 unexpected(frame);
-            } else if (state == State.HELLO && msg instanceof HelloAck a) {
+            } else if (state == State.HELLO && msg instanceof HelloAckMsg a) {
                 clientOnHelloAck(a);
-            } else if (state == State.AUTH && msg instanceof AuthOk ok) {
+            } else if (state == State.AUTH && msg instanceof AuthOkMsg ok) {
                 clientOnAuthOk(ok);
-            } else if (state == State.SESSION && msg instanceof SessionSetupAck a) {
+            } else if (state == State.SESSION && msg instanceof SessionSetupAckMsg a) {
                 clientOnSessionSetupAck(a);
             } else {
                 unexpected(frame);
@@ -382,7 +383,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
 
     // ---- server handshake ------------------------------------------------------------------------------------------
 
-    private void serverOnHello(long requestId, Hello h) {
+    private void serverOnHello(long requestId, HelloMsg h) {
         int chosen = Math.min(h.maxVersion(), WireFormat.MAX_SUPPORTED_VERSION);
         if (chosen < Math.max(h.minVersion(), WireFormat.MIN_SUPPORTED_VERSION)) {
             metrics.versionMismatches.incrementAndGet();
@@ -397,14 +398,14 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         helloBody = Auth.bodyBytes(h);
         boolean auth = config.authEnabled();
         byte[] nonce = auth ? Auth.randomBytes(WireFormat.NONCE_LENGTH) : new byte[0];
-        HelloAck ack = new HelloAck(chosen, auth, config.maxFrameLength(), config.endpointId(),
+        HelloAckMsg ack = new HelloAckMsg(chosen, auth, config.maxFrameLength(), config.endpointId(),
                 dataPlane.udpAddress(), dataPlane.localUdpPort(), nonce);
         helloAckBody = Auth.bodyBytes(ack);
         state = auth ? State.AUTH : State.SESSION;
         send(requestId, ack);
     }
 
-    private void serverOnAuth(long requestId, AuthResponse r) {
+    private void serverOnAuth(long requestId, AuthResponseMsg r) {
         byte[] expected = Auth.clientProof(config.authSecret(), helloBody, helloAckBody, r.clientNonce());
         if (!Auth.verify(expected, r.mac())) {
             metrics.authFailures.incrementAndGet();
@@ -414,7 +415,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         }
         metrics.authSuccesses.incrementAndGet();
         state = State.SESSION;
-        send(requestId, new AuthOk(Auth.serverProof(config.authSecret(), helloBody, helloAckBody, r.clientNonce())));
+        send(requestId, new AuthOkMsg(Auth.serverProof(config.authSecret(), helloBody, helloAckBody, r.clientNonce())));
     }
 
     private void serverOnSessionSetup(long requestId) {
@@ -442,14 +443,14 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         sessionOpen = true;
         metrics.sessionsOpened.incrementAndGet();
         // The ACK goes out before the handler runs, so requests the handler sends follow it on the wire.
-        send(requestId, new SessionSetupAck(id, key));
+        send(requestId, new SessionSetupAckMsg(id, key));
         Arrays.fill(key, (byte) 0);
         becomeEstablished();
     }
 
     // ---- client handshake ------------------------------------------------------------------------------------------
 
-    private void clientOnHelloAck(HelloAck a) {
+    private void clientOnHelloAck(HelloAckMsg a) {
         if (a.version() < WireFormat.MIN_SUPPORTED_VERSION || a.version() > WireFormat.MAX_SUPPORTED_VERSION) {
             metrics.versionMismatches.incrementAndGet();
             fatal(ErrorCode.VERSION_MISMATCH, "server chose protocol version " + a.version()
@@ -477,15 +478,15 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             byte[] clientNonce = Auth.randomBytes(WireFormat.NONCE_LENGTH);
             clientNonceForServerProof = clientNonce;
             state = State.AUTH;
-            send(handshakeRequestId, new AuthResponse(clientNonce,
+            send(handshakeRequestId, new AuthResponseMsg(clientNonce,
                     Auth.clientProof(config.authSecret(), helloBody, helloAckBody, clientNonce)));
         } else {
             state = State.SESSION;
-            send(handshakeRequestId, new SessionSetup());
+            send(handshakeRequestId, new SessionSetupMsg());
         }
     }
 
-    private void clientOnAuthOk(AuthOk ok) {
+    private void clientOnAuthOk(AuthOkMsg ok) {
         byte[] expected = Auth.serverProof(config.authSecret(), helloBody, helloAckBody, clientNonceForServerProof);
         if (!Auth.verify(expected, ok.mac())) {
             metrics.authFailures.incrementAndGet();
@@ -495,10 +496,10 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         }
         metrics.authSuccesses.incrementAndGet();
         state = State.SESSION;
-        send(handshakeRequestId, new SessionSetup());
+        send(handshakeRequestId, new SessionSetupMsg());
     }
 
-    private void clientOnSessionSetupAck(SessionSetupAck a) {
+    private void clientOnSessionSetupAck(SessionSetupAckMsg a) {
         if (peerData == null) {
             metrics.sessionFailures.incrementAndGet();
             fatal(ErrorCode.SESSION_FAILED, "the server advertised no data-plane address in HELLO_ACK", 0);
@@ -554,7 +555,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     private void onRequest(Frame frame) {
         long id = frame.requestId();
         Msg msg = frame.msg();
-        if (msg instanceof Hello || msg instanceof AuthResponse || msg instanceof SessionSetup) {
+        if (msg instanceof HelloMsg || msg instanceof AuthResponseMsg || msg instanceof SessionSetupMsg) {
             unexpected(frame);
             return;
         }
@@ -566,23 +567,23 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         }
         CompletionStage<? extends Msg> reply;
         try {
-            if (msg instanceof JobAnnounce ja) {
+            if (msg instanceof JobAnnounceMsg ja) {
                 int job = ja.job().jobId();
                 reply = nonNull(handler.onJobAnnounce(this, ja.job())).thenApply(d -> d.accepted()
-                        ? new JobAccept(job) : new JobReject(job, d.reason()));
-            } else if (msg instanceof DataRequest dr) {
+                        ? new JobAcceptMsg(job) : new JobRejectMsg(job, d.reason()));
+            } else if (msg instanceof DataRequestMsg dr) {
                 reply = nonNull(handler.onDataRequest(this, dr.jobId(), dr.payload())).thenApply(b -> {
                     if (b == null) {
                         throw new IllegalStateException("onDataRequest completed with null");
                     }
-                    return new DataResponse(b);
+                    return new DataResponseMsg(b);
                 });
             } else if (msg instanceof MsrUpdateMsg mu) {
                 handler.onMsrUpdate(this, mu.update());
-                reply = CompletableFuture.completedFuture(new Ack());
+                reply = CompletableFuture.completedFuture(new AckMsg());
             } else if (msg instanceof JobReportMsg jr) {
                 handler.onJobReport(this, jr.report());
-                reply = CompletableFuture.completedFuture(new Ack());
+                reply = CompletableFuture.completedFuture(new AckMsg());
             } else {
                 reply = CompletableFuture.failedFuture(new IllegalStateException("no dispatch for " + msg.type()));
             }
@@ -808,12 +809,12 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         if (job == null) {
             return CompletableFuture.failedFuture(new NullPointerException("job"));
         }
-        return request(new JobAnnounce(job), timeout, m -> {
-            if (m instanceof JobAccept a) {
+        return request(new JobAnnounceMsg(job), timeout, m -> {
+            if (m instanceof JobAcceptMsg a) {
                 checkJob(job.jobId(), a.jobId());
                 return JobDecision.accept();
             }
-            JobReject r = (JobReject) m;
+            JobRejectMsg r = (JobRejectMsg) m;
             checkJob(job.jobId(), r.jobId());
             return JobDecision.reject(r.reason());
         });
@@ -834,7 +835,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     @Override
     public CompletableFuture<byte[]> requestData(int jobId, byte[] request, Duration timeout) {
         byte[] copy = request == null ? new byte[0] : request.clone();
-        return request(new DataRequest(jobId, copy), timeout, m -> ((DataResponse) m).payload());
+        return request(new DataRequestMsg(jobId, copy), timeout, m -> ((DataResponseMsg) m).payload());
     }
 
     @Override
@@ -866,7 +867,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     @Override
     public CompletableFuture<Duration> ping() {
         long start = System.nanoTime();
-        return request(new Ping(), config.requestTimeout(), m -> Duration.ofNanos(System.nanoTime() - start));
+        return request(new PingMsg(), config.requestTimeout(), m -> Duration.ofNanos(System.nanoTime() - start));
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.netapprox.core.control;
 
+import io.netapprox.core.job.JobReport;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 

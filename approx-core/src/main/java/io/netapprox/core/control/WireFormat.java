@@ -1,23 +1,28 @@
 package io.netapprox.core.control;
 
-import io.netapprox.core.control.Messages.Ack;
-import io.netapprox.core.control.Messages.AuthOk;
-import io.netapprox.core.control.Messages.AuthResponse;
-import io.netapprox.core.control.Messages.DataRequest;
-import io.netapprox.core.control.Messages.DataResponse;
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.GroupSpec;
+import io.netapprox.core.job.JobReport;
+import io.netapprox.core.job.GroupReport;
+import io.netapprox.core.job.IdSet;
+import io.netapprox.core.control.Messages.AckMsg;
+import io.netapprox.core.control.Messages.AuthOkMsg;
+import io.netapprox.core.control.Messages.AuthResponseMsg;
+import io.netapprox.core.control.Messages.DataRequestMsg;
+import io.netapprox.core.control.Messages.DataResponseMsg;
 import io.netapprox.core.control.Messages.ErrorMsg;
-import io.netapprox.core.control.Messages.Hello;
-import io.netapprox.core.control.Messages.HelloAck;
-import io.netapprox.core.control.Messages.JobAccept;
-import io.netapprox.core.control.Messages.JobAnnounce;
-import io.netapprox.core.control.Messages.JobReject;
+import io.netapprox.core.control.Messages.HelloMsg;
+import io.netapprox.core.control.Messages.HelloAckMsg;
+import io.netapprox.core.control.Messages.JobAcceptMsg;
+import io.netapprox.core.control.Messages.JobAnnounceMsg;
+import io.netapprox.core.control.Messages.JobRejectMsg;
 import io.netapprox.core.control.Messages.JobReportMsg;
 import io.netapprox.core.control.Messages.Msg;
 import io.netapprox.core.control.Messages.MsrUpdateMsg;
-import io.netapprox.core.control.Messages.Ping;
-import io.netapprox.core.control.Messages.Pong;
-import io.netapprox.core.control.Messages.SessionSetup;
-import io.netapprox.core.control.Messages.SessionSetupAck;
+import io.netapprox.core.control.Messages.PingMsg;
+import io.netapprox.core.control.Messages.PongMsg;
+import io.netapprox.core.control.Messages.SessionSetupMsg;
+import io.netapprox.core.control.Messages.SessionSetupAckMsg;
 import io.netty.buffer.ByteBuf;
 
 import java.net.Inet4Address;
@@ -238,14 +243,14 @@ final class WireFormat {
     // ---- bodies ----------------------------------------------------------------------------------------------------
 
     static void encodeBody(Msg msg, ByteBuf out) {
-        if (msg instanceof Hello h) {
+        if (msg instanceof HelloMsg h) {
             out.writeByte(h.minVersion());
             out.writeByte(h.maxVersion());
             out.writeShort(0);
             out.writeInt(h.maxFrameLength());
             writeString(out, h.endpointId(), MAX_ENDPOINT_ID_BYTES);
             writeAddress(out, h.udpAddress(), h.udpPort());
-        } else if (msg instanceof HelloAck a) {
+        } else if (msg instanceof HelloAckMsg a) {
             out.writeByte(a.version());
             out.writeByte(a.authRequired() ? HELLO_ACK_FLAG_AUTH : 0);
             out.writeShort(0);
@@ -255,17 +260,17 @@ final class WireFormat {
             if (a.authRequired()) {
                 out.writeBytes(a.serverNonce());
             }
-        } else if (msg instanceof AuthResponse r) {
+        } else if (msg instanceof AuthResponseMsg r) {
             out.writeBytes(r.clientNonce());
             out.writeBytes(r.mac());
-        } else if (msg instanceof AuthOk ok) {
+        } else if (msg instanceof AuthOkMsg ok) {
             out.writeBytes(ok.mac());
-        } else if (msg instanceof SessionSetup) {
+        } else if (msg instanceof SessionSetupMsg) {
             // empty body
-        } else if (msg instanceof SessionSetupAck s) {
+        } else if (msg instanceof SessionSetupAckMsg s) {
             out.writeLong(s.sessionId());
             out.writeBytes(s.key());
-        } else if (msg instanceof JobAnnounce ja) {
+        } else if (msg instanceof JobAnnounceMsg ja) {
             JobAnnouncement j = ja.job();
             out.writeInt(j.jobId());
             out.writeByte((j.mrdf() ? JOB_FLAG_MRDF : 0) | (j.isGlobalMsr() ? JOB_FLAG_GLOBAL : 0));
@@ -273,21 +278,21 @@ final class WireFormat {
             out.writeInt(j.groups().size());
             for (GroupSpec g : j.groups()) {
                 out.writeLong(g.groupId());
-                out.writeInt(g.messages());
+                out.writeInt(g.size());
                 out.writeDouble(g.msr());
             }
             out.writeInt(j.descriptorLength());
             out.writeBytes(j.descriptorUnsafe());
-        } else if (msg instanceof JobAccept a) {
+        } else if (msg instanceof JobAcceptMsg a) {
             out.writeInt(a.jobId());
-        } else if (msg instanceof JobReject r) {
+        } else if (msg instanceof JobRejectMsg r) {
             out.writeInt(r.jobId());
             writeString(out, r.reason(), JobDecision.MAX_REASON_BYTES);
-        } else if (msg instanceof DataRequest d) {
+        } else if (msg instanceof DataRequestMsg d) {
             out.writeInt(d.jobId());
             out.writeInt(d.payload().length);
             out.writeBytes(d.payload());
-        } else if (msg instanceof DataResponse d) {
+        } else if (msg instanceof DataResponseMsg d) {
             out.writeInt(d.payload().length);
             out.writeBytes(d.payload());
         } else if (msg instanceof MsrUpdateMsg m) {
@@ -298,32 +303,37 @@ final class WireFormat {
                 out.writeDouble(c.msr());
             }
         } else if (msg instanceof JobReportMsg m) {
+            // What JobReport.forPeer() keeps: the receiver's outcome, per group N_g and the ids.
             JobReport r = m.report();
             out.writeInt(r.jobId());
-            out.writeInt(r.status());
+            out.writeInt(r.status().code()); // 0 = completed
             out.writeLong(r.jctNanos());
-            out.writeLong(r.retransmissions());
+            out.writeLong(r.packetsRetransmitted());
             out.writeDouble(r.measuredLoss());
-            long[] prio = r.priorityTimeNanosUnsafe();
-            out.writeByte(prio.length);
-            for (long t : prio) {
-                out.writeLong(t);
+            long[] prio = r.timeInClassNanos();
+            int nprio = prio.length;
+            while (nprio > 0 && prio[nprio - 1] == 0) {
+                nprio--; // trailing zero classes are implied (a receiver's report has none)
+            }
+            out.writeByte(nprio);
+            for (int i = 0; i < nprio; i++) {
+                out.writeLong(prio[i]);
             }
             out.writeInt(r.groups().size());
             for (GroupReport g : r.groups()) {
                 out.writeLong(g.groupId());
-                out.writeInt(g.messages());
-                g.delivered().encode(out);
-                g.lost().encode(out);
+                out.writeInt(g.size());
+                IdSetCodec.encode(g.deliveredIds(), out);
+                IdSetCodec.encode(g.lostIds(), out);
             }
-        } else if (msg instanceof Ack) {
+        } else if (msg instanceof AckMsg) {
             // empty body
         } else if (msg instanceof ErrorMsg e) {
             out.writeShort(e.code());
             writeString(out, e.message(), MAX_MESSAGE_BYTES);
-        } else if (msg instanceof Ping) {
+        } else if (msg instanceof PingMsg) {
             // empty body
-        } else if (msg instanceof Pong) {
+        } else if (msg instanceof PongMsg) {
             // empty body
         } else {
             throw new IllegalArgumentException("unencodable message " + msg);
@@ -363,7 +373,7 @@ final class WireFormat {
                 String id = readString(in, MAX_ENDPOINT_ID_BYTES, "endpointId");
                 InetAddress addr = readAddress(in, "udpAddress");
                 int port = readPort(in, addr, "udpPort");
-                return new Hello(min, max, maxFrame, id, addr, port);
+                return new HelloMsg(min, max, maxFrame, id, addr, port);
             }
             case HELLO_ACK: {
                 int v = readU8(in, "version");
@@ -381,20 +391,20 @@ final class WireFormat {
                 int port = readPort(in, addr, "udpPort");
                 boolean auth = (flags & HELLO_ACK_FLAG_AUTH) != 0;
                 byte[] nonce = auth ? readFixed(in, NONCE_LENGTH, "serverNonce") : new byte[0];
-                return new HelloAck(v, auth, maxFrame, id, addr, port, nonce);
+                return new HelloAckMsg(v, auth, maxFrame, id, addr, port, nonce);
             }
             case AUTH_RESPONSE:
-                return new AuthResponse(readFixed(in, NONCE_LENGTH, "clientNonce"), readFixed(in, MAC_LENGTH, "mac"));
+                return new AuthResponseMsg(readFixed(in, NONCE_LENGTH, "clientNonce"), readFixed(in, MAC_LENGTH, "mac"));
             case AUTH_OK:
-                return new AuthOk(readFixed(in, MAC_LENGTH, "mac"));
+                return new AuthOkMsg(readFixed(in, MAC_LENGTH, "mac"));
             case SESSION_SETUP:
-                return new SessionSetup();
+                return new SessionSetupMsg();
             case SESSION_SETUP_ACK: {
                 long id = readU64(in, "sessionId");
                 if (id == 0) {
                     throw new MalformedException("SESSION_SETUP_ACK session id 0 is reserved");
                 }
-                return new SessionSetupAck(id, readFixed(in, KEY_LENGTH, "key"));
+                return new SessionSetupAckMsg(id, readFixed(in, KEY_LENGTH, "key"));
             }
             case JOB_ANNOUNCE: {
                 int job = readI32(in, "jobId");
@@ -427,18 +437,18 @@ final class WireFormat {
                         throw new MalformedException("a global-MSR JOB_ANNOUNCE has exactly one group with id 0");
                     }
                     GroupSpec g = groups.get(0);
-                    return new JobAnnounce(JobAnnouncement.global(job, g.messages(), g.msr(), mrdf, desc));
+                    return new JobAnnounceMsg(JobAnnouncement.global(job, g.size(), g.msr(), mrdf, desc));
                 }
-                return new JobAnnounce(JobAnnouncement.ofGroups(job, groups, mrdf, desc));
+                return new JobAnnounceMsg(JobAnnouncement.ofGroups(job, groups, mrdf, desc));
             }
             case JOB_ACCEPT:
-                return new JobAccept(readI32(in, "jobId"));
+                return new JobAcceptMsg(readI32(in, "jobId"));
             case JOB_REJECT:
-                return new JobReject(readI32(in, "jobId"), readString(in, JobDecision.MAX_REASON_BYTES, "reason"));
+                return new JobRejectMsg(readI32(in, "jobId"), readString(in, JobDecision.MAX_REASON_BYTES, "reason"));
             case DATA_REQUEST:
-                return new DataRequest(readI32(in, "jobId"), readBytes32(in, "payload"));
+                return new DataRequestMsg(readI32(in, "jobId"), readBytes32(in, "payload"));
             case DATA_RESPONSE:
-                return new DataResponse(readBytes32(in, "payload"));
+                return new DataResponseMsg(readBytes32(in, "payload"));
             case MSR_UPDATE: {
                 int job = readI32(in, "jobId");
                 int count = readCount(in, "changeCount");
@@ -463,9 +473,9 @@ final class WireFormat {
                 long retx = readNonNegativeI64(in, "retransmissions");
                 double loss = readF64(in, "measuredLoss");
                 int nprio = readU8(in, "priorityClassCount");
-                if (nprio > JobReport.MAX_PRIORITY_CLASSES) {
+                if (nprio > JobReport.PRIORITY_CLASSES) {
                     throw new MalformedException("JOB_REPORT has " + nprio + " priority classes, limit "
-                            + JobReport.MAX_PRIORITY_CLASSES);
+                            + JobReport.PRIORITY_CLASSES);
                 }
                 long[] prio = new long[nprio];
                 for (int i = 0; i < nprio; i++) {
@@ -480,20 +490,21 @@ final class WireFormat {
                 for (int i = 0; i < ngroups; i++) {
                     long gid = readU64(in, "groups[" + i + "].groupId");
                     int n = readCount(in, "groups[" + i + "].messages");
-                    IdSet delivered = IdSet.decode(in, "groups[" + i + "].delivered");
-                    IdSet lost = IdSet.decode(in, "groups[" + i + "].lost");
-                    groups.add(new GroupReport(gid, n, delivered, lost));
+                    IdSet delivered = IdSetCodec.decode(in, "groups[" + i + "].delivered");
+                    IdSet lost = IdSetCodec.decode(in, "groups[" + i + "].lost");
+                    groups.add(GroupReport.ofIds(gid, n, delivered, lost));
                 }
-                return new JobReportMsg(new JobReport(job, status, jct, retx, loss, prio, groups));
+                return new JobReportMsg(
+                        JobReport.outcome(job, AtpStatus.of(status), jct, retx, loss, prio, groups));
             }
             case ACK:
-                return new Ack();
+                return new AckMsg();
             case ERROR:
                 return new ErrorMsg(readU16(in, "code"), readString(in, MAX_MESSAGE_BYTES, "message"));
             case PING:
-                return new Ping();
+                return new PingMsg();
             case PONG:
-                return new Pong();
+                return new PongMsg();
             default:
                 throw new MalformedException(ErrorCode.UNKNOWN_MESSAGE_TYPE, "unknown message type " + type);
         }

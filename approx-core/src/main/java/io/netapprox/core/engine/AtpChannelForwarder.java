@@ -1,5 +1,6 @@
 package io.netapprox.core.engine;
 
+import io.netapprox.core.job.JobReport;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.util.ReferenceCountUtil;

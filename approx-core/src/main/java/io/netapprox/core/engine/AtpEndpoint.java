@@ -1,5 +1,6 @@
 package io.netapprox.core.engine;
 
+import io.netapprox.core.job.AtpStatus;
 import java.lang.ref.Cleaner;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

@@ -1,5 +1,7 @@
 package io.netapprox.core.engine;
 
+import io.netapprox.core.job.JobReport;
+
 /**
  * Non-message events that {@link AtpChannelForwarder} fires through a pipeline with
  * {@code fireUserEventTriggered}: a job started, a message was lost, a job finished (receiver report), or the

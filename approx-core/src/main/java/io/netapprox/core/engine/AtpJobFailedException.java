@@ -1,5 +1,8 @@
 package io.netapprox.core.engine;
 
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.JobReport;
+
 /** A job ended with an error (peer dead, idle timeout, cancelled/closed, protocol error); carries its report. */
 public final class AtpJobFailedException extends AtpException {
   private static final long serialVersionUID = 1L;

@@ -1,5 +1,6 @@
 package io.netapprox.core.engine;
 
+import io.netapprox.core.job.GroupSpec;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufHolder;
 import io.netty.util.IllegalReferenceCountException;

@@ -1,5 +1,7 @@
 package io.netapprox.core.engine;
 
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.JobReport;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 

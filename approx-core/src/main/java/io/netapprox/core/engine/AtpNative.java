@@ -1,5 +1,7 @@
 package io.netapprox.core.engine;
 
+import io.netapprox.core.job.AtpStatus;
+
 /**
  * Availability of the native ATP engine, in the style of Netty's {@code Epoll.isAvailable()}. The library is
  * loaded the first time this class (or any engine class) is used.

@@ -1,5 +1,9 @@
 package io.netapprox.core.engine;
 
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.JobSpec;
+import io.netapprox.core.job.GroupSpec;
+import io.netapprox.core.job.JobReport;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;

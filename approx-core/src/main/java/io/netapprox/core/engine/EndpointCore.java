@@ -1,5 +1,7 @@
 package io.netapprox.core.engine;
 
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.JobReport;
 import io.netty.util.collection.LongObjectHashMap;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -351,7 +353,7 @@ final class EndpointCore implements Runnable {
     JobReport report = null;
     if (reportPtr != 0) {
       try {
-        report = JobReport.read(reportPtr);
+        report = NativeReports.read(reportPtr);
       } finally {
         NativeEngine.reportFree(reportPtr);
       }

@@ -1,5 +1,7 @@
 package io.netapprox.core.engine;
 
+import io.netapprox.core.job.JobReport;
+
 /**
  * Receives what a session's peer sends. Called on the endpoint's event thread ("netapprox-events"), in the order
  * the engine produced the events; do not block in it for long (it delays every session of the endpoint). Use

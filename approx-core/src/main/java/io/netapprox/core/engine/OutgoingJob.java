@@ -1,5 +1,8 @@
 package io.netapprox.core.engine;
 
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.JobSpec;
+import io.netapprox.core.job.JobReport;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.nio.ByteBuffer;

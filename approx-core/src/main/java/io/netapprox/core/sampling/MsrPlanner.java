@@ -1,5 +1,7 @@
 package io.netapprox.core.sampling;
 
+import io.netapprox.core.job.Target;
+
 /**
  * Translates a relative error bound {@code e_max} at a confidence level into a minimal sampling rate (MSR)
  * per group.
@@ -247,7 +249,10 @@ public final class MsrPlanner {
         return c * ratio * Math.sqrt(fpcOverN) <= 1.0;
     }
 
-    /** The largest double {@code r <= n/N} with {@code ceil(r * N) == n}, so ATP's target is exactly n. */
+    /**
+     * A rate {@code r <= n/N} whose target ({@link Target#of}, what ATP delivers) is exactly n, and whose plain
+     * {@code ceil(r * N)} is n too.
+     */
     static double rateFor(long n, long populationSize) {
         if (n >= populationSize) {
             return 1.0;
@@ -256,7 +261,7 @@ public final class MsrPlanner {
         while (Math.ceil(r * populationSize) > n) {
             r = Math.nextDown(r);
         }
-        while (Math.ceil(r * populationSize) < n) {
+        while (Target.of(r, populationSize) < n) {
             r = Math.nextUp(r);
         }
         return r;

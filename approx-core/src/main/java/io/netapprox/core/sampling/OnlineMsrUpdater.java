@@ -1,5 +1,7 @@
 package io.netapprox.core.sampling;
 
+import io.netapprox.core.job.Target;
+
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.commons.math3.distribution.ChiSquaredDistribution;
@@ -159,7 +161,7 @@ public final class OnlineMsrUpdater<G> {
                     MsrPlan.Basis.FLOOR);
         }
         if (monotone && s.lastMsr > result.msr()) {
-            long n = Math.min(nPop, (long) Math.ceil(s.lastMsr * nPop));
+            long n = Target.of(s.lastMsr, nPop);
             result = new MsrPlan(s.lastMsr, n, nPop, base.criticalValue(), MsrPlan.Basis.FLOOR);
         }
         s.lastMsr = result.msr();

@@ -1,11 +1,11 @@
 package io.netapprox.core.transport;
 
+import io.netapprox.core.job.JobReport;
 import io.netapprox.core.control.ControlSession;
 import io.netapprox.core.engine.AtpException;
 import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.engine.AtpSession;
 import io.netapprox.core.engine.IncomingJobListener;
-import io.netapprox.core.engine.JobReport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * One peer of an {@link ApproxTransport}: a control connection ({@link #control()}) and its data-plane session
  * ({@link #dataSession()}), which live and die together. Obtained from {@link ApproxTransport#connect} (we are the
- * client) or {@link DataRequest#peer()} / {@link ApproxTransport#peers()} (the peer connected to us); once set up
+ * client) or {@link OutgoingTransfer#peer()} / {@link ApproxTransport#peers()} (the peer connected to us); once set up
  * the two sides are symmetric: either may {@link #request} data from the other.
  *
  * <p>The peer ends when its control connection ends (closed by either side, peer death, control idle timeout), when
@@ -37,7 +37,7 @@ public final class ApproxPeer implements AutoCloseable {
     private volatile ControlSession control;
     private volatile AtpSession atp;
     final ConcurrentHashMap<Integer, IncomingTransfer> incoming = new ConcurrentHashMap<>();
-    final ConcurrentHashMap<Integer, DataRequest> outgoing = new ConcurrentHashMap<>();
+    final ConcurrentHashMap<Integer, OutgoingTransfer> outgoing = new ConcurrentHashMap<>();
     private final AtomicInteger nextJobId = new AtomicInteger(1);
     private volatile TransportException failure;
     private volatile boolean closingLocally;
@@ -234,7 +234,7 @@ public final class ApproxPeer implements AutoCloseable {
         for (IncomingTransfer t : new ArrayList<>(incoming.values())) {
             t.fail(f);
         }
-        for (DataRequest r : new ArrayList<>(outgoing.values())) {
+        for (OutgoingTransfer r : new ArrayList<>(outgoing.values())) {
             r.fail(f);
         }
     }

@@ -1,5 +1,6 @@
 package io.netapprox.core.transport;
 
+import io.netapprox.core.job.JobReport;
 import io.netapprox.core.control.ControlClientFactory;
 import io.netapprox.core.control.ControlException;
 import io.netapprox.core.control.ControlHandler;
@@ -8,7 +9,6 @@ import io.netapprox.core.control.ControlSession;
 import io.netapprox.core.control.ErrorCode;
 import io.netapprox.core.control.JobAnnouncement;
 import io.netapprox.core.control.JobDecision;
-import io.netapprox.core.control.JobReport;
 import io.netapprox.core.control.MsrUpdate;
 import io.netapprox.core.engine.AtpEndpoint;
 import io.netapprox.core.engine.AtpSession;
@@ -51,11 +51,11 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  *
  * <p>Per transfer: the requester allocates job id J and sends DATA_REQUEST(J, X); the server's
- * {@link DataRequestHandler} runs on a serving thread, calls {@link DataRequest#startJob} (JOB_ANNOUNCE, accepted by
+ * {@link DataRequestHandler} runs on a serving thread, calls {@link OutgoingTransfer#startJob} (JOB_ANNOUNCE, accepted by
  * the requester, then the ATP job J) and sends; the requester may send MSR_UPDATEs, applied to the running job; the
  * requester's engine report (authoritative delivered / lost ids per group) completes its
  * {@link IncomingTransfer#report()} and goes back as JOB_REPORT, which completes the server's
- * {@link DataRequest#report()} with the same numbers.
+ * {@link OutgoingTransfer#report()} with the same numbers.
  *
  * <p>{@link #close()} closes every peer (their transfers fail with {@link TransportException.Reason#CLOSED}), the
  * control server and client threads, the serving threads and the engine. Idempotent.
@@ -314,7 +314,7 @@ public final class ApproxTransport implements AutoCloseable {
         return p;
     }
 
-    private void serve(DataRequest r) {
+    private void serve(OutgoingTransfer r) {
         if (r.report().isDone()) { // the peer ended while the request was queued
             r.served(null);
             return;
@@ -406,7 +406,7 @@ public final class ApproxTransport implements AutoCloseable {
                 throw new ControlException(ErrorCode.OVERLOADED, maxJobs + " jobs are already being served on this"
                         + " session (AtpConfig.maxJobsPerSession)");
             }
-            DataRequest r = new DataRequest(p, jobId, request);
+            OutgoingTransfer r = new OutgoingTransfer(p, jobId, request);
             if (p.outgoing.putIfAbsent(jobId, r) != null) {
                 throw new ControlException(ErrorCode.REQUEST_REJECTED, "job " + Integer.toUnsignedString(jobId)
                         + " is already being served on this session");
@@ -430,14 +430,14 @@ public final class ApproxTransport implements AutoCloseable {
 
         @Override
         public void onMsrUpdate(ControlSession session, MsrUpdate update) {
-            DataRequest r = peerOf(session).outgoing.get(update.jobId());
+            OutgoingTransfer r = peerOf(session).outgoing.get(update.jobId());
             if (r == null) {
                 throw new ControlException(ErrorCode.REQUEST_REJECTED, "no job " + Integer.toUnsignedString(
                         update.jobId()) + " is being served on this session");
             }
             Map<Integer, Double> m;
             try {
-                m = Converters.toMsrMap(update);
+                m = update.byGroupIndex();
             } catch (IllegalArgumentException e) {
                 throw new ControlException(ErrorCode.REQUEST_REJECTED, e.getMessage());
             }
@@ -446,7 +446,7 @@ public final class ApproxTransport implements AutoCloseable {
 
         @Override
         public void onJobReport(ControlSession session, JobReport report) {
-            DataRequest r = peerOf(session).outgoing.get(report.jobId());
+            OutgoingTransfer r = peerOf(session).outgoing.get(report.jobId());
             if (r == null) {
                 throw new ControlException(ErrorCode.REQUEST_REJECTED, "no job " + Integer.toUnsignedString(
                         report.jobId()) + " is being served on this session");

@@ -22,5 +22,5 @@ package io.netapprox.core.transport;
  */
 @FunctionalInterface
 public interface DataRequestHandler {
-    void serve(DataRequest request) throws Exception;
+    void serve(OutgoingTransfer request) throws Exception;
 }

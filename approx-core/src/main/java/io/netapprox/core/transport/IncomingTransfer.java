@@ -1,10 +1,11 @@
 package io.netapprox.core.transport;
 
+import io.netapprox.core.job.GroupSpec;
+import io.netapprox.core.job.JobReport;
 import io.netapprox.core.control.ControlSession;
-import io.netapprox.core.control.GroupSpec;
 import io.netapprox.core.control.JobAnnouncement;
 import io.netapprox.core.control.JobDecision;
-import io.netapprox.core.control.JobReport;
+import io.netapprox.core.control.MsrUpdate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -112,7 +113,7 @@ public final class IncomingTransfer {
             return CompletableFuture.failedFuture(peer.failure());
         }
         try {
-            return c.updateMsr(Converters.toMsrUpdate(jobId, msrByGroupIndex)).exceptionallyCompose(
+            return c.updateMsr(MsrUpdate.of(jobId, msrByGroupIndex)).exceptionallyCompose(
                     e -> CompletableFuture.failedFuture(Errors.fromControl(e, "MSR update for job "
                             + Integer.toUnsignedString(jobId))));
         } catch (IllegalArgumentException e) {
@@ -128,12 +129,6 @@ public final class IncomingTransfer {
             return JobDecision.reject("transfer of job " + Integer.toUnsignedString(jobId)
                     + " was given up or has failed");
         }
-        try {
-            Converters.toJobSpec(a); // the engine must be able to run it (N_g >= 1 ...)
-        } catch (IllegalArgumentException e) {
-            return JobDecision.reject("job " + Integer.toUnsignedString(jobId) + " cannot be received: "
-                    + e.getMessage());
-        }
         if (!announced.complete(a)) {
             return JobDecision.reject("job " + Integer.toUnsignedString(jobId) + " was already announced");
         }
@@ -145,10 +140,10 @@ public final class IncomingTransfer {
     }
 
     /** The receiver's engine report (endpoint event thread): completes the transfer and sends JOB_REPORT. */
-    void onReceiverReport(io.netapprox.core.engine.JobReport r) {
+    void onReceiverReport(JobReport r) {
         JobReport wire;
         try {
-            wire = Converters.toControl(r);
+            wire = r.forPeer();
         } catch (RuntimeException e) {
             fail(new TransportException(TransportException.Reason.JOB_FAILED, "the report of job "
                     + Integer.toUnsignedString(jobId) + " cannot be converted: " + e.getMessage(), e));

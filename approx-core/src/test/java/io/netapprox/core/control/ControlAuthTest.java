@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.core.control.Messages.ErrorMsg;
 import io.netapprox.core.control.Messages.Frame;
-import io.netapprox.core.control.Messages.HelloAck;
+import io.netapprox.core.control.Messages.HelloAckMsg;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -104,12 +104,12 @@ class ControlAuthTest {
             ByteArrayOutputStream seen = new ByteArrayOutputStream();
             out.write(encode(1, TestSupport.hello("raw", 9)));
             Frame ack = TestSupport.readFrame(s);
-            HelloAck helloAck = assertInstanceOf(HelloAck.class, ack.msg());
+            HelloAckMsg helloAck = assertInstanceOf(HelloAckMsg.class, ack.msg());
             assertTrue(helloAck.authRequired());
             assertEquals(32, helloAck.serverNonce().length);
             seen.write(TestSupport.encode(ack.requestId(), ack.msg()));
             // Skip authentication and ask for a session.
-            out.write(TestSupport.rawFrame(MessageType.SESSION_SETUP, 2, body(new Messages.SessionSetup())));
+            out.write(TestSupport.rawFrame(MessageType.SESSION_SETUP, 2, body(new Messages.SessionSetupMsg())));
             ErrorMsg err = TestSupport.readError(s);
             assertEquals(ErrorCode.UNEXPECTED_MESSAGE.code(), err.code());
             TestSupport.assertClosedByPeer(s);
@@ -128,8 +128,8 @@ class ControlAuthTest {
              Socket s = TestSupport.rawConnect(server)) {
             OutputStream out = s.getOutputStream();
             out.write(encode(1, TestSupport.hello("raw", 9)));
-            assertInstanceOf(HelloAck.class, TestSupport.readFrame(s).msg());
-            out.write(encode(2, new Messages.AuthResponse(new byte[32], new byte[32])));
+            assertInstanceOf(HelloAckMsg.class, TestSupport.readFrame(s).msg());
+            out.write(encode(2, new Messages.AuthResponseMsg(new byte[32], new byte[32])));
             ErrorMsg err = TestSupport.readError(s);
             assertEquals(ErrorCode.AUTH_FAILED.code(), err.code());
             TestSupport.assertClosedByPeer(s);

@@ -149,7 +149,7 @@ class ControlLifecycleTest {
             // A raw peer that sets up a session and then never answers anything.
             dead.getOutputStream().write(encode(1, TestSupport.hello("dead", 9)));
             TestSupport.readFrame(dead);
-            dead.getOutputStream().write(encode(2, new Messages.SessionSetup()));
+            dead.getOutputStream().write(encode(2, new Messages.SessionSetupMsg()));
             TestSupport.readFrame(dead);
             ErrorMsg e = readError(dead); // PINGs are skipped; the server gives up after the idle timeout
             assertEquals(ErrorCode.IDLE_TIMEOUT, e.errorCode());

@@ -13,6 +13,11 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.GroupSpec;
+import io.netapprox.core.job.JobReport;
+import io.netapprox.core.job.GroupReport;
+import io.netapprox.core.job.IdSet;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -114,7 +119,7 @@ class ControlRoundTripTest {
 
             // JOB_ANNOUNCE -> JOB_ACCEPT, with groups, MSRs and an opaque descriptor.
             JobAnnouncement job = JobAnnouncement.ofGroups(7, List.of(new GroupSpec(11L, 100, 0.5),
-                    new GroupSpec(-3L, 20, 1.0), new GroupSpec(42L, 0, 0.0)), true, new byte[] {1, 2, 3});
+                    new GroupSpec(-3L, 20, 1.0), new GroupSpec(42L, 1, 0.0)), true, new byte[] {1, 2, 3});
             assertTrue(await(client.announceJob(job)).accepted());
             assertEquals(job, serverHandler.jobs.get(0));
             // ... a global-MSR job, and a rejected one with its reason.
@@ -150,17 +155,17 @@ class ControlRoundTripTest {
                 scattered[i] = 100 + 2 * i; // every other id: the bitset is smaller than 300 ranges
             }
             IdSet delivered1 = IdSet.of(scattered);
-            assertTrue(delivered1.isBitset());
-            JobReport report = new JobReport(7, 0, 123_456_789L, 17, 0.25, new long[] {5, 0, 0, 7, 0, 0, 0, 9},
-                    List.of(new GroupReport(11L, 100, delivered0, lost0),
-                            new GroupReport(-3L, 600, delivered1, IdSet.empty())));
+            assertTrue(IdSetCodec.usesBitmap(delivered1));
+            JobReport report = JobReport.outcome(7, AtpStatus.OK, 123_456_789L, 17, 0.25,
+                    new long[] {5, 0, 0, 7, 0, 0, 0, 9}, List.of(GroupReport.ofIds(11L, 100, delivered0, lost0),
+                            GroupReport.ofIds(-3L, 600, delivered1, IdSet.empty())));
             await(client.sendReport(report));
             JobReport got = serverHandler.reports.get(0);
             assertEquals(report, got);
-            assertEquals(60, got.groups().get(0).deliveredCount());
-            assertEquals(40, got.groups().get(0).lostCount());
-            assertTrue(got.groups().get(1).delivered().contains(598));
-            assertFalse(got.groups().get(1).delivered().contains(599));
+            assertEquals(60, got.groups().get(0).delivered());
+            assertEquals(40, got.groups().get(0).lost());
+            assertTrue(got.groups().get(1).deliveredIds().contains(598));
+            assertFalse(got.groups().get(1).deliveredIds().contains(599));
 
             // The protocol is symmetric: the server announces a job to the client on the same connection.
             ControlSession serverSide = serverHandler.sessions.get(0);

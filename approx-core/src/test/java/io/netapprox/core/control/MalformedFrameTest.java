@@ -15,8 +15,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.JobReport;
+import io.netapprox.core.job.GroupReport;
+import io.netapprox.core.job.IdSet;
 import io.netapprox.core.control.Messages.ErrorMsg;
-import io.netapprox.core.control.Messages.SessionSetupAck;
+import io.netapprox.core.control.Messages.SessionSetupAckMsg;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
@@ -106,7 +110,7 @@ class MalformedFrameTest {
         byte[] v2 = rawFrame(WireFormat.MAGIC, 2, MessageType.HELLO.code, 1, 0, new byte[0]);
         assertError(rejected(v2, false), ErrorCode.VERSION_MISMATCH, "version 2", "version 1");
         // A HELLO in version-1 framing that offers only versions 2..3.
-        byte[] hello = encode(1, new Messages.Hello(2, 3, 1 << 20, "future-peer", TestSupport.LOOPBACK, 9));
+        byte[] hello = encode(1, new Messages.HelloMsg(2, 3, 1 << 20, "future-peer", TestSupport.LOOPBACK, 9));
         assertError(rejected(hello, false), ErrorCode.VERSION_MISMATCH, "versions 2..3", "version 1");
         assertEquals(2, server.metrics().versionMismatches());
         assertEquals(0, serverDp.openCount());
@@ -169,7 +173,7 @@ class MalformedFrameTest {
     @Test
     void wellFormedMessageInTheWrongStateIsRejected() throws IOException {
         JobAnnouncement job = JobAnnouncement.global(1, 10, 0.5, false, null);
-        assertError(rejected(encode(1, new Messages.JobAnnounce(job)), false), ErrorCode.UNEXPECTED_MESSAGE,
+        assertError(rejected(encode(1, new Messages.JobAnnounceMsg(job)), false), ErrorCode.UNEXPECTED_MESSAGE,
                 "JOB_ANNOUNCE");
         assertEquals(1, server.metrics().unexpectedMessages());
     }
@@ -179,9 +183,9 @@ class MalformedFrameTest {
         Socket s = rawConnect(server);
         OutputStream out = s.getOutputStream();
         out.write(encode(1, TestSupport.hello("raw", 9)));
-        assertInstanceOf(Messages.HelloAck.class, TestSupport.readFrame(s).msg());
-        out.write(encode(2, new Messages.SessionSetup()));
-        assertInstanceOf(SessionSetupAck.class, TestSupport.readFrame(s).msg());
+        assertInstanceOf(Messages.HelloAckMsg.class, TestSupport.readFrame(s).msg());
+        out.write(encode(2, new Messages.SessionSetupMsg()));
+        assertInstanceOf(SessionSetupAckMsg.class, TestSupport.readFrame(s).msg());
         return s;
     }
 
@@ -198,7 +202,7 @@ class MalformedFrameTest {
             assertClosedByPeer(s);
         }
         // MSR out of [0, 1].
-        byte[] announce = body(new Messages.JobAnnounce(JobAnnouncement.global(1, 10, 0.5, false, null)));
+        byte[] announce = body(new Messages.JobAnnounceMsg(JobAnnouncement.global(1, 10, 0.5, false, null)));
         ByteBuf a = Unpooled.wrappedBuffer(announce);
         a.setDouble(4 + 1 + 1 + 4 + 8 + 4, 1.5);
         try (Socket s = establishedRawSession()) {
@@ -207,8 +211,8 @@ class MalformedFrameTest {
             assertClosedByPeer(s);
         }
         // JOB_REPORT whose id ranges overlap.
-        JobReport r = new JobReport(1, 0, 1, 0, 0.0, null,
-                List.of(new GroupReport(0, 2000, IdSet.of(1, 2, 3, 1000, 1001, 1002), IdSet.empty())));
+        JobReport r = JobReport.outcome(1, AtpStatus.OK, 1, 0, 0.0, null,
+                List.of(GroupReport.ofIds(0, 2000, IdSet.of(1, 2, 3, 1000, 1001, 1002), IdSet.empty())));
         byte[] report = body(new Messages.JobReportMsg(r));
         ByteBuf rb = Unpooled.wrappedBuffer(report);
         int rangesAt = 4 + 4 + 8 + 8 + 8 + 1 + 4 + 8 + 4 + 1 + 4; // header fields, group, encoding, count

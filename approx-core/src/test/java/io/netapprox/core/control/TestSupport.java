@@ -119,8 +119,8 @@ final class TestSupport {
         return Auth.bodyBytes(msg);
     }
 
-    static Messages.Hello hello(String id, int udpPort) {
-        return new Messages.Hello(1, 1, 1 << 20, id, LOOPBACK, udpPort);
+    static Messages.HelloMsg hello(String id, int udpPort) {
+        return new Messages.HelloMsg(1, 1, 1 << 20, id, LOOPBACK, udpPort);
     }
 
     /** Reads one frame from a raw socket (the client side of the test); null at EOF. */

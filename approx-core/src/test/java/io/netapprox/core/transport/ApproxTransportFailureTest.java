@@ -22,8 +22,8 @@ class ApproxTransportFailureTest {
     static final int SIZE = 16 * 1024;
     static final Duration PEER_DEATH = Duration.ofMillis(500);
 
-    /** Serves an endless-ish exact job (100,000 x 16 KiB); records the DataRequest and the handler's exit. */
-    static DataRequestHandler endless(CompletableFuture<DataRequest> served, CompletableFuture<Throwable> exit) {
+    /** Serves an endless-ish exact job (100,000 x 16 KiB); records the OutgoingTransfer and the handler's exit. */
+    static DataRequestHandler endless(CompletableFuture<OutgoingTransfer> served, CompletableFuture<Throwable> exit) {
         return request -> {
             served.complete(request);
             try {
@@ -45,7 +45,7 @@ class ApproxTransportFailureTest {
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void servingTransportClosedMidJobFailsTheRequesterPromptlyAndReleasesEverything() throws Exception {
         long fdsBefore = TransportTestSupport.openFds();
-        CompletableFuture<DataRequest> served = new CompletableFuture<>();
+        CompletableFuture<OutgoingTransfer> served = new CompletableFuture<>();
         CompletableFuture<Throwable> handlerExit = new CompletableFuture<>();
         ApproxTransportConfig clientCfg = config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build())
                 .serverEnabled(false).build();
@@ -96,7 +96,7 @@ class ApproxTransportFailureTest {
     void servingDataPlaneDeathFailsTheRequesterAndClosesThePeer() throws Exception {
         // The serving process's engine dies while its control connection stays up: the requester learns it from
         // the data plane (the engine's best-effort CLOSE, or peer death after PEER_DEATH) and closes the peer.
-        CompletableFuture<DataRequest> served = new CompletableFuture<>();
+        CompletableFuture<OutgoingTransfer> served = new CompletableFuture<>();
         CompletableFuture<Throwable> handlerExit = new CompletableFuture<>();
         ApproxTransportConfig clientCfg = config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build())
                 .build();
@@ -137,7 +137,7 @@ class ApproxTransportFailureTest {
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void requesterClosingThePeerFailsItsTransfersAsClosedAndReleasesTheServingThread() throws Exception {
-        CompletableFuture<DataRequest> served = new CompletableFuture<>();
+        CompletableFuture<OutgoingTransfer> served = new CompletableFuture<>();
         CompletableFuture<Throwable> handlerExit = new CompletableFuture<>();
         try (ApproxTransport server = ApproxTransport.start(config(atp().peerDeathTimeout(PEER_DEATH).build(),
                 control().build()).build(), endless(served, handlerExit));
@@ -160,7 +160,7 @@ class ApproxTransportFailureTest {
             TransportException ste = assertInstanceOf(TransportException.class, se);
             assertTrue(ste.reason() == TransportException.Reason.CONTROL_CLOSED
                     || (ste.reason() == TransportException.Reason.JOB_FAILED
-                        && ste.status() == io.netapprox.core.engine.AtpStatus.CLOSED), ste.toString());
+                        && ste.status() == io.netapprox.core.job.AtpStatus.CLOSED), ste.toString());
             TransportTestSupport.eventually("server released the session", 5000, () -> server.peers().isEmpty()
                     && server.dataPlane().sessionCount() == 0 && server.endpoint().sessions().isEmpty());
             // a closed peer refuses new requests at once

@@ -7,12 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.job.JobSpec;
+import io.netapprox.core.job.JobReport;
 import io.netapprox.core.engine.AtpEndpoint;
 import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.engine.AtpSession;
 import io.netapprox.core.engine.IncomingJobListener;
-import io.netapprox.core.engine.JobReport;
-import io.netapprox.core.engine.JobSpec;
 import io.netapprox.core.engine.OutgoingJob;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;

@@ -2,9 +2,9 @@ package io.netapprox.core.transport;
 
 import static io.netapprox.core.engine.TestPayloads.fill;
 
+import io.netapprox.core.job.JobSpec;
 import io.netapprox.core.control.ControlConfig;
 import io.netapprox.core.engine.AtpConfig;
-import io.netapprox.core.engine.JobSpec;
 import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.engine.SendResult;
 import io.netty.buffer.ByteBuf;
@@ -77,7 +77,7 @@ final class TransportTestSupport {
         ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(messageBytes, messageBytes);
         try {
             int base = 0;
-            List<io.netapprox.core.engine.GroupSpec> groups = job.spec().groups();
+            List<io.netapprox.core.job.GroupSpec> groups = job.spec().groups();
             for (int g = 0; g < groups.size(); g++) {
                 int n = groups.get(g).size();
                 for (int i = 0; i < n; i++) {

@@ -1,4 +1,4 @@
-package io.netapprox.core.control;
+package io.netapprox.core.job;
 
 import java.util.Arrays;
 import java.util.NoSuchElementException;
@@ -6,15 +6,12 @@ import java.util.PrimitiveIterator;
 import java.util.function.IntConsumer;
 
 /**
- * An immutable set of message ids (non-negative ints), stored and sent compactly: as sorted disjoint ranges or as
- * a bitset over {@code [base, base + nbits)}, whichever is smaller on the wire. The in-memory representation is
- * the one chosen for the wire, so a decoded set costs about as much memory as its frame (no amplification).
+ * An immutable set of message ids (non-negative ints), stored compactly: as sorted disjoint ranges or as a bitmap
+ * over {@code [base, base + nbits)}, whichever takes less space ({@code 4 + 8 * ranges} versus {@code 8 + nbits / 8}
+ * bytes). The control plane's codec encodes a set the same way (docs/control-plane.md), so a decoded set costs
+ * about as much memory as its frame (no amplification).
  */
 public final class IdSet {
-    /** Wire encoding tags. */
-    static final int ENC_RANGES = 0;
-    static final int ENC_BITSET = 1;
-
     private static final IdSet EMPTY = new IdSet(new int[0], new int[0], 0L);
 
     // Ranges representation (bits == null): firsts[i]..lasts[i] inclusive, sorted, disjoint, non-adjacent.
@@ -95,15 +92,104 @@ public final class IdSet {
         return compact(Arrays.copyOf(f, n), Arrays.copyOf(l, n), card);
     }
 
-    /** Picks the representation that is smaller on the wire. */
+    /**
+     * The ids of the inclusive ranges {@code [firsts[i], lasts[i]]}, which must be sorted, disjoint and separated
+     * (a range starts at least 2 after the previous one ends).
+     *
+     * @throws IllegalArgumentException for negative ids, empty, unsorted, overlapping or adjacent ranges
+     */
+    public static IdSet ofRanges(int[] firsts, int[] lasts) {
+        if (firsts.length != lasts.length) {
+            throw new IllegalArgumentException(
+                    firsts.length + " range starts but " + lasts.length + " range ends");
+        }
+        long card = 0;
+        long prevLast = -2;
+        for (int i = 0; i < firsts.length; i++) {
+            if (firsts[i] < 0 || lasts[i] < firsts[i]) {
+                throw new IllegalArgumentException(
+                        "range " + i + " [" + firsts[i] + ", " + lasts[i] + "] is empty or negative");
+            }
+            if (firsts[i] <= prevLast + 1) {
+                throw new IllegalArgumentException(
+                        "range " + i + " is not sorted, disjoint and separated from the previous one");
+            }
+            card += (long) lasts[i] - firsts[i] + 1;
+            prevLast = lasts[i];
+        }
+        return compact(firsts.clone(), lasts.clone(), card);
+    }
+
+    /**
+     * The ids {@code base + i} for every bit {@code i < nbits} set in {@code words} (bit {@code i} is bit {@code
+     * i % 64} of {@code words[i / 64]}).
+     *
+     * @throws IllegalArgumentException for an empty bitmap, one beyond the id space, or bits set at or above
+     *     {@code nbits}
+     */
+    public static IdSet ofBitmap(int base, int nbits, long[] words) {
+        if (base < 0 || nbits <= 0 || (long) base + nbits - 1 > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(
+                    "bitmap [" + base + ", +" + nbits + ") is empty or exceeds the id space");
+        }
+        if (words.length != (nbits + 63) / 64) {
+            throw new IllegalArgumentException(
+                    "a bitmap of " + nbits + " bits has " + ((nbits + 63) / 64) + " words, got " + words.length);
+        }
+        int tail = nbits & 63;
+        if (tail != 0 && (words[words.length - 1] >>> tail) != 0) {
+            throw new IllegalArgumentException("bits at or above nbits = " + nbits + " are set");
+        }
+        IdSet bitmap = new IdSet(base, nbits, words.clone());
+        if (bitmap.cardinality == 0) {
+            return EMPTY;
+        }
+        // Keep the smaller representation (a sparse bitmap is stored as ranges).
+        return bitmapBytes(bitmap.first(), bitmap.last()) < rangesBytes(bitmap.rangeCount())
+                ? new IdSet(bitmap.first(), bitmap.last() - bitmap.first() + 1, shifted(bitmap))
+                : rangesOf(bitmap);
+    }
+
+    private static long[] shifted(IdSet b) {
+        int first = b.first();
+        int span = b.last() - first + 1;
+        long[] w = new long[(span + 63) / 64];
+        b.forEach(id -> w[(id - first) >>> 6] |= 1L << ((id - first) & 63));
+        return w;
+    }
+
+    private static IdSet rangesOf(IdSet b) {
+        int n = b.rangeCount();
+        int[] f = new int[n];
+        int[] l = new int[n];
+        int[] i = {0};
+        b.forEachRange(
+                (first, last) -> {
+                    f[i[0]] = first;
+                    l[i[0]] = last;
+                    i[0]++;
+                });
+        return new IdSet(f, l, b.cardinality);
+    }
+
+    /** Bytes of the ranges form: a count and (first, length) per range. */
+    private static long rangesBytes(long ranges) {
+        return 4L + 8L * ranges;
+    }
+
+    /** Bytes of the bitmap form over {@code [first, last]}: base, length and one bit per id. */
+    private static long bitmapBytes(int first, int last) {
+        long span = (long) last - first + 1;
+        return 8L + (span + 7) / 8;
+    }
+
+    /** Picks the representation that takes less space. */
     private static IdSet compact(int[] f, int[] l, long card) {
         if (f.length == 0) {
             return EMPTY;
         }
-        long rangesBytes = 4L + 8L * f.length;
         long span = (long) l[l.length - 1] - f[0] + 1;
-        long bitsetBytes = 8L + (span + 7) / 8;
-        if (bitsetBytes < rangesBytes) {
+        if (bitmapBytes(f[0], l[l.length - 1]) < rangesBytes(f.length)) {
             long[] words = new long[(int) ((span + 63) / 64)];
             for (int i = 0; i < f.length; i++) {
                 for (long id = f[i]; id <= l[i]; id++) {
@@ -136,6 +222,70 @@ public final class IdSet {
         }
         int ins = -i - 1;
         return ins > 0 && id <= lasts[ins - 1];
+    }
+
+    /** The smallest id. @throws java.util.NoSuchElementException when empty */
+    public int first() {
+        if (cardinality == 0) {
+            throw new NoSuchElementException("empty id set");
+        }
+        return iterator().nextInt();
+    }
+
+    /** The largest id. @throws java.util.NoSuchElementException when empty */
+    public int last() {
+        if (cardinality == 0) {
+            throw new NoSuchElementException("empty id set");
+        }
+        if (bits == null) {
+            return lasts[lasts.length - 1];
+        }
+        for (int w = bits.length - 1; ; w--) {
+            if (bits[w] != 0) {
+                return base + w * 64 + 63 - Long.numberOfLeadingZeros(bits[w]);
+            }
+        }
+    }
+
+    /** A consumer of inclusive id ranges. */
+    @FunctionalInterface
+    public interface RangeConsumer {
+        void accept(int first, int last);
+    }
+
+    /** Calls {@code action} for every maximal run of consecutive ids, in ascending order. */
+    public void forEachRange(RangeConsumer action) {
+        if (bits == null) {
+            for (int i = 0; i < firsts.length; i++) {
+                action.accept(firsts[i], lasts[i]);
+            }
+            return;
+        }
+        PrimitiveIterator.OfInt it = iterator();
+        if (!it.hasNext()) {
+            return;
+        }
+        int first = it.nextInt();
+        int last = first;
+        while (it.hasNext()) {
+            int id = it.nextInt();
+            if (id != last + 1) {
+                action.accept(first, last);
+                first = id;
+            }
+            last = id;
+        }
+        action.accept(first, last);
+    }
+
+    /** The number of maximal runs of consecutive ids. */
+    public int rangeCount() {
+        if (bits == null) {
+            return firsts.length;
+        }
+        int[] n = {0};
+        forEachRange((f, l) -> n[0]++);
+        return n[0];
     }
 
     /** Calls {@code action} for every id in ascending order. */
@@ -214,96 +364,6 @@ public final class IdSet {
             out[i] = it.nextInt();
         }
         return out;
-    }
-
-    // ---- wire format ---------------------------------------------------------------------------------------------
-
-    boolean isBitset() {
-        return bits != null;
-    }
-
-    int encodedLength() {
-        return 1 + (bits != null ? 8 + (nbits + 7) / 8 : 4 + 8 * firsts.length);
-    }
-
-    void encode(io.netty.buffer.ByteBuf out) {
-        if (bits != null) {
-            out.writeByte(ENC_BITSET);
-            out.writeInt(base);
-            out.writeInt(nbits);
-            int nbytes = (nbits + 7) / 8;
-            for (int i = 0; i < nbytes; i++) {
-                out.writeByte((int) (bits[i >>> 3] >>> ((i & 7) * 8)));
-            }
-        } else {
-            out.writeByte(ENC_RANGES);
-            out.writeInt(firsts.length);
-            for (int i = 0; i < firsts.length; i++) {
-                out.writeInt(firsts[i]);
-                out.writeInt(lasts[i] - firsts[i] + 1);
-            }
-        }
-    }
-
-    /** Strict decoder; throws {@link WireFormat.MalformedException} naming {@code field} on any violation. */
-    static IdSet decode(io.netty.buffer.ByteBuf in, String field) {
-        int enc = WireFormat.readU8(in, field + ".encoding");
-        if (enc == ENC_RANGES) {
-            long count = WireFormat.readU32(in, field + ".rangeCount");
-            if (count * 8 > in.readableBytes()) {
-                throw new WireFormat.MalformedException(field + ": " + count + " ranges declared but only "
-                        + in.readableBytes() + " bytes remain");
-            }
-            int n = (int) count;
-            int[] f = new int[n];
-            int[] l = new int[n];
-            long card = 0;
-            long prevLast = -2;
-            for (int i = 0; i < n; i++) {
-                long first = in.readUnsignedInt();
-                long len = in.readUnsignedInt();
-                long last = first + len - 1;
-                if (len == 0 || last > Integer.MAX_VALUE) {
-                    throw new WireFormat.MalformedException(field + ": range " + i + " [" + first + ", +" + len
-                            + ") is empty or exceeds the id space");
-                }
-                if (first <= prevLast + 1) {
-                    throw new WireFormat.MalformedException(field + ": range " + i
-                            + " is not sorted, disjoint and separated from the previous one");
-                }
-                f[i] = (int) first;
-                l[i] = (int) last;
-                card += len;
-                prevLast = last;
-            }
-            return n == 0 ? EMPTY : new IdSet(f, l, card);
-        }
-        if (enc == ENC_BITSET) {
-            long base = WireFormat.readU32(in, field + ".base");
-            long nbits = WireFormat.readU32(in, field + ".nbits");
-            if (nbits == 0 || base + nbits - 1 > Integer.MAX_VALUE) {
-                throw new WireFormat.MalformedException(field + ": bitset [" + base + ", +" + nbits
-                        + ") is empty or exceeds the id space");
-            }
-            long nbytes = (nbits + 7) / 8;
-            if (nbytes > in.readableBytes()) {
-                throw new WireFormat.MalformedException(field + ": bitset of " + nbits + " bits needs " + nbytes
-                        + " bytes but only " + in.readableBytes() + " remain");
-            }
-            long[] words = new long[(int) ((nbits + 63) / 64)];
-            for (int i = 0; i < nbytes; i++) {
-                words[i >>> 3] |= (in.readUnsignedByte() & 0xFFL) << ((i & 7) * 8);
-            }
-            int padBits = (int) (nbytes * 8 - nbits);
-            if (padBits > 0) {
-                long lastByte = (words[(int) ((nbytes - 1) >>> 3)] >>> (((nbytes - 1) & 7) * 8)) & 0xFF;
-                if ((lastByte >>> (8 - padBits)) != 0) {
-                    throw new WireFormat.MalformedException(field + ": bitset padding bits are not zero");
-                }
-            }
-            return new IdSet((int) base, (int) nbits, words);
-        }
-        throw new WireFormat.MalformedException(field + ": unknown id-set encoding " + enc);
     }
 
     @Override

@@ -1,4 +1,4 @@
-package io.netapprox.core.engine;
+package io.netapprox.core.job;
 
 /** The engine's status codes ({@code NA_OK} and {@code NA_ERR_*} of netapprox.h), with stable values. */
 public enum AtpStatus {

@@ -1,15 +1,15 @@
 package io.netapprox.core.transport;
 
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.JobSpec;
+import io.netapprox.core.job.JobReport;
 import io.netapprox.core.control.ControlException;
 import io.netapprox.core.control.ControlSession;
 import io.netapprox.core.control.ErrorCode;
 import io.netapprox.core.control.JobAnnouncement;
 import io.netapprox.core.control.JobDecision;
-import io.netapprox.core.control.JobReport;
 import io.netapprox.core.engine.AtpJobFailedException;
 import io.netapprox.core.engine.AtpSession;
-import io.netapprox.core.engine.AtpStatus;
-import io.netapprox.core.engine.JobSpec;
 import io.netapprox.core.engine.OutgoingJob;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,15 +24,15 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The serving (sending) side of one transfer: a peer's DATA_REQUEST "send me data X as job J", handed to the
- * transport's {@link DataRequestHandler}. The handler reads {@link #payload()} (X), optionally sets a
+ * The serving (sending) side of one transfer - the counterpart of the requester's {@link IncomingTransfer}: a
+ * peer's DATA_REQUEST "send me data X as job J", handed to the transport's {@link DataRequestHandler}. The handler reads {@link #payload()} (X), optionally sets a
  * {@link #reply(byte[]) reply}, calls {@link #startJob(JobSpec)} once and sends the messages on the returned
  * {@link OutgoingJob}. MSR updates from the requester are applied to that job as they arrive (MSR_UPDATE), and
  * {@link #report()} completes with the receiver's authoritative report (JOB_REPORT) - the same numbers the
  * requester's {@link IncomingTransfer#report()} has.
  */
-public final class DataRequest {
-    private static final Logger LOG = LoggerFactory.getLogger(DataRequest.class);
+public final class OutgoingTransfer {
+    private static final Logger LOG = LoggerFactory.getLogger(OutgoingTransfer.class);
     private static final byte[] EMPTY = new byte[0];
 
     private final ApproxPeer peer;
@@ -46,11 +46,11 @@ public final class DataRequest {
     private OutgoingJob job;
     private final Map<Integer, Double> pendingMsr = new LinkedHashMap<>();
     private boolean outcomeDone;
-    private io.netapprox.core.engine.JobReport senderReport;
+    private JobReport senderReport;
     private JobReport wireReport;
     private ScheduledFuture<?> reportTimer;
 
-    DataRequest(ApproxPeer peer, int jobId, byte[] payload) {
+    OutgoingTransfer(ApproxPeer peer, int jobId, byte[] payload) {
         this.peer = peer;
         this.jobId = jobId;
         this.payload = payload;
@@ -72,7 +72,7 @@ public final class DataRequest {
     }
 
     /** Sets the integration-defined DATA_RESPONSE bytes (default empty); sent when the job starts. */
-    public DataRequest reply(byte[] bytes) {
+    public OutgoingTransfer reply(byte[] bytes) {
         this.reply = Objects.requireNonNull(bytes, "bytes").clone();
         return this;
     }
@@ -104,7 +104,7 @@ public final class DataRequest {
         }
         checkRunning();
         ControlSession c = peer.control();
-        JobAnnouncement a = Converters.toAnnouncement(jobId, spec, null);
+        JobAnnouncement a = JobAnnouncement.of(jobId, spec, null);
         JobDecision d;
         try {
             d = c.announceJob(a).get();
@@ -135,7 +135,7 @@ public final class DataRequest {
                     it.remove();
                 }
             }
-            JobSpec withId = Converters.withJobId(spec, jobId, msr);
+            JobSpec withId = spec.withJobId(jobId).withMsrs(msr);
             try {
                 j = s.startJob(withId);
             } catch (IllegalStateException e) {
@@ -168,7 +168,7 @@ public final class DataRequest {
 
     @Override
     public String toString() {
-        return "DataRequest{job=" + Integer.toUnsignedString(jobId) + ", peer=" + peer.describe() + ", payload="
+        return "OutgoingTransfer{job=" + Integer.toUnsignedString(jobId) + ", peer=" + peer.describe() + ", payload="
                 + payload.length + "B" + (report.isDone() ? ", done" : "") + "}";
     }
 
@@ -235,8 +235,8 @@ public final class DataRequest {
             wireReport = wire;
             finish = outcomeDone;
         }
-        if (wire.status() != 0) {
-            AtpStatus st = Converters.toAtpStatus(wire.status());
+        if (!wire.isSuccess()) {
+            AtpStatus st = wire.status();
             fail(new TransportException(TransportException.Reason.JOB_FAILED, "the requester reports that job "
                     + Integer.toUnsignedString(jobId) + " ended with " + st, null, st,
                     new TransferReport(wire, senderReportSnapshot())));
@@ -245,19 +245,19 @@ public final class DataRequest {
         } // else: the sender's engine has not reported yet (DONE crosses UDP); onOutcome finishes
     }
 
-    private synchronized io.netapprox.core.engine.JobReport senderReportSnapshot() {
+    private synchronized JobReport senderReportSnapshot() {
         return senderReport;
     }
 
     /** The sender's engine outcome (endpoint event thread, or a closing thread). */
-    private void onOutcome(io.netapprox.core.engine.JobReport r, Throwable err) {
+    private void onOutcome(JobReport r, Throwable err) {
         Throwable cause = err == null ? null : Errors.unwrap(err);
         AtpJobFailedException failed = cause instanceof AtpJobFailedException f ? f : null;
         boolean haveWire;
         synchronized (this) {
             outcomeDone = true;
             senderReport = r != null ? r : failed != null ? failed.report() : null;
-            haveWire = wireReport != null && wireReport.status() == 0;
+            haveWire = wireReport != null && wireReport.isSuccess();
             if (!haveWire && err == null && !report.isDone()) {
                 long ms = peer.transport.config().reportTimeout().toMillis();
                 reportTimer = peer.transport.schedule(() -> fail(new TransportException(
