@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * (see {@link ApproxShuffleWriter}) and pulled over ATP ({@link ApproxShuffleReader}).
  *
  * <p>The constructor only parses and validates {@code spark.approx.*} (a bad value fails SparkContext startup
- * with a message naming the key); the ATP engine starts lazily in the first approximate task of an executor.
+ * with a message naming the key); the executor's transport ({@link ExecutorTransport}: ATP engine and control
+ * plane) starts lazily in the first approximate task of an executor.
  */
 public class ApproxShuffleManager extends SortShuffleManager {
     private static final Logger LOG = LoggerFactory.getLogger(ApproxShuffleManager.class);
@@ -69,8 +70,8 @@ public class ApproxShuffleManager extends SortShuffleManager {
         return super.registerShuffle(shuffleId, dependency);
     }
 
-    private ApproxEngine engine() {
-        return ApproxEngine.get(conf, (IndexShuffleBlockResolver) super.shuffleBlockResolver());
+    private ExecutorTransport transport() {
+        return ExecutorTransport.get(conf, (IndexShuffleBlockResolver) super.shuffleBlockResolver());
     }
 
     @Override
@@ -80,7 +81,7 @@ public class ApproxShuffleManager extends SortShuffleManager {
         if (handle instanceof ApproxShuffleHandle<?, ?, ?> h) {
             approxMapOutputs.computeIfAbsent(h.shuffleId(), k -> ConcurrentHashMap.newKeySet()).add(mapId);
             return new ApproxShuffleWriter<>((ApproxShuffleHandle<K, V, ?>) h, mapId, context, metrics,
-                    (IndexShuffleBlockResolver) super.shuffleBlockResolver(), conf, engine());
+                    (IndexShuffleBlockResolver) super.shuffleBlockResolver(), conf, transport());
         }
         return super.getWriter(handle, mapId, context, metrics);
     }
@@ -92,7 +93,7 @@ public class ApproxShuffleManager extends SortShuffleManager {
                                                 ShuffleReadMetricsReporter metrics) {
         if (handle instanceof ApproxShuffleHandle<?, ?, ?> h) {
             return new ApproxShuffleReader<>((ApproxShuffleHandle<K, ?, C>) h, startMapIndex, endMapIndex,
-                    startPartition, endPartition, context, metrics, engine());
+                    startPartition, endPartition, context, metrics, transport());
         }
         return super.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
     }
@@ -112,7 +113,7 @@ public class ApproxShuffleManager extends SortShuffleManager {
     @Override
     public void stop() {
         try {
-            ApproxEngine.shutdown();
+            ExecutorTransport.shutdown();
         } finally {
             super.stop();
         }

@@ -47,13 +47,13 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
     private final int endPartition;
     private final TaskContext context;
     private final ShuffleReadMetricsReporter metrics;
-    private final ApproxEngine engine;
+    private final ExecutorTransport transport;
     /** Outstanding pulls per reduce task. */
     static final int MAX_IN_FLIGHT = 32;
 
     ApproxShuffleReader(ApproxShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex, int startPartition,
                         int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
-                        ApproxEngine engine) {
+                        ExecutorTransport transport) {
         this.handle = handle;
         this.startMapIndex = startMapIndex;
         this.endMapIndex = endMapIndex;
@@ -61,7 +61,7 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
         this.endPartition = endPartition;
         this.context = context;
         this.metrics = metrics;
-        this.engine = engine;
+        this.transport = transport;
     }
 
     private record Pull(BlockManagerId loc, ShuffleBlockId block, int mapIndex, long size,
@@ -71,7 +71,7 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
     private Pull start(BlockManagerId loc, ShuffleBlockId sb, int mapIndex, long size) {
         ConcurrentLinkedQueue<Object[]> q = new ConcurrentLinkedQueue<>();
         CompletableFuture<IncomingTransfer> tf;
-        InetSocketAddress ctl = ApproxEngine.controlAddressOf(loc).orElse(null);
+        InetSocketAddress ctl = ExecutorTransport.controlAddressOf(loc).orElse(null);
         if (ctl == null) {
             tf = CompletableFuture.failedFuture(new IOException("map output " + sb + " at " + loc
                     + " carries no NetApprox control address"));
@@ -88,8 +88,8 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                     }
                 }
             };
-            byte[] req = ApproxEngine.request(handle.shuffleId(), sb.mapId(), sb.reduceId());
-            tf = engine.peer(ctl).thenApply((ApproxPeer p) -> p.request(req, l));
+            byte[] req = ExecutorTransport.request(handle.shuffleId(), sb.mapId(), sb.reduceId());
+            tf = transport.peer(ctl).thenApply((ApproxPeer p) -> p.request(req, l));
         }
         return new Pull(loc, sb, mapIndex, size, tf, q);
     }
@@ -133,7 +133,7 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
             }
             Pull p = pulls.get(pi);
             // fetchTimeoutMs bounds each block's pull (from the moment this task waits for it)
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(engine.conf().fetchTimeoutMs());
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(transport.conf().fetchTimeoutMs());
             boolean retried = false;
             while (true) {
             try {
@@ -142,7 +142,7 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 if (!report.isSuccess()) {
                     throw new IOException("transfer ended with status " + report.status());
                 }
-                MapOutputFormat.Header h = ApproxEngine.readHeader(in.response().get(remaining(deadline),
+                MapOutputFormat.Header h = ExecutorTransport.readHeader(in.response().get(remaining(deadline),
                         TimeUnit.NANOSECONDS));
                 // every delivered message is dispatched before the job's report; wait briefly if not yet seen
                 long want = report.delivered();
@@ -171,7 +171,7 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 Thread.currentThread().interrupt();
                 throw fetchFailed(p, "interrupted", e);
             } catch (TimeoutException e) {
-                throw fetchFailed(p, "no answer within " + engine.conf().fetchTimeoutMs() + " ms", e);
+                throw fetchFailed(p, "no answer within " + transport.conf().fetchTimeoutMs() + " ms", e);
             } catch (ExecutionException | IOException | RuntimeException e) {
                 Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
                 if (retried || System.nanoTime() >= deadline) {

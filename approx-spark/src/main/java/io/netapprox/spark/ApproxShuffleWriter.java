@@ -49,20 +49,20 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     private final ShuffleWriteMetricsReporter metrics;
     private final IndexShuffleBlockResolver resolver;
     private final ApproxConf conf;
-    private final ApproxEngine engine;
+    private final ExecutorTransport transport;
     private long[] lengths;
     private boolean stopping;
 
     ApproxShuffleWriter(ApproxShuffleHandle<K, V, ?> handle, long mapId, TaskContext context,
                         ShuffleWriteMetricsReporter metrics, IndexShuffleBlockResolver resolver, ApproxConf conf,
-                        ApproxEngine engine) {
+                        ExecutorTransport transport) {
         this.handle = handle;
         this.mapId = mapId;
         this.context = context;
         this.metrics = metrics;
         this.resolver = resolver;
         this.conf = conf;
-        this.engine = engine;
+        this.transport = transport;
     }
 
     @Override
@@ -242,7 +242,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         if (!success || lengths == null) {
             return Option.empty();
         }
-        BlockManagerId loc = engine.advertisedLocation();
+        BlockManagerId loc = transport.advertisedLocation();
         return Option.apply(MapStatus$.MODULE$.apply(loc, lengths, mapId, 0L));
     }
 

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.spark.examples.TaxiTrips;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.sql.Dataset;
@@ -25,7 +24,7 @@ class ApproxQueryLocalTest {
     static void start() {
         // 30% of the engine's outgoing datagrams dropped: ATP must retransmit exactly what each group's MSR needs
         spark = SparkTestSupport.local("approx-local", SparkTestSupport.conf("spark.approx.faultDropOutgoing", "0.3"));
-        trips = TaxiTrips.generate(spark, 200_000, 4, 7).cache();
+        trips = SparkTestSupport.trips(spark, 200_000, 4, 7).cache();
         trips.count();
     }
 
@@ -82,7 +81,7 @@ class ApproxQueryLocalTest {
         long messages = 0;
         for (Object o : received) {
             StratumSample s = (StratumSample) o;
-            int target = io.netapprox.core.engine.GroupSpec.of(0, s.messages, s.msr).target();
+            int target = io.netapprox.core.job.GroupSpec.of(0, s.messages, s.msr).target();
             assertTrue(s.delivered.size() >= target, s + ": delivered " + s.delivered.size() + " < target " + target);
             assertTrue(s.delivered.size() <= s.messages);
             strata++;

@@ -1,13 +1,12 @@
 package io.netapprox.spark;
 
-import io.netapprox.core.engine.JobSpec;
+import io.netapprox.core.job.JobSpec;
+import io.netapprox.core.job.Target;
 import io.netapprox.core.engine.OutgoingJob;
-import io.netapprox.core.engine.SendResult;
 import io.netapprox.core.transport.ApproxPeer;
 import io.netapprox.core.transport.ApproxTransport;
-import io.netapprox.core.transport.DataRequest;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
+import io.netapprox.core.transport.OutgoingTransfer;
+import io.netapprox.core.transport.SendScheduler;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -15,11 +14,8 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -34,50 +30,52 @@ import org.slf4j.LoggerFactory;
 import scala.Option;
 
 /**
- * The one NetApprox engine of an executor JVM (or of the driver in local mode): an {@link ApproxTransport} started
- * lazily on the first approximate shuffle task (never in a constructor: SparkEnv may not exist yet), serving this
- * executor's approximate map output over ATP and requesting other executors' output. Its control address
+ * The executor's transport pair (one per executor JVM, or the driver's in local mode): two {@link ApproxTransport}s,
+ * one serving this executor's approximate map output over ATP and one requesting other executors' output (a
+ * transport cannot open a session to itself). Started lazily on the first approximate shuffle task (never in a
+ * constructor: SparkEnv may not exist yet). Its control address
  * travels to reducers inside the map output's {@link BlockManagerId} ({@code topologyInfo = "netapprox=host:port"}),
  * so no registry is needed and Spark's own map-output bookkeeping (executor loss, retries) stays authoritative.
  */
-final class ApproxEngine {
-    private static final Logger LOG = LoggerFactory.getLogger(ApproxEngine.class);
+final class ExecutorTransport {
+    private static final Logger LOG = LoggerFactory.getLogger(ExecutorTransport.class);
     static final String TOPOLOGY_PREFIX = "netapprox=";
 
-    private static ApproxEngine instance;
+    private static ExecutorTransport instance;
 
     private final ApproxConf conf;
     private final IndexShuffleBlockResolver resolver;
-    private final ApproxTransport transport;
+    /** Serves this executor's map output (ATP endpoint + control server). */
+    private final ApproxTransport server;
     /** Requests go through a second, client-only transport: a transport cannot open a session to itself. */
     private final ApproxTransport requester;
     private final BlockManagerId location;
     private final Map<InetSocketAddress, CompletableFuture<ApproxPeer>> peers = new ConcurrentHashMap<>();
 
-    private ApproxEngine(ApproxConf conf, IndexShuffleBlockResolver resolver) {
+    private ExecutorTransport(ApproxConf conf, IndexShuffleBlockResolver resolver) {
         this.conf = conf;
         this.resolver = resolver;
         BlockManagerId own = SparkEnv.get().blockManager().shuffleServerId();
         io.netapprox.core.transport.ApproxTransportConfig tc = conf.transportConfig(own.host());
-        this.transport = ApproxTransport.start(tc, this::serve);
+        this.server = ApproxTransport.start(tc, this::serve);
         ApproxTransport req;
         try {
             req = ApproxTransport.start(tc.toBuilder().serverEnabled(false).build());
         } catch (RuntimeException e) {
-            transport.close();
+            server.close();
             throw e;
         }
         this.requester = req;
-        InetSocketAddress ctl = transport.controlAddress();
+        InetSocketAddress ctl = server.controlAddress();
         String topo = TOPOLOGY_PREFIX + own.host() + ":" + ctl.getPort();
         this.location = BlockManagerId$.MODULE$.apply(own.executorId(), own.host(), own.port(), Option.apply(topo));
-        LOG.info("NetApprox engine started for executor {}: control {}, ATP data port {}", own.executorId(), ctl,
-                transport.dataPort());
+        LOG.info("NetApprox transport started for executor {}: control {}, ATP data port {}", own.executorId(), ctl,
+                server.dataPort());
     }
 
-    static synchronized ApproxEngine get(ApproxConf conf, IndexShuffleBlockResolver resolver) {
+    static synchronized ExecutorTransport get(ApproxConf conf, IndexShuffleBlockResolver resolver) {
         if (instance == null) {
-            instance = new ApproxEngine(conf, resolver);
+            instance = new ExecutorTransport(conf, resolver);
         }
         return instance;
     }
@@ -86,9 +84,9 @@ final class ApproxEngine {
         if (instance != null) {
             try {
                 instance.requester.close();
-                instance.transport.close();
+                instance.server.close();
             } catch (RuntimeException e) {
-                LOG.warn("closing the NetApprox engine", e);
+                LOG.warn("closing the NetApprox transport", e);
             }
             instance = null;
         }
@@ -136,7 +134,7 @@ final class ApproxEngine {
     }
 
     /** Serves one DATA_REQUEST: one (map output, reduce partition) block as an ATP job, one ATP group per group. */
-    private void serve(DataRequest request) throws IOException {
+    private void serve(OutgoingTransfer request) throws IOException {
         ByteBuffer req = ByteBuffer.wrap(request.payload());
         int shuffleId = req.getInt();
         long mapId = req.getLong();
@@ -161,54 +159,21 @@ final class ApproxEngine {
         // target. submit=target: only the first ceil(MSR_g N_g) messages of each group (a random sample, as the
         // records are permuted) are announced, reliably (MSR 1): the engine has no "end of submissions", so a
         // group of N_g with fewer submitted messages could otherwise give up losses it can never make good.
-        int groups = seg.groups().size();
-        int[] limit = new int[groups];
-        for (int g = 0; g < groups; g++) {
+        for (int g = 0; g < seg.groups().size(); g++) {
             MapOutputFormat.Group gr = seg.groups().get(g);
             if (conf.submit() == ApproxConf.Submit.TARGET) {
-                limit[g] = io.netapprox.core.engine.GroupSpec.of(g, gr.messages(), gr.msr()).target();
-                js.addGroup(g, limit[g], 1.0);
+                js.addGroup(g, Target.of(gr.msr(), gr.messages()), 1.0);
             } else {
-                limit[g] = gr.messages();
                 js.addGroup(g, gr.messages(), gr.msr());
             }
         }
-        OutgoingJob job = request.reply(hdr.toByteArray()).startJob(js.build());
-        // Interleave the groups so that they all reach their targets together (each group's messages are in
-        // random record order already): message i of group g is due at (i + 0.5) / target_g. A group with a small
-        // MSR is not dragged along by one with a large MSR in the same job; after the targets, the rest follows in
-        // the same proportion until the receiver's completion notice stops the job.
-        double[] pace = new double[groups];
-        for (int g = 0; g < groups; g++) {
-            MapOutputFormat.Group gr = seg.groups().get(g);
-            pace[g] = Math.max(1, io.netapprox.core.engine.GroupSpec.of(g, gr.messages(), gr.msr()).target());
-        }
-        PriorityQueue<long[]> due = new PriorityQueue<>((a, b) -> Double.compare(
-                (a[1] + 0.5) / pace[(int) a[0]], (b[1] + 0.5) / pace[(int) b[0]]));
-        for (int g = 0; g < groups; g++) {
-            if (limit[g] > 0) {
-                due.add(new long[] {g, 0});
-            }
-        }
-        ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
-        try {
-            while (!due.isEmpty() && !job.outcome().isDone()) {
-                long[] next = due.poll();
-                int g = (int) next[0];
-                int i = (int) next[1];
-                buf.clear();
-                buf.writeBytes(seg.data(), seg.offsets().get(g)[i], seg.lengths().get(g)[i]);
-                SendResult r = job.send(g, i, buf, conf.fetchTimeoutMs(), TimeUnit.MILLISECONDS);
-                if (r == SendResult.NOT_NEEDED) {
-                    continue; // this group (or the whole job) reached its target
-                }
-                if (i + 1 < limit[g]) {
-                    due.add(new long[] {g, i + 1});
-                }
-            }
-        } finally {
-            buf.release();
-        }
+        JobSpec spec = js.build();
+        OutgoingJob job = request.reply(hdr.toByteArray()).startJob(spec);
+        // The groups interleaved so that they all reach their targets together (each group's messages are in
+        // random record order already); under submit=target every group's limit is its target.
+        new SendScheduler(spec).sendAll(job,
+                (g, i, out) -> out.writeBytes(seg.data(), seg.offsets().get(g)[i], seg.lengths().get(g)[i]),
+                conf.fetchTimeoutMs(), TimeUnit.MILLISECONDS);
     }
 
     /** Decodes a DATA_RESPONSE (the group table). */
