@@ -3,7 +3,6 @@ package io.netapprox.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.spark.examples.TaxiTrips;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.sql.Dataset;
@@ -33,7 +32,7 @@ class ApproxStatisticalTest {
                 "spark.approx.submit", "target",
                 "spark.approx.recordsPerMessage", "8",
                 "spark.approx.faultDropOutgoing", "0.2"));
-        trips = TaxiTrips.generate(spark, 120_000, 4, 11).cache();
+        trips = SparkTestSupport.trips(spark, 120_000, 4, 11).cache();
         trips.count();
     }
 

@@ -3,7 +3,6 @@ package io.netapprox.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.spark.examples.TaxiTrips;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -60,7 +59,7 @@ class LocalClusterTest {
             }
         });
         waitForExecutors(2);
-        trips = TaxiTrips.generate(spark, 100_000, 4, 21).cache();
+        trips = SparkTestSupport.trips(spark, 100_000, 4, 21).cache();
         trips.count();
     }
 

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.spark.examples.TaxiTrips;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,7 +33,7 @@ class PassThroughTest {
 
     static List<String> workload(SparkSession spark) {
         List<String> out = new ArrayList<>();
-        Dataset<Row> trips = TaxiTrips.generate(spark, 50_000, 4, 3);
+        Dataset<Row> trips = SparkTestSupport.trips(spark, 50_000, 4, 3);
         JavaRDD<Row> rows = trips.javaRDD();
         JavaPairRDD<Integer, Double> byZone = rows.mapToPair(r -> new Tuple2<>(r.getInt(1), r.getDouble(3)));
         out.add("reduceByKey " + new TreeMap<>(byZone.reduceByKey(Double::sum).collectAsMap()));

@@ -1,4 +1,4 @@
-package io.netapprox.spark.examples;
+package io.netapprox.examples.spark;
 
 import io.netapprox.spark.ApproxQuery;
 import java.util.ArrayList;
