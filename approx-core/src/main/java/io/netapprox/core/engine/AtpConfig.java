@@ -2,6 +2,7 @@ package io.netapprox.core.engine;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -183,42 +184,56 @@ public final class AtpConfig {
   /** How long {@link AtpEndpoint#close()} waits for delivered messages to be released before deferring. */
   public Duration closeTimeout() { return closeTimeout; }
 
-  /** Packs the engine part for {@code NativeEngine.engineOpen} (order = netapprox_jni.cpp config_to_arrays). */
-  void toNative(long[] l, double[] d, byte[] dscp) {
-    int i = 0;
-    l[i++] = lineRateBps;
-    l[i++] = maxDatagram;
-    l[i++] = initialRtt.toNanos();
-    l[i++] = minEpoch.toNanos();
-    l[i++] = ackDelay.toNanos();
-    l[i++] = ackEvery;
-    l[i++] = idleTimeout.toNanos();
-    l[i++] = peerDeathTimeout.toNanos();
-    l[i++] = recvBufferBytes;
-    l[i++] = sendBufferBytes;
-    l[i++] = maxMessageBytes;
-    l[i++] = maxSessions;
-    l[i++] = maxJobsPerSession;
-    l[i++] = maxMessagesPerJob;
-    l[i++] = maxGroupsPerJob;
-    l[i++] = maxPendingEvents;
-    l[i++] = noPriorityDscp;
-    l[i++] = mode.ordinal();
-    l[i++] = faultSeed;
-    l[i++] = bindPort;
-    l[i++] = gso ? 1 : 0;
-    l[i++] = gro ? 1 : 0;
-    l[i++] = socketBufferBytes;
-    l[i++] = eventQueueCapacity;
-    l[i++] = maxPeers;
-    l[i++] = traceEpochs ? 1 : 0;
-    l[i++] = payloadAuth ? 1 : 0;
-    l[i++] = preferAesGcm ? 1 : 0;
-    d[0] = reactionSpeed;
-    d[1] = tlrFloor;
-    d[2] = faultDropOutgoing;
-    d[3] = faultDropIncoming;
-    System.arraycopy(dscpByClass, 0, dscp, 0, 8);
+  /**
+   * The engine part as it crosses JNI ({@code NativeEngine.engineOpen}): one slot per {@code na_config} field, named
+   * as in the C header, in the order of the library's table (checked when the library loads).
+   */
+  static final NativeRecord<AtpConfig> NATIVE = new NativeRecord<>(NativeEngine.RECORD_CONFIG,
+      "configuration (na_config)", List.of(
+          NativeRecord.out("line_rate_bps", c -> c.lineRateBps),
+          NativeRecord.out("max_datagram", c -> c.maxDatagram),
+          NativeRecord.out("reaction_speed", c -> Double.doubleToRawLongBits(c.reactionSpeed)),
+          NativeRecord.out("tlr_floor", c -> Double.doubleToRawLongBits(c.tlrFloor)),
+          NativeRecord.out("initial_rtt_ns", c -> c.initialRtt.toNanos()),
+          NativeRecord.out("min_epoch_ns", c -> c.minEpoch.toNanos()),
+          NativeRecord.out("ack_delay_ns", c -> c.ackDelay.toNanos()),
+          NativeRecord.out("ack_every", c -> c.ackEvery),
+          NativeRecord.out("idle_timeout_ns", c -> c.idleTimeout.toNanos()),
+          NativeRecord.out("peer_death_timeout_ns", c -> c.peerDeathTimeout.toNanos()),
+          NativeRecord.out("recv_buffer_bytes", c -> c.recvBufferBytes),
+          NativeRecord.out("send_buffer_bytes", c -> c.sendBufferBytes),
+          NativeRecord.out("max_message_bytes", c -> c.maxMessageBytes),
+          NativeRecord.out("max_sessions", c -> c.maxSessions),
+          NativeRecord.out("max_jobs_per_session", c -> c.maxJobsPerSession),
+          NativeRecord.out("max_messages_per_job", c -> c.maxMessagesPerJob),
+          NativeRecord.out("max_groups_per_job", c -> c.maxGroupsPerJob),
+          NativeRecord.out("max_pending_events", c -> c.maxPendingEvents),
+          NativeRecord.out("dscp_by_class[0]", c -> c.dscpByClass[0]),
+          NativeRecord.out("dscp_by_class[1]", c -> c.dscpByClass[1]),
+          NativeRecord.out("dscp_by_class[2]", c -> c.dscpByClass[2]),
+          NativeRecord.out("dscp_by_class[3]", c -> c.dscpByClass[3]),
+          NativeRecord.out("dscp_by_class[4]", c -> c.dscpByClass[4]),
+          NativeRecord.out("dscp_by_class[5]", c -> c.dscpByClass[5]),
+          NativeRecord.out("dscp_by_class[6]", c -> c.dscpByClass[6]),
+          NativeRecord.out("dscp_by_class[7]", c -> c.dscpByClass[7]),
+          NativeRecord.out("no_priority_dscp", c -> c.noPriorityDscp),
+          NativeRecord.out("mode", c -> c.mode.nativeValue()),
+          NativeRecord.out("fault_drop_outgoing", c -> Double.doubleToRawLongBits(c.faultDropOutgoing)),
+          NativeRecord.out("fault_drop_incoming", c -> Double.doubleToRawLongBits(c.faultDropIncoming)),
+          NativeRecord.out("fault_seed", c -> c.faultSeed),
+          NativeRecord.out("bind_port", c -> c.bindPort),
+          NativeRecord.out("enable_gso", c -> c.gso ? 1 : 0),
+          NativeRecord.out("enable_gro", c -> c.gro ? 1 : 0),
+          NativeRecord.out("socket_buffer_bytes", c -> c.socketBufferBytes),
+          NativeRecord.out("event_queue_capacity", c -> c.eventQueueCapacity),
+          NativeRecord.out("max_peers", c -> c.maxPeers),
+          NativeRecord.out("trace_epochs", c -> c.traceEpochs ? 1 : 0),
+          NativeRecord.out("payload_auth", c -> c.payloadAuth ? 1 : 0),
+          NativeRecord.out("prefer_aes_gcm", c -> c.preferAesGcm ? 1 : 0)));
+
+  /** The engine part for {@code NativeEngine.engineOpen}, slot by slot ({@link #NATIVE}). */
+  long[] toNative() {
+    return NATIVE.write(this);
   }
 
   @Override

@@ -37,12 +37,8 @@ public final class AtpEndpoint implements AutoCloseable {
   public static AtpEndpoint open(AtpConfig config) {
     Objects.requireNonNull(config, "config");
     AtpNative.ensureAvailability();
-    long[] l = new long[NativeEngine.CONFIG_LONGS];
-    double[] d = new double[NativeEngine.CONFIG_DOUBLES];
-    byte[] dscp = new byte[8];
-    config.toNative(l, d, dscp);
     String[] err = new String[1];
-    long h = NativeEngine.engineOpen(l, d, dscp, config.bindAddress(), err);
+    long h = NativeEngine.engineOpen(config.toNative(), config.bindAddress(), err);
     if (h <= 0) {
       AtpStatus s = AtpStatus.of((int) h);
       String msg = "opening the ATP engine on " + config.bindAddress() + ":" + config.bindPort() + " failed"

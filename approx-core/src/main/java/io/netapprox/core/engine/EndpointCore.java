@@ -367,7 +367,7 @@ final class EndpointCore implements Runnable {
   // ---- misc -----------------------------------------------------------------------------------------------------------
   AtpStats stats() {
     ensureOpen();
-    long[] raw = new long[NativeEngine.STATS_LONGS];
+    long[] raw = new long[AtpStats.NATIVE.size()];
     AtpException.check(NativeEngine.engineStats(handle, raw), name + ".stats");
     return new AtpStats(raw);
   }

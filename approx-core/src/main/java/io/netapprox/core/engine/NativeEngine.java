@@ -19,7 +19,14 @@ final class NativeEngine {
 
   private NativeEngine() {}
 
-  // ---- layouts shared with the C side (verified against layoutInfo() when the library loads) -----------------
+  // ---- records shared with the C side (slot names verified when the library loads, see NativeRecord) ---------
+  static final int RECORD_CONFIG = 0;
+  static final int RECORD_REPORT = 1;
+  static final int RECORD_GROUP = 2;
+  static final int RECORD_STATS = 3;
+  static final int RECORD_EVENT = 4;
+  static final int RECORD_SUBMIT = 5;
+
   static final int EVENT_RECORD_BYTES = 104;
   static final int EV_TYPE = 0;
   static final int EV_STATUS = 4;
@@ -36,6 +43,7 @@ final class NativeEngine {
   static final int EV_EPOCH_LOSS = 80;
   static final int EV_EPOCH_RATE = 88;
   static final int EV_EPOCH_CLASS = 96;
+  static final int EV_RESERVED = 100;
 
   static final int SUBMIT_RECORD_BYTES = 24;
   static final int SUB_GROUP = 0;
@@ -44,11 +52,6 @@ final class NativeEngine {
   static final int SUB_LENGTH = 16;
   static final int SUB_STATUS = 20;
 
-  static final int CONFIG_LONGS = 28;
-  static final int CONFIG_DOUBLES = 4;
-  static final int REPORT_INFO_LONGS = 24;
-  static final int GROUP_INFO_LONGS = 8;
-  static final int STATS_LONGS = 33;
 
   // event types (enum na_event_type)
   static final int EVENT_MESSAGE = 0;
@@ -58,23 +61,28 @@ final class NativeEngine {
   static final int EVENT_SESSION_ERROR = 4;
   static final int EVENT_EPOCH = 5;
 
+  /** Record sizes and the pointer size, as {@link #layoutInfo()} reports them. */
   static int[] expectedLayout() {
-    return new int[] {
-      EVENT_RECORD_BYTES, SUBMIT_RECORD_BYTES, CONFIG_LONGS, CONFIG_DOUBLES,
-      REPORT_INFO_LONGS, GROUP_INFO_LONGS, STATS_LONGS, 8
-    };
+    return new int[] {EVENT_RECORD_BYTES, SUBMIT_RECORD_BYTES, 8};
   }
 
   static native int[] layoutInfo();
+
+  /** The slot names of a record, in slot order ("name@offset" for byte layouts); null for an unknown record. */
+  static native String[] recordFields(int record);
 
   static native String version();
 
   static native String strerror(int code);
 
-  static native int configDefaults(long[] longs, double[] doubles, byte[] dscp);
+  /** na_config_init's values into a record of {@link AtpConfig#NATIVE}'s slots. */
+  static native int configDefaults(long[] config);
 
-  /** Returns the engine handle (&gt; 0) or a negative error; errOut[0] gets the engine's message on failure. */
-  static native long engineOpen(long[] longs, double[] doubles, byte[] dscp, String bindAddress, String[] errOut);
+  /**
+   * Opens an engine from a record of {@link AtpConfig#NATIVE}'s slots. Returns the engine handle (&gt; 0) or a
+   * negative error; errOut[0] gets the engine's message on failure.
+   */
+  static native long engineOpen(long[] config, String bindAddress, String[] errOut);
 
   static native int engineClose(long engine);
 

@@ -129,7 +129,32 @@ final class NativeLibrary {
               + Arrays.toString(NativeEngine.expectedLayout())
               + " (jar and library from different builds?)");
     }
+    // Every record that crosses JNI, slot by slot: names (and byte offsets) must be the library's.
+    for (NativeRecord<?> r : records()) {
+      r.verify(NativeEngine.recordFields(r.id()));
+    }
   }
+
+  /** The records that cross JNI, each checked against the library when it loads. */
+  static List<NativeRecord<?>> records() {
+    return List.of(AtpConfig.NATIVE, NativeReports.REPORT, NativeReports.GROUP, AtpStats.NATIVE, EVENT, SUBMIT);
+  }
+
+  // (Here rather than in NativeEngine: these are read while NativeEngine may still be initializing.)
+  /** The event record's byte layout. */
+  static final NativeRecord<Void> EVENT = NativeRecord.layout(NativeEngine.RECORD_EVENT, "event record",
+      "type", NativeEngine.EV_TYPE, "status", NativeEngine.EV_STATUS, "session", NativeEngine.EV_SESSION,
+      "job", NativeEngine.EV_JOB, "message", NativeEngine.EV_MESSAGE, "group_id", NativeEngine.EV_GROUP,
+      "data", NativeEngine.EV_DATA, "len", NativeEngine.EV_LEN, "handle", NativeEngine.EV_HANDLE,
+      "report", NativeEngine.EV_REPORT, "epoch_at_ns", NativeEngine.EV_EPOCH_AT,
+      "epoch_tlr", NativeEngine.EV_EPOCH_TLR, "epoch_loss", NativeEngine.EV_EPOCH_LOSS,
+      "epoch_rate_bps", NativeEngine.EV_EPOCH_RATE, "epoch_priority_class", NativeEngine.EV_EPOCH_CLASS,
+      "reserved", NativeEngine.EV_RESERVED);
+
+  /** The submit descriptor's byte layout. */
+  static final NativeRecord<Void> SUBMIT = NativeRecord.layout(NativeEngine.RECORD_SUBMIT, "submit descriptor",
+      "group_index", NativeEngine.SUB_GROUP, "index", NativeEngine.SUB_INDEX, "address", NativeEngine.SUB_ADDRESS,
+      "length", NativeEngine.SUB_LENGTH, "status", NativeEngine.SUB_STATUS);
 
   private static boolean loadFromJar(String classifier, List<String> attempts) {
     String resource = "META-INF/native/" + classifier + "/" + System.mapLibraryName(LIBRARY_NAME);

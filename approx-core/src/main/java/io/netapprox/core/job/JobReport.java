@@ -386,6 +386,18 @@ public final class JobReport {
             return this;
         }
 
+        /** The time spent in priority class {@code k} (0 .. {@value JobReport#PRIORITY_CLASSES} - 1). */
+        public Builder timeInClassNanos(int k, long v) {
+            if (k < 0 || k >= PRIORITY_CLASSES) {
+                throw new IllegalArgumentException("priority class " + k + " outside [0, " + PRIORITY_CLASSES + ")");
+            }
+            if (timeInClassNanos.length < PRIORITY_CLASSES) {
+                timeInClassNanos = Arrays.copyOf(timeInClassNanos, PRIORITY_CLASSES);
+            }
+            timeInClassNanos[k] = v;
+            return this;
+        }
+
         public Builder groups(List<GroupReport> v) {
             groups = Objects.requireNonNull(v, "groups");
             return this;

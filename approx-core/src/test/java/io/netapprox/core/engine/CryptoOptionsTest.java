@@ -100,6 +100,8 @@ class CryptoOptionsTest {
       // both ends learn at once that the configurations disagree (not a peer-death or idle timeout)
       assertEquals(AtpStatus.PROTOCOL, ((AtpJobFailedException) e.getCause()).status());
       assertTrue(p.receiver.stats().get("dropped_auth") > 0, p.receiver.stats().toString());
+      // ... and counts why: a header-only tag where payload tags are required (a counter na_stats now exports)
+      assertTrue(p.receiver.stats().get("auth_policy_mismatches") > 0, p.receiver.stats().toString());
     }
   }
 }

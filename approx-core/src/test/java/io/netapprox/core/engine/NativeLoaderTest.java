@@ -91,17 +91,43 @@ class NativeLoaderTest {
 
   @Test
   void javaDefaultsMatchNaConfigInit() {
-    long[] l = new long[NativeEngine.CONFIG_LONGS];
-    double[] d = new double[NativeEngine.CONFIG_DOUBLES];
-    byte[] dscp = new byte[8];
-    assertEquals(0, NativeEngine.configDefaults(l, d, dscp));
-    long[] jl = new long[NativeEngine.CONFIG_LONGS];
-    double[] jd = new double[NativeEngine.CONFIG_DOUBLES];
-    byte[] jdscp = new byte[8];
-    AtpConfig.builder().build().toNative(jl, jd, jdscp);
+    long[] l = new long[AtpConfig.NATIVE.size()];
+    assertEquals(0, NativeEngine.configDefaults(l));
+    long[] jl = AtpConfig.builder().build().toNative();
+    for (int i = 0; i < l.length; i++) {
+      assertEquals(l[i], jl[i], "default of " + AtpConfig.NATIVE.names().get(i));
+    }
     assertArrayEquals(l, jl);
-    assertArrayEquals(d, jd);
-    assertArrayEquals(dscp, jdscp);
+    assertEquals(0, NativeEngine.configDefaults(new long[l.length]), "exact length accepted");
+    assertEquals(AtpStatus.INVALID_ARGUMENT.code(), NativeEngine.configDefaults(new long[l.length - 1]),
+        "a record of another length is refused");
+  }
+
+  @Test
+  void everyRecordCrossingJniHasTheLibrarysSlots() {
+    for (NativeRecord<?> r : NativeLibrary.records()) {
+      assertEquals(java.util.List.of(NativeEngine.recordFields(r.id())), r.names(), "record " + r.id());
+    }
+    assertNull(NativeEngine.recordFields(99));
+    // the counters na_stats lacked are exported by name
+    java.util.List<String> stats = AtpStats.NATIVE.names();
+    assertTrue(stats.contains("auth_policy_mismatches") && stats.contains("farewells_dropped"), stats.toString());
+  }
+
+  @Test
+  void aRecordThatDriftedFailsTheLoadNamingTheSlot() {
+    String[] lib = NativeEngine.recordFields(NativeEngine.RECORD_CONFIG);
+    String[] swapped = lib.clone();
+    swapped[2] = lib[3];
+    swapped[3] = lib[2];
+    UnsatisfiedLinkError e = assertThrows(UnsatisfiedLinkError.class, () -> AtpConfig.NATIVE.verify(swapped));
+    assertTrue(e.getMessage().contains("slot 2") && e.getMessage().contains("tlr_floor")
+        && e.getMessage().contains("reaction_speed"), e.getMessage());
+    String[] longer = java.util.Arrays.copyOf(lib, lib.length + 1);
+    longer[lib.length] = "new_field";
+    e = assertThrows(UnsatisfiedLinkError.class, () -> AtpConfig.NATIVE.verify(longer));
+    assertTrue(e.getMessage().contains("new_field"), e.getMessage());
+    assertThrows(UnsatisfiedLinkError.class, () -> AtpConfig.NATIVE.verify(null));
   }
 
   @Test
