@@ -1,8 +1,8 @@
 package io.netapprox.spark;
 
+import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.job.JobSpec;
 import io.netapprox.core.job.Target;
-import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.transport.ApproxPeer;
 import io.netapprox.core.transport.ApproxTransport;
 import io.netapprox.core.transport.OutgoingTransfer;
@@ -30,12 +30,13 @@ import org.slf4j.LoggerFactory;
 import scala.Option;
 
 /**
- * The executor's transport pair (one per executor JVM, or the driver's in local mode): two {@link ApproxTransport}s,
- * one serving this executor's approximate map output over ATP and one requesting other executors' output (a
- * transport cannot open a session to itself). Started lazily on the first approximate shuffle task (never in a
- * constructor: SparkEnv may not exist yet). Its control address
- * travels to reducers inside the map output's {@link BlockManagerId} ({@code topologyInfo = "netapprox=host:port"}),
- * so no registry is needed and Spark's own map-output bookkeeping (executor loss, retries) stays authoritative.
+ * The executor's transport pair (one per executor JVM, or the driver's in local mode): two {@link
+ * ApproxTransport}s, one serving this executor's approximate map output over ATP and one requesting
+ * other executors' output (a transport cannot open a session to itself). Started lazily on the
+ * first approximate shuffle task (never in a constructor: SparkEnv may not exist yet). Its control
+ * address travels to reducers inside the map output's {@link BlockManagerId} ({@code topologyInfo =
+ * "netapprox=host:port"}), so no registry is needed and Spark's own map-output bookkeeping
+ * (executor loss, retries) stays authoritative.
  */
 final class ExecutorTransport {
     private static final Logger LOG = LoggerFactory.getLogger(ExecutorTransport.class);
@@ -45,12 +46,19 @@ final class ExecutorTransport {
 
     private final ApproxConf conf;
     private final IndexShuffleBlockResolver resolver;
+
     /** Serves this executor's map output (ATP endpoint + control server). */
     private final ApproxTransport server;
-    /** Requests go through a second, client-only transport: a transport cannot open a session to itself. */
+
+    /**
+     * Requests go through a second, client-only transport: a transport cannot open a session to
+     * itself.
+     */
     private final ApproxTransport requester;
+
     private final BlockManagerId location;
-    private final Map<InetSocketAddress, CompletableFuture<ApproxPeer>> peers = new ConcurrentHashMap<>();
+    private final Map<InetSocketAddress, CompletableFuture<ApproxPeer>> peers =
+            new ConcurrentHashMap<>();
 
     private ExecutorTransport(ApproxConf conf, IndexShuffleBlockResolver resolver) {
         this.conf = conf;
@@ -68,8 +76,13 @@ final class ExecutorTransport {
         this.requester = req;
         InetSocketAddress ctl = server.controlAddress();
         String topo = TOPOLOGY_PREFIX + own.host() + ":" + ctl.getPort();
-        this.location = BlockManagerId$.MODULE$.apply(own.executorId(), own.host(), own.port(), Option.apply(topo));
-        LOG.info("NetApprox transport started for executor {}: control {}, ATP data port {}", own.executorId(), ctl,
+        this.location =
+                BlockManagerId$.MODULE$.apply(
+                        own.executorId(), own.host(), own.port(), Option.apply(topo));
+        LOG.info(
+                "NetApprox transport started for executor {}: control {}, ATP data port {}",
+                own.executorId(),
+                ctl,
                 server.dataPort());
     }
 
@@ -100,7 +113,10 @@ final class ExecutorTransport {
         return conf;
     }
 
-    /** The control address a map output's location advertises, if it was written by an approximate writer. */
+    /**
+     * The control address a map output's location advertises, if it was written by an approximate
+     * writer.
+     */
     static Optional<InetSocketAddress> controlAddressOf(BlockManagerId loc) {
         Option<String> t = loc.topologyInfo();
         if (t.isEmpty() || !t.get().startsWith(TOPOLOGY_PREFIX)) {
@@ -108,22 +124,30 @@ final class ExecutorTransport {
         }
         String hp = t.get().substring(TOPOLOGY_PREFIX.length());
         int c = hp.lastIndexOf(':');
-        return Optional.of(new InetSocketAddress(hp.substring(0, c), Integer.parseInt(hp.substring(c + 1))));
+        return Optional.of(
+                new InetSocketAddress(hp.substring(0, c), Integer.parseInt(hp.substring(c + 1))));
     }
 
     /** A connected peer for {@code addr}, reconnecting when the cached one ended. */
     CompletableFuture<ApproxPeer> peer(InetSocketAddress addr) {
-        CompletableFuture<ApproxPeer> f = peers.compute(addr, (a, old) -> {
-            if (old != null && (!old.isDone() || (!old.isCompletedExceptionally() && old.join().isActive()))) {
-                return old;
-            }
-            return requester.connect(a);
-        });
-        f.whenComplete((p, err) -> {
-            if (err != null) {
-                peers.remove(addr, f);
-            }
-        });
+        CompletableFuture<ApproxPeer> f =
+                peers.compute(
+                        addr,
+                        (a, old) -> {
+                            if (old != null
+                                    && (!old.isDone()
+                                            || (!old.isCompletedExceptionally()
+                                                    && old.join().isActive()))) {
+                                return old;
+                            }
+                            return requester.connect(a);
+                        });
+        f.whenComplete(
+                (p, err) -> {
+                    if (err != null) {
+                        peers.remove(addr, f);
+                    }
+                });
         return f;
     }
 
@@ -133,32 +157,48 @@ final class ExecutorTransport {
         return b.array();
     }
 
-    /** Serves one DATA_REQUEST: one (map output, reduce partition) block as an ATP job, one ATP group per group. */
+    /**
+     * Serves one DATA_REQUEST: one (map output, reduce partition) block as an ATP job, one ATP
+     * group per group.
+     */
     private void serve(OutgoingTransfer request) throws IOException {
         ByteBuffer req = ByteBuffer.wrap(request.payload());
         int shuffleId = req.getInt();
         long mapId = req.getLong();
         int reduceId = req.getInt();
-        ManagedBuffer mb = resolver.getBlockData(new ShuffleBlockId(shuffleId, mapId, reduceId), Option.empty());
+        ManagedBuffer mb =
+                resolver.getBlockData(
+                        new ShuffleBlockId(shuffleId, mapId, reduceId), Option.empty());
         ByteBuffer nio = mb.nioByteBuffer();
         byte[] data = new byte[nio.remaining()];
         nio.get(data);
         MapOutputFormat.Segment seg = MapOutputFormat.parse(data);
         if (seg.groups().isEmpty()) {
-            throw new IOException("empty NetApprox segment for shuffle " + shuffleId + " map " + mapId + " reduce "
-                    + reduceId);
+            throw new IOException(
+                    "empty NetApprox segment for shuffle "
+                            + shuffleId
+                            + " map "
+                            + mapId
+                            + " reduce "
+                            + reduceId);
         }
-        // MRDF stays on (messages of a group have similar sizes, and their order is random, so it does not bias
-        // the sample). Measured on the demo: MRDF off delivered more (69% vs 38% of rows), not less.
+        // MRDF stays on (messages of a group have similar sizes, and their order is random, so it
+        // does not bias
+        // the sample). Measured on the demo: MRDF off delivered more (69% vs 38% of rows), not
+        // less.
         JobSpec.Builder js = JobSpec.builder();
         ByteArrayOutputStream hdr = new ByteArrayOutputStream();
         DataOutputStream hout = new DataOutputStream(hdr);
         MapOutputFormat.writeHeader(hout, seg.numValues(), seg.withKey(), seg.groups());
         hout.flush();
-        // submit=all: announce N_g messages with MSR_g and submit them all; ATP stops once every group has its
-        // target. submit=target: only the first ceil(MSR_g N_g) messages of each group (a random sample, as the
-        // records are permuted) are announced, reliably (MSR 1): the engine has no "end of submissions", so a
-        // group of N_g with fewer submitted messages could otherwise give up losses it can never make good.
+        // submit=all: announce N_g messages with MSR_g and submit them all; ATP stops once every
+        // group has its
+        // target. submit=target: only the first ceil(MSR_g N_g) messages of each group (a random
+        // sample, as the
+        // records are permuted) are announced, reliably (MSR 1): the engine has no "end of
+        // submissions", so a
+        // group of N_g with fewer submitted messages could otherwise give up losses it can never
+        // make good.
         for (int g = 0; g < seg.groups().size(); g++) {
             MapOutputFormat.Group gr = seg.groups().get(g);
             if (conf.submit() == ApproxConf.Submit.TARGET) {
@@ -169,16 +209,23 @@ final class ExecutorTransport {
         }
         JobSpec spec = js.build();
         OutgoingJob job = request.reply(hdr.toByteArray()).startJob(spec);
-        // The groups interleaved so that they all reach their targets together (each group's messages are in
+        // The groups interleaved so that they all reach their targets together (each group's
+        // messages are in
         // random record order already); under submit=target every group's limit is its target.
-        new SendScheduler(spec).sendAll(job,
-                (g, i, out) -> out.writeBytes(seg.data(), seg.offsets().get(g)[i], seg.lengths().get(g)[i]),
-                conf.fetchTimeoutMs(), TimeUnit.MILLISECONDS);
+        new SendScheduler(spec)
+                .sendAll(
+                        job,
+                        (g, i, out) ->
+                                out.writeBytes(
+                                        seg.data(),
+                                        seg.offsets().get(g)[i],
+                                        seg.lengths().get(g)[i]),
+                        conf.fetchTimeoutMs(),
+                        TimeUnit.MILLISECONDS);
     }
 
     /** Decodes a DATA_RESPONSE (the group table). */
     static MapOutputFormat.Header readHeader(byte[] response) throws IOException {
         return MapOutputFormat.readHeader(new DataInputStream(new ByteArrayInputStream(response)));
     }
-
 }

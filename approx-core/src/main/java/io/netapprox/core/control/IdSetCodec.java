@@ -4,10 +4,11 @@ import io.netapprox.core.job.IdSet;
 import io.netty.buffer.ByteBuf;
 
 /**
- * The wire form of an {@link IdSet} (docs/control-plane.md, "Id sets"): tag 0 = sorted disjoint ranges {@code
- * count u32, count x (first u32, length u32)}, tag 1 = a bitmap {@code base u32, nbits u32, ceil(nbits/8) bytes}
- * (bit i of the set is bit {@code i % 8} of byte {@code i / 8}; padding bits 0). The encoder picks whichever is
- * smaller, the same rule {@link IdSet} uses in memory.
+ * The wire form of an {@link IdSet} (docs/control-plane.md, "Id sets"): tag 0 = sorted disjoint
+ * ranges {@code count u32, count x (first u32, length u32)}, tag 1 = a bitmap {@code base u32,
+ * nbits u32, ceil(nbits/8) bytes} (bit i of the set is bit {@code i % 8} of byte {@code i / 8};
+ * padding bits 0). The encoder picks whichever is smaller, the same rule {@link IdSet} uses in
+ * memory.
  */
 final class IdSetCodec {
     static final int ENC_RANGES = 0;
@@ -63,14 +64,21 @@ final class IdSetCodec {
         out.writeByte(pending[1]); // the byte holding the last id
     }
 
-    /** Strict decoder; throws {@link WireFormat.MalformedException} naming {@code field} on any violation. */
+    /**
+     * Strict decoder; throws {@link WireFormat.MalformedException} naming {@code field} on any
+     * violation.
+     */
     static IdSet decode(ByteBuf in, String field) {
         int enc = WireFormat.readU8(in, field + ".encoding");
         if (enc == ENC_RANGES) {
             long count = WireFormat.readU32(in, field + ".rangeCount");
             if (count * 8 > in.readableBytes()) {
                 throw new WireFormat.MalformedException(
-                        field + ": " + count + " ranges declared but only " + in.readableBytes()
+                        field
+                                + ": "
+                                + count
+                                + " ranges declared but only "
+                                + in.readableBytes()
                                 + " bytes remain");
             }
             int n = (int) count;
@@ -83,12 +91,20 @@ final class IdSetCodec {
                 long last = first + len - 1;
                 if (len == 0 || last > Integer.MAX_VALUE) {
                     throw new WireFormat.MalformedException(
-                            field + ": range " + i + " [" + first + ", +" + len
+                            field
+                                    + ": range "
+                                    + i
+                                    + " ["
+                                    + first
+                                    + ", +"
+                                    + len
                                     + ") is empty or exceeds the id space");
                 }
                 if (first <= prevLast + 1) {
                     throw new WireFormat.MalformedException(
-                            field + ": range " + i
+                            field
+                                    + ": range "
+                                    + i
                                     + " is not sorted, disjoint and separated from the previous one");
                 }
                 f[i] = (int) first;
@@ -102,13 +118,24 @@ final class IdSetCodec {
             long nbits = WireFormat.readU32(in, field + ".nbits");
             if (nbits == 0 || base + nbits - 1 > Integer.MAX_VALUE) {
                 throw new WireFormat.MalformedException(
-                        field + ": bitset [" + base + ", +" + nbits + ") is empty or exceeds the id space");
+                        field
+                                + ": bitset ["
+                                + base
+                                + ", +"
+                                + nbits
+                                + ") is empty or exceeds the id space");
             }
             long nbytes = (nbits + 7) / 8;
             if (nbytes > in.readableBytes()) {
                 throw new WireFormat.MalformedException(
-                        field + ": bitset of " + nbits + " bits needs " + nbytes + " bytes but only "
-                                + in.readableBytes() + " remain");
+                        field
+                                + ": bitset of "
+                                + nbits
+                                + " bits needs "
+                                + nbytes
+                                + " bytes but only "
+                                + in.readableBytes()
+                                + " remain");
             }
             long[] words = new long[(int) ((nbits + 63) / 64)];
             for (int i = 0; i < nbytes; i++) {
@@ -116,9 +143,11 @@ final class IdSetCodec {
             }
             int padBits = (int) (nbytes * 8 - nbits);
             if (padBits > 0) {
-                long lastByte = (words[(int) ((nbytes - 1) >>> 3)] >>> (((nbytes - 1) & 7) * 8)) & 0xFF;
+                long lastByte =
+                        (words[(int) ((nbytes - 1) >>> 3)] >>> (((nbytes - 1) & 7) * 8)) & 0xFF;
                 if ((lastByte >>> (8 - padBits)) != 0) {
-                    throw new WireFormat.MalformedException(field + ": bitset padding bits are not zero");
+                    throw new WireFormat.MalformedException(
+                            field + ": bitset padding bits are not zero");
                 }
             }
             return IdSet.ofBitmap((int) base, (int) nbits, words);

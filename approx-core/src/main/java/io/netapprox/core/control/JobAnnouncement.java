@@ -7,10 +7,11 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * JOB_ANNOUNCE: a job the sender is about to transmit over the data plane: its {@link JobSpec} under the announced
- * job id, and whether it was announced as a global-MSR job (one group without a GroupID that carries the job's
- * MSR). {@code descriptor} is opaque to the control plane: the integration defines it (e.g. a Spark shuffle id and
- * partition range). Instances are immutable; the descriptor is copied in and out.
+ * JOB_ANNOUNCE: a job the sender is about to transmit over the data plane: its {@link JobSpec}
+ * under the announced job id, and whether it was announced as a global-MSR job (one group without a
+ * GroupID that carries the job's MSR). {@code descriptor} is opaque to the control plane: the
+ * integration defines it (e.g. a Spark shuffle id and partition range). Instances are immutable;
+ * the descriptor is copied in and out.
  */
 public final class JobAnnouncement {
     private final JobSpec spec;
@@ -27,8 +28,9 @@ public final class JobAnnouncement {
     }
 
     /**
-     * The announcement of {@code spec} as job {@code jobId} (unsigned 32-bit, the engine's job id). A spec of
-     * exactly one group with id 0 (what {@link JobSpec#of} builds) is announced as a global-MSR job.
+     * The announcement of {@code spec} as job {@code jobId} (unsigned 32-bit, the engine's job id).
+     * A spec of exactly one group with id 0 (what {@link JobSpec#of} builds) is announced as a
+     * global-MSR job.
      */
     public static JobAnnouncement of(int jobId, JobSpec spec, byte[] descriptor) {
         Objects.requireNonNull(spec, "spec");
@@ -36,17 +38,21 @@ public final class JobAnnouncement {
     }
 
     /** A job with per-group MSRs. */
-    public static JobAnnouncement ofGroups(int jobId, List<GroupSpec> groups, boolean mrdf, byte[] descriptor) {
+    public static JobAnnouncement ofGroups(
+            int jobId, List<GroupSpec> groups, boolean mrdf, byte[] descriptor) {
         if (groups == null || groups.isEmpty()) {
-            throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId) + ": at least one group");
+            throw new IllegalArgumentException(
+                    "job " + Integer.toUnsignedString(jobId) + ": at least one group");
         }
         JobSpec spec = JobSpec.builder().jobId(jobId).mrdf(mrdf).addGroups(groups).build();
         return new JobAnnouncement(spec, false, descriptor);
     }
 
     /** A job without GroupIDs: one global group of {@code messages} messages with the job's MSR. */
-    public static JobAnnouncement global(int jobId, int messages, double msr, boolean mrdf, byte[] descriptor) {
-        JobSpec spec = JobSpec.builder().jobId(jobId).mrdf(mrdf).addGroup(0L, messages, msr).build();
+    public static JobAnnouncement global(
+            int jobId, int messages, double msr, boolean mrdf, byte[] descriptor) {
+        JobSpec spec =
+                JobSpec.builder().jobId(jobId).mrdf(mrdf).addGroup(0L, messages, msr).build();
         return new JobAnnouncement(spec, true, descriptor);
     }
 
@@ -106,8 +112,16 @@ public final class JobAnnouncement {
 
     @Override
     public String toString() {
-        return "JobAnnouncement{job=" + Integer.toUnsignedString(jobId()) + ", groups=" + groups().size() + ", N="
-                + totalMessages() + (globalMsr ? ", global" : "") + (mrdf() ? ", mrdf" : "") + ", descriptor="
-                + descriptor.length + "B}";
+        return "JobAnnouncement{job="
+                + Integer.toUnsignedString(jobId())
+                + ", groups="
+                + groups().size()
+                + ", N="
+                + totalMessages()
+                + (globalMsr ? ", global" : "")
+                + (mrdf() ? ", mrdf" : "")
+                + ", descriptor="
+                + descriptor.length
+                + "B}";
     }
 }

@@ -5,25 +5,58 @@ import java.net.InetAddress;
 
 /** The decoded bodies of control frames (internal; the public API uses the job types directly). */
 final class Messages {
-    private Messages() {
-    }
+    private Messages() {}
 
-    sealed interface Msg permits HelloMsg, HelloAckMsg, AuthResponseMsg, AuthOkMsg, SessionSetupMsg, SessionSetupAckMsg, JobAnnounceMsg,
-            JobAcceptMsg, JobRejectMsg, DataRequestMsg, DataResponseMsg, MsrUpdateMsg, JobReportMsg, AckMsg, ErrorMsg, PingMsg, PongMsg {
+    sealed interface Msg
+            permits HelloMsg,
+                    HelloAckMsg,
+                    AuthResponseMsg,
+                    AuthOkMsg,
+                    SessionSetupMsg,
+                    SessionSetupAckMsg,
+                    JobAnnounceMsg,
+                    JobAcceptMsg,
+                    JobRejectMsg,
+                    DataRequestMsg,
+                    DataResponseMsg,
+                    MsrUpdateMsg,
+                    JobReportMsg,
+                    AckMsg,
+                    ErrorMsg,
+                    PingMsg,
+                    PongMsg {
         MessageType type();
     }
 
-    /** HELLO: the client's supported version range, identity, data-plane address and frame limit. */
-    record HelloMsg(int minVersion, int maxVersion, int maxFrameLength, String endpointId, InetAddress udpAddress,
-                 int udpPort) implements Msg {
+    /**
+     * HELLO: the client's supported version range, identity, data-plane address and frame limit.
+     */
+    record HelloMsg(
+            int minVersion,
+            int maxVersion,
+            int maxFrameLength,
+            String endpointId,
+            InetAddress udpAddress,
+            int udpPort)
+            implements Msg {
         public MessageType type() {
             return MessageType.HELLO;
         }
     }
 
-    /** HELLO_ACK: the chosen version, the server's identity, data-plane address, frame limit and auth challenge. */
-    record HelloAckMsg(int version, boolean authRequired, int maxFrameLength, String endpointId,
-                    InetAddress udpAddress, int udpPort, byte[] serverNonce) implements Msg {
+    /**
+     * HELLO_ACK: the chosen version, the server's identity, data-plane address, frame limit and
+     * auth challenge.
+     */
+    record HelloAckMsg(
+            int version,
+            boolean authRequired,
+            int maxFrameLength,
+            String endpointId,
+            InetAddress udpAddress,
+            int udpPort,
+            byte[] serverNonce)
+            implements Msg {
         public MessageType type() {
             return MessageType.HELLO_ACK;
         }
@@ -106,7 +139,10 @@ final class Messages {
         }
     }
 
-    /** ERROR: {@code code} is the raw wire value (a newer peer may send codes this version does not know). */
+    /**
+     * ERROR: {@code code} is the raw wire value (a newer peer may send codes this version does not
+     * know).
+     */
     record ErrorMsg(int code, String message) implements Msg {
         public MessageType type() {
             return MessageType.ERROR;
@@ -137,7 +173,8 @@ final class Messages {
         }
     }
 
-    /** What the decoder emits instead of throwing: the first (and only) failure of the connection. */
-    record DecodeFailure(ErrorCode code, String message) {
-    }
+    /**
+     * What the decoder emits instead of throwing: the first (and only) failure of the connection.
+     */
+    record DecodeFailure(ErrorCode code, String message) {}
 }

@@ -59,8 +59,11 @@ public record MsrUpdate(int jobId, List<Change> changes) {
         for (Change c : changes) {
             if (m.put(c.groupIndex(), c.msr()) != null) {
                 throw new IllegalArgumentException(
-                        "MSR update for job " + Integer.toUnsignedString(jobId) + " changes group index "
-                                + c.groupIndex() + " twice");
+                        "MSR update for job "
+                                + Integer.toUnsignedString(jobId)
+                                + " changes group index "
+                                + c.groupIndex()
+                                + " twice");
             }
         }
         return m;

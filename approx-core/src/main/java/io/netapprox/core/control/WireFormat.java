@@ -1,18 +1,13 @@
 package io.netapprox.core.control;
 
-import io.netapprox.core.job.AtpStatus;
-import io.netapprox.core.job.GroupSpec;
-import io.netapprox.core.job.JobReport;
-import io.netapprox.core.job.GroupReport;
-import io.netapprox.core.job.IdSet;
 import io.netapprox.core.control.Messages.AckMsg;
 import io.netapprox.core.control.Messages.AuthOkMsg;
 import io.netapprox.core.control.Messages.AuthResponseMsg;
 import io.netapprox.core.control.Messages.DataRequestMsg;
 import io.netapprox.core.control.Messages.DataResponseMsg;
 import io.netapprox.core.control.Messages.ErrorMsg;
-import io.netapprox.core.control.Messages.HelloMsg;
 import io.netapprox.core.control.Messages.HelloAckMsg;
+import io.netapprox.core.control.Messages.HelloMsg;
 import io.netapprox.core.control.Messages.JobAcceptMsg;
 import io.netapprox.core.control.Messages.JobAnnounceMsg;
 import io.netapprox.core.control.Messages.JobRejectMsg;
@@ -21,12 +16,15 @@ import io.netapprox.core.control.Messages.Msg;
 import io.netapprox.core.control.Messages.MsrUpdateMsg;
 import io.netapprox.core.control.Messages.PingMsg;
 import io.netapprox.core.control.Messages.PongMsg;
-import io.netapprox.core.control.Messages.SessionSetupMsg;
 import io.netapprox.core.control.Messages.SessionSetupAckMsg;
+import io.netapprox.core.control.Messages.SessionSetupMsg;
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.GroupReport;
+import io.netapprox.core.job.GroupSpec;
+import io.netapprox.core.job.IdSet;
+import io.netapprox.core.job.JobReport;
 import io.netty.buffer.ByteBuf;
-
 import java.net.Inet4Address;
-import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
@@ -37,8 +35,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The control protocol's binary format (version 1): frame header constants and strict body codecs. All integers
- * are big-endian. See docs/control-plane.md for the tables.
+ * The control protocol's binary format (version 1): frame header constants and strict body codecs.
+ * All integers are big-endian. See docs/control-plane.md for the tables.
  */
 final class WireFormat {
     static final int MAGIC = 0x4E43; // "NC": NetApprox Control
@@ -46,6 +44,7 @@ final class WireFormat {
     static final int MIN_SUPPORTED_VERSION = 1;
     static final int MAX_SUPPORTED_VERSION = 1;
     static final int HEADER_LENGTH = 16;
+
     /** Body limit before the handshake has completed (HELLO, AUTH, SESSION_SETUP are all small). */
     static final int HANDSHAKE_MAX_BODY = 4096;
 
@@ -59,10 +58,11 @@ final class WireFormat {
     static final int JOB_FLAG_MRDF = 1;
     static final int JOB_FLAG_GLOBAL = 2;
 
-    private WireFormat() {
-    }
+    private WireFormat() {}
 
-    /** A strict-decoding violation; carries the error code to send back. Never escapes the decoder. */
+    /**
+     * A strict-decoding violation; carries the error code to send back. Never escapes the decoder.
+     */
     static final class MalformedException extends RuntimeException {
         private static final long serialVersionUID = 1L;
         final ErrorCode code;
@@ -72,17 +72,26 @@ final class WireFormat {
         }
 
         MalformedException(ErrorCode code, String message) {
-            super(message, null, false, false); // no stack trace: this is an expected, peer-caused condition
+            super(
+                    message, null, false,
+                    false); // no stack trace: this is an expected, peer-caused condition
             this.code = code;
         }
     }
 
-    // ---- primitive readers with bounds checks ----------------------------------------------------------------------
+    // ---- primitive readers with bounds checks
+    // ----------------------------------------------------------------------
 
     private static void need(ByteBuf in, int n, String field) {
         if (in.readableBytes() < n) {
-            throw new MalformedException("truncated field '" + field + "': needs " + n + " bytes, "
-                    + in.readableBytes() + " remain");
+            throw new MalformedException(
+                    "truncated field '"
+                            + field
+                            + "': needs "
+                            + n
+                            + " bytes, "
+                            + in.readableBytes()
+                            + " remain");
         }
     }
 
@@ -144,8 +153,14 @@ final class WireFormat {
     static byte[] readBytes32(ByteBuf in, String field) {
         long len = readU32(in, field + ".length");
         if (len > in.readableBytes()) {
-            throw new MalformedException("field '" + field + "' declares " + len + " bytes but only "
-                    + in.readableBytes() + " remain");
+            throw new MalformedException(
+                    "field '"
+                            + field
+                            + "' declares "
+                            + len
+                            + " bytes but only "
+                            + in.readableBytes()
+                            + " remain");
         }
         byte[] b = new byte[(int) len];
         in.readBytes(b);
@@ -156,17 +171,28 @@ final class WireFormat {
     static String readString(ByteBuf in, int maxBytes, String field) {
         int len = readU16(in, field + ".length");
         if (len > maxBytes) {
-            throw new MalformedException("field '" + field + "' is " + len + " bytes, limit " + maxBytes);
+            throw new MalformedException(
+                    "field '" + field + "' is " + len + " bytes, limit " + maxBytes);
         }
         if (len > in.readableBytes()) {
-            throw new MalformedException("field '" + field + "' declares " + len + " bytes but only "
-                    + in.readableBytes() + " remain");
+            throw new MalformedException(
+                    "field '"
+                            + field
+                            + "' declares "
+                            + len
+                            + " bytes but only "
+                            + in.readableBytes()
+                            + " remain");
         }
         byte[] b = new byte[len];
         in.readBytes(b);
         try {
-            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(b)).toString();
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(b))
+                    .toString();
         } catch (CharacterCodingException e) {
             throw new MalformedException("field '" + field + "' is not valid UTF-8");
         }
@@ -216,7 +242,8 @@ final class WireFormat {
         } else if (family == 6) {
             n = 16;
         } else {
-            throw new MalformedException("field '" + field + "' has unknown address family " + family);
+            throw new MalformedException(
+                    "field '" + field + "' has unknown address family " + family);
         }
         byte[] raw = readFixed(in, n, field);
         try {
@@ -229,18 +256,21 @@ final class WireFormat {
     private static int readPort(ByteBuf in, InetAddress addr, String field) {
         int port = readU16(in, field);
         if (addr != null && port == 0) {
-            throw new MalformedException("field '" + field + "' is 0 for a non-empty data-plane address");
+            throw new MalformedException(
+                    "field '" + field + "' is 0 for a non-empty data-plane address");
         }
         return port;
     }
 
     private static void checkVersion(int v, String field) {
         if (v < 1) {
-            throw new MalformedException("field '" + field + "' = " + v + " is not a protocol version");
+            throw new MalformedException(
+                    "field '" + field + "' = " + v + " is not a protocol version");
         }
     }
 
-    // ---- bodies ----------------------------------------------------------------------------------------------------
+    // ---- bodies
+    // ----------------------------------------------------------------------------------------------------
 
     static void encodeBody(Msg msg, ByteBuf out) {
         if (msg instanceof HelloMsg h) {
@@ -341,8 +371,8 @@ final class WireFormat {
     }
 
     /**
-     * Decodes a body strictly: every field bounds-checked, every value validated, and the body must be consumed
-     * exactly. Throws {@link MalformedException} on any violation.
+     * Decodes a body strictly: every field bounds-checked, every value validated, and the body must
+     * be consumed exactly. Throws {@link MalformedException} on any violation.
      */
     static Msg decodeBody(MessageType type, ByteBuf in) {
         Msg msg;
@@ -352,161 +382,196 @@ final class WireFormat {
             throw new MalformedException(type + ": " + e.getMessage());
         }
         if (in.isReadable()) {
-            throw new MalformedException(type + " body has " + in.readableBytes() + " unexpected trailing bytes");
+            throw new MalformedException(
+                    type + " body has " + in.readableBytes() + " unexpected trailing bytes");
         }
         return msg;
     }
 
     private static Msg decodeFields(MessageType type, ByteBuf in) {
         switch (type) {
-            case HELLO: {
-                int min = readU8(in, "minVersion");
-                int max = readU8(in, "maxVersion");
-                checkVersion(min, "minVersion");
-                if (max < min) {
-                    throw new MalformedException("HELLO version range [" + min + ", " + max + "] is empty");
+            case HELLO:
+                {
+                    int min = readU8(in, "minVersion");
+                    int max = readU8(in, "maxVersion");
+                    checkVersion(min, "minVersion");
+                    if (max < min) {
+                        throw new MalformedException(
+                                "HELLO version range [" + min + ", " + max + "] is empty");
+                    }
+                    if (readU16(in, "reserved") != 0) {
+                        throw new MalformedException("HELLO reserved field is not 0");
+                    }
+                    int maxFrame = readCount(in, "maxFrameLength");
+                    String id = readString(in, MAX_ENDPOINT_ID_BYTES, "endpointId");
+                    InetAddress addr = readAddress(in, "udpAddress");
+                    int port = readPort(in, addr, "udpPort");
+                    return new HelloMsg(min, max, maxFrame, id, addr, port);
                 }
-                if (readU16(in, "reserved") != 0) {
-                    throw new MalformedException("HELLO reserved field is not 0");
+            case HELLO_ACK:
+                {
+                    int v = readU8(in, "version");
+                    checkVersion(v, "version");
+                    int flags = readU8(in, "flags");
+                    if ((flags & ~HELLO_ACK_FLAG_AUTH) != 0) {
+                        throw new MalformedException(
+                                "HELLO_ACK has unknown flags 0x" + Integer.toHexString(flags));
+                    }
+                    if (readU16(in, "reserved") != 0) {
+                        throw new MalformedException("HELLO_ACK reserved field is not 0");
+                    }
+                    int maxFrame = readCount(in, "maxFrameLength");
+                    String id = readString(in, MAX_ENDPOINT_ID_BYTES, "endpointId");
+                    InetAddress addr = readAddress(in, "udpAddress");
+                    int port = readPort(in, addr, "udpPort");
+                    boolean auth = (flags & HELLO_ACK_FLAG_AUTH) != 0;
+                    byte[] nonce = auth ? readFixed(in, NONCE_LENGTH, "serverNonce") : new byte[0];
+                    return new HelloAckMsg(v, auth, maxFrame, id, addr, port, nonce);
                 }
-                int maxFrame = readCount(in, "maxFrameLength");
-                String id = readString(in, MAX_ENDPOINT_ID_BYTES, "endpointId");
-                InetAddress addr = readAddress(in, "udpAddress");
-                int port = readPort(in, addr, "udpPort");
-                return new HelloMsg(min, max, maxFrame, id, addr, port);
-            }
-            case HELLO_ACK: {
-                int v = readU8(in, "version");
-                checkVersion(v, "version");
-                int flags = readU8(in, "flags");
-                if ((flags & ~HELLO_ACK_FLAG_AUTH) != 0) {
-                    throw new MalformedException("HELLO_ACK has unknown flags 0x" + Integer.toHexString(flags));
-                }
-                if (readU16(in, "reserved") != 0) {
-                    throw new MalformedException("HELLO_ACK reserved field is not 0");
-                }
-                int maxFrame = readCount(in, "maxFrameLength");
-                String id = readString(in, MAX_ENDPOINT_ID_BYTES, "endpointId");
-                InetAddress addr = readAddress(in, "udpAddress");
-                int port = readPort(in, addr, "udpPort");
-                boolean auth = (flags & HELLO_ACK_FLAG_AUTH) != 0;
-                byte[] nonce = auth ? readFixed(in, NONCE_LENGTH, "serverNonce") : new byte[0];
-                return new HelloAckMsg(v, auth, maxFrame, id, addr, port, nonce);
-            }
             case AUTH_RESPONSE:
-                return new AuthResponseMsg(readFixed(in, NONCE_LENGTH, "clientNonce"), readFixed(in, MAC_LENGTH, "mac"));
+                return new AuthResponseMsg(
+                        readFixed(in, NONCE_LENGTH, "clientNonce"),
+                        readFixed(in, MAC_LENGTH, "mac"));
             case AUTH_OK:
                 return new AuthOkMsg(readFixed(in, MAC_LENGTH, "mac"));
             case SESSION_SETUP:
                 return new SessionSetupMsg();
-            case SESSION_SETUP_ACK: {
-                long id = readU64(in, "sessionId");
-                if (id == 0) {
-                    throw new MalformedException("SESSION_SETUP_ACK session id 0 is reserved");
-                }
-                return new SessionSetupAckMsg(id, readFixed(in, KEY_LENGTH, "key"));
-            }
-            case JOB_ANNOUNCE: {
-                int job = readI32(in, "jobId");
-                int flags = readU8(in, "flags");
-                if ((flags & ~(JOB_FLAG_MRDF | JOB_FLAG_GLOBAL)) != 0) {
-                    throw new MalformedException("JOB_ANNOUNCE has unknown flags 0x" + Integer.toHexString(flags));
-                }
-                if (readU8(in, "reserved") != 0) {
-                    throw new MalformedException("JOB_ANNOUNCE reserved field is not 0");
-                }
-                int count = readCount(in, "groupCount");
-                if (count == 0) {
-                    throw new MalformedException("JOB_ANNOUNCE has no groups");
-                }
-                if ((long) count * 20 > in.readableBytes()) {
-                    throw new MalformedException("JOB_ANNOUNCE declares " + count + " groups but only "
-                            + in.readableBytes() + " bytes remain");
-                }
-                List<GroupSpec> groups = new ArrayList<>(count);
-                for (int i = 0; i < count; i++) {
-                    long gid = in.readLong();
-                    int n = readCount(in, "groups[" + i + "].messages");
-                    double msr = in.readDouble();
-                    groups.add(new GroupSpec(gid, n, msr));
-                }
-                byte[] desc = readBytes32(in, "descriptor");
-                boolean mrdf = (flags & JOB_FLAG_MRDF) != 0;
-                if ((flags & JOB_FLAG_GLOBAL) != 0) {
-                    if (count != 1 || groups.get(0).groupId() != 0) {
-                        throw new MalformedException("a global-MSR JOB_ANNOUNCE has exactly one group with id 0");
+            case SESSION_SETUP_ACK:
+                {
+                    long id = readU64(in, "sessionId");
+                    if (id == 0) {
+                        throw new MalformedException("SESSION_SETUP_ACK session id 0 is reserved");
                     }
-                    GroupSpec g = groups.get(0);
-                    return new JobAnnounceMsg(JobAnnouncement.global(job, g.size(), g.msr(), mrdf, desc));
+                    return new SessionSetupAckMsg(id, readFixed(in, KEY_LENGTH, "key"));
                 }
-                return new JobAnnounceMsg(JobAnnouncement.ofGroups(job, groups, mrdf, desc));
-            }
+            case JOB_ANNOUNCE:
+                {
+                    int job = readI32(in, "jobId");
+                    int flags = readU8(in, "flags");
+                    if ((flags & ~(JOB_FLAG_MRDF | JOB_FLAG_GLOBAL)) != 0) {
+                        throw new MalformedException(
+                                "JOB_ANNOUNCE has unknown flags 0x" + Integer.toHexString(flags));
+                    }
+                    if (readU8(in, "reserved") != 0) {
+                        throw new MalformedException("JOB_ANNOUNCE reserved field is not 0");
+                    }
+                    int count = readCount(in, "groupCount");
+                    if (count == 0) {
+                        throw new MalformedException("JOB_ANNOUNCE has no groups");
+                    }
+                    if ((long) count * 20 > in.readableBytes()) {
+                        throw new MalformedException(
+                                "JOB_ANNOUNCE declares "
+                                        + count
+                                        + " groups but only "
+                                        + in.readableBytes()
+                                        + " bytes remain");
+                    }
+                    List<GroupSpec> groups = new ArrayList<>(count);
+                    for (int i = 0; i < count; i++) {
+                        long gid = in.readLong();
+                        int n = readCount(in, "groups[" + i + "].messages");
+                        double msr = in.readDouble();
+                        groups.add(new GroupSpec(gid, n, msr));
+                    }
+                    byte[] desc = readBytes32(in, "descriptor");
+                    boolean mrdf = (flags & JOB_FLAG_MRDF) != 0;
+                    if ((flags & JOB_FLAG_GLOBAL) != 0) {
+                        if (count != 1 || groups.get(0).groupId() != 0) {
+                            throw new MalformedException(
+                                    "a global-MSR JOB_ANNOUNCE has exactly one group with id 0");
+                        }
+                        GroupSpec g = groups.get(0);
+                        return new JobAnnounceMsg(
+                                JobAnnouncement.global(job, g.size(), g.msr(), mrdf, desc));
+                    }
+                    return new JobAnnounceMsg(JobAnnouncement.ofGroups(job, groups, mrdf, desc));
+                }
             case JOB_ACCEPT:
                 return new JobAcceptMsg(readI32(in, "jobId"));
             case JOB_REJECT:
-                return new JobRejectMsg(readI32(in, "jobId"), readString(in, JobDecision.MAX_REASON_BYTES, "reason"));
+                return new JobRejectMsg(
+                        readI32(in, "jobId"),
+                        readString(in, JobDecision.MAX_REASON_BYTES, "reason"));
             case DATA_REQUEST:
                 return new DataRequestMsg(readI32(in, "jobId"), readBytes32(in, "payload"));
             case DATA_RESPONSE:
                 return new DataResponseMsg(readBytes32(in, "payload"));
-            case MSR_UPDATE: {
-                int job = readI32(in, "jobId");
-                int count = readCount(in, "changeCount");
-                if (count == 0) {
-                    throw new MalformedException("MSR_UPDATE changes no group");
+            case MSR_UPDATE:
+                {
+                    int job = readI32(in, "jobId");
+                    int count = readCount(in, "changeCount");
+                    if (count == 0) {
+                        throw new MalformedException("MSR_UPDATE changes no group");
+                    }
+                    if ((long) count * 12 > in.readableBytes()) {
+                        throw new MalformedException(
+                                "MSR_UPDATE declares "
+                                        + count
+                                        + " changes but only "
+                                        + in.readableBytes()
+                                        + " bytes remain");
+                    }
+                    List<MsrUpdate.Change> changes = new ArrayList<>(count);
+                    for (int i = 0; i < count; i++) {
+                        int idx = readCount(in, "changes[" + i + "].groupIndex");
+                        changes.add(new MsrUpdate.Change(idx, in.readDouble()));
+                    }
+                    return new MsrUpdateMsg(new MsrUpdate(job, changes));
                 }
-                if ((long) count * 12 > in.readableBytes()) {
-                    throw new MalformedException("MSR_UPDATE declares " + count + " changes but only "
-                            + in.readableBytes() + " bytes remain");
+            case JOB_REPORT:
+                {
+                    int job = readI32(in, "jobId");
+                    int status = readI32(in, "status");
+                    long jct = readNonNegativeI64(in, "jctNanos");
+                    long retx = readNonNegativeI64(in, "retransmissions");
+                    double loss = readF64(in, "measuredLoss");
+                    int nprio = readU8(in, "priorityClassCount");
+                    if (nprio > JobReport.PRIORITY_CLASSES) {
+                        throw new MalformedException(
+                                "JOB_REPORT has "
+                                        + nprio
+                                        + " priority classes, limit "
+                                        + JobReport.PRIORITY_CLASSES);
+                    }
+                    long[] prio = new long[nprio];
+                    for (int i = 0; i < nprio; i++) {
+                        prio[i] = readNonNegativeI64(in, "priorityTimeNanos[" + i + "]");
+                    }
+                    int ngroups = readCount(in, "groupCount");
+                    if ((long) ngroups * 22
+                            > in.readableBytes()) { // 8 + 4 + two id sets of at least 5 bytes
+                        throw new MalformedException(
+                                "JOB_REPORT declares "
+                                        + ngroups
+                                        + " groups but only "
+                                        + in.readableBytes()
+                                        + " bytes remain");
+                    }
+                    List<GroupReport> groups = new ArrayList<>(ngroups);
+                    for (int i = 0; i < ngroups; i++) {
+                        long gid = readU64(in, "groups[" + i + "].groupId");
+                        int n = readCount(in, "groups[" + i + "].messages");
+                        IdSet delivered = IdSetCodec.decode(in, "groups[" + i + "].delivered");
+                        IdSet lost = IdSetCodec.decode(in, "groups[" + i + "].lost");
+                        groups.add(GroupReport.ofIds(gid, n, delivered, lost));
+                    }
+                    return new JobReportMsg(
+                            JobReport.outcome(
+                                    job, AtpStatus.of(status), jct, retx, loss, prio, groups));
                 }
-                List<MsrUpdate.Change> changes = new ArrayList<>(count);
-                for (int i = 0; i < count; i++) {
-                    int idx = readCount(in, "changes[" + i + "].groupIndex");
-                    changes.add(new MsrUpdate.Change(idx, in.readDouble()));
-                }
-                return new MsrUpdateMsg(new MsrUpdate(job, changes));
-            }
-            case JOB_REPORT: {
-                int job = readI32(in, "jobId");
-                int status = readI32(in, "status");
-                long jct = readNonNegativeI64(in, "jctNanos");
-                long retx = readNonNegativeI64(in, "retransmissions");
-                double loss = readF64(in, "measuredLoss");
-                int nprio = readU8(in, "priorityClassCount");
-                if (nprio > JobReport.PRIORITY_CLASSES) {
-                    throw new MalformedException("JOB_REPORT has " + nprio + " priority classes, limit "
-                            + JobReport.PRIORITY_CLASSES);
-                }
-                long[] prio = new long[nprio];
-                for (int i = 0; i < nprio; i++) {
-                    prio[i] = readNonNegativeI64(in, "priorityTimeNanos[" + i + "]");
-                }
-                int ngroups = readCount(in, "groupCount");
-                if ((long) ngroups * 22 > in.readableBytes()) { // 8 + 4 + two id sets of at least 5 bytes
-                    throw new MalformedException("JOB_REPORT declares " + ngroups + " groups but only "
-                            + in.readableBytes() + " bytes remain");
-                }
-                List<GroupReport> groups = new ArrayList<>(ngroups);
-                for (int i = 0; i < ngroups; i++) {
-                    long gid = readU64(in, "groups[" + i + "].groupId");
-                    int n = readCount(in, "groups[" + i + "].messages");
-                    IdSet delivered = IdSetCodec.decode(in, "groups[" + i + "].delivered");
-                    IdSet lost = IdSetCodec.decode(in, "groups[" + i + "].lost");
-                    groups.add(GroupReport.ofIds(gid, n, delivered, lost));
-                }
-                return new JobReportMsg(
-                        JobReport.outcome(job, AtpStatus.of(status), jct, retx, loss, prio, groups));
-            }
             case ACK:
                 return new AckMsg();
             case ERROR:
-                return new ErrorMsg(readU16(in, "code"), readString(in, MAX_MESSAGE_BYTES, "message"));
+                return new ErrorMsg(
+                        readU16(in, "code"), readString(in, MAX_MESSAGE_BYTES, "message"));
             case PING:
                 return new PingMsg();
             case PONG:
                 return new PongMsg();
             default:
-                throw new MalformedException(ErrorCode.UNKNOWN_MESSAGE_TYPE, "unknown message type " + type);
+                throw new MalformedException(
+                        ErrorCode.UNKNOWN_MESSAGE_TYPE, "unknown message type " + type);
         }
     }
 }

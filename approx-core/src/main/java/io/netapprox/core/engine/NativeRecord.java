@@ -9,12 +9,13 @@ import java.util.function.ObjLongConsumer;
 import java.util.function.ToLongFunction;
 
 /**
- * A record that crosses JNI with named slots: a {@code long[]} (configuration, reports, counters; doubles travel
- * as their IEEE-754 bits) or a fixed byte layout ("name@offset": events, submit descriptors). The library lists the
- * same names in native/src/jni/netapprox_jni.cpp ({@code NativeEngine.recordFields}); {@link NativeLibrary}
- * compares them with this side's when it loads the library, so a jar and a library from different builds fail
- * there, naming the first slot that differs - never by reading one field as another. A new field is one line in
- * the native table and one line in the Java table of the same record.
+ * A record that crosses JNI with named slots: a {@code long[]} (configuration, reports, counters;
+ * doubles travel as their IEEE-754 bits) or a fixed byte layout ("name@offset": events, submit
+ * descriptors). The library lists the same names in native/src/jni/netapprox_jni.cpp ({@code
+ * NativeEngine.recordFields}); {@link NativeLibrary} compares them with this side's when it loads
+ * the library, so a jar and a library from different builds fail there, naming the first slot that
+ * differs - never by reading one field as another. A new field is one line in the native table and
+ * one line in the Java table of the same record.
  *
  * @param <T> what the slots are written from ({@link #write}) or read into ({@link #read})
  */
@@ -48,7 +49,8 @@ final class NativeRecord<T> {
         this.slots = List.copyOf(slots);
         for (int i = 0; i < this.slots.size(); i++) {
             if (index.put(this.slots.get(i).name(), i) != null) {
-                throw new IllegalStateException(what + ": slot " + this.slots.get(i).name() + " twice");
+                throw new IllegalStateException(
+                        what + ": slot " + this.slots.get(i).name() + " twice");
             }
         }
     }
@@ -83,7 +85,8 @@ final class NativeRecord<T> {
     int slot(String name) {
         Integer i = index.get(name);
         if (i == null) {
-            throw new IllegalArgumentException(what + " has no slot " + name + "; slots: " + names());
+            throw new IllegalArgumentException(
+                    what + " has no slot " + name + "; slots: " + names());
         }
         return i;
     }
@@ -115,16 +118,27 @@ final class NativeRecord<T> {
     void verify(String[] nativeNames) {
         List<String> mine = names();
         if (nativeNames == null) {
-            throw new UnsatisfiedLinkError("libnetapprox does not know the JNI record '" + what + "'"
-                    + " (jar and library from different builds?)");
+            throw new UnsatisfiedLinkError(
+                    "libnetapprox does not know the JNI record '"
+                            + what
+                            + "'"
+                            + " (jar and library from different builds?)");
         }
         int n = Math.max(mine.size(), nativeNames.length);
         for (int i = 0; i < n; i++) {
             String java = i < mine.size() ? mine.get(i) : "(none)";
             String lib = i < nativeNames.length ? nativeNames[i] : "(none)";
             if (!java.equals(lib)) {
-                throw new UnsatisfiedLinkError("libnetapprox JNI record '" + what + "' differs at slot " + i
-                        + ": library '" + lib + "', Java '" + java + "' (jar and library from different builds?)");
+                throw new UnsatisfiedLinkError(
+                        "libnetapprox JNI record '"
+                                + what
+                                + "' differs at slot "
+                                + i
+                                + ": library '"
+                                + lib
+                                + "', Java '"
+                                + java
+                                + "' (jar and library from different builds?)");
             }
         }
     }

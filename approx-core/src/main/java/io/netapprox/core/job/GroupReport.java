@@ -3,16 +3,19 @@ package io.netapprox.core.job;
 import java.util.Objects;
 
 /**
- * The outcome of one group of a job (immutable). Message ids are job-wide ids (group g owns {@code [base_g, base_g
- * + N_g)}).
+ * The outcome of one group of a job (immutable). Message ids are job-wide ids (group g owns {@code
+ * [base_g, base_g + N_g)}).
  *
- * <p>What a report holds depends on who made it: the receiver's engine lists the delivered and lost ids; the
- * sender's engine lists none (empty sets) but knows whether a raised MSR made the target unreachable; a report the
- * sender received over the control plane (JOB_REPORT, see {@link JobReport#forPeer()}) lists the ids but carries no
- * target ({@link #TARGET_NOT_REPORTED}).
+ * <p>What a report holds depends on who made it: the receiver's engine lists the delivered and lost
+ * ids; the sender's engine lists none (empty sets) but knows whether a raised MSR made the target
+ * unreachable; a report the sender received over the control plane (JOB_REPORT, see {@link
+ * JobReport#forPeer()}) lists the ids but carries no target ({@link #TARGET_NOT_REPORTED}).
  */
 public final class GroupReport {
-    /** {@link #target()} of a report that crossed the control plane (JOB_REPORT does not carry targets). */
+    /**
+     * {@link #target()} of a report that crossed the control plane (JOB_REPORT does not carry
+     * targets).
+     */
     public static final int TARGET_NOT_REPORTED = -1;
 
     private final long groupId;
@@ -27,14 +30,18 @@ public final class GroupReport {
     /**
      * @param groupId the application's GroupID
      * @param size N_g, {@code >= 1}
-     * @param target {@code ceil(MSR_g * N_g)} (after MSR updates, possibly clamped), in {@code [0, size]}, or
-     *     {@link #TARGET_NOT_REPORTED}
-     * @param targetUnreachable an MSR raised mid-job asked for more than the remaining messages could give
+     * @param target {@code ceil(MSR_g * N_g)} (after MSR updates, possibly clamped), in {@code [0,
+     *     size]}, or {@link #TARGET_NOT_REPORTED}
+     * @param targetUnreachable an MSR raised mid-job asked for more than the remaining messages
+     *     could give
      * @param delivered delivered messages, {@code >= 0}
-     * @param lost messages given up by the sender or never sent because the group had met its target
-     * @param deliveredIds the delivered ids: empty (not listed) or exactly {@code delivered} of them
+     * @param lost messages given up by the sender or never sent because the group had met its
+     *     target
+     * @param deliveredIds the delivered ids: empty (not listed) or exactly {@code delivered} of
+     *     them
      * @param lostIds the lost ids: empty (not listed) or exactly {@code lost} of them
-     * @throws IllegalArgumentException for values outside these ranges, or {@code delivered + lost > size}
+     * @throws IllegalArgumentException for values outside these ranges, or {@code delivered + lost
+     *     > size}
      */
     public GroupReport(
             long groupId,
@@ -50,18 +57,29 @@ public final class GroupReport {
             throw new IllegalArgumentException(g + "size (N_g) must be >= 1, got " + size);
         }
         if (target < TARGET_NOT_REPORTED || target > size) {
-            throw new IllegalArgumentException(g + "target " + target + " outside [0, " + size + "]");
+            throw new IllegalArgumentException(
+                    g + "target " + target + " outside [0, " + size + "]");
         }
         if (delivered < 0 || lost < 0 || (long) delivered + lost > size) {
             throw new IllegalArgumentException(
-                    g + "delivered (" + delivered + ") + lost (" + lost + ") exceed the group's " + size
+                    g
+                            + "delivered ("
+                            + delivered
+                            + ") + lost ("
+                            + lost
+                            + ") exceed the group's "
+                            + size
                             + " messages");
         }
         Objects.requireNonNull(deliveredIds, "deliveredIds");
         Objects.requireNonNull(lostIds, "lostIds");
         if (!deliveredIds.isEmpty() && deliveredIds.cardinality() != delivered) {
             throw new IllegalArgumentException(
-                    g + deliveredIds.cardinality() + " delivered ids listed for " + delivered + " delivered");
+                    g
+                            + deliveredIds.cardinality()
+                            + " delivered ids listed for "
+                            + delivered
+                            + " delivered");
         }
         if (!lostIds.isEmpty() && lostIds.cardinality() != lost) {
             throw new IllegalArgumentException(
@@ -77,7 +95,10 @@ public final class GroupReport {
         this.lostIds = lostIds;
     }
 
-    /** A group as JOB_REPORT carries it: N_g and the delivered and lost ids (counts are their sizes). */
+    /**
+     * A group as JOB_REPORT carries it: N_g and the delivered and lost ids (counts are their
+     * sizes).
+     */
     public static GroupReport ofIds(long groupId, int size, IdSet deliveredIds, IdSet lostIds) {
         return new GroupReport(
                 groupId,
@@ -100,8 +121,8 @@ public final class GroupReport {
     }
 
     /**
-     * {@code ceil(MSR_g * N_g)} as the reporting engine knew it (after MSR updates; clamped when {@link
-     * #targetUnreachable()}), or {@link #TARGET_NOT_REPORTED}.
+     * {@code ceil(MSR_g * N_g)} as the reporting engine knew it (after MSR updates; clamped when
+     * {@link #targetUnreachable()}), or {@link #TARGET_NOT_REPORTED}.
      */
     public int target() {
         return target;
@@ -164,9 +185,16 @@ public final class GroupReport {
 
     @Override
     public String toString() {
-        return "GroupReport{id=" + groupId + ", size=" + size
+        return "GroupReport{id="
+                + groupId
+                + ", size="
+                + size
                 + (hasTarget() ? ", target=" + target : "")
-                + ", delivered=" + delivered + ", lost=" + lost
-                + (targetUnreachable ? ", UNREACHABLE" : "") + "}";
+                + ", delivered="
+                + delivered
+                + ", lost="
+                + lost
+                + (targetUnreachable ? ", UNREACHABLE" : "")
+                + "}";
     }
 }

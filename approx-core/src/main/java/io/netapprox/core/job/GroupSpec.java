@@ -1,9 +1,10 @@
 package io.netapprox.core.job;
 
 /**
- * One group of a job: the application's group id (reported back unchanged; opaque, 0 for the single group of a
- * global-MSR job), its number of messages N_g and its minimal sampling rate MSR_g. ATP delivers at least {@link
- * #target()} = {@code ceil(MSR_g * N_g)} of the group's messages; MSR_g = 1 is exact (reliable, in order).
+ * One group of a job: the application's group id (reported back unchanged; opaque, 0 for the single
+ * group of a global-MSR job), its number of messages N_g and its minimal sampling rate MSR_g. ATP
+ * delivers at least {@link #target()} = {@code ceil(MSR_g * N_g)} of the group's messages; MSR_g =
+ * 1 is exact (reliable, in order).
  *
  * @param groupId the application's GroupID
  * @param size N_g, the number of messages of the group, {@code >= 1}

@@ -6,15 +6,17 @@ import java.util.PrimitiveIterator;
 import java.util.function.IntConsumer;
 
 /**
- * An immutable set of message ids (non-negative ints), stored compactly: as sorted disjoint ranges or as a bitmap
- * over {@code [base, base + nbits)}, whichever takes less space ({@code 4 + 8 * ranges} versus {@code 8 + nbits / 8}
- * bytes). The control plane's codec encodes a set the same way (docs/control-plane.md), so a decoded set costs
- * about as much memory as its frame (no amplification).
+ * An immutable set of message ids (non-negative ints), stored compactly: as sorted disjoint ranges
+ * or as a bitmap over {@code [base, base + nbits)}, whichever takes less space ({@code 4 + 8 *
+ * ranges} versus {@code 8 + nbits / 8} bytes). The control plane's codec encodes a set the same way
+ * (docs/control-plane.md), so a decoded set costs about as much memory as its frame (no
+ * amplification).
  */
 public final class IdSet {
     private static final IdSet EMPTY = new IdSet(new int[0], new int[0], 0L);
 
-    // Ranges representation (bits == null): firsts[i]..lasts[i] inclusive, sorted, disjoint, non-adjacent.
+    // Ranges representation (bits == null): firsts[i]..lasts[i] inclusive, sorted, disjoint,
+    // non-adjacent.
     private final int[] firsts;
     private final int[] lasts;
     // Bitset representation (bits != null).
@@ -93,10 +95,11 @@ public final class IdSet {
     }
 
     /**
-     * The ids of the inclusive ranges {@code [firsts[i], lasts[i]]}, which must be sorted, disjoint and separated
-     * (a range starts at least 2 after the previous one ends).
+     * The ids of the inclusive ranges {@code [firsts[i], lasts[i]]}, which must be sorted, disjoint
+     * and separated (a range starts at least 2 after the previous one ends).
      *
-     * @throws IllegalArgumentException for negative ids, empty, unsorted, overlapping or adjacent ranges
+     * @throws IllegalArgumentException for negative ids, empty, unsorted, overlapping or adjacent
+     *     ranges
      */
     public static IdSet ofRanges(int[] firsts, int[] lasts) {
         if (firsts.length != lasts.length) {
@@ -108,11 +111,19 @@ public final class IdSet {
         for (int i = 0; i < firsts.length; i++) {
             if (firsts[i] < 0 || lasts[i] < firsts[i]) {
                 throw new IllegalArgumentException(
-                        "range " + i + " [" + firsts[i] + ", " + lasts[i] + "] is empty or negative");
+                        "range "
+                                + i
+                                + " ["
+                                + firsts[i]
+                                + ", "
+                                + lasts[i]
+                                + "] is empty or negative");
             }
             if (firsts[i] <= prevLast + 1) {
                 throw new IllegalArgumentException(
-                        "range " + i + " is not sorted, disjoint and separated from the previous one");
+                        "range "
+                                + i
+                                + " is not sorted, disjoint and separated from the previous one");
             }
             card += (long) lasts[i] - firsts[i] + 1;
             prevLast = lasts[i];
@@ -121,11 +132,11 @@ public final class IdSet {
     }
 
     /**
-     * The ids {@code base + i} for every bit {@code i < nbits} set in {@code words} (bit {@code i} is bit {@code
-     * i % 64} of {@code words[i / 64]}).
+     * The ids {@code base + i} for every bit {@code i < nbits} set in {@code words} (bit {@code i}
+     * is bit {@code i % 64} of {@code words[i / 64]}).
      *
-     * @throws IllegalArgumentException for an empty bitmap, one beyond the id space, or bits set at or above
-     *     {@code nbits}
+     * @throws IllegalArgumentException for an empty bitmap, one beyond the id space, or bits set at
+     *     or above {@code nbits}
      */
     public static IdSet ofBitmap(int base, int nbits, long[] words) {
         if (base < 0 || nbits <= 0 || (long) base + nbits - 1 > Integer.MAX_VALUE) {
@@ -134,7 +145,12 @@ public final class IdSet {
         }
         if (words.length != (nbits + 63) / 64) {
             throw new IllegalArgumentException(
-                    "a bitmap of " + nbits + " bits has " + ((nbits + 63) / 64) + " words, got " + words.length);
+                    "a bitmap of "
+                            + nbits
+                            + " bits has "
+                            + ((nbits + 63) / 64)
+                            + " words, got "
+                            + words.length);
         }
         int tail = nbits & 63;
         if (tail != 0 && (words[words.length - 1] >>> tail) != 0) {
@@ -393,7 +409,10 @@ public final class IdSet {
 
     @Override
     public String toString() {
-        StringBuilder sb = new StringBuilder("IdSet{n=").append(cardinality).append(bits != null ? ", bitset" : "");
+        StringBuilder sb =
+                new StringBuilder("IdSet{n=")
+                        .append(cardinality)
+                        .append(bits != null ? ", bitset" : "");
         sb.append(", [");
         PrimitiveIterator.OfInt it = iterator();
         for (int i = 0; i < 16 && it.hasNext(); i++) {

@@ -8,10 +8,10 @@ import java.util.Objects;
 
 /**
  * The final report of a job (immutable). The engine makes one on each side: the sender's ({@code
- * OutgoingJob.outcome()}: packets, retransmissions, time per priority class, targets after MSR updates) and the
- * receiver's ({@code IncomingJobListener.onJobDone}: authoritative, lists the delivered and lost ids per group).
- * The receiver sends {@link #forPeer()} of its report to the sender over the control plane (JOB_REPORT), so both
- * sides of a transfer hold the same outcome.
+ * OutgoingJob.outcome()}: packets, retransmissions, time per priority class, targets after MSR
+ * updates) and the receiver's ({@code IncomingJobListener.onJobDone}: authoritative, lists the
+ * delivered and lost ids per group). The receiver sends {@link #forPeer()} of its report to the
+ * sender over the control plane (JOB_REPORT), so both sides of a transfer hold the same outcome.
  */
 public final class JobReport {
     /** Priority classes of slack-based priority (class 0 = exact traffic). */
@@ -37,20 +37,30 @@ public final class JobReport {
 
     private JobReport(Builder b) {
         if (b.status == null) {
-            throw new IllegalArgumentException("job " + Integer.toUnsignedString(b.jobId) + ": status is required");
+            throw new IllegalArgumentException(
+                    "job " + Integer.toUnsignedString(b.jobId) + ": status is required");
         }
         if (b.messages < 0 || b.delivered < 0 || b.lost < 0) {
             throw new IllegalArgumentException("message counts must be >= 0");
         }
         if (!(b.measuredLoss >= 0.0 && b.measuredLoss <= 1.0)) {
-            throw new IllegalArgumentException("measuredLoss must be in [0, 1], got " + b.measuredLoss);
+            throw new IllegalArgumentException(
+                    "measuredLoss must be in [0, 1], got " + b.measuredLoss);
         }
-        if (b.jctNanos < 0 || b.packetsRetransmitted < 0 || b.packetsSent < 0 || b.bytesSent < 0 || b.epochs < 0) {
-            throw new IllegalArgumentException("jctNanos and the packet, byte and epoch counts must be >= 0");
+        if (b.jctNanos < 0
+                || b.packetsRetransmitted < 0
+                || b.packetsSent < 0
+                || b.bytesSent < 0
+                || b.epochs < 0) {
+            throw new IllegalArgumentException(
+                    "jctNanos and the packet, byte and epoch counts must be >= 0");
         }
         if (b.timeInClassNanos.length > PRIORITY_CLASSES) {
             throw new IllegalArgumentException(
-                    "at most " + PRIORITY_CLASSES + " priority classes, got " + b.timeInClassNanos.length);
+                    "at most "
+                            + PRIORITY_CLASSES
+                            + " priority classes, got "
+                            + b.timeInClassNanos.length);
         }
         for (long t : b.timeInClassNanos) {
             if (t < 0) {
@@ -81,36 +91,50 @@ public final class JobReport {
     }
 
     /**
-     * The part of a receiver's report that JOB_REPORT carries to the sender: the job id, status, JCT,
-     * retransmissions, measured loss, time per priority class and, per group, N_g with the delivered and lost ids
-     * ({@link GroupReport#ofIds}; no targets). The job's message counts are the groups' sums; the rest (session id,
-     * packets and bytes sent, epochs, start and finish times) is 0.
+     * The part of a receiver's report that JOB_REPORT carries to the sender: the job id, status,
+     * JCT, retransmissions, measured loss, time per priority class and, per group, N_g with the
+     * delivered and lost ids ({@link GroupReport#ofIds}; no targets). The job's message counts are
+     * the groups' sums; the rest (session id, packets and bytes sent, epochs, start and finish
+     * times) is 0.
      *
-     * @throws IllegalArgumentException for a sender's report, or a receiver's that does not list its ids (the
-     *     groups were never announced completely)
+     * @throws IllegalArgumentException for a sender's report, or a receiver's that does not list
+     *     its ids (the groups were never announced completely)
      */
     public JobReport forPeer() {
         if (sender) {
             throw new IllegalArgumentException(
-                    "job " + Integer.toUnsignedString(jobId) + ": only the receiver's report lists delivered /"
+                    "job "
+                            + Integer.toUnsignedString(jobId)
+                            + ": only the receiver's report lists delivered /"
                             + " lost message ids; the sender's report cannot be sent as JOB_REPORT");
         }
         List<GroupReport> gs = new ArrayList<>(groups.size());
         for (GroupReport g : groups) {
             if (!g.listsIds()) {
                 throw new IllegalArgumentException(
-                        "job " + Integer.toUnsignedString(jobId) + ", group " + g.groupId() + " reports "
-                                + g.delivered() + " delivered and " + g.lost() + " lost messages but lists "
-                                + g.deliveredIds().cardinality() + " and " + g.lostIds().cardinality() + " ids");
+                        "job "
+                                + Integer.toUnsignedString(jobId)
+                                + ", group "
+                                + g.groupId()
+                                + " reports "
+                                + g.delivered()
+                                + " delivered and "
+                                + g.lost()
+                                + " lost messages but lists "
+                                + g.deliveredIds().cardinality()
+                                + " and "
+                                + g.lostIds().cardinality()
+                                + " ids");
             }
             gs.add(GroupReport.ofIds(g.groupId(), g.size(), g.deliveredIds(), g.lostIds()));
         }
-        return outcome(jobId, status, jctNanos, packetsRetransmitted, measuredLoss, timeInClassNanos, gs);
+        return outcome(
+                jobId, status, jctNanos, packetsRetransmitted, measuredLoss, timeInClassNanos, gs);
     }
 
     /**
-     * A receiver's report as JOB_REPORT carries it (what {@link #forPeer()} keeps): the job's counts are the sums
-     * over {@code groups}, everything else 0.
+     * A receiver's report as JOB_REPORT carries it (what {@link #forPeer()} keeps): the job's
+     * counts are the sums over {@code groups}, everything else 0.
      */
     public static JobReport outcome(
             int jobId,
@@ -161,7 +185,10 @@ public final class JobReport {
         return sender;
     }
 
-    /** {@link AtpStatus#OK} or what ended the job (PEER_DEAD, IDLE_TIMEOUT, CLOSED on cancel/close, ...). */
+    /**
+     * {@link AtpStatus#OK} or what ended the job (PEER_DEAD, IDLE_TIMEOUT, CLOSED on cancel/close,
+     * ...).
+     */
     public AtpStatus status() {
         return status;
     }
@@ -276,11 +303,31 @@ public final class JobReport {
 
     @Override
     public String toString() {
-        return "JobReport{session=" + Long.toUnsignedString(sessionId) + ", job=" + Integer.toUnsignedString(jobId)
-                + ", " + (sender ? "sender" : "receiver") + ", status=" + status + ", N=" + messages
-                + ", delivered=" + delivered + ", lost=" + lost + ", measuredLoss="
-                + String.format("%.4f", measuredLoss) + ", packets=" + packetsSent + ", retx="
-                + packetsRetransmitted + ", jct=" + jct().toMillis() + "ms, groups=" + groups + "}";
+        return "JobReport{session="
+                + Long.toUnsignedString(sessionId)
+                + ", job="
+                + Integer.toUnsignedString(jobId)
+                + ", "
+                + (sender ? "sender" : "receiver")
+                + ", status="
+                + status
+                + ", N="
+                + messages
+                + ", delivered="
+                + delivered
+                + ", lost="
+                + lost
+                + ", measuredLoss="
+                + String.format("%.4f", measuredLoss)
+                + ", packets="
+                + packetsSent
+                + ", retx="
+                + packetsRetransmitted
+                + ", jct="
+                + jct().toMillis()
+                + "ms, groups="
+                + groups
+                + "}";
     }
 
     /** Builds a {@link JobReport}; unset numbers are 0, the status is required. */
@@ -380,16 +427,23 @@ public final class JobReport {
             return this;
         }
 
-        /** At most {@value JobReport#PRIORITY_CLASSES} entries (copied, padded with zeros); null means all zero. */
+        /**
+         * At most {@value JobReport#PRIORITY_CLASSES} entries (copied, padded with zeros); null
+         * means all zero.
+         */
         public Builder timeInClassNanos(long[] v) {
             timeInClassNanos = v == null ? new long[0] : v.clone();
             return this;
         }
 
-        /** The time spent in priority class {@code k} (0 .. {@value JobReport#PRIORITY_CLASSES} - 1). */
+        /**
+         * The time spent in priority class {@code k} (0 .. {@value JobReport#PRIORITY_CLASSES} -
+         * 1).
+         */
         public Builder timeInClassNanos(int k, long v) {
             if (k < 0 || k >= PRIORITY_CLASSES) {
-                throw new IllegalArgumentException("priority class " + k + " outside [0, " + PRIORITY_CLASSES + ")");
+                throw new IllegalArgumentException(
+                        "priority class " + k + " outside [0, " + PRIORITY_CLASSES + ")");
             }
             if (timeInClassNanos.length < PRIORITY_CLASSES) {
                 timeInClassNanos = Arrays.copyOf(timeInClassNanos, PRIORITY_CLASSES);
@@ -403,7 +457,9 @@ public final class JobReport {
             return this;
         }
 
-        /** @throws IllegalArgumentException for a missing status or out-of-range values */
+        /**
+         * @throws IllegalArgumentException for a missing status or out-of-range values
+         */
         public JobReport build() {
             return new JobReport(this);
         }

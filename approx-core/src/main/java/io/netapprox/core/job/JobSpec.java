@@ -7,10 +7,10 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * What a job is: its groups (message ids are assigned in group order: group 0 owns [0, N_0), group 1 the next N_1
- * ids, ...), an optional explicit job id, and whether MRDF scheduling may reorder messages (exact groups are always
- * in order). The engine starts it ({@code AtpSession.startJob}), the control plane announces it ({@code
- * JobAnnouncement}).
+ * What a job is: its groups (message ids are assigned in group order: group 0 owns [0, N_0), group
+ * 1 the next N_1 ids, ...), an optional explicit job id, and whether MRDF scheduling may reorder
+ * messages (exact groups are always in order). The engine starts it ({@code AtpSession.startJob}),
+ * the control plane announces it ({@code JobAnnouncement}).
  */
 public final class JobSpec {
     /** N, the messages of one job, is at most this (message ids are non-negative ints). */
@@ -68,7 +68,8 @@ public final class JobSpec {
     }
 
     /**
-     * This spec with the MSRs of some groups replaced, by group index (the position in {@link #groups()}).
+     * This spec with the MSRs of some groups replaced, by group index (the position in {@link
+     * #groups()}).
      *
      * @throws IllegalArgumentException for an index out of range or an MSR outside [0, 1]
      */
@@ -82,7 +83,10 @@ public final class JobSpec {
                         "group index " + i + " out of range [0, " + groups.size() + ")");
             }
             GroupSpec g = groups.get(i);
-            out.set(i, GroupSpec.of(g.groupId(), g.size(), Objects.requireNonNull(e.getValue(), "msr")));
+            out.set(
+                    i,
+                    GroupSpec.of(
+                            g.groupId(), g.size(), Objects.requireNonNull(e.getValue(), "msr")));
         }
         return new JobSpec(Collections.unmodifiableList(out), jobId, mrdf);
     }
@@ -129,7 +133,8 @@ public final class JobSpec {
         }
 
         /**
-         * An explicit job id (unique among this side's live jobs on the session); by default the session picks.
+         * An explicit job id (unique among this side's live jobs on the session); by default the
+         * session picks.
          */
         public Builder jobId(int id) {
             jobId = id;
@@ -142,7 +147,8 @@ public final class JobSpec {
         }
 
         /**
-         * @throws IllegalArgumentException no group, or more than {@link #MAX_MESSAGES} messages in all
+         * @throws IllegalArgumentException no group, or more than {@link #MAX_MESSAGES} messages in
+         *     all
          */
         public JobSpec build() {
             if (groups.isEmpty()) {

@@ -1,15 +1,15 @@
 package io.netapprox.core.job;
 
 /**
- * A group's target: the number of its messages ATP must deliver, {@code ceil(MSR_g * N_g)}. The one Java
- * implementation of the formula; it matches the engine's ({@code target_of} in native/src/core/engine.cpp), which
- * {@code TargetTest} checks against jobs the native engine runs.
+ * A group's target: the number of its messages ATP must deliver, {@code ceil(MSR_g * N_g)}. The one
+ * Java implementation of the formula; it matches the engine's ({@code target_of} in
+ * native/src/core/engine.cpp), which {@code TargetTest} checks against jobs the native engine runs.
  */
 public final class Target {
     /**
-     * {@code msr * size} is computed in binary floating point: 0.07 * 100 is 7.000000000000001, whose ceiling would
-     * be 8. Both sides subtract this tolerance before rounding up, so an MSR written as a decimal fraction gets
-     * the target its decimal value means.
+     * {@code msr * size} is computed in binary floating point: 0.07 * 100 is 7.000000000000001,
+     * whose ceiling would be 8. Both sides subtract this tolerance before rounding up, so an MSR
+     * written as a decimal fraction gets the target its decimal value means.
      */
     static final double TOLERANCE = 1e-9;
 

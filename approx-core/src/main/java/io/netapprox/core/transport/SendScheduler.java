@@ -15,12 +15,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * The serving side's send order for one job: interleaves the groups so that they all reach their targets
- * together. Message {@code i} of group {@code g} is due at {@code (i + 0.5) / target_g} (a target of 0 counts as
- * 1), the earliest first, ties to the lower group index; within a group messages go in index order. So a group with
- * a small MSR is not dragged along by one with a large MSR in the same job, and after the targets the rest follows
- * in the same proportion until the job completes (the receiver's completion notice stops it). Put each group's
- * messages in random order (e.g. permute its records) and whatever prefix arrives is a simple random sample.
+ * The serving side's send order for one job: interleaves the groups so that they all reach their
+ * targets together. Message {@code i} of group {@code g} is due at {@code (i + 0.5) / target_g} (a
+ * target of 0 counts as 1), the earliest first, ties to the lower group index; within a group
+ * messages go in index order. So a group with a small MSR is not dragged along by one with a large
+ * MSR in the same job, and after the targets the rest follows in the same proportion until the job
+ * completes (the receiver's completion notice stops it). Put each group's messages in random order
+ * (e.g. permute its records) and whatever prefix arrives is a simple random sample.
  *
  * <pre>{@code
  * OutgoingJob job = transfer.startJob(spec);
@@ -30,10 +31,16 @@ import java.util.function.BooleanSupplier;
  * Not thread-safe: one serving thread drives one schedule.
  */
 public final class SendScheduler {
-    /** Message {@code index} (0-based within its group) of the group at position {@code group} of the job. */
+    /**
+     * Message {@code index} (0-based within its group) of the group at position {@code group} of
+     * the job.
+     */
     public record Message(int group, int index) {}
 
-    /** Writes the bytes of one message into {@code out} (a cleared buffer, reused for every message). */
+    /**
+     * Writes the bytes of one message into {@code out} (a cleared buffer, reused for every
+     * message).
+     */
     @FunctionalInterface
     public interface MessageWriter {
         void write(int group, int index, ByteBuf out) throws IOException;
@@ -62,7 +69,8 @@ public final class SendScheduler {
         Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(targets, "targets");
         if (limits.length != targets.length) {
-            throw new IllegalArgumentException(limits.length + " limits for " + targets.length + " targets");
+            throw new IllegalArgumentException(
+                    limits.length + " limits for " + targets.length + " targets");
         }
         this.limits = limits.clone();
         this.pace = new double[targets.length];
@@ -101,8 +109,8 @@ public final class SendScheduler {
     }
 
     /**
-     * Removes and returns the message due first. Its group's next message becomes due only after {@link
-     * #sent(Message)}: a group whose message was not needed is done.
+     * Removes and returns the message due first. Its group's next message becomes due only after
+     * {@link #sent(Message)}: a group whose message was not needed is done.
      */
     public Message next() {
         Message m = due.poll();
@@ -112,7 +120,10 @@ public final class SendScheduler {
         return m;
     }
 
-    /** {@code m} (from {@link #next()}) was sent: the next message of its group becomes due, if within the limit. */
+    /**
+     * {@code m} (from {@link #next()}) was sent: the next message of its group becomes due, if
+     * within the limit.
+     */
     public void sent(Message m) {
         if (m.index() + 1 < limits[m.group()]) {
             due.add(new Message(m.group(), m.index() + 1));
@@ -120,8 +131,8 @@ public final class SendScheduler {
     }
 
     /**
-     * Sends in schedule order until no message is left or {@code done} says the job ended. A message the sender
-     * reports {@link SendResult#NOT_NEEDED} ends its group.
+     * Sends in schedule order until no message is left or {@code done} says the job ended. A
+     * message the sender reports {@link SendResult#NOT_NEEDED} ends its group.
      *
      * @return the number of messages sent (not counting NOT_NEEDED ones)
      */
@@ -139,14 +150,16 @@ public final class SendScheduler {
     }
 
     /**
-     * Sends {@code job}'s messages in schedule order until the job ends or every group is done, each written by
-     * {@code writer} into a pooled direct buffer and sent with {@link OutgoingJob#send(int, int, ByteBuf, long,
-     * TimeUnit)} (blocking while the send buffer is full, at most {@code timeout} per message).
+     * Sends {@code job}'s messages in schedule order until the job ends or every group is done,
+     * each written by {@code writer} into a pooled direct buffer and sent with {@link
+     * OutgoingJob#send(int, int, ByteBuf, long, TimeUnit)} (blocking while the send buffer is full,
+     * at most {@code timeout} per message).
      *
      * @return the number of messages sent
      * @throws IOException from the writer
      */
-    public long sendAll(OutgoingJob job, MessageWriter writer, long timeout, TimeUnit unit) throws IOException {
+    public long sendAll(OutgoingJob job, MessageWriter writer, long timeout, TimeUnit unit)
+            throws IOException {
         Objects.requireNonNull(job, "job");
         Objects.requireNonNull(writer, "writer");
         ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(4096);

@@ -7,11 +7,12 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The outcome of one transfer, the same on both sides: {@link #report()} is the receiver's authoritative report as
- * it crossed the control plane ({@link JobReport#forPeer()}, JOB_REPORT) - per group N_g and the delivered / lost
- * message ids - so the requesting and the serving side hold equal reports. {@link #localReport()} is this side's
- * own engine report: on the requesting (receiving) side the one {@link #report()} was made from (targets, per-group
- * counts), on the serving (sending) side the sender's (packets, retransmissions, time per priority class, targets
+ * The outcome of one transfer, the same on both sides: {@link #report()} is the receiver's
+ * authoritative report as it crossed the control plane ({@link JobReport#forPeer()}, JOB_REPORT) -
+ * per group N_g and the delivered / lost message ids - so the requesting and the serving side hold
+ * equal reports. {@link #localReport()} is this side's own engine report: on the requesting
+ * (receiving) side the one {@link #report()} was made from (targets, per-group counts), on the
+ * serving (sending) side the sender's (packets, retransmissions, time per priority class, targets
  * after MSR updates).
  */
 public final class TransferReport {
@@ -29,8 +30,8 @@ public final class TransferReport {
     }
 
     /**
-     * This side's engine report: the receiver's on the requesting side, the sender's on the serving side (null on
-     * the serving side when its engine job ended without a readable report).
+     * This side's engine report: the receiver's on the requesting side, the sender's on the serving
+     * side (null on the serving side when its engine job ended without a readable report).
      */
     public JobReport localReport() {
         return localReport;

@@ -28,10 +28,14 @@ class ControlAuthTest {
     void sharedSecretAuthenticatesBothSides() throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
         RecordingDataPlane clientDp = new RecordingDataPlane(2);
-        try (ControlServer server = ControlServer.start(serverConfig().authSecret(SECRET).build(), serverDp,
-                new ControlHandler() { });
-             ControlClientFactory factory = new ControlClientFactory(clientConfig().authSecret(SECRET).build(),
-                     clientDp, null)) {
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().authSecret(SECRET).build(),
+                                serverDp,
+                                new ControlHandler() {});
+                ControlClientFactory factory =
+                        new ControlClientFactory(
+                                clientConfig().authSecret(SECRET).build(), clientDp, null)) {
             ControlClient client = await(factory.connect(addressOf(server)));
             assertTrue(client.isActive());
             assertEquals(1, clientDp.openCount());
@@ -45,13 +49,24 @@ class ControlAuthTest {
     void wrongSecretIsRejectedWithoutSessionAndTheServerKeepsServing() throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
         RecordingDataPlane clientDp = new RecordingDataPlane(2);
-        try (ControlServer server = ControlServer.start(serverConfig().authSecret(SECRET).build(), serverDp,
-                new ControlHandler() { });
-             ControlClientFactory bad = new ControlClientFactory(
-                     clientConfig().authSecret("incorrect horse battery staple").build(), clientDp, null);
-             ControlClientFactory good = new ControlClientFactory(clientConfig().authSecret(SECRET).build(),
-                     new RecordingDataPlane(3), null)) {
-            ControlException e = assertInstanceOf(ControlException.class, failure(bad.connect(addressOf(server))));
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().authSecret(SECRET).build(),
+                                serverDp,
+                                new ControlHandler() {});
+                ControlClientFactory bad =
+                        new ControlClientFactory(
+                                clientConfig().authSecret("incorrect horse battery staple").build(),
+                                clientDp,
+                                null);
+                ControlClientFactory good =
+                        new ControlClientFactory(
+                                clientConfig().authSecret(SECRET).build(),
+                                new RecordingDataPlane(3),
+                                null)) {
+            ControlException e =
+                    assertInstanceOf(
+                            ControlException.class, failure(bad.connect(addressOf(server))));
             assertEquals(ErrorCode.AUTH_FAILED, e.code());
             assertTrue(e.isRemote(), "the server reported it");
             assertFalse(e.getMessage().contains("horse"), "no secret in messages");
@@ -68,12 +83,17 @@ class ControlAuthTest {
     @Test
     void clientWithoutSecretGetsAClearError() throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
-        try (ControlServer server = ControlServer.start(serverConfig().authSecret(SECRET).build(), serverDp,
-                new ControlHandler() { });
-             ControlClientFactory factory = new ControlClientFactory(clientConfig().build(),
-                     new RecordingDataPlane(2), null)) {
-            ControlException e = assertInstanceOf(ControlException.class,
-                    failure(factory.connect(addressOf(server))));
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().authSecret(SECRET).build(),
+                                serverDp,
+                                new ControlHandler() {});
+                ControlClientFactory factory =
+                        new ControlClientFactory(
+                                clientConfig().build(), new RecordingDataPlane(2), null)) {
+            ControlException e =
+                    assertInstanceOf(
+                            ControlException.class, failure(factory.connect(addressOf(server))));
             assertEquals(ErrorCode.AUTH_FAILED, e.code());
             assertTrue(e.getMessage().contains("requires authentication"), e.getMessage());
             assertEquals(0, serverDp.openCount());
@@ -83,11 +103,17 @@ class ControlAuthTest {
     @Test
     void clientWithSecretRefusesAnUnauthenticatedServer() throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
-        try (ControlServer server = ControlServer.start(serverConfig().build(), serverDp, new ControlHandler() { });
-             ControlClientFactory factory = new ControlClientFactory(clientConfig().authSecret(SECRET).build(),
-                     new RecordingDataPlane(2), null)) {
-            ControlException e = assertInstanceOf(ControlException.class,
-                    failure(factory.connect(addressOf(server))));
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().build(), serverDp, new ControlHandler() {});
+                ControlClientFactory factory =
+                        new ControlClientFactory(
+                                clientConfig().authSecret(SECRET).build(),
+                                new RecordingDataPlane(2),
+                                null)) {
+            ControlException e =
+                    assertInstanceOf(
+                            ControlException.class, failure(factory.connect(addressOf(server))));
             assertEquals(ErrorCode.AUTH_FAILED, e.code());
             assertTrue(e.getMessage().contains("does not authenticate"), e.getMessage());
             assertEquals(0, serverDp.openCount());
@@ -95,11 +121,15 @@ class ControlAuthTest {
     }
 
     @Test
-    void sessionSetupBeforeAuthenticationIsRefusedAndTheSecretNeverCrossesTheWire() throws Exception {
+    void sessionSetupBeforeAuthenticationIsRefusedAndTheSecretNeverCrossesTheWire()
+            throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
-        try (ControlServer server = ControlServer.start(serverConfig().authSecret(SECRET).build(), serverDp,
-                new ControlHandler() { });
-             Socket s = TestSupport.rawConnect(server)) {
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().authSecret(SECRET).build(),
+                                serverDp,
+                                new ControlHandler() {});
+                Socket s = TestSupport.rawConnect(server)) {
             OutputStream out = s.getOutputStream();
             ByteArrayOutputStream seen = new ByteArrayOutputStream();
             out.write(encode(1, TestSupport.hello("raw", 9)));
@@ -109,23 +139,29 @@ class ControlAuthTest {
             assertEquals(32, helloAck.serverNonce().length);
             seen.write(TestSupport.encode(ack.requestId(), ack.msg()));
             // Skip authentication and ask for a session.
-            out.write(TestSupport.rawFrame(MessageType.SESSION_SETUP, 2, body(new Messages.SessionSetupMsg())));
+            out.write(
+                    TestSupport.rawFrame(
+                            MessageType.SESSION_SETUP, 2, body(new Messages.SessionSetupMsg())));
             ErrorMsg err = TestSupport.readError(s);
             assertEquals(ErrorCode.UNEXPECTED_MESSAGE.code(), err.code());
             TestSupport.assertClosedByPeer(s);
             assertEquals(0, serverDp.openCount());
             byte[] secret = SECRET.getBytes(StandardCharsets.UTF_8);
-            assertFalse(new String(seen.toByteArray(), StandardCharsets.ISO_8859_1)
-                    .contains(new String(secret, StandardCharsets.ISO_8859_1)));
+            assertFalse(
+                    new String(seen.toByteArray(), StandardCharsets.ISO_8859_1)
+                            .contains(new String(secret, StandardCharsets.ISO_8859_1)));
         }
     }
 
     @Test
     void forgedAuthResponseIsRejected() throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
-        try (ControlServer server = ControlServer.start(serverConfig().authSecret(SECRET).build(), serverDp,
-                new ControlHandler() { });
-             Socket s = TestSupport.rawConnect(server)) {
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().authSecret(SECRET).build(),
+                                serverDp,
+                                new ControlHandler() {});
+                Socket s = TestSupport.rawConnect(server)) {
             OutputStream out = s.getOutputStream();
             out.write(encode(1, TestSupport.hello("raw", 9)));
             assertInstanceOf(HelloAckMsg.class, TestSupport.readFrame(s).msg());

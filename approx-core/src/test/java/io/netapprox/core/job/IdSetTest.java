@@ -65,13 +65,22 @@ class IdSetTest {
 
     @Test
     void rejectsMalformedRangesAndBitmaps() {
-        assertThrows(IllegalArgumentException.class, () -> IdSet.ofRanges(new int[] {0, 5}, new int[] {4, 6}));
-        assertThrows(IllegalArgumentException.class, () -> IdSet.ofRanges(new int[] {5, 0}, new int[] {6, 1}));
-        assertThrows(IllegalArgumentException.class, () -> IdSet.ofRanges(new int[] {-1}, new int[] {1}));
-        assertThrows(IllegalArgumentException.class, () -> IdSet.ofRanges(new int[] {3}, new int[] {2}));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> IdSet.ofRanges(new int[] {0, 5}, new int[] {4, 6}));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> IdSet.ofRanges(new int[] {5, 0}, new int[] {6, 1}));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> IdSet.ofRanges(new int[] {-1}, new int[] {1}));
+        assertThrows(
+                IllegalArgumentException.class, () -> IdSet.ofRanges(new int[] {3}, new int[] {2}));
         assertThrows(IllegalArgumentException.class, () -> IdSet.ofBitmap(0, 0, new long[0]));
         assertThrows(IllegalArgumentException.class, () -> IdSet.ofBitmap(0, 3, new long[] {8}));
         assertThrows(IllegalArgumentException.class, () -> IdSet.ofBitmap(0, 65, new long[] {1}));
-        assertThrows(IllegalArgumentException.class, () -> IdSet.ofBitmap(Integer.MAX_VALUE, 2, new long[] {1}));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> IdSet.ofBitmap(Integer.MAX_VALUE, 2, new long[] {1}));
     }
 }

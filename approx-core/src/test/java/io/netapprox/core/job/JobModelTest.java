@@ -15,7 +15,8 @@ class JobModelTest {
 
     @Test
     void oneRuleForGroupSizesAndMsrs() {
-        IllegalArgumentException x = assertThrows(IllegalArgumentException.class, () -> GroupSpec.of(3, 0, 1.0));
+        IllegalArgumentException x =
+                assertThrows(IllegalArgumentException.class, () -> GroupSpec.of(3, 0, 1.0));
         assertTrue(x.getMessage().contains("N_g"), x.getMessage());
         assertThrows(IllegalArgumentException.class, () -> GroupSpec.of(3, -1, 1.0));
         assertThrows(IllegalArgumentException.class, () -> GroupSpec.of(3, 10, 1.01));
@@ -24,7 +25,11 @@ class JobModelTest {
         assertThrows(IllegalArgumentException.class, () -> JobSpec.builder().build());
         assertThrows(
                 IllegalArgumentException.class,
-                () -> JobSpec.builder().addGroup(1, Integer.MAX_VALUE, 1.0).addGroup(2, 1, 1.0).build());
+                () ->
+                        JobSpec.builder()
+                                .addGroup(1, Integer.MAX_VALUE, 1.0)
+                                .addGroup(2, 1, 1.0)
+                                .build());
         assertThrows(
                 IllegalArgumentException.class,
                 () -> new GroupReport(1, 0, 0, false, 0, 0, IdSet.empty(), IdSet.empty()));
@@ -32,7 +37,12 @@ class JobModelTest {
 
     @Test
     void specsTakeAJobIdAndNewMsrs() {
-        JobSpec spec = JobSpec.builder().addGroup(17, 1000, 0.8).addGroup(42, 500, 1.0).mrdf(false).build();
+        JobSpec spec =
+                JobSpec.builder()
+                        .addGroup(17, 1000, 0.8)
+                        .addGroup(42, 500, 1.0)
+                        .mrdf(false)
+                        .build();
         assertNull(spec.jobId());
         assertEquals(1500, spec.totalMessages());
         assertFalse(spec.isGlobal());
@@ -73,7 +83,8 @@ class JobModelTest {
                 .jctNanos(2000)
                 .groups(
                         List.of(
-                                new GroupReport(7, 10, 8, false, 8, 2, IdSet.ofRange(0, 8), IdSet.of(8, 9)),
+                                new GroupReport(
+                                        7, 10, 8, false, 8, 2, IdSet.ofRange(0, 8), IdSet.of(8, 9)),
                                 new GroupReport(8, 2, 1, false, 1, 1, IdSet.of(10), IdSet.of(11))))
                 .build();
     }
@@ -109,7 +120,17 @@ class JobModelTest {
                         .status(AtpStatus.OK)
                         .messages(10)
                         .delivered(10)
-                        .groups(List.of(new GroupReport(0, 10, 10, false, 10, 0, IdSet.empty(), IdSet.empty())))
+                        .groups(
+                                List.of(
+                                        new GroupReport(
+                                                0,
+                                                10,
+                                                10,
+                                                false,
+                                                10,
+                                                0,
+                                                IdSet.empty(),
+                                                IdSet.empty())))
                         .build();
         assertThrows(IllegalArgumentException.class, sender::forPeer);
         JobReport unlisted =
@@ -118,14 +139,26 @@ class JobModelTest {
                         .status(AtpStatus.PEER_DEAD)
                         .messages(10)
                         .delivered(3)
-                        .groups(List.of(new GroupReport(0, 10, 5, false, 3, 7, IdSet.empty(), IdSet.empty())))
+                        .groups(
+                                List.of(
+                                        new GroupReport(
+                                                0,
+                                                10,
+                                                5,
+                                                false,
+                                                3,
+                                                7,
+                                                IdSet.empty(),
+                                                IdSet.empty())))
                         .build();
         assertThrows(IllegalArgumentException.class, unlisted::forPeer);
     }
 
     @Test
     void reportsValidateTheirNumbers() {
-        assertThrows(IllegalArgumentException.class, () -> JobReport.builder().jobId(1).build()); // no status
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> JobReport.builder().jobId(1).build()); // no status
         assertThrows(
                 IllegalArgumentException.class,
                 () -> JobReport.builder().status(AtpStatus.OK).measuredLoss(-0.1).build());

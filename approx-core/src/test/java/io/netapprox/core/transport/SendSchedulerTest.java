@@ -14,27 +14,42 @@ import java.util.NoSuchElementException;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
-/** The serving side's send order, without an engine: a fake sender records what the schedule asks for. */
+/**
+ * The serving side's send order, without an engine: a fake sender records what the schedule asks
+ * for.
+ */
 class SendSchedulerTest {
 
     /** The whole schedule when every message is accepted. */
     private static List<Message> order(SendScheduler s) throws Exception {
         List<Message> out = new ArrayList<>();
-        s.drive(() -> false, m -> {
-            out.add(m);
-            return SendResult.ACCEPTED;
-        });
+        s.drive(
+                () -> false,
+                m -> {
+                    out.add(m);
+                    return SendResult.ACCEPTED;
+                });
         return out;
     }
 
     @Test
     void interleavesGroupsByTheirTargets() throws Exception {
-        // group 0: target 2 of 4, due at .25 .75 1.25 1.75; group 1: target 6 of 6, due at 1/12, 3/12, ... 11/12
+        // group 0: target 2 of 4, due at .25 .75 1.25 1.75; group 1: target 6 of 6, due at 1/12,
+        // 3/12, ... 11/12
         List<Message> o = order(new SendScheduler(new int[] {4, 6}, new int[] {2, 6}));
         // (ties at .25 and .75 go to group 0)
-        List<Message> expected = List.of(
-                new Message(1, 0), new Message(0, 0), new Message(1, 1), new Message(1, 2), new Message(1, 3),
-                new Message(0, 1), new Message(1, 4), new Message(1, 5), new Message(0, 2), new Message(0, 3));
+        List<Message> expected =
+                List.of(
+                        new Message(1, 0),
+                        new Message(0, 0),
+                        new Message(1, 1),
+                        new Message(1, 2),
+                        new Message(1, 3),
+                        new Message(0, 1),
+                        new Message(1, 4),
+                        new Message(1, 5),
+                        new Message(0, 2),
+                        new Message(0, 3));
         assertEquals(expected, o);
     }
 
@@ -64,10 +79,14 @@ class SendSchedulerTest {
                 sent[m.group()]++;
                 if (k + 1 == targetSum) {
                     for (int g = 0; g < groups; g++) {
-                        assertEquals(targets[g], sent[g], "after the first sum(targets) messages, group " + g);
+                        assertEquals(
+                                targets[g],
+                                sent[g],
+                                "after the first sum(targets) messages, group " + g);
                     }
                 }
-                // at every point, the groups' progress toward their targets differs by at most one message
+                // at every point, the groups' progress toward their targets differs by at most one
+                // message
                 double lo = Double.MAX_VALUE;
                 double hi = 0;
                 double step = 0;
@@ -88,13 +107,16 @@ class SendSchedulerTest {
     void aNotNeededMessageEndsItsGroup() throws Exception {
         SendScheduler s = new SendScheduler(new int[] {10, 10}, new int[] {5, 5});
         List<Message> sent = new ArrayList<>();
-        long accepted = s.drive(() -> false, m -> {
-            if (m.group() == 1 && m.index() == 3) {
-                return SendResult.NOT_NEEDED; // group 1 met its target early
-            }
-            sent.add(m);
-            return SendResult.ACCEPTED;
-        });
+        long accepted =
+                s.drive(
+                        () -> false,
+                        m -> {
+                            if (m.group() == 1 && m.index() == 3) {
+                                return SendResult.NOT_NEEDED; // group 1 met its target early
+                            }
+                            sent.add(m);
+                            return SendResult.ACCEPTED;
+                        });
         assertEquals(13, accepted);
         assertEquals(3, sent.stream().filter(m -> m.group() == 1).count());
         assertEquals(10, sent.stream().filter(m -> m.group() == 0).count());
@@ -105,33 +127,46 @@ class SendSchedulerTest {
     void stopsWhenTheJobEnds() throws Exception {
         SendScheduler s = new SendScheduler(new int[] {100}, new int[] {50});
         int[] calls = {0};
-        long accepted = s.drive(() -> calls[0] >= 7, m -> {
-            calls[0]++;
-            return SendResult.ACCEPTED;
-        });
+        long accepted =
+                s.drive(
+                        () -> calls[0] >= 7,
+                        m -> {
+                            calls[0]++;
+                            return SendResult.ACCEPTED;
+                        });
         assertEquals(7, accepted);
         assertTrue(s.hasNext());
     }
 
     @Test
     void tiesGoToTheLowerGroupAndZeroTargetsPaceLikeOne() throws Exception {
-        assertEquals(List.of(new Message(0, 0), new Message(1, 0), new Message(2, 0)),
+        assertEquals(
+                List.of(new Message(0, 0), new Message(1, 0), new Message(2, 0)),
                 order(new SendScheduler(new int[] {1, 1, 1}, new int[] {3, 3, 3})));
-        assertEquals(List.of(new Message(0, 0), new Message(1, 0), new Message(0, 1), new Message(1, 1)),
+        assertEquals(
+                List.of(new Message(0, 0), new Message(1, 0), new Message(0, 1), new Message(1, 1)),
                 order(new SendScheduler(new int[] {2, 2}, new int[] {0, 1})));
-        assertEquals(List.of(new Message(1, 0)), order(new SendScheduler(new int[] {0, 1}, new int[] {0, 1})));
+        assertEquals(
+                List.of(new Message(1, 0)),
+                order(new SendScheduler(new int[] {0, 1}, new int[] {0, 1})));
     }
 
     @Test
     void aJobSpecSetsLimitsAndPaceFromItsGroups() throws Exception {
         JobSpec spec = JobSpec.builder().addGroup(7, 4, 0.5).addGroup(8, 6, 1.0).build();
-        assertEquals(order(new SendScheduler(new int[] {4, 6}, new int[] {2, 6})), order(new SendScheduler(spec)));
+        assertEquals(
+                order(new SendScheduler(new int[] {4, 6}, new int[] {2, 6})),
+                order(new SendScheduler(spec)));
     }
 
     @Test
     void rejectsBadInputAndAnExhaustedSchedule() {
-        assertThrows(IllegalArgumentException.class, () -> new SendScheduler(new int[] {1}, new int[] {1, 2}));
-        assertThrows(IllegalArgumentException.class, () -> new SendScheduler(new int[] {-1}, new int[] {1}));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new SendScheduler(new int[] {1}, new int[] {1, 2}));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new SendScheduler(new int[] {-1}, new int[] {1}));
         SendScheduler empty = new SendScheduler(new int[0], new int[0]);
         assertFalse(empty.hasNext());
         assertThrows(NoSuchElementException.class, empty::next);

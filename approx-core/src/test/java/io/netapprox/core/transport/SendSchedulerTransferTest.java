@@ -27,23 +27,32 @@ class SendSchedulerTransferTest {
         int[] n = {300, 2000, 500, 50};
         double[] msr = {1.0, 0.05, 0.4, 0.9};
         CompletableFuture<Long> sentCount = new CompletableFuture<>();
-        DataRequestHandler handler = request -> {
-            JobSpec spec = TransportTestSupport.spec(request.payload());
-            OutgoingJob job = request.startJob(spec);
-            int[] base = new int[spec.groups().size()];
-            for (int g = 1; g < base.length; g++) {
-                base[g] = base[g - 1] + spec.groups().get(g - 1).size();
-            }
-            sentCount.complete(new SendScheduler(spec).sendAll(
-                    job, (g, i, out) -> fill(out, base[g] + i, size), 20, TimeUnit.SECONDS));
-        };
-        ApproxTransportConfig serverCfg = config(atp().faultInjection(0.3, 0.0, 7).build(), control().build())
-                .build();
-        ApproxTransportConfig clientCfg = config(atp().build(), control().build()).serverEnabled(false).build();
+        DataRequestHandler handler =
+                request -> {
+                    JobSpec spec = TransportTestSupport.spec(request.payload());
+                    OutgoingJob job = request.startJob(spec);
+                    int[] base = new int[spec.groups().size()];
+                    for (int g = 1; g < base.length; g++) {
+                        base[g] = base[g - 1] + spec.groups().get(g - 1).size();
+                    }
+                    sentCount.complete(
+                            new SendScheduler(spec)
+                                    .sendAll(
+                                            job,
+                                            (g, i, out) -> fill(out, base[g] + i, size),
+                                            20,
+                                            TimeUnit.SECONDS));
+                };
+        ApproxTransportConfig serverCfg =
+                config(atp().faultInjection(0.3, 0.0, 7).build(), control().build()).build();
+        ApproxTransportConfig clientCfg =
+                config(atp().build(), control().build()).serverEnabled(false).build();
         try (ApproxTransport server = ApproxTransport.start(serverCfg, handler);
                 ApproxTransport client = ApproxTransport.start(clientCfg)) {
             ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
-            IncomingTransfer in = peer.request(TransportTestSupport.request(size, ids, n, msr), (t, m) -> m.release());
+            IncomingTransfer in =
+                    peer.request(
+                            TransportTestSupport.request(size, ids, n, msr), (t, m) -> m.release());
             TransferReport rr = in.report().get(40, TimeUnit.SECONDS);
             assertTrue(rr.isSuccess(), rr.toString());
             long sent = sentCount.get(10, TimeUnit.SECONDS);

@@ -24,8 +24,7 @@ import scala.Tuple2;
  * </pre>
  */
 public final class SparkBench {
-    private SparkBench() {
-    }
+    private SparkBench() {}
 
     public static void main(String[] argv) {
         String mode = argv.length > 0 ? argv[0] : "query";
@@ -40,8 +39,9 @@ public final class SparkBench {
         }
         if ("passthrough".equals(mode)) {
             String manager = a.getOrDefault("manager", "approx");
-            extra.put("spark.shuffle.manager", manager.equals("sort") ? "sort"
-                    : "io.netapprox.spark.ApproxShuffleManager");
+            extra.put(
+                    "spark.shuffle.manager",
+                    manager.equals("sort") ? "sort" : "io.netapprox.spark.ApproxShuffleManager");
         }
         SparkSession spark = TaxiExample.session("netapprox-bench-" + mode, a.get("master"), extra);
         try {
@@ -50,7 +50,11 @@ public final class SparkBench {
             if ("passthrough".equals(mode)) {
                 passthrough(trips, runs, a.getOrDefault("manager", "approx"));
             } else {
-                query(trips, runs, Double.parseDouble(a.get("emax")), Integer.parseInt(a.get("partitions")));
+                query(
+                        trips,
+                        runs,
+                        Double.parseDouble(a.get("emax")),
+                        Integer.parseInt(a.get("partitions")));
             }
         } finally {
             spark.stop();
@@ -65,10 +69,16 @@ public final class SparkBench {
         List<Double> t = new ArrayList<>();
         for (int r = -1; r < runs; r++) {
             long t0 = System.nanoTime();
-            JavaPairRDD<Integer, Double> z = trips.javaRDD().mapToPair(x -> new Tuple2<>(x.getInt(1), x.getDouble(3)));
+            JavaPairRDD<Integer, Double> z =
+                    trips.javaRDD().mapToPair(x -> new Tuple2<>(x.getInt(1), x.getDouble(3)));
             long n = z.reduceByKey(Double::sum).count();
-            List<Row> j = trips.groupBy("zone").agg(functions.avg("fare").alias("f"))
-                    .join(trips.groupBy("zone").agg(functions.max("distance").alias("d")), "zone").collectAsList();
+            List<Row> j =
+                    trips.groupBy("zone")
+                            .agg(functions.avg("fare").alias("f"))
+                            .join(
+                                    trips.groupBy("zone").agg(functions.max("distance").alias("d")),
+                                    "zone")
+                            .collectAsList();
             if (r >= 0) {
                 t.add(secs(t0));
             }
@@ -76,17 +86,24 @@ public final class SparkBench {
                 throw new IllegalStateException("empty result");
             }
         }
-        System.out.printf("RESULT mode=passthrough manager=%s runs=%d median_s=%.3f all_s=%s%n", manager, runs,
-                TaxiExample.median(t), TaxiExample.fmt(t));
+        System.out.printf(
+                "RESULT mode=passthrough manager=%s runs=%d median_s=%.3f all_s=%s%n",
+                manager, runs, TaxiExample.median(t), TaxiExample.fmt(t));
     }
 
     static ApproxQuery q(Dataset<Row> d, double emax, long seed, int np) {
-        return ApproxQuery.on(d).groupBy("hour").avg("distance").sum("fare").errorBound(emax).seed(seed)
+        return ApproxQuery.on(d)
+                .groupBy("hour")
+                .avg("distance")
+                .sum("fare")
+                .errorBound(emax)
+                .seed(seed)
                 .partitions(np);
     }
 
     static void query(Dataset<Row> trips, int runs, double emax, int np) {
-        Map<String, Row> exact = TaxiExample.index(q(trips, emax, 0, np).exact().run().collectAsList());
+        Map<String, Row> exact =
+                TaxiExample.index(q(trips, emax, 0, np).exact().run().collectAsList());
         // warm-up + the fraction of rows ATP delivered (SampleSend then ships the same fraction)
         List<Row> warm = q(trips, emax, 0, np).run().collectAsList();
         long s = 0;
@@ -111,7 +128,11 @@ public final class SparkBench {
                 } else if (mode.equals("approx")) {
                     res = q(trips, emax, r, np).run().collectAsList();
                 } else {
-                    res = q(trips.sample(false, f, 1000 + r), emax, r, np).exact().run().collectAsList();
+                    res =
+                            q(trips.sample(false, f, 1000 + r), emax, r, np)
+                                    .exact()
+                                    .run()
+                                    .collectAsList();
                     scale = 1 / f;
                 }
                 t.computeIfAbsent(mode, k -> new ArrayList<>()).add(secs(t0));
@@ -130,10 +151,18 @@ public final class SparkBench {
         double ex = TaxiExample.median(t.get("exact"));
         for (String mode : List.of("exact", "approx", "samplesend")) {
             double m = TaxiExample.median(t.get(mode));
-            System.out.printf("RESULT mode=%s runs=%d median_s=%.3f ratio_vs_exact=%.3f max_rel_error=%.4f"
-                            + " group_aggregates_outside_emax=%d/%d sample_fraction=%.3f all_s=%s%n", mode, runs, m,
-                    m / ex, maxErr.getOrDefault(mode, 0.0), outside.getOrDefault(mode, 0), exact.size() * runs,
-                    mode.equals("exact") ? 1.0 : f, TaxiExample.fmt(t.get(mode)));
+            System.out.printf(
+                    "RESULT mode=%s runs=%d median_s=%.3f ratio_vs_exact=%.3f max_rel_error=%.4f"
+                            + " group_aggregates_outside_emax=%d/%d sample_fraction=%.3f all_s=%s%n",
+                    mode,
+                    runs,
+                    m,
+                    m / ex,
+                    maxErr.getOrDefault(mode, 0.0),
+                    outside.getOrDefault(mode, 0),
+                    exact.size() * runs,
+                    mode.equals("exact") ? 1.0 : f,
+                    TaxiExample.fmt(t.get(mode)));
         }
     }
 }

@@ -16,8 +16,9 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * NYC-taxi-shaped trips {@code (hour, zone, distance, fare)} as a Spark {@link Dataset}: the synthetic trips of
- * {@link TaxiTripGenerator}, or the public TLC trip-record files (CSV or Parquet, yellow/green schema).
+ * NYC-taxi-shaped trips {@code (hour, zone, distance, fare)} as a Spark {@link Dataset}: the
+ * synthetic trips of {@link TaxiTripGenerator}, or the public TLC trip-record files (CSV or
+ * Parquet, yellow/green schema).
  */
 public final class TaxiTrips {
     public static final StructType SCHEMA =
@@ -29,7 +30,10 @@ public final class TaxiTrips {
 
     private TaxiTrips() {}
 
-    /** {@code rows} synthetic trips in {@code partitions} partitions; the same seed gives the same trips. */
+    /**
+     * {@code rows} synthetic trips in {@code partitions} partitions; the same seed gives the same
+     * trips.
+     */
     public static Dataset<Row> generate(SparkSession spark, long rows, int partitions, long seed) {
         List<Integer> parts = new ArrayList<>();
         for (int p = 0; p < partitions; p++) {
@@ -53,21 +57,27 @@ public final class TaxiTrips {
     }
 
     /**
-     * Reads TLC trip records (yellow: {@code tpep_pickup_datetime}, green: {@code lpep_pickup_datetime}; {@code
-     * PULocationID}, {@code trip_distance}, {@code fare_amount}) from CSV (with header) or Parquet and maps them to
-     * {@link #SCHEMA}; rows with missing fields, non-positive distance or fare are dropped.
+     * Reads TLC trip records (yellow: {@code tpep_pickup_datetime}, green: {@code
+     * lpep_pickup_datetime}; {@code PULocationID}, {@code trip_distance}, {@code fare_amount}) from
+     * CSV (with header) or Parquet and maps them to {@link #SCHEMA}; rows with missing fields,
+     * non-positive distance or fare are dropped.
      */
     public static Dataset<Row> readTlc(SparkSession spark, String path) {
         Dataset<Row> raw =
                 path.endsWith(".csv") || path.endsWith(".csv.gz")
-                        ? spark.read().option("header", "true").option("inferSchema", "true").csv(path)
+                        ? spark.read()
+                                .option("header", "true")
+                                .option("inferSchema", "true")
+                                .csv(path)
                         : spark.read().parquet(path);
         String ts =
                 Arrays.asList(raw.columns()).contains("tpep_pickup_datetime")
                         ? "tpep_pickup_datetime"
                         : "lpep_pickup_datetime";
         return raw.select(
-                        functions.hour(functions.col(ts).cast(DataTypes.TimestampType)).alias("hour"),
+                        functions
+                                .hour(functions.col(ts).cast(DataTypes.TimestampType))
+                                .alias("hour"),
                         functions.col("PULocationID").cast(DataTypes.IntegerType).alias("zone"),
                         functions.col("trip_distance").cast(DataTypes.DoubleType).alias("distance"),
                         functions.col("fare_amount").cast(DataTypes.DoubleType).alias("fare"))

@@ -6,15 +6,15 @@ import java.util.NoSuchElementException;
 import java.util.SplittableRandom;
 
 /**
- * Realistic synthetic NYC-taxi trips for the examples of every integration (Spark, Flink): no dependency beyond
- * the JDK. Deterministic: the same (rows, partitions, seed) give the same trips, partition by partition, so a
- * framework can generate its partitions in parallel.
+ * Realistic synthetic NYC-taxi trips for the examples of every integration (Spark, Flink): no
+ * dependency beyond the JDK. Deterministic: the same (rows, partitions, seed) give the same trips,
+ * partition by partition, so a framework can generate its partitions in parallel.
  *
- * <p>Hourly volume follows a day profile (night hours 2-5 are rare strata, ~0.5% of trips each; the evening peak
- * ~7%); pickup zones are Zipf-skewed (s = 1.1 over 263 TLC zones) with an hour-dependent rotation, so each hour has
- * its own top zones; distances are lognormal (median ~1.8 mi, sigma 0.8) with a 2% Pareto tail (airport-like
- * trips, alpha 2.5), longer at night; fare = 3.0 + 2.5/mi * distance + lognormal noise. Distances and fares are
- * rounded to cents.
+ * <p>Hourly volume follows a day profile (night hours 2-5 are rare strata, ~0.5% of trips each; the
+ * evening peak ~7%); pickup zones are Zipf-skewed (s = 1.1 over 263 TLC zones) with an
+ * hour-dependent rotation, so each hour has its own top zones; distances are lognormal (median ~1.8
+ * mi, sigma 0.8) with a 2% Pareto tail (airport-like trips, alpha 2.5), longer at night; fare = 3.0
+ * + 2.5/mi * distance + lognormal noise. Distances and fares are rounded to cents.
  */
 public final class TaxiTripGenerator {
     /** TLC taxi zones. */
@@ -22,8 +22,8 @@ public final class TaxiTripGenerator {
 
     /** Relative trip volume per pickup hour. */
     static final double[] HOUR_WEIGHT = {
-        2.2, 1.4, 0.6, 0.5, 0.5, 0.8, 2.0, 3.6, 4.6, 4.6, 4.3, 4.3, 4.6, 4.6, 4.9, 5.1, 5.3, 6.0, 7.0, 6.8, 6.0, 5.6,
-        5.2, 4.0
+        2.2, 1.4, 0.6, 0.5, 0.5, 0.8, 2.0, 3.6, 4.6, 4.6, 4.3, 4.3, 4.6, 4.6, 4.9, 5.1, 5.3, 6.0,
+        7.0, 6.8, 6.0, 5.6, 5.2, 4.0
     };
 
     private static final double[] HOUR_CDF = hourCdf();
@@ -58,7 +58,10 @@ public final class TaxiTripGenerator {
         return zipf;
     }
 
-    /** The number of trips of partition {@code p} when {@code rows} trips are split into {@code partitions}. */
+    /**
+     * The number of trips of partition {@code p} when {@code rows} trips are split into {@code
+     * partitions}.
+     */
     public static long partitionSize(long rows, int partitions, int p) {
         return rows * (p + 1) / partitions - rows * p / partitions;
     }
@@ -94,7 +97,10 @@ public final class TaxiTripGenerator {
         };
     }
 
-    /** One trip; the draws are always taken in this order, so a seed gives the same trips in every release. */
+    /**
+     * One trip; the draws are always taken in this order, so a seed gives the same trips in every
+     * release.
+     */
     static TaxiTrip trip(SplittableRandom r) {
         double u = r.nextDouble();
         int hour = 0;
@@ -114,7 +120,8 @@ public final class TaxiTripGenerator {
         }
         d = Math.min(d, 200.0);
         double fare = 3.0 + 2.5 * d + Math.exp(0.5 * gaussian(r));
-        return new TaxiTrip(hour, zone, Math.round(d * 100) / 100.0, Math.round(fare * 100) / 100.0);
+        return new TaxiTrip(
+                hour, zone, Math.round(d * 100) / 100.0, Math.round(fare * 100) / 100.0);
     }
 
     private static double gaussian(SplittableRandom r) {

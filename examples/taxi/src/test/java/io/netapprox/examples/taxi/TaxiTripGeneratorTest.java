@@ -36,24 +36,29 @@ class TaxiTripGeneratorTest {
             assertTrue(x.hour() >= 0 && x.hour() < 24);
             assertTrue(x.zone() >= 1 && x.zone() <= TaxiTripGenerator.ZONES);
             assertTrue(x.distance() >= 0 && x.distance() <= 200);
-            assertTrue(x.fare() >= 3.0 + 2.5 * x.distance() - 0.01, "fare grows with distance: " + x);
+            assertTrue(
+                    x.fare() >= 3.0 + 2.5 * x.distance() - 0.01, "fare grows with distance: " + x);
             perHour[x.hour()]++;
             if (x.distance() >= 8) {
                 tail++;
             }
         }
-        // night hours 2-5 are rare strata (~0.5% each), the evening peak ~7%: seeded, so exact bounds are safe
+        // night hours 2-5 are rare strata (~0.5% each), the evening peak ~7%: seeded, so exact
+        // bounds are safe
         for (int h = 2; h <= 5; h++) {
             assertTrue(perHour[h] < 0.01 * t.size(), "hour " + h + ": " + perHour[h]);
         }
         assertTrue(perHour[18] > 0.06 * t.size() && perHour[18] < 0.08 * t.size());
-        assertTrue(tail > 0.02 * t.size() && tail < 0.08 * t.size(), "a long-distance tail: " + tail);
+        assertTrue(
+                tail > 0.02 * t.size() && tail < 0.08 * t.size(), "a long-distance tail: " + tail);
     }
 
     @Test
     void rejectsBadPartitions() {
-        assertThrows(IllegalArgumentException.class, () -> TaxiTripGenerator.partition(10, 2, 2, 1));
-        assertThrows(IllegalArgumentException.class, () -> TaxiTripGenerator.partition(-1, 2, 0, 1));
+        assertThrows(
+                IllegalArgumentException.class, () -> TaxiTripGenerator.partition(10, 2, 2, 1));
+        assertThrows(
+                IllegalArgumentException.class, () -> TaxiTripGenerator.partition(-1, 2, 0, 1));
         Iterator<TaxiTrip> empty = TaxiTripGenerator.partition(0, 1, 0, 1);
         assertTrue(!empty.hasNext());
     }
