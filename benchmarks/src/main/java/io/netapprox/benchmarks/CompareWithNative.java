@@ -305,8 +305,7 @@ public final class CompareWithNative {
         return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     }
 
-    // ---- the native tool
-    // ----------------------------------------------------------------------------------------------
+    // ---- the native tool ------------------------------------------------------------------------
 
     private static final Pattern STATUS = Pattern.compile("\"status\":\\s*\"([^\"]*)\"");
 

@@ -142,8 +142,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         return established;
     }
 
-    // ---- channel lifecycle
-    // ---------------------------------------------------------------------------------------
+    // ---- channel lifecycle ----------------------------------------------------------------------
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
@@ -294,8 +293,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         return false;
     }
 
-    // ---- inbound
-    // -------------------------------------------------------------------------------------------------
+    // ---- inbound --------------------------------------------------------------------------------
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object obj) {
@@ -454,8 +452,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         }
     }
 
-    // ---- server handshake
-    // ------------------------------------------------------------------------------------------
+    // ---- server handshake -----------------------------------------------------------------------
 
     private void serverOnHello(long requestId, HelloMsg h) {
         int chosen = Math.min(h.maxVersion(), WireFormat.MAX_SUPPORTED_VERSION);
@@ -547,8 +544,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         becomeEstablished();
     }
 
-    // ---- client handshake
-    // ------------------------------------------------------------------------------------------
+    // ---- client handshake -----------------------------------------------------------------------
 
     private void clientOnHelloAck(HelloAckMsg a) {
         if (a.version() < WireFormat.MIN_SUPPORTED_VERSION
@@ -683,8 +679,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         return new InetSocketAddress(addr, port);
     }
 
-    // ---- inbound requests (established)
-    // ---------------------------------------------------------------------------
+    // ---- inbound requests (established) ---------------------------------------------------------
 
     private void onRequest(Frame frame) {
         long id = frame.requestId();
@@ -800,8 +795,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         return s;
     }
 
-    // ---- outbound
-    // --------------------------------------------------------------------------------------------------
+    // ---- outbound -------------------------------------------------------------------------------
 
     private void send(long requestId, Msg msg) {
         Channel ch = channel;
@@ -982,8 +976,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         return f.thenApply(mapper);
     }
 
-    // ---- ControlSession
-    // ----------------------------------------------------------------------------------------------
+    // ---- ControlSession -------------------------------------------------------------------------
 
     @Override
     public long sessionId() {

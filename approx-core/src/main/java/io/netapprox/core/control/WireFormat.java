@@ -79,8 +79,7 @@ final class WireFormat {
         }
     }
 
-    // ---- primitive readers with bounds checks
-    // ----------------------------------------------------------------------
+    // ---- primitive readers with bounds checks ---------------------------------------------------
 
     private static void need(ByteBuf in, int n, String field) {
         if (in.readableBytes() < n) {
@@ -269,8 +268,7 @@ final class WireFormat {
         }
     }
 
-    // ---- bodies
-    // ----------------------------------------------------------------------------------------------------
+    // ---- bodies ---------------------------------------------------------------------------------
 
     static void encodeBody(Msg msg, ByteBuf out) {
         if (msg instanceof HelloMsg h) {

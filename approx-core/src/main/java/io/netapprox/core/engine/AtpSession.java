@@ -188,8 +188,7 @@ public final class AtpSession implements AutoCloseable {
         jobs.remove(j.id(), j);
     }
 
-    // ---- event dispatch (event thread)
-    // ------------------------------------------------------------------------
+    // ---- event dispatch (event thread) ----------------------------------------------------------
     void fireJobStarted(int jobId) {
         IncomingJobListener l = listener;
         if (l != null) {

@@ -80,8 +80,7 @@ final class EndpointCore implements Runnable {
         return Thread.currentThread() == thread;
     }
 
-    // ---- sessions
-    // -------------------------------------------------------------------------------------------------
+    // ---- sessions -------------------------------------------------------------------------------
     void register(AtpSession s) {
         synchronized (sessionsLock) {
             LongObjectHashMap<AtpSession> m = new LongObjectHashMap<>(sessions.size() + 1);
@@ -111,8 +110,7 @@ final class EndpointCore implements Runnable {
         return new ArrayList<>(sessions.values());
     }
 
-    // ---- messages
-    // ---------------------------------------------------------------------------------------------------
+    // ---- messages -------------------------------------------------------------------------------
     /** Called by NativeMessageBuf.deallocate (any thread). */
     void releaseMessage(long messageHandle) {
         NativeEngine.messageRelease(
@@ -140,8 +138,7 @@ final class EndpointCore implements Runnable {
         }
     }
 
-    // ---- close
-    // --------------------------------------------------------------------------------------------------------
+    // ---- close ----------------------------------------------------------------------------------
     /** Idempotent; also the Cleaner action (so it must not reference the facade). */
     void close() {
         if (!closed.compareAndSet(false, true)) {
@@ -199,8 +196,7 @@ final class EndpointCore implements Runnable {
         }
     }
 
-    // ---- event loop
-    // -----------------------------------------------------------------------------------------------------
+    // ---- event loop -----------------------------------------------------------------------------
     @Override
     public void run() {
         try {
@@ -399,8 +395,7 @@ final class EndpointCore implements Runnable {
         s.fireJobDone(jobId, AtpStatus.of(status), report);
     }
 
-    // ---- misc
-    // -----------------------------------------------------------------------------------------------------------
+    // ---- misc -----------------------------------------------------------------------------------
     AtpStats stats() {
         ensureOpen();
         long[] raw = new long[AtpStats.NATIVE.size()];

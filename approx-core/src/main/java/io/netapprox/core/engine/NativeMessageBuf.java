@@ -87,8 +87,7 @@ final class NativeMessageBuf extends AbstractReferenceCountedByteBuf {
         return PlatformDependent.hasUnsafe();
     }
 
-    // ---- reads
-    // --------------------------------------------------------------------------------------------------
+    // ---- reads ----------------------------------------------------------------------------------
     @Override
     protected byte _getByte(int index) {
         return PlatformDependent.getByte(address + index);
@@ -251,8 +250,7 @@ final class NativeMessageBuf extends AbstractReferenceCountedByteBuf {
         return copy;
     }
 
-    // ---- NIO views (allocate: a JNI NewDirectByteBuffer over the message, read-only)
-    // --------------------------------
+    // ---- NIO views (allocate: a JNI NewDirectByteBuffer over the message, read-only) ------------
     @Override
     public int nioBufferCount() {
         return 1;
@@ -281,8 +279,7 @@ final class NativeMessageBuf extends AbstractReferenceCountedByteBuf {
         return new ByteBuffer[] {nioBuffer(index, length)};
     }
 
-    // ---- properties
-    // -----------------------------------------------------------------------------------------------
+    // ---- properties -----------------------------------------------------------------------------
     @Override
     public int capacity() {
         return length;
@@ -355,8 +352,7 @@ final class NativeMessageBuf extends AbstractReferenceCountedByteBuf {
         return false;
     }
 
-    // ---- every write path throws
-    // --------------------------------------------------------------------------------
+    // ---- every write path throws ----------------------------------------------------------------
     @Override
     protected void _setByte(int index, int value) {
         throw new ReadOnlyBufferException();

@@ -74,8 +74,7 @@ public final class OutgoingJob implements AutoCloseable {
         return outcome;
     }
 
-    // ---- sending
-    // ------------------------------------------------------------------------------------------------------
+    // ---- sending --------------------------------------------------------------------------------
     /**
      * Sends message {@code index} of group {@code groupIndex}, blocking up to {@link
      * AtpConfig#sendTimeout()}.
@@ -385,8 +384,7 @@ public final class OutgoingJob implements AutoCloseable {
         return (int) Math.min(Integer.MAX_VALUE, ms);
     }
 
-    // ---- control
-    // ----------------------------------------------------------------------------------------------------
+    // ---- MSR updates and cancel -----------------------------------------------------------------
     /** New MSRs by group index, mid-job (targets never drop below what is already delivered). */
     public void updateMsr(Map<Integer, Double> msrByGroupIndex) {
         Objects.requireNonNull(msrByGroupIndex, "msrByGroupIndex");
@@ -441,8 +439,7 @@ public final class OutgoingJob implements AutoCloseable {
         return outcome.isDone();
     }
 
-    // ---- completion (event thread / close paths)
-    // ----------------------------------------------------------------------
+    // ---- completion (event thread / close paths) ------------------------------------------------
     void complete(JobReport report, AtpStatus status) {
         session.jobFinished(this);
         if (report != null && report.isSuccess()) {

@@ -56,8 +56,7 @@ public final class ApproxPeer implements AutoCloseable {
         this.peerData = peerData;
     }
 
-    // ---- identity
-    // -----------------------------------------------------------------------------------------------
+    // ---- identity -------------------------------------------------------------------------------
 
     /** The data-plane session id (shared by both sides). */
     public long sessionId() {
@@ -120,8 +119,7 @@ public final class ApproxPeer implements AutoCloseable {
         return outgoing.size();
     }
 
-    // ---- requesting
-    // -----------------------------------------------------------------------------------------------
+    // ---- requesting -----------------------------------------------------------------------------
 
     /**
      * DATA_REQUEST: asks the peer to send the data described by {@code payload}
@@ -201,8 +199,7 @@ public final class ApproxPeer implements AutoCloseable {
         return t;
     }
 
-    // ---- life cycle
-    // -----------------------------------------------------------------------------------------------
+    // ---- life cycle -----------------------------------------------------------------------------
 
     /**
      * Closes the control connection and the data-plane session; running transfers fail with {@link
@@ -311,8 +308,7 @@ public final class ApproxPeer implements AutoCloseable {
                 + "}";
     }
 
-    // ---- data-plane events (endpoint event thread)
-    // ------------------------------------------------------------------
+    // ---- data-plane events (endpoint event thread) ----------------------------------------------
 
     private final class Listener implements IncomingJobListener {
         @Override

@@ -321,8 +321,7 @@ public final class ApproxTransport implements AutoCloseable {
         return first;
     }
 
-    // ---- internals
-    // ---------------------------------------------------------------------------------------------------
+    // ---- internals ------------------------------------------------------------------------------
 
     boolean isClosing() {
         return closing;

@@ -148,8 +148,7 @@ public final class IncomingTransfer {
         }
     }
 
-    // ---- transport side
-    // ---------------------------------------------------------------------------------------------
+    // ---- transport side -------------------------------------------------------------------------
 
     /** JOB_ANNOUNCE from the serving side (control event loop). */
     JobDecision onAnnounce(JobAnnouncement a) {

@@ -204,8 +204,7 @@ public final class OutgoingTransfer {
                 + "}";
     }
 
-    // ---- transport side
-    // ---------------------------------------------------------------------------------------------
+    // ---- transport side -------------------------------------------------------------------------
 
     CompletableFuture<byte[]> dataResponse() {
         return dataResponse;

@@ -82,8 +82,7 @@ final class TestSupport {
         }
     }
 
-    // ---- raw-socket peer
-    // ---------------------------------------------------------------------------------------------
+    // ---- raw-socket peer ------------------------------------------------------------------------
 
     static Socket rawConnect(ControlServer server) throws IOException {
         Socket s = new Socket(LOOPBACK, server.port());
