@@ -16,4 +16,5 @@ if [ "${SKIP_BUILD:-0}" != "1" ]; then
   # shellcheck disable=SC2086
   mvn -B -q -ntp ${MAVEN_ARGS:-} install -DskipTests
 fi
+export PYTHONPATH="$ROOT/benchmarks/netlab${PYTHONPATH:+:$PYTHONPATH}"   # the netlab package
 exec python3 benchmarks/spark/netlab/run.py "$@"
