@@ -9,7 +9,8 @@ public final class ApproxShuffleHandle<K, V, C> extends BaseShuffleHandle<K, V, 
     private final ApproxSpec spec;
 
     /** Created on the driver. */
-    public ApproxShuffleHandle(int shuffleId, ShuffleDependency<K, V, C> dependency, ApproxSpec spec) {
+    public ApproxShuffleHandle(
+            int shuffleId, ShuffleDependency<K, V, C> dependency, ApproxSpec spec) {
         super(shuffleId, dependency);
         this.spec = spec;
     }

@@ -13,28 +13,31 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The MSR of every (group, map output) of an approximate query, planned on the driver from the statistics pass
- * over all map outputs ({@code spark.approx.planning=shares}): each group's shares are allocated together by
- * approx-core's {@link SharePlanner}, so a group's e_max holds however its records are spread over the map
- * outputs. Broadcast to the map tasks inside the {@link ApproxSpec}. {@link #allocate} is also what a map task uses
- * alone for its own share under {@code planning=local}.
+ * The MSR of every (group, map output) of an approximate query, planned on the driver from the
+ * statistics pass over all map outputs ({@code spark.approx.planning=shares}): each group's shares
+ * are allocated together by approx-core's {@link SharePlanner}, so a group's e_max holds however
+ * its records are spread over the map outputs. Broadcast to the map tasks inside the {@link
+ * ApproxSpec}. {@link #allocate} is also what a map task uses alone for its own share under {@code
+ * planning=local}.
  */
 final class SamplingPlan implements Serializable {
     private static final long serialVersionUID = 1L;
 
     /** Per group: the map indices holding it and their MSRs (same order). */
     private final Map<String, int[]> maps = new HashMap<>();
+
     private final Map<String, double[]> rates = new HashMap<>();
 
     /**
-     * @param spec   the query
+     * @param spec the query
      * @param shares per group, per map index, its statistics
      * @return the plan
      */
     static SamplingPlan of(ApproxSpec spec, Map<String, Map<Integer, ShareStatistics>> shares) {
         SamplingPlan plan = new SamplingPlan();
         for (Map.Entry<String, Map<Integer, ShareStatistics>> g : shares.entrySet()) {
-            int[] idx = g.getValue().keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
+            int[] idx =
+                    g.getValue().keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
             List<ShareStatistics> list = new ArrayList<>(idx.length);
             for (int i : idx) {
                 list.add(g.getValue().get(i));
@@ -50,7 +53,10 @@ final class SamplingPlan implements Serializable {
         return plan;
     }
 
-    /** @return the MSR planned for the group's share in map output {@code mapIndex}, or NaN if not planned. */
+    /**
+     * @return the MSR planned for the group's share in map output {@code mapIndex}, or NaN if not
+     *     planned.
+     */
     double rate(String group, int mapIndex) {
         int[] idx = maps.get(group);
         if (idx == null) {
@@ -60,16 +66,19 @@ final class SamplingPlan implements Serializable {
         return i < 0 ? Double.NaN : rates.get(group)[i];
     }
 
-    /** @return the groups of the query (as the statistics pass saw them). */
+    /**
+     * @return the groups of the query (as the statistics pass saw them).
+     */
     Set<String> groups() {
         return maps.keySet();
     }
 
     /**
-     * Messages each share of the group must deliver: the per-share maximum over the query's aggregates (each
-     * aggregate's variance only shrinks when a share delivers more). Aggregates whose value is already known from
-     * the shares' counts (a column with NaN or infinities, a quantile that falls among the NaN values, counts) need
-     * nothing beyond the minimum; top-k is not planned (see below).
+     * Messages each share of the group must deliver: the per-share maximum over the query's
+     * aggregates (each aggregate's variance only shrinks when a share delivers more). Aggregates
+     * whose value is already known from the shares' counts (a column with NaN or infinities, a
+     * quantile that falls among the NaN values, counts) need nothing beyond the minimum; top-k is
+     * not planned (see below).
      */
     static ShareAllocation allocate(ApproxSpec spec, String group, List<ShareStatistics> shares) {
         SharePlanner planner = SharePlanner.of(spec.errorBound(group), spec.confidence());
@@ -85,7 +94,8 @@ final class SamplingPlan implements Serializable {
                     List<ShareMoments> moments = new ArrayList<>();
                     for (ShareStatistics s : shares) {
                         if (s.moments[v] == null) {
-                            moments = null; // non-finite values: the result is NaN or infinite, exactly
+                            moments = null; // non-finite values: the result is NaN or infinite,
+                            // exactly
                             break;
                         }
                         moments.add(s.moments[v]);
@@ -104,14 +114,18 @@ final class SamplingPlan implements Serializable {
                         sketches.add(s.sketches[v]);
                     }
                     long rank = (long) Math.max(1, Math.ceil(a.q() * records - 1e-9));
-                    if (rank <= records - nan) { // else the quantile is NaN (NaN sorts above every number)
+                    if (rank <= records - nan) { // else the quantile is NaN (NaN sorts above every
+                        // number)
                         plan = plan.max(planner.quantileAtRank(sketches, units, rank));
                     }
                 }
                 default -> {
-                    // COUNT: exact from the group tables. TOPK is not planned: its counts get the sample the other
-                    // aggregates need (e_max bounding each top-k count would sample long-tailed keys nearly whole;
-                    // SharePlanner.topK plans that where it is wanted), and carry their own intervals.
+                    // COUNT: exact from the group tables. TOPK is not planned: its counts get the
+                    // sample the other
+                    // aggregates need (e_max bounding each top-k count would sample long-tailed
+                    // keys nearly whole;
+                    // SharePlanner.topK plans that where it is wanted), and carry their own
+                    // intervals.
                 }
             }
         }

@@ -6,26 +6,36 @@ import io.netapprox.core.sampling.ValueSketch;
 import java.io.Serializable;
 
 /**
- * What planning needs to know about one share of a group (the group's records in one map output), computed from
- * the records themselves: per value column the census moments of its finite values ({@link ShareMoments}) and its
- * NaN / +Infinity / -Infinity counts, and a {@link ValueSketch} of the columns a quantile is asked of. Built by the
- * statistics pass of {@link ApproxQuery} for every (map output, group), or by the writer for its own share
- * ({@code spark.approx.planning=local}).
+ * What planning needs to know about one share of a group (the group's records in one map output),
+ * computed from the records themselves: per value column the census moments of its finite values
+ * ({@link ShareMoments}) and its NaN / +Infinity / -Infinity counts, and a {@link ValueSketch} of
+ * the columns a quantile is asked of. Built by the statistics pass of {@link ApproxQuery} for every
+ * (map output, group), or by the writer for its own share ({@code spark.approx.planning=local}).
  */
 final class ShareStatistics implements Serializable {
     private static final long serialVersionUID = 1L;
 
     final long units;
     final long records;
-    /** Per value column (null where no aggregate needs the moments, or the column has non-finite values). */
+
+    /**
+     * Per value column (null where no aggregate needs the moments, or the column has non-finite
+     * values).
+     */
     final ShareMoments[] moments;
+
     /** Per value column: NaN, +Infinity, -Infinity counts. */
     final long[][] nonFinite;
+
     /** Per value column (null where no quantile is asked). */
     final ValueSketch[] sketches;
 
-    private ShareStatistics(long units, long records, ShareMoments[] moments, long[][] nonFinite,
-                            ValueSketch[] sketches) {
+    private ShareStatistics(
+            long units,
+            long records,
+            ShareMoments[] moments,
+            long[][] nonFinite,
+            ValueSketch[] sketches) {
         this.units = units;
         this.records = records;
         this.moments = moments;
@@ -53,8 +63,7 @@ final class ShareStatistics implements Serializable {
                 switch (a.kind()) {
                     case AVG, SUM -> accumulators[a.valueIndex()] = new StratumAccumulator();
                     case QUANTILE -> sketchValues[a.valueIndex()] = new double[16];
-                    default -> {
-                    }
+                    default -> {}
                 }
             }
         }
@@ -74,7 +83,8 @@ final class ShareStatistics implements Serializable {
                 }
                 if (sketchValues[v] != null) {
                     if (sketchSizes[v] == sketchValues[v].length) {
-                        sketchValues[v] = java.util.Arrays.copyOf(sketchValues[v], sketchSizes[v] * 2);
+                        sketchValues[v] =
+                                java.util.Arrays.copyOf(sketchValues[v], sketchSizes[v] * 2);
                     }
                     sketchValues[v][sketchSizes[v]++] = x;
                 }
@@ -90,18 +100,23 @@ final class ShareStatistics implements Serializable {
             for (int v = 0; v < nv; v++) {
                 boolean finite = nonFinite[v][0] + nonFinite[v][1] + nonFinite[v][2] == 0;
                 if (accumulators[v] != null && finite) {
-                    // (a column with NaN or infinities has a known, non-finite sum and mean: nothing to plan)
+                    // (a column with NaN or infinities has a known, non-finite sum and mean:
+                    // nothing to plan)
                     moments[v] = ShareMoments.of(accumulators[v], units);
                 }
                 if (sketchValues[v] != null) {
-                    sketches[v] = ValueSketch.of(sketchValues[v], sketchSizes[v], ValueSketch.DEFAULT_POINTS);
+                    sketches[v] =
+                            ValueSketch.of(
+                                    sketchValues[v], sketchSizes[v], ValueSketch.DEFAULT_POINTS);
                 }
             }
             return new ShareStatistics(units, records, moments, nonFinite, sketches);
         }
     }
 
-    /** @return the share's NaN / +Infinity / -Infinity counts of value column v */
+    /**
+     * @return the share's NaN / +Infinity / -Infinity counts of value column v
+     */
     long[] nonFinite(int v) {
         return nonFinite[v].clone();
     }

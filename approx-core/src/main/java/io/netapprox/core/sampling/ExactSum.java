@@ -4,27 +4,29 @@ import java.io.Serializable;
 import java.util.Arrays;
 
 /**
- * The exact sum of doubles, rounded once: the result is the correctly rounded value of the real sum, the same
- * whatever order the values were added or accumulators merged in. Complete groups use it so that an answer computed
- * from a fully delivered sample is bitwise the answer of the exact (non-sampled) path, and {@link #roundingBound()}
- * says how far any other floating-point summation of the same values (Spark's own {@code sum}/{@code avg}, in any
- * order or tree) can be from it.
+ * The exact sum of doubles, rounded once: the result is the correctly rounded value of the real
+ * sum, the same whatever order the values were added or accumulators merged in. Complete groups use
+ * it so that an answer computed from a fully delivered sample is bitwise the answer of the exact
+ * (non-sampled) path, and {@link #roundingBound()} says how far any other floating-point summation
+ * of the same values (Spark's own {@code sum}/{@code avg}, in any order or tree) can be from it.
  *
- * <p><b>Method.</b> The sum is kept as a short expansion of non-overlapping doubles ("partials", increasing
- * magnitude) whose real sum is the exact sum of everything added: adding {@code x} replaces each partial {@code y}
- * by the rounding error of {@code x + y} (an error-free transformation, Knuth's two-sum) and carries the rounded
- * sum upwards (Shewchuk 1997, "Adaptive precision floating-point arithmetic"). {@link #value()} rounds the expansion
- * once, from the largest partial down, with the half-way correction for ties. Typically 1-3 partials.
+ * <p><b>Method.</b> The sum is kept as a short expansion of non-overlapping doubles ("partials",
+ * increasing magnitude) whose real sum is the exact sum of everything added: adding {@code x}
+ * replaces each partial {@code y} by the rounding error of {@code x + y} (an error-free
+ * transformation, Knuth's two-sum) and carries the rounded sum upwards (Shewchuk 1997, "Adaptive
+ * precision floating-point arithmetic"). {@link #value()} rounds the expansion once, from the
+ * largest partial down, with the half-way correction for ties. Typically 1-3 partials.
  *
- * <p><b>Non-finite values</b> follow IEEE (and Spark): NaN if any value is NaN or both infinities occur, otherwise
- * the infinity. If finite values overflow the double range while summing, {@link #value()} is the infinity of the
- * overflow's sign (a naive summation overflows too).
+ * <p><b>Non-finite values</b> follow IEEE (and Spark): NaN if any value is NaN or both infinities
+ * occur, otherwise the infinity. If finite values overflow the double range while summing, {@link
+ * #value()} is the infinity of the overflow's sign (a naive summation overflows too).
  *
  * <p>Mergeable and serializable; not thread-safe.
  */
 public final class ExactSum implements Serializable {
 
     private static final long serialVersionUID = 1L;
+
     /** Unit roundoff of double, 2^-53. */
     private static final double UNIT_ROUNDOFF = 0x1.0p-53;
 
@@ -38,8 +40,7 @@ public final class ExactSum implements Serializable {
     private int overflow; // sign of an overflow of finite values, 0 if none
 
     /** Creates a sum of nothing (0). */
-    public ExactSum() {
-    }
+    public ExactSum() {}
 
     /**
      * @param x a value (any double)
@@ -116,22 +117,32 @@ public final class ExactSum implements Serializable {
         return this;
     }
 
-    /** @return the number of values added (non-finite ones included). */
+    /**
+     * @return the number of values added (non-finite ones included).
+     */
     public long count() {
         return count;
     }
 
-    /** @return whether every value was finite (no NaN, no infinity) and the sum did not overflow. */
+    /**
+     * @return whether every value was finite (no NaN, no infinity) and the sum did not overflow.
+     */
     public boolean isFinite() {
         return !nan && !positiveInfinity && !negativeInfinity && overflow == 0;
     }
 
-    /** @return the sum of the absolute values of the finite values (added naively; used for the error bound). */
+    /**
+     * @return the sum of the absolute values of the finite values (added naively; used for the
+     *     error bound).
+     */
     public double absoluteSum() {
         return absoluteSum;
     }
 
-    /** @return the correctly rounded sum (NaN or an infinity for non-finite input, see the class comment). */
+    /**
+     * @return the correctly rounded sum (NaN or an infinity for non-finite input, see the class
+     *     comment).
+     */
     public double value() {
         if (nan || (positiveInfinity && negativeInfinity)) {
             return Double.NaN;
@@ -160,7 +171,8 @@ public final class ExactSum implements Serializable {
                 break;
             }
         }
-        // Round-half-even on the expansion: if the discarded part lo is exactly half an ulp and the partials below
+        // Round-half-even on the expansion: if the discarded part lo is exactly half an ulp and the
+        // partials below
         // it push the same way, the true sum is past the half-way point and rounds away from hi.
         if (i > 0 && ((lo < 0 && partials[i - 1] < 0) || (lo > 0 && partials[i - 1] > 0))) {
             double y = lo * 2;
@@ -173,11 +185,12 @@ public final class ExactSum implements Serializable {
     }
 
     /**
-     * A bound on {@code |naive - value()|} for any recursive or tree summation {@code naive} of the same finite values
-     * in double arithmetic, in any order: {@code gamma_(n-1) * sum|x_i|} with {@code gamma_k = k u / (1 - k u)},
-     * {@code u = 2^-53} (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., section 4.2), plus one
-     * ulp of the result for our own rounding, with the bound computed generously (the absolute sum itself rounded
-     * upwards by the same factor). {@code +Infinity} when {@code n u} approaches 1.
+     * A bound on {@code |naive - value()|} for any recursive or tree summation {@code naive} of the
+     * same finite values in double arithmetic, in any order: {@code gamma_(n-1) * sum|x_i|} with
+     * {@code gamma_k = k u / (1 - k u)}, {@code u = 2^-53} (Higham, "Accuracy and Stability of
+     * Numerical Algorithms", 2nd ed., section 4.2), plus one ulp of the result for our own
+     * rounding, with the bound computed generously (the absolute sum itself rounded upwards by the
+     * same factor). {@code +Infinity} when {@code n u} approaches 1.
      *
      * @return the bound (0 for at most one value)
      */
@@ -188,9 +201,9 @@ public final class ExactSum implements Serializable {
     /**
      * {@link #roundingBound()} from its parts.
      *
-     * @param count       number of values summed
+     * @param count number of values summed
      * @param absoluteSum sum of their absolute values
-     * @param value       the correctly rounded sum
+     * @param value the correctly rounded sum
      * @return the bound (0 for at most one value)
      */
     public static double roundingBound(long count, double absoluteSum, double value) {

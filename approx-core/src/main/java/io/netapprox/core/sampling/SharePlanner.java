@@ -7,48 +7,57 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Plans how many messages each share of a group must deliver so that the <em>group's</em> estimate meets its
- * relative error bound {@code e_max} at the confidence, whatever the split of the group over the shares: evenly
- * spread, all in one share, or anything between. A share is the part of a group one sender holds (a Spark map
- * output); each is sampled on its own (a stratum), and the group estimate combines them with their own inclusion
- * weights, so its variance is the sum of the shares' variances.
+ * Plans how many messages each share of a group must deliver so that the <em>group's</em> estimate
+ * meets its relative error bound {@code e_max} at the confidence, whatever the split of the group
+ * over the shares: evenly spread, all in one share, or anything between. A share is the part of a
+ * group one sender holds (a Spark map output); each is sampled on its own (a stratum), and the
+ * group estimate combines them with their own inclusion weights, so its variance is the sum of the
+ * shares' variances.
  *
- * <p><b>Mean, sum</b> ({@link #mean}). Share {@code m} has {@code R_m} records with mean {@code mu_m} and variance
- * {@code S_m^2}; {@code w_m = R_m / R}. Delivering {@code rho_m} random records of it gives the group mean's
- * estimator the variance {@code V(rho) = sum_m w_m^2 S_m^2 (1/rho_m - 1/R_m)} (finite-population corrected). The
- * bound asks {@code c sqrt(V) <= e_max |mu|}. The smallest total sample meeting it is Neyman's allocation with the
- * finite-population correction, {@code rho_m = w_m S_m * sum_k w_k S_k / (V_max + sum_k w_k^2 S_k^2 / R_k)},
- * {@code V_max = (e_max |mu| / c)^2}, with shares whose {@code rho_m} would exceed {@code R_m} delivered whole, and
- * shares below the minimum (2 messages, so their variance can be estimated) raised to it, the others re-solved
- * (iteratively). {@code c} is Student's t at the plan's Welch-Satterthwaite degrees of freedom (Normal from 100).
- * A group in one share gets the single-stratum sample size of {@link MsrPlanner}; M equal shares get M equal parts
- * of it. The group total's relative error is the mean's (the record count is known exactly), so sums use the same
- * plan. Then, as Cochran's rule {@code n >= 25 G1^2} does for one sample, the estimator's own skewness
- * {@code sum_m w_m^3 (1-f_m)(1-2f_m) k3_m / rho_m^2 / V^1.5} must be at most 0.2 (skewed and heavy-tailed shares
- * get more), scaling every share's sample up together until it is.
+ * <p><b>Mean, sum</b> ({@link #mean}). Share {@code m} has {@code R_m} records with mean {@code
+ * mu_m} and variance {@code S_m^2}; {@code w_m = R_m / R}. Delivering {@code rho_m} random records
+ * of it gives the group mean's estimator the variance {@code V(rho) = sum_m w_m^2 S_m^2 (1/rho_m -
+ * 1/R_m)} (finite-population corrected). The bound asks {@code c sqrt(V) <= e_max |mu|}. The
+ * smallest total sample meeting it is Neyman's allocation with the finite-population correction,
+ * {@code rho_m = w_m S_m * sum_k w_k S_k / (V_max + sum_k w_k^2 S_k^2 / R_k)}, {@code V_max =
+ * (e_max |mu| / c)^2}, with shares whose {@code rho_m} would exceed {@code R_m} delivered whole,
+ * and shares below the minimum (2 messages, so their variance can be estimated) raised to it, the
+ * others re-solved (iteratively). {@code c} is Student's t at the plan's Welch-Satterthwaite
+ * degrees of freedom (Normal from 100). A group in one share gets the single-stratum sample size of
+ * {@link MsrPlanner}; M equal shares get M equal parts of it. The group total's relative error is
+ * the mean's (the record count is known exactly), so sums use the same plan. Then, as Cochran's
+ * rule {@code n >= 25 G1^2} does for one sample, the estimator's own skewness {@code sum_m w_m^3
+ * (1-f_m)(1-2f_m) k3_m / rho_m^2 / V^1.5} must be at most 0.2 (skewed and heavy-tailed shares get
+ * more), scaling every share's sample up together until it is.
  *
- * <p><b>Quantiles</b> ({@link #quantile}): {@code e_max} bounds the value, {@code |q_hat - q| <= e_max |q|}. With
- * {@code lo = q - e_max |q|} and {@code hi = q + e_max |q|}, the estimate (the smallest sampled value whose
- * weighted empirical distribution function reaches {@code p}) is within the bound exactly when the estimated
- * fraction of the group below {@code lo} stays under {@code p} and the estimated fraction at most {@code hi} reaches
- * {@code p}. Each is a stratified mean of a 0/1 indicator whose variance has the same form as above with
- * {@code S_m^2 = P_m (1 - P_m)} ({@code P_m} the share's fraction below {@code lo}, resp. at most {@code hi}); each
- * side gets {@code alpha/2}: {@code V_lo <= ((p - F(lo) - 1/(2 rho)) / z)^2} (continuity-corrected) and likewise
- * for {@code hi}. The allocation is the larger of the two Neyman allocations per share. The {@code P_m} come from
- * the shares' {@link ValueSketch}es. A quantile at an atom of tied values needs little (the window holds the whole
- * atom); a quantile in a gap of the distribution, where the fractions barely change across the window, approaches
- * a census; {@code q = 0} must be hit exactly.
+ * <p><b>Quantiles</b> ({@link #quantile}): {@code e_max} bounds the value, {@code |q_hat - q| <=
+ * e_max |q|}. With {@code lo = q - e_max |q|} and {@code hi = q + e_max |q|}, the estimate (the
+ * smallest sampled value whose weighted empirical distribution function reaches {@code p}) is
+ * within the bound exactly when the estimated fraction of the group below {@code lo} stays under
+ * {@code p} and the estimated fraction at most {@code hi} reaches {@code p}. Each is a stratified
+ * mean of a 0/1 indicator whose variance has the same form as above with {@code S_m^2 = P_m (1 -
+ * P_m)} ({@code P_m} the share's fraction below {@code lo}, resp. at most {@code hi}); each side
+ * gets {@code alpha/2}: {@code V_lo <= ((p - F(lo) - 1/(2 rho)) / z)^2} (continuity-corrected) and
+ * likewise for {@code hi}. The allocation is the larger of the two Neyman allocations per share.
+ * The {@code P_m} come from the shares' {@link ValueSketch}es. A quantile at an atom of tied values
+ * needs little (the window holds the whole atom); a quantile in a gap of the distribution, where
+ * the fractions barely change across the window, approaches a census; {@code q = 0} must be hit
+ * exactly.
  *
- * <p><b>Top-k counts</b> ({@link #topK}): {@code e_max} bounds each top-k key's estimated record count; per key the
- * count is a stratified total of an indicator, planned as above; the allocation is the largest over the k keys.
+ * <p><b>Top-k counts</b> ({@link #topK}): {@code e_max} bounds each top-k key's estimated record
+ * count; per key the count is a stratified total of an indicator, planned as above; the allocation
+ * is the largest over the k keys.
  *
  * <p>Plans are in records and converted to whole messages of each share ({@code N_m} messages of
- * {@code R_m / N_m} records on average), at least {@link #minUnits()} (or the whole share when it has fewer).
- * Instances are immutable.
+ * {@code R_m / N_m} records on average), at least {@link #minUnits()} (or the whole share when it
+ * has fewer). Instances are immutable.
  */
 public final class SharePlanner {
 
-    /** The largest skewness of the estimator accepted (Cochran's {@code n >= 25 G1^2} for one sample). */
+    /**
+     * The largest skewness of the estimator accepted (Cochran's {@code n >= 25 G1^2} for one
+     * sample).
+     */
     static final double MAX_ESTIMATOR_SKEWNESS = 0.2;
 
     private final double eMax;
@@ -57,11 +66,13 @@ public final class SharePlanner {
 
     private SharePlanner(double eMax, double confidence, long minUnits) {
         if (!(eMax > 0) || Double.isInfinite(eMax)) {
-            throw new IllegalArgumentException("e_max (relative error bound) must be finite and > 0, got " + eMax);
+            throw new IllegalArgumentException(
+                    "e_max (relative error bound) must be finite and > 0, got " + eMax);
         }
         ApproxResult.checkConfidence(confidence);
         if (minUnits < 2) {
-            throw new IllegalArgumentException("minimum messages per share must be >= 2, got " + minUnits);
+            throw new IllegalArgumentException(
+                    "minimum messages per share must be >= 2, got " + minUnits);
         }
         this.eMax = eMax;
         this.confidence = confidence;
@@ -69,7 +80,7 @@ public final class SharePlanner {
     }
 
     /**
-     * @param eMax       relative error bound, finite and {@code > 0}
+     * @param eMax relative error bound, finite and {@code > 0}
      * @param confidence in (0, 1)
      * @return a planner that asks at least 2 messages of every share
      */
@@ -77,27 +88,37 @@ public final class SharePlanner {
         return new SharePlanner(eMax, confidence, MsrPlanner.DEFAULT_MIN_SAMPLE_SIZE);
     }
 
-    /** @param n minimum messages per share, {@code >= 2} @return a planner with that minimum */
+    /**
+     * @param n minimum messages per share, {@code >= 2} @return a planner with that minimum
+     */
     public SharePlanner withMinUnits(long n) {
         return new SharePlanner(eMax, confidence, n);
     }
 
-    /** @return {@code e_max}. */
+    /**
+     * @return {@code e_max}.
+     */
     public double relativeErrorBound() {
         return eMax;
     }
 
-    /** @return the confidence. */
+    /**
+     * @return the confidence.
+     */
     public double confidence() {
         return confidence;
     }
 
-    /** @return the minimum number of messages asked of a share (the whole share when it has fewer). */
+    /**
+     * @return the minimum number of messages asked of a share (the whole share when it has fewer).
+     */
     public long minUnits() {
         return minUnits;
     }
 
-    /** @return every share at its minimum. */
+    /**
+     * @return every share at its minimum.
+     */
     public ShareAllocation minimum(long[] populationUnits) {
         long[] u = new long[populationUnits.length];
         for (int m = 0; m < u.length; m++) {
@@ -106,7 +127,7 @@ public final class SharePlanner {
         return new ShareAllocation(u, populationUnits, Double.NaN);
     }
 
-    // ---- mean and sum ---------------------------------------------------------------------------------------------
+    // ---- mean and sum ---------------------------------------------------------------------------
 
     /**
      * Plan for the group's mean (and total) of one value column.
@@ -153,8 +174,8 @@ public final class SharePlanner {
     }
 
     /**
-     * Cochran's rule for the combined estimator: scale every planned share up (capped at the whole share) until the
-     * estimator's skewness is at most {@link #MAX_ESTIMATOR_SKEWNESS}.
+     * Cochran's rule for the combined estimator: scale every planned share up (capped at the whole
+     * share) until the estimator's skewness is at most {@link #MAX_ESTIMATOR_SKEWNESS}.
      */
     private ShareAllocation skewnessFloor(ShareAllocation plan, Indicator v, double[] k3) {
         double[] rho = v.records(plan);
@@ -188,7 +209,10 @@ public final class SharePlanner {
         return out;
     }
 
-    /** Skewness of the stratified mean: sum w^3 (1-f)(1-2f) k3 / rho^2 over V^1.5 (k3 already times w^3). */
+    /**
+     * Skewness of the stratified mean: sum w^3 (1-f)(1-2f) k3 / rho^2 over V^1.5 (k3 already times
+     * w^3).
+     */
     private static double skewness(double[] rho, Indicator v, double[] k3w) {
         double third = 0;
         double var = 0;
@@ -203,15 +227,15 @@ public final class SharePlanner {
         return var > 0 ? third / Math.pow(var, 1.5) : 0.0;
     }
 
-    // ---- quantiles ------------------------------------------------------------------------------------------------
+    // ---- quantiles ------------------------------------------------------------------------------
 
     /**
-     * Plan for the group's {@code q}-quantile of one value column (the {@code ceil(q R)}-th smallest of its
-     * {@code R} values), {@code e_max} bounding the relative error of the value.
+     * Plan for the group's {@code q}-quantile of one value column (the {@code ceil(q R)}-th
+     * smallest of its {@code R} values), {@code e_max} bounding the relative error of the value.
      *
      * @param shares the group's shares: a sketch of each share's values with its number of messages
-     * @param units  messages per share, in the same order
-     * @param q      in (0, 1]
+     * @param units messages per share, in the same order
+     * @param q in (0, 1]
      * @return messages per share
      */
     public ShareAllocation quantile(List<ValueSketch> shares, long[] units, double q) {
@@ -226,12 +250,13 @@ public final class SharePlanner {
     }
 
     /**
-     * As {@link #quantile}, for the group's {@code rank}-th smallest value (e.g. when NaN values, counted apart and
-     * sorting above every number, shift the rank of a quantile among the numbers).
+     * As {@link #quantile}, for the group's {@code rank}-th smallest value (e.g. when NaN values,
+     * counted apart and sorting above every number, shift the rank of a quantile among the
+     * numbers).
      *
      * @param shares sketches of the shares' (non-NaN) values
-     * @param units  messages per share
-     * @param rank   1-based rank among the sketched values, {@code 1 <= rank <= } their number
+     * @param units messages per share
+     * @param rank 1-based rank among the sketched values, {@code 1 <= rank <= } their number
      * @return messages per share
      */
     public ShareAllocation quantileAtRank(List<ValueSketch> shares, long[] units, long rank) {
@@ -243,10 +268,11 @@ public final class SharePlanner {
         double all = 0;
         for (int m = 0; m < k; m++) {
             records[m] = shares.get(m).count();
-            // (a share's messages may hold more records than its sketch when NaN values are counted apart)
+            // (a share's messages may hold more records than its sketch when NaN values are counted
+            // apart)
             if (units[m] < 0 || (records[m] > 0 && units[m] == 0)) {
-                throw new IllegalArgumentException("share " + m + ": " + units[m] + " messages for " + records[m]
-                        + " values");
+                throw new IllegalArgumentException(
+                        "share " + m + ": " + units[m] + " messages for " + records[m] + " values");
             }
             all += records[m];
         }
@@ -286,20 +312,25 @@ public final class SharePlanner {
         return low.max(high);
     }
 
-    /** One side of the quantile's window: the indicator's estimate must stay {@code distance} away from p. */
+    /**
+     * One side of the quantile's window: the indicator's estimate must stay {@code distance} away
+     * from p.
+     */
     private ShareAllocation side(double[] a, double[] records, long[] units, double distance) {
         boolean varies = false;
         for (double x : a) {
             varies |= x > 0;
         }
         if (!varies) {
-            return minimum(units); // every share is on one side of the threshold: no sample can cross it
+            return minimum(
+                    units); // every share is on one side of the threshold: no sample can cross it
         }
         if (!(distance > 0)) {
             return ShareAllocation.census(units);
         }
         Indicator v = new Indicator(a, records, units);
-        // continuity correction: the sampled fraction moves in steps of 1/rho; re-plan with the corrected distance
+        // continuity correction: the sampled fraction moves in steps of 1/rho; re-plan with the
+        // corrected distance
         ShareAllocation plan = allocate(v, c -> Math.pow(distance / c, 2));
         for (int i = 0; i < 5; i++) {
             double rho = 0;
@@ -319,7 +350,10 @@ public final class SharePlanner {
         return plan;
     }
 
-    /** The group's rank-th smallest value, located on the merged sketches (interpolated between kept values). */
+    /**
+     * The group's rank-th smallest value, located on the merged sketches (interpolated between kept
+     * values).
+     */
     static double groupValueAtRank(List<ValueSketch> shares, long rank) {
         List<Double> candidates = new ArrayList<>();
         for (ValueSketch s : shares) {
@@ -373,37 +407,48 @@ public final class SharePlanner {
         return c;
     }
 
-    // ---- top-k ----------------------------------------------------------------------------------------------------
+    // ---- top-k ----------------------------------------------------------------------------------
 
     /**
-     * Key counts of one share for planning top-k: the (possibly truncated) record count of each key.
+     * Key counts of one share for planning top-k: the (possibly truncated) record count of each
+     * key.
      *
-     * @param units       messages of the share
-     * @param records     records of the share
-     * @param counts      record count per key (only the most frequent keys if truncated)
-     * @param truncatedAt the largest count of a key left out of {@code counts} (0 if none was left out)
-     * @param <K>         key type
+     * @param units messages of the share
+     * @param records records of the share
+     * @param counts record count per key (only the most frequent keys if truncated)
+     * @param truncatedAt the largest count of a key left out of {@code counts} (0 if none was left
+     *     out)
+     * @param <K> key type
      */
     public record KeyCounts<K>(long units, long records, Map<K, Long> counts, long truncatedAt)
             implements java.io.Serializable {
         /** Validates. */
         public KeyCounts {
-            if (records < 0 || units < 0 || units > records || (records > 0 && units == 0) || truncatedAt < 0
+            if (records < 0
+                    || units < 0
+                    || units > records
+                    || (records > 0 && units == 0)
+                    || truncatedAt < 0
                     || counts == null) {
-                throw new IllegalArgumentException("invalid key counts: units=" + units + ", records=" + records
-                        + ", truncatedAt=" + truncatedAt);
+                throw new IllegalArgumentException(
+                        "invalid key counts: units="
+                                + units
+                                + ", records="
+                                + records
+                                + ", truncatedAt="
+                                + truncatedAt);
             }
             counts = Map.copyOf(counts);
         }
     }
 
     /**
-     * Plan for the record counts of the group's top-k keys: each of the k most frequent keys (by the merged counts)
-     * must be estimated within {@code e_max} of its count.
+     * Plan for the record counts of the group's top-k keys: each of the k most frequent keys (by
+     * the merged counts) must be estimated within {@code e_max} of its count.
      *
      * @param shares key counts per share
-     * @param k      number of keys, {@code >= 1}
-     * @param <K>    key type
+     * @param k number of keys, {@code >= 1}
+     * @param <K> key type
      * @return messages per share
      */
     public <K> ShareAllocation topK(List<KeyCounts<K>> shares, int k) {
@@ -422,8 +467,9 @@ public final class SharePlanner {
         }
         ShareAllocation plan = minimum(units);
         List<Map.Entry<K, Long>> top = new ArrayList<>(merged.entrySet());
-        top.sort(Comparator.<Map.Entry<K, Long>>comparingLong(e -> -e.getValue())
-                .thenComparing(e -> String.valueOf(e.getKey())));
+        top.sort(
+                Comparator.<Map.Entry<K, Long>>comparingLong(e -> -e.getValue())
+                        .thenComparing(e -> String.valueOf(e.getKey())));
         for (Map.Entry<K, Long> e : top.subList(0, Math.min(k, top.size()))) {
             double[] a = new double[s];
             boolean varies = false;
@@ -433,9 +479,11 @@ public final class SharePlanner {
                 }
                 KeyCounts<K> kc = shares.get(m);
                 Long c = kc.counts().get(e.getKey());
-                // a key left out of a truncated share may have up to truncatedAt records there (conservative: the
+                // a key left out of a truncated share may have up to truncatedAt records there
+                // (conservative: the
                 // indicator's variance grows with its frequency below 1/2)
-                double pi = (c != null ? c : Math.min(kc.truncatedAt(), records[m] / 2)) / records[m];
+                double pi =
+                        (c != null ? c : Math.min(kc.truncatedAt(), records[m] / 2)) / records[m];
                 double fpc = records[m] > 1 ? records[m] / (records[m] - 1) : 1.0;
                 a[m] = records[m] * records[m] * pi * (1 - pi) * fpc;
                 varies |= a[m] > 0;
@@ -444,16 +492,20 @@ public final class SharePlanner {
                 continue;
             }
             double count = e.getValue();
-            plan = plan.max(allocate(new Indicator(a, records, units), c -> Math.pow(eMax * count / c, 2)));
+            plan =
+                    plan.max(
+                            allocate(
+                                    new Indicator(a, records, units),
+                                    c -> Math.pow(eMax * count / c, 2)));
         }
         return plan;
     }
 
-    // ---- the allocation -------------------------------------------------------------------------------------------
+    // ---- the allocation -------------------------------------------------------------------------
 
     /**
-     * A stratified estimator's variance {@code V(rho) = sum_m a_m (1/rho_m - 1/R_m)} over shares of {@code R_m}
-     * records cut into {@code N_m} messages.
+     * A stratified estimator's variance {@code V(rho) = sum_m a_m (1/rho_m - 1/R_m)} over shares of
+     * {@code R_m} records cut into {@code N_m} messages.
      */
     private static final class Indicator {
         final double[] a;
@@ -466,11 +518,16 @@ public final class SharePlanner {
             this.units = units;
         }
 
-        /** Records a plan delivers per share (messages times the share's mean records per message). */
+        /**
+         * Records a plan delivers per share (messages times the share's mean records per message).
+         */
         double[] records(ShareAllocation plan) {
             double[] rho = new double[a.length];
             for (int m = 0; m < rho.length; m++) {
-                rho[m] = units[m] == 0 ? 0 : Math.min(records[m], plan.units(m) * records[m] / units[m]);
+                rho[m] =
+                        units[m] == 0
+                                ? 0
+                                : Math.min(records[m], plan.units(m) * records[m] / units[m]);
             }
             return rho;
         }
@@ -502,7 +559,10 @@ public final class SharePlanner {
             return v;
         }
 
-        /** Welch-Satterthwaite degrees of freedom of the variance estimate (from each share's messages). */
+        /**
+         * Welch-Satterthwaite degrees of freedom of the variance estimate (from each share's
+         * messages).
+         */
         double degreesOfFreedom(double[] rho, long[] n) {
             double num = 0;
             double den = 0;
@@ -523,8 +583,8 @@ public final class SharePlanner {
     }
 
     /**
-     * The Neyman allocation for the budget at the critical value, re-solved with Student's t at the plan's
-     * degrees of freedom until the critical value no longer grows.
+     * The Neyman allocation for the budget at the critical value, re-solved with Student's t at the
+     * plan's degrees of freedom until the critical value no longer grows.
      */
     private ShareAllocation allocate(Indicator v, Budget budget) {
         double c = CriticalValues.normal(confidence);
@@ -544,8 +604,9 @@ public final class SharePlanner {
 
     /**
      * Minimises {@code sum rho_m} subject to {@code V(rho) <= vMax} and {@code L_m <= rho_m <= R_m}
-     * ({@code L_m} = the minimum messages' records): Neyman's {@code rho_m ~ sqrt(a_m)} for the free shares, shares
-     * that would exceed their size fixed at it, then shares below their minimum fixed at it, re-solving the rest.
+     * ({@code L_m} = the minimum messages' records): Neyman's {@code rho_m ~ sqrt(a_m)} for the
+     * free shares, shares that would exceed their size fixed at it, then shares below their minimum
+     * fixed at it, re-solving the rest.
      */
     private double[] neyman(Indicator v, double vMax) {
         int k = v.a.length;
@@ -557,7 +618,10 @@ public final class SharePlanner {
                 state[m] = 1;
                 continue;
             }
-            lower[m] = Math.min(v.records[m], Math.min(minUnits, v.units[m]) * v.records[m] / v.units[m]);
+            lower[m] =
+                    Math.min(
+                            v.records[m],
+                            Math.min(minUnits, v.units[m]) * v.records[m] / v.units[m]);
             if (v.a[m] == 0) {
                 state[m] = 1;
                 rho[m] = lower[m];
@@ -622,6 +686,12 @@ public final class SharePlanner {
 
     @Override
     public String toString() {
-        return "SharePlanner{e_max=" + eMax + ", confidence=" + confidence + ", minUnits=" + minUnits + "}";
+        return "SharePlanner{e_max="
+                + eMax
+                + ", confidence="
+                + confidence
+                + ", minUnits="
+                + minUnits
+                + "}";
     }
 }

@@ -7,14 +7,16 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The top-k keys of a group whose shares (strata, e.g. Spark map outputs) were sampled at different fractions: each
- * key's record count is the stratified Horvitz-Thompson total {@code sum_m N_m cbar_m(key)} ({@code cbar_m} its mean
- * records per sampled message of share m), with the interval of {@link StratifiedEstimator#sum} (variance
- * {@code sum_m N_m^2 (1 - f_m) s_m^2 / n_m}, Welch-Satterthwaite degrees of freedom), the lower bound raised to the
- * records of the key actually seen. Pooling the shares' messages as one sample would weight a share delivered whole
+ * The top-k keys of a group whose shares (strata, e.g. Spark map outputs) were sampled at different
+ * fractions: each key's record count is the stratified Horvitz-Thompson total {@code sum_m N_m
+ * cbar_m(key)} ({@code cbar_m} its mean records per sampled message of share m), with the interval
+ * of {@link StratifiedEstimator#sum} (variance {@code sum_m N_m^2 (1 - f_m) s_m^2 / n_m},
+ * Welch-Satterthwaite degrees of freedom), the lower bound raised to the records of the key
+ * actually seen. Pooling the shares' messages as one sample would weight a share delivered whole
  * like one delivered at its minimum.
  *
- * <p>Ranking, ties and {@link TopKResult#separated()} as in {@link TopKAccumulator}. Not thread-safe.
+ * <p>Ranking, ties and {@link TopKResult#separated()} as in {@link TopKAccumulator}. Not
+ * thread-safe.
  *
  * @param <K> key type
  */
@@ -24,13 +26,12 @@ public final class StratifiedTopK<K> {
     private final List<Long> populations = new ArrayList<>();
 
     /** Creates an estimator with no share yet. */
-    public StratifiedTopK() {
-    }
+    public StratifiedTopK() {}
 
     /**
-     * @param sample          the share's delivered messages
-     * @param populationUnits messages the share has, {@code >= sample.messageCount()}; a non-empty share needs at
-     *                        least one delivered message
+     * @param sample the share's delivered messages
+     * @param populationUnits messages the share has, {@code >= sample.messageCount()}; a non-empty
+     *     share needs at least one delivered message
      * @return this
      */
     public StratifiedTopK<K> addShare(TopKAccumulator<K> sample, long populationUnits) {
@@ -38,12 +39,19 @@ public final class StratifiedTopK<K> {
             throw new IllegalArgumentException("sample must not be null");
         }
         if (populationUnits < sample.messageCount()) {
-            throw new IllegalArgumentException("share population " + populationUnits + " is smaller than its "
-                    + sample.messageCount() + " delivered messages");
+            throw new IllegalArgumentException(
+                    "share population "
+                            + populationUnits
+                            + " is smaller than its "
+                            + sample.messageCount()
+                            + " delivered messages");
         }
         if (populationUnits > 0 && sample.messageCount() == 0) {
-            throw new IllegalArgumentException("a share of " + populationUnits + " messages has no delivered message;"
-                    + " top-k cannot be estimated");
+            throw new IllegalArgumentException(
+                    "a share of "
+                            + populationUnits
+                            + " messages has no delivered message;"
+                            + " top-k cannot be estimated");
         }
         if (populationUnits > 0) {
             samples.add(sample);
@@ -53,7 +61,7 @@ public final class StratifiedTopK<K> {
     }
 
     /**
-     * @param k          number of keys, {@code >= 1}
+     * @param k number of keys, {@code >= 1}
      * @param confidence of each key's count interval
      * @return the estimated top-k (fewer if fewer keys were seen), by estimated count descending
      */
@@ -81,8 +89,9 @@ public final class StratifiedTopK<K> {
             }
         }
         List<Map.Entry<K, Double>> ranked = new ArrayList<>(estimate.entrySet());
-        ranked.sort(Comparator.<Map.Entry<K, Double>>comparingDouble(e -> -e.getValue())
-                .thenComparing(e -> String.valueOf(e.getKey())));
+        ranked.sort(
+                Comparator.<Map.Entry<K, Double>>comparingDouble(e -> -e.getValue())
+                        .thenComparing(e -> String.valueOf(e.getKey())));
         int take = Math.min(ranked.size(), k + 1);
         List<TopKResult.KeyCount<K>> out = new ArrayList<>(take);
         for (int i = 0; i < take; i++) {
@@ -99,10 +108,14 @@ public final class StratifiedTopK<K> {
         } else {
             separated = top.get(top.size() - 1).count().low() > runnerUp.count().high();
         }
-        return new TopKResult<>(k, List.copyOf(top), runnerUp, separated, estimate.size(), messages, population);
+        return new TopKResult<>(
+                k, List.copyOf(top), runnerUp, separated, estimate.size(), messages, population);
     }
 
-    /** One key's count: the stratified sum of its records per message, lower bound at least the records seen. */
+    /**
+     * One key's count: the stratified sum of its records per message, lower bound at least the
+     * records seen.
+     */
     private ApproxResult count(K key, double confidence) {
         List<StratumSummary> strata = new ArrayList<>(samples.size());
         double seen = 0;
@@ -117,13 +130,17 @@ public final class StratifiedTopK<K> {
             population += populations.get(m);
             double mean = sums[0] / n;
             double var = n < 2 ? 0.0 : Math.max(0.0, (sums[1] - sums[0] * sums[0] / n) / (n - 1));
-            strata.add(new StratumSummary(populations.get(m), s.messageCount(), mean, var, 1.0, 0.0, 0.0));
+            strata.add(
+                    new StratumSummary(
+                            populations.get(m), s.messageCount(), mean, var, 1.0, 0.0, 0.0));
         }
         if (complete) {
-            return ApproxResult.exact(seen, confidence, population); // record counts: integers, summed exactly
+            return ApproxResult.exact(
+                    seen, confidence, population); // record counts: integers, summed exactly
         }
         ApproxResult r = StratifiedEstimator.sum(strata, confidence);
         double low = Math.min(r.mean(), Math.max(seen, r.low()));
-        return new ApproxResult(r.mean(), low, r.high(), confidence, r.sampleSize(), r.populationSize());
+        return new ApproxResult(
+                r.mean(), low, r.high(), confidence, r.sampleSize(), r.populationSize());
     }
 }

@@ -4,27 +4,32 @@ import java.io.Serializable;
 import java.util.Arrays;
 
 /**
- * A compact picture of one share's value distribution for planning quantiles: the values at (about) {@code points}
- * equally spaced ranks, including the smallest and the largest, so that the number of values at most (or below) any
- * {@code x} is known to within one gap between kept ranks and is interpolated linearly inside the gap. Shares with
- * at most {@code points} values are kept whole (exact).
+ * A compact picture of one share's value distribution for planning quantiles: the values at (about)
+ * {@code points} equally spaced ranks, including the smallest and the largest, so that the number
+ * of values at most (or below) any {@code x} is known to within one gap between kept ranks and is
+ * interpolated linearly inside the gap. Shares with at most {@code points} values are kept whole
+ * (exact).
  *
- * <p>Used by {@link SharePlanner#quantile}: merged over the shares of a group it locates the group's quantile and
- * how much of each share lies below {@code q (1 - e_max)} and at most {@code q (1 + e_max)}. With 256 points the
- * rank error is at most 0.4% of the share, and much less for smooth distributions (interpolation).
+ * <p>Used by {@link SharePlanner#quantile}: merged over the shares of a group it locates the
+ * group's quantile and how much of each share lies below {@code q (1 - e_max)} and at most {@code q
+ * (1 + e_max)}. With 256 points the rank error is at most 0.4% of the share, and much less for
+ * smooth distributions (interpolation).
  *
- * <p>Values must not be NaN (an integration counts NaN values separately; they sort above every number, as in
- * Spark); infinities are ordinary values. Immutable and serializable.
+ * <p>Values must not be NaN (an integration counts NaN values separately; they sort above every
+ * number, as in Spark); infinities are ordinary values. Immutable and serializable.
  */
 public final class ValueSketch implements Serializable {
 
     private static final long serialVersionUID = 1L;
+
     /** Default number of kept points per share. */
     public static final int DEFAULT_POINTS = 256;
 
     private final long count;
+
     /** Kept values, non-decreasing. */
     private final double[] values;
+
     /** 1-based rank of each kept value in the share, increasing; first 1, last {@code count}. */
     private final long[] ranks;
 
@@ -35,7 +40,7 @@ public final class ValueSketch implements Serializable {
     }
 
     /**
-     * @param data   the share's values (not modified), none NaN
+     * @param data the share's values (not modified), none NaN
      * @param length how many of {@code data} to use (the first {@code length})
      * @param points how many values to keep at most, {@code >= 2}
      * @return the sketch
@@ -45,12 +50,14 @@ public final class ValueSketch implements Serializable {
             throw new IllegalArgumentException("a sketch keeps at least 2 points, got " + points);
         }
         if (length < 0 || length > data.length) {
-            throw new IllegalArgumentException("length " + length + " outside [0, " + data.length + "]");
+            throw new IllegalArgumentException(
+                    "length " + length + " outside [0, " + data.length + "]");
         }
         double[] sorted = Arrays.copyOf(data, length);
         for (double v : sorted) {
             if (Double.isNaN(v)) {
-                throw new IllegalArgumentException("a value sketch takes no NaN (count NaN values separately)");
+                throw new IllegalArgumentException(
+                        "a value sketch takes no NaN (count NaN values separately)");
             }
         }
         Arrays.sort(sorted);
@@ -71,27 +78,38 @@ public final class ValueSketch implements Serializable {
         return new ValueSketch(length, kept, ranks);
     }
 
-    /** @param data all values of the share @return a sketch with {@link #DEFAULT_POINTS} points */
+    /**
+     * @param data all values of the share @return a sketch with {@link #DEFAULT_POINTS} points
+     */
     public static ValueSketch of(double[] data) {
         return of(data, data.length, DEFAULT_POINTS);
     }
 
-    /** @return the number of values the share has. */
+    /**
+     * @return the number of values the share has.
+     */
     public long count() {
         return count;
     }
 
-    /** @return whether every value is kept (so counts are exact). */
+    /**
+     * @return whether every value is kept (so counts are exact).
+     */
     public boolean isExact() {
         return values.length == count;
     }
 
-    /** @return the kept values (a copy), non-decreasing. */
+    /**
+     * @return the kept values (a copy), non-decreasing.
+     */
     public double[] points() {
         return values.clone();
     }
 
-    /** @return the number of values {@code <= x}, estimated (exact at kept values' ranks and for exact sketches). */
+    /**
+     * @return the number of values {@code <= x}, estimated (exact at kept values' ranks and for
+     *     exact sketches).
+     */
     public double atMost(double x) {
         if (count == 0 || x < values[0]) {
             return 0;
@@ -103,7 +121,9 @@ public final class ValueSketch implements Serializable {
         return interpolate(j, x);
     }
 
-    /** @return the number of values {@code < x}, estimated. */
+    /**
+     * @return the number of values {@code < x}, estimated.
+     */
     public double below(double x) {
         if (count == 0 || x <= values[0]) {
             return 0;
@@ -113,12 +133,16 @@ public final class ValueSketch implements Serializable {
             return count;
         }
         if (values[j + 1] == x) {
-            return ranks[j + 1] - 1; // everything up to the first kept copy of x (a gap may hold more copies)
+            return ranks[j + 1]
+                    - 1; // everything up to the first kept copy of x (a gap may hold more copies)
         }
         return interpolate(j, x);
     }
 
-    /** Ranks {@code ranks[j] .. ranks[j+1] - 1} hold values in {@code [values[j], values[j+1])}: linear in x. */
+    /**
+     * Ranks {@code ranks[j] .. ranks[j+1] - 1} hold values in {@code [values[j], values[j+1])}:
+     * linear in x.
+     */
     private double interpolate(int j, double x) {
         double v0 = values[j];
         double v1 = values[j + 1];
@@ -159,7 +183,11 @@ public final class ValueSketch implements Serializable {
 
     @Override
     public String toString() {
-        return "ValueSketch{count=" + count + ", points=" + values.length + (count > 0 ? ", min=" + values[0]
-                + ", max=" + values[values.length - 1] : "") + "}";
+        return "ValueSketch{count="
+                + count
+                + ", points="
+                + values.length
+                + (count > 0 ? ", min=" + values[0] + ", max=" + values[values.length - 1] : "")
+                + "}";
     }
 }

@@ -10,22 +10,24 @@ import org.apache.commons.math3.random.RandomGenerator;
 import org.apache.commons.math3.random.Well19937c;
 
 /**
- * Groups split into shares the way real inputs split them (one share, an even spread, one dominant share with a
- * differently distributed rest, geometric sizes), the distributions the earlier suites did not use, and the
- * integration's sampling: each share's records permuted, cut into messages of nearly equal size, and a simple random
- * sample of messages delivered.
+ * Groups split into shares the way real inputs split them (one share, an even spread, one dominant
+ * share with a differently distributed rest, geometric sizes), the distributions the earlier suites
+ * did not use, and the integration's sampling: each share's records permuted, cut into messages of
+ * nearly equal size, and a simple random sample of messages delivered.
  */
 final class ShareLayouts {
 
-    private ShareLayouts() {
-    }
+    private ShareLayouts() {}
 
     /** Lognormal(0, sigma = 2): extremely skewed (population skewness in the hundreds). */
     static double[] lognormalSigma2(int n, long seed) {
         return new LogNormalDistribution(new Well19937c(seed), 0, 2).sample(n);
     }
 
-    /** Pareto(scale 1, alpha 1.5): infinite variance in the model; the finite population is dominated by its top. */
+    /**
+     * Pareto(scale 1, alpha 1.5): infinite variance in the model; the finite population is
+     * dominated by its top.
+     */
     static double[] pareto15(int n, long seed) {
         return new ParetoDistribution(new Well19937c(seed), 1, 1.5).sample(n);
     }
@@ -41,7 +43,10 @@ final class ShareLayouts {
         return out;
     }
 
-    /** 55% Normal(10, 1), 45% Normal(30, 2): bimodal, the median near the upper edge of the lower mode. */
+    /**
+     * 55% Normal(10, 1), 45% Normal(30, 2): bimodal, the median near the upper edge of the lower
+     * mode.
+     */
     static double[] bimodal(int n, long seed) {
         RandomGenerator r = new Well19937c(seed);
         double[] out = new double[n];
@@ -58,11 +63,11 @@ final class ShareLayouts {
     }
 
     /** A named population. */
-    record Population(String name, double[] values) {
-    }
+    record Population(String name, double[] values) {}
 
     static List<Population> distributions(int n, long seed) {
-        return List.of(new Population("lognormal(0,2)", lognormalSigma2(n, seed)),
+        return List.of(
+                new Population("lognormal(0,2)", lognormalSigma2(n, seed)),
                 new Population("pareto(1.5)", pareto15(n, seed + 1)),
                 new Population("zero-inflated", zeroInflated(n, seed + 2)),
                 new Population("bimodal", bimodal(n, seed + 3)),
@@ -75,7 +80,10 @@ final class ShareLayouts {
         CLUSTERED,
         /** spread evenly over 8 shares (random splits) */
         EQUAL,
-        /** 75% in one share, the rest over 7 others, the rest's values multiplied by 3 (shares differ) */
+        /**
+         * 75% in one share, the rest over 7 others, the rest's values multiplied by 3 (shares
+         * differ)
+         */
         MIXED,
         /** 8 shares of geometric sizes 1:2:4:...:128 */
         GEOMETRIC
@@ -98,7 +106,11 @@ final class ShareLayouts {
                 int big = 3 * n / 4;
                 shares.add(Arrays.copyOfRange(shuffled, 0, big));
                 for (int m = 0; m < 7; m++) {
-                    double[] rest = Arrays.copyOfRange(shuffled, big + m * (n - big) / 7, big + (m + 1) * (n - big) / 7);
+                    double[] rest =
+                            Arrays.copyOfRange(
+                                    shuffled,
+                                    big + m * (n - big) / 7,
+                                    big + (m + 1) * (n - big) / 7);
                     for (int i = 0; i < rest.length; i++) {
                         rest[i] *= 3;
                     }
@@ -127,21 +139,28 @@ final class ShareLayouts {
         }
     }
 
-    /** Messages a share of {@code records} records is cut into with {@code perMessage} records per message. */
+    /**
+     * Messages a share of {@code records} records is cut into with {@code perMessage} records per
+     * message.
+     */
     static long units(int records, int perMessage) {
         return (records + perMessage - 1) / perMessage;
     }
 
-    /** First record of message i when n records are spread evenly over k messages (the Spark writer's framing). */
+    /**
+     * First record of message i when n records are spread evenly over k messages (the Spark
+     * writer's framing).
+     */
     static int start(int i, int n, long k) {
         return (int) ((long) i * n / k);
     }
 
     /**
-     * Delivers random messages of one share as the integration does (records permuted, cut into messages of nearly
-     * equal size, a simple random sample of messages delivered), cheaply: the delivered messages of a random
-     * permutation are a simple random sample of records cut at the chosen messages' sizes, drawn by a partial
-     * Fisher-Yates shuffle of a working copy (any current order of it is a valid start).
+     * Delivers random messages of one share as the integration does (records permuted, cut into
+     * messages of nearly equal size, a simple random sample of messages delivered), cheaply: the
+     * delivered messages of a random permutation are a simple random sample of records cut at the
+     * chosen messages' sizes, drawn by a partial Fisher-Yates shuffle of a working copy (any
+     * current order of it is a valid start).
      */
     static final class ShareSampler {
         private final double[] work;
@@ -154,7 +173,9 @@ final class ShareLayouts {
             this.rng = new java.util.SplittableRandom(seed);
         }
 
-        /** @return {@code deliver} random messages, each the array of its records' values */
+        /**
+         * @return {@code deliver} random messages, each the array of its records' values
+         */
         List<double[]> deliver(long deliver) {
             int n = work.length;
             // which messages (their sizes differ by at most one record)

@@ -1,7 +1,7 @@
 package io.netapprox.core.sampling;
 
-import static io.netapprox.core.sampling.ShareLayouts.*;
 import static io.netapprox.core.sampling.SamplingTestSupport.report;
+import static io.netapprox.core.sampling.ShareLayouts.*;
 import static org.junit.jupiter.api.Assertions.*;
 
 import java.util.ArrayList;
@@ -15,12 +15,13 @@ import org.apache.commons.math3.random.Well19937c;
 import org.junit.jupiter.api.Test;
 
 /**
- * The group's e_max holds whatever the split of the group over its shares: {@link SharePlanner} plans every share
- * from the census statistics of all of them, each share is sampled as the Spark writer frames it (records
- * permuted, 8 per message, a random subset of messages delivered), and the group estimate combines the shares
- * ({@link StratifiedEstimator}, {@link StratifiedQuantile}, {@link StratifiedTopK}). 400 seeded trials per
- * (distribution, layout, aggregate); acceptance: within e_max in at least {@code confidence - 3 SE} of the trials
- * per case (0.917 at 400 trials) and per layout pooled over the distributions (0.935 at 2,000).
+ * The group's e_max holds whatever the split of the group over its shares: {@link SharePlanner}
+ * plans every share from the census statistics of all of them, each share is sampled as the Spark
+ * writer frames it (records permuted, 8 per message, a random subset of messages delivered), and
+ * the group estimate combines the shares ({@link StratifiedEstimator}, {@link StratifiedQuantile},
+ * {@link StratifiedTopK}). 400 seeded trials per (distribution, layout, aggregate); acceptance:
+ * within e_max in at least {@code confidence - 3 SE} of the trials per case (0.917 at 400 trials)
+ * and per layout pooled over the distributions (0.935 at 2,000).
  */
 class SharePlanningTest {
 
@@ -48,7 +49,8 @@ class SharePlanningTest {
     }
 
     /** Samples the shares per plan, estimates, and counts trials within e_max of the truth. */
-    private static int[] meanTrials(List<double[]> shares, ShareAllocation plan, double eMax, long seed) {
+    private static int[] meanTrials(
+            List<double[]> shares, ShareAllocation plan, double eMax, long seed) {
         double[] all = concat(shares);
         double truth = new ExactSum().merge(sumOf(all)).value() / all.length;
         List<ShareSampler> samplers = samplers(shares, PER_MESSAGE, seed);
@@ -82,8 +84,8 @@ class SharePlanningTest {
         return s;
     }
 
-    private static int[] quantileTrials(List<double[]> shares, ShareAllocation plan, double q, double eMax,
-                                        long seed) {
+    private static int[] quantileTrials(
+            List<double[]> shares, ShareAllocation plan, double q, double eMax, long seed) {
         double truth = SamplingTestSupport.quantile(concat(shares), q);
         List<ShareSampler> samplers = samplers(shares, PER_MESSAGE, seed);
         int within = 0;
@@ -128,9 +130,17 @@ class SharePlanningTest {
                 List<double[]> shares = split(p.values(), layout, seed++);
                 ShareAllocation plan = planner.mean(moments(shares, PER_MESSAGE));
                 int[] r = meanTrials(shares, plan, eMax, seed++);
-                String name = String.format(Locale.ROOT, "mean e=10%% %-16s %-9s", p.name(), layout);
-                report(name, r[0], TRIALS, String.format(Locale.ROOT, "within e_max (coverage %.3f, %.1f%% sampled)",
-                        (double) r[1] / TRIALS, 100 * fraction(plan)));
+                String name =
+                        String.format(Locale.ROOT, "mean e=10%% %-16s %-9s", p.name(), layout);
+                report(
+                        name,
+                        r[0],
+                        TRIALS,
+                        String.format(
+                                Locale.ROOT,
+                                "within e_max (coverage %.3f, %.1f%% sampled)",
+                                (double) r[1] / TRIALS,
+                                100 * fraction(plan)));
                 int[] acc = pooled.computeIfAbsent(layout, k -> new int[2]);
                 acc[0] += r[0];
                 acc[1] += TRIALS;
@@ -153,12 +163,25 @@ class SharePlanningTest {
             for (Population p : distributions(GROUP, 21)) {
                 for (Layout layout : Layout.values()) {
                     List<double[]> shares = split(p.values(), layout, seed++);
-                    ShareAllocation plan = planner.quantile(sketches(shares), units(shares, PER_MESSAGE), q);
+                    ShareAllocation plan =
+                            planner.quantile(sketches(shares), units(shares, PER_MESSAGE), q);
                     int[] r = quantileTrials(shares, plan, q, eMax, seed++);
-                    String name = String.format(Locale.ROOT, "q%.0f e=5%% %-16s %-9s", 100 * q, p.name(), layout);
-                    report(name, r[0], TRIALS, String.format(Locale.ROOT,
-                            "within e_max (coverage %.3f, %.1f%% sampled)", (double) r[1] / TRIALS,
-                            100 * fraction(plan)));
+                    String name =
+                            String.format(
+                                    Locale.ROOT,
+                                    "q%.0f e=5%% %-16s %-9s",
+                                    100 * q,
+                                    p.name(),
+                                    layout);
+                    report(
+                            name,
+                            r[0],
+                            TRIALS,
+                            String.format(
+                                    Locale.ROOT,
+                                    "within e_max (coverage %.3f, %.1f%% sampled)",
+                                    (double) r[1] / TRIALS,
+                                    100 * fraction(plan)));
                     int[] acc = pooled.computeIfAbsent(layout, k -> new int[2]);
                     acc[0] += r[0];
                     acc[1] += TRIALS;
@@ -171,20 +194,24 @@ class SharePlanningTest {
         assertPooled(pooled, failures, "quantile");
     }
 
-    private static void assertPooled(Map<Layout, int[]> pooled, List<String> failures, String what) {
+    private static void assertPooled(
+            Map<Layout, int[]> pooled, List<String> failures, String what) {
         for (Map.Entry<Layout, int[]> e : pooled.entrySet()) {
             int[] acc = e.getValue();
             report(what + " pooled " + e.getKey(), acc[0], acc[1], "within e_max");
-            assertTrue((double) acc[0] / acc[1] >= tolerance(acc[1]), what + " " + e.getKey() + ": " + acc[0] + "/"
-                    + acc[1]);
+            assertTrue(
+                    (double) acc[0] / acc[1] >= tolerance(acc[1]),
+                    what + " " + e.getKey() + ": " + acc[0] + "/" + acc[1]);
         }
         assertTrue(failures.isEmpty(), "cases under " + tolerance(TRIALS) + ": " + failures);
     }
 
     @Test
     void previousBalancedRuleMissesClusteredGroupsAndSharePlanningDoesNot() {
-        // The rule this replaces planned each of M shares for e_max*sqrt(M) from its own statistics: right for
-        // equal shares, e_max*sqrt(M) for a group in one share. Reference numbers for docs/sampling.md.
+        // The rule this replaces planned each of M shares for e_max*sqrt(M) from its own
+        // statistics: right for
+        // equal shares, e_max*sqrt(M) for a group in one share. Reference numbers for
+        // docs/sampling.md.
         double eMax = 0.05;
         double[] pop = SamplingTestSupport.lognormalPopulation(GROUP, 31);
         List<double[]> shares = split(pop, Layout.CLUSTERED, 32);
@@ -203,19 +230,30 @@ class SharePlanningTest {
     void allocationAlgebra() {
         double[] pop = SamplingTestSupport.lognormalPopulation(GROUP, 41);
         SharePlanner planner = SharePlanner.of(0.05, CONFIDENCE);
-        // one share: the single-stratum sample size (same formula, same critical value rule) up to the skewness rule
+        // one share: the single-stratum sample size (same formula, same critical value rule) up to
+        // the skewness rule
         List<double[]> one = split(pop, Layout.CLUSTERED, 42);
         ShareMoments m = moments(one, 1).get(0);
         ShareAllocation single = planner.withMinUnits(2).mean(List.of(m));
-        MsrPlan reference = MsrPlanner.of(0.05, CONFIDENCE).plan(m.units(), m.mean(), Math.sqrt(m.variance()));
+        MsrPlan reference =
+                MsrPlanner.of(0.05, CONFIDENCE).plan(m.units(), m.mean(), Math.sqrt(m.variance()));
         assertTrue(single.units(0) >= reference.sampleSize(), single + " vs " + reference);
-        // equal shares: together about the single share's size (one message = one record here), and equal parts
-        // when the shares are alike (a normal population; a lognormal's shares differ in spread, so do their parts)
+        // equal shares: together about the single share's size (one message = one record here), and
+        // equal parts
+        // when the shares are alike (a normal population; a lognormal's shares differ in spread, so
+        // do their parts)
         List<double[]> equal = split(pop, Layout.EQUAL, 43);
         ShareAllocation parts = planner.mean(moments(equal, 1));
         assertEquals(single.totalUnits(), parts.totalUnits(), 0.1 * single.totalUnits());
-        ShareAllocation alike = SharePlanner.of(0.002, CONFIDENCE).mean(moments(
-                split(SamplingTestSupport.normalPopulation(GROUP, 45), Layout.EQUAL, 46), 1));
+        ShareAllocation alike =
+                SharePlanner.of(0.002, CONFIDENCE)
+                        .mean(
+                                moments(
+                                        split(
+                                                SamplingTestSupport.normalPopulation(GROUP, 45),
+                                                Layout.EQUAL,
+                                                46),
+                                        1));
         for (int s = 1; s < 8; s++) {
             assertEquals(alike.units(0), alike.units(s), 0.05 * alike.units(0), alike.toString());
         }
@@ -229,10 +267,14 @@ class SharePlanningTest {
         assertEquals(2.0, (double) neyman.units(1) / neyman.units(0), 0.05, neyman.toString());
         // rates give exactly the planned sizes under ATP's ceil(MSR * N)
         for (int s = 0; s < parts.shares(); s++) {
-            assertEquals(parts.units(s), (long) Math.ceil(parts.rate(s) * parts.populationUnits(s) - 1e-9));
+            assertEquals(
+                    parts.units(s),
+                    (long) Math.ceil(parts.rate(s) * parts.populationUnits(s) - 1e-9));
         }
         // a tiny e_max asks a census; zero variance the minimum; mean 0 with spread a census
-        assertEquals(single.populationUnits(0), SharePlanner.of(1e-5, CONFIDENCE).mean(List.of(m)).units(0));
+        assertEquals(
+                single.populationUnits(0),
+                SharePlanner.of(1e-5, CONFIDENCE).mean(List.of(m)).units(0));
         ShareMoments flat = new ShareMoments(100, 800, 5.0, 0.0, 0.0);
         assertEquals(2, planner.mean(List.of(flat)).units(0));
         ShareMoments centred = new ShareMoments(100, 800, 0.0, 4.0, 0.0);
@@ -262,12 +304,14 @@ class SharePlanningTest {
         assertEquals(5, exact.atMost(5));
         assertEquals(0, exact.below(1));
         assertEquals(2.0, SharePlanner.groupValueAtRank(List.of(exact), 3));
-        assertThrows(IllegalArgumentException.class, () -> ValueSketch.of(new double[] {1, Double.NaN}));
+        assertThrows(
+                IllegalArgumentException.class, () -> ValueSketch.of(new double[] {1, Double.NaN}));
     }
 
     @Test
     void topKCountsMeetEmaxOnClusteredEqualAndGeometricLayouts() {
-        // Zipf keys; the top-15 keys' counts must each be within e_max (per key), at the stated rate
+        // Zipf keys; the top-15 keys' counts must each be within e_max (per key), at the stated
+        // rate
         double eMax = 0.1;
         int k = 15;
         int[] keys = new ZipfDistribution(new Well19937c(61), 300, 1.1).sample(GROUP);
@@ -289,7 +333,8 @@ class SharePlanningTest {
                     c.merge(v, 1L, Long::sum);
                     truth.merge(v, 1L, Long::sum);
                 }
-                counts.add(new SharePlanner.KeyCounts<>(units(s.length, PER_MESSAGE), s.length, c, 0));
+                counts.add(
+                        new SharePlanner.KeyCounts<>(units(s.length, PER_MESSAGE), s.length, c, 0));
             }
             ShareAllocation plan = planner.topK(counts, k);
             List<ShareSampler> samplers = samplers(shares, PER_MESSAGE, seed++);
@@ -314,11 +359,17 @@ class SharePlanningTest {
                     layoutWithin += Math.abs(kc.count().mean() - tc) <= eMax * tc ? 1 : 0;
                 }
             }
-            report("top-15 counts e=10% zipf " + layout, layoutWithin, layoutChecks,
-                    String.format(Locale.ROOT, "within e_max (%.1f%% sampled)", 100 * fraction(plan)));
+            report(
+                    "top-15 counts e=10% zipf " + layout,
+                    layoutWithin,
+                    layoutChecks,
+                    String.format(
+                            Locale.ROOT, "within e_max (%.1f%% sampled)", 100 * fraction(plan)));
             within += layoutWithin;
             checks += layoutChecks;
         }
-        assertTrue((double) within / checks >= tolerance(checks / 15), "top-k within e_max " + within + "/" + checks);
+        assertTrue(
+                (double) within / checks >= tolerance(checks / 15),
+                "top-k within e_max " + within + "/" + checks);
     }
 }

@@ -13,11 +13,11 @@ import org.apache.commons.math3.random.Well19937c;
 import org.junit.jupiter.api.Test;
 
 /**
- * Medians, p90 and top-k when a group's shares arrive at different fractions (one share delivered whole, the others
- * near their minimum, as {@code submit=all} on an idle network or a clustered plan produces) and differ in
- * distribution: {@link StratifiedQuantile} and {@link StratifiedTopK} weight each share by its own inclusion
- * fraction; pooling the shares as one simple random sample (the previous estimator) is biased. 1,000 seeded trials;
- * acceptance: coverage in [0.93, 0.99].
+ * Medians, p90 and top-k when a group's shares arrive at different fractions (one share delivered
+ * whole, the others near their minimum, as {@code submit=all} on an idle network or a clustered
+ * plan produces) and differ in distribution: {@link StratifiedQuantile} and {@link StratifiedTopK}
+ * weight each share by its own inclusion fraction; pooling the shares as one simple random sample
+ * (the previous estimator) is biased. 1,000 seeded trials; acceptance: coverage in [0.93, 0.99].
  */
 class UnequalFractionsTest {
 
@@ -25,9 +25,13 @@ class UnequalFractionsTest {
     private static final int PER_MESSAGE = 8;
     private static final double CONFIDENCE = 0.95;
 
-    /** Share A whole, B at 4% of its messages, C at 10%; their distributions differ in level and spread. */
+    /**
+     * Share A whole, B at 4% of its messages, C at 10%; their distributions differ in level and
+     * spread.
+     */
     private static List<double[]> shares() {
-        return List.of(new LogNormalDistribution(new Well19937c(71), 0, 1).sample(8000),
+        return List.of(
+                new LogNormalDistribution(new Well19937c(71), 0, 1).sample(8000),
                 new LogNormalDistribution(new Well19937c(72), 1.2, 0.5).sample(12_000),
                 new LogNormalDistribution(new Well19937c(73), -0.5, 1.5).sample(4000));
     }
@@ -40,7 +44,8 @@ class UnequalFractionsTest {
         double[] all = concat(shares);
         for (double q : new double[] {0.5, 0.9}) {
             double truth = SamplingTestSupport.quantile(all, q);
-            List<ShareLayouts.ShareSampler> samplers = ShareLayouts.samplers(shares, PER_MESSAGE, (long) (q * 100));
+            List<ShareLayouts.ShareSampler> samplers =
+                    ShareLayouts.samplers(shares, PER_MESSAGE, (long) (q * 100));
             int covered = 0;
             int pooledCovered = 0;
             double bias = 0;
@@ -51,7 +56,8 @@ class UnequalFractionsTest {
                 for (int m = 0; m < shares.size(); m++) {
                     long units = ShareLayouts.units(shares.get(m).length, PER_MESSAGE);
                     QuantileAccumulator acc = new QuantileAccumulator();
-                    for (double[] msg : samplers.get(m).deliver((long) Math.ceil(FRACTIONS[m] * units))) {
+                    for (double[] msg :
+                            samplers.get(m).deliver((long) Math.ceil(FRACTIONS[m] * units))) {
                         for (double v : msg) {
                             acc.add(v);
                             pooled.add(v);
@@ -66,10 +72,20 @@ class UnequalFractionsTest {
                 bias += (w.mean() - truth) / truth / TRIALS;
                 pooledBias += (p.mean() - truth) / truth / TRIALS;
             }
-            report(String.format("q%.0f unequal fractions: weighted (mean rel. bias %+.4f)", 100 * q, bias), covered,
-                    TRIALS, "");
-            report(String.format("q%.0f unequal fractions: pooled   (mean rel. bias %+.4f)", 100 * q, pooledBias),
-                    pooledCovered, TRIALS, "(the previous estimator)");
+            report(
+                    String.format(
+                            "q%.0f unequal fractions: weighted (mean rel. bias %+.4f)",
+                            100 * q, bias),
+                    covered,
+                    TRIALS,
+                    "");
+            report(
+                    String.format(
+                            "q%.0f unequal fractions: pooled   (mean rel. bias %+.4f)",
+                            100 * q, pooledBias),
+                    pooledCovered,
+                    TRIALS,
+                    "(the previous estimator)");
             assertTrue(covered >= 930 && covered <= 990, "q" + q + " weighted coverage " + covered);
             assertTrue(pooledCovered < 800, "pooling should be biased here: " + pooledCovered);
         }
@@ -78,9 +94,11 @@ class UnequalFractionsTest {
     @Test
     void topKCountsCoverAtUnequalFractions() {
         // each share has its own key popularity (Zipf over shifted key ranges)
-        int[][] keys = {new ZipfDistribution(new Well19937c(81), 200, 1.1).sample(8000),
-                new ZipfDistribution(new Well19937c(82), 200, 0.9).sample(12_000),
-                new ZipfDistribution(new Well19937c(83), 200, 1.3).sample(4000)};
+        int[][] keys = {
+            new ZipfDistribution(new Well19937c(81), 200, 1.1).sample(8000),
+            new ZipfDistribution(new Well19937c(82), 200, 0.9).sample(12_000),
+            new ZipfDistribution(new Well19937c(83), 200, 1.3).sample(4000)
+        };
         int[] shift = {0, 5, 10};
         List<double[]> shares = new ArrayList<>();
         Map<Double, Integer> truth = new HashMap<>();
@@ -105,7 +123,8 @@ class UnequalFractionsTest {
                 long units = ShareLayouts.units(shares.get(m).length, PER_MESSAGE);
                 allUnits += units;
                 TopKAccumulator<Double> acc = new TopKAccumulator<>();
-                for (double[] msg : samplers.get(m).deliver((long) Math.ceil(FRACTIONS[m] * units))) {
+                for (double[] msg :
+                        samplers.get(m).deliver((long) Math.ceil(FRACTIONS[m] * units))) {
                     Map<Double, Integer> c = new HashMap<>();
                     for (double v : msg) {
                         c.merge(v, 1, Integer::sum);
@@ -125,7 +144,10 @@ class UnequalFractionsTest {
             }
         }
         report("top-15 counts unequal fractions: weighted", (int) covered, (int) intervals, "");
-        report("top-15 counts unequal fractions: pooled", (int) pooledCovered, (int) pooledIntervals,
+        report(
+                "top-15 counts unequal fractions: pooled",
+                (int) pooledCovered,
+                (int) pooledIntervals,
                 "(the previous estimator)");
         double c = (double) covered / intervals;
         assertTrue(c >= 0.93 && c <= 0.99, "top-k weighted coverage " + c);
@@ -150,9 +172,11 @@ class UnequalFractionsTest {
         for (int i = 0; i < 400; i++) {
             one.add(shares.get(0)[i]);
         }
-        assertEquals(one.quantile(0.5, CONFIDENCE, 8000),
+        assertEquals(
+                one.quantile(0.5, CONFIDENCE, 8000),
                 new StratifiedQuantile().addShare(one, 8000).quantile(0.5, CONFIDENCE));
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(
+                IllegalArgumentException.class,
                 () -> new StratifiedQuantile().addShare(new QuantileAccumulator(), 10));
         StratifiedTopK<String> topK = new StratifiedTopK<>();
         TopKAccumulator<String> a = new TopKAccumulator<>();
