@@ -240,8 +240,9 @@ public final class ApproxQuery implements Serializable {
      */
     public Dataset<Row> run() {
         SparkSession spark = input.sparkSession();
-        JavaRDD<Object> reduced = shuffle(spec(defaultConfidence(spark)));
-        ApproxSpec spec = lastSpec;
+        Shuffled shuffled = shuffle(spec(defaultConfidence(spark)));
+        JavaRDD<Object> reduced = shuffled.reduced();
+        ApproxSpec spec = shuffled.spec();
         int np = reduced.getNumPartitions();
         JavaRDD<Row> results =
                 reduced.mapPartitions(
@@ -265,11 +266,11 @@ public final class ApproxQuery implements Serializable {
      * (group, ApproxRow)}.
      */
     JavaRDD<Object> received() {
-        return shuffle(spec(defaultConfidence(input.sparkSession())));
+        return shuffle(spec(defaultConfidence(input.sparkSession()))).reduced();
     }
 
-    /** The spec of the last {@link #shuffle}, with its plan (transient: the driver's copy). */
-    private transient ApproxSpec lastSpec;
+    /** What the reducers receive, and the spec (with its plan) the shuffle was made with. */
+    private record Shuffled(JavaRDD<Object> reduced, ApproxSpec spec) {}
 
     /**
      * The configuration of the approximate path when this query will take it (ApproxShuffleManager,
@@ -379,7 +380,7 @@ public final class ApproxQuery implements Serializable {
         }
     }
 
-    private JavaRDD<Object> shuffle(ApproxSpec unplanned) {
+    private Shuffled shuffle(ApproxSpec unplanned) {
         ApproxSpec spec = unplanned;
         SparkSession spark = input.sparkSession();
         List<String> valueCols = valueColumns(spec);
@@ -445,7 +446,6 @@ public final class ApproxQuery implements Serializable {
                             JavaSparkContext.fromSparkContext(spark.sparkContext())
                                     .broadcast(plan));
         }
-        lastSpec = spec;
         int np = partitions > 0 ? partitions : spark.sparkContext().defaultParallelism();
         org.apache.spark.Partitioner partitioner =
                 exact ? new org.apache.spark.HashPartitioner(np) : new ApproxPartitioner(np, spec);
@@ -457,6 +457,6 @@ public final class ApproxQuery implements Serializable {
                 new ShuffledRDD<>(prev, partitioner, kt, vt, vt);
         @SuppressWarnings({"unchecked", "rawtypes"})
         JavaRDD<Object> reduced = new JavaRDD(shuffled, ClassTag$.MODULE$.apply(Object.class));
-        return reduced;
+        return new Shuffled(reduced, spec);
     }
 }
