@@ -7,6 +7,8 @@
 #   3. jar check                         approx-core jar ships META-INF/native/linux-x86_64/libnetapprox.so
 #   3b. approx-spark jar check           the spark-submit --jars jar is self-contained (its Spark tests, local[2]
 #                                        and local-cluster, ran in step 2)
+#   3c. ns-3 simulation                  benchmarks/sim/run.sh ci: ns-3 wheel (pinned) into build/sim-ns3, atp-sim
+#                                        build, its tests, the smoke preset and a check of its summary.json
 #   4. AddressSanitizer + UBSan          second native build in native/build-asan, ctest on it
 #   5. libFuzzer                         native/build-fuzz (clang), fuzz_datagram for FUZZ_SECONDS (default 60)
 #
@@ -126,6 +128,12 @@ end
 # message where root or network namespaces are unavailable.
 begin "network lab smoke test (benchmarks/netlab)"
 python3 "$ROOT/benchmarks/netlab/test_netlab.py" -v
+end
+
+# ---------------------------------------------------------------------------------------------------------
+# The ns-3 simulation driving the real ATP core (docs/simulation.md): the adapter's tests and the smoke preset.
+begin "ns-3 simulation: tests + smoke (benchmarks/sim)"
+bash "$ROOT/benchmarks/sim/run.sh" ci
 end
 
 # ---------------------------------------------------------------------------------------------------------

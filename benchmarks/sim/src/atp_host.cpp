@@ -193,6 +193,7 @@ void AtpHost::on_event(const atp::Event& ev) {
       JobResult& r = ctx_->results[ev.job];
       if (static_cast<int64_t>(ev.message) <= rj.last_msg) r.in_order = false;
       rj.last_msg = ev.message;
+      r.bytes_received += ev.len;
       if (ctx_->verify) {
         for (size_t i = 0; i < ev.len; ++i)
           if (ev.data[i] != pattern_byte(ev.job, ev.message, i, true)) {

@@ -287,8 +287,12 @@ int main(int argc, char** argv) {
     const SwitchQueueStats& q = switch_queue_stats();
     auto arr = [&](const std::array<uint64_t, 8>& a) {
       std::string s = "[";
-      for (size_t i = 0; i < a.size(); ++i) s += (i ? "," : "") + std::to_string(a[i]);
-      return s + "]";
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (i) s.push_back(',');
+        s.append(std::to_string(a[i]));
+      }
+      s.push_back(']');
+      return s;
     };
     std::fprintf(f,
                  "{\"scheme\":\"%s\",\"fabric\":\"%s\",\"jobs\":%zu,\"unfinished\":%zu,\"sim_seconds\":%.6f,"

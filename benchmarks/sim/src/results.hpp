@@ -20,6 +20,7 @@ struct JobResult {
   uint64_t done_ns = 0;     // 0: never finished
   std::string status = "unfinished";  // ok | error name | unfinished
   uint32_t delivered = 0;   // messages the receiver got (ATP/UDP: receiver's count; TCP: at the acknowledgement)
+  uint64_t bytes_received = 0;  // message payload bytes the receiving application got
   uint32_t lost = 0;        // messages the receiver knows are lost (ATP) or never completed (UDP)
   bool in_order = true;     // receiver saw message ids in increasing order (checked for ATP)
   bool content_ok = true;   // receiver's message bytes matched what was submitted (ATP, --verify)
@@ -33,11 +34,11 @@ struct JobResult {
     std::fprintf(f,
                  "{\"job\":%u,\"scheme\":\"%s\",\"kind\":\"%s\",\"msr\":%.6g,\"messages\":%u,\"target\":%u,"
                  "\"bytes\":%llu,\"start_ns\":%llu,\"jct_ns\":%lld,\"status\":\"%s\",\"delivered\":%u,\"lost\":%u,"
-                 "\"in_order\":%s,\"content_ok\":%s,\"bytes_sent\":%llu,\"packets_sent\":%llu,"
+                 "\"bytes_received\":%llu,\"in_order\":%s,\"content_ok\":%s,\"bytes_sent\":%llu,\"packets_sent\":%llu,"
                  "\"retransmitted\":%llu,\"measured_loss\":%.6g,\"epochs\":%llu,\"time_in_class_ns\":[",
                  id, scheme.c_str(), kind.c_str(), msr, messages, target, (unsigned long long)bytes,
                  (unsigned long long)start_ns, done_ns ? (long long)(done_ns - start_ns) : -1LL, status.c_str(),
-                 delivered, lost, in_order ? "true" : "false", content_ok ? "true" : "false",
+                 delivered, lost, (unsigned long long)bytes_received, in_order ? "true" : "false", content_ok ? "true" : "false",
                  (unsigned long long)bytes_sent, (unsigned long long)packets_sent,
                  (unsigned long long)packets_retransmitted, measured_loss, (unsigned long long)epochs);
     for (size_t i = 0; i < time_in_class_ns.size(); ++i)

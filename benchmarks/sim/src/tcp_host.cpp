@@ -133,6 +133,7 @@ void TcpHost::pump(size_t idx) {
       put32(h, s.desc->sizes[m]);
       s.socket->Send(Create<Packet>(h.data(), kMsgHeader));
       s.sent_bytes_of_current = kMsgHeader;
+      r.bytes_sent += kMsgHeader;
       avail -= kMsgHeader;
     }
     const uint32_t chunk = std::min(avail, total - s.sent_bytes_of_current);
@@ -181,12 +182,14 @@ void TcpHost::on_receiver_recv(Ptr<Socket> sock) {
       if (rc.in_payload) {
         const uint32_t take = static_cast<uint32_t>(std::min<size_t>(rc.payload_left, data.size() - off));
         rc.payload_left -= take;
+        rc.bytes += take;
         off += take;
         if (rc.payload_left == 0) {
           rc.in_payload = false;
           rc.complete++;
           if (!rc.answered && rc.complete >= rc.answer_at) {
             rc.answered = true;
+            ctx_->results[rc.job].bytes_received = rc.bytes;
             uint8_t one = 1;
             sock->Send(Create<Packet>(&one, 1));
           }

@@ -45,6 +45,7 @@ class TcpHost : public ns3::Application {
     bool have_job = false;
     uint32_t job = 0, expect = 0, answer_at = 0, complete = 0;
     uint32_t payload_left = 0;
+    uint64_t bytes = 0;  // payload bytes received
     bool in_payload = false, answered = false;
   };
 

@@ -120,6 +120,7 @@ void UdpHost::on_recv(Ptr<Socket> s) {
     if (jt == job_desc_.end() || w[1] >= jt->second->sizes.size()) continue;
     Incoming& in = incoming_[w[0]];
     in.last_ns = now_ns();
+    in.bytes += p->GetSize() - kHeader;
     if (++in.frags[w[1]] == w[3]) in.complete++;
   }
 }
@@ -130,6 +131,7 @@ void UdpHost::collect() {
     auto it = incoming_.find(id);
     r.delivered = it == incoming_.end() ? 0 : it->second.complete;
     r.lost = static_cast<uint32_t>(desc->sizes.size()) - r.delivered;
+    r.bytes_received = it == incoming_.end() ? 0 : it->second.bytes;
     if (it != incoming_.end() && r.done_ns) r.done_ns = std::max(r.done_ns, it->second.last_ns);
     r.receiver_done = true;
   }

@@ -37,6 +37,7 @@ class UdpHost : public ns3::Application {
     std::unordered_map<uint32_t, uint32_t> frags;  // message -> fragments received
     uint32_t complete = 0;
     uint64_t last_ns = 0;
+    uint64_t bytes = 0;
   };
 
   void StartApplication() override;
