@@ -121,12 +121,12 @@ PRESETS = {
                   load=0.6, figures=["fig5", "fig9"], fig5_schemes=SCHEMES, trials=4, fig11_jobs=8,
                   fig9_schemes=["atp_full", "atp_paper", "dctcp_es", "dctcp_ss"]),
     # The k=4 figure set (docs/simulation.md): every figure, ~10 min on 2 cores.
-    "k4": dict(k=4, hosts=0, rate_gbps=40, jobs={"fbkv": 150, "fbhd": 48}, incast_jobs=90, msrs=[0.5, 0.75, 0.9],
-               load=0.6, figures=["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14"], trials=10,
+    "k4": dict(k=4, hosts=0, rate_gbps=40, jobs={"fbkv": 96, "fbhd": 32}, incast_jobs=60, msrs=[0.5, 0.75, 0.9],
+               load=0.8, figures=["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14"], trials=10,
                fig11_jobs=30),
     # Paper scale: k=12 fat-tree with 192 hosts at 40 Gbit/s.
-    "paper": dict(k=12, hosts=192, rate_gbps=40, jobs={"fbkv": 1200, "fbhd": 300}, incast_jobs=300,
-                  msrs=[0.5, 0.75, 0.9], load=0.6,
+    "paper": dict(k=12, hosts=192, rate_gbps=40, jobs={"fbkv": 384, "fbhd": 96}, incast_jobs=192,
+                  msrs=[0.5, 0.75, 0.9], load=0.8,
                   figures=["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14"], trials=20,
                   fig11_jobs=40),
 }
@@ -210,10 +210,18 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
             for s in p.get("fig9_schemes", ["atp_full", "atp_paper", "dctcp_es", "dctcp_ss"]):
                 runs.append(Run("fig9", wl, "incast", s, path, fabric_args(p)))
 
-    # Figs. 10/11: one foreground FBKV sender (h2 -> h1) against constant-rate background (h3 -> h1) that starts
-    # in the foreground's initial class and moves one class up halfway (Fig. 10: up twice).
+    # Figs. 10/11: one foreground FBKV sender (h2 -> h1) against constant-rate UDP background (h3 -> h1, 0.6 of the
+    # line rate) that starts in the foreground's initial class (from TLR_0 = 1 - MSR) and moves one class up
+    # halfway (Fig. 10: at 1/3 and 2/3). The foreground produces 10x faster than in the other figures so that
+    # it is bound by the network, not by its production: the dynamics are about sharing a queue.
     if want("fig10") or want("fig11"):
         r = random.Random(seed + 2)
+        fscale = scale / 10
+        bg_rate = 0.6 * rate
+
+        def network_time(msr, sizes, offs):  # production span, or the MSR share at the rate left by the background
+            return max(offs[-1] * 1000 * fscale, msr * sum(sizes) * 8 / (rate - bg_rate) * 1e9)
+
         for fig in ("fig10", "fig11"):
             if not want(fig):
                 continue
@@ -226,22 +234,21 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
                         sizes += s_
                         offs += [t + o for o in o_]
                         t = offs[-1] + 20
-                    fg = [SimJob(1, WARMUP_NS, 2, 1, msr, sizes, [int(o * 1000 * scale) for o in offs],
+                    fg = [SimJob(1, WARMUP_NS, 2, 1, msr, sizes, [int(o * 1000 * fscale) for o in offs],
                                  trace=True)]
+                    span = int(network_time(msr, sizes, offs))
+                    moves = [(WARMUP_NS + span // 3, max(1, c0 - 1)) for c0 in [tlr_class(1 - msr)]]
+                    moves.append((WARMUP_NS + 2 * span // 3, max(1, tlr_class(1 - msr) - 2)))
                 else:
                     fg, t0 = [], WARMUP_NS
                     for i in range(p["fig11_jobs"]):
                         s_, o_ = one_job("fbkv", r)
-                        fg.append(SimJob(i + 1, t0, 2, 1, msr, s_, [int(o * 1000 * scale) for o in o_]))
-                        t0 += int((o_[-1] + 50) * 1000 * scale)  # one after the other
-                end = max(j.start_ns + j.offsets_ns[-1] for j in fg)
+                        fg.append(SimJob(i + 1, t0, 2, 1, msr, s_, [int(o * 1000 * fscale) for o in o_]))
+                        t0 += int(1.5 * network_time(msr, s_, o_))  # mostly one after the other
+                    span = t0 - WARMUP_NS
+                    moves = [(WARMUP_NS + span // 2, max(1, tlr_class(1 - msr) - 1))]
                 c0 = tlr_class(1 - msr)
-                span = end - WARMUP_NS
-                if fig == "fig10":
-                    moves = [(WARMUP_NS + span // 3, max(1, c0 - 1)), (WARMUP_NS + 2 * span // 3, max(1, c0 - 2))]
-                else:
-                    moves = [(WARMUP_NS + span // 2, max(1, c0 - 1))]
-                bg = [Background(1, 3, 1, 0.8 * rate, WARMUP_NS - 100_000, end + 5 * span, c0, moves)]
+                bg = [Background(1, 3, 1, bg_rate, WARMUP_NS - 100_000, WARMUP_NS + 20 * span, c0, moves)]
                 path = sched(f"{fig}-msr{msr}", fg, bg)
                 schemes = ["atp_full", "atp_paper"] if fig == "fig10" else ["atp_fixtlr", "atp_fixprio",
                                                                              "atp_full", "dctcp_es"]
@@ -249,7 +256,9 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
                     # DCTCP traffic has no slack class: it meets the background in one FIFO queue (fifo switch).
                     sw = "fifo" if s.startswith("dctcp") else "slack"
                     runs.append(Run(fig, "fbkv", "one-to-one+bg", s, path,
-                                    fabric_args(p, "star", 3, sw), {"bg_class": c0}, trace=fig == "fig10"))
+                                    fabric_args(p, "star", 3, sw),
+                                    {"bg_class": c0, "bg_moves": [[(a - WARMUP_NS) / 1e6, c] for a, c in moves]},
+                                    trace=fig == "fig10"))
 
     # Paper Fig. 13: exact (non-approximate) jobs co-running with approximate FBKV, ATP vs DCTCP-ES; ATP also on
     # a FIFO switch (slack vs FIFO).
@@ -372,19 +381,25 @@ def cmd_run(a) -> int:
     runs = plan(a.preset, a.out, a.seed, only)
     t0 = time.monotonic()
     results = []
+    # A (schedule, scheme, fabric) shared by two figures (Fig. 5's ATP Full is also Fig. 12's) runs once.
+    ident = lambda r: (r.schedule, r.scheme, tuple(r.args), r.trace)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = [ex.submit(run_one, a.sim, r, a.out, a.seed) for r in runs]
-        for f in futs:
-            res = f.result()
-            r = res["run"]
+        futs = {}
+        for r in runs:
+            if ident(r) not in futs:
+                futs[ident(r)] = ex.submit(run_one, a.sim, r, a.out, a.seed)
+        for r in runs:
+            res = dict(futs[ident(r)].result(), run=r)
             print(f"[sim] {r.figure} {r.workload} {r.pattern} {r.scheme} {r.extra or ''}: "
                   f"{len(res['jobs'])} jobs, {res['stats']['unfinished']} unfinished, {res['wall']:.1f}s",
                   flush=True)
             results.append(res)
     cells = [c for res in results for c in cells_of(res)]
     walls: dict[str, float] = {}
+    cpus: dict[str, float] = {}
     for res in results:
         walls[res["run"].figure] = walls.get(res["run"].figure, 0) + res["wall"]
+        cpus[res["run"].figure] = cpus.get(res["run"].figure, 0) + res["stats"].get("cpu_seconds", 0)
     p = PRESETS[a.preset]
     summary = {
         "preset": a.preset, "seed": a.seed,
@@ -394,9 +409,11 @@ def cmd_run(a) -> int:
         "note": "measured on a shared 2-core machine; wall times are indicative only",
         "wall_seconds": round(time.monotonic() - t0, 1),
         "wall_seconds_per_figure": {k: round(v, 1) for k, v in sorted(walls.items())},
+        "cpu_seconds_per_figure": {k: round(v, 1) for k, v in sorted(cpus.items())},
         "runs": [{"figure": res["run"].figure, "workload": res["run"].workload, "pattern": res["run"].pattern,
                   "scheme": res["run"].scheme, **res["run"].extra, "jobs": len(res["jobs"]),
                   "unfinished": res["stats"]["unfinished"], "sim_seconds": res["stats"]["sim_seconds"],
+                  "wall_seconds": round(res["wall"], 1), "cpu_seconds": res["stats"].get("cpu_seconds"),
                   "switch_dropped": res["stats"]["switch_dropped"], "switch_marked": res["stats"]["switch_marked"],
                   "trace": os.path.relpath(res["base"] + ".trace.csv", a.out) if res["run"].trace else None}
                  for res in results],

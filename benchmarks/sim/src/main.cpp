@@ -13,6 +13,7 @@
 #include "ns3/internet-module.h"
 
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstring>
 #include <getopt.h>
@@ -266,6 +267,8 @@ int main(int argc, char** argv) {
   if (trace) std::fclose(trace);
 
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const double cpu_s = static_cast<double>(std::clock()) / CLOCKS_PER_SEC;  // this process only: the shared
+                                                                           // machine's load does not inflate it
   atp::EngineStats es{};
   for (AtpHost* a : atp_hosts) {
     if (!a) continue;
@@ -296,11 +299,11 @@ int main(int argc, char** argv) {
     };
     std::fprintf(f,
                  "{\"scheme\":\"%s\",\"fabric\":\"%s\",\"jobs\":%zu,\"unfinished\":%zu,\"sim_seconds\":%.6f,"
-                 "\"wall_seconds\":%.3f,\"switch_enqueued\":%s,\"switch_dropped\":%s,\"switch_marked\":%s,"
+                 "\"wall_seconds\":%.3f,\"cpu_seconds\":%.3f,\"switch_enqueued\":%s,\"switch_dropped\":%s,\"switch_marked\":%s,"
                  "\"switch_max_bytes\":%s,\"engine_datagrams_out\":%llu,\"engine_datagrams_in\":%llu,"
                  "\"engine_dropped\":{\"malformed\":%llu,\"auth\":%llu,\"no_buffer\":%llu,\"unknown_session\":%llu,"
                  "\"unknown_job\":%llu}}\n",
-                 o.scheme.c_str(), fabric->describe.c_str(), sched.jobs.size(), ctx.unfinished, sim_s, wall_s,
+                 o.scheme.c_str(), fabric->describe.c_str(), sched.jobs.size(), ctx.unfinished, sim_s, wall_s, cpu_s,
                  arr(q.enqueued).c_str(), arr(q.dropped).c_str(), arr(q.marked).c_str(), arr(q.max_bytes).c_str(),
                  (unsigned long long)es.datagrams_out, (unsigned long long)es.datagrams_in,
                  (unsigned long long)es.dropped_malformed, (unsigned long long)es.dropped_auth,
