@@ -7,9 +7,9 @@
 #   3. jar check                         approx-core jar ships META-INF/native/linux-x86_64/libnetapprox.so
 #   3b. approx-spark jar check           the spark-submit --jars jar is self-contained (its Spark tests, local[2]
 #                                        and local-cluster, ran in step 2)
-#   3c. ns-3 simulation                  benchmarks/sim/run.sh ci: ns-3 wheel (pinned) into build/sim-ns3, atp-sim
-#                                        build, its tests, the smoke preset and a check of its summary.json
 #   4. AddressSanitizer + UBSan          second native build in native/build-asan, ctest on it
+#   4b. ns-3 simulation                  benchmarks/sim/run.sh ci: ns-3 wheel (pinned) into build/sim-ns3, atp-sim
+#                                        build, its tests, the smoke preset and a check of its summary.json
 #   5. libFuzzer                         native/build-fuzz (clang), fuzz_datagram for FUZZ_SECONDS (default 60)
 #
 # Exits non-zero on the first failure. Environment knobs (all optional):
@@ -131,12 +131,6 @@ python3 "$ROOT/benchmarks/netlab/test_netlab.py" -v
 end
 
 # ---------------------------------------------------------------------------------------------------------
-# The ns-3 simulation driving the real ATP core (docs/simulation.md): the adapter's tests and the smoke preset.
-begin "ns-3 simulation: tests + smoke (benchmarks/sim)"
-bash "$ROOT/benchmarks/sim/run.sh" ci
-end
-
-# ---------------------------------------------------------------------------------------------------------
 begin "native tests under AddressSanitizer + UBSan (native/build-asan)"
 ASAN_DIR="$ROOT/native/build-asan"
 cmake -S "$ROOT/native" -B "$ASAN_DIR" -G Ninja \
@@ -146,6 +140,12 @@ cmake --build "$ASAN_DIR" --parallel "$JOBS"
 ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
 UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
   ctest --test-dir "$ASAN_DIR" --output-on-failure --no-tests=error --timeout "$CTEST_TIMEOUT" -j "$JOBS"
+end
+
+# ---------------------------------------------------------------------------------------------------------
+# The ns-3 simulation driving the real ATP core (docs/simulation.md): the adapter's tests and the smoke preset.
+begin "ns-3 simulation: tests + smoke (benchmarks/sim)"
+bash "$ROOT/benchmarks/sim/run.sh" ci
 end
 
 # ---------------------------------------------------------------------------------------------------------
@@ -187,4 +187,4 @@ fi
 STEP="summary"
 echo
 log "step times: $(IFS=';'; echo "${TIMES[*]}")"
-echo "NetApprox tests: PASSED (maven install + Java tests + native ctest, jar ships libnetapprox.so, ASan/UBSan ctest, ${FUZZ_SUMMARY}) in $((SECONDS - T0))s"
+echo "NetApprox tests: PASSED (maven install + Java tests + native ctest, jar ships libnetapprox.so, ASan/UBSan ctest, ns-3 simulation tests + smoke, ${FUZZ_SUMMARY}) in $((SECONDS - T0))s"

@@ -6,6 +6,7 @@ matplotlib, one PNG per figure. Python stdlib only, except the plots. See docs/s
 
   sim.py run --preset smoke|k4|paper --sim build/sim/atp-sim --out DIR [--only fig5,fig9] [--jobs 2]
   sim.py plot --results DIR
+  sim.py report --results DIR      (markdown tables for docs/simulation.md)
 """
 from __future__ import annotations
 
@@ -440,6 +441,56 @@ def cmd_run(a) -> int:
     return 0
 
 
+def cmd_report(a) -> int:
+    """Markdown tables from summary.json: p50 (p99) JCT per figure, and the issue's targets at MSR 0.75."""
+    with open(os.path.join(a.results, "summary.json")) as f:
+        s = json.load(f)
+    cells = s["cells"]
+    fab = s["fabric"]
+    print(f"preset {s['preset']}, seed {s['seed']}, {fab['hosts']} hosts, k={fab['k']}, {fab['rate_gbps']} Gbit/s, "
+          f"load {fab['load']}, engine {s['engine_commit']}; wall {s['wall_seconds']} s on a shared machine\n")
+    fmt = lambda c: "-" if c is None or c["p50_ms"] is None else f"{c['p50_ms']:.3f} ({c['p99_ms']:.3f})"
+    for fig in sorted({c["figure"] for c in cells}, key=lambda f: int(f[3:])):
+        fc = [c for c in cells if c["figure"] == fig]
+        rows = sorted({(c["workload"], c["pattern"], c.get("switch", ""), str(c.get("exact_ratio", "")), c["traffic"])
+                       for c in fc})
+        msrs = sorted({c["msr"] for c in fc if c["msr"] is not None})
+        print(f"### {fig}: p50 (p99) JCT, ms\n")
+        print("| workload | pattern | switch | exact share | traffic | scheme | " + " | ".join(f"MSR {m}" for m in msrs)
+              + " | failed | loss > 1-MSR |")
+        print("|---" * (8 + len(msrs)) + "|")
+        for wl, pat, sw, ratio, traffic in rows:
+            rc = [c for c in fc if (c["workload"], c["pattern"], c.get("switch", ""), str(c.get("exact_ratio", "")),
+                                    c["traffic"]) == (wl, pat, sw, ratio, traffic)]
+            for sch in dict.fromkeys(c["scheme"] for c in rc):
+                sc = [c for c in rc if c["scheme"] == sch]
+                vals = [fmt(next((c for c in sc if c["msr"] == m), None)) for m in msrs]
+                print(f"| {wl} | {pat} | {sw} | {ratio} | {traffic} | {sch} | " + " | ".join(vals) +
+                      f" | {sum(c['failed'] for c in sc)} | {sum(c['loss_above_allowance'] for c in sc)} |")
+        print()
+    print("### targets at MSR 0.75 (ratio of p50 JCT)\n")
+    print("| figure | workload | pattern | ATP Full / DCTCP-ES (<= 0.5) | ATP Full / DCTCP-SS (<= 0.8) |")
+    print("|---|---|---|---|---|")
+    for c in cells:
+        if c["scheme"] == "atp_full" and c["msr"] == 0.75 and c["figure"] in ("fig5", "fig6", "fig9"):
+            key = lambda x, sch: (x["figure"], x["workload"], x["pattern"], x["msr"], x["scheme"]) == (
+                c["figure"], c["workload"], c["pattern"], 0.75, sch)
+            es = next((x for x in cells if key(x, "dctcp_es")), None)
+            ss = next((x for x in cells if key(x, "dctcp_ss")), None)
+            r = lambda b: "-" if not b or not b["p50_ms"] else f"{c['p50_ms'] / b['p50_ms']:.2f}"
+            print(f"| {c['figure']} | {c['workload']} | {c['pattern']} | {r(es)} | {r(ss)} |")
+    abl = [c for c in cells if c["figure"] == "fig12"]
+    if abl:
+        print("\n### ablation order (Fig. 12, p50 JCT, ms)\n")
+        for m in sorted({c["msr"] for c in abl}):
+            v = {c["scheme"]: c["p50_ms"] for c in abl if c["msr"] == m}
+            order = ["atp_base", "atp_rc", "atp_rc_mrdf", "atp_full"]
+            mono = all(v[order[i]] >= v[order[i + 1]] for i in range(3) if order[i] in v and order[i + 1] in v)
+            print(f"- MSR {m}: " + " >= ".join(f"{k[4:]} {v.get(k)}" for k in order) +
+                  f" -> {'monotone' if mono else 'NOT monotone'}")
+    return 0
+
+
 def cmd_plot(a) -> int:
     import plots  # benchmarks/sim/plots.py (matplotlib)
     plots.plot_all(a.results)
@@ -459,9 +510,11 @@ def main(argv=None) -> int:
     r.add_argument("--plot", action="store_true", help="also draw the PNGs (needs matplotlib)")
     p = sub.add_parser("plot")
     p.add_argument("--results", required=True)
+    rp = sub.add_parser("report")
+    rp.add_argument("--results", required=True)
     a = ap.parse_args(argv)
     sys.path.insert(0, HERE)
-    return cmd_run(a) if a.cmd == "run" else cmd_plot(a)
+    return {"run": cmd_run, "plot": cmd_plot, "report": cmd_report}[a.cmd](a)
 
 
 if __name__ == "__main__":
