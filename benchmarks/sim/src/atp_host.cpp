@@ -84,7 +84,6 @@ void AtpHost::start_job(size_t idx) {
     ctx_->finished(j.id, now_ns());
     return;
   }
-  s.started = true;
   produce(idx);
 }
 

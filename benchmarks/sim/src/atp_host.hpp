@@ -32,7 +32,6 @@ class AtpHost : public ns3::Application {
     const JobDesc* desc;
     atp::SessionId session;
     uint32_t next = 0;  // next message to produce
-    bool started = false;
     bool blocked = false;
   };
   struct ReceivingJob {

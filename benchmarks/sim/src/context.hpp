@@ -25,6 +25,7 @@ struct SimContext {
   double rate_bps = 40e9;
   uint64_t connect_lead_ns = 1'000'000;  // TCP connections / ATP sessions exist this long before a job starts
   size_t unfinished = 0;    // jobs not yet finished (both ends where the transport reports both)
+  std::set<uint32_t> finished_jobs;
   uint64_t last_finish_ns = 0;
 
   // A transport calls this once per job when the job has nothing left to report.

@@ -25,8 +25,7 @@ namespace atp = netapprox::atp;
 
 namespace netapprox::sim {
 void SimContext::finished(uint32_t job, uint64_t now_ns) {
-  static std::set<uint32_t> done;  // one simulation per process
-  if (!done.insert(job).second) return;
+  if (!finished_jobs.insert(job).second) return;
   last_finish_ns = std::max(last_finish_ns, now_ns);
   if (--unfinished == 0) Simulator::Stop(MilliSeconds(1));  // let late reports (receiver side) arrive
 }
