@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Drives atp-sim (benchmarks/sim): writes job schedules from benchmarks/netlab/workload.py's generators (the one
+"""Drives atp-sim (benchmarks/sim): writes job schedules from benchmarks/netlab/netlab/workload.py's generators (the one
 source of the FBKV/FBHD distributions), runs every (figure, scheme) of a preset, and aggregates the per-job
 results into summary.json (one cell per figure, workload, pattern, MSR, scheme), one CSV per figure and, with
 matplotlib, one PNG per figure. Python stdlib only, except the plots. See docs/simulation.md.
@@ -32,8 +32,8 @@ SCHEMES = ["atp_full", "atp_paper", "atp_base", "atp_rc", "atp_rc_mrdf", "atp_fi
 
 
 def load_workload():
-    """benchmarks/netlab/workload.py, imported by path (read-only: the netlab owns it)."""
-    for rel in ("benchmarks/netlab/workload.py", "benchmarks/netlab/netlab/workload.py"):
+    """benchmarks/netlab/netlab/workload.py, imported by path (read-only: the netlab owns it)."""
+    for rel in ("benchmarks/netlab/netlab/workload.py", "benchmarks/netlab/workload.py"):  # package, older layout
         path = os.path.join(ROOT, rel)
         if os.path.exists(path):
             spec = importlib.util.spec_from_file_location("netlab_workload", path)
@@ -41,7 +41,7 @@ def load_workload():
             sys.modules["netlab_workload"] = mod  # dataclasses need the module registered
             spec.loader.exec_module(mod)
             return mod
-    raise SystemExit("sim.py: benchmarks/netlab/workload.py not found")
+    raise SystemExit("sim.py: benchmarks/netlab/netlab/workload.py not found")
 
 
 workload = load_workload()

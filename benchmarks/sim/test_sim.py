@@ -21,7 +21,7 @@ SIM = os.environ.get("ATP_SIM", os.path.join(sim.ROOT, "build", "sim", "atp-sim"
 
 
 def fbkv_jobs(n: int, msrs: list[float], seed: int, spacing_ns: int = 300_000, prod_scale: float = 1 / 40):
-    """n FBKV-like jobs (benchmarks/netlab/workload.py) from host 2 to host 1, started spacing_ns apart."""
+    """n FBKV-like jobs (benchmarks/netlab/netlab/workload.py) from host 2 to host 1, started spacing_ns apart."""
     r = random.Random(seed)
     jobs = []
     for i in range(n):

@@ -1,4 +1,4 @@
-// The job schedule the simulator replays, written by benchmarks/sim/sim.py from benchmarks/netlab/workload.py's
+// The job schedule the simulator replays, written by benchmarks/sim/sim.py from benchmarks/netlab/netlab/workload.py's
 // generators (the one source of the FBKV/FBHD distributions). Text, one record per line group:
 //
 //   # comment
