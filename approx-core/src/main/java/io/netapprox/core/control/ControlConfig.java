@@ -22,6 +22,9 @@ public final class ControlConfig {
     public static final int MIN_FRAME_LENGTH = 4096;
     public static final int MAX_FRAME_LENGTH = 64 << 20;
     public static final int MIN_SECRET_BYTES = 16;
+    /** Default per-connection send-queue bound (raised to two largest frames when {@code maxFrameLength} is big). */
+    public static final long DEFAULT_MAX_QUEUED_BYTES = 16L << 20;
+    public static final long MAX_QUEUED_BYTES_LIMIT = 1L << 32;
 
     private final InetAddress bindAddress;
     private final int port;
@@ -34,6 +37,8 @@ public final class ControlConfig {
     private final Duration shutdownTimeout;
     private final int eventLoopThreads;
     private final int maxPendingRequests;
+    private final long maxQueuedBytes;
+    private final Long maxQueuedBytesSet; // as given to the builder (null: derived from maxFrameLength)
     private final String endpointId;
     private final byte[] authSecret;
     private final SslContext sslContext;
@@ -50,6 +55,8 @@ public final class ControlConfig {
         this.shutdownTimeout = b.shutdownTimeout;
         this.eventLoopThreads = b.eventLoopThreads;
         this.maxPendingRequests = b.maxPendingRequests;
+        this.maxQueuedBytes = b.effectiveMaxQueuedBytes();
+        this.maxQueuedBytesSet = b.maxQueuedBytes;
         this.endpointId = b.endpointId != null ? b.endpointId
                 : "netapprox-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
         this.authSecret = b.authSecret == null ? null : b.authSecret.clone();
@@ -79,6 +86,7 @@ public final class ControlConfig {
         b.shutdownTimeout = shutdownTimeout;
         b.eventLoopThreads = eventLoopThreads;
         b.maxPendingRequests = maxPendingRequests;
+        b.maxQueuedBytes = maxQueuedBytesSet;
         b.endpointId = endpointId;
         b.authSecret = authSecret;
         b.sslContext = sslContext;
@@ -88,7 +96,7 @@ public final class ControlConfig {
     /** Keys understood by {@link #fromProperties}, after the prefix. */
     public static final Set<String> KEYS = Set.of("bindAddress", "port", "maxFrameBytes", "connectTimeoutMs",
             "handshakeTimeoutMs", "requestTimeoutMs", "idleTimeoutMs", "pingIntervalMs", "shutdownTimeoutMs",
-            "eventLoopThreads", "maxPendingRequests", "endpointId", "authSecret");
+            "eventLoopThreads", "maxPendingRequests", "maxQueuedBytes", "endpointId", "authSecret");
 
     /**
      * Reads the keys in {@link #KEYS} under {@code prefix} (e.g. {@code "approx.control."}); absent keys keep their
@@ -128,6 +136,7 @@ public final class ControlConfig {
                 case "shutdownTimeoutMs" -> b.shutdownTimeout(Duration.ofMillis(parseLong(name, v)));
                 case "eventLoopThreads" -> b.eventLoopThreads(parseInt(name, v));
                 case "maxPendingRequests" -> b.maxPendingRequests(parseInt(name, v));
+                case "maxQueuedBytes" -> b.maxQueuedBytes(parseLong(name, v));
                 case "endpointId" -> b.endpointId(v);
                 case "authSecret" -> b.authSecret(v);
                 default -> throw new AssertionError(key);
@@ -205,6 +214,14 @@ public final class ControlConfig {
         return maxPendingRequests;
     }
 
+    /**
+     * Bytes a connection may have queued for sending (frames its peer has not taken yet). Beyond it an application
+     * request fails with {@code OVERLOADED}, and a connection whose replies or keepalives would exceed it is closed.
+     */
+    public long maxQueuedBytes() {
+        return maxQueuedBytes;
+    }
+
     public String endpointId() {
         return endpointId;
     }
@@ -227,7 +244,8 @@ public final class ControlConfig {
     public String toString() {
         return "ControlConfig{bind=" + bindAddress + ":" + port + ", maxFrame=" + maxFrameLength + ", connect="
                 + connectTimeout + ", handshake=" + handshakeTimeout + ", request=" + requestTimeout + ", idle="
-                + idleTimeout + ", ping=" + pingInterval + ", threads=" + eventLoopThreads + ", endpoint="
+                + idleTimeout + ", ping=" + pingInterval + ", threads=" + eventLoopThreads + ", maxQueued="
+                + maxQueuedBytes + ", endpoint="
                 + endpointId + ", auth=" + authEnabled() + ", tls=" + (sslContext != null) + "}";
     }
 
@@ -244,6 +262,7 @@ public final class ControlConfig {
         private Duration shutdownTimeout = Duration.ofSeconds(5);
         private int eventLoopThreads = 1;
         private int maxPendingRequests = 1024;
+        private Long maxQueuedBytes;
         private String endpointId;
         private byte[] authSecret;
         private SslContext sslContext;
@@ -306,6 +325,17 @@ public final class ControlConfig {
             return this;
         }
 
+        /** Per-connection send-queue bound; default 16 MiB, at least two frames of {@code maxFrameLength}. */
+        public Builder maxQueuedBytes(long bytes) {
+            this.maxQueuedBytes = bytes;
+            return this;
+        }
+
+        private long effectiveMaxQueuedBytes() {
+            return maxQueuedBytes != null ? maxQueuedBytes
+                    : Math.max(DEFAULT_MAX_QUEUED_BYTES, 2L * (maxFrameLength + WireFormat.HEADER_LENGTH));
+        }
+
         public Builder endpointId(String id) {
             this.endpointId = id;
             return this;
@@ -355,6 +385,12 @@ public final class ControlConfig {
                 throw new IllegalArgumentException("control maxPendingRequests must be in [1, 1048576], got "
                         + maxPendingRequests);
             }
+            long queue = effectiveMaxQueuedBytes();
+            long minQueue = (long) maxFrameLength + WireFormat.HEADER_LENGTH;
+            if (queue < minQueue || queue > MAX_QUEUED_BYTES_LIMIT) {
+                throw new IllegalArgumentException("control maxQueuedBytes must be in [" + minQueue + " (one frame of "
+                        + "maxFrameLength), " + MAX_QUEUED_BYTES_LIMIT + "] bytes, got " + queue);
+            }
             if (endpointId != null) {
                 int n = endpointId.getBytes(StandardCharsets.UTF_8).length;
                 if (n == 0 || n > WireFormat.MAX_ENDPOINT_ID_BYTES) {
@@ -387,6 +423,7 @@ public final class ControlConfig {
                 && c.handshakeTimeout.equals(handshakeTimeout) && c.requestTimeout.equals(requestTimeout)
                 && c.idleTimeout.equals(idleTimeout) && c.pingInterval.equals(pingInterval)
                 && c.eventLoopThreads == eventLoopThreads && c.maxPendingRequests == maxPendingRequests
+                && c.maxQueuedBytes == maxQueuedBytes
                 && c.sslContext == sslContext;
     }
 
