@@ -3,7 +3,9 @@
 #
 #   1. scripts/setup.sh                  install what the machine lacks (idempotent)
 #   2. mvn -B install                    native library (CMake) + approx-core jar + Java tests + native
-#                                        GoogleTest suites (ctest, in the Maven test phase)
+#                                        GoogleTest suites and atp-perf end-to-end tests (ctest, in the Maven test
+#                                        phase) + Jazzer fuzzing of the control-plane frame decoder
+#                                        (JAVA_FUZZ_SECONDS)
 #   3. jar check                         approx-core jar ships META-INF/native/linux-x86_64/libnetapprox.so
 #   3b. approx-spark jar check           the spark-submit --jars jar is self-contained (its Spark tests, local[2]
 #                                        and local-cluster, ran in step 2)
@@ -12,6 +14,7 @@
 #
 # Exits non-zero on the first failure. Environment knobs (all optional):
 #   FUZZ_SECONDS=60      libFuzzer run time
+#   JAVA_FUZZ_SECONDS=30 Jazzer run time (control-plane frame decoder, approx-core execution control-fuzz)
 #   NETAPPROX_JOBS=2     parallel build/test jobs for the sanitizer and fuzz builds
 #   SKIP_SETUP=1         do not run scripts/setup.sh
 #   MAVEN_ARGS="..."     extra arguments for the Maven run (e.g. -o)
@@ -21,6 +24,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+JAVA_FUZZ_SECONDS="${JAVA_FUZZ_SECONDS:-30}"
 JOBS="${NETAPPROX_JOBS:-2}"
 CTEST_TIMEOUT="${CTEST_TIMEOUT:-900}"
 
@@ -51,7 +55,7 @@ end
 # ---------------------------------------------------------------------------------------------------------
 begin "maven install (native build, jar, Java tests, native ctest)"
 # shellcheck disable=SC2086
-mvn -B -ntp ${MAVEN_ARGS:-} install
+mvn -B -ntp ${MAVEN_ARGS:-} -Dfuzz.java.duration="${JAVA_FUZZ_SECONDS}s" install
 end
 
 # ---------------------------------------------------------------------------------------------------------
