@@ -8,25 +8,28 @@ import io.netty.channel.ChannelPromise;
 import io.netty.util.ReferenceCountUtil;
 
 /**
- * Per-connection backpressure, so that a peer which sends but does not read cannot make this endpoint buffer
- * without bound:
+ * Per-connection backpressure, so that a peer which sends but does not read cannot make this
+ * endpoint buffer without bound:
  *
  * <ul>
- *   <li>reading stops while the channel is not writable (the send backlog is above Netty's high write-buffer
- *       watermark) and resumes when it drains below the low one; whatever the peer sends meanwhile stays in the
- *       kernel and pushes back on the peer's TCP sender;
- *   <li>the bytes queued for sending are counted and capped at {@code maxQueuedBytes}: a write that would exceed
- *       the cap is not queued. An application request (a write with a real promise) fails with {@code OVERLOADED};
- *       the connection's own writes (replies, keepalives, errors: a void promise) mean the peer does not read what
- *       it asked for, so a {@link Overflow} event tells the connection to close.
+ *   <li>reading stops while the channel is not writable (the send backlog is above Netty's high
+ *       write-buffer watermark) and resumes when it drains below the low one; whatever the peer
+ *       sends meanwhile stays in the kernel and pushes back on the peer's TCP sender;
+ *   <li>the bytes queued for sending are counted and capped at {@code maxQueuedBytes}: a write that
+ *       would exceed the cap is not queued. An application request (a write with a real promise)
+ *       fails with {@code OVERLOADED}; the connection's own writes (replies, keepalives, errors: a
+ *       void promise) mean the peer does not read what it asked for, so a {@link Overflow} event
+ *       tells the connection to close.
  * </ul>
  *
  * All methods but {@link #queuedBytes()} run on the channel's event loop.
  */
 final class FlowControl extends ChannelDuplexHandler {
-    /** Fired (inbound) when a write of the connection's own was refused because the send queue is full. */
-    record Overflow(long queuedBytes, int frameBytes, long limit) {
-    }
+    /**
+     * Fired (inbound) when a write of the connection's own was refused because the send queue is
+     * full.
+     */
+    record Overflow(long queuedBytes, int frameBytes, long limit) {}
 
     private final long maxQueuedBytes;
     private final ControlMetrics metrics;
@@ -38,7 +41,9 @@ final class FlowControl extends ChannelDuplexHandler {
         this.metrics = metrics;
     }
 
-    /** Bytes written by the connection and not yet handed to the socket (or the TLS layer below). */
+    /**
+     * Bytes written by the connection and not yet handed to the socket (or the TLS layer below).
+     */
     long queuedBytes() {
         return queued;
     }
@@ -75,9 +80,16 @@ final class FlowControl extends ChannelDuplexHandler {
             if (promise.isVoid()) {
                 ctx.fireUserEventTriggered(new Overflow(now, size, maxQueuedBytes));
             } else {
-                promise.setFailure(new ControlException(ErrorCode.OVERLOADED, "the send queue to this peer holds "
-                        + now + " bytes; another " + size + " would exceed its limit of " + maxQueuedBytes
-                        + " bytes (the peer reads too slowly)"));
+                promise.setFailure(
+                        new ControlException(
+                                ErrorCode.OVERLOADED,
+                                "the send queue to this peer holds "
+                                        + now
+                                        + " bytes; another "
+                                        + size
+                                        + " would exceed its limit of "
+                                        + maxQueuedBytes
+                                        + " bytes (the peer reads too slowly)"));
             }
             return;
         }

@@ -20,16 +20,18 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Coverage-guided fuzzing (Jazzer) of the control-plane frame decoder: whatever bytes arrive, in whatever chunks,
- * {@link FrameDecoder} never throws, emits at most one {@link DecodeFailure} and nothing after it, every frame it
- * emits re-encodes to exactly the bytes it came from (the encoding is canonical), frames plus failure account for the
- * whole stream, and the result does not depend on how the stream was split into reads.
+ * Coverage-guided fuzzing (Jazzer) of the control-plane frame decoder: whatever bytes arrive, in
+ * whatever chunks, {@link FrameDecoder} never throws, emits at most one {@link DecodeFailure} and
+ * nothing after it, every frame it emits re-encodes to exactly the bytes it came from (the encoding
+ * is canonical), frames plus failure account for the whole stream, and the result does not depend
+ * on how the stream was split into reads.
  *
- * <p>Input: byte 0 picks the body limit (even: the 4096-byte handshake limit, odd: 1 MiB), byte 1 the read size
- * (1..64 bytes), the rest is the stream. The seed corpus ({@code FrameDecoderFuzzTestInputs/}, one valid frame of
- * every message type and a few streams; regenerate with {@link #main}) runs as a regression test; the suite fuzzes
- * for {@code fuzz.java.duration} in its own JVM (approx-core/pom.xml, execution {@code control-fuzz}). A long
- * campaign: {@code mvn -B -ntp test -pl approx-core -am -Dtest=FrameDecoderFuzzTest -Dfuzz.java.duration=1800s
+ * <p>Input: byte 0 picks the body limit (even: the 4096-byte handshake limit, odd: 1 MiB), byte 1
+ * the read size (1..64 bytes), the rest is the stream. The seed corpus ({@code
+ * FrameDecoderFuzzTestInputs/}, one valid frame of every message type and a few streams; regenerate
+ * with {@link #main}) runs as a regression test; the suite fuzzes for {@code fuzz.java.duration} in
+ * its own JVM (approx-core/pom.xml, execution {@code control-fuzz}). A long campaign: {@code mvn -B
+ * -ntp test -pl approx-core -am -Dtest=FrameDecoderFuzzTest -Dfuzz.java.duration=1800s
  * -Dsurefire.failIfNoSpecifiedTests=false} (docs/security.md has the exec counts).
  */
 class FrameDecoderFuzzTest {
@@ -45,10 +47,15 @@ class FrameDecoderFuzzTest {
         List<Object> chunked = decode(stream, limit, chunk);
         checkInvariants(stream, chunked);
         List<Object> whole = decode(stream, limit, Math.max(1, stream.length));
-        assertEquals(describe(whole), describe(chunked), "the result depends on how the stream was split");
+        assertEquals(
+                describe(whole),
+                describe(chunked),
+                "the result depends on how the stream was split");
     }
 
-    /** The sample messages as one stream, split every way the fuzz input can split it, both limits. */
+    /**
+     * The sample messages as one stream, split every way the fuzz input can split it, both limits.
+     */
     @Test
     void everySampleStreamDecodesCleanly() throws Exception {
         ByteArrayOutputStream all = new ByteArrayOutputStream();
@@ -68,13 +75,18 @@ class FrameDecoderFuzzTest {
         assertInstanceOf(DecodeFailure.class, cut.get(cut.size() - 1));
     }
 
-    /** Decodes {@code stream} fed in reads of {@code chunk} bytes, then end of input; returns what was emitted. */
+    /**
+     * Decodes {@code stream} fed in reads of {@code chunk} bytes, then end of input; returns what
+     * was emitted.
+     */
     static List<Object> decode(byte[] stream, int limit, int chunk) {
         EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(limit));
         for (int off = 0; off < stream.length; off += chunk) {
-            ch.writeInbound(Unpooled.wrappedBuffer(stream, off, Math.min(chunk, stream.length - off)));
+            ch.writeInbound(
+                    Unpooled.wrappedBuffer(stream, off, Math.min(chunk, stream.length - off)));
         }
-        ch.finish(); // end of input: a partial frame becomes a "truncated" failure; rethrows anything thrown
+        ch.finish(); // end of input: a partial frame becomes a "truncated" failure; rethrows
+        // anything thrown
         List<Object> out = new ArrayList<>();
         for (Object o; (o = ch.readInbound()) != null; ) {
             out.add(o);
@@ -88,7 +100,9 @@ class FrameDecoderFuzzTest {
             Object o = out.get(i);
             if (o instanceof DecodeFailure f) {
                 assertEquals(out.size() - 1, i, "output after a failure: " + out);
-                assertTrue(f.message() != null && !f.message().isEmpty(), "a failure names its reason");
+                assertTrue(
+                        f.message() != null && !f.message().isEmpty(),
+                        "a failure names its reason");
                 return; // the rest of the stream is discarded, whatever it is
             }
             Frame fr = assertInstanceOf(Frame.class, o);
@@ -112,10 +126,17 @@ class FrameDecoderFuzzTest {
         return sb.toString();
     }
 
-    /** Writes the seed corpus: one frame of every sample message type, and all of them as one stream. */
+    /**
+     * Writes the seed corpus: one frame of every sample message type, and all of them as one
+     * stream.
+     */
     public static void main(String[] args) throws Exception {
-        Path dir = Path.of(args.length > 0 ? args[0] : "approx-core/src/test/resources/io/netapprox/core/control/"
-                + "FrameDecoderFuzzTestInputs/decoderIsStrictCanonicalAndChunkingInvariant");
+        Path dir =
+                Path.of(
+                        args.length > 0
+                                ? args[0]
+                                : "approx-core/src/test/resources/io/netapprox/core/control/"
+                                        + "FrameDecoderFuzzTestInputs/decoderIsStrictCanonicalAndChunkingInvariant");
         Files.createDirectories(dir);
         ByteArrayOutputStream all = new ByteArrayOutputStream();
         all.write(new byte[] {1, 16});
