@@ -76,8 +76,7 @@ inline bool read_hello(int fd, SessionHello* h, std::string* why, int timeout_ms
   h->message_bytes = static_cast<uint32_t>(detail::get(b + 14, 4));
   const uint16_t groups = static_cast<uint16_t>(detail::get(b + 18, 2));
   if (h->udp_port == 0 || h->messages == 0 || h->messages > kMaxHelloMessages || h->message_bytes == 0 ||
-      h->message_bytes > kMaxHelloMessageBytes || groups == 0 || groups > kMaxHelloGroups ||
-      groups > h->messages) {
+      h->message_bytes > kMaxHelloMessageBytes || groups == 0 || groups > kMaxHelloGroups || groups > h->messages) {
     *why = "hello out of bounds (port, messages, message size or group count)";
     return false;
   }

@@ -64,8 +64,9 @@ class MessageVerifier {
     if (job != kJob) return fail(&wrong_job_, "message %u of unexpected job %u", id, job);
     if (id >= n_) return fail(&unknown_id_, "message id %u beyond the job's %u messages", id, n_);
     const size_t g = group_of(id);
-    if (group_id != g) fail(&wrong_group_, "message %u reported in group %llu, it belongs to group %zu", id,
-                             static_cast<unsigned long long>(group_id), g);
+    if (group_id != g)
+      fail(&wrong_group_, "message %u reported in group %llu, it belongs to group %zu", id,
+           static_cast<unsigned long long>(group_id), g);
     if (len != size_) {
       fail(&wrong_length_, "message %u has %zu bytes, expected %u", id, len, size_);
     } else {
@@ -84,8 +85,8 @@ class MessageVerifier {
     delivered_[id] = true;
     groups_[g].delivered++;
     if (groups_[g].exact) {
-      if (id != groups_[g].next) fail(&out_of_order_, "exact group %zu: message %u delivered, expected %u", g, id,
-                                       groups_[g].next);
+      if (id != groups_[g].next)
+        fail(&out_of_order_, "exact group %zu: message %u delivered, expected %u", g, id, groups_[g].next);
       groups_[g].next = std::max(groups_[g].next, id + 1);
     }
   }
@@ -103,8 +104,8 @@ class MessageVerifier {
     for (size_t g = 0; g < groups_.size(); ++g) {
       const auto& r = rep.groups[g];
       if (r.size != groups_[g].size || r.delivered != groups_[g].delivered)
-        fail(&report_mismatch_, "group %zu: report says %u of %u delivered, the verifier saw %u of %u", g,
-             r.delivered, r.size, groups_[g].delivered, groups_[g].size);
+        fail(&report_mismatch_, "group %zu: report says %u of %u delivered, the verifier saw %u of %u", g, r.delivered,
+             r.size, groups_[g].delivered, groups_[g].size);
       if (rep.status == atp::Status::kOk && r.delivered < r.target)
         fail(&below_target_, "group %zu: %u delivered, below its target %u", g, r.delivered, r.target);
     }
