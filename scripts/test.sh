@@ -6,7 +6,8 @@
 #                            NETAPPROX_NATIVE_FORMAT_CHECK=1 also scripts/check-native-format.sh (native/, clang-format)
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
 #                            examples/taxi, approx-spark on local[2] and local-cluster) + native GoogleTest suites
-#                            (ctest, in the Maven test phase)
+#                            and atp-perf end-to-end tests (ctest, in the Maven test phase) + Jazzer fuzzing of the
+#                            control-plane frame decoder for JAVA_FUZZ_SECONDS (approx-core execution control-fuzz)
 #   4. approx-core jar       ships META-INF/native/linux-x86_64/libnetapprox.so, which loads and binds JNI
 #   5. approx-spark jar      the spark-submit --jars jar: self-contained, and only the plugin (no examples)
 #   6. network lab           benchmarks/netlab/test_netlab.py (lab tests skip without root / namespaces)
@@ -17,6 +18,7 @@
 #
 # Exits non-zero on the first failure. Environment knobs (all optional):
 #   FUZZ_SECONDS=60                  libFuzzer run time
+#   JAVA_FUZZ_SECONDS=30             Jazzer run time (control-plane frame decoder)
 #   NETAPPROX_JOBS=2                 parallel build/test jobs for the sanitizer and fuzz builds
 #   NETAPPROX_NATIVE_FORMAT_CHECK=1  also check the native/ format (off until native/ has been reformatted once)
 #   SKIP_SETUP=1                     do not run scripts/setup.sh
@@ -27,6 +29,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+JAVA_FUZZ_SECONDS="${JAVA_FUZZ_SECONDS:-30}"
 JOBS="${NETAPPROX_JOBS:-2}"
 CTEST_TIMEOUT="${CTEST_TIMEOUT:-900}"
 
@@ -68,7 +71,7 @@ end
 # ---------------------------------------------------------------------------------------------------------
 begin "maven install (native build, jar, Java tests, native ctest)"
 # shellcheck disable=SC2086
-mvn -B -ntp ${MAVEN_ARGS:-} install
+mvn -B -ntp ${MAVEN_ARGS:-} -Dfuzz.java.duration="${JAVA_FUZZ_SECONDS}s" install
 end
 
 # ---------------------------------------------------------------------------------------------------------
