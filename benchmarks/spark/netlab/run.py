@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Spark benchmark of issue 5 in the network lab (docs/spark-netlab.md). Needs root, iperf3, a built approx-spark.
 
-Topology (benchmarks/netlab/netlab.py, every switch port shaped, slack-priority or FIFO switch):
+Topology (benchmarks/netlab, module netlab.lab; every switch port shaped, slack-priority or FIFO switch):
   h1 10.77.0.1  driver (SparkBench, the application)
   h2 10.77.0.2  Spark standalone Master (spark://10.77.0.2:7077)
   h3 10.77.0.3  Worker 1 -> executor 1 (1 core)
@@ -12,7 +12,7 @@ Per switch mode: lab up, Master + 2 Workers, background TCP, then
   SparkBench query       (exact / approx e_max 5% / samplesend, interleaved runs after a warm-up),
   SparkBench passthrough (a non-approximate job; sort vs ApproxShuffleManager, separate applications, alternating),
 and everything is torn down in `finally` (also on SIGINT/SIGTERM).
-Raw RESULT lines + summary: benchmarks/spark/results/netlab-<timestamp>.txt.
+Raw RESULT lines + summary: benchmarks/results/spark/netlab-<timestamp>.txt.
 """
 from __future__ import annotations
 
@@ -27,10 +27,10 @@ import sys
 import tempfile
 import time
 
+from netlab import lab as nlab  # the network lab (benchmarks/netlab; run.sh puts it on PYTHONPATH)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "benchmarks", "netlab"))
-import netlab  # noqa: E402
 
 OPENS = ("-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.lang=ALL-UNNAMED "
          "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED "
@@ -47,7 +47,7 @@ DRIVER, MASTER, WORKERS, BG = 1, 2, (3, 4), 5
 
 
 def ip(h: int) -> str:
-    return f"{netlab.SUBNET}.{h}"
+    return f"{nlab.SUBNET}.{h}"
 
 
 class Lab:
@@ -55,7 +55,7 @@ class Lab:
         self.a, self.tmp, self.out = a, tmp, out
         self.procs: list[subprocess.Popen] = []
         self.notes: list[str] = []
-        self.rate_bps = netlab.parse_rate(a.rate)
+        self.rate_bps = nlab.parse_rate(a.rate)
 
     def log(self, msg: str) -> None:
         line = f"[{time.strftime('%H:%M:%S')}] {msg}"
@@ -65,23 +65,23 @@ class Lab:
         return f"{self.a.name}-h{h}"
 
     def spawn(self, h: int, args: list[str], log_name: str, env: dict | None = None) -> subprocess.Popen:
-        p = netlab.spawn_in(self.ns(h), args, os.path.join(self.tmp, log_name), env or {})
+        p = nlab.spawn_in(self.ns(h), args, os.path.join(self.tmp, log_name), env or {})
         self.procs.append(p)
         return p
 
     def stop(self, p: subprocess.Popen, timeout: float = 5) -> None:
-        netlab.stop_group(p, timeout)
+        nlab.stop_group(p, timeout)
         if p in self.procs:
             self.procs.remove(p)
 
     def down(self) -> None:
         for p in reversed(list(self.procs)):
             self.stop(p)
-        netlab.down(self.a.name, quiet=True)
+        nlab.down(self.a.name, quiet=True)
 
     def up(self, mode: str) -> None:
-        plan = netlab.QueuePlan.build(mode, self.a.rate, self.a.buffer)
-        netlab.up(self.a.name, 5, plan, quiet=True, shape_all=True)
+        plan = nlab.QueuePlan.build(mode, self.a.rate, self.a.buffer)
+        nlab.up(self.a.name, 5, plan, quiet=True, shape_all=True)
         self.log(f"lab {self.a.name} up: 5 hosts, {mode} switch, every port {self.a.rate}, buffer {self.a.buffer}")
 
     def tc_classes(self, h: int) -> str:
@@ -159,7 +159,7 @@ class Lab:
             argv += [f"--{k}", v]
         argv += args
         cmd = ["java", "-Xmx1g", *OPENS, f"-Dlog4j2.configurationFile={self.a.log4j}", "-cp", cp,
-               "io.netapprox.spark.examples.SparkBench", *argv]
+               "io.netapprox.examples.spark.SparkBench", *argv]
         log_name = f"driver-{tag}.log"
         t0 = time.time()
         p = self.spawn(DRIVER, cmd, log_name, {"SPARK_SCALA_VERSION": "2.13"})
@@ -239,30 +239,34 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep-tmp", action="store_true")
     a = ap.parse_args(argv)
-    netlab.require_root()
+    nlab.require_root()
     os.environ.pop("SPARK_TESTING", None)
-    lab_dirs = [n for n in netlab.existing_namespaces() if not n.startswith(a.name + "-")]
+    lab_dirs = [n for n in nlab.existing_namespaces() if not n.startswith(a.name + "-")]
     if lab_dirs:
         print(f"other network namespaces exist ({' '.join(lab_dirs)}): another lab benchmark is running? "
               "(set NETLAB_SPARK_FORCE=1 to go ahead)", file=sys.stderr)
         if os.environ.get("NETLAB_SPARK_FORCE") != "1":
             return 2
-    target = os.path.join(ROOT, "approx-spark", "target")
-    jars = [j for j in os.listdir(target) if re.fullmatch(r"approx-spark-.*\.jar", j)
-            and not re.search(r"original|sources|tests", j)]
-    if not jars:
-        print("approx-spark jar missing (mvn -o install -DskipTests)", file=sys.stderr)
-        return 1
+    jars = {}
+    for module, name in (("approx-spark", "approx-spark"), (os.path.join("examples", "spark"), "examples-spark")):
+        target = os.path.join(ROOT, module, "target")
+        found = [j for j in os.listdir(target) if re.fullmatch(name + r"-.*\.jar", j)
+                 and not re.search(r"original|sources|tests", j)] if os.path.isdir(target) else []
+        if not found:
+            print(f"{name} jar missing (mvn -o install -DskipTests)", file=sys.stderr)
+            return 1
+        jars[name] = os.path.join(target, found[0])
     tmp = tempfile.mkdtemp(prefix="spark-netlab-")
-    # snapshot of the jar: a concurrent rebuild must not change the classes under running JVMs
-    jar = shutil.copy(os.path.join(target, jars[0]), os.path.join(tmp, "approx-spark.jar"))
-    spark_cp = open(os.path.join(target, "spark-classpath.txt")).read().strip()
-    cp = jar + ":" + spark_cp
+    # snapshots of the jars: a concurrent rebuild must not change the classes under running JVMs
+    plugin = shutil.copy(jars["approx-spark"], os.path.join(tmp, "approx-spark.jar"))
+    app = shutil.copy(jars["examples-spark"], os.path.join(tmp, "examples-spark.jar"))
+    spark_cp = open(os.path.join(ROOT, "examples", "spark", "target", "spark-classpath.txt")).read().strip()
+    cp = plugin + ":" + app + ":" + spark_cp
     a.spark_home = os.path.join(tmp, "spark-home")
     os.makedirs(os.path.join(a.spark_home, "jars"))
-    a.log4j = os.path.join(ROOT, "approx-spark", "src", "main", "resources", "netapprox-log4j2.properties")
-    os.makedirs(os.path.join(ROOT, "benchmarks", "spark", "results"), exist_ok=True)
-    out = a.out or os.path.join(ROOT, "benchmarks", "spark", "results",
+    a.log4j = os.path.join(ROOT, "examples", "spark", "log4j2.properties")
+    os.makedirs(os.path.join(ROOT, "benchmarks", "results", "spark"), exist_ok=True)
+    out = a.out or os.path.join(ROOT, "benchmarks", "results", "spark",
                                 f"netlab-{time.strftime('%Y%m%d-%H%M%S')}.txt")
     lab = Lab(a, tmp, None)
 

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.rdd.ShuffledRDD;
 import org.apache.spark.sql.Column;
@@ -32,30 +33,33 @@ import scala.reflect.ClassTag$;
  *     .run();
  * }</pre>
  *
- * The result has one row per group and aggregate (top-k: one row per rank) with the columns of {@link #SCHEMA}:
- * {@code group, aggregate, key, rank, estimate, low, high, confidence, e_max, sample_rows, population_rows,
- * approximate}. Under {@link ApproxShuffleManager} the records travel in an approximate shuffle (ATP, per-group
- * MSR from e_max); under any other shuffle manager, with {@code spark.approx.enabled=false}, or with
- * {@link #exact()}, the same plan runs over sort shuffle and every answer is exact (zero-width interval).
+ * The result has one row per group and aggregate (top-k: one row per rank) with the columns of
+ * {@link #SCHEMA}: {@code group, aggregate, key, rank, estimate, low, high, confidence, e_max,
+ * sample_rows, population_rows, approximate}. Under {@link ApproxShuffleManager} the records travel
+ * in an approximate shuffle (ATP, per-group MSR from e_max); under any other shuffle manager, with
+ * {@code spark.approx.enabled=false}, or with {@link #exact()}, the same plan runs over sort
+ * shuffle and every answer is exact (zero-width interval).
  *
- * <p>Rows with a null group or aggregated value are skipped. Group keys are {@code col=value[,col=value...]}.
+ * <p>Rows with a null group or aggregated value are skipped. Group keys are {@code
+ * col=value[,col=value...]}.
  */
 public final class ApproxQuery implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    public static final StructType SCHEMA = new StructType()
-            .add("group", DataTypes.StringType, false)
-            .add("aggregate", DataTypes.StringType, false)
-            .add("key", DataTypes.StringType, true)
-            .add("rank", DataTypes.IntegerType, true)
-            .add("estimate", DataTypes.DoubleType, false)
-            .add("low", DataTypes.DoubleType, false)
-            .add("high", DataTypes.DoubleType, false)
-            .add("confidence", DataTypes.DoubleType, false)
-            .add("e_max", DataTypes.DoubleType, false)
-            .add("sample_rows", DataTypes.LongType, false)
-            .add("population_rows", DataTypes.LongType, false)
-            .add("approximate", DataTypes.BooleanType, false);
+    public static final StructType SCHEMA =
+            new StructType()
+                    .add("group", DataTypes.StringType, false)
+                    .add("aggregate", DataTypes.StringType, false)
+                    .add("key", DataTypes.StringType, true)
+                    .add("rank", DataTypes.IntegerType, true)
+                    .add("estimate", DataTypes.DoubleType, false)
+                    .add("low", DataTypes.DoubleType, false)
+                    .add("high", DataTypes.DoubleType, false)
+                    .add("confidence", DataTypes.DoubleType, false)
+                    .add("e_max", DataTypes.DoubleType, false)
+                    .add("sample_rows", DataTypes.LongType, false)
+                    .add("population_rows", DataTypes.LongType, false)
+                    .add("approximate", DataTypes.BooleanType, false);
 
     private final transient Dataset<Row> input;
     private final List<String> groupColumns = new ArrayList<>();
@@ -107,7 +111,10 @@ public final class ApproxQuery implements Serializable {
         return quantile(column, 0.5);
     }
 
-    /** The k most frequent values of {@code column} per group, with estimated counts. One top-k column per query. */
+    /**
+     * The k most frequent values of {@code column} per group, with estimated counts. One top-k
+     * column per query.
+     */
     public ApproxQuery topK(String column, int k) {
         if (k < 1) {
             throw new IllegalArgumentException("k must be >= 1, got " + k);
@@ -162,7 +169,8 @@ public final class ApproxQuery implements Serializable {
 
     private static void checkBound(double e) {
         if (!(e > 0 && e < 1)) {
-            throw new IllegalArgumentException("e_max must be a relative bound in (0, 1), got " + e);
+            throw new IllegalArgumentException(
+                    "e_max must be a relative bound in (0, 1), got " + e);
         }
     }
 
@@ -180,7 +188,9 @@ public final class ApproxQuery implements Serializable {
         for (String[] a : aggregates) {
             ApproxSpec.Kind kind = ApproxSpec.Kind.valueOf(a[0]);
             int vi = -1;
-            if (kind == ApproxSpec.Kind.AVG || kind == ApproxSpec.Kind.SUM || kind == ApproxSpec.Kind.QUANTILE) {
+            if (kind == ApproxSpec.Kind.AVG
+                    || kind == ApproxSpec.Kind.SUM
+                    || kind == ApproxSpec.Kind.QUANTILE) {
                 vi = valueCols.indexOf(a[1]);
                 if (vi < 0) {
                     valueCols.add(a[1]);
@@ -188,14 +198,26 @@ public final class ApproxQuery implements Serializable {
                 }
             } else if (kind == ApproxSpec.Kind.TOPK) {
                 if (topCol != null && !topCol.equals(a[1])) {
-                    throw new IllegalArgumentException("one top-k column per query, got " + topCol + " and " + a[1]);
+                    throw new IllegalArgumentException(
+                            "one top-k column per query, got " + topCol + " and " + a[1]);
                 }
                 topCol = a[1];
             }
-            aggs.add(new ApproxSpec.Aggregate(kind, a[1], vi, Double.parseDouble(a[2]), Integer.parseInt(a[3])));
+            aggs.add(
+                    new ApproxSpec.Aggregate(
+                            kind, a[1], vi, Double.parseDouble(a[2]), Integer.parseInt(a[3])));
         }
-        return new ApproxSpec(groupColumns, aggs, valueCols.size(), errorBound, errorBounds,
-                confidence != null ? confidence : defaultConfidence, seed);
+        for (String key : errorBounds.keySet()) {
+            checkOverrideSyntax(key, groupColumns);
+        }
+        return new ApproxSpec(
+                groupColumns,
+                aggs,
+                valueCols.size(),
+                errorBound,
+                errorBounds,
+                confidence != null ? confidence : defaultConfidence,
+                seed);
     }
 
     private List<String> valueColumns(ApproxSpec spec) {
@@ -208,29 +230,166 @@ public final class ApproxQuery implements Serializable {
         return cols;
     }
 
-    /** Runs the query; the result is computed when an action runs on the returned Dataset. */
+    /**
+     * Runs the query; the result is computed when an action runs on the returned Dataset. Under
+     * {@link ApproxShuffleManager} with {@code spark.approx.planning=shares} (the default) this
+     * first runs the statistics pass, a Spark job over the input that gives every map output's
+     * share of every group (so each group's sample can be allocated over its map outputs; see
+     * docs/sampling.md), and fails if an {@link #errorBound(String, double)} override names no
+     * group.
+     */
     public Dataset<Row> run() {
         SparkSession spark = input.sparkSession();
-        ApproxSpec spec = spec(defaultConfidence(spark));
-        JavaRDD<Object> reduced = shuffle(spec);
-        JavaRDD<Row> results = reduced.mapPartitions(it -> GroupAggregator.aggregate(spec, it).iterator());
+        Shuffled shuffled = shuffle(spec(defaultConfidence(spark)));
+        JavaRDD<Object> reduced = shuffled.reduced();
+        ApproxSpec spec = shuffled.spec();
+        int np = reduced.getNumPartitions();
+        JavaRDD<Row> results =
+                reduced.mapPartitions(
+                        it ->
+                                GroupAggregator.aggregate(
+                                                spec,
+                                                it,
+                                                org.apache.spark.TaskContext.getPartitionId(),
+                                                np)
+                                        .iterator());
         return spark.createDataFrame(results, SCHEMA);
     }
 
     private static double defaultConfidence(SparkSession spark) {
-        return Double.parseDouble(spark.sparkContext().getConf().get(ApproxConf.PREFIX + "confidence", "0.95"));
+        return Double.parseDouble(
+                spark.sparkContext().getConf().get(ApproxConf.PREFIX + "confidence", "0.95"));
     }
 
-    /** Testing: what the reducers received, {@code (group, StratumSample)} (approximate) or {@code (group, ApproxRow)}. */
+    /**
+     * Testing: what the reducers received, {@code (group, StratumSample)} (approximate) or {@code
+     * (group, ApproxRow)}.
+     */
     JavaRDD<Object> received() {
-        return shuffle(spec(defaultConfidence(input.sparkSession())));
+        return shuffle(spec(defaultConfidence(input.sparkSession()))).reduced();
     }
 
-    private JavaRDD<Object> shuffle(ApproxSpec spec) {
+    /** What the reducers receive, and the spec (with its plan) the shuffle was made with. */
+    private record Shuffled(JavaRDD<Object> reduced, ApproxSpec spec) {}
+
+    /**
+     * The configuration of the approximate path when this query will take it (ApproxShuffleManager,
+     * enabled, not {@link #exact()}), else null.
+     */
+    private ApproxConf approximatePath() {
+        if (exact) {
+            return null;
+        }
+        org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+        if (env != null
+                && env.shuffleManager() instanceof ApproxShuffleManager m
+                && m.approxConf().enabled()) {
+            return m.approxConf();
+        }
+        return null;
+    }
+
+    /**
+     * The statistics pass: every (map output, group)'s {@link ShareStatistics}, collected to the
+     * driver and planned into one {@link SamplingPlan}. Small: a few numbers per (map output,
+     * group, aggregate), a 256-point sketch for quantile columns and the most frequent keys for
+     * top-k; its cost is one more computation of the input (cache the input if that is expensive).
+     */
+    private SamplingPlan statisticsPass(
+            JavaRDD<Tuple2<String, ApproxRow>> pairs, ApproxSpec spec, int recordsPerMessage) {
+        List<Tuple2<Integer, Map<String, ShareStatistics>>> parts =
+                pairs.mapPartitionsWithIndex(
+                                (idx, it) -> {
+                                    Map<String, ShareStatistics.Builder> builders =
+                                            new LinkedHashMap<>();
+                                    while (it.hasNext()) {
+                                        Tuple2<String, ApproxRow> r = it.next();
+                                        builders.computeIfAbsent(
+                                                        r._1(),
+                                                        k ->
+                                                                new ShareStatistics.Builder(
+                                                                        spec, recordsPerMessage))
+                                                .add(r._2());
+                                    }
+                                    Map<String, ShareStatistics> built = new LinkedHashMap<>();
+                                    builders.forEach((g, b) -> built.put(g, b.build()));
+                                    return java.util.List.of(new Tuple2<>(idx, built)).iterator();
+                                },
+                                true)
+                        .collect();
+        Map<String, Map<Integer, ShareStatistics>> byGroup = new java.util.HashMap<>();
+        for (Tuple2<Integer, Map<String, ShareStatistics>> p : parts) {
+            p._2().forEach(
+                            (g, st) ->
+                                    byGroup.computeIfAbsent(g, k -> new java.util.HashMap<>())
+                                            .put(p._1(), st));
+        }
+        checkOverridesName(spec, byGroup.keySet());
+        return SamplingPlan.of(spec, byGroup);
+    }
+
+    /** Every override must name a group of the query (the statistics pass knows them all). */
+    static void checkOverridesName(ApproxSpec spec, java.util.Set<String> groups) {
+        List<String> unknown = new ArrayList<>();
+        for (String key : spec.errorBounds().keySet()) {
+            if (!groups.contains(key)) {
+                unknown.add(key);
+            }
+        }
+        if (!unknown.isEmpty()) {
+            List<String> known = new ArrayList<>(groups);
+            java.util.Collections.sort(known);
+            String shown =
+                    known.size() <= 30
+                            ? known.toString()
+                            : known.subList(0, 30) + " ... (" + known.size() + " groups)";
+            throw new IllegalArgumentException(
+                    "errorBound override(s) "
+                            + unknown
+                            + " match no group of the query; "
+                            + "known groups: "
+                            + shown);
+        }
+    }
+
+    /**
+     * Override keys must have the form of group keys: {@code col=value} for each groupBy column, in
+     * order, joined by commas (checked when the query is built, whatever the planning).
+     */
+    static void checkOverrideSyntax(String key, List<String> groupColumns) {
+        String expected =
+                groupColumns.stream()
+                        .map(c -> c + "=<value>")
+                        .collect(java.util.stream.Collectors.joining(","));
+        int at = 0;
+        for (int i = 0; i < groupColumns.size(); i++) {
+            String prefix = (i == 0 ? "" : ",") + groupColumns.get(i) + "=";
+            int found = i == 0 ? (key.startsWith(prefix) ? 0 : -1) : key.indexOf(prefix, at);
+            if (found < 0) {
+                throw new IllegalArgumentException(
+                        "errorBound override key \""
+                                + key
+                                + "\" is not a group key of "
+                                + "groupBy"
+                                + groupColumns
+                                + ": expected "
+                                + expected
+                                + " (no spaces around '=')");
+            }
+            at = found + prefix.length();
+        }
+    }
+
+    private Shuffled shuffle(ApproxSpec unplanned) {
+        ApproxSpec spec = unplanned;
         SparkSession spark = input.sparkSession();
         List<String> valueCols = valueColumns(spec);
-        String topCol = spec.aggregates().stream().filter(a -> a.kind() == ApproxSpec.Kind.TOPK)
-                .map(ApproxSpec.Aggregate::column).findFirst().orElse(null);
+        String topCol =
+                spec.aggregates().stream()
+                        .filter(a -> a.kind() == ApproxSpec.Kind.TOPK)
+                        .map(ApproxSpec.Aggregate::column)
+                        .findFirst()
+                        .orElse(null);
         List<Column> sel = new ArrayList<>();
         for (String g : groupColumns) {
             sel.add(functions.col(g).cast(DataTypes.StringType));
@@ -245,43 +404,59 @@ public final class ApproxQuery implements Serializable {
         String[] gcols = groupColumns.toArray(new String[0]);
         int nv = valueCols.size();
         boolean withKey = topCol != null;
-        JavaRDD<Tuple2<String, ApproxRow>> pairs = projected.javaRDD().flatMap(r -> {
-            StringBuilder key = new StringBuilder();
-            for (int i = 0; i < gcols.length; i++) {
-                if (r.isNullAt(i)) {
-                    return java.util.Collections.emptyIterator();
-                }
-                if (i > 0) {
-                    key.append(',');
-                }
-                key.append(gcols[i]).append('=').append(r.getString(i));
-            }
-            double[] v = new double[nv];
-            for (int i = 0; i < nv; i++) {
-                if (r.isNullAt(gcols.length + i)) {
-                    return java.util.Collections.emptyIterator();
-                }
-                v[i] = r.getDouble(gcols.length + i);
-            }
-            String k = null;
-            if (withKey) {
-                if (r.isNullAt(gcols.length + nv)) {
-                    return java.util.Collections.emptyIterator();
-                }
-                k = r.getString(gcols.length + nv);
-            }
-            return java.util.List.of(new Tuple2<>(key.toString(), new ApproxRow(v, k))).iterator();
-        });
+        JavaRDD<Tuple2<String, ApproxRow>> pairs =
+                projected
+                        .javaRDD()
+                        .flatMap(
+                                r -> {
+                                    StringBuilder key = new StringBuilder();
+                                    for (int i = 0; i < gcols.length; i++) {
+                                        if (r.isNullAt(i)) {
+                                            return java.util.Collections.emptyIterator();
+                                        }
+                                        if (i > 0) {
+                                            key.append(',');
+                                        }
+                                        key.append(gcols[i]).append('=').append(r.getString(i));
+                                    }
+                                    double[] v = new double[nv];
+                                    for (int i = 0; i < nv; i++) {
+                                        if (r.isNullAt(gcols.length + i)) {
+                                            return java.util.Collections.emptyIterator();
+                                        }
+                                        v[i] = r.getDouble(gcols.length + i);
+                                    }
+                                    String k = null;
+                                    if (withKey) {
+                                        if (r.isNullAt(gcols.length + nv)) {
+                                            return java.util.Collections.emptyIterator();
+                                        }
+                                        k = r.getString(gcols.length + nv);
+                                    }
+                                    return java.util.List.of(
+                                                    new Tuple2<>(
+                                                            key.toString(), new ApproxRow(v, k)))
+                                            .iterator();
+                                });
+        ApproxConf approx = approximatePath();
+        if (approx != null && approx.planning() == ApproxConf.Planning.SHARES) {
+            SamplingPlan plan = statisticsPass(pairs, spec, approx.recordsPerMessage());
+            spec =
+                    spec.withPlan(
+                            JavaSparkContext.fromSparkContext(spark.sparkContext())
+                                    .broadcast(plan));
+        }
         int np = partitions > 0 ? partitions : spark.sparkContext().defaultParallelism();
-        org.apache.spark.Partitioner partitioner = exact ? new org.apache.spark.HashPartitioner(np)
-                : new ApproxPartitioner(np, spec);
+        org.apache.spark.Partitioner partitioner =
+                exact ? new org.apache.spark.HashPartitioner(np) : new ApproxPartitioner(np, spec);
         ClassTag<String> kt = ClassTag$.MODULE$.apply(String.class);
         ClassTag<ApproxRow> vt = ClassTag$.MODULE$.apply(ApproxRow.class);
         @SuppressWarnings({"unchecked", "rawtypes"})
         RDD<scala.Product2<String, ApproxRow>> prev = (RDD) pairs.rdd();
-        ShuffledRDD<String, ApproxRow, ApproxRow> shuffled = new ShuffledRDD<>(prev, partitioner, kt, vt, vt);
+        ShuffledRDD<String, ApproxRow, ApproxRow> shuffled =
+                new ShuffledRDD<>(prev, partitioner, kt, vt, vt);
         @SuppressWarnings({"unchecked", "rawtypes"})
         JavaRDD<Object> reduced = new JavaRDD(shuffled, ClassTag$.MODULE$.apply(Object.class));
-        return reduced;
+        return new Shuffled(reduced, spec);
     }
 }

@@ -6,25 +6,40 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.spark.broadcast.Broadcast;
 
 /**
- * What an approximate shuffle must guarantee, frozen into its {@link ApproxShuffleHandle}: the aggregates (which
- * value columns feed the MSR plan), the relative error bound per group (default and overrides), the confidence,
- * and a seed for the map side's random framing. Built by {@link ApproxQuery}.
+ * What an approximate shuffle must guarantee, frozen into its {@link ApproxShuffleHandle}: the
+ * aggregates (which value columns feed the MSR plan), the relative error bound per group (default
+ * and overrides), the confidence, and a seed for the map side's random framing. Built by {@link
+ * ApproxQuery}.
  */
 public final class ApproxSpec implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    public enum Kind { AVG, SUM, COUNT, QUANTILE, TOPK }
+    public enum Kind {
+        AVG,
+        SUM,
+        COUNT,
+        QUANTILE,
+        TOPK
+    }
 
-    /** One requested aggregate; {@code valueIndex} is the position of its column in {@link ApproxRow#values}. */
-    public record Aggregate(Kind kind, String column, int valueIndex, double q, int k) implements Serializable {
+    /**
+     * One requested aggregate; {@code valueIndex} is the position of its column in {@link
+     * ApproxRow#values}.
+     */
+    public record Aggregate(Kind kind, String column, int valueIndex, double q, int k)
+            implements Serializable {
         public String label() {
             return switch (kind) {
                 case AVG -> "avg(" + column + ")";
                 case SUM -> "sum(" + column + ")";
                 case COUNT -> "count";
-                case QUANTILE -> (q == 0.5 ? "median(" + column + ")" : "quantile(" + column + "," + q + ")");
+                case QUANTILE ->
+                        (q == 0.5
+                                ? "median(" + column + ")"
+                                : "quantile(" + column + "," + q + ")");
                 case TOPK -> "top" + k + "(" + column + ")";
             };
         }
@@ -38,8 +53,37 @@ public final class ApproxSpec implements Serializable {
     private final double confidence;
     private final long seed;
 
-    ApproxSpec(List<String> groupColumns, List<Aggregate> aggregates, int numValues, double defaultErrorBound,
-               Map<String, Double> errorBounds, double confidence, long seed) {
+    /** The per-(group, map output) MSRs from the statistics pass (planning=shares), or null. */
+    private final Broadcast<SamplingPlan> plan;
+
+    ApproxSpec(
+            List<String> groupColumns,
+            List<Aggregate> aggregates,
+            int numValues,
+            double defaultErrorBound,
+            Map<String, Double> errorBounds,
+            double confidence,
+            long seed) {
+        this(
+                groupColumns,
+                aggregates,
+                numValues,
+                defaultErrorBound,
+                errorBounds,
+                confidence,
+                seed,
+                null);
+    }
+
+    private ApproxSpec(
+            List<String> groupColumns,
+            List<Aggregate> aggregates,
+            int numValues,
+            double defaultErrorBound,
+            Map<String, Double> errorBounds,
+            double confidence,
+            long seed,
+            Broadcast<SamplingPlan> plan) {
         this.groupColumns = List.copyOf(groupColumns);
         this.aggregates = List.copyOf(aggregates);
         this.numValues = numValues;
@@ -47,15 +91,55 @@ public final class ApproxSpec implements Serializable {
         this.errorBounds = Collections.unmodifiableMap(new LinkedHashMap<>(errorBounds));
         this.confidence = confidence;
         this.seed = seed;
+        this.plan = plan;
     }
 
-    public List<String> groupColumns() { return groupColumns; }
-    public List<Aggregate> aggregates() { return aggregates; }
-    public int numValues() { return numValues; }
-    public double defaultErrorBound() { return defaultErrorBound; }
-    public Map<String, Double> errorBounds() { return errorBounds; }
-    public double confidence() { return confidence; }
-    public long seed() { return seed; }
+    /** This spec with the MSRs planned over all map outputs. */
+    ApproxSpec withPlan(Broadcast<SamplingPlan> p) {
+        return new ApproxSpec(
+                groupColumns,
+                aggregates,
+                numValues,
+                defaultErrorBound,
+                errorBounds,
+                confidence,
+                seed,
+                p);
+    }
+
+    /** The plan of the statistics pass, or null (planning=local, or not planned). */
+    SamplingPlan plan() {
+        return plan == null ? null : plan.value();
+    }
+
+    public List<String> groupColumns() {
+        return groupColumns;
+    }
+
+    public List<Aggregate> aggregates() {
+        return aggregates;
+    }
+
+    public int numValues() {
+        return numValues;
+    }
+
+    public double defaultErrorBound() {
+        return defaultErrorBound;
+    }
+
+    public Map<String, Double> errorBounds() {
+        return errorBounds;
+    }
+
+    public double confidence() {
+        return confidence;
+    }
+
+    public long seed() {
+        return seed;
+    }
+
     public boolean hasTopK() {
         return aggregates.stream().anyMatch(a -> a.kind() == Kind.TOPK);
     }
@@ -69,7 +153,8 @@ public final class ApproxSpec implements Serializable {
     public List<Integer> plannedValueIndices() {
         List<Integer> r = new ArrayList<>();
         for (Aggregate a : aggregates) {
-            if ((a.kind() == Kind.AVG || a.kind() == Kind.SUM || a.kind() == Kind.QUANTILE) && !r.contains(a.valueIndex())) {
+            if ((a.kind() == Kind.AVG || a.kind() == Kind.SUM || a.kind() == Kind.QUANTILE)
+                    && !r.contains(a.valueIndex())) {
                 r.add(a.valueIndex());
             }
         }
@@ -78,7 +163,16 @@ public final class ApproxSpec implements Serializable {
 
     @Override
     public String toString() {
-        return "ApproxSpec{groupBy=" + groupColumns + ", aggregates=" + aggregates.stream().map(Aggregate::label).toList()
-                + ", e_max=" + defaultErrorBound + ", overrides=" + errorBounds + ", confidence=" + confidence + "}";
+        return "ApproxSpec{groupBy="
+                + groupColumns
+                + ", aggregates="
+                + aggregates.stream().map(Aggregate::label).toList()
+                + ", e_max="
+                + defaultErrorBound
+                + ", overrides="
+                + errorBounds
+                + ", confidence="
+                + confidence
+                + "}";
     }
 }
