@@ -128,14 +128,16 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   f.run([&] { return done == plan.size(); }, f.now() + 120'000 * kMs);
   const double span = double(f.now() - t0);
   const auto& port = f.port();
-  std::printf("%-7s %-5s %3d  jobs %3zu/%3zu  p50 %8.2f ms (%5.2fx)  p99 %8.2f ms (%5.2fx)  loss %.3f  sent/needed %.2f  "
-              "util %.2f  drops",
-              mode.c_str(), queue.c_str(), n, done, plan.size(), pct(jct_ms, 0.5), pct(jct_ms, 0.5) / ideal_ms,
-              pct(jct_ms, 0.99), pct(jct_ms, 0.99) / ideal_ms, resolved_pkts > 0 ? lost_pkts / resolved_pkts : 0.0,
-              needed_bytes > 0 ? sent_bytes / needed_bytes : 0.0, double(port.busy) / span);
+  std::printf(
+      "%-7s %-5s %3d  jobs %3zu/%3zu  p50 %8.2f ms (%5.2fx)  p99 %8.2f ms (%5.2fx)  loss %.3f  sent/needed %.2f  "
+      "util %.2f  drops",
+      mode.c_str(), queue.c_str(), n, done, plan.size(), pct(jct_ms, 0.5), pct(jct_ms, 0.5) / ideal_ms,
+      pct(jct_ms, 0.99), pct(jct_ms, 0.99) / ideal_ms, resolved_pkts > 0 ? lost_pkts / resolved_pkts : 0.0,
+      needed_bytes > 0 ? sent_bytes / needed_bytes : 0.0, double(port.busy) / span);
   for (int k = 0; k < kNumPriorityClasses; ++k)
-    if (port.dropped[k]) std::printf(" c%d:%llu/%llu", k, (unsigned long long)port.dropped[k],
-                                     (unsigned long long)(port.dropped[k] + port.enqueued[k]));
+    if (port.dropped[k])
+      std::printf(" c%d:%llu/%llu", k, (unsigned long long)port.dropped[k],
+                  (unsigned long long)(port.dropped[k] + port.enqueued[k]));
   std::printf("  failed %llu below %llu\n", (unsigned long long)failed, (unsigned long long)below);
   std::fflush(stdout);
 }
@@ -147,18 +149,30 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const char* v = argv[i + 1];
-    if (k == "--senders") o.senders = list<int>(v, to_int);
-    else if (k == "--msgs") o.msgs = std::atoi(v);
-    else if (k == "--size") o.size = std::atoi(v);
-    else if (k == "--msr") o.msr = std::atof(v);
-    else if (k == "--modes") o.modes = list<std::string>(v, to_str);
-    else if (k == "--queues") o.queues = list<std::string>(v, to_str);
-    else if (k == "--port-mbps") o.port_mbps = std::atof(v);
-    else if (k == "--host-mbps") o.host_mbps = std::atof(v);
-    else if (k == "--rtt-us") o.rtt_us = std::atoi(v);
-    else if (k == "--jobs") o.jobs = std::atoi(v);
-    else if (k == "--load") o.load = std::atof(v);
-    else if (k == "--seed") o.seed = std::strtoull(v, nullptr, 10);
+    if (k == "--senders")
+      o.senders = list<int>(v, to_int);
+    else if (k == "--msgs")
+      o.msgs = std::atoi(v);
+    else if (k == "--size")
+      o.size = std::atoi(v);
+    else if (k == "--msr")
+      o.msr = std::atof(v);
+    else if (k == "--modes")
+      o.modes = list<std::string>(v, to_str);
+    else if (k == "--queues")
+      o.queues = list<std::string>(v, to_str);
+    else if (k == "--port-mbps")
+      o.port_mbps = std::atof(v);
+    else if (k == "--host-mbps")
+      o.host_mbps = std::atof(v);
+    else if (k == "--rtt-us")
+      o.rtt_us = std::atoi(v);
+    else if (k == "--jobs")
+      o.jobs = std::atoi(v);
+    else if (k == "--load")
+      o.load = std::atof(v);
+    else if (k == "--seed")
+      o.seed = std::strtoull(v, nullptr, 10);
     else {
       std::fprintf(stderr, "incast-sim: unknown option %s\n", k.c_str());
       return 2;
@@ -170,9 +184,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::printf("# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
-              "sender, load %.2f\n",
-              o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load);
+  std::printf(
+      "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
+      "sender, load %.2f\n",
+      o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load);
   for (const auto& m : o.modes)
     for (const auto& q : o.queues)
       for (int n : o.senders) run(o, m, q, n);

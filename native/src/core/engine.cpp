@@ -54,7 +54,8 @@ std::string EngineConfig::validate() const {
     if (d > 63) return "DSCP values must be in [0, 63]";
   if (no_priority_dscp > 63) return "no_priority_dscp must be in [0, 63]";
   if (!mode_valid(mode)) return "unknown mode";
-  if (!(faults.drop_outgoing >= 0 && faults.drop_outgoing < 1) || !(faults.drop_incoming >= 0 && faults.drop_incoming < 1))
+  if (!(faults.drop_outgoing >= 0 && faults.drop_outgoing < 1) ||
+      !(faults.drop_incoming >= 0 && faults.drop_incoming < 1))
     return "fault drop fractions must be in [0, 1)";
   return "";
 }
@@ -364,9 +365,9 @@ struct Engine::Impl {
   size_t seal(Session& s, uint8_t* buf, PacketType type, size_t body_len) {
     const uint64_t pn = s.recovery.next_pn();
     const bool header_only = !cfg.payload_auth && type == PacketType::kData;
-    const uint8_t flags = static_cast<uint8_t>((use_aes && s.peer_aes_capable ? wire::kFlagAesGcm : 0) |
-                                               (use_aes ? wire::kFlagAesCapable : 0) |
-                                               (header_only ? wire::kFlagHeaderOnlyAuth : 0));
+    const uint8_t flags =
+        static_cast<uint8_t>((use_aes && s.peer_aes_capable ? wire::kFlagAesGcm : 0) |
+                             (use_aes ? wire::kFlagAesCapable : 0) | (header_only ? wire::kFlagHeaderOnlyAuth : 0));
     wire::write_header(buf, type, s.initiator, s.id, pn, flags);
     wire::set_body_len(buf, static_cast<uint16_t>(body_len));
     const size_t covered = wire::kHeaderBytes + (header_only ? wire::kDataHeaderBytes : body_len);
@@ -385,9 +386,8 @@ struct Engine::Impl {
     const size_t max_ranges = std::min(wire::kMaxAckRanges, 1 + (room - wire::kAckFixedBytes) / 8);
     auto ranges = s.received.ranges(max_ranges);
     wire::Writer w(body, room);
-    const TimeNs delay = s.ack_deadline != kNever && now + cfg.ack_delay > s.ack_deadline
-                             ? now - (s.ack_deadline - cfg.ack_delay)
-                             : 0;
+    const TimeNs delay =
+        s.ack_deadline != kNever && now + cfg.ack_delay > s.ack_deadline ? now - (s.ack_deadline - cfg.ack_delay) : 0;
     const uint64_t window = s.recv.free();
     w.u64(s.received.largest());
     w.u32(static_cast<uint32_t>(std::min<TimeNs>(delay / 1000, UINT32_MAX)));
@@ -411,9 +411,7 @@ struct Engine::Impl {
     return len;
   }
 
-  size_t abandons_per_frame() const {
-    return (cfg.max_datagram - wire::kOverheadBytes - wire::kListFixedBytes) / 4;
-  }
+  size_t abandons_per_frame() const { return (cfg.max_datagram - wire::kOverheadBytes - wire::kListFixedBytes) / 4; }
 
   // Turns pending abandon notices into control frames.
   void flush_abandons(Session& s, SendJob& j) {
@@ -507,7 +505,8 @@ struct Engine::Impl {
     }
     if (f.type == PacketType::kAnnounce || f.type == PacketType::kUpdate) {
       auto it = s.send_jobs.find(f.job);
-      if (it != s.send_jobs.end()) (f.type == PacketType::kAnnounce ? it->second->announces_sent : it->second->updates_sent)++;
+      if (it != s.send_jobs.end())
+        (f.type == PacketType::kAnnounce ? it->second->announces_sent : it->second->updates_sent)++;
     }
     std::memcpy(buf + wire::kHeaderBytes, f.body.data(), f.body.size());
     const size_t len = seal(s, buf, f.type, f.body.size());
@@ -611,17 +610,13 @@ struct Engine::Impl {
     RecvJob& j = *it->second;
     std::vector<Delivery> out;
     switch (j.add_groups(a, now, s.recv, &out, &st.dropped_malformed)) {
-      case RecvJob::TableResult::kMismatch:
-        st.dropped_malformed++;
-        return true;
-      case RecvJob::TableResult::kIncomplete:
-        return true;
+      case RecvJob::TableResult::kMismatch: st.dropped_malformed++; return true;
+      case RecvJob::TableResult::kIncomplete: return true;
       case RecvJob::TableResult::kBadSizes:  // inconsistent announce: end the job with a protocol error
         st.dropped_malformed++;
         finish_recv_job(s, j.id, Status::kProtocolError, now, true);
         return true;
-      case RecvJob::TableResult::kReady:
-        break;
+      case RecvJob::TableResult::kReady: break;
     }
     Event ev;
     ev.type = EventType::kJobStarted;
@@ -700,8 +695,8 @@ struct Engine::Impl {
     RecvJob& j = *it->second;
     std::vector<Delivery> out;
     bool completed = false;
-    const auto r = j.on_data(d, s.recv, cfg.max_message_bytes, events.size() >= cfg.max_pending_events, now, &out,
-                             &completed);
+    const auto r =
+        j.on_data(d, s.recv, cfg.max_message_bytes, events.size() >= cfg.max_pending_events, now, &out, &completed);
     if (r == RecvJob::DataResult::kMalformed) {
       st.dropped_malformed++;
       return false;
@@ -801,7 +796,8 @@ struct Engine::Impl {
       return;
     }
     const size_t covered = wire::kHeaderBytes + (header_only ? wire::kDataHeaderBytes : body_len);
-    if (!crypto::verify(s.key, h.from_initiator, h.packet_number, data, covered, data + wire::kHeaderBytes + body_len)) {
+    if (!crypto::verify(s.key, h.from_initiator, h.packet_number, data, covered,
+                        data + wire::kHeaderBytes + body_len)) {
       st.dropped_auth++;
       return;
     }
@@ -858,18 +854,17 @@ struct Engine::Impl {
         if (err == wire::ParseError::kOk) on_done(s, d, now);
         break;
       }
-      case PacketType::kPing:
-        err = body_len == 0 ? wire::ParseError::kOk : wire::ParseError::kBadBody;
-        break;
+      case PacketType::kPing: err = body_len == 0 ? wire::ParseError::kOk : wire::ParseError::kBadBody; break;
       case PacketType::kClose: {
         int32_t code;
         err = wire::parse_close(body, body_len, &code);
         if (err == wire::ParseError::kOk) {
           // The peer says why (kClosed for an ordinary close); anything unknown reads as a protocol error.
-          const Status why = code == static_cast<int32_t>(Status::kClosed) ||
-                                     code == static_cast<int32_t>(Status::kProtocolError)
-                                 ? static_cast<Status>(code)
-                                 : code == 0 ? Status::kClosed : Status::kProtocolError;
+          const Status why =
+              code == static_cast<int32_t>(Status::kClosed) || code == static_cast<int32_t>(Status::kProtocolError)
+                  ? static_cast<Status>(code)
+              : code == 0 ? Status::kClosed
+                          : Status::kProtocolError;
           fail_session(s, why, now);
           return;  // s is gone
         }
@@ -927,8 +922,8 @@ struct Engine::Impl {
   }
 
   TimeNs session_timeout(const Session& s) const {
-    TimeNs t = std::min({s.recovery.loss_timer(), s.recovery.probe_deadline(), liveness_deadline(s),
-                         keepalive_deadline(s)});
+    TimeNs t =
+        std::min({s.recovery.loss_timer(), s.recovery.probe_deadline(), liveness_deadline(s), keepalive_deadline(s)});
     if (s.ack_now || s.ping_now) return 0;
     t = std::min(t, s.ack_deadline);
     for (const auto& f : s.control)
@@ -1032,7 +1027,8 @@ Status Engine::start_job(SessionId sid, const JobSpec& spec, TimeNs now) {
   j->rate.start(now, slack::target_loss_rate(prog), slack::target_loss_rate(prog, true));
   j->started = now;
   // Announce: group table in chunks; data waits until every chunk is acknowledged.
-  const size_t per = (I.cfg.max_datagram - wire::kOverheadBytes - wire::kAnnounceFixedBytes) / wire::kAnnounceEntryBytes;
+  const size_t per =
+      (I.cfg.max_datagram - wire::kOverheadBytes - wire::kAnnounceFixedBytes) / wire::kAnnounceEntryBytes;
   for (size_t first = 0; first < j->groups.size(); first += per) {
     const size_t n = std::min(per, j->groups.size() - first);
     std::vector<uint8_t> body(wire::kAnnounceFixedBytes + n * wire::kAnnounceEntryBytes);
@@ -1057,8 +1053,8 @@ Status Engine::start_job(SessionId sid, const JobSpec& spec, TimeNs now) {
   return Status::kOk;
 }
 
-Status Engine::submit(SessionId sid, JobId jid, uint32_t group_index, uint32_t index, const uint8_t* data,
-                      size_t len, TimeNs now) {
+Status Engine::submit(SessionId sid, JobId jid, uint32_t group_index, uint32_t index, const uint8_t* data, size_t len,
+                      TimeNs now) {
   auto& I = *impl_;
   Session* sp = I.find(sid);
   if (!sp) return Status::kNotFound;

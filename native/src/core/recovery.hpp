@@ -36,15 +36,15 @@ struct SentPacket {
   Kind kind = Kind::kPing;
   State state = State::kInFlight;  // an ACK is recorded as kAcked: nothing acknowledges it
   bool retransmission = false;
-  uint32_t bytes = 0;     // DATA payload bytes, counted in flight until acknowledged or declared lost
-  uint32_t size = 0;      // the datagram's bytes (what pacing spends)
+  uint32_t bytes = 0;  // DATA payload bytes, counted in flight until acknowledged or declared lost
+  uint32_t size = 0;   // the datagram's bytes (what pacing spends)
   TimeNs sent = 0;
-  TimeNs lost_at = 0;     // when declared lost
-  JobId job = 0;          // DATA and control frames
-  MessageId msg = 0;      // DATA
-  uint32_t seg = 0;       // DATA
-  uint64_t ctrl = 0;      // control frame id
-  uint8_t dscp = 0;       // the queue it travels in: ordering holds only among packets of one DSCP
+  TimeNs lost_at = 0;               // when declared lost
+  JobId job = 0;                    // DATA and control frames
+  MessageId msg = 0;                // DATA
+  uint32_t seg = 0;                 // DATA
+  uint64_t ctrl = 0;                // control frame id
+  uint8_t dscp = 0;                 // the queue it travels in: ordering holds only among packets of one DSCP
   bool overtaken_in_queue = false;  // declared lost behind a packet of its own DSCP (true reordering if acked late)
 };
 
@@ -118,7 +118,7 @@ class Recovery {
   std::deque<SentPacket> sent_;
   mutable uint64_t first_in_flight_ = 0;  // no packet below this number is in flight
   uint64_t inflight_bytes_ = 0;
-  uint64_t in_flight_ = 0;  // packets
+  uint64_t in_flight_ = 0;      // packets
   uint64_t largest_acked_ = 0;  // over all DSCPs
   bool any_acked_ = false;
   // Per DSCP: 1 + the largest acknowledged packet number (0: none yet).

@@ -20,14 +20,12 @@ void RecvJob::set_size(uint32_t n_messages, uint32_t n_groups, bool mrdf_flag) {
 }
 
 uint32_t RecvJob::group_of(MessageId m) const {
-  auto it = std::upper_bound(groups.begin(), groups.end(), m,
-                             [](MessageId v, const RecvGroup& g) { return v < g.base; });
+  auto it =
+      std::upper_bound(groups.begin(), groups.end(), m, [](MessageId v, const RecvGroup& g) { return v < g.base; });
   return static_cast<uint32_t>(it - groups.begin()) - 1;
 }
 
-bool RecvJob::resolved(MessageId m) const {
-  return ready_ && (bit_get(delivered_bits_, m) || bit_get(lost_bits_, m));
-}
+bool RecvJob::resolved(MessageId m) const { return ready_ && (bit_get(delivered_bits_, m) || bit_get(lost_bits_, m)); }
 
 RecvJob::TableResult RecvJob::add_groups(const wire::Announce& a, TimeNs now, RecvBudget& budget,
                                          std::vector<Delivery>* out, uint64_t* refused) {
@@ -93,8 +91,7 @@ void RecvJob::adopt_early_data(RecvBudget& budget, std::vector<Delivery>* out, u
 }
 
 RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, uint32_t max_message_bytes,
-                                     bool events_full, TimeNs now, std::vector<Delivery>* out,
-                                     bool* completed) {
+                                     bool events_full, TimeNs now, std::vector<Delivery>* out, bool* completed) {
   *completed = false;
   if ((announced_ && d.msg >= n) || d.msg_len > max_message_bytes) return DataResult::kMalformed;
   if (resolved(d.msg) || held_.count(d.msg)) return DataResult::kAccepted;
@@ -109,8 +106,8 @@ RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, ui
     if (ready_) {
       const RecvGroup& g = groups[group_of(d.msg)];
       const bool head_of_line = g.ordered && d.msg == g.base + g.next_in_order;
-      hol_fits = head_of_line && budget.app_held + charge <= budget.capacity &&
-                 budget.used + charge <= 2 * budget.capacity;
+      hol_fits =
+          head_of_line && budget.app_held + charge <= budget.capacity && budget.used + charge <= 2 * budget.capacity;
     }
     if (!fits && !hol_fits) return DataResult::kNoBuffer;
     RecvMessage rm;
@@ -126,7 +123,7 @@ RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, ui
   RecvMessage& rm = pit->second;
   if (rm.len != d.msg_len || rm.seg_size != d.seg_size) return DataResult::kMalformed;
   const uint32_t seg = d.offset / d.seg_size;
-  if (bit_get(rm.bits, seg)) return DataResult::kAccepted;  // duplicate segment
+  if (bit_get(rm.bits, seg)) return DataResult::kAccepted;                           // duplicate segment
   if (ready_ && rm.got + 1 == rm.nseg && events_full) return DataResult::kNoBuffer;  // the application lags
   std::memcpy(rm.buf.data() + d.offset, d.payload, d.payload_len);
   bit_set(rm.bits, seg);
@@ -192,8 +189,7 @@ void RecvJob::on_abandon(const std::vector<uint32_t>& msgs, RecvBudget& budget,
   }
 }
 
-void RecvJob::on_update(const std::vector<wire::UpdateEntry>& entries, std::vector<Delivery>* out,
-                        uint64_t* refused) {
+void RecvJob::on_update(const std::vector<wire::UpdateEntry>& entries, std::vector<Delivery>* out, uint64_t* refused) {
   for (const auto& e : entries) {
     if (e.group_index >= groups.size() || e.target > groups[e.group_index].size) {
       (*refused)++;

@@ -67,9 +67,9 @@ class RecvJob {
   const TimeNs started;
   uint32_t n = 0;  // messages (from the ANNOUNCE)
   bool mrdf = true;
-  TimeNs ready_at = kNever;       // group table complete
-  TimeNs last_data = kNever;      // last DATA segment taken
-  uint64_t charged_table = 0;     // bytes of this job's bookkeeping charged to the budget
+  TimeNs ready_at = kNever;    // group table complete
+  TimeNs last_data = kNever;   // last DATA segment taken
+  uint64_t charged_table = 0;  // bytes of this job's bookkeeping charged to the budget
   std::vector<RecvGroup> groups;
   uint32_t delivered = 0, lost = 0;
 
@@ -95,8 +95,8 @@ class RecvJob {
   // Before the table is complete the segment is held as early data (no head-of-line exception).
   // `events_full`: a message's last segment is refused while the event queue is full.
   // Complete messages are appended to `out`; *completed tells whether one completed (completion may follow).
-  DataResult on_data(const wire::Data& d, RecvBudget& budget, uint32_t max_message_bytes, bool events_full,
-                     TimeNs now, std::vector<Delivery>* out, bool* completed);
+  DataResult on_data(const wire::Data& d, RecvBudget& budget, uint32_t max_message_bytes, bool events_full, TimeNs now,
+                     std::vector<Delivery>* out, bool* completed);
   // Messages the sender gave up (the table is complete). Ids of exact groups are refused (counted in *refused);
   // newly lost ids are appended to `lost_out` as (message, group id).
   void on_abandon(const std::vector<uint32_t>& msgs, RecvBudget& budget,

@@ -30,13 +30,12 @@ SendJob::SendJob(const JobSpec& spec, bool mrdf_scheduling, uint32_t seg_size, c
 }
 
 uint32_t SendJob::group_of(MessageId m) const {
-  auto it = std::upper_bound(groups.begin(), groups.end(), m,
-                             [](MessageId v, const SendGroup& g) { return v < g.base; });
+  auto it =
+      std::upper_bound(groups.begin(), groups.end(), m, [](MessageId v, const SendGroup& g) { return v < g.base; });
   return static_cast<uint32_t>(it - groups.begin()) - 1;
 }
 
-Status SendJob::submit(uint32_t group_index, uint32_t index, const uint8_t* data, size_t len,
-                       uint64_t buffer_limit) {
+Status SendJob::submit(uint32_t group_index, uint32_t index, const uint8_t* data, size_t len, uint64_t buffer_limit) {
   SendGroup& g = groups[group_index];
   const MessageId m = g.base + index;
   if (bit_get(submitted_, m)) return Status::kAlreadyExists;
@@ -253,8 +252,8 @@ void SendJob::fill_report(JobReport& r, TimeNs now) const {
   r.last_data_to_done = last_data_sent == kNever ? 0 : now - last_data_sent;
   r.delivered = 0;
   for (const auto& g : groups) {
-    r.groups.push_back(
-        GroupReport{g.spec.group_id, g.spec.size, g.target, g.delivered, g.spec.size - g.delivered, g.unreachable, {}, {}});
+    r.groups.push_back(GroupReport{
+        g.spec.group_id, g.spec.size, g.target, g.delivered, g.spec.size - g.delivered, g.unreachable, {}, {}});
     r.delivered += g.delivered;
   }
   r.lost = r.messages - r.delivered;

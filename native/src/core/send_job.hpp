@@ -22,8 +22,8 @@ struct SendMessage {
   std::vector<SegState> segs;
   uint32_t seg_size;
   uint32_t acked_bytes = 0;
-  uint32_t need = 0;     // segments in kNew or kResend
-  uint32_t hint = 0;     // no segment below this index needs sending
+  uint32_t need = 0;  // segments in kNew or kResend
+  uint32_t hint = 0;  // no segment below this index needs sending
   uint64_t ready_key = 0;
   bool in_ready = false;
   uint32_t seg_len(uint32_t i) const {
@@ -48,7 +48,7 @@ struct SegmentToSend {
   MessageId msg;
   uint32_t seg;
   bool retransmission;
-  bool exact;              // the message's group is exact (class 0)
+  bool exact;  // the message's group is exact (class 0)
   uint32_t msg_len, offset;
   uint16_t seg_size;
   const uint8_t* payload;  // valid until the job changes
@@ -76,7 +76,7 @@ class SendJob {
   uint64_t packets_sent = 0, packets_acked = 0, packets_lost = 0, retransmitted = 0, bytes_sent = 0;
   uint32_t announces_sent = 0, updates_sent = 0;
   TimeNs started = 0;
-  TimeNs running_at = kNever;      // when the announce was acknowledged
+  TimeNs running_at = kNever;  // when the announce was acknowledged
   TimeNs last_data_sent = kNever;
 
   uint32_t group_of(MessageId m) const;

@@ -19,13 +19,13 @@ namespace netapprox::atp::fabric {
 
 struct Config {
   int senders = 4;
-  double host_rate_bps = 1e9;   // each host's line rate (the engines' R_max should match)
-  double port_rate_bps = 1e9;   // the bottleneck: the switch port toward the receiver
-  TimeNs host_delay = 25'000;   // one-way propagation of each hop (host -> switch, switch -> host)
-  bool slack_queues = true;     // 8 strict-priority queues by DSCP; else one FIFO
+  double host_rate_bps = 1e9;       // each host's line rate (the engines' R_max should match)
+  double port_rate_bps = 1e9;       // the bottleneck: the switch port toward the receiver
+  TimeNs host_delay = 25'000;       // one-way propagation of each hop (host -> switch, switch -> host)
+  bool slack_queues = true;         // 8 strict-priority queues by DSCP; else one FIFO
   uint64_t buffer_bytes = 150'000;  // the port's buffer: the FIFO's, or class 0's plus the 28 frames of classes 1..7
   uint32_t frame_bytes = 1514;
-  EngineConfig engine;          // both ends (line rate, mode, ...)
+  EngineConfig engine;  // both ends (line rate, mode, ...)
 };
 
 struct PortStats {

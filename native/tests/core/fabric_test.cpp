@@ -1,10 +1,10 @@
 // The rate law and the priority classes on the simulated incast fabric (fabric.hpp): the default law's equilibrium
 // on a tiny queue, and no starvation between approximate classes.
+#include "fabric.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "fabric.hpp"
 
 using namespace netapprox::atp;
 
@@ -77,9 +77,9 @@ TEST(FabricTest, EveryClassProgressesWhileAHigherOneIsSaturated) {
     };
     std::vector<uint8_t> payload(1000, 7);
     for (int s = 0; s < 3; ++s) {
-      ASSERT_EQ(f.sender(s).start_job(fabric::Fabric::session_of(s), JobSpec{1, {{1, kMessages, msr[s]}}, true},
-                                      f.now()),
-                Status::kOk);
+      ASSERT_EQ(
+          f.sender(s).start_job(fabric::Fabric::session_of(s), JobSpec{1, {{1, kMessages, msr[s]}}, true}, f.now()),
+          Status::kOk);
       for (uint32_t i = 0; i < kMessages; ++i)
         ASSERT_EQ(f.sender(s).submit(fabric::Fabric::session_of(s), 1, 0, i, payload.data(), payload.size(), f.now()),
                   Status::kOk);
@@ -92,8 +92,8 @@ TEST(FabricTest, EveryClassProgressesWhileAHigherOneIsSaturated) {
       f.run([] { return false; }, t0 + TimeNs(w) * 50 * kMs);
       if (reports[0]) break;
       for (int s = 0; s < 3; ++s) {
-        EXPECT_GT(delivered[s], before[s]) << mode_name(mode) << ": job " << s << " (MSR " << msr[s]
-                                           << ") starved in window " << w;
+        EXPECT_GT(delivered[s], before[s])
+            << mode_name(mode) << ": job " << s << " (MSR " << msr[s] << ") starved in window " << w;
         before[s] = delivered[s];
       }
     }

@@ -89,8 +89,8 @@ TEST(LivenessTest, AnnounceOrItsAcknowledgementLostRepeatedly) {
       }
       Job j = make_job(2, {{40, 0.75}}, 1000);
       StartResult r = run_job(s, j, 60 * kSec);
-      const std::string what = std::string(lose_ack ? "acks" : "announces") + " lost, rtt " +
-                               std::to_string(rtt / 1e6) + " ms";
+      const std::string what =
+          std::string(lose_ack ? "acks" : "announces") + " lost, rtt " + std::to_string(rtt / 1e6) + " ms";
       ASSERT_NE(r.sender, nullptr) << what;
       EXPECT_EQ(dropped, kLosses) << what;
       EXPECT_EQ(r.sender->status, Status::kOk) << what;

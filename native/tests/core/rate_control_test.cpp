@@ -1,10 +1,10 @@
 // A job's rate controller (native/src/core/rate_control.*) on its own: epoch length, rho_i, the TLR and class
 // updates, the law's decision, and pacing.
+#include "core/rate_control.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "core/rate_control.hpp"
 
 using namespace netapprox::atp;
 
@@ -14,9 +14,7 @@ constexpr TimeNs kUs = 1'000;
 constexpr TimeNs kMs = 1'000'000;
 constexpr double kRmax = 1.25e8;  // 1 Gbit/s
 
-RateControlConfig config(Mode m) {
-  return RateControlConfig{{kRmax, 0.125, 0.01}, mode_flags(m), 100 * kUs, 1472};
-}
+RateControlConfig config(Mode m) { return RateControlConfig{{kRmax, 0.125, 0.01}, mode_flags(m), 100 * kUs, 1472}; }
 
 }  // namespace
 

@@ -3,6 +3,8 @@
 //   eq. 3   otherwise:  R' = R (1 - rho / 2)
 // plus tlr_floor, the [R_min, R_max] clamp, the slack law (the default), and the mode table (names, switches, the
 // law each mode runs).
+#include "core/rate_law.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "core/engine.hpp"
-#include "core/rate_law.hpp"
 
 using namespace netapprox::atp;
 
@@ -19,8 +20,8 @@ namespace {
 
 // ============================================================================================ eqs. 2-3
 
-constexpr double kRmax = 1.25e9;  // 10 Gbit/s in bytes/s
-constexpr double kRmin = 1.472e6; // 1472 bytes per 1 ms RTT
+constexpr double kRmax = 1.25e9;   // 10 Gbit/s in bytes/s
+constexpr double kRmin = 1.472e6;  // 1472 bytes per 1 ms RTT
 
 TEST(RateLawTest, Eq2IncreaseWhenLossBelowTlr) {
   for (double m : {0.01, 0.125, 0.5, 1.0})
@@ -34,9 +35,13 @@ TEST(RateLawTest, Eq2IncreaseWhenLossBelowTlr) {
 
 TEST(RateLawTest, Eq3DecreaseWhenLossAtOrAboveTlr) {
   for (double rate : {1e7, 5e8, kRmax})
-    for (auto [rho, tlr] : std::vector<std::pair<double, double>>{
-             {0.2, 0.2},  // equality takes eq. 3 (eq. 2 needs rho < TLR)
-             {0.3, 0.2}, {1.0, 0.2}, {0.05, 0.0}, {0.5, 0.5}, {1.0, 1.0}})
+    for (auto [rho, tlr] :
+         std::vector<std::pair<double, double>>{{0.2, 0.2},  // equality takes eq. 3 (eq. 2 needs rho < TLR)
+                                                {0.3, 0.2},
+                                                {1.0, 0.2},
+                                                {0.05, 0.0},
+                                                {0.5, 0.5},
+                                                {1.0, 1.0}})
       EXPECT_NEAR(rate_law::paper_next_rate(rate, rho, tlr, 0.0, 0.125, kRmax, kRmin),
                   std::max(rate * (1 - rho / 2), kRmin), 1e-3)
           << rate << " " << rho << " " << tlr;
@@ -143,7 +148,11 @@ TEST(RateLawTest, SlackLawDecidesOverEnoughPackets) {
 }
 
 TEST(ModeTest, AblationModeSwitches) {
-  struct Row { Mode m; const char* name; bool rc, dyn_tlr, mrdf, slack, dyn_prio; };
+  struct Row {
+    Mode m;
+    const char* name;
+    bool rc, dyn_tlr, mrdf, slack, dyn_prio;
+  };
   const Row rows[] = {
       {Mode::kBase, "base", false, false, false, false, false},
       {Mode::kRc, "rc", true, false, false, false, false},

@@ -1,11 +1,11 @@
 // Loss recovery (native/src/core/recovery.*) on its own: the RTT estimator, acknowledgement processing, the ways
 // a packet is declared lost (packet threshold, time threshold, unanswered probes), late acknowledgements of
 // packets declared lost, and the probe timeout's backoff.
+#include "core/recovery.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "core/recovery.hpp"
 
 using namespace netapprox::atp;
 

@@ -1,11 +1,11 @@
 // A receiving job (native/src/core/recv_job.*) on its own: the group table, reassembly and admission within the
 // receive buffer, early data held until the table is known, in-order delivery of exact groups, ABANDON, UPDATE
 // and completion.
+#include "core/recv_job.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "core/recv_job.hpp"
 
 using namespace netapprox::atp;
 

@@ -1,10 +1,10 @@
 // A sending job (native/src/core/send_job.*) on its own: MRDF and message-order scheduling, the retransmission
 // criterion, group satisfaction and the session buffer accounting.
+#include "core/send_job.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "core/send_job.hpp"
 
 using namespace netapprox::atp;
 

@@ -2,14 +2,14 @@
 //   eq. 1   TLR_{i+1} = ((1 - MSR) N - lost) / (N - delivered),  TLR_0 = 1 - MSR
 // plus the multi-group generalisation ("pooled slack"), the packet-level TLR and the slack-based priority
 // classes (section 5.2).
+#include "core/slack.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
-
-#include "core/slack.hpp"
 
 using namespace netapprox::atp;
 using slack::GroupProgress;
@@ -21,9 +21,7 @@ uint32_t target_of(double msr, uint32_t n) {
   return static_cast<uint32_t>(std::clamp(std::ceil(msr * n - 1e-9), 0.0, double(n)));
 }
 
-double eq1(double msr, double n, double lost, double delivered) {
-  return ((1.0 - msr) * n - lost) / (n - delivered);
-}
+double eq1(double msr, double n, double lost, double delivered) { return ((1.0 - msr) * n - lost) / (n - delivered); }
 
 // ============================================================================================ eq. 1, one group
 
@@ -91,7 +89,7 @@ TEST(SlackTest, Eq1EdgeCases) {
   // MSR 0: everything may be lost.
   EXPECT_EQ(slack::target_loss_rate({{10, 0, 0, 0}}), 1.0);
   EXPECT_NEAR(slack::target_loss_rate({{10, 0, 0, 9}}), 0.1, 1e-15);  // 10 - 9 over 10
-  EXPECT_EQ(slack::target_loss_rate({{10, 0, 9, 0}}), 1.0);             // 10 over 1, clamped
+  EXPECT_EQ(slack::target_loss_rate({{10, 0, 9, 0}}), 1.0);           // 10 over 1, clamped
   // No groups at all.
   EXPECT_EQ(slack::target_loss_rate({}), 0.0);
   EXPECT_EQ(slack::target_loss_rate({}, true), 0.0);
