@@ -26,7 +26,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * default mode and in the paper's mode (which the Java mode maps to {@code NA_MODE_PAPER}).
  */
 class ApproximateUnderLossTest {
-    private static final int JOBS = 15;
+    /** Jobs per mode; -Dnetapprox.test.lossJobs=N soaks longer. */
+    private static final int JOBS = Integer.getInteger("netapprox.test.lossJobs", 15);
 
     @ParameterizedTest
     @EnumSource(
