@@ -3,7 +3,7 @@
 #
 #   1. setup                 scripts/setup.sh: install what the machine lacks (idempotent)
 #   2. format                mvn spotless:check (google-java-format, AOSP style, every module); with
-#                            NETAPPROX_NATIVE_FORMAT_CHECK=1 also scripts/check-native-format.sh (native/, clang-format)
+#                            and scripts/check-native-format.sh (native/, clang-format; NETAPPROX_NATIVE_FORMAT_CHECK=0 skips it)
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
 #                            examples/taxi, approx-spark on local[2] and local-cluster) + native GoogleTest suites
 #                            and atp-perf end-to-end tests (ctest, in the Maven test phase) + Jazzer fuzzing of the
@@ -20,7 +20,7 @@
 #   FUZZ_SECONDS=60                  libFuzzer run time
 #   JAVA_FUZZ_SECONDS=30             Jazzer run time (control-plane frame decoder)
 #   NETAPPROX_JOBS=2                 parallel build/test jobs for the sanitizer and fuzz builds
-#   NETAPPROX_NATIVE_FORMAT_CHECK=1  also check the native/ format (off until native/ has been reformatted once)
+#   NETAPPROX_NATIVE_FORMAT_CHECK=0  skip the native/ format check (clang-format-14; on by default)
 #   SKIP_SETUP=1                     do not run scripts/setup.sh
 #   MAVEN_ARGS="..."                 extra arguments for the Maven runs (e.g. -o)
 set -euo pipefail
@@ -58,13 +58,13 @@ fi
 end
 
 # ---------------------------------------------------------------------------------------------------------
-begin "format (spotless:check${NETAPPROX_NATIVE_FORMAT_CHECK:+, native clang-format})"
+begin "format (spotless:check, native clang-format)"
 # shellcheck disable=SC2086
 mvn -B -ntp ${MAVEN_ARGS:-} spotless:check
-if [ "${NETAPPROX_NATIVE_FORMAT_CHECK:-0}" = "1" ]; then
+if [ "${NETAPPROX_NATIVE_FORMAT_CHECK:-1}" = "1" ]; then
   bash "$ROOT/scripts/check-native-format.sh"
 else
-  log "native format check off (NETAPPROX_NATIVE_FORMAT_CHECK=1 turns it on)"
+  log "native format check skipped (NETAPPROX_NATIVE_FORMAT_CHECK=0)"
 fi
 end
 
