@@ -1,0 +1,342 @@
+package io.netapprox.flink;
+
+import io.netapprox.core.control.ControlConfig;
+import io.netapprox.core.control.ControlException;
+import io.netapprox.core.control.ErrorCode;
+import io.netapprox.core.engine.AtpConfig;
+import io.netapprox.core.engine.JobSpec;
+import io.netapprox.core.engine.OutgoingJob;
+import io.netapprox.core.engine.SendResult;
+import io.netapprox.core.transport.ApproxPeer;
+import io.netapprox.core.transport.ApproxTransport;
+import io.netapprox.core.transport.ApproxTransportConfig;
+import io.netapprox.core.transport.DataRequest;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The NetApprox exchange of one TaskManager: one {@link ApproxTransport} (ATP engine + control
+ * server), shared by every approximate sender and receiver running in the TaskManager's slots, and
+ * the TaskManager's outboxes (epochs encoded by its senders, waiting to be pulled by receivers).
+ *
+ * <p>Created by the first operator that needs it ({@link #acquire}), closed when the last operator
+ * and the last outbox let go of it. Keyed by TaskManager and by the engine-relevant settings
+ * (secret, addresses, rate, mode, faults), so two jobs with different secrets never share an
+ * engine. A receiver on the same TaskManager as the sender takes the outbox directly (no network:
+ * every message is delivered, the stratum is a census); others send a DATA_REQUEST naming the
+ * {@link OutboxKey} to the sender's control address and get the epoch as one ATP job, one ATP group
+ * per stratum.
+ *
+ * <p>Memory: outboxes are bounded by {@code approx.sendBuffer} per TaskManager; {@link #register}
+ * blocks the sender (Flink backpressure) until pulls free space.
+ */
+final class TaskManagerExchange {
+  private static final Logger LOG = LoggerFactory.getLogger(TaskManagerExchange.class);
+  private static final Map<String, TaskManagerExchange> EXCHANGES = new HashMap<>();
+
+  /** Outboxes nobody pulled for this long are dropped (their receiver is gone). */
+  private static final long OUTBOX_TTL_MIN_NANOS = TimeUnit.MINUTES.toNanos(10);
+
+  private final String mapKey;
+  private final ApproxConfig config;
+  private final String engineId = UUID.randomUUID().toString();
+  private final ApproxTransport transport;
+  private final String controlHost;
+  private final Map<OutboxKey, EpochOutbox> outboxes = new ConcurrentHashMap<>();
+  private final Map<InetSocketAddress, CompletableFuture<ApproxPeer>> peers =
+      new ConcurrentHashMap<>();
+  private final Object space = new Object();
+  private final long outboxTtlNanos;
+  private long outboxBytes; // guarded by space
+  private int refs; // guarded by EXCHANGES
+
+  private TaskManagerExchange(String mapKey, ApproxConfig config, String host) {
+    this.mapKey = mapKey;
+    this.config = config;
+    this.controlHost = host;
+    this.outboxTtlNanos = Math.max(OUTBOX_TTL_MIN_NANOS, 10 * config.epochTimeout().toNanos());
+    this.transport = ApproxTransport.start(transportConfig(config, host), this::serve);
+    LOG.info(
+        "NetApprox exchange {} started: control {}, ATP data port {}",
+        engineId,
+        transport.controlAddress(),
+        transport.dataPort());
+  }
+
+  /**
+   * The exchange of the TaskManager identified by {@code taskManagerId} for {@code config}'s
+   * engine settings, created on first use. Every call must be matched by one {@link #release()}.
+   *
+   * @param defaultHost the TaskManager's address, used when {@code approx.bindAddress} is unset
+   */
+  static TaskManagerExchange acquire(ApproxConfig config, String taskManagerId, String defaultHost) {
+    String host = numericHost(config.bindAddress() != null ? config.bindAddress() : defaultHost);
+    String key = taskManagerId + "|" + host + "|" + engineSettings(config);
+    synchronized (EXCHANGES) {
+      TaskManagerExchange x = EXCHANGES.get(key);
+      if (x == null) {
+        x = new TaskManagerExchange(key, config, host);
+        EXCHANGES.put(key, x);
+      }
+      x.refs++;
+      return x;
+    }
+  }
+
+  /** Drops one reference; the last one closes the transport. */
+  void release() {
+    boolean close;
+    synchronized (EXCHANGES) {
+      close = --refs == 0;
+      if (close) {
+        EXCHANGES.remove(mapKey);
+      }
+    }
+    if (close) {
+      LOG.info("NetApprox exchange {} closing", engineId);
+      for (CompletableFuture<ApproxPeer> p : peers.values()) {
+        p.cancel(false);
+      }
+      transport.close();
+    }
+  }
+
+  /** Number of live exchanges in this JVM (tests). */
+  static int liveExchanges() {
+    synchronized (EXCHANGES) {
+      return EXCHANGES.size();
+    }
+  }
+
+  String engineId() {
+    return engineId;
+  }
+
+  String controlHost() {
+    return controlHost;
+  }
+
+  int controlPort() {
+    return transport.controlAddress().getPort();
+  }
+
+  // ---- outboxes (sender side) -------------------------------------------------------------------
+
+  /**
+   * Makes {@code outbox} available to its receiver, waiting while the TaskManager's outboxes exceed
+   * {@code approx.sendBuffer} (an outbox larger than the whole buffer waits until it is alone).
+   *
+   * @throws InterruptedException the task was cancelled while waiting
+   */
+  void register(EpochOutbox outbox) throws InterruptedException {
+    synchronized (space) {
+      dropExpired();
+      while (outboxBytes > 0 && outboxBytes + outbox.bytes > config.sendBufferBytes()) {
+        space.wait(100);
+        dropExpired();
+      }
+      outboxBytes += outbox.bytes;
+    }
+    synchronized (EXCHANGES) {
+      refs++; // an outbox keeps the exchange open after its sender finished
+    }
+    outboxes.put(outbox.key, outbox);
+  }
+
+  /** Removes an outbox (pulled, taken locally, expired, or its sender failed). */
+  private void remove(OutboxKey key) {
+    EpochOutbox o = outboxes.remove(key);
+    if (o != null) {
+      synchronized (space) {
+        outboxBytes -= o.bytes;
+        space.notifyAll();
+      }
+      release();
+    }
+  }
+
+  private void dropExpired() {
+    long now = System.nanoTime();
+    for (Iterator<EpochOutbox> it = outboxes.values().iterator(); it.hasNext(); ) {
+      EpochOutbox o = it.next();
+      if (now - o.createdNanos > outboxTtlNanos) {
+        LOG.warn("NetApprox: dropping {}, not pulled for {} s", o.key, outboxTtlNanos / 1_000_000_000L);
+        // remove() takes the monitor we may hold: it is reentrant
+        remove(o.key);
+      }
+    }
+  }
+
+  /** A failed or cancelled sender's outboxes will never be pulled by a live receiver. */
+  void dropSender(long exchangeId, int sender, int attempt) {
+    for (OutboxKey k : outboxes.keySet()) {
+      if (k.exchangeId() == exchangeId && k.sender() == sender && k.attempt() == attempt) {
+        remove(k);
+      }
+    }
+  }
+
+  /** Receiver on the same TaskManager: takes the outbox without the network, or null. */
+  EpochOutbox takeLocal(OutboxKey key) {
+    EpochOutbox o = outboxes.get(key);
+    if (o != null) {
+      remove(key);
+    }
+    return o;
+  }
+
+  /** Bytes of outboxes waiting (tests, metrics). */
+  long outboxBytes() {
+    synchronized (space) {
+      return outboxBytes;
+    }
+  }
+
+  /**
+   * Serves one DATA_REQUEST (a serving thread): the outbox as one ATP job, one group per stratum
+   * (N_g messages, MSR_g). The engine stops each group at its target {@code ceil(MSR_g N_g)}; the
+   * outbox is dropped once the receiver's report (or the failure) is in.
+   */
+  private void serve(DataRequest request) throws Exception {
+    OutboxKey key;
+    try {
+      key = OutboxKey.fromBytes(request.payload());
+    } catch (IllegalArgumentException e) {
+      throw new ControlException(ErrorCode.REQUEST_REJECTED, e.getMessage());
+    }
+    EpochOutbox o = outboxes.get(key);
+    if (o == null) {
+      throw new ControlException(ErrorCode.REQUEST_REJECTED, "NetApprox: no such epoch " + key);
+    }
+    request.report().whenComplete((r, err) -> remove(key));
+    JobSpec.Builder spec = JobSpec.builder();
+    for (int g = 0; g < o.messages.length; g++) {
+      spec.addGroup(g, o.messages[g].length, o.msr[g]);
+    }
+    OutgoingJob job = request.startJob(spec.build());
+    ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
+    long timeoutMs = config.epochTimeout().toMillis();
+    try {
+      // TODO(structure): approx-core's send scheduler interleaves the groups; until it lands every
+      // group is submitted in turn (the engine schedules what it holds, MRDF across groups).
+      for (int g = 0; g < o.messages.length && !job.outcome().isDone(); g++) {
+        byte[][] msgs = o.messages[g];
+        for (int i = 0; i < msgs.length; i++) {
+          buf.clear().writeBytes(msgs[i]);
+          if (job.send(g, i, buf, timeoutMs, TimeUnit.MILLISECONDS) == SendResult.NOT_NEEDED) {
+            break;
+          }
+        }
+      }
+    } finally {
+      buf.release();
+    }
+  }
+
+  // ---- peers (receiver side) --------------------------------------------------------------------
+
+  /** A connected peer for a sender TaskManager's control address, reconnecting when it ended. */
+  CompletableFuture<ApproxPeer> peer(InetSocketAddress addr) {
+    CompletableFuture<ApproxPeer> f =
+        peers.compute(
+            addr,
+            (a, old) -> {
+              if (old != null
+                  && (!old.isDone()
+                      || (!old.isCompletedExceptionally() && old.join().isActive()))) {
+                return old;
+              }
+              return transport.connect(a);
+            });
+    f.whenComplete(
+        (p, err) -> {
+          if (err != null) {
+            peers.remove(addr, f);
+          }
+        });
+    return f;
+  }
+
+  // ---- configuration ----------------------------------------------------------------------------
+
+  private static String numericHost(String host) {
+    try {
+      return InetAddress.getByName(host).getHostAddress();
+    } catch (UnknownHostException e) {
+      throw new IllegalStateException(
+          "NetApprox: cannot resolve "
+              + host
+              + " (set "
+              + ApproxOptions.BIND_ADDRESS.key()
+              + " to a numeric address)",
+          e);
+    }
+  }
+
+  private static String engineSettings(ApproxConfig c) {
+    return String.join(
+        "|",
+        c.authSecret(),
+        String.valueOf(c.controlPort()),
+        String.valueOf(c.lineRateBps()),
+        c.mode().name(),
+        java.util.Arrays.toString(c.dscp()),
+        c.peerDeathTimeout().toString(),
+        c.connectTimeout().toString(),
+        String.valueOf(c.serveThreads()),
+        String.valueOf(c.faultDropOutgoing()),
+        String.valueOf(c.faultSeed()),
+        String.valueOf(c.sendBufferBytes()),
+        c.epochTimeout().toString());
+  }
+
+  static ApproxTransportConfig transportConfig(ApproxConfig c, String host) {
+    InetAddress bind;
+    try {
+      bind = InetAddress.getByName(host);
+    } catch (UnknownHostException e) {
+      throw new IllegalStateException("NetApprox: bad bind address " + host, e);
+    }
+    AtpConfig.Builder atp =
+        ApproxTransportConfig.defaultAtp()
+            .bindAddress(host)
+            .bindPort(0)
+            .lineRateBps(c.lineRateBps())
+            .mode(c.mode())
+            .peerDeathTimeout(c.peerDeathTimeout());
+    if (c.dscp() != null) {
+      atp.dscpByClass(c.dscp());
+    }
+    if (c.faultDropOutgoing() > 0) {
+      atp.faultInjection(c.faultDropOutgoing(), 0.0, c.faultSeed());
+    }
+    Duration request = c.epochTimeout().plus(c.connectTimeout());
+    ControlConfig ctl =
+        ControlConfig.builder()
+            .bindAddress(bind)
+            .port(c.controlPort())
+            .connectTimeout(c.connectTimeout())
+            .requestTimeout(request)
+            .authSecret(c.authSecret())
+            .build();
+    return ApproxTransportConfig.builder()
+        .atp(atp.build())
+        .control(ctl)
+        .serveThreads(c.serveThreads())
+        .reportTimeout(request)
+        .build();
+  }
+}
