@@ -96,8 +96,17 @@ final class TaskManagerExchange {
     }
   }
 
-  /** Drops one reference; the last one closes the transport. */
+  /** Drops an operator's reference; the last one closes the transport (on this thread). */
   void release() {
+    release(false);
+  }
+
+  /**
+   * Drops one reference. The last one closes the transport; {@code async} when called on one of
+   * the transport's own threads (an outbox removed when its report arrives), which must not wait
+   * for themselves to stop.
+   */
+  private void release(boolean async) {
     boolean close;
     synchronized (EXCHANGES) {
       close = --refs == 0;
@@ -106,12 +115,22 @@ final class TaskManagerExchange {
       }
     }
     if (close) {
-      LOG.info("NetApprox exchange {} closing", engineId);
-      for (CompletableFuture<ApproxPeer> p : peers.values()) {
-        p.cancel(false);
+      if (async) {
+        Thread t = new Thread(this::close, "netapprox-exchange-close");
+        t.setDaemon(true);
+        t.start();
+      } else {
+        close();
       }
-      transport.close();
     }
+  }
+
+  private void close() {
+    LOG.info("NetApprox exchange {} closing", engineId);
+    for (CompletableFuture<ApproxPeer> p : peers.values()) {
+      p.cancel(false);
+    }
+    transport.close();
   }
 
   /** Number of live exchanges in this JVM (tests). */
@@ -164,7 +183,7 @@ final class TaskManagerExchange {
         outboxBytes -= o.bytes;
         space.notifyAll();
       }
-      release();
+      release(true);
     }
   }
 

@@ -1,0 +1,120 @@
+package io.netapprox.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Metric;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.util.CloseableIterator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The statistical promise, tested statistically: over 30 seeded jobs on the MiniCluster (2
+ * TaskManagers, ATP between them with 30% of every engine's outgoing datagrams dropped), every
+ * sampled (window, group)'s average and sum are within e_max of the truth, and their intervals
+ * cover it, at the stated rate (>= 0.93, i.e. 0.95 minus about 3 binomial standard errors); no
+ * group ends below its target and no epoch hits its deadline.
+ */
+class ApproxStatisticalTest {
+  @RegisterExtension static final MiniClusterExtension CLUSTER = FlinkCluster.extension();
+
+  static final int RUNS = 30;
+  static final double E_MAX = 0.05;
+
+  @Test
+  void windowsAreWithinTheirBoundAtTheStatedRateUnderLoss() throws Exception {
+    int checks = 0;
+    int within = 0;
+    int covered = 0;
+    int censusChecks = 0;
+    long sampled = 0;
+    long population = 0;
+    for (int run = 1; run <= RUNS; run++) {
+      Rides rides = new Rides(1000 + run, 60_000, 5, 6);
+      Configuration conf = new Configuration();
+      conf.setString("approx.enabled", "true");
+      conf.setString("approx.faultDropOutgoing", "0.3");
+      conf.setString("approx.faultSeed", String.valueOf(run));
+      conf.setString("pipeline.auto-watermark-interval", "20 ms");
+      StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+      env.setParallelism(FlinkCluster.PARALLELISM);
+      DataStream<WindowEstimate> out =
+          Approx.of(rides.stream(env).rebalance())
+              .stratifyBy(Ride::getGroup)
+              .window(TumblingEventTimeWindows.of(Duration.ofMinutes(1)))
+              .errorBound(E_MAX)
+              .confidence(0.95)
+              .aggregate(
+                  Aggregate.avg("value", Ride::getValue),
+                  Aggregate.sum("value", Ride::getValue),
+                  Aggregate.count());
+      List<WindowEstimate> result = new ArrayList<>();
+      JobID job;
+      try (CloseableIterator<WindowEstimate> it = out.collectAsync()) {
+        JobClient client = env.executeAsync("statistical run " + run);
+        job = client.getJobID();
+        it.forEachRemaining(result::add);
+      }
+      Map<Long, Map<Integer, double[]>> truth = rides.truth();
+      int answers = 0;
+      for (WindowEstimate e : result) {
+        double[] t = truth.get(e.windowStart).get(Integer.parseInt(e.group));
+        assertEquals((long) t[0], e.populationRecords, e.toString());
+        if (e.aggregate.equals("count")) {
+          assertEquals(t[0], e.estimate, e.toString());
+          answers++;
+          sampled += e.sampleRecords;
+          population += e.populationRecords;
+          continue;
+        }
+        double exact = e.aggregate.startsWith("avg") ? t[1] / t[0] : t[1];
+        if (e.sampleRecords == e.populationRecords) {
+          censusChecks++;
+          assertEquals(exact, e.estimate, 1e-9 * Math.abs(exact), e.toString());
+          continue;
+        }
+        checks++;
+        if (e.relativeError(exact) <= E_MAX) {
+          within++;
+        }
+        if (e.covers(exact)) {
+          covered++;
+        }
+      }
+      assertEquals(truth.values().stream().mapToInt(Map::size).sum(), answers, "run " + run);
+      assertEquals(0, counter(job, "approxGroupsBelowTarget"), "groups below target, run " + run);
+      assertEquals(0, counter(job, "approxEpochDeadlines"), "epoch deadlines, run " + run);
+      assertTrue(counter(job, "approxMessagesReceived") > 0, "nothing went over ATP, run " + run);
+    }
+    double withinRate = (double) within / checks;
+    double coverage = (double) covered / checks;
+    System.out.printf(
+        "[flink-stat] %d runs: %d sampled checks (avg, sum), within e_max %.3f, CI coverage %.3f;"
+            + " %d census checks exact; %.1f%% of records arrived%n",
+        RUNS, checks, withinRate, coverage, censusChecks, 100.0 * sampled / population);
+    assertTrue(checks >= 500, "too few sampled (window, group)s to test: " + checks);
+    assertTrue(withinRate >= 0.93, "within e_max " + withinRate);
+    assertTrue(coverage >= 0.93, "coverage " + coverage);
+  }
+
+  /** Sum of a receiver counter over the job's subtasks. */
+  static long counter(JobID job, String name) {
+    long sum = 0;
+    for (Map.Entry<String, Metric> m : FlinkCluster.METRICS.findMetrics(job, name).entrySet()) {
+      sum += ((Counter) m.getValue()).getCount();
+    }
+    return sum;
+  }
+}
