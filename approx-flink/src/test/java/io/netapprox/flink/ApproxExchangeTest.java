@@ -15,7 +15,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Flag on: the approximate exchange over ATP between the MiniCluster's two TaskManagers. */
 class ApproxExchangeTest {
-  @RegisterExtension static final MiniClusterExtension CLUSTER = FlinkCluster.extension();
+  static final FlinkCluster FLINK = new FlinkCluster();
+
+  @RegisterExtension static final MiniClusterExtension CLUSTER = FLINK.extension;
 
   private static final Rides RIDES = new Rides(11, 60_000, 5, 6);
 

@@ -10,8 +10,6 @@ import java.util.Map;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.metrics.Counter;
-import org.apache.flink.metrics.Metric;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
@@ -28,7 +26,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * group ends below its target and no epoch hits its deadline.
  */
 class ApproxStatisticalTest {
-  @RegisterExtension static final MiniClusterExtension CLUSTER = FlinkCluster.extension();
+  static final FlinkCluster FLINK = new FlinkCluster();
+
+  @RegisterExtension static final MiniClusterExtension CLUSTER = FLINK.extension;
 
   static final int RUNS = 30;
   static final double E_MAX = 0.05;
@@ -94,9 +94,9 @@ class ApproxStatisticalTest {
         }
       }
       assertEquals(truth.values().stream().mapToInt(Map::size).sum(), answers, "run " + run);
-      assertEquals(0, counter(job, "approxGroupsBelowTarget"), "groups below target, run " + run);
-      assertEquals(0, counter(job, "approxEpochDeadlines"), "epoch deadlines, run " + run);
-      assertTrue(counter(job, "approxMessagesReceived") > 0, "nothing went over ATP, run " + run);
+      assertEquals(0, FLINK.receiverCounter(job, "approxGroupsBelowTarget"), "groups below target, run " + run);
+      assertEquals(0, FLINK.receiverCounter(job, "approxEpochDeadlines"), "epoch deadlines, run " + run);
+      assertTrue(FLINK.receiverCounter(job, "approxMessagesReceived") > 0, "nothing went over ATP, run " + run);
     }
     double withinRate = (double) within / checks;
     double coverage = (double) covered / checks;
@@ -107,14 +107,5 @@ class ApproxStatisticalTest {
     assertTrue(checks >= 500, "too few sampled (window, group)s to test: " + checks);
     assertTrue(withinRate >= 0.93, "within e_max " + withinRate);
     assertTrue(coverage >= 0.93, "coverage " + coverage);
-  }
-
-  /** Sum of a receiver counter over the job's subtasks. */
-  static long counter(JobID job, String name) {
-    long sum = 0;
-    for (Map.Entry<String, Metric> m : FlinkCluster.METRICS.findMetrics(job, name).entrySet()) {
-      sum += ((Counter) m.getValue()).getCount();
-    }
-    return sum;
   }
 }

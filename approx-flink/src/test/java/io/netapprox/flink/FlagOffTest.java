@@ -27,7 +27,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * keyBy().window().aggregate()}, and its answers equal a hand-written plain Flink job's exactly.
  */
 class FlagOffTest {
-  @RegisterExtension static final MiniClusterExtension CLUSTER = FlinkCluster.extension();
+  static final FlinkCluster FLINK = new FlinkCluster();
+
+  @RegisterExtension static final MiniClusterExtension CLUSTER = FLINK.extension;
 
   private static final Rides RIDES = new Rides(7, 40_000, 5, 6);
 

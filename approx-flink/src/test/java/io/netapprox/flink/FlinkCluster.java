@@ -1,31 +1,48 @@
 package io.netapprox.flink;
 
+import java.util.Map;
+import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Metric;
+import org.apache.flink.metrics.groups.OperatorMetricGroup;
 import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 
 /**
- * The test cluster: a real Flink MiniCluster with 2 TaskManagers x 2 slots (so ATP runs between
- * two TaskManagers' engines over loopback) and an in-memory metric reporter.
+ * A test cluster: a real Flink MiniCluster with 2 TaskManagers x 2 slots (so ATP runs between two
+ * TaskManagers' engines over loopback) and an in-memory metric reporter. One per test class.
  */
 final class FlinkCluster {
   static final int TASK_MANAGERS = 2;
   static final int SLOTS = 2;
   static final int PARALLELISM = TASK_MANAGERS * SLOTS;
 
-  private FlinkCluster() {}
+  final InMemoryReporter metrics = InMemoryReporter.createWithRetainedMetrics();
+  final MiniClusterExtension extension;
 
-  static final InMemoryReporter METRICS = InMemoryReporter.createWithRetainedMetrics();
-
-  static MiniClusterExtension extension() {
+  FlinkCluster() {
     Configuration conf = new Configuration();
-    METRICS.addToConfiguration(conf);
-    return new MiniClusterExtension(
-        new MiniClusterResourceConfiguration.Builder()
-            .setConfiguration(conf)
-            .setNumberTaskManagers(TASK_MANAGERS)
-            .setNumberSlotsPerTaskManager(SLOTS)
-            .build());
+    metrics.addToConfiguration(conf);
+    extension =
+        new MiniClusterExtension(
+            new MiniClusterResourceConfiguration.Builder()
+                .setConfiguration(conf)
+                .setNumberTaskManagers(TASK_MANAGERS)
+                .setNumberSlotsPerTaskManager(SLOTS)
+                .build());
+  }
+
+  /** Sum of a NetApprox receiver counter over the job's subtasks and attempts. */
+  long receiverCounter(JobID job, String name) {
+    long sum = 0;
+    for (OperatorMetricGroup g : metrics.findOperatorMetricGroups(job, "NetApprox receiver")) {
+      Map<String, Metric> m = metrics.getMetricsByGroup(g);
+      if (m.get(name) instanceof Counter c) {
+        sum += c.getCount();
+      }
+    }
+    return sum;
   }
 }

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -62,10 +63,19 @@ final class Rides implements java.io.Serializable {
 
   /** The rides as a bounded, parallelism-1 stream with event-time timestamps in index order. */
   DataStream<Ride> stream(StreamExecutionEnvironment env) {
+    return stream(env, RateLimiterStrategy.noOp());
+  }
+
+  /** The same, at most {@code perSecond} rides per second (checkpoints happen mid-stream). */
+  DataStream<Ride> stream(StreamExecutionEnvironment env, double perSecond) {
+    return stream(env, RateLimiterStrategy.perSecond(perSecond));
+  }
+
+  private DataStream<Ride> stream(StreamExecutionEnvironment env, RateLimiterStrategy rate) {
     Rides self = this;
     GeneratorFunction<Long, Ride> gen = self::ride;
     return env.fromSource(
-            new DataGeneratorSource<>(gen, n, TypeInformation.of(Ride.class)),
+            new DataGeneratorSource<>(gen, n, rate, TypeInformation.of(Ride.class)),
             WatermarkStrategy.<Ride>forMonotonousTimestamps()
                 .withTimestampAssigner((ride, t) -> ride.ts),
             "rides")
