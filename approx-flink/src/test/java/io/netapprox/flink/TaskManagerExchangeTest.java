@@ -1,0 +1,103 @@
+package io.netapprox.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** The per-TaskManager exchange alone (real engines over loopback, no Flink). */
+class TaskManagerExchangeTest {
+  private static ApproxConfig config(String secret, String sendBuffer) {
+    return ApproxConfig.parse(
+        Map.of("approx.authSecret", secret, "approx.sendBuffer", sendBuffer));
+  }
+
+  private static EpochOutbox outbox(long epoch, int bytes) {
+    return new EpochOutbox(
+        new OutboxKey(1, 0, 0, epoch, 0), new byte[][][] {{new byte[bytes]}}, new double[] {1.0});
+  }
+
+  @Test
+  void oneExchangePerTaskManagerAndSettingsClosedByTheLastReference() {
+    ApproxConfig c = config("0123456789abcdef-one", "1 mb");
+    int before = TaskManagerExchange.liveExchanges();
+    TaskManagerExchange a = TaskManagerExchange.acquire(c, "tm-a", "127.0.0.1");
+    TaskManagerExchange a2 = TaskManagerExchange.acquire(c, "tm-a", "127.0.0.1");
+    TaskManagerExchange b = TaskManagerExchange.acquire(c, "tm-b", "127.0.0.1");
+    TaskManagerExchange other =
+        TaskManagerExchange.acquire(config("0123456789abcdef-two", "1 mb"), "tm-a", "127.0.0.1");
+    try {
+      assertSame(a, a2, "slots of one TaskManager share its exchange");
+      assertNotSame(a, b, "TaskManagers have their own");
+      assertNotSame(a, other, "another job's secret gets another engine");
+      assertEquals(before + 3, TaskManagerExchange.liveExchanges());
+      a2.release();
+      assertEquals(before + 3, TaskManagerExchange.liveExchanges());
+    } finally {
+      a.release();
+      b.release();
+      other.release();
+    }
+    assertEquals(before, TaskManagerExchange.liveExchanges());
+  }
+
+  @Test
+  void outboxesAreBoundedBySendBufferAndASenderWaitsForSpace() throws Exception {
+    TaskManagerExchange x =
+        TaskManagerExchange.acquire(config("0123456789abcdef-bound", "1 mb"), "tm-c", "127.0.0.1");
+    try {
+      EpochOutbox first = outbox(0, 700_000);
+      x.register(first);
+      CompletableFuture<Void> second = new CompletableFuture<>();
+      Thread t =
+          new Thread(
+              () -> {
+                try {
+                  x.register(outbox(1, 700_000));
+                  second.complete(null);
+                } catch (Throwable e) {
+                  second.completeExceptionally(e);
+                }
+              });
+      t.start();
+      assertThrows(
+          java.util.concurrent.TimeoutException.class,
+          () -> second.get(300, TimeUnit.MILLISECONDS),
+          "the second outbox must wait: 1.4 MB > 1 MB");
+      assertTrue(x.outboxBytes() <= (1 << 20));
+      assertSame(first, x.takeLocal(first.key)); // the receiver takes it: space frees
+      second.get(10, TimeUnit.SECONDS);
+      assertNull(x.takeLocal(first.key), "taken once");
+      x.dropSender(1, 0, 0);
+      assertEquals(0, x.outboxBytes());
+    } finally {
+      x.release();
+    }
+  }
+
+  @Test
+  void aPeerWithAnotherSecretCannotConnect() throws Exception {
+    TaskManagerExchange a =
+        TaskManagerExchange.acquire(config("0123456789abcdef-aaaa", "1 mb"), "tm-d", "127.0.0.1");
+    TaskManagerExchange b =
+        TaskManagerExchange.acquire(config("0123456789abcdef-bbbb", "1 mb"), "tm-e", "127.0.0.1");
+    try {
+      CompletableFuture<?> f = b.peer(new InetSocketAddress(a.controlHost(), a.controlPort()));
+      ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
+      assertTrue(String.valueOf(e.getCause()).contains("CONNECT_FAILED"), e.getCause().toString());
+    } finally {
+      a.release();
+      b.release();
+    }
+  }
+}
