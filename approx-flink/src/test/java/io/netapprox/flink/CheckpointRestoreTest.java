@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.api.common.JobID;
@@ -15,9 +16,11 @@ import org.apache.flink.api.common.functions.RichMapFunction;
 import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.test.junit5.InjectMiniCluster;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.Test;
@@ -25,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Checkpoints and restore mid-stream: a task upstream of the senders fails once after a checkpoint
- * completed; Flink restores the job from that checkpoint (senders never snapshot an open epoch,
+ * completed, or a TaskManager (with its ATP engine) is killed; Flink restores the job from that checkpoint (senders never snapshot an open epoch,
  * receivers snapshot resolved epochs only), and every (window, group) is answered exactly once by
  * the exactly-once collect sink, with exact counts (nothing counted twice, nothing lost) and
  * estimates within their bound.
@@ -37,9 +40,32 @@ class CheckpointRestoreTest {
 
   static final AtomicBoolean FAILED = new AtomicBoolean();
   static final AtomicInteger CHECKPOINTS = new AtomicInteger();
+  static final CountDownLatch TRIGGERED = new CountDownLatch(1);
 
   @Test
   void jobRecoversFromAFailedTaskWithEveryWindowAnsweredOnce() throws Exception {
+    FAILED.set(false);
+    CHECKPOINTS.set(0);
+    runAndCheck(new FailOnceAfterCheckpoint(30_000 / 4, true), null, "a failed task");
+    assertTrue(FAILED.get(), "the task never failed");
+  }
+
+  @Test
+  void jobRecoversFromALostTaskManager(@InjectMiniCluster MiniCluster cluster) throws Exception {
+    FAILED.set(false);
+    CHECKPOINTS.set(0);
+    runAndCheck(
+        new FailOnceAfterCheckpoint(30_000 / 4, false),
+        () -> {
+          // the TaskManager dies with its engine and exchange; a fresh one replaces its slots
+          cluster.terminateTaskManager(0).get();
+          cluster.startTaskManager();
+        },
+        "a lost TaskManager");
+  }
+
+  private void runAndCheck(FailOnceAfterCheckpoint trigger, ThrowingRunnable whenTriggered, String what)
+      throws Exception {
     Rides rides = new Rides(21, 60_000, 6, 4);
     Configuration conf = new Configuration();
     conf.setString("approx.enabled", "true");
@@ -51,10 +77,7 @@ class CheckpointRestoreTest {
     conf.setString("pipeline.auto-watermark-interval", "20 ms");
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
     env.setParallelism(FlinkCluster.PARALLELISM);
-    FAILED.set(false);
-    CHECKPOINTS.set(0);
-    DataStream<Ride> input =
-        rides.stream(env, 20_000).rebalance().map(new FailOnceAfterCheckpoint(30_000 / 4));
+    DataStream<Ride> input = rides.stream(env, 20_000).rebalance().map(trigger);
     DataStream<WindowEstimate> out =
         Approx.of(input)
             .stratifyBy(Ride::getGroup)
@@ -64,11 +87,14 @@ class CheckpointRestoreTest {
     List<WindowEstimate> result = new ArrayList<>();
     JobID job;
     try (CloseableIterator<WindowEstimate> it = out.collectAsync()) {
-      JobClient client = env.executeAsync("checkpoint and restore");
+      JobClient client = env.executeAsync("checkpoint and restore: " + what);
       job = client.getJobID();
+      if (whenTriggered != null) {
+        TRIGGERED.await(); // the collect iterator is read only after the TaskManager is gone
+        whenTriggered.run();
+      }
       it.forEachRemaining(result::add);
     }
-    assertTrue(FAILED.get(), "the task never failed");
     Map<Long, Map<Integer, double[]>> truth = rides.truth();
     Map<String, Integer> seen = new HashMap<>();
     int avgs = 0;
@@ -89,8 +115,9 @@ class CheckpointRestoreTest {
     assertEquals(2 * windows, seen.size(), "every (window, group) answered");
     seen.forEach((k, n) -> assertEquals(1, n, "answered once: " + k));
     System.out.printf(
-        "[flink-restore] restored after a failure: %d answers, avg within e_max %d/%d, %d"
+        "[flink-restore] restored after %s: %d answers, avg within e_max %d/%d, %d"
             + " checkpoints before the failure, %d epoch deadlines%n",
+        what,
         result.size(),
         within,
         avgs,
@@ -99,21 +126,33 @@ class CheckpointRestoreTest {
     assertTrue(within >= avgs - 2, "avg within e_max " + within + "/" + avgs);
   }
 
-  /** Throws once, on the first record after a completed checkpoint past {@code after} records. */
+  interface ThrowingRunnable {
+    void run() throws Exception;
+  }
+
+  /**
+   * On the first record after a completed checkpoint past {@code after} records: throws once
+   * ({@code fail}) or opens {@link #TRIGGERED} so that the test can kill a TaskManager.
+   */
   static final class FailOnceAfterCheckpoint extends RichMapFunction<Ride, Ride>
       implements CheckpointListener {
     private final long after;
+    private final boolean fail;
     private long seen;
     private boolean checkpointed;
 
-    FailOnceAfterCheckpoint(long after) {
+    FailOnceAfterCheckpoint(long after, boolean fail) {
       this.after = after;
+      this.fail = fail;
     }
 
     @Override
     public Ride map(Ride r) {
       if (++seen > after && checkpointed && FAILED.compareAndSet(false, true)) {
-        throw new IllegalStateException("injected failure after a checkpoint");
+        if (fail) {
+          throw new IllegalStateException("injected failure after a checkpoint");
+        }
+        TRIGGERED.countDown();
       }
       return r;
     }
