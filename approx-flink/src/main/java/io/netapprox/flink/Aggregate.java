@@ -8,7 +8,9 @@ import org.apache.flink.api.java.functions.KeySelector;
  * One aggregate of an approximate query: {@link #avg}, {@link #sum}, {@link #count}, {@link
  * #quantile} (and {@link #median}) of a value, or the {@link #topK} most frequent keys. Its {@link
  * #label()} names it in every result, e.g. {@code avg(fare)}, {@code count}, {@code
- * quantile(fare,0.9)}, {@code top5(dropoff)}.
+ * quantile(fare,0.9)}, {@code top5(dropoff)}. The name names the value: aggregates with the same
+ * name read it once (their selectors must agree), so {@code avg("fare", ..)} and {@code median("fare",
+ * ..)} send one number per record.
  */
 public final class Aggregate<T> implements Serializable {
   private static final long serialVersionUID = 1L;

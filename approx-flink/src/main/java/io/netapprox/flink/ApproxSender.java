@@ -99,8 +99,8 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         default -> {}
       }
     }
-    this.sumValues = sums.stream().mapToInt(Integer::intValue).toArray();
-    this.meanValues = means.stream().mapToInt(Integer::intValue).toArray();
+    this.sumValues = sums.stream().distinct().mapToInt(Integer::intValue).toArray();
+    this.meanValues = means.stream().distinct().mapToInt(Integer::intValue).toArray();
     this.topKey = spec.topKeySelector();
   }
 

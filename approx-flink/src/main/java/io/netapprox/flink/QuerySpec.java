@@ -20,6 +20,11 @@ public final class QuerySpec<T, K> implements Serializable {
   private final HashMap<K, Double> errorBounds;
   private final double confidence;
 
+  /** Per value slot: the first aggregate reading it; per aggregate: its slot or -1. */
+  private final int[] slots;
+
+  private final int[] slotOf;
+
   QuerySpec(
       KeySelector<T, K> groupSelector,
       List<Aggregate<T>> aggregates,
@@ -31,6 +36,24 @@ public final class QuerySpec<T, K> implements Serializable {
     this.defaultErrorBound = defaultErrorBound;
     this.errorBounds = new HashMap<>(errorBounds);
     this.confidence = confidence;
+    this.slotOf = new int[this.aggregates.size()];
+    List<String> names = new java.util.ArrayList<>();
+    List<Integer> first = new java.util.ArrayList<>();
+    for (int i = 0; i < this.aggregates.size(); i++) {
+      Aggregate<T> a = this.aggregates.get(i);
+      if (!a.readsValue()) {
+        slotOf[i] = -1;
+        continue;
+      }
+      int slot = names.indexOf(a.name());
+      if (slot < 0) {
+        slot = names.size();
+        names.add(a.name());
+        first.add(i);
+      }
+      slotOf[i] = slot;
+    }
+    this.slots = first.stream().mapToInt(Integer::intValue).toArray();
   }
 
   public KeySelector<T, K> groupSelector() {
@@ -51,29 +74,17 @@ public final class QuerySpec<T, K> implements Serializable {
     return confidence;
   }
 
-  /** Number of aggregates that read a value (avg, sum, quantile): the width of a record's values. */
+  /**
+   * Number of values a record carries: one per distinct name among the aggregates that read a value
+   * (avg, sum, quantile), so {@code avg("fare")} and {@code median("fare")} share one value.
+   */
   public int valueCount() {
-    int n = 0;
-    for (Aggregate<T> a : aggregates) {
-      if (a.readsValue()) {
-        n++;
-      }
-    }
-    return n;
+    return slots.length;
   }
 
   /** Index of aggregate {@code i}'s value among the values a record carries, or -1. */
   public int valueIndex(int i) {
-    if (!aggregates.get(i).readsValue()) {
-      return -1;
-    }
-    int n = 0;
-    for (int j = 0; j < i; j++) {
-      if (aggregates.get(j).readsValue()) {
-        n++;
-      }
-    }
-    return n;
+    return slotOf[i];
   }
 
   /** The topK aggregate's key selector, or null (a query has at most one topK). */
@@ -88,12 +99,9 @@ public final class QuerySpec<T, K> implements Serializable {
 
   /** The values a record contributes, in {@link #valueIndex} order. */
   public double[] values(T record) throws Exception {
-    double[] v = new double[valueCount()];
-    int n = 0;
-    for (Aggregate<T> a : aggregates) {
-      if (a.readsValue()) {
-        v[n++] = a.valueSelector().value(record);
-      }
+    double[] v = new double[slots.length];
+    for (int s = 0; s < slots.length; s++) {
+      v[s] = aggregates.get(slots[s]).valueSelector().value(record);
     }
     return v;
   }
