@@ -1,0 +1,226 @@
+package io.netapprox.examples.flink;
+
+import io.netapprox.flink.Aggregate;
+import io.netapprox.flink.Approx;
+import io.netapprox.flink.WindowEstimate;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+
+/**
+ * The streaming taxi query: per pickup zone and 1-minute event-time window, the average fare and
+ * the trip count, with e_max. Runs the same program twice on a local Flink cluster of 2
+ * TaskManagers x 2 slots (ATP between them over loopback): once exact ({@code
+ * approx.enabled=false}), once approximate ({@code approx.enabled=true}), and prints per window the
+ * approximate vs exact answers, the error achieved and the bound.
+ *
+ * <pre>
+ * bash scripts/demo.sh flink [--rows 1200000] [--minutes 10] [--emax 0.05] [--zone 237 --zone-emax 0.01]
+ *                            [--confidence 0.95] [--loss 0] [--show 5] [--seed 42]
+ * </pre>
+ */
+public final class TaxiStreamExample {
+    private static final DateTimeFormatter HHMM =
+            DateTimeFormatter.ofPattern("HH:mm").withZone(ZoneOffset.UTC);
+
+    private TaxiStreamExample() {}
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> opt = parse(args);
+        long rows = Long.parseLong(opt.getOrDefault("rows", "1200000"));
+        int minutes = Integer.parseInt(opt.getOrDefault("minutes", "10"));
+        double eMax = Double.parseDouble(opt.getOrDefault("emax", "0.05"));
+        int zone = Integer.parseInt(opt.getOrDefault("zone", "237"));
+        double zoneEMax = Double.parseDouble(opt.getOrDefault("zone-emax", "0.01"));
+        double confidence = Double.parseDouble(opt.getOrDefault("confidence", "0.95"));
+        double loss = Double.parseDouble(opt.getOrDefault("loss", "0"));
+        int show = Integer.parseInt(opt.getOrDefault("show", "5"));
+        long seed = Long.parseLong(opt.getOrDefault("seed", "42"));
+
+        System.out.printf(
+                "NetApprox Flink demo: %,d synthetic taxi trips over %d minutes of event time,"
+                        + " per pickup zone and 1-minute window: avg(fare) and count; e_max %.0f%%"
+                        + " (zone %d: %.0f%%), confidence %.2f; local cluster of 2 TaskManagers x 2"
+                        + " slots%s%n",
+                rows,
+                minutes,
+                100 * eMax,
+                zone,
+                100 * zoneEMax,
+                confidence,
+                loss > 0 ? String.format(", %.0f%% of ATP datagrams dropped", 100 * loss) : "");
+        long t0 = System.nanoTime();
+        Map<String, WindowEstimate> exact =
+                run(false, rows, minutes, eMax, zone, zoneEMax, confidence, loss, seed);
+        long t1 = System.nanoTime();
+        Map<String, WindowEstimate> approx =
+                run(true, rows, minutes, eMax, zone, zoneEMax, confidence, loss, seed);
+        long t2 = System.nanoTime();
+        report(exact, approx, zone, show);
+        System.out.printf(
+                "job times (submission to last answer, this machine, not a benchmark): exact %.1f s,"
+                        + " approximate %.1f s%n",
+                (t1 - t0) / 1e9, (t2 - t1) / 1e9);
+    }
+
+    private static Map<String, WindowEstimate> run(
+            boolean approximate,
+            long rows,
+            int minutes,
+            double eMax,
+            int zone,
+            double zoneEMax,
+            double confidence,
+            double loss,
+            long seed)
+            throws Exception {
+        Configuration conf = new Configuration();
+        conf.setString("minicluster.number-of-taskmanagers", "2");
+        conf.setString("taskmanager.numberOfTaskSlots", "2");
+        conf.setString("parallelism.default", "4");
+        conf.setString("pipeline.auto-watermark-interval", "50 ms");
+        conf.setString("approx.enabled", String.valueOf(approximate));
+        if (loss > 0) {
+            conf.setString("approx.faultDropOutgoing", String.valueOf(loss));
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        DataStream<WindowEstimate> answers =
+                Approx.of(TaxiRides.stream(env, rows, minutes, seed).rebalance())
+                        .stratifyBy(TaxiRide::getZone)
+                        .window(TumblingEventTimeWindows.of(Duration.ofMinutes(1)))
+                        .errorBound(eMax)
+                        .errorBound(zone, zoneEMax)
+                        .confidence(confidence)
+                        .aggregate(Aggregate.avg("fare", TaxiRide::getFare), Aggregate.count());
+        Map<String, WindowEstimate> out = new TreeMap<>();
+        answers.executeAndCollect(approximate ? "taxi, approximate" : "taxi, exact")
+                .forEachRemaining(e -> out.put(key(e), e));
+        return out;
+    }
+
+    private static String key(WindowEstimate e) {
+        return e.windowStart + "|" + e.group + "|" + e.aggregate;
+    }
+
+    private static void report(
+            Map<String, WindowEstimate> exact, Map<String, WindowEstimate> approx, int zone, int show) {
+        Map<Long, List<WindowEstimate>> avgByWindow = new TreeMap<>();
+        for (WindowEstimate e : approx.values()) {
+            if (e.aggregate.startsWith("avg")) {
+                avgByWindow.computeIfAbsent(e.windowStart, w -> new ArrayList<>()).add(e);
+            }
+        }
+        int answers = 0;
+        int within = 0;
+        int covered = 0;
+        int countsExact = 0;
+        int counts = 0;
+        long sampled = 0;
+        long population = 0;
+        for (Map.Entry<Long, List<WindowEstimate>> w : avgByWindow.entrySet()) {
+            List<WindowEstimate> zones = w.getValue();
+            zones.sort(Comparator.comparingLong((WindowEstimate e) -> -e.populationRecords));
+            int wWithin = 0;
+            int wCovered = 0;
+            int wSampled = 0;
+            long wRecords = 0;
+            long wArrived = 0;
+            double maxErr = 0;
+            for (WindowEstimate e : zones) {
+                WindowEstimate x = exact.get(key(e));
+                double err = e.relativeError(x.estimate);
+                maxErr = Math.max(maxErr, err);
+                wWithin += err <= e.eMax ? 1 : 0;
+                wCovered += e.covers(x.estimate) ? 1 : 0;
+                wSampled += e.sampleRecords < e.populationRecords ? 1 : 0;
+                wRecords += e.populationRecords;
+                wArrived += e.sampleRecords;
+                WindowEstimate c = approx.get(e.windowStart + "|" + e.group + "|count");
+                WindowEstimate cx = exact.get(e.windowStart + "|" + e.group + "|count");
+                counts++;
+                countsExact += c != null && cx != null && c.estimate == cx.estimate ? 1 : 0;
+            }
+            answers += zones.size();
+            within += wWithin;
+            covered += wCovered;
+            sampled += wArrived;
+            population += wRecords;
+            System.out.printf(
+                    "%nwindow %s-%s  %d zones (%d sampled, the rest complete)  %,d trips, %.1f%%"
+                            + " arrived  avg(fare): max error %.2f%%, within bound %d/%d, interval"
+                            + " covers exact %d/%d%n",
+                    HHMM.format(Instant.ofEpochMilli(w.getKey())),
+                    HHMM.format(Instant.ofEpochMilli(w.getKey() + 60_000)),
+                    zones.size(),
+                    wSampled,
+                    wRecords,
+                    100.0 * wArrived / wRecords,
+                    100 * maxErr,
+                    wWithin,
+                    zones.size(),
+                    wCovered,
+                    zones.size());
+            List<WindowEstimate> detail = new ArrayList<>(zones.subList(0, Math.min(show, zones.size())));
+            for (WindowEstimate e : zones) {
+                if (e.group.equals(String.valueOf(zone)) && !detail.contains(e)) {
+                    detail.add(e);
+                }
+            }
+            for (WindowEstimate e : detail) {
+                WindowEstimate x = exact.get(key(e));
+                System.out.printf(
+                        "  zone %3s  avg fare exact %7.3f  approx %7.3f [%7.3f, %7.3f]  error %5.2f%%"
+                                + "  bound %4.1f%%  trips %,6d (sample %,6d)%n",
+                        e.group,
+                        x.estimate,
+                        e.estimate,
+                        e.low,
+                        e.high,
+                        100 * e.relativeError(x.estimate),
+                        100 * e.eMax,
+                        e.populationRecords,
+                        e.sampleRecords);
+            }
+        }
+        System.out.printf(
+                "%nall windows: %d (window, zone) averages, within their bound %d (%.1f%%), interval"
+                        + " covers the exact value %d (%.1f%%); trip counts exact %d/%d; %.1f%% of"
+                        + " the trips arrived (sampled over ATP or complete from the own TaskManager)%n",
+                answers,
+                within,
+                100.0 * within / Math.max(1, answers),
+                covered,
+                100.0 * covered / Math.max(1, answers),
+                countsExact,
+                counts,
+                100.0 * sampled / Math.max(1, population));
+        if (exact.size() != approx.size()) {
+            System.out.printf(
+                    "WARNING: %d exact answers, %d approximate answers%n", exact.size(), approx.size());
+        }
+    }
+
+    private static Map<String, String> parse(String[] args) {
+        Map<String, String> m = new TreeMap<>();
+        for (int i = 0; i < args.length; i++) {
+            if (!args[i].startsWith("--") || i + 1 >= args.length) {
+                throw new IllegalArgumentException(
+                        "usage: [--rows N] [--minutes M] [--emax E] [--zone Z --zone-emax E]"
+                                + " [--confidence C] [--loss L] [--show K] [--seed S]; got "
+                                + args[i]);
+            }
+            m.put(args[i].substring(2), args[++i]);
+        }
+        return m;
+    }
+}
