@@ -27,6 +27,12 @@ import org.apache.flink.configuration.ReadableConfig;
 public final class ApproxConfig implements Serializable {
   private static final long serialVersionUID = 1L;
 
+  /** What a sender submits of an epoch. */
+  public enum Submit {
+    ALL,
+    TARGET
+  }
+
   /** How a (window, group)'s share at one sender is planned. */
   public enum Planning {
     BALANCED,
@@ -38,6 +44,7 @@ public final class ApproxConfig implements Serializable {
   private final double confidence;
   private final int recordsPerMessage;
   private final Planning planning;
+  private final Submit submit;
   private final Duration epochTimeout;
   private final int epochMaxRecords;
   private final long sendBufferBytes;
@@ -83,6 +90,7 @@ public final class ApproxConfig implements Serializable {
         "an integer in [1, 65536]");
     planning =
         parseEnum(Planning.class, c, ApproxOptions.PLANNING, "balanced or conservative");
+    submit = parseEnum(Submit.class, c, ApproxOptions.SUBMIT, "all or target");
     epochTimeout = get(c, ApproxOptions.EPOCH_TIMEOUT);
     check(
         epochTimeout.toMillis() >= 1 && epochTimeout.toHours() <= 24,
@@ -271,6 +279,10 @@ public final class ApproxConfig implements Serializable {
 
   public Planning planning() {
     return planning;
+  }
+
+  public Submit submit() {
+    return submit;
   }
 
   public Duration epochTimeout() {

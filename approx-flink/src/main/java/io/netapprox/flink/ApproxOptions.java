@@ -53,6 +53,15 @@ public final class ApproxOptions {
                   + " e_max*sqrt(P), exact when the shares are equal; conservative: every share"
                   + " meets e_max on its own");
 
+  public static final ConfigOption<String> SUBMIT =
+      ConfigOptions.key("approx.submit")
+          .stringType()
+          .defaultValue("all")
+          .withDescription(
+              "all: a sender submits every message of an epoch and ATP stops each group at its"
+                  + " target; target: only ceil(MSR*N) messages per group are sent, reliably (tests"
+                  + " the error bound at exactly the planned sample)");
+
   public static final ConfigOption<Duration> EPOCH_TIMEOUT =
       ConfigOptions.key("approx.epochTimeout")
           .durationType()
@@ -160,6 +169,7 @@ public final class ApproxOptions {
           CONFIDENCE,
           RECORDS_PER_MESSAGE,
           PLANNING,
+          SUBMIT,
           EPOCH_TIMEOUT,
           EPOCH_MAX_RECORDS,
           SEND_BUFFER,

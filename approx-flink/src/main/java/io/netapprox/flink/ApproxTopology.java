@@ -15,6 +15,7 @@ import org.apache.flink.streaming.api.operators.StreamOperator;
 import org.apache.flink.streaming.api.operators.StreamOperatorParameters;
 import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
+import org.apache.flink.streaming.api.transformations.PartitionTransformation;
 
 /**
  * The approximate topology (flag on), the split-plane exchange:
@@ -65,8 +66,11 @@ final class ApproxTopology {
                 new SenderFactory<>(
                     spec, config, assigner, keyType, exchangeId, receivers, maxParallelism))
             .name("NetApprox sender");
-    if (stream.getParallelism() > 0) {
-      manifests.setParallelism(stream.getParallelism()); // chained after the upstream
+    if (!(stream.getTransformation() instanceof PartitionTransformation)
+        && stream.getParallelism() > 0) {
+      // chained after the upstream operator; after a repartitioning (rebalance(), ...) the sender
+      // is a new task with the job's default parallelism, like any operator there
+      manifests.setParallelism(stream.getParallelism());
     }
 
     TypeInformation<StratumSample<K>> sampleType =

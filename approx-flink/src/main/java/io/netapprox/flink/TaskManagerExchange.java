@@ -4,6 +4,7 @@ import io.netapprox.core.control.ControlConfig;
 import io.netapprox.core.control.ControlException;
 import io.netapprox.core.control.ErrorCode;
 import io.netapprox.core.engine.AtpConfig;
+import io.netapprox.core.engine.GroupSpec;
 import io.netapprox.core.engine.JobSpec;
 import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.engine.SendResult;
@@ -241,9 +242,17 @@ final class TaskManagerExchange {
       throw new ControlException(ErrorCode.REQUEST_REJECTED, "NetApprox: no such epoch " + key);
     }
     request.report().whenComplete((r, err) -> remove(key));
+    // submit=all: every message, ATP stops each group at its target. submit=target: only the first
+    // ceil(MSR_g N_g) messages (a random sample: the records were permuted), reliably (MSR 1): the
+    // engine has no "end of submissions", so a group announced with N_g but sent partially could
+    // give up losses it can never make good.
+    boolean all = config.submit() == ApproxConfig.Submit.ALL;
+    int[] limit = new int[o.messages.length];
     JobSpec.Builder spec = JobSpec.builder();
     for (int g = 0; g < o.messages.length; g++) {
-      spec.addGroup(g, o.messages[g].length, o.msr[g]);
+      int n = o.messages[g].length;
+      limit[g] = all ? n : GroupSpec.of(g, n, o.msr[g]).target();
+      spec.addGroup(g, limit[g], all ? o.msr[g] : 1.0);
     }
     OutgoingJob job = request.startJob(spec.build());
     ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
@@ -253,7 +262,7 @@ final class TaskManagerExchange {
       // group is submitted in turn (the engine schedules what it holds, MRDF across groups).
       for (int g = 0; g < o.messages.length && !job.outcome().isDone(); g++) {
         byte[][] msgs = o.messages[g];
-        for (int i = 0; i < msgs.length; i++) {
+        for (int i = 0; i < limit[g]; i++) {
           buf.clear().writeBytes(msgs[i]);
           if (job.send(g, i, buf, timeoutMs, TimeUnit.MILLISECONDS) == SendResult.NOT_NEEDED) {
             break;
@@ -312,6 +321,7 @@ final class TaskManagerExchange {
         String.valueOf(c.controlPort()),
         String.valueOf(c.lineRateBps()),
         c.mode().name(),
+        c.submit().name(),
         java.util.Arrays.toString(c.dscp()),
         c.peerDeathTimeout().toString(),
         c.connectTimeout().toString(),

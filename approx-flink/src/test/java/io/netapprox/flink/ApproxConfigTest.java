@@ -29,6 +29,7 @@ class ApproxConfigTest {
     assertEquals(0.95, c.confidence());
     assertEquals(16, c.recordsPerMessage());
     assertEquals(ApproxConfig.Planning.BALANCED, c.planning());
+    assertEquals(ApproxConfig.Submit.ALL, c.submit());
     assertEquals(Duration.ofSeconds(30), c.epochTimeout());
     assertEquals(128L << 20, c.sendBufferBytes());
     assertTrue(c.authSecretGenerated());
@@ -48,6 +49,7 @@ class ApproxConfigTest {
     all.put("approx.confidence", "0.9");
     all.put("approx.recordsPerMessage", "8");
     all.put("approx.planning", "conservative");
+    all.put("approx.submit", "target");
     all.put("approx.epochTimeout", "5 s");
     all.put("approx.epochMaxRecords", "1000");
     all.put("approx.sendBuffer", "64 mb");
@@ -66,6 +68,7 @@ class ApproxConfigTest {
     ApproxConfig c = ApproxConfig.parse(all);
     assertTrue(c.enabled());
     assertEquals(ApproxConfig.Planning.CONSERVATIVE, c.planning());
+    assertEquals(ApproxConfig.Submit.TARGET, c.submit());
     assertEquals(Duration.ofSeconds(5), c.epochTimeout());
     assertEquals(64L << 20, c.sendBufferBytes());
     assertEquals("0123456789abcdef0123", c.authSecret());
@@ -85,6 +88,7 @@ class ApproxConfigTest {
         "approx.recordsPerMessage|0",
         "approx.recordsPerMessage|100000",
         "approx.planning|optimistic",
+        "approx.submit|some",
         "approx.epochTimeout|0 ms",
         "approx.epochTimeout|soon",
         "approx.epochMaxRecords|0",
