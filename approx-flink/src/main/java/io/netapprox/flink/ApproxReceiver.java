@@ -152,12 +152,15 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     IncomingEpoch<K> e = new IncomingEpoch<>(m, strata, samples);
     OutboxKey key = m.outboxKey(exchangeId);
     if (m.engineId.equals(exchange.engineId())) {
-      // same TaskManager: no network, every message arrives (the strata are a census)
+      // same TaskManager: no network; everything submitted arrives (submit=all: every message,
+      // the strata are a census; submit=target: the first ceil(MSR*N), as over ATP)
       EpochOutbox o = exchange.takeLocal(key);
       if (o != null) {
+        boolean all = config.submit() == ApproxConfig.Submit.ALL;
         for (int g = 0; g < o.messages.length && g < samples.length; g++) {
-          for (byte[] msg : o.messages[g]) {
-            samples[g].addMessage(Unpooled.wrappedBuffer(msg));
+          int n = all ? o.messages[g].length : strata.get(g).target();
+          for (int i = 0; i < n; i++) {
+            samples[g].addMessage(Unpooled.wrappedBuffer(o.messages[g][i]));
           }
         }
       }
