@@ -58,7 +58,7 @@ if [ ! -e /usr/include/gtest/gtest.h ] && [ ! -e /usr/local/include/gtest/gtest.
   log "ERROR: GoogleTest headers not found (Debian package libgtest-dev)" >&2
   exit 1
 fi
-# Plotting for benchmarks/netlab (plots.py). Not needed by the test suite, so a failure only warns.
+# Plotting for benchmarks/netlab (netlab.plots). Not needed by the test suite, so a failure only warns.
 if python3 -c "import matplotlib" >/dev/null 2>&1; then
   log "matplotlib present"
 else

@@ -4,9 +4,11 @@
 //       Receiver of every scheme: ATP sessions (UDP port P, rendezvous on TCP port P), TCP transfers (TCP port P)
 //       and UDP-blast datagrams (UDP port P+1). Runs until SIGINT/SIGTERM.
 //   netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|base|rc|rc_mrdf|fixtlr|fixprio]
-//       [--rate-gbps R] [--trace FILE.csv] [--no-payload-auth] [--timeout SEC]
+//       [--rate-gbps R] [--trace FILE.csv] [--no-payload-auth] [--timeout SEC] [--start-at UNIX_S]
 //       Replays a schedule of jobs (several concurrent jobs, each with its own messages' sizes and production
-//       times, to any peer) with one scheme per job; writes one JSON line per job.
+//       times, to any peer) with one scheme per job; writes one JSON line per job. --start-at puts the
+//       schedule's time 0 at that wall-clock time (seconds since the epoch), so that the agents of many hosts
+//       replay one schedule in step; default: 1.2 s after the agent starts.
 //
 // Schedule format (text; written by benchmarks/netlab/workload.py):
 //   job ID START_US SCHEME DST_IP PORT MSR N TRACE
@@ -139,6 +141,7 @@ struct Options {
   double reaction_speed = 0;  // m of eq. 2; 0 = the engine default
   bool payload_auth = true;
   int timeout_s = 120;
+  double start_at = 0;  // wall-clock time (s since the epoch) of the schedule's time 0; 0 = 1.2 s from now
   uint32_t udp_payload = 1400;
 };
 
@@ -543,6 +546,13 @@ class Client {
     std::vector<std::unique_ptr<JobResult>> pre(jobs.size());
     for (auto& p : pre) p = std::make_unique<JobResult>();
     t_base_ = now_s() + kPrepareS + 0.2;
+    if (o_.start_at > 0) {
+      const double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+      t_base_ = now_s() + (o_.start_at - wall);
+      if (o_.start_at - wall < kPrepareS)
+        std::fprintf(stderr, "netlab-agent run: --start-at is %.3f s away, less than the %.1f s set-up lead; the "
+                             "first jobs start late\n", o_.start_at - wall, kPrepareS);
+    }
     std::vector<std::thread> threads;
     for (size_t i = 0; i < jobs.size(); ++i) {
       threads.emplace_back([this, &jobs, &pre, i] {
@@ -915,6 +925,7 @@ void usage(FILE* f) {
                "netlab-agent serve --bind ADDR [--port P] [--no-payload-auth]\n"
                "netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|base|rc|rc_mrdf|fixtlr|fixprio]\n"
                "                 [--rate-gbps R] [--reaction-speed M] [--trace FILE.csv] [--no-payload-auth] [--timeout SEC]\n"
+               "                 [--start-at UNIX_S]\n"
                "See the header of native/tools/netlab_agent.cpp and docs/netlab.md.\n");
 }
 
@@ -928,13 +939,14 @@ int main(int argc, char** argv) {
   if (sodium_init() < 0) return 1;
   Options o;
   o.cmd = argv[1];
-  enum { kBind = 256, kPort, kSchedule, kOut, kTrace, kMode, kRate, kNoAuth, kTimeout, kReaction };
+  enum { kBind = 256, kPort, kSchedule, kOut, kTrace, kMode, kRate, kNoAuth, kTimeout, kReaction, kStartAt };
   static const option longopts[] = {
       {"bind", required_argument, nullptr, kBind},       {"port", required_argument, nullptr, kPort},
       {"schedule", required_argument, nullptr, kSchedule}, {"out", required_argument, nullptr, kOut},
       {"trace", required_argument, nullptr, kTrace},     {"mode", required_argument, nullptr, kMode},
       {"rate-gbps", required_argument, nullptr, kRate},  {"reaction-speed", required_argument, nullptr, kReaction},  {"no-payload-auth", no_argument, nullptr, kNoAuth},
-      {"timeout", required_argument, nullptr, kTimeout}, {nullptr, 0, nullptr, 0}};
+      {"timeout", required_argument, nullptr, kTimeout}, {"start-at", required_argument, nullptr, kStartAt},
+      {nullptr, 0, nullptr, 0}};
   optind = 2;
   int c;
   while ((c = getopt_long(argc, argv, "", longopts, nullptr)) != -1) {
@@ -955,6 +967,7 @@ int main(int argc, char** argv) {
       case kReaction: o.reaction_speed = std::atof(optarg); break;
       case kNoAuth: o.payload_auth = false; break;
       case kTimeout: o.timeout_s = std::atoi(optarg); break;
+      case kStartAt: o.start_at = std::atof(optarg); break;
       default: usage(stderr); return 2;
     }
   }

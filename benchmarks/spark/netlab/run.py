@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Spark benchmark of issue 5 in the network lab (docs/spark-netlab.md). Needs root, iperf3, a built approx-spark.
 
-Topology (benchmarks/netlab/netlab.py, every switch port shaped, slack-priority or FIFO switch):
+Topology (benchmarks/netlab, module netlab.lab; every switch port shaped, slack-priority or FIFO switch):
   h1 10.77.0.1  driver (SparkBench, the application)
   h2 10.77.0.2  Spark standalone Master (spark://10.77.0.2:7077)
   h3 10.77.0.3  Worker 1 -> executor 1 (1 core)
@@ -27,10 +27,10 @@ import sys
 import tempfile
 import time
 
+from netlab import lab as nlab  # the network lab (benchmarks/netlab; run.sh puts it on PYTHONPATH)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "benchmarks", "netlab"))
-import netlab  # noqa: E402
 
 OPENS = ("-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.lang=ALL-UNNAMED "
          "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED --add-opens=java.base/java.lang.reflect=ALL-UNNAMED "
@@ -47,7 +47,7 @@ DRIVER, MASTER, WORKERS, BG = 1, 2, (3, 4), 5
 
 
 def ip(h: int) -> str:
-    return f"{netlab.SUBNET}.{h}"
+    return f"{nlab.SUBNET}.{h}"
 
 
 class Lab:
@@ -55,7 +55,7 @@ class Lab:
         self.a, self.tmp, self.out = a, tmp, out
         self.procs: list[subprocess.Popen] = []
         self.notes: list[str] = []
-        self.rate_bps = netlab.parse_rate(a.rate)
+        self.rate_bps = nlab.parse_rate(a.rate)
 
     def log(self, msg: str) -> None:
         line = f"[{time.strftime('%H:%M:%S')}] {msg}"
@@ -65,23 +65,23 @@ class Lab:
         return f"{self.a.name}-h{h}"
 
     def spawn(self, h: int, args: list[str], log_name: str, env: dict | None = None) -> subprocess.Popen:
-        p = netlab.spawn_in(self.ns(h), args, os.path.join(self.tmp, log_name), env or {})
+        p = nlab.spawn_in(self.ns(h), args, os.path.join(self.tmp, log_name), env or {})
         self.procs.append(p)
         return p
 
     def stop(self, p: subprocess.Popen, timeout: float = 5) -> None:
-        netlab.stop_group(p, timeout)
+        nlab.stop_group(p, timeout)
         if p in self.procs:
             self.procs.remove(p)
 
     def down(self) -> None:
         for p in reversed(list(self.procs)):
             self.stop(p)
-        netlab.down(self.a.name, quiet=True)
+        nlab.down(self.a.name, quiet=True)
 
     def up(self, mode: str) -> None:
-        plan = netlab.QueuePlan.build(mode, self.a.rate, self.a.buffer)
-        netlab.up(self.a.name, 5, plan, quiet=True, shape_all=True)
+        plan = nlab.QueuePlan.build(mode, self.a.rate, self.a.buffer)
+        nlab.up(self.a.name, 5, plan, quiet=True, shape_all=True)
         self.log(f"lab {self.a.name} up: 5 hosts, {mode} switch, every port {self.a.rate}, buffer {self.a.buffer}")
 
     def tc_classes(self, h: int) -> str:
@@ -239,9 +239,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep-tmp", action="store_true")
     a = ap.parse_args(argv)
-    netlab.require_root()
+    nlab.require_root()
     os.environ.pop("SPARK_TESTING", None)
-    lab_dirs = [n for n in netlab.existing_namespaces() if not n.startswith(a.name + "-")]
+    lab_dirs = [n for n in nlab.existing_namespaces() if not n.startswith(a.name + "-")]
     if lab_dirs:
         print(f"other network namespaces exist ({' '.join(lab_dirs)}): another lab benchmark is running? "
               "(set NETLAB_SPARK_FORCE=1 to go ahead)", file=sys.stderr)

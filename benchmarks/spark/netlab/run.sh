@@ -22,4 +22,5 @@ if [ ! -s "$CP_FILE" ] || [ approx-spark/pom.xml -nt "$CP_FILE" ]; then
   (cd approx-spark && mvn -B -q -ntp ${MAVEN_ARGS:-} dependency:build-classpath -Dmdep.includeScope=provided \
       -Dmdep.outputFile="$ROOT/$CP_FILE" >/dev/null)
 fi
+export PYTHONPATH="$ROOT/benchmarks/netlab${PYTHONPATH:+:$PYTHONPATH}"   # the netlab package
 exec python3 benchmarks/spark/netlab/run.py "$@"
