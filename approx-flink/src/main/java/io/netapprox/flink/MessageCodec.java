@@ -6,11 +6,15 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
- * The bytes of one ATP message: a cluster of records of one stratum, {@code records u16|u32}, then
- * per record its values (f64 each) and, for top-k queries, its key ({@code u16 length + UTF-8}).
- * Decoding validates every length against what remains: message bytes come from the network.
+ * The bytes of one ATP message, a cluster of records of one stratum: {@code records u32}, then per
+ * record its values (f64 each); for top-k queries then {@code keys u32} and per distinct key {@code
+ * u16 length + UTF-8, records u32} (top-k only needs each message's key counts). Decoding validates
+ * the whole message before anything is consumed: message bytes come from the network.
  */
 final class MessageCodec {
   /** Longest top-k key, in UTF-8 bytes; longer keys are cut (on a character boundary). */
@@ -31,10 +35,18 @@ final class MessageCodec {
         for (int v = 0; v < buf.width(); v++) {
           out.writeDouble(buf.value(r, v));
         }
-        if (buf.hasKeys()) {
-          byte[] k = keyBytes(buf.key(r));
+      }
+      if (buf.hasKeys()) {
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (int r = from; r < to; r++) {
+          counts.merge(buf.key(r) == null ? "" : buf.key(r), 1, Integer::sum);
+        }
+        out.writeInt(counts.size());
+        for (Map.Entry<String, Integer> e : counts.entrySet()) {
+          byte[] k = keyBytes(e.getKey());
           out.writeShort(k.length);
           out.write(k);
+          out.writeInt(e.getValue());
         }
       }
       out.flush();
@@ -45,8 +57,7 @@ final class MessageCodec {
   }
 
   private static byte[] keyBytes(String key) {
-    String k = key == null ? "" : key;
-    byte[] b = k.getBytes(StandardCharsets.UTF_8);
+    byte[] b = key.getBytes(StandardCharsets.UTF_8);
     if (b.length <= MAX_KEY_BYTES) {
       return b;
     }
@@ -54,35 +65,43 @@ final class MessageCodec {
     while (n > 0 && (b[n] & 0xC0) == 0x80) {
       n--; // do not cut a multi-byte character
     }
-    return java.util.Arrays.copyOf(b, n);
+    return Arrays.copyOf(b, n);
   }
 
-  /** Receives the decoded records of one message. */
+  /** Receives the decoded records of one message ({@code values} is reused between records). */
   interface Sink {
-    void record(double[] values, String key);
+    void record(double[] values);
+  }
+
+  /** Receives the key counts of one message. */
+  interface KeySink {
+    void key(String key, int records);
   }
 
   /**
-   * Decodes one message of a stratum whose records carry {@code width} values (and a key when
-   * {@code withKeys}) into {@code sink}; {@code values} is reused between records.
+   * Decodes one message of a stratum whose records carry {@code width} values (and key counts when
+   * {@code keys} is not null).
    *
    * @return the number of records
    * @throws IllegalArgumentException the bytes are not a well-formed message of this shape
    */
-  static int decode(ByteBuf in, int width, boolean withKeys, Sink sink) {
-    int n = validate(in.duplicate(), width, withKeys);
+  static int decode(ByteBuf in, int width, Sink sink, KeySink keys) {
+    int n = validate(in.duplicate(), width, keys != null);
     in.skipBytes(4);
     double[] values = new double[width];
     for (int r = 0; r < n; r++) {
       for (int v = 0; v < width; v++) {
         values[v] = in.readDouble();
       }
-      String key = null;
-      if (withKeys) {
+      sink.record(values);
+    }
+    if (keys != null) {
+      int distinct = in.readInt();
+      for (int i = 0; i < distinct; i++) {
         int len = in.readUnsignedShort();
-        key = in.readCharSequence(len, StandardCharsets.UTF_8).toString();
+        String key = in.readCharSequence(len, StandardCharsets.UTF_8).toString();
+        keys.key(key, in.readInt());
       }
-      sink.record(values, key);
     }
     return n;
   }
@@ -93,21 +112,36 @@ final class MessageCodec {
       throw new IllegalArgumentException("message shorter than its header");
     }
     int n = in.readInt();
-    int fixed = width * 8 + (withKeys ? 2 : 0);
-    if (n < 1 || n > MAX_RECORDS || (long) n * fixed > in.readableBytes()) {
+    if (n < 1 || n > MAX_RECORDS || (long) n * width * 8 > in.readableBytes()) {
       throw new IllegalArgumentException("message claims " + n + " records");
     }
-    for (int r = 0; r < n; r++) {
-      if (in.readableBytes() < fixed) {
-        throw new IllegalArgumentException("message truncated at record " + r);
+    in.skipBytes(n * width * 8);
+    if (withKeys) {
+      if (in.readableBytes() < 4) {
+        throw new IllegalArgumentException("message without its key table");
       }
-      in.skipBytes(width * 8);
-      if (withKeys) {
+      int distinct = in.readInt();
+      if (distinct < 1 || distinct > n) {
+        throw new IllegalArgumentException("message claims " + distinct + " keys for " + n + " records");
+      }
+      long total = 0;
+      for (int i = 0; i < distinct; i++) {
+        if (in.readableBytes() < 2) {
+          throw new IllegalArgumentException("key table truncated at key " + i);
+        }
         int len = in.readUnsignedShort();
-        if (len > MAX_KEY_BYTES || len > in.readableBytes()) {
-          throw new IllegalArgumentException("bad key length " + len + " at record " + r);
+        if (len > MAX_KEY_BYTES || len + 4 > in.readableBytes()) {
+          throw new IllegalArgumentException("bad key length " + len + " at key " + i);
         }
         in.skipBytes(len);
+        int count = in.readInt();
+        if (count < 1) {
+          throw new IllegalArgumentException("key " + i + " counts " + count + " records");
+        }
+        total += count;
+      }
+      if (total != n) {
+        throw new IllegalArgumentException("key counts add up to " + total + ", not " + n);
       }
     }
     if (in.isReadable()) {

@@ -59,13 +59,14 @@ final class StratumBuffer {
    * from them is a simple random sample of the stratum's records.
    */
   void permute(SplittableRandom rnd) {
-    double[] tmp = new double[width];
     for (int i = records - 1; i > 0; i--) {
       int j = rnd.nextInt(i + 1);
       if (i != j) {
-        System.arraycopy(values, i * width, tmp, 0, width);
-        System.arraycopy(values, j * width, values, i * width, width);
-        System.arraycopy(tmp, 0, values, j * width, width);
+        for (int v = 0, a = i * width, b = j * width; v < width; v++, a++, b++) {
+          double t = values[a];
+          values[a] = values[b];
+          values[b] = t;
+        }
         if (keys != null) {
           String k = keys[i];
           keys[i] = keys[j];

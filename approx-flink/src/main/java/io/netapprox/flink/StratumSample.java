@@ -66,18 +66,15 @@ final class StratumSample<K> {
         MessageCodec.decode(
             content,
             width,
-            topK != null,
-            (values, key) -> {
+            values -> {
               for (int v = 0; v < width; v++) {
                 totals[v] += values[v];
                 if (quantiles[v] != null) {
                   quantiles[v].add(values[v]);
                 }
               }
-              if (keys != null) {
-                keys.merge(key, 1L, Long::sum);
-              }
-            });
+            },
+            keys == null ? null : (key, records) -> keys.merge(key, (long) records, Long::sum));
     for (int v = 0; v < width; v++) {
       if (ratio[v] != null) {
         ratio[v].add(totals[v], n);

@@ -32,9 +32,13 @@ class MessageCodecTest {
     List<String> seen = new ArrayList<>();
     int n =
         MessageCodec.decode(
-            Unpooled.wrappedBuffer(m), 2, true, (v, k) -> seen.add(v[0] + "/" + v[1] + "/" + k));
+            Unpooled.wrappedBuffer(m),
+            2,
+            v -> seen.add(v[0] + "/" + v[1]),
+            (k, c) -> seen.add(k + "=" + c));
     assertEquals(4, n);
-    assertEquals(List.of("3.0/-1.5/k0é", "4.0/-2.0/k1é", "5.0/-2.5/k2é", "6.0/-3.0/k0é"), seen);
+    assertEquals(
+        List.of("3.0/-1.5", "4.0/-2.0", "5.0/-2.5", "6.0/-3.0", "k0é=2", "k1é=1", "k2é=1"), seen);
   }
 
   @Test
@@ -70,22 +74,30 @@ class MessageCodecTest {
     byte[] huge = good.clone();
     huge[0] = 0x7f; // 2^31 records
     bad.add(huge);
+    int table = 4 + 3 * 16; // header + 3 records of 2 values: the key table starts here
     byte[] longKey = good.clone();
-    longKey[4 + 16] = (byte) 0xff; // key length 65k+
+    longKey[table + 4] = (byte) 0xff; // first key's length 65k+
     bad.add(longKey);
+    byte[] moreKeys = good.clone();
+    moreKeys[table + 3] = 4; // 4 distinct keys for 3 records
+    bad.add(moreKeys);
+    byte[] badCount = good.clone();
+    badCount[table + 4 + 2 + "k0é".getBytes(java.nio.charset.StandardCharsets.UTF_8).length + 3] = 2;
+    bad.add(badCount); // counts add up to 4, not 3
+    bad.add(Arrays.copyOf(good, table + 2)); // key table truncated
     for (byte[] b : bad) {
       ByteBuf in = Unpooled.wrappedBuffer(b);
-      int[] records = {0};
+      int[] consumed = {0};
       assertThrows(
           IllegalArgumentException.class,
-          () -> MessageCodec.decode(in, 2, true, (v, k) -> records[0]++),
+          () -> MessageCodec.decode(in, 2, v -> consumed[0]++, (k, c) -> consumed[0]++),
           Arrays.toString(b));
-      assertEquals(0, records[0], "nothing consumed from " + Arrays.toString(b));
+      assertEquals(0, consumed[0], "nothing consumed from " + Arrays.toString(b));
     }
     // a message of another shape (no keys) does not parse either
     assertThrows(
         IllegalArgumentException.class,
-        () -> MessageCodec.decode(Unpooled.wrappedBuffer(good), 2, false, (v, k) -> {}));
+        () -> MessageCodec.decode(Unpooled.wrappedBuffer(good), 2, v -> {}, null));
   }
 
   @Test
@@ -93,7 +105,8 @@ class MessageCodecTest {
     StratumBuffer b = new StratumBuffer(0, true);
     b.add(new double[0], "é".repeat(MessageCodec.MAX_KEY_BYTES)); // 2 bytes each
     String[] key = {null};
-    MessageCodec.decode(Unpooled.wrappedBuffer(MessageCodec.encode(b, 0, 1)), 0, true, (v, k) -> key[0] = k);
+    MessageCodec.decode(
+        Unpooled.wrappedBuffer(MessageCodec.encode(b, 0, 1)), 0, v -> {}, (k, c) -> key[0] = k);
     assertEquals("é".repeat(MessageCodec.MAX_KEY_BYTES / 2), key[0]);
   }
 
