@@ -48,6 +48,7 @@ public final class ApproxConfig implements Serializable {
   private final Duration epochTimeout;
   private final int epochMaxRecords;
   private final long sendBufferBytes;
+  private final long receiveWindowBytes;
   private final String bindAddress;
   private final int controlPort;
   private final long lineRateBps;
@@ -110,6 +111,12 @@ public final class ApproxConfig implements Serializable {
         ApproxOptions.SEND_BUFFER,
         c,
         "a memory size of at least 1 mb, e.g. 128 mb");
+    receiveWindowBytes = get(c, ApproxOptions.RECEIVE_WINDOW).getBytes();
+    check(
+        receiveWindowBytes >= 65536 && receiveWindowBytes <= (1L << 32),
+        ApproxOptions.RECEIVE_WINDOW,
+        c,
+        "a memory size from 64 kb to 4 gb");
     bindAddress = c.getOptional(ApproxOptions.BIND_ADDRESS).map(String::trim).orElse(null);
     if (bindAddress != null) {
       check(
@@ -295,6 +302,10 @@ public final class ApproxConfig implements Serializable {
 
   public long sendBufferBytes() {
     return sendBufferBytes;
+  }
+
+  public long receiveWindowBytes() {
+    return receiveWindowBytes;
   }
 
   /** The configured bind address, or null (then the TaskManager's external address). */

@@ -85,6 +85,14 @@ public final class ApproxOptions {
               "per TaskManager: encoded epochs waiting to be pulled by receivers; a sender whose"
                   + " epoch does not fit waits (backpressure)");
 
+  public static final ConfigOption<MemorySize> RECEIVE_WINDOW =
+      ConfigOptions.key("approx.receiveWindow")
+          .memoryType()
+          .defaultValue(MemorySize.ofMebiBytes(64))
+          .withDescription(
+              "per ATP session: messages delivered but not yet accumulated by the receiving task;"
+                  + " the window a sender may fill (credit), so a slow receiver slows its senders");
+
   public static final ConfigOption<String> BIND_ADDRESS =
       ConfigOptions.key("approx.bindAddress")
           .stringType()
@@ -173,6 +181,7 @@ public final class ApproxOptions {
           EPOCH_TIMEOUT,
           EPOCH_MAX_RECORDS,
           SEND_BUFFER,
+          RECEIVE_WINDOW,
           BIND_ADDRESS,
           CONTROL_PORT,
           LINE_RATE_BPS,

@@ -329,6 +329,7 @@ final class TaskManagerExchange {
         String.valueOf(c.faultDropOutgoing()),
         String.valueOf(c.faultSeed()),
         String.valueOf(c.sendBufferBytes()),
+        String.valueOf(c.receiveWindowBytes()),
         c.epochTimeout().toString());
   }
 
@@ -345,7 +346,8 @@ final class TaskManagerExchange {
             .bindPort(0)
             .lineRateBps(c.lineRateBps())
             .mode(c.mode())
-            .peerDeathTimeout(c.peerDeathTimeout());
+            .peerDeathTimeout(c.peerDeathTimeout())
+            .recvBufferBytes(c.receiveWindowBytes());
     if (c.dscp() != null) {
       atp.dscpByClass(c.dscp());
     }

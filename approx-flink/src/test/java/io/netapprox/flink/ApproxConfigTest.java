@@ -53,6 +53,7 @@ class ApproxConfigTest {
     all.put("approx.epochTimeout", "5 s");
     all.put("approx.epochMaxRecords", "1000");
     all.put("approx.sendBuffer", "64 mb");
+    all.put("approx.receiveWindow", "1 mb");
     all.put("approx.bindAddress", "127.0.0.1");
     all.put("approx.controlPort", "7337");
     all.put("approx.lineRateBps", "1000000000");
@@ -71,6 +72,7 @@ class ApproxConfigTest {
     assertEquals(ApproxConfig.Submit.TARGET, c.submit());
     assertEquals(Duration.ofSeconds(5), c.epochTimeout());
     assertEquals(64L << 20, c.sendBufferBytes());
+    assertEquals(1L << 20, c.receiveWindowBytes());
     assertEquals("0123456789abcdef0123", c.authSecret());
     assertFalse(c.authSecretGenerated());
     assertEquals(8, c.dscp()[7]);
@@ -93,6 +95,7 @@ class ApproxConfigTest {
         "approx.epochTimeout|soon",
         "approx.epochMaxRecords|0",
         "approx.sendBuffer|1 kb",
+        "approx.receiveWindow|1 kb",
         "approx.bindAddress|taskmanager-1",
         "approx.controlPort|70000",
         "approx.lineRateBps|10",
