@@ -174,7 +174,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         getProcessingTimeService()
             .registerTimer(now + config.epochTimeout().toMillis(), t -> expire(key));
     exchange
-        .peer(new InetSocketAddress(m.controlHost, m.controlPort))
+        .peer(m.engineId, new InetSocketAddress(m.controlHost, m.controlPort))
         .whenComplete(
             (peer, err) -> {
               if (err != null) {

@@ -57,8 +57,8 @@ final class TaskManagerExchange {
   private final ApproxTransport transport;
   private final String controlHost;
   private final Map<OutboxKey, EpochOutbox> outboxes = new ConcurrentHashMap<>();
-  private final Map<InetSocketAddress, CompletableFuture<ApproxPeer>> peers =
-      new ConcurrentHashMap<>();
+  /** Peers by the remote exchange's engine id (one session per pair of TaskManagers). */
+  private final Map<String, CompletableFuture<ApproxPeer>> peers = new ConcurrentHashMap<>();
   private final Object space = new Object();
   private final long outboxTtlNanos;
   private long outboxBytes; // guarded by space
@@ -69,7 +69,7 @@ final class TaskManagerExchange {
     this.config = config;
     this.controlHost = host;
     this.outboxTtlNanos = Math.max(OUTBOX_TTL_MIN_NANOS, 10 * config.epochTimeout().toNanos());
-    this.transport = ApproxTransport.start(transportConfig(config, host), this::serve);
+    this.transport = ApproxTransport.start(transportConfig(config, host, engineId), this::serve);
     LOG.info(
         "NetApprox exchange {} started: control {}, ATP data port {}",
         engineId,
@@ -218,6 +218,11 @@ final class TaskManagerExchange {
     return o;
   }
 
+  /** Control connections with a data-plane session, both directions (tests). */
+  int peerCount() {
+    return transport.peers().size();
+  }
+
   /** Bytes of outboxes waiting (tests, metrics). */
   long outboxBytes() {
     synchronized (space) {
@@ -276,26 +281,72 @@ final class TaskManagerExchange {
 
   // ---- peers (receiver side) --------------------------------------------------------------------
 
-  /** A connected peer for a sender TaskManager's control address, reconnecting when it ended. */
-  CompletableFuture<ApproxPeer> peer(InetSocketAddress addr) {
+  /**
+   * The peer for the exchange {@code remoteEngineId} (at {@code addr}): one control connection and
+   * one ATP session per pair of TaskManagers, used for pulls in both directions. The exchange with
+   * the smaller engine id connects; the other first waits up to {@link #RENDEZVOUS_MS} for that
+   * connection and connects itself only if none comes (its peer may never need to pull from it).
+   * Two sessions in opposite directions between the same two engines, both carrying data, stalled
+   * transfers in the engine (see docs/flink.md, Gaps); with one session per pair they do not.
+   */
+  CompletableFuture<ApproxPeer> peer(String remoteEngineId, InetSocketAddress addr) {
+    ApproxPeer existing = activePeer(remoteEngineId);
+    if (existing != null) {
+      return CompletableFuture.completedFuture(existing);
+    }
     CompletableFuture<ApproxPeer> f =
         peers.compute(
-            addr,
-            (a, old) -> {
+            remoteEngineId,
+            (id, old) -> {
               if (old != null
                   && (!old.isDone()
                       || (!old.isCompletedExceptionally() && old.join().isActive()))) {
                 return old;
               }
-              return transport.connect(a);
+              return engineId.compareTo(id) < 0
+                  ? transport.connect(addr)
+                  : awaitIncoming(id, addr, System.nanoTime() + RENDEZVOUS_MS * 1_000_000L);
             });
     f.whenComplete(
         (p, err) -> {
           if (err != null) {
-            peers.remove(addr, f);
+            peers.remove(remoteEngineId, f);
           }
         });
     return f;
+  }
+
+  /** How long the exchange with the larger engine id waits for its peer to connect. */
+  static final long RENDEZVOUS_MS = 2000;
+
+  private CompletableFuture<ApproxPeer> awaitIncoming(
+      String remoteEngineId, InetSocketAddress addr, long deadlineNanos) {
+    ApproxPeer p = activePeer(remoteEngineId);
+    if (p != null) {
+      return CompletableFuture.completedFuture(p);
+    }
+    if (System.nanoTime() >= deadlineNanos || !transport.isOpen()) {
+      return transport.connect(addr);
+    }
+    return CompletableFuture.supplyAsync(
+            () -> null, CompletableFuture.delayedExecutor(20, TimeUnit.MILLISECONDS))
+        .thenCompose(x -> awaitIncoming(remoteEngineId, addr, deadlineNanos));
+  }
+
+  /** An active peer (connected by either side) whose control endpoint id names that exchange. */
+  private ApproxPeer activePeer(String remoteEngineId) {
+    String endpoint = endpointId(remoteEngineId);
+    for (ApproxPeer p : transport.peers()) {
+      if (p.isActive() && endpoint.equals(p.peerEndpointId())) {
+        return p;
+      }
+    }
+    return null;
+  }
+
+  /** The control endpoint id an exchange announces in HELLO: its engine id. */
+  private static String endpointId(String engineId) {
+    return "netapprox-flink-" + engineId;
   }
 
   // ---- configuration ----------------------------------------------------------------------------
@@ -333,7 +384,7 @@ final class TaskManagerExchange {
         c.epochTimeout().toString());
   }
 
-  static ApproxTransportConfig transportConfig(ApproxConfig c, String host) {
+  static ApproxTransportConfig transportConfig(ApproxConfig c, String host, String engineId) {
     InetAddress bind;
     try {
       bind = InetAddress.getByName(host);
@@ -362,6 +413,7 @@ final class TaskManagerExchange {
             .connectTimeout(c.connectTimeout())
             .requestTimeout(request)
             .authSecret(c.authSecret())
+            .endpointId(endpointId(engineId))
             .build();
     return ApproxTransportConfig.builder()
         .atp(atp.build())
