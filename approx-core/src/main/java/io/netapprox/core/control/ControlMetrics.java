@@ -5,8 +5,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Counters of one {@link ControlServer} or {@link ControlClientFactory} (all its connections). Thread-safe;
- * values only grow.
+ * Counters of one {@link ControlServer} or {@link ControlClientFactory} (all its connections).
+ * Thread-safe; values only grow.
  */
 public final class ControlMetrics {
     final AtomicLong connectionsOpened = new AtomicLong();
@@ -31,6 +31,13 @@ public final class ControlMetrics {
     final AtomicLong errorsReceived = new AtomicLong();
     final AtomicLong ioErrors = new AtomicLong();
     final AtomicLong warningsLogged = new AtomicLong();
+    final AtomicLong readPauses = new AtomicLong();
+    final AtomicLong sendQueueOverflows = new AtomicLong();
+    final AtomicLong peakQueuedBytes = new AtomicLong();
+
+    void notePeakQueuedBytes(long queued) {
+        peakQueuedBytes.accumulateAndGet(queued, Math::max);
+    }
 
     public long connectionsOpened() {
         return connectionsOpened.get();
@@ -52,7 +59,10 @@ public final class ControlMetrics {
         return framesSent.get();
     }
 
-    /** Frames rejected as malformed (bad magic, truncated, bad field lengths or values, trailing bytes). */
+    /**
+     * Frames rejected as malformed (bad magic, truncated, bad field lengths or values, trailing
+     * bytes).
+     */
     public long malformedFrames() {
         return malformedFrames.get();
     }
@@ -108,7 +118,10 @@ public final class ControlMetrics {
         return requestTimeouts.get();
     }
 
-    /** Inbound requests whose handler failed unexpectedly (not a deliberate {@link ControlException}). */
+    /**
+     * Inbound requests whose handler failed unexpectedly (not a deliberate {@link
+     * ControlException}).
+     */
     public long handlerErrors() {
         return handlerErrors.get();
     }
@@ -129,11 +142,35 @@ public final class ControlMetrics {
     }
 
     /**
-     * WARN lines logged by the control plane. A misbehaving connection logs at most one (its first failure); the
-     * rest goes to DEBUG and to the counters above.
+     * WARN lines logged by the control plane. A misbehaving connection logs at most one (its first
+     * failure); the rest goes to DEBUG and to the counters above.
      */
     public long warningsLogged() {
         return warningsLogged.get();
+    }
+
+    /**
+     * Times a connection stopped reading because its peer did not read what it was sent
+     * (backpressure).
+     */
+    public long readPauses() {
+        return readPauses.get();
+    }
+
+    /**
+     * Writes refused because a connection's send queue would exceed {@code maxQueuedBytes}: an
+     * application request fails with {@code OVERLOADED}; a reply or keepalive closes the connection
+     * (the peer does not read).
+     */
+    public long sendQueueOverflows() {
+        return sendQueueOverflows.get();
+    }
+
+    /**
+     * The largest send queue (bytes) any one connection had; never above {@code maxQueuedBytes}.
+     */
+    public long peakQueuedBytes() {
+        return peakQueuedBytes.get();
     }
 
     /** All counters by name. */
@@ -161,6 +198,9 @@ public final class ControlMetrics {
         m.put("errorsReceived", errorsReceived());
         m.put("ioErrors", ioErrors());
         m.put("warningsLogged", warningsLogged());
+        m.put("readPauses", readPauses());
+        m.put("sendQueueOverflows", sendQueueOverflows());
+        m.put("peakQueuedBytes", peakQueuedBytes());
         return m;
     }
 

@@ -14,7 +14,9 @@ class ControlConfigTest {
 
     private static void rejects(String fragment, Executable e) {
         IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, e);
-        assertTrue(ex.getMessage().contains(fragment), "'" + ex.getMessage() + "' should mention '" + fragment + "'");
+        assertTrue(
+                ex.getMessage().contains(fragment),
+                "'" + ex.getMessage() + "' should mention '" + fragment + "'");
     }
 
     @Test
@@ -29,15 +31,48 @@ class ControlConfigTest {
     @Test
     void invalidValuesFailWithClearMessages() {
         rejects("port must be in [0, 65535]", () -> ControlConfig.builder().port(70000).build());
-        rejects("maxFrameLength must be in [4096, 67108864] bytes, got 100",
+        rejects(
+                "maxFrameLength must be in [4096, 67108864] bytes, got 100",
                 () -> ControlConfig.builder().maxFrameLength(100).build());
-        rejects("requestTimeout must be a positive duration",
+        rejects(
+                "requestTimeout must be a positive duration",
                 () -> ControlConfig.builder().requestTimeout(Duration.ZERO).build());
-        rejects("pingInterval", () -> ControlConfig.builder().pingInterval(Duration.ofSeconds(60))
-                .idleTimeout(Duration.ofSeconds(30)).build());
-        rejects("eventLoopThreads must be in [1, 256]", () -> ControlConfig.builder().eventLoopThreads(0).build());
-        rejects("authSecret must be at least 16 bytes", () -> ControlConfig.builder().authSecret("short").build());
+        rejects(
+                "pingInterval",
+                () ->
+                        ControlConfig.builder()
+                                .pingInterval(Duration.ofSeconds(60))
+                                .idleTimeout(Duration.ofSeconds(30))
+                                .build());
+        rejects(
+                "eventLoopThreads must be in [1, 256]",
+                () -> ControlConfig.builder().eventLoopThreads(0).build());
+        rejects(
+                "authSecret must be at least 16 bytes",
+                () -> ControlConfig.builder().authSecret("short").build());
         rejects("endpointId", () -> ControlConfig.builder().endpointId("x".repeat(300)).build());
+        rejects(
+                "maxQueuedBytes must be in [1048592 (one frame of maxFrameLength)",
+                () -> ControlConfig.builder().maxQueuedBytes(1 << 20).build());
+    }
+
+    @Test
+    void sendQueueBoundDefaultsToSixteenMiBOrTwoFrames() {
+        assertEquals(16L << 20, ControlConfig.defaults().maxQueuedBytes());
+        assertEquals(
+                2L * ((64 << 20) + 16),
+                ControlConfig.builder().maxFrameLength(64 << 20).build().maxQueuedBytes());
+        ControlConfig c =
+                ControlConfig.fromProperties(
+                        Map.of("approx.control.maxQueuedBytes", "2000000"), "approx.control.");
+        assertEquals(2_000_000, c.maxQueuedBytes());
+        // toBuilder keeps "derived" derived: a larger frame limit raises the default bound with it.
+        assertEquals(
+                2L * ((32 << 20) + 16),
+                ControlConfig.defaults().toBuilder()
+                        .maxFrameLength(32 << 20)
+                        .build()
+                        .maxQueuedBytes());
     }
 
     @Test
@@ -49,19 +84,28 @@ class ControlConfigTest {
 
     @Test
     void fromProperties() {
-        ControlConfig c = ControlConfig.fromProperties(Map.of(
-                "approx.control.port", "7077",
-                "approx.control.maxFrameBytes", "65536",
-                "approx.control.requestTimeoutMs", "1500",
-                "approx.control.authSecret", "0123456789abcdef",
-                "approx.other", "ignored"), "approx.control.");
+        ControlConfig c =
+                ControlConfig.fromProperties(
+                        Map.of(
+                                "approx.control.port", "7077",
+                                "approx.control.maxFrameBytes", "65536",
+                                "approx.control.requestTimeoutMs", "1500",
+                                "approx.control.authSecret", "0123456789abcdef",
+                                "approx.other", "ignored"),
+                        "approx.control.");
         assertEquals(7077, c.port());
         assertEquals(65536, c.maxFrameLength());
         assertEquals(Duration.ofMillis(1500), c.requestTimeout());
         assertTrue(c.authEnabled());
-        rejects("unknown control-plane option 'approx.control.prot'",
-                () -> ControlConfig.fromProperties(Map.of("approx.control.prot", "1"), "approx.control."));
-        rejects("approx.control.port must be an integer, got 'abc'",
-                () -> ControlConfig.fromProperties(Map.of("approx.control.port", "abc"), "approx.control."));
+        rejects(
+                "unknown control-plane option 'approx.control.prot'",
+                () ->
+                        ControlConfig.fromProperties(
+                                Map.of("approx.control.prot", "1"), "approx.control."));
+        rejects(
+                "approx.control.port must be an integer, got 'abc'",
+                () ->
+                        ControlConfig.fromProperties(
+                                Map.of("approx.control.port", "abc"), "approx.control."));
     }
 }
