@@ -25,50 +25,51 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
  * approx.*} options are read and validated here, when the query is built.
  */
 public final class Approx<T> {
-  /** One generated secret per environment, so all queries of a job share one engine per TM. */
-  private static final Map<StreamExecutionEnvironment, String> SECRETS = new WeakHashMap<>();
+    /** One generated secret per environment, so all queries of a job share one engine per TM. */
+    private static final Map<StreamExecutionEnvironment, String> SECRETS = new WeakHashMap<>();
 
-  private final DataStream<T> stream;
-  private final ApproxConfig config;
+    private final DataStream<T> stream;
+    private final ApproxConfig config;
 
-  private Approx(DataStream<T> stream, ApproxConfig config) {
-    this.stream = stream;
-    this.config = config;
-  }
-
-  /**
-   * Starts a query on {@code stream}; the {@code approx.*} options come from the stream's
-   * environment configuration.
-   *
-   * @throws IllegalArgumentException an {@code approx.*} option is invalid or unknown (the message
-   *     names the key)
-   */
-  public static <T> Approx<T> of(DataStream<T> stream) {
-    Objects.requireNonNull(stream, "stream");
-    StreamExecutionEnvironment env = stream.getExecutionEnvironment();
-    return of(stream, env.getConfiguration());
-  }
-
-  /** Starts a query whose {@code approx.*} options come from {@code config}. */
-  public static <T> Approx<T> of(DataStream<T> stream, ReadableConfig config) {
-    Objects.requireNonNull(stream, "stream");
-    Objects.requireNonNull(config, "config");
-    return new Approx<>(stream, ApproxConfig.parse(config, secretOf(stream.getExecutionEnvironment())));
-  }
-
-  private static String secretOf(StreamExecutionEnvironment env) {
-    synchronized (SECRETS) {
-      return SECRETS.computeIfAbsent(env, e -> ApproxConfig.randomSecret());
+    private Approx(DataStream<T> stream, ApproxConfig config) {
+        this.stream = stream;
+        this.config = config;
     }
-  }
 
-  /** The groups (strata): every group gets its own error bound and its own answers. */
-  public <K> StratifiedStream<T, K> stratifyBy(KeySelector<T, K> groupSelector) {
-    return new StratifiedStream<>(stream, config, Objects.requireNonNull(groupSelector));
-  }
+    /**
+     * Starts a query on {@code stream}; the {@code approx.*} options come from the stream's
+     * environment configuration.
+     *
+     * @throws IllegalArgumentException an {@code approx.*} option is invalid or unknown (the
+     *     message names the key)
+     */
+    public static <T> Approx<T> of(DataStream<T> stream) {
+        Objects.requireNonNull(stream, "stream");
+        StreamExecutionEnvironment env = stream.getExecutionEnvironment();
+        return of(stream, env.getConfiguration());
+    }
 
-  /** The validated configuration this query runs with. */
-  public ApproxConfig config() {
-    return config;
-  }
+    /** Starts a query whose {@code approx.*} options come from {@code config}. */
+    public static <T> Approx<T> of(DataStream<T> stream, ReadableConfig config) {
+        Objects.requireNonNull(stream, "stream");
+        Objects.requireNonNull(config, "config");
+        return new Approx<>(
+                stream, ApproxConfig.parse(config, secretOf(stream.getExecutionEnvironment())));
+    }
+
+    private static String secretOf(StreamExecutionEnvironment env) {
+        synchronized (SECRETS) {
+            return SECRETS.computeIfAbsent(env, e -> ApproxConfig.randomSecret());
+        }
+    }
+
+    /** The groups (strata): every group gets its own error bound and its own answers. */
+    public <K> StratifiedStream<T, K> stratifyBy(KeySelector<T, K> groupSelector) {
+        return new StratifiedStream<>(stream, config, Objects.requireNonNull(groupSelector));
+    }
+
+    /** The validated configuration this query runs with. */
+    public ApproxConfig config() {
+        return config;
+    }
 }

@@ -16,32 +16,32 @@ import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
  * assigners.
  */
 final class CarriedWindowAssigner<K> extends WindowAssigner<StratumSample<K>, TimeWindow> {
-  private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 1L;
 
-  @Override
-  public Collection<TimeWindow> assignWindows(
-      StratumSample<K> element, long timestamp, WindowAssignerContext context) {
-    return List.of(new TimeWindow(element.windowStart, element.windowEnd));
-  }
+    @Override
+    public Collection<TimeWindow> assignWindows(
+            StratumSample<K> element, long timestamp, WindowAssignerContext context) {
+        return List.of(new TimeWindow(element.windowStart, element.windowEnd));
+    }
 
-  @Override
-  @SuppressWarnings({"unchecked", "rawtypes"})
-  public Trigger<StratumSample<K>, TimeWindow> getDefaultTrigger() {
-    return (Trigger) EventTimeTrigger.create();
-  }
+    @Override
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    public Trigger<StratumSample<K>, TimeWindow> getDefaultTrigger() {
+        return (Trigger) EventTimeTrigger.create();
+    }
 
-  @Override
-  public TypeSerializer<TimeWindow> getWindowSerializer(ExecutionConfig config) {
-    return new TimeWindow.Serializer();
-  }
+    @Override
+    public TypeSerializer<TimeWindow> getWindowSerializer(ExecutionConfig config) {
+        return new TimeWindow.Serializer();
+    }
 
-  @Override
-  public boolean isEventTime() {
-    return true;
-  }
+    @Override
+    public boolean isEventTime() {
+        return true;
+    }
 
-  @Override
-  public String toString() {
-    return "CarriedWindowAssigner";
-  }
+    @Override
+    public String toString() {
+        return "CarriedWindowAssigner";
+    }
 }

@@ -7,22 +7,22 @@ package io.netapprox.flink;
  * MSR.
  */
 final class EpochOutbox {
-  final OutboxKey key;
-  final byte[][][] messages;
-  final double[] msr;
-  final long bytes;
-  final long createdNanos = System.nanoTime();
+    final OutboxKey key;
+    final byte[][][] messages;
+    final double[] msr;
+    final long bytes;
+    final long createdNanos = System.nanoTime();
 
-  EpochOutbox(OutboxKey key, byte[][][] messages, double[] msr) {
-    this.key = key;
-    this.messages = messages;
-    this.msr = msr;
-    long b = 0;
-    for (byte[][] s : messages) {
-      for (byte[] m : s) {
-        b += m.length + 16L; // payload + array header
-      }
+    EpochOutbox(OutboxKey key, byte[][][] messages, double[] msr) {
+        this.key = key;
+        this.messages = messages;
+        this.msr = msr;
+        long b = 0;
+        for (byte[][] s : messages) {
+            for (byte[] m : s) {
+                b += m.length + 16L; // payload + array header
+            }
+        }
+        this.bytes = b;
     }
-    this.bytes = b;
-  }
 }

@@ -22,51 +22,52 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * window still fires with an exact count, and answers that lack data say so with infinite bounds.
  */
 class DeadlineTest {
-  static final FlinkCluster FLINK = new FlinkCluster();
+    static final FlinkCluster FLINK = new FlinkCluster();
 
-  @RegisterExtension static final MiniClusterExtension CLUSTER = FLINK.extension;
+    @RegisterExtension static final MiniClusterExtension CLUSTER = FLINK.extension;
 
-  @Test
-  void watermarksMoveOnWhenEpochsCannotComplete() throws Exception {
-    Rides rides = new Rides(5, 20_000, 4, 4);
-    Configuration conf = new Configuration();
-    conf.setString("approx.enabled", "true");
-    conf.setString("approx.faultDropOutgoing", "0.999");
-    conf.setString("approx.epochTimeout", "300 ms");
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-    env.setParallelism(FlinkCluster.PARALLELISM);
-    DataStream<WindowEstimate> out = FlagOffTest.query(rides.stream(env).rebalance());
-    List<WindowEstimate> result = new ArrayList<>();
-    JobID job;
-    try (CloseableIterator<WindowEstimate> it = out.collectAsync()) {
-      JobClient client = env.executeAsync("deadline");
-      job = client.getJobID();
-      it.forEachRemaining(result::add);
+    @Test
+    void watermarksMoveOnWhenEpochsCannotComplete() throws Exception {
+        Rides rides = new Rides(5, 20_000, 4, 4);
+        Configuration conf = new Configuration();
+        conf.setString("approx.enabled", "true");
+        conf.setString("approx.faultDropOutgoing", "0.999");
+        conf.setString("approx.epochTimeout", "300 ms");
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(FlinkCluster.PARALLELISM);
+        DataStream<WindowEstimate> out = FlagOffTest.query(rides.stream(env).rebalance());
+        List<WindowEstimate> result = new ArrayList<>();
+        JobID job;
+        try (CloseableIterator<WindowEstimate> it = out.collectAsync()) {
+            JobClient client = env.executeAsync("deadline");
+            job = client.getJobID();
+            it.forEachRemaining(result::add);
+        }
+        Map<Long, Map<Integer, double[]>> truth = rides.truth();
+        int counts = 0;
+        int unbounded = 0;
+        for (WindowEstimate e : result) {
+            double[] t = truth.get(e.windowStart).get(Integer.parseInt(e.group));
+            if (e.aggregate.equals("count")) {
+                assertEquals(t[0], e.estimate, "counts come from the manifests: " + e);
+                counts++;
+            } else if (e.low == Double.NEGATIVE_INFINITY && e.high == Double.POSITIVE_INFINITY) {
+                unbounded++;
+            } else {
+                assertTrue(e.low <= e.estimate && e.estimate <= e.high, e.toString());
+            }
+        }
+        assertEquals(
+                truth.values().stream().mapToInt(Map::size).sum(), counts, "every window fired");
+        long deadlines = FLINK.receiverCounter(job, "approxEpochDeadlines");
+        long below = FLINK.receiverCounter(job, "approxGroupsBelowTarget");
+        long failed = FLINK.receiverCounter(job, "approxEpochsFailed");
+        System.out.printf(
+                "[flink-deadline] %d answers, %d without a bound, %d epoch deadlines, %d strata below"
+                        + " target, %d epochs failed%n",
+                result.size(), unbounded, deadlines, below, failed);
+        assertTrue(deadlines > 0, "no epoch hit its deadline");
+        assertTrue(below > 0, "no stratum below target");
+        assertTrue(unbounded > 0, "no answer reports missing data");
     }
-    Map<Long, Map<Integer, double[]>> truth = rides.truth();
-    int counts = 0;
-    int unbounded = 0;
-    for (WindowEstimate e : result) {
-      double[] t = truth.get(e.windowStart).get(Integer.parseInt(e.group));
-      if (e.aggregate.equals("count")) {
-        assertEquals(t[0], e.estimate, "counts come from the manifests: " + e);
-        counts++;
-      } else if (e.low == Double.NEGATIVE_INFINITY && e.high == Double.POSITIVE_INFINITY) {
-        unbounded++;
-      } else {
-        assertTrue(e.low <= e.estimate && e.estimate <= e.high, e.toString());
-      }
-    }
-    assertEquals(truth.values().stream().mapToInt(Map::size).sum(), counts, "every window fired");
-    long deadlines = FLINK.receiverCounter(job, "approxEpochDeadlines");
-    long below = FLINK.receiverCounter(job, "approxGroupsBelowTarget");
-    long failed = FLINK.receiverCounter(job, "approxEpochsFailed");
-    System.out.printf(
-        "[flink-deadline] %d answers, %d without a bound, %d epoch deadlines, %d strata below"
-            + " target, %d epochs failed%n",
-        result.size(), unbounded, deadlines, below, failed);
-    assertTrue(deadlines > 0, "no epoch hit its deadline");
-    assertTrue(below > 0, "no stratum below target");
-    assertTrue(unbounded > 0, "no answer reports missing data");
-  }
 }

@@ -15,34 +15,34 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
  * TaskManagers' engines over loopback) and an in-memory metric reporter. One per test class.
  */
 final class FlinkCluster {
-  static final int TASK_MANAGERS = 2;
-  static final int SLOTS = 2;
-  static final int PARALLELISM = TASK_MANAGERS * SLOTS;
+    static final int TASK_MANAGERS = 2;
+    static final int SLOTS = 2;
+    static final int PARALLELISM = TASK_MANAGERS * SLOTS;
 
-  final InMemoryReporter metrics = InMemoryReporter.createWithRetainedMetrics();
-  final MiniClusterExtension extension;
+    final InMemoryReporter metrics = InMemoryReporter.createWithRetainedMetrics();
+    final MiniClusterExtension extension;
 
-  FlinkCluster() {
-    Configuration conf = new Configuration();
-    metrics.addToConfiguration(conf);
-    extension =
-        new MiniClusterExtension(
-            new MiniClusterResourceConfiguration.Builder()
-                .setConfiguration(conf)
-                .setNumberTaskManagers(TASK_MANAGERS)
-                .setNumberSlotsPerTaskManager(SLOTS)
-                .build());
-  }
-
-  /** Sum of a NetApprox receiver counter over the job's subtasks and attempts. */
-  long receiverCounter(JobID job, String name) {
-    long sum = 0;
-    for (OperatorMetricGroup g : metrics.findOperatorMetricGroups(job, "NetApprox receiver")) {
-      Map<String, Metric> m = metrics.getMetricsByGroup(g);
-      if (m.get(name) instanceof Counter c) {
-        sum += c.getCount();
-      }
+    FlinkCluster() {
+        Configuration conf = new Configuration();
+        metrics.addToConfiguration(conf);
+        extension =
+                new MiniClusterExtension(
+                        new MiniClusterResourceConfiguration.Builder()
+                                .setConfiguration(conf)
+                                .setNumberTaskManagers(TASK_MANAGERS)
+                                .setNumberSlotsPerTaskManager(SLOTS)
+                                .build());
     }
-    return sum;
-  }
+
+    /** Sum of a NetApprox receiver counter over the job's subtasks and attempts. */
+    long receiverCounter(JobID job, String name) {
+        long sum = 0;
+        for (OperatorMetricGroup g : metrics.findOperatorMetricGroups(job, "NetApprox receiver")) {
+            Map<String, Metric> m = metrics.getMetricsByGroup(g);
+            if (m.get(name) instanceof Counter c) {
+                sum += c.getCount();
+            }
+        }
+        return sum;
+    }
 }

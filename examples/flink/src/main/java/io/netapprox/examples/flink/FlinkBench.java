@@ -167,7 +167,8 @@ public final class FlinkBench {
     }
 
     /** Emits the same answers as the flag-off query: avg(fare) and count. */
-    static final class Emit extends ProcessWindowFunction<double[], WindowEstimate, Integer, TimeWindow> {
+    static final class Emit
+            extends ProcessWindowFunction<double[], WindowEstimate, Integer, TimeWindow> {
         private final double eMax;
 
         Emit(double eMax) {

@@ -113,7 +113,10 @@ public final class TaxiStreamExample {
     }
 
     private static void report(
-            Map<String, WindowEstimate> exact, Map<String, WindowEstimate> approx, int zone, int show) {
+            Map<String, WindowEstimate> exact,
+            Map<String, WindowEstimate> approx,
+            int zone,
+            int show) {
         Map<Long, List<WindowEstimate>> avgByWindow = new TreeMap<>();
         for (WindowEstimate e : approx.values()) {
             if (e.aggregate.startsWith("avg")) {
@@ -170,7 +173,8 @@ public final class TaxiStreamExample {
                     zones.size(),
                     wCovered,
                     zones.size());
-            List<WindowEstimate> detail = new ArrayList<>(zones.subList(0, Math.min(show, zones.size())));
+            List<WindowEstimate> detail =
+                    new ArrayList<>(zones.subList(0, Math.min(show, zones.size())));
             for (WindowEstimate e : zones) {
                 if (e.group.equals(String.valueOf(zone)) && !detail.contains(e)) {
                     detail.add(e);
@@ -206,7 +210,8 @@ public final class TaxiStreamExample {
                 100.0 * sampled / Math.max(1, population));
         if (exact.size() != approx.size()) {
             System.out.printf(
-                    "WARNING: %d exact answers, %d approximate answers%n", exact.size(), approx.size());
+                    "WARNING: %d exact answers, %d approximate answers%n",
+                    exact.size(), approx.size());
         }
     }
 
