@@ -56,7 +56,13 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
 
     private transient TaskManagerExchange exchange;
     private transient TypeSerializer<K> keySerializer;
+
+    /** Epochs whose transfer is running (task thread only). */
     private transient Map<OutboxKey, IncomingEpoch<K>> pending;
+
+    /** Epochs whose samples are not emitted yet: watermarks and barriers wait for them. */
+    private transient int unresolved;
+
     private transient Counter messagesReceived;
     private transient Counter malformedMessages;
     private transient Counter recordsSampled;
@@ -100,17 +106,26 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     /** One epoch being pulled: its strata and what arrived so far (task thread only). */
     private static final class IncomingEpoch<K> {
         final Manifest manifest;
-        final List<StratumInfo<K>> strata;
         final StratumSample<K>[] samples;
         ScheduledFuture<?> deadline;
         volatile IncomingTransfer transfer;
-        volatile boolean done;
 
-        @SuppressWarnings("unchecked")
-        IncomingEpoch(Manifest m, List<StratumInfo<K>> strata, StratumSample<K>[] samples) {
+        /** Strata still below their target. */
+        int belowTarget;
+
+        /** The samples went to the window operator. */
+        boolean emitted;
+
+        /** Counted in {@code unresolved} (pulled over ATP, not taken locally). */
+        boolean counted;
+
+        /** The transfer is no longer wanted (finished, expired, or the task closes). */
+        volatile boolean closed;
+
+        IncomingEpoch(Manifest m, StratumSample<K>[] samples) {
             this.manifest = m;
-            this.strata = strata;
             this.samples = samples;
+            this.belowTarget = samples.length;
         }
     }
 
@@ -149,12 +164,11 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         for (int i = 0; i < samples.length; i++) {
             samples[i] = new StratumSample<>(strata.get(i), ratioValues, quantileValues, topK);
         }
-        IncomingEpoch<K> e = new IncomingEpoch<>(m, strata, samples);
+        IncomingEpoch<K> e = new IncomingEpoch<>(m, samples);
         OutboxKey key = m.outboxKey(exchangeId);
         if (m.engineId.equals(exchange.engineId())) {
-            // same TaskManager: no network; everything submitted arrives (submit=all: every
-            // message,
-            // the strata are a census; submit=target: the first ceil(MSR*N), as over ATP)
+            // same TaskManager, no network: everything submitted arrives (submit=all: every
+            // message, the strata are a census; submit=target: the first ceil(MSR*N), as over ATP)
             EpochOutbox o = exchange.takeLocal(key);
             if (o != null) {
                 boolean all = config.submit() == ApproxConfig.Submit.ALL;
@@ -166,10 +180,12 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                 }
             }
             localEpochs.inc();
-            emit(e, null);
+            resolve(e);
             return;
         }
         pending.put(key, e);
+        e.counted = true;
+        unresolved++;
         long now = getProcessingTimeService().getCurrentProcessingTime();
         e.deadline =
                 getProcessingTimeService()
@@ -184,7 +200,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                             IncomingTransfer t =
                                     peer.request(key.toBytes(), (tr, msg) -> onMessage(key, msg));
                             e.transfer = t;
-                            if (e.done) {
+                            if (e.closed) {
                                 t.report().cancel(true);
                             }
                             t.report()
@@ -201,13 +217,8 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                         try {
                             IncomingEpoch<K> e = pending.get(key);
                             long g = msg.groupId();
-                            if (e != null && !e.done && g >= 0 && g < e.samples.length) {
-                                try {
-                                    e.samples[(int) g].addMessage(msg.content());
-                                    messagesReceived.inc();
-                                } catch (IllegalArgumentException bad) {
-                                    malformedMessages.inc();
-                                }
+                            if (e != null && !e.emitted && g >= 0 && g < e.samples.length) {
+                                accept(e, e.samples[(int) g], msg);
                             }
                         } finally {
                             msg.release();
@@ -216,6 +227,23 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                     "NetApprox message");
         } catch (RejectedExecutionException closed) {
             msg.release();
+        }
+    }
+
+    /**
+     * Accumulates one message. Once every stratum has its target the epoch is resolved right away -
+     * ATP's own completion criterion - without waiting for the job's report (which follows).
+     */
+    private void accept(IncomingEpoch<K> e, StratumSample<K> s, AtpMessage msg) {
+        try {
+            s.addMessage(msg.content());
+            messagesReceived.inc();
+        } catch (IllegalArgumentException bad) {
+            malformedMessages.inc();
+            return;
+        }
+        if (s.deliveredMessages == s.target && --e.belowTarget == 0) {
+            resolve(e);
         }
     }
 
@@ -233,41 +261,67 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         if (e == null) {
             return; // expired before
         }
+        e.closed = true;
+        if (e.deadline != null) {
+            e.deadline.cancel(false);
+        }
         if (err != null) {
             Throwable cause =
                     err instanceof CompletionException && err.getCause() != null
                             ? err.getCause()
                             : err;
-            if (!(cause instanceof CancellationException)) {
+            if (!(cause instanceof CancellationException) && !e.emitted) {
                 epochsFailed.inc();
                 LOG.warn("NetApprox: pulling {} failed: {}", e.manifest, cause.toString());
             }
         }
-        emit(e, report);
+        if (report != null) {
+            JobReport r = report.report();
+            retransmissions.inc(r.packetsRetransmitted());
+            atpLoss = r.measuredLoss();
+            long[] prio = r.timeInClassNanos();
+            int best = 0;
+            for (int c = 1; c < prio.length; c++) {
+                if (prio[c] > prio[best]) {
+                    best = c;
+                }
+            }
+            priorityClass = best;
+        }
+        if (!e.emitted) {
+            resolve(e);
+        }
     }
 
-    /** The epoch's deadline passed: give the transfer up and go on with what arrived. */
+    /**
+     * The epoch's deadline passed: give the transfer up and, unless its targets were met, go on
+     * with what arrived.
+     */
     private void expire(OutboxKey key) {
         IncomingEpoch<K> e = pending.remove(key);
         if (e == null) {
             return;
         }
-        epochDeadlines.inc();
-        LOG.warn(
-                "NetApprox: {} not complete after {} ms; going on with what arrived",
-                e.manifest,
-                config.epochTimeout().toMillis());
-        emit(e, null);
+        e.closed = true;
+        IncomingTransfer t = e.transfer;
+        if (t != null) {
+            t.report().cancel(true); // later messages are released unseen
+        }
+        if (!e.emitted) {
+            epochDeadlines.inc();
+            LOG.warn(
+                    "NetApprox: {} not complete after {} ms; going on with what arrived",
+                    e.manifest,
+                    config.epochTimeout().toMillis());
+            resolve(e);
+        }
     }
 
-    private void emit(IncomingEpoch<K> e, TransferReport report) {
-        e.done = true;
-        if (e.deadline != null) {
-            e.deadline.cancel(false);
-        }
-        IncomingTransfer t = e.transfer;
-        if (t != null && !t.report().isDone()) {
-            t.report().cancel(true); // later messages are released unseen
+    /** Hands the epoch's samples to the window operator (once). */
+    private void resolve(IncomingEpoch<K> e) {
+        e.emitted = true;
+        if (e.counted) {
+            unresolved--;
         }
         long n = 0;
         long delivered = 0;
@@ -282,24 +336,11 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
             output.collect(new StreamRecord<>(s, s.windowEnd - 1));
         }
         achievedMsr = n == 0 ? 0 : (double) delivered / n;
-        if (report != null) {
-            JobReport r = report.report();
-            retransmissions.inc(r.packetsRetransmitted());
-            atpLoss = r.measuredLoss();
-            long[] prio = r.timeInClassNanos();
-            int best = 0;
-            for (int c = 1; c < prio.length; c++) {
-                if (prio[c] > prio[best]) {
-                    best = c;
-                }
-            }
-            priorityClass = best;
-        }
     }
 
     /** Resolves every epoch whose manifest came before this point (deadlines bound the wait). */
     private void awaitPending() throws InterruptedException {
-        while (!pending.isEmpty()) {
+        while (unresolved > 0) {
             mailbox.yield();
         }
     }
@@ -332,7 +373,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         try {
             if (pending != null) {
                 for (IncomingEpoch<K> e : pending.values()) {
-                    e.done = true;
+                    e.closed = true;
                     IncomingTransfer t = e.transfer;
                     if (t != null) {
                         t.report().cancel(true);

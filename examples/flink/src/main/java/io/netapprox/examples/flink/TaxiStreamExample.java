@@ -26,7 +26,7 @@ import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindo
  *
  * <pre>
  * bash scripts/demo.sh flink [--rows 1200000] [--minutes 10] [--emax 0.05] [--zone 237 --zone-emax 0.01]
- *                            [--confidence 0.95] [--loss 0] [--show 5] [--seed 42]
+ *                            [--confidence 0.95] [--loss 0] [--show 5] [--seed 42] [--approx.KEY VALUE]
  * </pre>
  */
 public final class TaxiStreamExample {
@@ -46,6 +46,13 @@ public final class TaxiStreamExample {
         double loss = Double.parseDouble(opt.getOrDefault("loss", "0"));
         int show = Integer.parseInt(opt.getOrDefault("show", "5"));
         long seed = Long.parseLong(opt.getOrDefault("seed", "42"));
+        Map<String, String> extra = new TreeMap<>(); // --approx.<key> <value>: passed to the job
+        opt.forEach(
+                (k, v) -> {
+                    if (k.startsWith("approx.")) {
+                        extra.put(k, v);
+                    }
+                });
 
         System.out.printf(
                 "NetApprox Flink demo: %,d synthetic taxi trips over %d minutes of event time,"
@@ -61,10 +68,10 @@ public final class TaxiStreamExample {
                 loss > 0 ? String.format(", %.0f%% of ATP datagrams dropped", 100 * loss) : "");
         long t0 = System.nanoTime();
         Map<String, WindowEstimate> exact =
-                run(false, rows, minutes, eMax, zone, zoneEMax, confidence, loss, seed);
+                run(false, rows, minutes, eMax, zone, zoneEMax, confidence, loss, seed, extra);
         long t1 = System.nanoTime();
         Map<String, WindowEstimate> approx =
-                run(true, rows, minutes, eMax, zone, zoneEMax, confidence, loss, seed);
+                run(true, rows, minutes, eMax, zone, zoneEMax, confidence, loss, seed, extra);
         long t2 = System.nanoTime();
         report(exact, approx, zone, show);
         System.out.printf(
@@ -82,9 +89,11 @@ public final class TaxiStreamExample {
             double zoneEMax,
             double confidence,
             double loss,
-            long seed)
+            long seed,
+            Map<String, String> extra)
             throws Exception {
         Configuration conf = new Configuration();
+        extra.forEach(conf::setString);
         conf.setString("minicluster.number-of-taskmanagers", "2");
         conf.setString("taskmanager.numberOfTaskSlots", "2");
         conf.setString("parallelism.default", "4");
@@ -221,7 +230,8 @@ public final class TaxiStreamExample {
             if (!args[i].startsWith("--") || i + 1 >= args.length) {
                 throw new IllegalArgumentException(
                         "usage: [--rows N] [--minutes M] [--emax E] [--zone Z --zone-emax E]"
-                                + " [--confidence C] [--loss L] [--show K] [--seed S]; got "
+                                + " [--confidence C] [--loss L] [--show K] [--seed S]"
+                                + " [--approx.KEY VALUE]; got "
                                 + args[i]);
             }
             m.put(args[i].substring(2), args[++i]);
