@@ -49,6 +49,7 @@ public final class ApproxConfig implements Serializable {
     private final int epochMaxRecords;
     private final long sendBufferBytes;
     private final long receiveWindowBytes;
+    private final int concurrentPulls;
     private final String bindAddress;
     private final int controlPort;
     private final long lineRateBps;
@@ -116,6 +117,12 @@ public final class ApproxConfig implements Serializable {
                 ApproxOptions.RECEIVE_WINDOW,
                 c,
                 "a memory size from 64 kb to 4 gb");
+        concurrentPulls = get(c, ApproxOptions.CONCURRENT_PULLS);
+        check(
+                concurrentPulls >= 1 && concurrentPulls <= 256,
+                ApproxOptions.CONCURRENT_PULLS,
+                c,
+                "an integer in [1, 256]");
         bindAddress = c.getOptional(ApproxOptions.BIND_ADDRESS).map(String::trim).orElse(null);
         if (bindAddress != null) {
             check(
@@ -316,6 +323,10 @@ public final class ApproxConfig implements Serializable {
 
     public long receiveWindowBytes() {
         return receiveWindowBytes;
+    }
+
+    public int concurrentPulls() {
+        return concurrentPulls;
     }
 
     /** The configured bind address, or null (then the TaskManager's external address). */

@@ -94,6 +94,14 @@ public final class ApproxOptions {
                             "per ATP session: messages delivered but not yet accumulated by the receiving task;"
                                     + " the window a sender may fill (credit), so a slow receiver slows its senders");
 
+    public static final ConfigOption<Integer> CONCURRENT_PULLS =
+            ConfigOptions.key("approx.concurrentPulls")
+                    .intType()
+                    .defaultValue(1)
+                    .withDescription(
+                            "epochs a TaskManager pulls from one other TaskManager at once (one ATP"
+                                    + " job each); the rest wait their turn");
+
     public static final ConfigOption<String> BIND_ADDRESS =
             ConfigOptions.key("approx.bindAddress")
                     .stringType()
@@ -183,6 +191,7 @@ public final class ApproxOptions {
                     EPOCH_MAX_RECORDS,
                     SEND_BUFFER,
                     RECEIVE_WINDOW,
+                    CONCURRENT_PULLS,
                     BIND_ADDRESS,
                     CONTROL_PORT,
                     LINE_RATE_BPS,

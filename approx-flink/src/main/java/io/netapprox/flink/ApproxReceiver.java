@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -197,15 +198,30 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                                 toMailbox(() -> finish(key, null, err));
                                 return;
                             }
-                            IncomingTransfer t =
-                                    peer.request(key.toBytes(), (tr, msg) -> onMessage(key, msg));
-                            e.transfer = t;
-                            if (e.closed) {
-                                t.report().cancel(true);
-                            }
-                            t.report()
-                                    .whenComplete(
-                                            (r, err2) -> toMailbox(() -> finish(key, r, err2)));
+                            exchange.pull(
+                                    m.engineId,
+                                    () -> {
+                                        if (e.closed) {
+                                            return CompletableFuture.completedFuture(null);
+                                        }
+                                        IncomingTransfer t =
+                                                peer.request(
+                                                        key.toBytes(),
+                                                        (tr, msg) -> onMessage(key, msg));
+                                        e.transfer = t;
+                                        if (e.closed) {
+                                            t.report().cancel(true);
+                                        }
+                                        t.report()
+                                                .whenComplete(
+                                                        (r, err2) ->
+                                                                toMailbox(
+                                                                        () ->
+                                                                                finish(
+                                                                                        key, r,
+                                                                                        err2)));
+                                        return t.report();
+                                    });
                         });
     }
 

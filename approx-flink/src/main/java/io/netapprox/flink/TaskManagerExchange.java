@@ -16,6 +16,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
@@ -23,6 +24,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -325,6 +327,64 @@ final class TaskManagerExchange {
         return f;
     }
 
+    /**
+     * Starts a pull from the exchange {@code remoteEngineId}: {@code start} requests the epoch and
+     * returns the transfer's report. At most {@code approx.concurrentPulls} pulls per peer run at
+     * once; the others wait their turn (they are bounded by the peer's outboxes, i.e. by its {@code
+     * approx.sendBuffer}). Several concurrent ATP jobs on one session under heavy receive loss
+     * ended in a retransmission storm without progress (docs/flink.md, Gaps).
+     */
+    void pull(String remoteEngineId, Supplier<CompletableFuture<?>> start) {
+        gates.computeIfAbsent(remoteEngineId, k -> new PullGate(config.concurrentPulls()))
+                .submit(start);
+    }
+
+    private final Map<String, PullGate> gates = new ConcurrentHashMap<>();
+
+    /** The pulls from one peer: a few run, the rest wait in arrival order. */
+    private static final class PullGate {
+        private final int limit;
+        private final ArrayDeque<Supplier<CompletableFuture<?>>> waiting = new ArrayDeque<>();
+        private int running;
+
+        PullGate(int limit) {
+            this.limit = limit;
+        }
+
+        void submit(Supplier<CompletableFuture<?>> start) {
+            synchronized (this) {
+                if (running >= limit) {
+                    waiting.add(start);
+                    return;
+                }
+                running++;
+            }
+            run(start);
+        }
+
+        private void run(Supplier<CompletableFuture<?>> start) {
+            CompletableFuture<?> done;
+            try {
+                done = start.get();
+            } catch (RuntimeException e) {
+                done = CompletableFuture.failedFuture(e);
+            }
+            done.whenComplete((r, e) -> next());
+        }
+
+        private void next() {
+            Supplier<CompletableFuture<?>> start;
+            synchronized (this) {
+                start = waiting.poll();
+                if (start == null) {
+                    running--;
+                    return;
+                }
+            }
+            run(start);
+        }
+    }
+
     /** How long the exchange with the larger engine id waits for its peer to connect. */
     static final long RENDEZVOUS_MS = 2000;
 
@@ -391,7 +451,8 @@ final class TaskManagerExchange {
                 String.valueOf(c.faultSeed()),
                 String.valueOf(c.sendBufferBytes()),
                 String.valueOf(c.receiveWindowBytes()),
-                c.epochTimeout().toString());
+                c.epochTimeout().toString(),
+                String.valueOf(c.concurrentPulls()));
     }
 
     static ApproxTransportConfig transportConfig(ApproxConfig c, String host, String engineId) {
