@@ -14,7 +14,9 @@
 #   6. approx-flink jar      the Flink job-jar / lib/ jar: self-contained, no Flink classes, only the plugin
 #   7. network lab           benchmarks/netlab/test_netlab.py (lab tests skip without root / namespaces)
 #   8. ASan + UBSan          second native build in native/build-asan, ctest on it
-#   9. libFuzzer             native/build-fuzz (clang), fuzz_datagram for FUZZ_SECONDS (default 60)
+#   9. ns-3 simulation       benchmarks/sim/run.sh ci: pinned ns-3 wheel into build/sim-ns3, atp-sim build, its
+#                            tests, the smoke preset and a check of its summary.json (docs/simulation.md)
+#  10. libFuzzer             native/build-fuzz (clang), fuzz_datagram for FUZZ_SECONDS (default 60)
 #
 # Exits non-zero on the first failure. Environment knobs (all optional):
 #   FUZZ_SECONDS=60                  libFuzzer run time
@@ -206,6 +208,12 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTION
 end
 
 # ---------------------------------------------------------------------------------------------------------
+# The ns-3 simulation driving the real ATP core (docs/simulation.md): the adapter's tests and the smoke preset.
+begin "ns-3 simulation: tests + smoke (benchmarks/sim)"
+bash "$ROOT/benchmarks/sim/run.sh" ci
+end
+
+# ---------------------------------------------------------------------------------------------------------
 begin "libFuzzer: fuzz_datagram for ${FUZZ_SECONDS}s (native/build-fuzz)"
 FUZZ_DIR="$ROOT/native/build-fuzz"
 CC=clang CXX=clang++ cmake -S "$ROOT/native" -B "$FUZZ_DIR" -G Ninja \
@@ -239,4 +247,4 @@ end
 STEP="summary"
 echo
 log "step times: $(IFS=';'; echo "${TIMES[*]}")"
-echo "NetApprox tests: PASSED (format, maven install + Java tests + native ctest, jars checked, network lab, ASan/UBSan ctest, ${FUZZ_SUMMARY}) in $((SECONDS - T0))s"
+echo "NetApprox tests: PASSED (format, maven install + Java tests + native ctest, jars checked (core, spark, flink), network lab, ASan/UBSan ctest, ns-3 simulation tests + smoke, ${FUZZ_SUMMARY}) in $((SECONDS - T0))s"
