@@ -8,7 +8,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.api.common.JobID;
@@ -40,12 +40,13 @@ class CheckpointRestoreTest {
 
     static final AtomicBoolean FAILED = new AtomicBoolean();
     static final AtomicInteger CHECKPOINTS = new AtomicInteger();
-    static final CountDownLatch TRIGGERED = new CountDownLatch(1);
+    static volatile CompletableFuture<Void> triggered = new CompletableFuture<>();
 
     @Test
     void jobRecoversFromAFailedTaskWithEveryWindowAnsweredOnce() throws Exception {
         FAILED.set(false);
         CHECKPOINTS.set(0);
+        triggered = new CompletableFuture<>();
         runAndCheck(new FailOnceAfterCheckpoint(30_000 / 4, true), null, "a failed task");
         assertTrue(FAILED.get(), "the task never failed");
     }
@@ -54,6 +55,7 @@ class CheckpointRestoreTest {
     void jobRecoversFromALostTaskManager(@InjectMiniCluster MiniCluster cluster) throws Exception {
         FAILED.set(false);
         CHECKPOINTS.set(0);
+        triggered = new CompletableFuture<>();
         runAndCheck(
                 new FailOnceAfterCheckpoint(30_000 / 4, false),
                 () -> {
@@ -79,7 +81,9 @@ class CheckpointRestoreTest {
         conf.setString("pipeline.auto-watermark-interval", "20 ms");
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(FlinkCluster.PARALLELISM);
-        DataStream<Ride> input = rides.stream(env, 20_000).rebalance().map(trigger);
+        // 5,000 rides per checkpoint: a map subtask past 7,500 of its 15,000 rides has seen several
+        // checkpoints complete, so the failure comes mid-stream on any machine
+        DataStream<Ride> input = rides.streamPerCheckpoint(env, 5_000).rebalance().map(trigger);
         DataStream<WindowEstimate> out =
                 Approx.of(input)
                         .stratifyBy(Ride::getGroup)
@@ -92,8 +96,12 @@ class CheckpointRestoreTest {
             JobClient client = env.executeAsync("checkpoint and restore: " + what);
             job = client.getJobID();
             if (whenTriggered != null) {
-                TRIGGERED
-                        .await(); // the collect iterator is read only after the TaskManager is gone
+                // the collect iterator is read only after the TaskManager is gone; a job that ends
+                // without the trigger fails the test instead of leaving it waiting forever
+                CompletableFuture.anyOf(triggered, client.getJobExecutionResult()).get();
+                assertTrue(
+                        triggered.isDone(),
+                        "the job ended before a map subtask passed a completed checkpoint");
                 whenTriggered.run();
             }
             it.forEachRemaining(result::add);
@@ -137,7 +145,7 @@ class CheckpointRestoreTest {
 
     /**
      * On the first record after a completed checkpoint past {@code after} records: throws once
-     * ({@code fail}) or opens {@link #TRIGGERED} so that the test can kill a TaskManager.
+     * ({@code fail}) or completes {@link #triggered} so that the test can kill a TaskManager.
      */
     static final class FailOnceAfterCheckpoint extends RichMapFunction<Ride, Ride>
             implements CheckpointListener {
@@ -157,7 +165,7 @@ class CheckpointRestoreTest {
                 if (fail) {
                     throw new IllegalStateException("injected failure after a checkpoint");
                 }
-                TRIGGERED.countDown();
+                triggered.complete(null);
             }
             return r;
         }

@@ -66,9 +66,13 @@ final class Rides implements java.io.Serializable {
         return stream(env, RateLimiterStrategy.noOp());
     }
 
-    /** The same, at most {@code perSecond} rides per second (checkpoints happen mid-stream). */
-    DataStream<Ride> stream(StreamExecutionEnvironment env, double perSecond) {
-        return stream(env, RateLimiterStrategy.perSecond(perSecond));
+    /**
+     * The same, at most {@code perCheckpoint} rides between two completed checkpoints: checkpoints
+     * happen mid-stream however slow the machine (a rate per second let a loaded machine finish the
+     * stream before its first checkpoint).
+     */
+    DataStream<Ride> streamPerCheckpoint(StreamExecutionEnvironment env, int perCheckpoint) {
+        return stream(env, RateLimiterStrategy.perCheckpoint(perCheckpoint));
     }
 
     private DataStream<Ride> stream(StreamExecutionEnvironment env, RateLimiterStrategy rate) {
