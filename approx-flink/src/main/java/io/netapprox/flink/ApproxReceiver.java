@@ -1,7 +1,6 @@
 package io.netapprox.flink;
 
 import io.netapprox.core.engine.AtpMessage;
-import io.netapprox.core.job.JobReport;
 import io.netapprox.core.transport.IncomingTransfer;
 import io.netapprox.core.transport.TransferReport;
 import io.netty.buffer.Unpooled;
@@ -72,10 +71,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     private transient Counter epochDeadlines;
     private transient Counter epochsFailed;
     private transient Counter localEpochs;
-    private transient Counter retransmissions;
     private transient volatile double achievedMsr;
-    private transient volatile double atpLoss;
-    private transient volatile int priorityClass;
 
     ApproxReceiver(
             StreamOperatorParameters<StratumSample<K>> parameters,
@@ -149,10 +145,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         epochDeadlines = getMetricGroup().counter("approxEpochDeadlines");
         epochsFailed = getMetricGroup().counter("approxEpochsFailed");
         localEpochs = getMetricGroup().counter("approxLocalEpochs");
-        retransmissions = getMetricGroup().counter("approxRetransmissions");
         getMetricGroup().gauge("approxAchievedMsr", () -> achievedMsr);
-        getMetricGroup().gauge("approxAtpLoss", () -> atpLoss);
-        getMetricGroup().gauge("approxPriorityClass", () -> priorityClass);
         getMetricGroup().gauge("approxPendingEpochs", () -> pending.size());
     }
 
@@ -290,19 +283,6 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                 epochsFailed.inc();
                 LOG.warn("NetApprox: pulling {} failed: {}", e.manifest, cause.toString());
             }
-        }
-        if (report != null) {
-            JobReport r = report.report();
-            retransmissions.inc(r.packetsRetransmitted());
-            atpLoss = r.measuredLoss();
-            long[] prio = r.timeInClassNanos();
-            int best = 0;
-            for (int c = 1; c < prio.length; c++) {
-                if (prio[c] > prio[best]) {
-                    best = c;
-                }
-            }
-            priorityClass = best;
         }
         if (!e.emitted) {
             resolve(e);

@@ -1,5 +1,6 @@
 package io.netapprox.flink;
 
+import io.netapprox.core.job.JobReport;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -11,6 +12,7 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.ThreadSafeSimpleCounter;
 import org.apache.flink.runtime.state.KeyGroupRangeAssignment;
 import org.apache.flink.runtime.taskmanager.TaskManagerRuntimeInfo;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
@@ -69,6 +71,9 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
     private transient Counter messages;
     private transient Counter targetMessages;
     private transient volatile double plannedMsr;
+    private transient Counter retransmissions;
+    private transient volatile double atpLoss;
+    private transient volatile int priorityClass;
 
     /** A stratum at this sender: (window, group). */
     private record StratumId<K>(long start, long end, K group) {}
@@ -133,6 +138,11 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         targetMessages = getMetricGroup().counter("approxTargetMessages");
         getMetricGroup().gauge("approxPlannedMsr", () -> plannedMsr);
         getMetricGroup().gauge("approxOutboxBytes", () -> exchange.outboxBytes());
+        // the sending engine's numbers, from the reports of pulls over ATP (transport threads)
+        retransmissions =
+                getMetricGroup().counter("approxRetransmissions", new ThreadSafeSimpleCounter());
+        getMetricGroup().gauge("approxAtpLoss", () -> atpLoss);
+        getMetricGroup().gauge("approxPriorityClass", () -> priorityClass);
     }
 
     @Override
@@ -268,7 +278,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
                 i++;
             }
             OutboxKey key = new OutboxKey(exchangeId, subtask, attempt, epochNumber, receiver);
-            exchange.register(new EpochOutbox(key, msgs, msr));
+            exchange.register(new EpochOutbox(key, msgs, msr, this::served));
             Manifest m = new Manifest();
             m.target = receiver;
             m.sender = subtask;
@@ -289,5 +299,19 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         epochRecords = 0;
         minWindowMaxTimestamp = Long.MAX_VALUE;
         epochNumber++;
+    }
+
+    /** A pull of one of this sender's outboxes over ATP ended: the sending engine's report. */
+    private void served(JobReport r) {
+        retransmissions.inc(r.packetsRetransmitted());
+        atpLoss = r.measuredLoss();
+        long[] prio = r.timeInClassNanos();
+        int longest = 0;
+        for (int c = 1; c < prio.length; c++) {
+            if (prio[c] > prio[longest]) {
+                longest = c;
+            }
+        }
+        priorityClass = longest;
     }
 }

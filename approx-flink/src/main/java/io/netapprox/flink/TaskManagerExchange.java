@@ -257,7 +257,14 @@ final class TaskManagerExchange {
             throw new ControlException(
                     ErrorCode.REQUEST_REJECTED, "NetApprox: no such epoch " + key);
         }
-        request.report().whenComplete((r, err) -> remove(key));
+        request.report()
+                .whenComplete(
+                        (r, err) -> {
+                            remove(key);
+                            if (r != null && r.localReport() != null) {
+                                o.onServed.accept(r.localReport());
+                            }
+                        });
         // submit=all: every message, ATP stops each group at its target. submit=target: only the
         // first
         // ceil(MSR_g N_g) messages (a random sample: the records were permuted), reliably (MSR 1):

@@ -4,6 +4,7 @@ import java.util.Map;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
 import org.apache.flink.metrics.Metric;
 import org.apache.flink.metrics.groups.OperatorMetricGroup;
 import org.apache.flink.runtime.testutils.InMemoryReporter;
@@ -36,8 +37,33 @@ final class FlinkCluster {
 
     /** Sum of a NetApprox receiver counter over the job's subtasks and attempts. */
     long receiverCounter(JobID job, String name) {
+        return counter(job, "NetApprox receiver", name);
+    }
+
+    /** Sum of a NetApprox sender counter over the job's subtasks and attempts. */
+    long senderCounter(JobID job, String name) {
+        return counter(job, "NetApprox sender", name);
+    }
+
+    /**
+     * Largest value of a numeric gauge of a NetApprox operator ("sender", "receiver") over the
+     * job's subtasks and attempts.
+     */
+    double gaugeMax(JobID job, String operator, String name) {
+        double max = Double.NEGATIVE_INFINITY;
+        for (OperatorMetricGroup g :
+                metrics.findOperatorMetricGroups(job, "NetApprox " + operator)) {
+            if (metrics.getMetricsByGroup(g).get(name) instanceof Gauge<?> gauge
+                    && gauge.getValue() instanceof Number v) {
+                max = Math.max(max, v.doubleValue());
+            }
+        }
+        return max;
+    }
+
+    private long counter(JobID job, String operator, String name) {
         long sum = 0;
-        for (OperatorMetricGroup g : metrics.findOperatorMetricGroups(job, "NetApprox receiver")) {
+        for (OperatorMetricGroup g : metrics.findOperatorMetricGroups(job, operator)) {
             Map<String, Metric> m = metrics.getMetricsByGroup(g);
             if (m.get(name) instanceof Counter c) {
                 sum += c.getCount();
