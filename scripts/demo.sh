@@ -7,6 +7,9 @@
 #
 #   bash scripts/demo.sh [--rows 1000000] [--emax 0.05] [--runs 3] [--input trips.parquet|csv] [--master ...]
 #   bash scripts/demo.sh atp [atp-perf demo args]     # the transport-only demo (two endpoints, one process)
+#   bash scripts/demo.sh flink [--rows 600000] [--minutes 5] [--emax 0.05] [--approx.KEY VALUE]
+#        # the Flink streaming taxi query: per pickup zone and 1-minute event-time window, average fare and trip
+#        # count, approximate (approx.enabled=true) vs exact, on a local Flink cluster of 2 TaskManagers x 2 slots
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,6 +37,12 @@ if [ "${1:-}" = "atp" ]; then
   fi
   echo "[demo] running: ${PERF#"$ROOT"/} demo $*"
   exec "$PERF" demo "$@"
+fi
+
+if [ "${1:-}" = "flink" ]; then
+  shift
+  echo "[demo] running the Flink streaming taxi example on a local Flink cluster (2 TaskManagers x 2 slots)"
+  exec bash "$ROOT/examples/flink/run-example.sh" io.netapprox.examples.flink.TaxiStreamExample "$@"
 fi
 
 echo "[demo] running the Spark taxi example on local-cluster[2,1,1024] (driver + 2 executor JVMs)"
