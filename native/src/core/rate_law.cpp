@@ -19,8 +19,11 @@ double slack_next_rate(double rate, double rho, double rho_avg, double delivered
   double next;
   if (rho < t) {
     // Eq. 2, but at most twice what the path delivered: far above the delivered rate, a step towards R_max (a
-    // multiple of the port when the host is faster) only fills a tiny queue and loses.
-    next = std::min((1.0 - m) * rate + m * r_max, 2.0 * std::max(delivered, r_min));
+    // multiple of the port when the host is faster) only fills a tiny queue and loses. The bound limits the
+    // increase only: a decision without excess loss never lowers the rate. A job that delivered less than half its
+    // rate without losing (production-limited, or a decision that spans its start or a slow receiver) was cut to
+    // twice that, 200 -> 2-5 Mbit/s in the network lab, and then crawled at a fraction of the port.
+    next = std::max(rate, std::min((1.0 - m) * rate + m * r_max, 2.0 * std::max(delivered, r_min)));
   } else {
     // Eq. 3 on the smoothed loss, and at least down to the rate that loses just what the job can afford while the
     // competition stays as it is: one step to the equilibrium instead of halving repeatedly.

@@ -110,6 +110,32 @@ TEST(RateLawTest, SlackIncreaseIsEq2BoundedByTwiceTheDeliveredRate) {
   EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(kRmin, 0.0, 0.0, 0.0, 0.25, m, kRmax, kRmin), 2 * kRmin);
 }
 
+// Regression (network lab, FBKV-like jobs): a decision with no loss delivered 1.2 Mbit/s of a job paced at
+// 200 Mbit/s (its production was slower than the rate and the decision spanned its start), and the bound on the
+// increase cut the job to 2x that. The bound limits an increase; a lossless decision must not lower the rate.
+TEST(RateLawTest, SlackLosslessDecisionNeverLowersTheRate) {
+  const double m = 0.125;
+  const double rate = 2.5e7;  // 200 Mbit/s in bytes/s
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(rate, 0.0, 0.0, 1.5e5, 0.25, m, kRmax, kRmin), rate);
+  // Loss below what the job affords is no reason to slow down either.
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(rate, 0.2, 0.2, 1e6, 0.25, m, kRmax, kRmin), rate);
+  // Through the law's decision: one lossless decision that delivered 8 packets in 10 ms.
+  rate_law::State s;
+  const rate_law::Params p{kRmax, m, 0.01};
+  rate_law::kSlack.start(s, p);
+  s.rate = rate;
+  rate_law::Epoch e;
+  e.acked = 8;
+  e.acked_bytes = 8 * 1500;
+  e.duration = 10'000'000;
+  e.tlr_pkt = 0.25;
+  e.r_min = kRmin;
+  e.srtt = 1'000'000;
+  rate_law::kSlack.on_epoch(s, p, e);
+  EXPECT_EQ(s.decisions, 1u);
+  EXPECT_GE(s.rate, rate);
+}
+
 TEST(RateLawTest, SlackDecreaseGoesToTheRateThatLosesWhatTheJobAffords) {
   const double m = 0.125;
   // Losing 60 % with an affordable 25 %: eq. 3 on the smoothed rho would give 1e8 * (1 - 0.2) = 8e7, but the path
