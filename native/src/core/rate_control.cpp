@@ -42,6 +42,7 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       e.tlr_pkt = slack::packet_tlr(tlr_, packets_per_message);
       e.r_min = floor;
       e.srtt = srtt;
+      e.app_limited = epoch_app_limited_ || next_send_ + kBurstAllowance < now;
       law_.on_epoch(state_, cfg_.law, e);
     }
     state_.rate = std::max(state_.rate, std::min(floor, cfg_.law.r_max));  // R_min also after empty epochs
@@ -72,11 +73,13 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
   epochs_++;
   epoch_start_ = now;
   epoch_acked_ = epoch_lost_ = epoch_acked_bytes_ = 0;
+  epoch_app_limited_ = false;
   return EpochSample{0, 0, now, tlr_, rho, state_.rate * 8.0, klass_};
 }
 
 void RateController::on_sent(TimeNs now, size_t bytes) {
   const TimeNs floor = now > kBurstAllowance ? now - kBurstAllowance : 0;
+  if (next_send_ < floor) epoch_app_limited_ = true;
   next_send_ = std::max(next_send_, floor) + TimeNs(double(bytes) * 1e9 / state_.rate);
 }
 

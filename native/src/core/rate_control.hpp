@@ -83,6 +83,9 @@ class RateController {
   TimeNs next_send_ = 0;
   TimeNs epoch_start_ = 0;
   uint64_t epoch_acked_ = 0, epoch_lost_ = 0, epoch_acked_bytes_ = 0;
+  // The pacer sat idle for longer than the burst allowance during this epoch: the job had nothing to send (or was
+  // waiting for its announce or the receive window), so what it delivered says nothing about the path.
+  bool epoch_app_limited_ = false;
   uint64_t epochs_ = 0;
   double tlr_ = 0;
   int klass_ = 0;

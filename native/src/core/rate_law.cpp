@@ -15,15 +15,16 @@ double paper_next_rate(double rate, double rho, double tlr, double tlr_floor, do
 }
 
 double slack_next_rate(double rate, double rho, double rho_avg, double delivered, double t, double m, double r_max,
-                       double r_min) {
+                       double r_min, bool app_limited) {
   double next;
   if (rho < t) {
     // Eq. 2, but at most twice what the path delivered: far above the delivered rate, a step towards R_max (a
-    // multiple of the port when the host is faster) only fills a tiny queue and loses. The bound limits the
-    // increase only: a decision without excess loss never lowers the rate. A job that delivered less than half its
-    // rate without losing (production-limited, or a decision that spans its start or a slow receiver) was cut to
-    // twice that, 200 -> 2-5 Mbit/s in the network lab, and then crawled at a fraction of the port.
-    next = std::max(rate, std::min((1.0 - m) * rate + m * r_max, 2.0 * std::max(delivered, r_min)));
+    // multiple of the port when the host is faster) only fills a tiny queue and loses. A backlogged job that
+    // delivers less than half its rate is queueing, and the bound brings it down before the queue overflows. A job
+    // that left its pacer idle delivered what it had, not what the path takes: the bound must not lower its rate
+    // (it cut production-limited FBKV-like jobs from 200 to 2-5 Mbit/s in the network lab, without a loss).
+    next = std::min((1.0 - m) * rate + m * r_max, 2.0 * std::max(delivered, r_min));
+    if (app_limited) next = std::max(next, rate);
   } else {
     // Eq. 3 on the smoothed loss, and at least down to the rate that loses just what the job can afford while the
     // competition stays as it is: one step to the equilibrium instead of halving repeatedly.
@@ -48,6 +49,7 @@ void slack_on_epoch(State& s, const Params& p, const Epoch& e) {
   s.acc_lost += e.lost;
   s.acc_bytes += e.acked_bytes;
   s.acc_time += e.duration;
+  s.acc_app_limited = s.acc_app_limited || e.app_limited;
   const uint64_t resolved = s.acc_acked + s.acc_lost;
   if (resolved < kSlackMinResolved && double(s.acc_time) < kSlackMinRtts * double(e.srtt)) return;
   const double rho = double(s.acc_lost) / double(resolved);
@@ -56,8 +58,10 @@ void slack_on_epoch(State& s, const Params& p, const Epoch& e) {
   s.decisions++;
   s.acc_acked = s.acc_lost = s.acc_bytes = 0;
   s.acc_time = 0;
+  const bool app_limited = s.acc_app_limited;
+  s.acc_app_limited = false;
   const double t = std::max(e.tlr_pkt, p.tlr_floor);
-  s.rate = slack_next_rate(s.rate, rho, s.rho_avg, delivered, t, p.m, p.r_max, e.r_min);
+  s.rate = slack_next_rate(s.rate, rho, s.rho_avg, delivered, t, p.m, p.r_max, e.r_min, app_limited);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ struct Epoch {
   double tlr_pkt = 0;            // the job's TLR at packet level (slack::packet_tlr)
   double r_min = 0;              // the law's floor (rtts_per_min_packet)
   TimeNs srtt = 0;
+  bool app_limited = false;  // the job left its pacer idle (nothing to send) at some point in the epoch
 };
 
 // The law's state, kept by the job's rate controller.
@@ -32,6 +33,7 @@ struct State {
   // The slack law decides over several epochs: what was resolved since its last decision.
   uint64_t acc_acked = 0, acc_lost = 0, acc_bytes = 0;
   TimeNs acc_time = 0;
+  bool acc_app_limited = false;
   double rho_avg = 0;  // EWMA of rho over decisions
   uint64_t decisions = 0;
 };
@@ -61,9 +63,10 @@ constexpr double kSlackMinRtts = 2;
 constexpr double kSlackRhoGain = 0.25;  // EWMA weight of a decision's rho
 // One slack-law decision (exposed for the tests). rho: this decision's loss; rho_avg: its EWMA, already updated;
 // delivered: acknowledged bytes per second over the decision; t: the affordable packet loss (TLR_pkt, at least
-// tlr_floor).
+// tlr_floor); app_limited: the job left its pacer idle during the decision, so `delivered` is what it had to send,
+// not what the path takes, and a decision without excess loss must not lower the rate.
 double slack_next_rate(double rate, double rho, double rho_avg, double delivered, double t, double m, double r_max,
-                       double r_min);
+                       double r_min, bool app_limited);
 
 // The law a mode runs.
 const RateLaw& for_mode(Mode m);

@@ -103,23 +103,30 @@ TEST(RateLawTest, NextRateMatchesEquationsOnRandomInputs) {
 TEST(RateLawTest, SlackIncreaseIsEq2BoundedByTwiceTheDeliveredRate) {
   const double m = 0.125;
   // Far below R_max and delivering everything: eq. 2.
-  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e8, 0.0, 0.0, 2e8, 0.25, m, kRmax, kRmin), 0.875 * 1e8 + m * kRmax);
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e8, 0.0, 0.0, 2e8, 0.25, m, kRmax, kRmin, false),
+                   0.875 * 1e8 + m * kRmax);
   // Eq. 2 would jump from 1e7 to ~1.6e8; the path delivered 1e7: at most 2e7.
-  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e7, 0.1, 0.1, 1e7, 0.25, m, kRmax, kRmin), 2e7);
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e7, 0.1, 0.1, 1e7, 0.25, m, kRmax, kRmin, false), 2e7);
   // A job below R_min's delivery still may reach 2 R_min.
-  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(kRmin, 0.0, 0.0, 0.0, 0.25, m, kRmax, kRmin), 2 * kRmin);
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(kRmin, 0.0, 0.0, 0.0, 0.25, m, kRmax, kRmin, false), 2 * kRmin);
 }
 
 // Regression (network lab, FBKV-like jobs): a decision with no loss delivered 1.2 Mbit/s of a job paced at
 // 200 Mbit/s (its production was slower than the rate and the decision spanned its start), and the bound on the
-// increase cut the job to 2x that. The bound limits an increase; a lossless decision must not lower the rate.
-TEST(RateLawTest, SlackLosslessDecisionNeverLowersTheRate) {
+// increase cut the job to 2x that. A job that left its pacer idle delivered what it had, not what the path takes:
+// a decision without excess loss must not lower its rate. A backlogged job that delivers less than half its rate is
+// queueing, and there the bound still brings it down (the simulator's synchronised incast needs it).
+TEST(RateLawTest, SlackLosslessDecisionOfAnAppLimitedJobNeverLowersTheRate) {
   const double m = 0.125;
   const double rate = 2.5e7;  // 200 Mbit/s in bytes/s
-  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(rate, 0.0, 0.0, 1.5e5, 0.25, m, kRmax, kRmin), rate);
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(rate, 0.0, 0.0, 1.5e5, 0.25, m, kRmax, kRmin, true), rate);
   // Loss below what the job affords is no reason to slow down either.
-  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(rate, 0.2, 0.2, 1e6, 0.25, m, kRmax, kRmin), rate);
-  // Through the law's decision: one lossless decision that delivered 8 packets in 10 ms.
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(rate, 0.2, 0.2, 1e6, 0.25, m, kRmax, kRmin, true), rate);
+  // Backlogged: twice the delivered rate.
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(rate, 0.0, 0.0, 5e6, 0.25, m, kRmax, kRmin, false), 1e7);
+  // Excess loss still cuts an app-limited job.
+  EXPECT_LT(rate_law::slack_next_rate(rate, 0.5, 0.5, 1e6, 0.25, m, kRmax, kRmin, true), rate);
+  // Through the law's decision: one lossless decision that delivered 8 packets in 10 ms, the pacer idle.
   rate_law::State s;
   const rate_law::Params p{kRmax, m, 0.01};
   rate_law::kSlack.start(s, p);
@@ -131,6 +138,7 @@ TEST(RateLawTest, SlackLosslessDecisionNeverLowersTheRate) {
   e.tlr_pkt = 0.25;
   e.r_min = kRmin;
   e.srtt = 1'000'000;
+  e.app_limited = true;
   rate_law::kSlack.on_epoch(s, p, e);
   EXPECT_EQ(s.decisions, 1u);
   EXPECT_GE(s.rate, rate);
@@ -140,11 +148,11 @@ TEST(RateLawTest, SlackDecreaseGoesToTheRateThatLosesWhatTheJobAffords) {
   const double m = 0.125;
   // Losing 60 % with an affordable 25 %: eq. 3 on the smoothed rho would give 1e8 * (1 - 0.2) = 8e7, but the path
   // delivers 4e7, so 4e7 / 0.75 sends the affordable loss.
-  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e8, 0.6, 0.4, 4e7, 0.25, m, kRmax, kRmin), 4e7 / 0.75);
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e8, 0.6, 0.4, 4e7, 0.25, m, kRmax, kRmin, false), 4e7 / 0.75);
   // Slightly above the affordable loss: eq. 3's gentler cut wins.
-  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e8, 0.3, 0.1, 7.5e7, 0.25, m, kRmax, kRmin), 1e8 * 0.95);
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e8, 0.3, 0.1, 7.5e7, 0.25, m, kRmax, kRmin, false), 1e8 * 0.95);
   // Never below R_min.
-  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e8, 1.0, 1.0, 0.0, 0.25, m, kRmax, kRmin), kRmin);
+  EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e8, 1.0, 1.0, 0.0, 0.25, m, kRmax, kRmin, false), kRmin);
 }
 
 // The slack law decides only with enough evidence: 8 resolved packets, or 2 round trips.
