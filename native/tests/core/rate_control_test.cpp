@@ -138,3 +138,43 @@ TEST(RateControlTest, ClassMovesTowardsLowerPriorityOnlyPastAMargin) {
   rc.end_epoch(4000 * kUs, {{1000, 510, 0, 0}}, 1.0, kMs);  // 0.49: towards higher priority at once
   EXPECT_EQ(rc.priority_class(), 4);
 }
+
+// The law learns whether the job left its pacer idle (longer than the burst allowance) during the epoch: then what
+// it delivered is what it had to send, and the slack law's bound on eq. 2 may not lower its rate.
+namespace {
+bool g_app_limited = false;
+void record_epoch(rate_law::State&, const rate_law::Params&, const rate_law::Epoch& e) {
+  g_app_limited = e.app_limited;
+}
+const rate_law::RateLaw kRecorder{
+    "recorder", true, 1, [](rate_law::State& s, const rate_law::Params& p) { s.rate = p.r_max; }, record_epoch};
+}  // namespace
+
+TEST(RateControlTest, EpochIsAppLimitedWhenThePacerSatIdle) {
+  RateController rc(kRecorder, config(Mode::kFull));
+  rc.start(0, 0.5, 0.5);
+  const std::vector<slack::GroupProgress> progress;
+  // Backlogged: a datagram every 10 us at 125 MB/s, the clock never behind.
+  for (TimeNs t = 0; t < 200 * kUs; t += 10 * kUs) rc.on_sent(t, 1250);
+  rc.on_resolved(true, 1250);
+  rc.end_epoch(200 * kUs, progress, 1, 100 * kUs);
+  EXPECT_FALSE(g_app_limited);
+  // Idle for 1 ms (nothing to send), then one datagram.
+  rc.on_sent(1200 * kUs, 1250);
+  rc.on_resolved(true, 1250);
+  rc.end_epoch(1210 * kUs, progress, 1, 100 * kUs);
+  EXPECT_TRUE(g_app_limited);
+  // Idle at the end of the epoch (no send at all since the last datagram) also counts; the flag is per epoch.
+  rc.on_resolved(true, 1250);
+  rc.end_epoch(5000 * kUs, progress, 1, 100 * kUs);
+  EXPECT_TRUE(g_app_limited);
+  // The first send after the idle time marks its epoch too; the next backlogged epoch is not limited.
+  for (TimeNs t = 5000 * kUs; t < 5200 * kUs; t += 10 * kUs) rc.on_sent(t, 1250);
+  rc.on_resolved(true, 1250);
+  rc.end_epoch(5200 * kUs, progress, 1, 100 * kUs);
+  EXPECT_TRUE(g_app_limited);
+  for (TimeNs t = 5200 * kUs; t < 5400 * kUs; t += 10 * kUs) rc.on_sent(t, 1250);
+  rc.on_resolved(true, 1250);
+  rc.end_epoch(5400 * kUs, progress, 1, 100 * kUs);
+  EXPECT_FALSE(g_app_limited);
+}
