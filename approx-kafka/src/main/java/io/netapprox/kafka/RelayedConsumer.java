@@ -316,10 +316,10 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
         f.position = s.to();
         f.logEnd = s.logEnd();
         f.current = null;
-      } else {
-        f.position = s.records().get(f.next - 1).offset() + 1;
-        batch.moved(f.partition, f.position);
       }
+      // Mid-range the position stays at the range's start: a commit covers whole ranges only, so a
+      // restart re-reads the range (same seed and offsets: the same sample) and its counts stay
+      // consistent (at-least-once for the records of a partly returned range).
     }
     if (f.inflight == null) {
       startPull(f);

@@ -168,6 +168,7 @@ public final class RelaySession implements RelayStream {
     lock.lock();
     try {
       expired = expirePulls();
+      expired.addAll(answers()); // read-ahead segments that answer a new pull need no fetch
       assigned = new HashSet<>(readers.keySet());
       for (PartitionReader r : readers.values()) {
         long s = r.takeSeek();
@@ -241,13 +242,7 @@ public final class RelaySession implements RelayStream {
           r.onProgress(generations.get(tp), positions.get(tp), lags.get(tp), now);
         }
       }
-      for (PartitionReader r : readers.values()) {
-        PartitionReader.Pull p = r.pending();
-        Segment s = r.takeAnswer();
-        if (s != null) {
-          answers.add(() -> p.future().complete(s));
-        }
-      }
+      answers.addAll(answers());
     } finally {
       lock.unlock();
     }
@@ -303,6 +298,19 @@ public final class RelaySession implements RelayStream {
       lock.unlock();
     }
     failures.forEach(Runnable::run);
+  }
+
+  /** Completions of pending pulls that a ready segment answers (run them outside the lock). */
+  private List<Runnable> answers() {
+    List<Runnable> out = new ArrayList<>();
+    for (PartitionReader r : readers.values()) {
+      PartitionReader.Pull p = r.pending();
+      Segment s = r.takeAnswer();
+      if (s != null) {
+        out.add(() -> p.future().complete(s));
+      }
+    }
+    return out;
   }
 
   private List<Runnable> expirePulls() {
