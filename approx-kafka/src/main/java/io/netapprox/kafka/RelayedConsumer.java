@@ -854,13 +854,15 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
           log.warn("final commit of coverage failed", e);
         }
       }
+      // Leaving the group runs the application's revocation callback, which may still ask for
+      // positions or commit: the feeds live until the shadow is closed.
+      shadow.close(options);
+    } finally {
       feeds.values().forEach(PartitionFeed::reset);
       feeds.clear();
       streams.values().forEach(RelayStream::close);
       streams.clear();
       link.close();
-    } finally {
-      shadow.close(options);
       keyDeserializer.close();
       valueDeserializer.close();
     }

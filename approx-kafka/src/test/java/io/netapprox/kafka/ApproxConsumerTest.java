@@ -140,7 +140,12 @@ class ApproxConsumerTest {
     Properties props = Records.approxProps(KafkaBroker.unique("g"), relay.config().listen());
     props.put("isolation.level", "read_committed");
     try (Consumer<String, String> c = ApproxConsumers.create(props)) {
+      // the coordinator writes the abort marker asynchronously: wait for the last stable offset
       long end = c.endOffsets(List.of(tp)).get(tp);
+      for (long t = System.nanoTime(); end <= 3050 && System.nanoTime() - t < 30_000_000_000L; ) {
+        Thread.sleep(50);
+        end = c.endOffsets(List.of(tp)).get(tp);
+      }
       assertTrue(end > 3050, "3000 records, 50 aborted ones and a marker: " + end);
       c.assign(List.of(tp));
       Polled got = Records.pollToEnd(c, List.of(tp), end, new Polled());
