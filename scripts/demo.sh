@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The NetApprox demo ("run the main job"): builds the project (no tests) and runs the Spark taxi example on a
 # local multi-JVM cluster (local-cluster[2,1,1024]: a driver + two executor JVMs, real ATP between them):
-# hourly average trip distance and top-15 pickup zones per hour over 2M synthetic NYC-taxi trips, approximate
+# hourly average trip distance and top-15 pickup zones per hour over 1M synthetic NYC-taxi trips, approximate
 # (ApproxShuffleManager, e_max 5%, hour 17 at 1%) vs exact (sort shuffle), with the error achieved per group and
 # the job completion times.
 #
-#   bash scripts/demo.sh [--rows 2000000] [--emax 0.05] [--runs 3] [--input trips.parquet|csv] [--master ...]
+#   bash scripts/demo.sh [--rows 1000000] [--emax 0.05] [--runs 3] [--input trips.parquet|csv] [--master ...]
 #   bash scripts/demo.sh atp [atp-perf demo args]     # the transport-only demo (two endpoints, one process)
 set -euo pipefail
 
@@ -37,4 +37,4 @@ if [ "${1:-}" = "atp" ]; then
 fi
 
 echo "[demo] running the Spark taxi example on local-cluster[2,1,1024] (driver + 2 executor JVMs)"
-exec bash "$ROOT/approx-spark/run-example.sh" io.netapprox.spark.examples.TaxiExample "$@"
+exec bash "$ROOT/examples/spark/run-example.sh" io.netapprox.examples.spark.TaxiExample "$@"

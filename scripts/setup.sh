@@ -8,11 +8,12 @@ PACKAGES=(
   libsodium-dev        # authenticated sessions in the engine (build); pulls in libsodium23 (runtime)
   pkg-config           # CMake finds libsodium through it
   clang                # libFuzzer target
+  clang-format-14      # native/ style check (scripts/check-native-format.sh)
   libclang-rt-14-dev   # libFuzzer + ASan/UBSan runtimes for clang 14
   iperf3               # TCP baselines in benchmarks
   nlohmann-json3-dev   # JSON output of the perf tool
   iproute2             # ip netns / veth / tc for the network lab
-  unzip                # scripts/test.sh inspects the approx-core jar
+  unzip                # scripts/test.sh inspects the approx-core and approx-spark jars
 )
 
 log() { echo "[setup] $*"; }

@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# The NetApprox test command: everything CI runs.
+# The NetApprox test command: everything CI runs (README, "What scripts/test.sh runs").
 #
-#   1. scripts/setup.sh                  install what the machine lacks (idempotent)
-#   2. mvn -B install                    native library (CMake) + approx-core jar + Java tests + native
-#                                        GoogleTest suites (ctest, in the Maven test phase)
-#   3. jar check                         approx-core jar ships META-INF/native/linux-x86_64/libnetapprox.so
-#   3b. approx-spark jar check           the spark-submit --jars jar is self-contained (its Spark tests, local[2]
-#                                        and local-cluster, ran in step 2)
-#   4. AddressSanitizer + UBSan          second native build in native/build-asan, ctest on it
-#   5. libFuzzer                         native/build-fuzz (clang), fuzz_datagram for FUZZ_SECONDS (default 60)
+#   1. setup                 scripts/setup.sh: install what the machine lacks (idempotent)
+#   2. format                mvn spotless:check (google-java-format, AOSP style, every module); with
+#                            NETAPPROX_NATIVE_FORMAT_CHECK=1 also scripts/check-native-format.sh (native/, clang-format)
+#   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
+#                            examples/taxi, approx-spark on local[2] and local-cluster) + native GoogleTest suites
+#                            (ctest, in the Maven test phase)
+#   4. approx-core jar       ships META-INF/native/linux-x86_64/libnetapprox.so, which loads and binds JNI
+#   5. approx-spark jar      the spark-submit --jars jar: self-contained, and only the plugin (no examples)
+#   6. network lab           benchmarks/netlab/test_netlab.py (lab tests skip without root / namespaces)
+#   7. ASan + UBSan          second native build in native/build-asan, ctest on it
+#   8. libFuzzer             native/build-fuzz (clang), fuzz_datagram for FUZZ_SECONDS (default 60)
 #
 # Exits non-zero on the first failure. Environment knobs (all optional):
-#   FUZZ_SECONDS=60      libFuzzer run time
-#   NETAPPROX_JOBS=2     parallel build/test jobs for the sanitizer and fuzz builds
-#   SKIP_SETUP=1         do not run scripts/setup.sh
-#   MAVEN_ARGS="..."     extra arguments for the Maven run (e.g. -o)
+#   FUZZ_SECONDS=60                  libFuzzer run time
+#   NETAPPROX_JOBS=2                 parallel build/test jobs for the sanitizer and fuzz builds
+#   NETAPPROX_NATIVE_FORMAT_CHECK=1  also check the native/ format (off until native/ has been reformatted once)
+#   SKIP_SETUP=1                     do not run scripts/setup.sh
+#   MAVEN_ARGS="..."                 extra arguments for the Maven runs (e.g. -o)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,6 +49,17 @@ if [ "${SKIP_SETUP:-0}" = "1" ]; then
   log "SKIP_SETUP=1: not running scripts/setup.sh"
 else
   bash "$ROOT/scripts/setup.sh"
+fi
+end
+
+# ---------------------------------------------------------------------------------------------------------
+begin "format (spotless:check${NETAPPROX_NATIVE_FORMAT_CHECK:+, native clang-format})"
+# shellcheck disable=SC2086
+mvn -B -ntp ${MAVEN_ARGS:-} spotless:check
+if [ "${NETAPPROX_NATIVE_FORMAT_CHECK:-0}" = "1" ]; then
+  bash "$ROOT/scripts/check-native-format.sh"
+else
+  log "native format check off (NETAPPROX_NATIVE_FORMAT_CHECK=1 turns it on)"
 fi
 end
 
@@ -84,7 +99,7 @@ if grep -q 'not found' <<<"$(ldd "$SO_TMP/$SO_ENTRY")"; then
   exit 1
 fi
 # ... and carries the JNI binding approx-core loads (CMake drops it with a warning when jni.h is missing).
-if [ -d "$ROOT/native/src/jni" ] && ! grep -qw JNI_OnLoad <<<"$(nm -D --defined-only "$SO_TMP/$SO_ENTRY")"; then
+if ! grep -qw JNI_OnLoad <<<"$(nm -D --defined-only "$SO_TMP/$SO_ENTRY")"; then
   log "ERROR: libnetapprox.so in the jar does not export JNI_OnLoad (built without the JNI binding?)" >&2
   rm -rf "$SO_TMP"
   exit 1
@@ -95,7 +110,7 @@ end
 # ---------------------------------------------------------------------------------------------------------
 # approx-spark: its tests (local[2] and local-cluster[2,1,1024]) ran in the Maven step; check the one jar users
 # pass to spark-submit --jars: self-contained (native library, approx-core, relocated commons-math3), no Spark,
-# Scala or Netty inside (those come from Spark).
+# Scala or Netty inside (those come from Spark), and nothing but the plugin (the examples live in examples/).
 begin "approx-spark jar contents"
 SPARK_JAR=""
 for j in "$ROOT"/approx-spark/target/approx-spark-*.jar; do
@@ -116,6 +131,16 @@ for entry in "$SO_ENTRY" io/netapprox/spark/ApproxShuffleManager.class io/netapp
 done
 if grep -qE '^(org/apache/spark/|scala/|io/netty/|org/apache/commons/math3/)' <<<"$SPARK_LISTING"; then
   log "ERROR: $SPARK_JAR bundles Spark, Scala, Netty or unrelocated commons-math3 classes" >&2
+  exit 1
+fi
+# Only the plugin: our classes are the plugin's, approx-core's and the relocated library's; no example
+# application, generator or logging configuration.
+NOT_PLUGIN="$(grep -E '^io/netapprox/.+\.class$' <<<"$SPARK_LISTING" \
+  | grep -vE '^io/netapprox/(spark|core|shaded)/' || true)"
+NOT_PLUGIN+="$(grep -E '(^|/)(examples/|[^/]*log4j2[^/]*\.properties$)' <<<"$SPARK_LISTING" || true)"
+if [ -n "$NOT_PLUGIN" ]; then
+  log "ERROR: $SPARK_JAR carries more than the plugin:" >&2
+  head -n 20 <<<"$NOT_PLUGIN" >&2
   exit 1
 fi
 log "$(basename "$SPARK_JAR") is self-contained ($(wc -l <<<"$SPARK_LISTING") entries, libnetapprox.so inside)"
@@ -141,42 +166,37 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTION
 end
 
 # ---------------------------------------------------------------------------------------------------------
-FUZZ_SUMMARY="fuzz: not built (native/fuzz/fuzz_datagram.cpp absent)"
-if [ -f "$ROOT/native/fuzz/fuzz_datagram.cpp" ]; then
-  begin "libFuzzer: fuzz_datagram for ${FUZZ_SECONDS}s (native/build-fuzz)"
-  FUZZ_DIR="$ROOT/native/build-fuzz"
-  CC=clang CXX=clang++ cmake -S "$ROOT/native" -B "$FUZZ_DIR" -G Ninja \
-    -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DNETAPPROX_FUZZ=ON -DNETAPPROX_TESTS=OFF -DNETAPPROX_SANITIZE=OFF
-  cmake --build "$FUZZ_DIR" --parallel "$JOBS" --target fuzz_datagram
-  # Working corpus in the build dir (libFuzzer adds new inputs to the first directory); seeds committed in
-  # native/fuzz/corpus (if any) are read but never modified.
-  CORPUS="$FUZZ_DIR/corpus"
-  mkdir -p "$CORPUS" "$FUZZ_DIR/artifacts"
-  SEEDS=()
-  [ -d "$ROOT/native/fuzz/corpus" ] && SEEDS+=("$ROOT/native/fuzz/corpus")
-  FUZZ_LOG="$FUZZ_DIR/fuzz.log"
-  (
-    cd "$FUZZ_DIR"
-    ASAN_OPTIONS="detect_leaks=1:abort_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
-    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
-      ./fuzz_datagram -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-        -artifact_prefix="$FUZZ_DIR/artifacts/" "$CORPUS" "${SEEDS[@]}"
-  ) </dev/null >"$FUZZ_LOG" 2>&1 || {
-    rc=$?
-    tail -n 60 "$FUZZ_LOG" >&2
-    log "ERROR: fuzz_datagram failed (exit $rc); full log $FUZZ_LOG, artifacts in $FUZZ_DIR/artifacts/" >&2
-    exit "$rc"
-  }
-  tail -n 20 "$FUZZ_LOG"
-  EXECS="$(sed -n 's/^stat::number_of_executed_units: *//p' "$FUZZ_LOG" | tail -n 1)"
-  FUZZ_SUMMARY="fuzz: ${EXECS:-?} execs in ${FUZZ_SECONDS}s, no crash"
-  end
-fi
+begin "libFuzzer: fuzz_datagram for ${FUZZ_SECONDS}s (native/build-fuzz)"
+FUZZ_DIR="$ROOT/native/build-fuzz"
+CC=clang CXX=clang++ cmake -S "$ROOT/native" -B "$FUZZ_DIR" -G Ninja \
+  -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DNETAPPROX_FUZZ=ON -DNETAPPROX_TESTS=OFF -DNETAPPROX_SANITIZE=OFF
+cmake --build "$FUZZ_DIR" --parallel "$JOBS" --target fuzz_datagram
+# Working corpus in the build dir (libFuzzer adds new inputs to the first directory); the seeds committed in
+# native/fuzz/corpus are read but never modified.
+CORPUS="$FUZZ_DIR/corpus"
+mkdir -p "$CORPUS" "$FUZZ_DIR/artifacts"
+FUZZ_LOG="$FUZZ_DIR/fuzz.log"
+(
+  cd "$FUZZ_DIR"
+  ASAN_OPTIONS="detect_leaks=1:abort_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
+    ./fuzz_datagram -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$FUZZ_DIR/artifacts/" "$CORPUS" "$ROOT/native/fuzz/corpus"
+) </dev/null >"$FUZZ_LOG" 2>&1 || {
+  rc=$?
+  tail -n 60 "$FUZZ_LOG" >&2
+  log "ERROR: fuzz_datagram failed (exit $rc); full log $FUZZ_LOG, artifacts in $FUZZ_DIR/artifacts/" >&2
+  exit "$rc"
+}
+tail -n 20 "$FUZZ_LOG"
+EXECS="$(sed -n 's/^stat::number_of_executed_units: *//p' "$FUZZ_LOG" | tail -n 1)"
+FUZZ_SUMMARY="fuzz: ${EXECS:-?} execs in ${FUZZ_SECONDS}s, no crash"
+end
 
 # ---------------------------------------------------------------------------------------------------------
 STEP="summary"
 echo
 log "step times: $(IFS=';'; echo "${TIMES[*]}")"
-echo "NetApprox tests: PASSED (maven install + Java tests + native ctest, jar ships libnetapprox.so, ASan/UBSan ctest, ${FUZZ_SUMMARY}) in $((SECONDS - T0))s"
+echo "NetApprox tests: PASSED (format, maven install + Java tests + native ctest, jars checked, network lab, ASan/UBSan ctest, ${FUZZ_SUMMARY}) in $((SECONDS - T0))s"

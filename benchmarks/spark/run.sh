@@ -9,7 +9,7 @@
 #
 #   bash benchmarks/spark/run.sh [--rows 1000000] [--runs 5] [--spark.approx.faultDropOutgoing 0.05 ...]
 # Environment: SKIP_QUERY=1 (pass-through only), PASSTHROUGH_ROUNDS (default 3), PASSTHROUGH_ROWS (default 300000), SKIP_BUILD=1 (use the built jar).
-# Results: benchmarks/spark/results/spark-<timestamp>.txt (raw RESULT lines + summary).
+# Results: benchmarks/results/spark/spark-<timestamp>.txt (raw RESULT lines + summary).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -17,18 +17,18 @@ if [ "${SKIP_BUILD:-0}" != "1" ]; then
   # shellcheck disable=SC2086
   mvn -B -q -ntp ${MAVEN_ARGS:-} install -DskipTests
 fi
-mkdir -p benchmarks/spark/results
-OUT="benchmarks/spark/results/spark-$(date +%Y%m%d-%H%M%S).txt"
-RUN="$ROOT/approx-spark/run-example.sh"
+mkdir -p benchmarks/results/spark
+OUT="benchmarks/results/spark/spark-$(date +%Y%m%d-%H%M%S).txt"
+RUN="$ROOT/examples/spark/run-example.sh"
 ROWS_ARGS=("$@")
 {
   echo "# $(date -u) $(nproc) cores; args: ${ROWS_ARGS[*]:-(defaults)}"
   if [ "${SKIP_QUERY:-0}" != "1" ]; then
-    bash "$RUN" io.netapprox.spark.examples.SparkBench query "${ROWS_ARGS[@]}" 2>/dev/null | grep '^RESULT'
+    bash "$RUN" io.netapprox.examples.spark.SparkBench query "${ROWS_ARGS[@]}" 2>/dev/null | grep '^RESULT'
   fi
   for i in $(seq 1 "${PASSTHROUGH_ROUNDS:-3}"); do
     for m in sort approx; do
-      bash "$RUN" io.netapprox.spark.examples.SparkBench passthrough --manager "$m" "${ROWS_ARGS[@]}" \
+      bash "$RUN" io.netapprox.examples.spark.SparkBench passthrough --manager "$m" "${ROWS_ARGS[@]}" \
         --rows "${PASSTHROUGH_ROWS:-300000}" 2>/dev/null \
         | grep '^RESULT'
     done

@@ -12,7 +12,7 @@ Per switch mode: lab up, Master + 2 Workers, background TCP, then
   SparkBench query       (exact / approx e_max 5% / samplesend, interleaved runs after a warm-up),
   SparkBench passthrough (a non-approximate job; sort vs ApproxShuffleManager, separate applications, alternating),
 and everything is torn down in `finally` (also on SIGINT/SIGTERM).
-Raw RESULT lines + summary: benchmarks/spark/results/netlab-<timestamp>.txt.
+Raw RESULT lines + summary: benchmarks/results/spark/netlab-<timestamp>.txt.
 """
 from __future__ import annotations
 
@@ -159,7 +159,7 @@ class Lab:
             argv += [f"--{k}", v]
         argv += args
         cmd = ["java", "-Xmx1g", *OPENS, f"-Dlog4j2.configurationFile={self.a.log4j}", "-cp", cp,
-               "io.netapprox.spark.examples.SparkBench", *argv]
+               "io.netapprox.examples.spark.SparkBench", *argv]
         log_name = f"driver-{tag}.log"
         t0 = time.time()
         p = self.spawn(DRIVER, cmd, log_name, {"SPARK_SCALA_VERSION": "2.13"})
@@ -247,22 +247,26 @@ def main(argv=None) -> int:
               "(set NETLAB_SPARK_FORCE=1 to go ahead)", file=sys.stderr)
         if os.environ.get("NETLAB_SPARK_FORCE") != "1":
             return 2
-    target = os.path.join(ROOT, "approx-spark", "target")
-    jars = [j for j in os.listdir(target) if re.fullmatch(r"approx-spark-.*\.jar", j)
-            and not re.search(r"original|sources|tests", j)]
-    if not jars:
-        print("approx-spark jar missing (mvn -o install -DskipTests)", file=sys.stderr)
-        return 1
+    jars = {}
+    for module, name in (("approx-spark", "approx-spark"), (os.path.join("examples", "spark"), "examples-spark")):
+        target = os.path.join(ROOT, module, "target")
+        found = [j for j in os.listdir(target) if re.fullmatch(name + r"-.*\.jar", j)
+                 and not re.search(r"original|sources|tests", j)] if os.path.isdir(target) else []
+        if not found:
+            print(f"{name} jar missing (mvn -o install -DskipTests)", file=sys.stderr)
+            return 1
+        jars[name] = os.path.join(target, found[0])
     tmp = tempfile.mkdtemp(prefix="spark-netlab-")
-    # snapshot of the jar: a concurrent rebuild must not change the classes under running JVMs
-    jar = shutil.copy(os.path.join(target, jars[0]), os.path.join(tmp, "approx-spark.jar"))
-    spark_cp = open(os.path.join(target, "spark-classpath.txt")).read().strip()
-    cp = jar + ":" + spark_cp
+    # snapshots of the jars: a concurrent rebuild must not change the classes under running JVMs
+    plugin = shutil.copy(jars["approx-spark"], os.path.join(tmp, "approx-spark.jar"))
+    app = shutil.copy(jars["examples-spark"], os.path.join(tmp, "examples-spark.jar"))
+    spark_cp = open(os.path.join(ROOT, "examples", "spark", "target", "spark-classpath.txt")).read().strip()
+    cp = plugin + ":" + app + ":" + spark_cp
     a.spark_home = os.path.join(tmp, "spark-home")
     os.makedirs(os.path.join(a.spark_home, "jars"))
-    a.log4j = os.path.join(ROOT, "approx-spark", "src", "main", "resources", "netapprox-log4j2.properties")
-    os.makedirs(os.path.join(ROOT, "benchmarks", "spark", "results"), exist_ok=True)
-    out = a.out or os.path.join(ROOT, "benchmarks", "spark", "results",
+    a.log4j = os.path.join(ROOT, "examples", "spark", "log4j2.properties")
+    os.makedirs(os.path.join(ROOT, "benchmarks", "results", "spark"), exist_ok=True)
+    out = a.out or os.path.join(ROOT, "benchmarks", "results", "spark",
                                 f"netlab-{time.strftime('%Y%m%d-%H%M%S')}.txt")
     lab = Lab(a, tmp, None)
 

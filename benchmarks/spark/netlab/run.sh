@@ -5,7 +5,7 @@
 # pass-through cost of ApproxShuffleManager on a non-approximate job. As root:
 #   bash benchmarks/spark/netlab/run.sh [--switch slack,fifo] [--rate 200mbit] [--bg-load 0.5] [--rows 1000000]
 #                                       [--runs 5] [--passthrough-rounds 3] [--conf spark.approx.key=value ...]
-# SKIP_BUILD=1 uses the built approx-spark jar. Results: benchmarks/spark/results/netlab-<timestamp>.txt.
+# SKIP_BUILD=1 uses the built jars. Results: benchmarks/results/spark/netlab-<timestamp>.txt.
 # The lab (namespaces nlspark-*) and every process are torn down on exit, also on Ctrl-C.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -15,12 +15,6 @@ command -v iperf3 >/dev/null || { echo "iperf3 missing (scripts/setup.sh install
 if [ "${SKIP_BUILD:-0}" != "1" ]; then
   # shellcheck disable=SC2086
   mvn -B -q -ntp ${MAVEN_ARGS:-} install -DskipTests
-fi
-CP_FILE="approx-spark/target/spark-classpath.txt"
-if [ ! -s "$CP_FILE" ] || [ approx-spark/pom.xml -nt "$CP_FILE" ]; then
-  # shellcheck disable=SC2086
-  (cd approx-spark && mvn -B -q -ntp ${MAVEN_ARGS:-} dependency:build-classpath -Dmdep.includeScope=provided \
-      -Dmdep.outputFile="$ROOT/$CP_FILE" >/dev/null)
 fi
 export PYTHONPATH="$ROOT/benchmarks/netlab${PYTHONPATH:+:$PYTHONPATH}"   # the netlab package
 exec python3 benchmarks/spark/netlab/run.py "$@"

@@ -228,6 +228,9 @@ typedef struct na_stats {
       send_errors, send_eagain, recv_errors, recv_truncated, peer_evictions, unknown_peer_transmits, wakeups,
       loop_iterations;
   int32_t gso_enabled, gro_enabled;
+  /* engine (appended: the layout only grows at the end) */
+  uint64_t auth_policy_mismatches; /* verified header-only datagrams while payload_auth is required (session failed) */
+  uint64_t farewells_dropped;      /* CLOSE datagrams dropped because too many sessions closed at once */
 } na_stats;
 
 NA_API int na_engine_stats(na_engine* eng, na_stats* out);

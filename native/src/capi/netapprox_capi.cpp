@@ -484,6 +484,8 @@ NA_API int na_engine_stats(na_engine* eng, na_stats* out) {
     out->dropped_fault_in = e.dropped_fault_in;
     out->dropped_fault_out = e.dropped_fault_out;
     out->events_dropped = e.events_dropped;
+    out->auth_policy_mismatches = e.auth_policy_mismatches;
+    out->farewells_dropped = e.farewells_dropped;
     out->sessions = e.sessions;
     out->jobs = e.jobs;
     out->recv_syscalls = d.recv_syscalls;

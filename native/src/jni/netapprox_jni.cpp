@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "netapprox/netapprox.h"
@@ -29,20 +30,208 @@ namespace {
 constexpr const char* kDefaultPackage = "io/netapprox/core/engine/";
 constexpr const char* kNativeClass = "NativeEngine";
 
-// ---- record layouts shared with NativeEngine.java (checked at load time through layoutInfo()) -----------------
-// Event record (little-endian, native order), kEventRecordBytes each:
-//   0 int type | 4 int status | 8 long session | 16 int job | 20 int message | 24 long groupId | 32 long data
-//   40 long len | 48 long handle | 56 long report | 64 long epochAtNs | 72 double tlr | 80 double loss
-//   88 double rateBps | 96 int priorityClass | 100 int reserved
+// ---- byte records shared with NativeEngine.java (offsets named once; Java checks them through recordFields) -------
+// Event record (native byte order), kEventRecordBytes each.
+constexpr int kEvType = 0, kEvStatus = 4, kEvSession = 8, kEvJob = 16, kEvMessage = 20, kEvGroup = 24, kEvData = 32,
+              kEvLen = 40, kEvHandle = 48, kEvReport = 56, kEvEpochAt = 64, kEvEpochTlr = 72, kEvEpochLoss = 80,
+              kEvEpochRate = 88, kEvEpochClass = 96, kEvReserved = 100;
 constexpr int kEventRecordBytes = 104;
-// Submit descriptor, kSubmitRecordBytes each:
-//   0 int groupIndex | 4 int index | 8 long address | 16 int length | 20 int status (written back)
+// Submit descriptor, kSubmitRecordBytes each (status written back).
+constexpr int kSubGroup = 0, kSubIndex = 4, kSubAddress = 8, kSubLength = 16, kSubStatus = 20;
 constexpr int kSubmitRecordBytes = 24;
-constexpr int kConfigLongs = 28;
-constexpr int kConfigDoubles = 4;
-constexpr int kReportInfoLongs = 24;
-constexpr int kGroupInfoLongs = 8;
-constexpr int kStatsLongs = 33;
+
+struct Slot {
+  const char* name;
+  int offset;
+};
+constexpr Slot kEventSlots[] = {
+    {"type", kEvType},         {"status", kEvStatus},         {"session", kEvSession},
+    {"job", kEvJob},           {"message", kEvMessage},       {"group_id", kEvGroup},
+    {"data", kEvData},         {"len", kEvLen},               {"handle", kEvHandle},
+    {"report", kEvReport},     {"epoch_at_ns", kEvEpochAt},   {"epoch_tlr", kEvEpochTlr},
+    {"epoch_loss", kEvEpochLoss}, {"epoch_rate_bps", kEvEpochRate}, {"epoch_priority_class", kEvEpochClass},
+    {"reserved", kEvReserved},
+};
+constexpr Slot kSubmitSlots[] = {
+    {"group_index", kSubGroup}, {"index", kSubIndex}, {"address", kSubAddress}, {"length", kSubLength},
+    {"status", kSubStatus},
+};
+
+// ---- named long[] records -------------------------------------------------------------------------------------
+// The configuration, job reports, group reports and counters cross JNI as long[]s whose slots are named: each
+// table lists its record's fields once, in slot order (doubles travel as their IEEE-754 bits). recordFields()
+// hands the names to Java, where NativeLibrary compares them with its own tables when the library loads, so a jar
+// and a library from different builds fail there, naming the first slot that differs. A new field is one line
+// here and one line in the Java table of the same record.
+enum Record : jint { kRecordConfig = 0, kRecordReport = 1, kRecordGroup = 2, kRecordStats = 3, kRecordEvent = 4,
+                     kRecordSubmit = 5 };
+
+template <typename S>
+struct Field {
+  const char* name;
+  jlong (*get)(const S&);
+  void (*set)(S&, jlong);  // null in records that only go to Java
+};
+
+template <typename T>
+jlong to_slot(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const double d = v;
+    jlong bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    return bits;
+  } else {
+    return static_cast<jlong>(v);
+  }
+}
+template <typename T>
+T from_slot(jlong v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    double d;
+    std::memcpy(&d, &v, sizeof d);
+    return static_cast<T>(d);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+#define NA_RW(S, f)                                                  \
+  Field<S> {                                                         \
+    #f, [](const S& s) { return to_slot(s.f); },                     \
+        [](S& s, jlong v) { s.f = from_slot<decltype(S::f)>(v); }    \
+  }
+#define NA_RW_AT(S, f, i)                                                                         \
+  Field<S> {                                                                                      \
+    #f "[" #i "]", [](const S& s) { return to_slot(s.f[i]); },                                    \
+        [](S& s, jlong v) { s.f[i] = from_slot<std::remove_extent_t<decltype(S::f)>>(v); }        \
+  }
+#define NA_RO(S, f) \
+  Field<S> { #f, [](const S& s) { return to_slot(s.f); }, nullptr }
+#define NA_RO_AT(S, f, i) \
+  Field<S> { #f "[" #i "]", [](const S& s) { return to_slot(s.f[i]); }, nullptr }
+
+// na_config without struct_size (set by na_config_init) and bind_address (a string, passed on its own).
+constexpr Field<na_config> kConfigFields[] = {
+    NA_RW(na_config, line_rate_bps),
+    NA_RW(na_config, max_datagram),
+    NA_RW(na_config, reaction_speed),
+    NA_RW(na_config, tlr_floor),
+    NA_RW(na_config, initial_rtt_ns),
+    NA_RW(na_config, min_epoch_ns),
+    NA_RW(na_config, ack_delay_ns),
+    NA_RW(na_config, ack_every),
+    NA_RW(na_config, idle_timeout_ns),
+    NA_RW(na_config, peer_death_timeout_ns),
+    NA_RW(na_config, recv_buffer_bytes),
+    NA_RW(na_config, send_buffer_bytes),
+    NA_RW(na_config, max_message_bytes),
+    NA_RW(na_config, max_sessions),
+    NA_RW(na_config, max_jobs_per_session),
+    NA_RW(na_config, max_messages_per_job),
+    NA_RW(na_config, max_groups_per_job),
+    NA_RW(na_config, max_pending_events),
+    NA_RW_AT(na_config, dscp_by_class, 0),
+    NA_RW_AT(na_config, dscp_by_class, 1),
+    NA_RW_AT(na_config, dscp_by_class, 2),
+    NA_RW_AT(na_config, dscp_by_class, 3),
+    NA_RW_AT(na_config, dscp_by_class, 4),
+    NA_RW_AT(na_config, dscp_by_class, 5),
+    NA_RW_AT(na_config, dscp_by_class, 6),
+    NA_RW_AT(na_config, dscp_by_class, 7),
+    NA_RW(na_config, no_priority_dscp),
+    NA_RW(na_config, mode),
+    NA_RW(na_config, fault_drop_outgoing),
+    NA_RW(na_config, fault_drop_incoming),
+    NA_RW(na_config, fault_seed),
+    NA_RW(na_config, bind_port),
+    NA_RW(na_config, enable_gso),
+    NA_RW(na_config, enable_gro),
+    NA_RW(na_config, socket_buffer_bytes),
+    NA_RW(na_config, event_queue_capacity),
+    NA_RW(na_config, max_peers),
+    NA_RW(na_config, trace_epochs),
+    NA_RW(na_config, payload_auth),
+    NA_RW(na_config, prefer_aes_gcm),
+};
+
+constexpr Field<na_report_info> kReportFields[] = {
+    NA_RO(na_report_info, session),
+    NA_RO(na_report_info, job),
+    NA_RO(na_report_info, is_sender),
+    NA_RO(na_report_info, status),
+    NA_RO(na_report_info, messages),
+    NA_RO(na_report_info, delivered),
+    NA_RO(na_report_info, lost),
+    NA_RO(na_report_info, measured_loss),
+    NA_RO(na_report_info, packets_sent),
+    NA_RO(na_report_info, packets_retransmitted),
+    NA_RO(na_report_info, bytes_sent),
+    NA_RO(na_report_info, epochs),
+    NA_RO(na_report_info, started_ns),
+    NA_RO(na_report_info, finished_ns),
+    NA_RO(na_report_info, jct_ns),
+    NA_RO_AT(na_report_info, time_in_class_ns, 0),
+    NA_RO_AT(na_report_info, time_in_class_ns, 1),
+    NA_RO_AT(na_report_info, time_in_class_ns, 2),
+    NA_RO_AT(na_report_info, time_in_class_ns, 3),
+    NA_RO_AT(na_report_info, time_in_class_ns, 4),
+    NA_RO_AT(na_report_info, time_in_class_ns, 5),
+    NA_RO_AT(na_report_info, time_in_class_ns, 6),
+    NA_RO_AT(na_report_info, time_in_class_ns, 7),
+    NA_RO(na_report_info, n_groups),
+};
+
+// na_group_report without the id pointers (reportGroupIds copies the ids).
+constexpr Field<na_group_report> kGroupFields[] = {
+    NA_RO(na_group_report, group_id),
+    NA_RO(na_group_report, size),
+    NA_RO(na_group_report, target),
+    NA_RO(na_group_report, delivered),
+    NA_RO(na_group_report, lost),
+    NA_RO(na_group_report, target_unreachable),
+    NA_RO(na_group_report, n_delivered_ids),
+    NA_RO(na_group_report, n_lost_ids),
+};
+
+constexpr Field<na_stats> kStatsFields[] = {
+    NA_RO(na_stats, datagrams_in),
+    NA_RO(na_stats, datagrams_out),
+    NA_RO(na_stats, bytes_in),
+    NA_RO(na_stats, bytes_out),
+    NA_RO(na_stats, dropped_malformed),
+    NA_RO(na_stats, dropped_unknown_session),
+    NA_RO(na_stats, dropped_auth),
+    NA_RO(na_stats, dropped_replay_or_old),
+    NA_RO(na_stats, dropped_no_buffer),
+    NA_RO(na_stats, dropped_unknown_job),
+    NA_RO(na_stats, dropped_fault_in),
+    NA_RO(na_stats, dropped_fault_out),
+    NA_RO(na_stats, events_dropped),
+    NA_RO(na_stats, auth_policy_mismatches),
+    NA_RO(na_stats, farewells_dropped),
+    NA_RO(na_stats, sessions),
+    NA_RO(na_stats, jobs),
+    NA_RO(na_stats, recv_syscalls),
+    NA_RO(na_stats, send_syscalls),
+    NA_RO(na_stats, udp_datagrams_received),
+    NA_RO(na_stats, udp_datagrams_sent),
+    NA_RO(na_stats, gro_buffers),
+    NA_RO(na_stats, gso_sends),
+    NA_RO(na_stats, send_errors),
+    NA_RO(na_stats, send_eagain),
+    NA_RO(na_stats, recv_errors),
+    NA_RO(na_stats, recv_truncated),
+    NA_RO(na_stats, peer_evictions),
+    NA_RO(na_stats, unknown_peer_transmits),
+    NA_RO(na_stats, wakeups),
+    NA_RO(na_stats, loop_iterations),
+    NA_RO(na_stats, gso_enabled),
+    NA_RO(na_stats, gro_enabled),
+};
+#undef NA_RW
+#undef NA_RW_AT
+#undef NA_RO
+#undef NA_RO_AT
 
 inline na_engine* E(jlong h) { return reinterpret_cast<na_engine*>(static_cast<uintptr_t>(h)); }
 inline na_report* R(jlong h) { return reinterpret_cast<na_report*>(static_cast<uintptr_t>(h)); }
@@ -58,129 +247,90 @@ inline T get(const uint8_t* base, int off) {
   return v;
 }
 
-// ---- config ---------------------------------------------------------------------------------------------------
-void config_to_arrays(const na_config& c, jlong* l, jdouble* d, jbyte* dscp) {
-  int i = 0;
-  l[i++] = static_cast<jlong>(c.line_rate_bps);
-  l[i++] = c.max_datagram;
-  l[i++] = static_cast<jlong>(c.initial_rtt_ns);
-  l[i++] = static_cast<jlong>(c.min_epoch_ns);
-  l[i++] = static_cast<jlong>(c.ack_delay_ns);
-  l[i++] = c.ack_every;
-  l[i++] = static_cast<jlong>(c.idle_timeout_ns);
-  l[i++] = static_cast<jlong>(c.peer_death_timeout_ns);
-  l[i++] = static_cast<jlong>(c.recv_buffer_bytes);
-  l[i++] = static_cast<jlong>(c.send_buffer_bytes);
-  l[i++] = c.max_message_bytes;
-  l[i++] = c.max_sessions;
-  l[i++] = c.max_jobs_per_session;
-  l[i++] = c.max_messages_per_job;
-  l[i++] = c.max_groups_per_job;
-  l[i++] = c.max_pending_events;
-  l[i++] = c.no_priority_dscp;
-  l[i++] = c.mode;
-  l[i++] = static_cast<jlong>(c.fault_seed);
-  l[i++] = c.bind_port;
-  l[i++] = c.enable_gso;
-  l[i++] = c.enable_gro;
-  l[i++] = c.socket_buffer_bytes;
-  l[i++] = c.event_queue_capacity;
-  l[i++] = c.max_peers;
-  l[i++] = c.trace_epochs;
-  l[i++] = c.payload_auth;
-  l[i++] = c.prefer_aes_gcm;
-  d[0] = c.reaction_speed;
-  d[1] = c.tlr_floor;
-  d[2] = c.fault_drop_outgoing;
-  d[3] = c.fault_drop_incoming;
-  for (int k = 0; k < 8; ++k) dscp[k] = static_cast<jbyte>(c.dscp_by_class[k]);
+template <typename S, size_t N>
+constexpr jsize slots(const Field<S> (&)[N]) {
+  return static_cast<jsize>(N);
 }
 
-// Values were validated in Java (AtpConfig); the engine validates again and reports through errbuf.
-void arrays_to_config(const jlong* l, const jdouble* d, const jbyte* dscp, na_config* c) {
-  int i = 0;
-  c->line_rate_bps = static_cast<uint64_t>(l[i++]);
-  c->max_datagram = static_cast<uint32_t>(l[i++]);
-  c->initial_rtt_ns = static_cast<uint64_t>(l[i++]);
-  c->min_epoch_ns = static_cast<uint64_t>(l[i++]);
-  c->ack_delay_ns = static_cast<uint64_t>(l[i++]);
-  c->ack_every = static_cast<uint32_t>(l[i++]);
-  c->idle_timeout_ns = static_cast<uint64_t>(l[i++]);
-  c->peer_death_timeout_ns = static_cast<uint64_t>(l[i++]);
-  c->recv_buffer_bytes = static_cast<uint64_t>(l[i++]);
-  c->send_buffer_bytes = static_cast<uint64_t>(l[i++]);
-  c->max_message_bytes = static_cast<uint32_t>(l[i++]);
-  c->max_sessions = static_cast<uint32_t>(l[i++]);
-  c->max_jobs_per_session = static_cast<uint32_t>(l[i++]);
-  c->max_messages_per_job = static_cast<uint32_t>(l[i++]);
-  c->max_groups_per_job = static_cast<uint32_t>(l[i++]);
-  c->max_pending_events = static_cast<uint32_t>(l[i++]);
-  c->no_priority_dscp = static_cast<uint8_t>(l[i++]);
-  c->mode = static_cast<int32_t>(l[i++]);
-  c->fault_seed = static_cast<uint64_t>(l[i++]);
-  c->bind_port = static_cast<uint16_t>(l[i++]);
-  c->enable_gso = static_cast<int32_t>(l[i++]);
-  c->enable_gro = static_cast<int32_t>(l[i++]);
-  c->socket_buffer_bytes = static_cast<int32_t>(l[i++]);
-  c->event_queue_capacity = static_cast<uint32_t>(l[i++]);
-  c->max_peers = static_cast<uint32_t>(l[i++]);
-  c->trace_epochs = static_cast<int32_t>(l[i++]);
-  c->payload_auth = static_cast<int32_t>(l[i++]);
-  c->prefer_aes_gcm = static_cast<int32_t>(l[i++]);
-  c->reaction_speed = d[0];
-  c->tlr_floor = d[1];
-  c->fault_drop_outgoing = d[2];
-  c->fault_drop_incoming = d[3];
-  for (int k = 0; k < 8; ++k) c->dscp_by_class[k] = static_cast<uint8_t>(dscp[k]);
+// The record's values into a Java long[] of exactly its slot count.
+template <typename S, size_t N>
+jint write_record(JNIEnv* env, const Field<S> (&table)[N], const S& s, jlongArray out) {
+  if (out == nullptr || env->GetArrayLength(out) != static_cast<jsize>(N)) return NA_ERR_INVALID_ARGUMENT;
+  jlong v[N];
+  for (size_t i = 0; i < N; ++i) v[i] = table[i].get(s);
+  env->SetLongArrayRegion(out, 0, static_cast<jsize>(N), v);
+  return NA_OK;
 }
 
 bool array_len_at_least(JNIEnv* env, jarray a, jsize n) { return a != nullptr && env->GetArrayLength(a) >= n; }
 
 // ---- natives --------------------------------------------------------------------------------------------------
 jintArray JNICALL layoutInfo(JNIEnv* env, jclass) {
-  const jint v[] = {kEventRecordBytes, kSubmitRecordBytes, kConfigLongs,  kConfigDoubles,
-                    kReportInfoLongs,  kGroupInfoLongs,    kStatsLongs,   static_cast<jint>(sizeof(void*))};
+  const jint v[] = {kEventRecordBytes, kSubmitRecordBytes, static_cast<jint>(sizeof(void*))};
   jintArray out = env->NewIntArray(sizeof v / sizeof v[0]);
   if (out) env->SetIntArrayRegion(out, 0, sizeof v / sizeof v[0], v);
   return out;
 }
 
+template <typename T>
+jobjectArray string_array(JNIEnv* env, const T* items, size_t n, std::string (*text)(const T&)) {
+  jclass string_class = env->FindClass("java/lang/String");
+  if (string_class == nullptr) return nullptr;
+  jobjectArray out = env->NewObjectArray(static_cast<jsize>(n), string_class, nullptr);
+  for (size_t i = 0; out != nullptr && i < n; ++i) {
+    jstring s = env->NewStringUTF(text(items[i]).c_str());
+    if (s == nullptr) return nullptr;  // OutOfMemoryError pending
+    env->SetObjectArrayElement(out, static_cast<jsize>(i), s);
+    env->DeleteLocalRef(s);
+  }
+  return out;
+}
+
+template <typename S, size_t N>
+jobjectArray field_names(JNIEnv* env, const Field<S> (&table)[N]) {
+  return string_array<Field<S>>(env, table, N, [](const Field<S>& f) { return std::string(f.name); });
+}
+
+template <size_t N>
+jobjectArray slot_names(JNIEnv* env, const Slot (&table)[N]) {
+  return string_array<Slot>(env, table, N,
+                            [](const Slot& s) { return std::string(s.name) + "@" + std::to_string(s.offset); });
+}
+
+// The slot names of one record, in slot order ("name@offset" for the byte records); null for an unknown record.
+jobjectArray JNICALL recordFields(JNIEnv* env, jclass, jint record) {
+  switch (record) {
+    case kRecordConfig: return field_names(env, kConfigFields);
+    case kRecordReport: return field_names(env, kReportFields);
+    case kRecordGroup: return field_names(env, kGroupFields);
+    case kRecordStats: return field_names(env, kStatsFields);
+    case kRecordEvent: return slot_names(env, kEventSlots);
+    case kRecordSubmit: return slot_names(env, kSubmitSlots);
+    default: return nullptr;
+  }
+}
+
 jstring JNICALL version(JNIEnv* env, jclass) { return env->NewStringUTF(na_version()); }
 jstring JNICALL strerror_(JNIEnv* env, jclass, jint code) { return env->NewStringUTF(na_strerror(code)); }
 
-jint JNICALL configDefaults(JNIEnv* env, jclass, jlongArray longs, jdoubleArray doubles, jbyteArray dscp) {
-  if (!array_len_at_least(env, longs, kConfigLongs) || !array_len_at_least(env, doubles, kConfigDoubles) ||
-      !array_len_at_least(env, dscp, 8))
-    return NA_ERR_INVALID_ARGUMENT;
+jint JNICALL configDefaults(JNIEnv* env, jclass, jlongArray config) {
   na_config c;
   int rc = na_config_init(&c);
   if (rc != NA_OK) return rc;
-  jlong l[kConfigLongs];
-  jdouble d[kConfigDoubles];
-  jbyte b[8];
-  config_to_arrays(c, l, d, b);
-  env->SetLongArrayRegion(longs, 0, kConfigLongs, l);
-  env->SetDoubleArrayRegion(doubles, 0, kConfigDoubles, d);
-  env->SetByteArrayRegion(dscp, 0, 8, b);
-  return NA_OK;
+  return write_record(env, kConfigFields, c, config);
 }
 
 // Returns the engine handle (> 0) or a negative NA_ERR_* code; on failure errOut[0] holds the engine's message.
-jlong JNICALL engineOpen(JNIEnv* env, jclass, jlongArray longs, jdoubleArray doubles, jbyteArray dscp,
-                         jstring bindAddress, jobjectArray errOut) {
-  if (!array_len_at_least(env, longs, kConfigLongs) || !array_len_at_least(env, doubles, kConfigDoubles) ||
-      !array_len_at_least(env, dscp, 8) || bindAddress == nullptr)
+// Values were validated in Java (AtpConfig); the engine validates again and reports through errbuf.
+jlong JNICALL engineOpen(JNIEnv* env, jclass, jlongArray config, jstring bindAddress, jobjectArray errOut) {
+  if (config == nullptr || env->GetArrayLength(config) != slots(kConfigFields) || bindAddress == nullptr)
     return NA_ERR_INVALID_ARGUMENT;
   na_config c;
   int rc = na_config_init(&c);
   if (rc != NA_OK) return rc;
-  jlong l[kConfigLongs];
-  jdouble d[kConfigDoubles];
-  jbyte b[8];
-  env->GetLongArrayRegion(longs, 0, kConfigLongs, l);
-  env->GetDoubleArrayRegion(doubles, 0, kConfigDoubles, d);
-  env->GetByteArrayRegion(dscp, 0, 8, b);
-  arrays_to_config(l, d, b, &c);
+  jlong v[slots(kConfigFields)];
+  env->GetLongArrayRegion(config, 0, slots(kConfigFields), v);
+  for (jsize i = 0; i < slots(kConfigFields); ++i) kConfigFields[i].set(c, v[i]);
   const char* bind = env->GetStringUTFChars(bindAddress, nullptr);
   if (!bind) return NA_ERR_INTERNAL;  // OutOfMemoryError pending
   const size_t blen = std::strlen(bind);
@@ -293,8 +443,9 @@ jint JNICALL submitBatch(JNIEnv*, jclass, jlong h, jlong sid, jint job, jlong de
   const int64_t start_ms = int64_t(t0.tv_sec) * 1000 + t0.tv_nsec / 1000000;
   for (jint i = 0; i < count; ++i) {
     uint8_t* r = d + static_cast<ptrdiff_t>(i) * kSubmitRecordBytes;
-    const int32_t group = get<int32_t>(r, 0), index = get<int32_t>(r, 4), len = get<int32_t>(r, 16);
-    const uint64_t addr = get<uint64_t>(r, 8);
+    const int32_t group = get<int32_t>(r, kSubGroup), index = get<int32_t>(r, kSubIndex),
+                  len = get<int32_t>(r, kSubLength);
+    const uint64_t addr = get<uint64_t>(r, kSubAddress);
     int rc;
     if (len <= 0 || addr == 0 || group < 0 || index < 0) {
       rc = NA_ERR_INVALID_ARGUMENT;
@@ -317,7 +468,7 @@ jint JNICALL submitBatch(JNIEnv*, jclass, jlong h, jlong sid, jint job, jlong de
                                   static_cast<size_t>(len), wait);
       }
     }
-    put<int32_t>(r, 20, rc);
+    put<int32_t>(r, kSubStatus, rc);
     if (rc != NA_OK) return i;
   }
   return count;
@@ -362,22 +513,22 @@ jint JNICALL pollEvents(JNIEnv* env, jclass, jlong h, jobject out, jint max, jin
   for (int i = 0; i < n; ++i) {
     const na_event& e = evs[static_cast<size_t>(i)];
     uint8_t* r = base + static_cast<ptrdiff_t>(i) * kEventRecordBytes;
-    put<int32_t>(r, 0, e.type);
-    put<int32_t>(r, 4, e.status);
-    put<uint64_t>(r, 8, e.session);
-    put<uint32_t>(r, 16, e.job);
-    put<uint32_t>(r, 20, e.message);
-    put<uint64_t>(r, 24, e.group_id);
-    put<uint64_t>(r, 32, reinterpret_cast<uintptr_t>(e.data));
-    put<uint64_t>(r, 40, static_cast<uint64_t>(e.len));
-    put<uint64_t>(r, 48, e.handle);
-    put<uint64_t>(r, 56, reinterpret_cast<uintptr_t>(e.report));
-    put<uint64_t>(r, 64, e.epoch_at_ns);
-    put<double>(r, 72, e.epoch_tlr);
-    put<double>(r, 80, e.epoch_loss);
-    put<double>(r, 88, e.epoch_rate_bps);
-    put<int32_t>(r, 96, e.epoch_priority_class);
-    put<int32_t>(r, 100, 0);
+    put<int32_t>(r, kEvType, e.type);
+    put<int32_t>(r, kEvStatus, e.status);
+    put<uint64_t>(r, kEvSession, e.session);
+    put<uint32_t>(r, kEvJob, e.job);
+    put<uint32_t>(r, kEvMessage, e.message);
+    put<uint64_t>(r, kEvGroup, e.group_id);
+    put<uint64_t>(r, kEvData, reinterpret_cast<uintptr_t>(e.data));
+    put<uint64_t>(r, kEvLen, static_cast<uint64_t>(e.len));
+    put<uint64_t>(r, kEvHandle, e.handle);
+    put<uint64_t>(r, kEvReport, reinterpret_cast<uintptr_t>(e.report));
+    put<uint64_t>(r, kEvEpochAt, e.epoch_at_ns);
+    put<double>(r, kEvEpochTlr, e.epoch_tlr);
+    put<double>(r, kEvEpochLoss, e.epoch_loss);
+    put<double>(r, kEvEpochRate, e.epoch_rate_bps);
+    put<int32_t>(r, kEvEpochClass, e.epoch_priority_class);
+    put<int32_t>(r, kEvReserved, 0);
   }
   return n;
 }
@@ -397,42 +548,18 @@ jlong JNICALL directAddress(JNIEnv* env, jclass, jobject buf) {
 }
 
 jint JNICALL reportInfo(JNIEnv* env, jclass, jlong r, jlongArray out) {
-  if (!array_len_at_least(env, out, kReportInfoLongs)) return NA_ERR_INVALID_ARGUMENT;
   na_report_info i;
   int rc = na_report_get_info(R(r), &i);
   if (rc != NA_OK) return rc;
-  jlong v[kReportInfoLongs];
-  int k = 0;
-  v[k++] = static_cast<jlong>(i.session);
-  v[k++] = i.job;
-  v[k++] = i.is_sender;
-  v[k++] = i.status;
-  v[k++] = i.messages;
-  v[k++] = i.delivered;
-  v[k++] = i.lost;
-  std::memcpy(&v[k++], &i.measured_loss, sizeof(double));
-  v[k++] = static_cast<jlong>(i.packets_sent);
-  v[k++] = static_cast<jlong>(i.packets_retransmitted);
-  v[k++] = static_cast<jlong>(i.bytes_sent);
-  v[k++] = static_cast<jlong>(i.epochs);
-  v[k++] = static_cast<jlong>(i.started_ns);
-  v[k++] = static_cast<jlong>(i.finished_ns);
-  v[k++] = static_cast<jlong>(i.jct_ns);
-  for (int c = 0; c < 8; ++c) v[k++] = static_cast<jlong>(i.time_in_class_ns[c]);
-  v[k++] = i.n_groups;
-  env->SetLongArrayRegion(out, 0, kReportInfoLongs, v);
-  return NA_OK;
+  return write_record(env, kReportFields, i, out);
 }
 
 jint JNICALL reportGroup(JNIEnv* env, jclass, jlong r, jint index, jlongArray out) {
-  if (index < 0 || !array_len_at_least(env, out, kGroupInfoLongs)) return NA_ERR_INVALID_ARGUMENT;
+  if (index < 0) return NA_ERR_INVALID_ARGUMENT;
   na_group_report g;
   int rc = na_report_get_group(R(r), static_cast<uint32_t>(index), &g);
   if (rc != NA_OK) return rc;
-  const jlong v[kGroupInfoLongs] = {static_cast<jlong>(g.group_id), g.size, g.target, g.delivered, g.lost,
-                                    g.target_unreachable, g.n_delivered_ids, g.n_lost_ids};
-  env->SetLongArrayRegion(out, 0, kGroupInfoLongs, v);
-  return NA_OK;
+  return write_record(env, kGroupFields, g, out);
 }
 
 jint JNICALL reportGroupIds(JNIEnv* env, jclass, jlong r, jint index, jintArray delivered, jintArray lost) {
@@ -455,23 +582,10 @@ jint JNICALL reportGroupIds(JNIEnv* env, jclass, jlong r, jint index, jintArray 
 jint JNICALL reportFree(JNIEnv*, jclass, jlong r) { return na_report_free(R(r)); }
 
 jint JNICALL engineStats(JNIEnv* env, jclass, jlong h, jlongArray out) {
-  if (!array_len_at_least(env, out, kStatsLongs)) return NA_ERR_INVALID_ARGUMENT;
   na_stats s;
   int rc = na_engine_stats(E(h), &s);
   if (rc != NA_OK) return rc;
-  const uint64_t v[kStatsLongs] = {
-      s.datagrams_in,        s.datagrams_out,         s.bytes_in,          s.bytes_out,
-      s.dropped_malformed,   s.dropped_unknown_session, s.dropped_auth,    s.dropped_replay_or_old,
-      s.dropped_no_buffer,   s.dropped_unknown_job,   s.dropped_fault_in,  s.dropped_fault_out,
-      s.events_dropped,      s.sessions,              s.jobs,              s.recv_syscalls,
-      s.send_syscalls,       s.udp_datagrams_received, s.udp_datagrams_sent, s.gro_buffers,
-      s.gso_sends,           s.send_errors,           s.send_eagain,       s.recv_errors,
-      s.recv_truncated,      s.peer_evictions,        s.unknown_peer_transmits, s.wakeups,
-      s.loop_iterations,     static_cast<uint64_t>(s.gso_enabled), static_cast<uint64_t>(s.gro_enabled), 0, 0};
-  jlong j[kStatsLongs];
-  for (int i = 0; i < kStatsLongs; ++i) j[i] = static_cast<jlong>(v[i]);
-  env->SetLongArrayRegion(out, 0, kStatsLongs, j);
-  return NA_OK;
+  return write_record(env, kStatsFields, s, out);
 }
 
 // Bytes currently allocated with malloc in this process (glibc mallinfo2: in-use arena bytes + mmapped chunks).
@@ -488,10 +602,11 @@ jlong JNICALL mallocInUse(JNIEnv*, jclass) {
 #define NM(name, sig, fn) {const_cast<char*>(name), const_cast<char*>(sig), reinterpret_cast<void*>(fn)}
 const JNINativeMethod kMethods[] = {
     NM("layoutInfo", "()[I", layoutInfo),
+    NM("recordFields", "(I)[Ljava/lang/String;", recordFields),
     NM("version", "()Ljava/lang/String;", version),
     NM("strerror", "(I)Ljava/lang/String;", strerror_),
-    NM("configDefaults", "([J[D[B)I", configDefaults),
-    NM("engineOpen", "([J[D[BLjava/lang/String;[Ljava/lang/String;)J", engineOpen),
+    NM("configDefaults", "([J)I", configDefaults),
+    NM("engineOpen", "([JLjava/lang/String;[Ljava/lang/String;)J", engineOpen),
     NM("engineClose", "(J)I", engineClose),
     NM("localPort", "(J)I", localPort),
     NM("sessionOpen", "(JJ[BLjava/lang/String;IZ)I", sessionOpen),

@@ -16,28 +16,29 @@ import org.apache.kafka.streams.KafkaClientSupplier;
  * global tables must be exact.
  */
 public final class ApproxClientSupplier implements KafkaClientSupplier {
-  @Override
-  public Producer<byte[], byte[]> getProducer(Map<String, Object> config) {
-    return new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
-  }
+    @Override
+    public Producer<byte[], byte[]> getProducer(Map<String, Object> config) {
+        return new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
+    }
 
-  @Override
-  public Consumer<byte[], byte[]> getConsumer(Map<String, Object> config) {
-    return ApproxConsumers.create(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-  }
+    @Override
+    public Consumer<byte[], byte[]> getConsumer(Map<String, Object> config) {
+        return ApproxConsumers.create(
+                config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
 
-  @Override
-  public Consumer<byte[], byte[]> getRestoreConsumer(Map<String, Object> config) {
-    return plain(config);
-  }
+    @Override
+    public Consumer<byte[], byte[]> getRestoreConsumer(Map<String, Object> config) {
+        return plain(config);
+    }
 
-  @Override
-  public Consumer<byte[], byte[]> getGlobalConsumer(Map<String, Object> config) {
-    return plain(config);
-  }
+    @Override
+    public Consumer<byte[], byte[]> getGlobalConsumer(Map<String, Object> config) {
+        return plain(config);
+    }
 
-  private static Consumer<byte[], byte[]> plain(Map<String, Object> config) {
-    Map<String, Object> kafka = ApproxConsumerConfig.parse(config).kafkaProperties();
-    return new KafkaConsumer<>(kafka, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-  }
+    private static Consumer<byte[], byte[]> plain(Map<String, Object> config) {
+        Map<String, Object> kafka = ApproxConsumerConfig.parse(config).kafkaProperties();
+        return new KafkaConsumer<>(kafka, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
 }

@@ -12,56 +12,57 @@ import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
 
 class ApproxConsumerConfigTest {
-  private static ConfigException rejects(String key, String value) {
-    Properties p = new Properties();
-    p.put(key, value);
-    ConfigException e = assertThrows(ConfigException.class, () -> ApproxConsumerConfig.parse(p));
-    assertTrue(e.getMessage().contains(key), e.getMessage());
-    return e;
-  }
+    private static ConfigException rejects(String key, String value) {
+        Properties p = new Properties();
+        p.put(key, value);
+        ConfigException e =
+                assertThrows(ConfigException.class, () -> ApproxConsumerConfig.parse(p));
+        assertTrue(e.getMessage().contains(key), e.getMessage());
+        return e;
+    }
 
-  @Test
-  void unknownKeysAndBadValuesAreRejectedByName() {
-    rejects("approx.emx", "0.1");
-    rejects("approx.enable", "yes");
-    rejects("approx.emax", "0");
-    rejects("approx.emax", "1.5");
-    rejects("approx.emax", "NaN");
-    rejects("approx.group.zone-17.emax", "-0.1");
-    rejects("approx.confidence", "1");
-    rejects("approx.window.ms", "0");
-    rejects("approx.window.grace.ms", "-1");
-    rejects("approx.stratum", "value");
-    rejects("approx.stratum", "header:");
-    rejects("approx.cv", "0");
-    rejects("approx.seed", "x");
-    rejects("approx.relay.port", "70000");
-    rejects("approx.relay.address.1", "nohost");
-    rejects("approx.relay.fallback", "ignore");
-    rejects("approx.relay.pull.wait.ms", "1");
-  }
+    @Test
+    void unknownKeysAndBadValuesAreRejectedByName() {
+        rejects("approx.emx", "0.1");
+        rejects("approx.enable", "yes");
+        rejects("approx.emax", "0");
+        rejects("approx.emax", "1.5");
+        rejects("approx.emax", "NaN");
+        rejects("approx.group.zone-17.emax", "-0.1");
+        rejects("approx.confidence", "1");
+        rejects("approx.window.ms", "0");
+        rejects("approx.window.grace.ms", "-1");
+        rejects("approx.stratum", "value");
+        rejects("approx.stratum", "header:");
+        rejects("approx.cv", "0");
+        rejects("approx.seed", "x");
+        rejects("approx.relay.port", "70000");
+        rejects("approx.relay.address.1", "nohost");
+        rejects("approx.relay.fallback", "ignore");
+        rejects("approx.relay.pull.wait.ms", "1");
+    }
 
-  @Test
-  void defaultsAndOverrides() {
-    ApproxConsumerConfig c =
-        ApproxConsumerConfig.parse(
-            Map.of(
-                "approx.enable", true,
-                "approx.group.zone-17.emax", "0.01",
-                "approx.stratum", "header:zone",
-                "approx.relay.address.3", "relay3:7400",
-                "bootstrap.servers", "x:9092"));
-    assertTrue(c.enabled());
-    StreamSpec s = c.streamSpec(true);
-    assertEquals(0.05, s.emax());
-    assertEquals(0.01, s.emaxOf("zone-17"));
-    assertEquals(0.95, s.confidence());
-    assertEquals(60_000, s.windowMs());
-    assertEquals("header:zone", s.stratification().toString());
-    assertEquals("relay3:7400", c.relayAddress(3, "broker3"));
-    assertEquals("broker1:7390", c.relayAddress(1, "broker1"));
-    assertFalse(c.kafkaProperties().containsKey("approx.enable"));
-    assertEquals("x:9092", c.kafkaProperties().get("bootstrap.servers"));
-    assertFalse(ApproxConsumerConfig.parse(new Properties()).enabled());
-  }
+    @Test
+    void defaultsAndOverrides() {
+        ApproxConsumerConfig c =
+                ApproxConsumerConfig.parse(
+                        Map.of(
+                                "approx.enable", true,
+                                "approx.group.zone-17.emax", "0.01",
+                                "approx.stratum", "header:zone",
+                                "approx.relay.address.3", "relay3:7400",
+                                "bootstrap.servers", "x:9092"));
+        assertTrue(c.enabled());
+        StreamSpec s = c.streamSpec(true);
+        assertEquals(0.05, s.emax());
+        assertEquals(0.01, s.emaxOf("zone-17"));
+        assertEquals(0.95, s.confidence());
+        assertEquals(60_000, s.windowMs());
+        assertEquals("header:zone", s.stratification().toString());
+        assertEquals("relay3:7400", c.relayAddress(3, "broker3"));
+        assertEquals("broker1:7390", c.relayAddress(1, "broker1"));
+        assertFalse(c.kafkaProperties().containsKey("approx.enable"));
+        assertEquals("x:9092", c.kafkaProperties().get("bootstrap.servers"));
+        assertFalse(ApproxConsumerConfig.parse(new Properties()).enabled());
+    }
 }

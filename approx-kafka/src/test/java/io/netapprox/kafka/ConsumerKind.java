@@ -14,50 +14,52 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
  * whole (then an approximate consumer must return exactly what Kafka's returns).
  */
 enum ConsumerKind {
-  KAFKA,
-  APPROX_OFF,
-  APPROX_ON;
+    KAFKA,
+    APPROX_OFF,
+    APPROX_ON;
 
-  private static final AtomicInteger ports = new AtomicInteger(17000);
-  private static KafkaRelay relay;
+    private static final AtomicInteger ports = new AtomicInteger(17000);
+    private static KafkaRelay relay;
 
-  /** Properties for this kind on top of the plain consumer properties. */
-  Properties props(Properties base) throws Exception {
-    Properties p = new Properties();
-    p.putAll(base);
-    if (this == APPROX_ON) {
-      p.put("approx.enable", "true");
-      p.put("approx.window.ms", "100");
-      p.put("approx.window.grace.ms", "0");
-      p.put("approx.seed", "7");
-      p.put("approx.emax", "0.001"); // cells of a few hundred records are taken whole
-      for (int id : KafkaBroker.shared().brokerIds()) {
-        p.put("approx.relay.address." + id, relay().config().listen());
-      }
-    } else if (this == APPROX_OFF) {
-      p.put("approx.enable", "false");
-      p.put("approx.emax", "0.1");
+    /** Properties for this kind on top of the plain consumer properties. */
+    Properties props(Properties base) throws Exception {
+        Properties p = new Properties();
+        p.putAll(base);
+        if (this == APPROX_ON) {
+            p.put("approx.enable", "true");
+            p.put("approx.window.ms", "100");
+            p.put("approx.window.grace.ms", "0");
+            p.put("approx.seed", "7");
+            p.put("approx.emax", "0.001"); // cells of a few hundred records are taken whole
+            for (int id : KafkaBroker.shared().brokerIds()) {
+                p.put("approx.relay.address." + id, relay().config().listen());
+            }
+        } else if (this == APPROX_OFF) {
+            p.put("approx.enable", "false");
+            p.put("approx.emax", "0.1");
+        }
+        return p;
     }
-    return p;
-  }
 
-  <K, V> Consumer<K, V> create(Properties base) throws Exception {
-    Properties p = props(base);
-    return this == KAFKA ? new KafkaConsumer<>(p) : ApproxConsumers.create(p);
-  }
-
-  static synchronized KafkaRelay relay() throws Exception {
-    if (relay == null) {
-      relay =
-          KafkaRelay.start(
-              RelayConfig.of(
-                  KafkaBroker.shared().bootstrapServers(), -1, "127.0.0.1:" + ports.incrementAndGet()));
+    <K, V> Consumer<K, V> create(Properties base) throws Exception {
+        Properties p = props(base);
+        return this == KAFKA ? new KafkaConsumer<>(p) : ApproxConsumers.create(p);
     }
-    return relay;
-  }
 
-  /** A fresh relay address for tests that start their own relays. */
-  static String freshAddress() {
-    return "127.0.0.1:" + ports.incrementAndGet();
-  }
+    static synchronized KafkaRelay relay() throws Exception {
+        if (relay == null) {
+            relay =
+                    KafkaRelay.start(
+                            RelayConfig.of(
+                                    KafkaBroker.shared().bootstrapServers(),
+                                    -1,
+                                    "127.0.0.1:" + ports.incrementAndGet()));
+        }
+        return relay;
+    }
+
+    /** A fresh relay address for tests that start their own relays. */
+    static String freshAddress() {
+        return "127.0.0.1:" + ports.incrementAndGet();
+    }
 }

@@ -16,9 +16,10 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * The {@code spark.approx.*} configuration of {@link ApproxShuffleManager}, parsed and validated once (on the
- * driver when the SparkContext starts, on executors when the shuffle manager is created). Every bad value fails
- * with an {@link IllegalArgumentException} naming the key, the value and what is accepted.
+ * The {@code spark.approx.*} configuration of {@link ApproxShuffleManager}, parsed and validated
+ * once (on the driver when the SparkContext starts, on executors when the shuffle manager is
+ * created). Every bad value fails with an {@link IllegalArgumentException} naming the key, the
+ * value and what is accepted.
  */
 public final class ApproxConf implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -30,29 +31,89 @@ public final class ApproxConf implements Serializable {
 
     static {
         Map<String, String[]> k = new LinkedHashMap<>();
-        k.put("enabled", new String[] {"true", "false: every shuffle, also approximate queries, goes to sort shuffle (exact answers)"});
-        k.put("bindAddress", new String[] {"(executor host)", "numeric address the ATP engine and control server bind to"});
-        k.put("controlPort", new String[] {"0", "TCP control port per executor; 0 = ephemeral (needed when several executors share a host)"});
+        k.put(
+                "enabled",
+                new String[] {
+                    "true",
+                    "false: every shuffle, also approximate queries, goes to sort shuffle (exact answers)"
+                });
+        k.put(
+                "bindAddress",
+                new String[] {
+                    "(executor host)", "numeric address the ATP engine and control server bind to"
+                });
+        k.put(
+                "controlPort",
+                new String[] {
+                    "0",
+                    "TCP control port per executor; 0 = ephemeral (needed when several executors share a host)"
+                });
         k.put("lineRateBps", new String[] {"10000000000", "R_max of ATP rate control, bits/s"});
-        k.put("mode", new String[] {"FULL", "ATP variant: FULL, BASE, RC, RC_MRDF, FIX_TLR, FIX_PRIO (ablations)"});
-        k.put("dscp", new String[] {"(engine default)", "8 comma-separated DSCP values for priority classes 0..7 (class 0 = exact)"});
-        k.put("confidence", new String[] {"0.95", "default confidence of approximate queries, in (0,1)"});
-        k.put("recordsPerMessage", new String[] {"32", "records framed into one ATP message (the sampling unit)"});
-        k.put("planning", new String[] {"balanced", "balanced: each of M map outputs plans its share for e_max*sqrt(M) (and Cochran's rule for the combined sample), exact when the shares are equal; conservative: each map output meets e_max on its own"});
-        k.put("submit", new String[] {"all", "all: map side submits every message, ATP stops when each group has its target; target: submit only ceil(MSR*N) messages per group"});
-        k.put("fetchTimeoutMs", new String[] {"120000", "a reducer's pull from one map output fails (FetchFailedException) after this long"});
+        k.put(
+                "mode",
+                new String[] {
+                    "FULL", "ATP variant: FULL, BASE, RC, RC_MRDF, FIX_TLR, FIX_PRIO (ablations)"
+                });
+        k.put(
+                "dscp",
+                new String[] {
+                    "(engine default)",
+                    "8 comma-separated DSCP values for priority classes 0..7 (class 0 = exact)"
+                });
+        k.put(
+                "confidence",
+                new String[] {"0.95", "default confidence of approximate queries, in (0,1)"});
+        k.put(
+                "recordsPerMessage",
+                new String[] {"32", "records framed into one ATP message (the sampling unit)"});
+        k.put(
+                "planning",
+                new String[] {
+                    "balanced",
+                    "balanced: each of M map outputs plans its share for e_max*sqrt(M) (and Cochran's rule for the combined sample), exact when the shares are equal; conservative: each map output meets e_max on its own"
+                });
+        k.put(
+                "submit",
+                new String[] {
+                    "all",
+                    "all: map side submits every message, ATP stops when each group has its target; target: submit only ceil(MSR*N) messages per group"
+                });
+        k.put(
+                "fetchTimeoutMs",
+                new String[] {
+                    "120000",
+                    "a reducer's pull from one map output fails (FetchFailedException) after this long"
+                });
         k.put("peerDeathTimeoutMs", new String[] {"5000", "ATP peer-death timeout"});
         k.put("connectTimeoutMs", new String[] {"10000", "control-plane connect timeout"});
-        k.put("authSecret", new String[] {"(none)", "shared secret (>= 16 bytes) for control-plane authentication between executors"});
-        k.put("serveThreads", new String[] {"4", "threads per executor serving map output over ATP"});
-        k.put("faultDropOutgoing", new String[] {"0", "testing/benchmarks: engine fault injection, fraction of outgoing datagrams dropped"});
+        k.put(
+                "authSecret",
+                new String[] {
+                    "(none)",
+                    "shared secret (>= 16 bytes) for control-plane authentication between executors"
+                });
+        k.put(
+                "serveThreads",
+                new String[] {"4", "threads per executor serving map output over ATP"});
+        k.put(
+                "faultDropOutgoing",
+                new String[] {
+                    "0",
+                    "testing/benchmarks: engine fault injection, fraction of outgoing datagrams dropped"
+                });
         k.put("faultSeed", new String[] {"1", "seed of the fault injection"});
         KEYS = Collections.unmodifiableMap(k);
     }
 
-    public enum Submit { ALL, TARGET }
+    public enum Submit {
+        ALL,
+        TARGET
+    }
 
-    public enum Planning { BALANCED, CONSERVATIVE }
+    public enum Planning {
+        BALANCED,
+        CONSERVATIVE
+    }
 
     private final boolean enabled;
     private final String bindAddress;
@@ -85,13 +146,20 @@ public final class ApproxConf implements Serializable {
             }
         }
         if (!unknown.isEmpty()) {
-            throw new IllegalArgumentException("unknown NetApprox configuration key(s) " + unknown + "; known keys: "
-                    + PREFIX + "{" + String.join(", ", KEYS.keySet()) + "}");
+            throw new IllegalArgumentException(
+                    "unknown NetApprox configuration key(s) "
+                            + unknown
+                            + "; known keys: "
+                            + PREFIX
+                            + "{"
+                            + String.join(", ", KEYS.keySet())
+                            + "}");
         }
         enabled = bool(c, "enabled", true);
         bindAddress = c.get("bindAddress");
         if (bindAddress != null) {
-            if (bindAddress.isEmpty() || !(bindAddress.matches("[0-9.]+") || bindAddress.contains(":"))) {
+            if (bindAddress.isEmpty()
+                    || !(bindAddress.matches("[0-9.]+") || bindAddress.contains(":"))) {
                 throw bad("bindAddress", bindAddress, "a numeric IPv4 or IPv6 address");
             }
         }
@@ -144,9 +212,13 @@ public final class ApproxConf implements Serializable {
         peerDeathTimeoutMs = range(c, "peerDeathTimeoutMs", 5_000, 50, 3600_000);
         connectTimeoutMs = range(c, "connectTimeoutMs", 10_000, 50, 3600_000);
         authSecret = c.get("authSecret");
-        if (authSecret != null && authSecret.getBytes(java.nio.charset.StandardCharsets.UTF_8).length
-                < ControlConfig.MIN_SECRET_BYTES) {
-            throw bad("authSecret", "(hidden)", "at least " + ControlConfig.MIN_SECRET_BYTES + " bytes");
+        if (authSecret != null
+                && authSecret.getBytes(java.nio.charset.StandardCharsets.UTF_8).length
+                        < ControlConfig.MIN_SECRET_BYTES) {
+            throw bad(
+                    "authSecret",
+                    "(hidden)",
+                    "at least " + ControlConfig.MIN_SECRET_BYTES + " bytes");
         }
         serveThreads = (int) range(c, "serveThreads", 4, 1, 256);
         faultDropOutgoing = dbl(c, "faultDropOutgoing", 0.0);
@@ -156,7 +228,9 @@ public final class ApproxConf implements Serializable {
         faultSeed = range(c, "faultSeed", 1, Long.MIN_VALUE, Long.MAX_VALUE);
     }
 
-    /** Parses and validates {@code spark.approx.*} entries of {@code conf} (other keys are ignored). */
+    /**
+     * Parses and validates {@code spark.approx.*} entries of {@code conf} (other keys are ignored).
+     */
     public static ApproxConf parse(Map<String, String> conf) {
         return new ApproxConf(conf);
     }
@@ -170,8 +244,14 @@ public final class ApproxConf implements Serializable {
     }
 
     private static IllegalArgumentException bad(String key, String value, String expected) {
-        return new IllegalArgumentException("invalid NetApprox configuration " + PREFIX + key + "=" + value
-                + ": expected " + expected);
+        return new IllegalArgumentException(
+                "invalid NetApprox configuration "
+                        + PREFIX
+                        + key
+                        + "="
+                        + value
+                        + ": expected "
+                        + expected);
     }
 
     private static boolean bool(Map<String, String> c, String k, boolean def) {
@@ -217,15 +297,23 @@ public final class ApproxConf implements Serializable {
         }
     }
 
-    /** The transport configuration of one executor's engine, bound to {@code host} unless bindAddress is set. */
+    /**
+     * The transport configuration of one executor's engine, bound to {@code host} unless
+     * bindAddress is set.
+     */
     public ApproxTransportConfig transportConfig(String host) {
         String bind = bindAddress;
         if (bind == null) {
             try {
                 bind = InetAddress.getByName(host).getHostAddress();
             } catch (UnknownHostException e) {
-                throw new IllegalStateException("NetApprox: cannot resolve the executor host " + host
-                        + " (set " + PREFIX + "bindAddress)", e);
+                throw new IllegalStateException(
+                        "NetApprox: cannot resolve the executor host "
+                                + host
+                                + " (set "
+                                + PREFIX
+                                + "bindAddress)",
+                        e);
             }
         }
         InetAddress bindAddr;
@@ -234,23 +322,25 @@ public final class ApproxConf implements Serializable {
         } catch (UnknownHostException e) {
             throw new IllegalStateException("NetApprox: bad bind address " + bind, e);
         }
-        AtpConfig.Builder atp = ApproxTransportConfig.defaultAtp()
-                .bindAddress(bind)
-                .bindPort(0)
-                .lineRateBps(lineRateBps)
-                .mode(mode)
-                .peerDeathTimeout(Duration.ofMillis(peerDeathTimeoutMs));
+        AtpConfig.Builder atp =
+                ApproxTransportConfig.defaultAtp()
+                        .bindAddress(bind)
+                        .bindPort(0)
+                        .lineRateBps(lineRateBps)
+                        .mode(mode)
+                        .peerDeathTimeout(Duration.ofMillis(peerDeathTimeoutMs));
         if (dscp != null) {
             atp.dscpByClass(dscp);
         }
         if (faultDropOutgoing > 0) {
             atp.faultInjection(faultDropOutgoing, 0.0, faultSeed);
         }
-        ControlConfig.Builder ctl = ControlConfig.builder()
-                .bindAddress(bindAddr)
-                .port(controlPort)
-                .connectTimeout(Duration.ofMillis(connectTimeoutMs))
-                .requestTimeout(Duration.ofMillis(Math.max(10_000, fetchTimeoutMs)));
+        ControlConfig.Builder ctl =
+                ControlConfig.builder()
+                        .bindAddress(bindAddr)
+                        .port(controlPort)
+                        .connectTimeout(Duration.ofMillis(connectTimeoutMs))
+                        .requestTimeout(Duration.ofMillis(Math.max(10_000, fetchTimeoutMs)));
         if (authSecret != null) {
             ctl.authSecret(authSecret);
         }
@@ -262,11 +352,31 @@ public final class ApproxConf implements Serializable {
                 .build();
     }
 
-    public boolean enabled() { return enabled; }
-    public double confidence() { return confidence; }
-    public int recordsPerMessage() { return recordsPerMessage; }
-    public Submit submit() { return submit; }
-    public Planning planning() { return planning; }
-    public long fetchTimeoutMs() { return fetchTimeoutMs; }
-    public double faultDropOutgoing() { return faultDropOutgoing; }
+    public boolean enabled() {
+        return enabled;
+    }
+
+    public double confidence() {
+        return confidence;
+    }
+
+    public int recordsPerMessage() {
+        return recordsPerMessage;
+    }
+
+    public Submit submit() {
+        return submit;
+    }
+
+    public Planning planning() {
+        return planning;
+    }
+
+    public long fetchTimeoutMs() {
+        return fetchTimeoutMs;
+    }
+
+    public double faultDropOutgoing() {
+        return faultDropOutgoing;
+    }
 }

@@ -32,30 +32,33 @@ import scala.reflect.ClassTag$;
  *     .run();
  * }</pre>
  *
- * The result has one row per group and aggregate (top-k: one row per rank) with the columns of {@link #SCHEMA}:
- * {@code group, aggregate, key, rank, estimate, low, high, confidence, e_max, sample_rows, population_rows,
- * approximate}. Under {@link ApproxShuffleManager} the records travel in an approximate shuffle (ATP, per-group
- * MSR from e_max); under any other shuffle manager, with {@code spark.approx.enabled=false}, or with
- * {@link #exact()}, the same plan runs over sort shuffle and every answer is exact (zero-width interval).
+ * The result has one row per group and aggregate (top-k: one row per rank) with the columns of
+ * {@link #SCHEMA}: {@code group, aggregate, key, rank, estimate, low, high, confidence, e_max,
+ * sample_rows, population_rows, approximate}. Under {@link ApproxShuffleManager} the records travel
+ * in an approximate shuffle (ATP, per-group MSR from e_max); under any other shuffle manager, with
+ * {@code spark.approx.enabled=false}, or with {@link #exact()}, the same plan runs over sort
+ * shuffle and every answer is exact (zero-width interval).
  *
- * <p>Rows with a null group or aggregated value are skipped. Group keys are {@code col=value[,col=value...]}.
+ * <p>Rows with a null group or aggregated value are skipped. Group keys are {@code
+ * col=value[,col=value...]}.
  */
 public final class ApproxQuery implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    public static final StructType SCHEMA = new StructType()
-            .add("group", DataTypes.StringType, false)
-            .add("aggregate", DataTypes.StringType, false)
-            .add("key", DataTypes.StringType, true)
-            .add("rank", DataTypes.IntegerType, true)
-            .add("estimate", DataTypes.DoubleType, false)
-            .add("low", DataTypes.DoubleType, false)
-            .add("high", DataTypes.DoubleType, false)
-            .add("confidence", DataTypes.DoubleType, false)
-            .add("e_max", DataTypes.DoubleType, false)
-            .add("sample_rows", DataTypes.LongType, false)
-            .add("population_rows", DataTypes.LongType, false)
-            .add("approximate", DataTypes.BooleanType, false);
+    public static final StructType SCHEMA =
+            new StructType()
+                    .add("group", DataTypes.StringType, false)
+                    .add("aggregate", DataTypes.StringType, false)
+                    .add("key", DataTypes.StringType, true)
+                    .add("rank", DataTypes.IntegerType, true)
+                    .add("estimate", DataTypes.DoubleType, false)
+                    .add("low", DataTypes.DoubleType, false)
+                    .add("high", DataTypes.DoubleType, false)
+                    .add("confidence", DataTypes.DoubleType, false)
+                    .add("e_max", DataTypes.DoubleType, false)
+                    .add("sample_rows", DataTypes.LongType, false)
+                    .add("population_rows", DataTypes.LongType, false)
+                    .add("approximate", DataTypes.BooleanType, false);
 
     private final transient Dataset<Row> input;
     private final List<String> groupColumns = new ArrayList<>();
@@ -107,7 +110,10 @@ public final class ApproxQuery implements Serializable {
         return quantile(column, 0.5);
     }
 
-    /** The k most frequent values of {@code column} per group, with estimated counts. One top-k column per query. */
+    /**
+     * The k most frequent values of {@code column} per group, with estimated counts. One top-k
+     * column per query.
+     */
     public ApproxQuery topK(String column, int k) {
         if (k < 1) {
             throw new IllegalArgumentException("k must be >= 1, got " + k);
@@ -162,7 +168,8 @@ public final class ApproxQuery implements Serializable {
 
     private static void checkBound(double e) {
         if (!(e > 0 && e < 1)) {
-            throw new IllegalArgumentException("e_max must be a relative bound in (0, 1), got " + e);
+            throw new IllegalArgumentException(
+                    "e_max must be a relative bound in (0, 1), got " + e);
         }
     }
 
@@ -180,7 +187,9 @@ public final class ApproxQuery implements Serializable {
         for (String[] a : aggregates) {
             ApproxSpec.Kind kind = ApproxSpec.Kind.valueOf(a[0]);
             int vi = -1;
-            if (kind == ApproxSpec.Kind.AVG || kind == ApproxSpec.Kind.SUM || kind == ApproxSpec.Kind.QUANTILE) {
+            if (kind == ApproxSpec.Kind.AVG
+                    || kind == ApproxSpec.Kind.SUM
+                    || kind == ApproxSpec.Kind.QUANTILE) {
                 vi = valueCols.indexOf(a[1]);
                 if (vi < 0) {
                     valueCols.add(a[1]);
@@ -188,14 +197,23 @@ public final class ApproxQuery implements Serializable {
                 }
             } else if (kind == ApproxSpec.Kind.TOPK) {
                 if (topCol != null && !topCol.equals(a[1])) {
-                    throw new IllegalArgumentException("one top-k column per query, got " + topCol + " and " + a[1]);
+                    throw new IllegalArgumentException(
+                            "one top-k column per query, got " + topCol + " and " + a[1]);
                 }
                 topCol = a[1];
             }
-            aggs.add(new ApproxSpec.Aggregate(kind, a[1], vi, Double.parseDouble(a[2]), Integer.parseInt(a[3])));
+            aggs.add(
+                    new ApproxSpec.Aggregate(
+                            kind, a[1], vi, Double.parseDouble(a[2]), Integer.parseInt(a[3])));
         }
-        return new ApproxSpec(groupColumns, aggs, valueCols.size(), errorBound, errorBounds,
-                confidence != null ? confidence : defaultConfidence, seed);
+        return new ApproxSpec(
+                groupColumns,
+                aggs,
+                valueCols.size(),
+                errorBound,
+                errorBounds,
+                confidence != null ? confidence : defaultConfidence,
+                seed);
     }
 
     private List<String> valueColumns(ApproxSpec spec) {
@@ -213,15 +231,20 @@ public final class ApproxQuery implements Serializable {
         SparkSession spark = input.sparkSession();
         ApproxSpec spec = spec(defaultConfidence(spark));
         JavaRDD<Object> reduced = shuffle(spec);
-        JavaRDD<Row> results = reduced.mapPartitions(it -> GroupAggregator.aggregate(spec, it).iterator());
+        JavaRDD<Row> results =
+                reduced.mapPartitions(it -> GroupAggregator.aggregate(spec, it).iterator());
         return spark.createDataFrame(results, SCHEMA);
     }
 
     private static double defaultConfidence(SparkSession spark) {
-        return Double.parseDouble(spark.sparkContext().getConf().get(ApproxConf.PREFIX + "confidence", "0.95"));
+        return Double.parseDouble(
+                spark.sparkContext().getConf().get(ApproxConf.PREFIX + "confidence", "0.95"));
     }
 
-    /** Testing: what the reducers received, {@code (group, StratumSample)} (approximate) or {@code (group, ApproxRow)}. */
+    /**
+     * Testing: what the reducers received, {@code (group, StratumSample)} (approximate) or {@code
+     * (group, ApproxRow)}.
+     */
     JavaRDD<Object> received() {
         return shuffle(spec(defaultConfidence(input.sparkSession())));
     }
@@ -229,8 +252,12 @@ public final class ApproxQuery implements Serializable {
     private JavaRDD<Object> shuffle(ApproxSpec spec) {
         SparkSession spark = input.sparkSession();
         List<String> valueCols = valueColumns(spec);
-        String topCol = spec.aggregates().stream().filter(a -> a.kind() == ApproxSpec.Kind.TOPK)
-                .map(ApproxSpec.Aggregate::column).findFirst().orElse(null);
+        String topCol =
+                spec.aggregates().stream()
+                        .filter(a -> a.kind() == ApproxSpec.Kind.TOPK)
+                        .map(ApproxSpec.Aggregate::column)
+                        .findFirst()
+                        .orElse(null);
         List<Column> sel = new ArrayList<>();
         for (String g : groupColumns) {
             sel.add(functions.col(g).cast(DataTypes.StringType));
@@ -245,41 +272,49 @@ public final class ApproxQuery implements Serializable {
         String[] gcols = groupColumns.toArray(new String[0]);
         int nv = valueCols.size();
         boolean withKey = topCol != null;
-        JavaRDD<Tuple2<String, ApproxRow>> pairs = projected.javaRDD().flatMap(r -> {
-            StringBuilder key = new StringBuilder();
-            for (int i = 0; i < gcols.length; i++) {
-                if (r.isNullAt(i)) {
-                    return java.util.Collections.emptyIterator();
-                }
-                if (i > 0) {
-                    key.append(',');
-                }
-                key.append(gcols[i]).append('=').append(r.getString(i));
-            }
-            double[] v = new double[nv];
-            for (int i = 0; i < nv; i++) {
-                if (r.isNullAt(gcols.length + i)) {
-                    return java.util.Collections.emptyIterator();
-                }
-                v[i] = r.getDouble(gcols.length + i);
-            }
-            String k = null;
-            if (withKey) {
-                if (r.isNullAt(gcols.length + nv)) {
-                    return java.util.Collections.emptyIterator();
-                }
-                k = r.getString(gcols.length + nv);
-            }
-            return java.util.List.of(new Tuple2<>(key.toString(), new ApproxRow(v, k))).iterator();
-        });
+        JavaRDD<Tuple2<String, ApproxRow>> pairs =
+                projected
+                        .javaRDD()
+                        .flatMap(
+                                r -> {
+                                    StringBuilder key = new StringBuilder();
+                                    for (int i = 0; i < gcols.length; i++) {
+                                        if (r.isNullAt(i)) {
+                                            return java.util.Collections.emptyIterator();
+                                        }
+                                        if (i > 0) {
+                                            key.append(',');
+                                        }
+                                        key.append(gcols[i]).append('=').append(r.getString(i));
+                                    }
+                                    double[] v = new double[nv];
+                                    for (int i = 0; i < nv; i++) {
+                                        if (r.isNullAt(gcols.length + i)) {
+                                            return java.util.Collections.emptyIterator();
+                                        }
+                                        v[i] = r.getDouble(gcols.length + i);
+                                    }
+                                    String k = null;
+                                    if (withKey) {
+                                        if (r.isNullAt(gcols.length + nv)) {
+                                            return java.util.Collections.emptyIterator();
+                                        }
+                                        k = r.getString(gcols.length + nv);
+                                    }
+                                    return java.util.List.of(
+                                                    new Tuple2<>(
+                                                            key.toString(), new ApproxRow(v, k)))
+                                            .iterator();
+                                });
         int np = partitions > 0 ? partitions : spark.sparkContext().defaultParallelism();
-        org.apache.spark.Partitioner partitioner = exact ? new org.apache.spark.HashPartitioner(np)
-                : new ApproxPartitioner(np, spec);
+        org.apache.spark.Partitioner partitioner =
+                exact ? new org.apache.spark.HashPartitioner(np) : new ApproxPartitioner(np, spec);
         ClassTag<String> kt = ClassTag$.MODULE$.apply(String.class);
         ClassTag<ApproxRow> vt = ClassTag$.MODULE$.apply(ApproxRow.class);
         @SuppressWarnings({"unchecked", "rawtypes"})
         RDD<scala.Product2<String, ApproxRow>> prev = (RDD) pairs.rdd();
-        ShuffledRDD<String, ApproxRow, ApproxRow> shuffled = new ShuffledRDD<>(prev, partitioner, kt, vt, vt);
+        ShuffledRDD<String, ApproxRow, ApproxRow> shuffled =
+                new ShuffledRDD<>(prev, partitioner, kt, vt, vt);
         @SuppressWarnings({"unchecked", "rawtypes"})
         JavaRDD<Object> reduced = new JavaRDD(shuffled, ClassTag$.MODULE$.apply(Object.class));
         return reduced;

@@ -7,8 +7,9 @@ import java.io.Serializable;
 import java.util.Arrays;
 
 /**
- * One record of an approximate query's shuffle: the numeric values the aggregates read and, for top-k, the key
- * column's value. Serializable for the exact (sort shuffle) path; the approximate path frames it itself.
+ * One record of an approximate query's shuffle: the numeric values the aggregates read and, for
+ * top-k, the key column's value. Serializable for the exact (sort shuffle) path; the approximate
+ * path frames it itself.
  */
 public final class ApproxRow implements Serializable {
     private static final long serialVersionUID = 1L;

@@ -9,8 +9,12 @@ public final class ApproxShuffleHandle<K, V, C> extends BaseShuffleHandle<K, V, 
     private final ApproxSpec spec;
     private final int numMaps;
 
-    /** Created on the driver: the dependency's RDD (transient on executors) gives the number of map outputs. */
-    public ApproxShuffleHandle(int shuffleId, ShuffleDependency<K, V, C> dependency, ApproxSpec spec) {
+    /**
+     * Created on the driver: the dependency's RDD (transient on executors) gives the number of map
+     * outputs.
+     */
+    public ApproxShuffleHandle(
+            int shuffleId, ShuffleDependency<K, V, C> dependency, ApproxSpec spec) {
         super(shuffleId, dependency);
         this.spec = spec;
         this.numMaps = dependency.rdd().getNumPartitions();

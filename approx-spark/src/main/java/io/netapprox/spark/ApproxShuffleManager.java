@@ -19,17 +19,20 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code spark.shuffle.manager=io.netapprox.spark.ApproxShuffleManager}.
  *
- * <p>Every shuffle whose dependency does not use an {@link ApproxPartitioner} (i.e. everything that is not an
- * {@link ApproxQuery}) is registered with, written, read and removed by {@link SortShuffleManager}, which this
- * class extends, and its handles are returned unwrapped: same code path, same files, same results as without the
- * plugin. Extending (rather than embedding) matters: Spark SQL checks {@code shuffleManager
- * .isInstanceOf[SortShuffleManager]} (e.g. {@code ShuffleExchangeExec.needToCopyObjectsBeforeShuffle}) and would
- * otherwise copy every row before a shuffle.
- * Approximate shuffles get an {@link ApproxShuffleHandle}; their map output is framed into group-tagged messages
- * (see {@link ApproxShuffleWriter}) and pulled over ATP ({@link ApproxShuffleReader}).
+ * <p>Every shuffle whose dependency does not use an {@link ApproxPartitioner} (i.e. everything that
+ * is not an {@link ApproxQuery}) is registered with, written, read and removed by {@link
+ * SortShuffleManager}, which this class extends, and its handles are returned unwrapped: same code
+ * path, same files, same results as without the plugin. Extending (rather than embedding) matters:
+ * Spark SQL checks {@code shuffleManager .isInstanceOf[SortShuffleManager]} (e.g. {@code
+ * ShuffleExchangeExec.needToCopyObjectsBeforeShuffle}) and would otherwise copy every row before a
+ * shuffle. Approximate shuffles get an {@link ApproxShuffleHandle}; their map output is framed into
+ * group-tagged messages (see {@link ApproxShuffleWriter}) and pulled over ATP ({@link
+ * ApproxShuffleReader}).
  *
- * <p>The constructor only parses and validates {@code spark.approx.*} (a bad value fails SparkContext startup
- * with a message naming the key); the ATP engine starts lazily in the first approximate task of an executor.
+ * <p>The constructor only parses and validates {@code spark.approx.*} (a bad value fails
+ * SparkContext startup with a message naming the key); the executor's transport ({@link
+ * ExecutorTransport}: ATP engine and control plane) starts lazily in the first approximate task of
+ * an executor.
  */
 public class ApproxShuffleManager extends SortShuffleManager {
     private static final Logger LOG = LoggerFactory.getLogger(ApproxShuffleManager.class);
@@ -53,14 +56,20 @@ public class ApproxShuffleManager extends SortShuffleManager {
     }
 
     @Override
-    public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
+    public <K, V, C> ShuffleHandle registerShuffle(
+            int shuffleId, ShuffleDependency<K, V, C> dependency) {
         if (dependency.partitioner() instanceof ApproxPartitioner ap) {
             if (!conf.enabled()) {
-                LOG.info("shuffle {}: approximate query, but {}enabled=false: sort shuffle (exact)", shuffleId,
+                LOG.info(
+                        "shuffle {}: approximate query, but {}enabled=false: sort shuffle (exact)",
+                        shuffleId,
                         ApproxConf.PREFIX);
-            } else if (dependency.aggregator().isDefined() || dependency.keyOrdering().isDefined()) {
-                LOG.warn("shuffle {}: an ApproxPartitioner with an aggregator or key ordering is not supported: "
-                        + "sort shuffle (exact)", shuffleId);
+            } else if (dependency.aggregator().isDefined()
+                    || dependency.keyOrdering().isDefined()) {
+                LOG.warn(
+                        "shuffle {}: an ApproxPartitioner with an aggregator or key ordering is not supported: "
+                                + "sort shuffle (exact)",
+                        shuffleId);
             } else {
                 LOG.info("shuffle {}: approximate ({})", shuffleId, ap.spec());
                 return new ApproxShuffleHandle<>(shuffleId, dependency, ap.spec());
@@ -69,32 +78,57 @@ public class ApproxShuffleManager extends SortShuffleManager {
         return super.registerShuffle(shuffleId, dependency);
     }
 
-    private ApproxEngine engine() {
-        return ApproxEngine.get(conf, (IndexShuffleBlockResolver) super.shuffleBlockResolver());
+    private ExecutorTransport transport() {
+        return ExecutorTransport.get(
+                conf, (IndexShuffleBlockResolver) super.shuffleBlockResolver());
     }
 
     @Override
     @SuppressWarnings("unchecked")
-    public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
-                                                ShuffleWriteMetricsReporter metrics) {
+    public <K, V> ShuffleWriter<K, V> getWriter(
+            ShuffleHandle handle,
+            long mapId,
+            TaskContext context,
+            ShuffleWriteMetricsReporter metrics) {
         if (handle instanceof ApproxShuffleHandle<?, ?, ?> h) {
-            approxMapOutputs.computeIfAbsent(h.shuffleId(), k -> ConcurrentHashMap.newKeySet()).add(mapId);
-            return new ApproxShuffleWriter<>((ApproxShuffleHandle<K, V, ?>) h, mapId, context, metrics,
-                    (IndexShuffleBlockResolver) super.shuffleBlockResolver(), conf, engine());
+            approxMapOutputs
+                    .computeIfAbsent(h.shuffleId(), k -> ConcurrentHashMap.newKeySet())
+                    .add(mapId);
+            return new ApproxShuffleWriter<>(
+                    (ApproxShuffleHandle<K, V, ?>) h,
+                    mapId,
+                    context,
+                    metrics,
+                    (IndexShuffleBlockResolver) super.shuffleBlockResolver(),
+                    conf,
+                    transport());
         }
         return super.getWriter(handle, mapId, context, metrics);
     }
 
     @Override
     @SuppressWarnings("unchecked")
-    public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startMapIndex, int endMapIndex,
-                                                int startPartition, int endPartition, TaskContext context,
-                                                ShuffleReadMetricsReporter metrics) {
+    public <K, C> ShuffleReader<K, C> getReader(
+            ShuffleHandle handle,
+            int startMapIndex,
+            int endMapIndex,
+            int startPartition,
+            int endPartition,
+            TaskContext context,
+            ShuffleReadMetricsReporter metrics) {
         if (handle instanceof ApproxShuffleHandle<?, ?, ?> h) {
-            return new ApproxShuffleReader<>((ApproxShuffleHandle<K, ?, C>) h, startMapIndex, endMapIndex,
-                    startPartition, endPartition, context, metrics, engine());
+            return new ApproxShuffleReader<>(
+                    (ApproxShuffleHandle<K, ?, C>) h,
+                    startMapIndex,
+                    endMapIndex,
+                    startPartition,
+                    endPartition,
+                    context,
+                    metrics,
+                    transport());
         }
-        return super.getReader(handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
+        return super.getReader(
+                handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
     }
 
     @Override
@@ -112,7 +146,7 @@ public class ApproxShuffleManager extends SortShuffleManager {
     @Override
     public void stop() {
         try {
-            ApproxEngine.shutdown();
+            ExecutorTransport.shutdown();
         } finally {
             super.stop();
         }

@@ -11,7 +11,6 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,14 +32,16 @@ import scala.Option;
 import scala.Product2;
 
 /**
- * Map side of an approximate shuffle. Buckets the task's records by reduce partition and group, randomly permutes
- * each group (so that any subset of messages is a simple random sample of records), frames the records into
- * messages of {@code recordsPerMessage}, computes per-group statistics of the per-message totals and derives the
- * group's MSR from its e_max ({@link MsrPlanner}, with Cochran's skewness rule). The output is one data file
- * committed through Spark's {@link IndexShuffleBlockResolver}; the {@link MapStatus} reports its true partition
- * lengths and a {@link BlockManagerId} whose topology info carries this executor's NetApprox control address.
+ * Map side of an approximate shuffle. Buckets the task's records by reduce partition and group,
+ * randomly permutes each group (so that any subset of messages is a simple random sample of
+ * records), frames the records into messages of {@code recordsPerMessage}, computes per-group
+ * statistics of the per-message totals and derives the group's MSR from its e_max ({@link
+ * MsrPlanner}, with Cochran's skewness rule). The output is one data file committed through Spark's
+ * {@link IndexShuffleBlockResolver}; the {@link MapStatus} reports its true partition lengths and a
+ * {@link BlockManagerId} whose topology info carries this executor's NetApprox control address.
  *
- * <p>Memory: the task's records are held until the end of {@link #write} (no spill); see docs/spark.md.
+ * <p>Memory: the task's records are held until the end of {@link #write} (no spill); see
+ * docs/spark.md.
  */
 final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     private final ApproxShuffleHandle<K, V, ?> handle;
@@ -49,20 +50,25 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     private final ShuffleWriteMetricsReporter metrics;
     private final IndexShuffleBlockResolver resolver;
     private final ApproxConf conf;
-    private final ApproxEngine engine;
+    private final ExecutorTransport transport;
     private long[] lengths;
     private boolean stopping;
 
-    ApproxShuffleWriter(ApproxShuffleHandle<K, V, ?> handle, long mapId, TaskContext context,
-                        ShuffleWriteMetricsReporter metrics, IndexShuffleBlockResolver resolver, ApproxConf conf,
-                        ApproxEngine engine) {
+    ApproxShuffleWriter(
+            ApproxShuffleHandle<K, V, ?> handle,
+            long mapId,
+            TaskContext context,
+            ShuffleWriteMetricsReporter metrics,
+            IndexShuffleBlockResolver resolver,
+            ApproxConf conf,
+            ExecutorTransport transport) {
         this.handle = handle;
         this.mapId = mapId;
         this.context = context;
         this.metrics = metrics;
         this.resolver = resolver;
         this.conf = conf;
-        this.engine = engine;
+        this.transport = transport;
     }
 
     @Override
@@ -79,25 +85,34 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
             Product2<K, V> r = records.next();
             String key = (String) r._1();
             ApproxRow row = (ApproxRow) r._2();
-            buckets.get(partitioner.getPartition(key)).computeIfAbsent(key, k -> new ArrayList<>()).add(row);
+            buckets.get(partitioner.getPartition(key))
+                    .computeIfAbsent(key, k -> new ArrayList<>())
+                    .add(row);
             n++;
         }
         long t0 = System.nanoTime();
         int mapIndex = context.partitionId();
-        SplittableRandom rnd = new SplittableRandom(spec.seed() * 0x9E3779B97F4A7C15L
-                + ((long) handle.shuffleId() << 32) + mapIndex);
+        SplittableRandom rnd =
+                new SplittableRandom(
+                        spec.seed() * 0x9E3779B97F4A7C15L
+                                + ((long) handle.shuffleId() << 32)
+                                + mapIndex);
         File output = resolver.getDataFile(handle.shuffleId(), mapId);
         File tmp = resolver.createTempFile(output);
         lengths = new long[numPartitions];
         long[] checksums = new long[numPartitions];
-        String algo = SparkEnv.get() == null ? "ADLER32"
-                : SparkEnv.get().conf().get("spark.shuffle.checksum.algorithm", "ADLER32");
+        String algo =
+                SparkEnv.get() == null
+                        ? "ADLER32"
+                        : SparkEnv.get().conf().get("spark.shuffle.checksum.algorithm", "ADLER32");
         boolean withKey = spec.hasTopK();
         int rpm = conf.recordsPerMessage();
-        int maps = conf.planning() == ApproxConf.Planning.BALANCED
-                ? Math.max(1, handle.numMaps()) : 1;
+        int maps =
+                conf.planning() == ApproxConf.Planning.BALANCED ? Math.max(1, handle.numMaps()) : 1;
         long bytes = 0;
-        try (DataOutputStream file = new DataOutputStream(new BufferedOutputStream(new FileOutputStream(tmp), 1 << 16))) {
+        try (DataOutputStream file =
+                new DataOutputStream(
+                        new BufferedOutputStream(new FileOutputStream(tmp), 1 << 16))) {
             for (int p = 0; p < numPartitions; p++) {
                 Map<String, List<ApproxRow>> groups = buckets.get(p);
                 if (groups.isEmpty()) {
@@ -112,8 +127,13 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                     shuffle(rows, rnd);
                     int messages = (rows.size() + rpm - 1) / rpm;
                     double msr = plan(spec, e.getKey(), rows, rpm, messages, maps);
-                    table.add(new MapOutputFormat.Group(e.getKey(), messages, rows.size(), msr,
-                            spec.errorBound(e.getKey())));
+                    table.add(
+                            new MapOutputFormat.Group(
+                                    e.getKey(),
+                                    messages,
+                                    rows.size(),
+                                    msr,
+                                    spec.errorBound(e.getKey())));
                     ByteArrayOutputStream msg = new ByteArrayOutputStream();
                     DataOutputStream msgOut = new DataOutputStream(msg);
                     for (int m = 0; m < messages; m++) {
@@ -137,11 +157,12 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                 byte[] b = seg.toByteArray();
                 file.write(b);
                 lengths[p] = b.length;
-                Checksum c = switch (algo.toUpperCase(java.util.Locale.ROOT)) {
-                    case "CRC32" -> new CRC32();
-                    case "CRC32C" -> new CRC32C();
-                    default -> new Adler32();
-                };
+                Checksum c =
+                        switch (algo.toUpperCase(java.util.Locale.ROOT)) {
+                            case "CRC32" -> new CRC32();
+                            case "CRC32C" -> new CRC32C();
+                            default -> new Adler32();
+                        };
                 c.update(b, 0, b.length);
                 checksums[p] = c.getValue();
                 bytes += b.length;
@@ -158,18 +179,21 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     }
 
     /**
-     * MSR of one group's share in this map output from the statistics of its messages: the largest plan over the
-     * requested aggregates. With {@code maps} = M > 1 (balanced planning) the share is planned for
-     * {@code e_max * sqrt(M)} and Cochran's skewness rule for the M-fold combined sample (skewness / sqrt(M)):
-     * if the M shares of the group are equal, the variances add up to exactly the group's budget
-     * {@code (e_max T / c)^2}; M = 1 plans every share for e_max on its own (conservative by up to sqrt(M)).
+     * MSR of one group's share in this map output from the statistics of its messages: the largest
+     * plan over the requested aggregates. With {@code maps} = M > 1 (balanced planning) the share
+     * is planned for {@code e_max * sqrt(M)} and Cochran's skewness rule for the M-fold combined
+     * sample (skewness / sqrt(M)): if the M shares of the group are equal, the variances add up to
+     * exactly the group's budget {@code (e_max T / c)^2}; M = 1 plans every share for e_max on its
+     * own (conservative by up to sqrt(M)).
      */
-    static double plan(ApproxSpec spec, String group, List<ApproxRow> rows, int rpm, int messages, int maps) {
+    static double plan(
+            ApproxSpec spec, String group, List<ApproxRow> rows, int rpm, int messages, int maps) {
         if (messages <= 1) {
             return 1.0;
         }
         double scale = Math.sqrt(maps);
-        MsrPlanner planner = MsrPlanner.of(Math.min(0.99, spec.errorBound(group) * scale), spec.confidence());
+        MsrPlanner planner =
+                MsrPlanner.of(Math.min(0.99, spec.errorBound(group) * scale), spec.confidence());
         double msr = planner.plan(messages, 1.0, 0.0).msr(); // the minimum sample (2 messages)
         for (ApproxSpec.Aggregate a : spec.aggregates()) {
             int v = a.valueIndex();
@@ -178,16 +202,26 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                     StratumAccumulator acc = new StratumAccumulator();
                     for (int m = 0; m < messages; m++) {
                         double y = 0;
-                        for (int i = start(m, rows.size(), messages); i < start(m + 1, rows.size(), messages); i++) {
+                        for (int i = start(m, rows.size(), messages);
+                                i < start(m + 1, rows.size(), messages);
+                                i++) {
                             y += rows.get(i).values[v];
                         }
                         acc.add(y);
                     }
-                    msr = Math.max(msr, planOf(planner, messages, acc.meanTotal(),
-                            Math.sqrt(acc.varianceTotal()), acc.skewnessTotal() / scale));
+                    msr =
+                            Math.max(
+                                    msr,
+                                    planOf(
+                                            planner,
+                                            messages,
+                                            acc.meanTotal(),
+                                            Math.sqrt(acc.varianceTotal()),
+                                            acc.skewnessTotal() / scale));
                 }
                 case AVG, QUANTILE -> {
-                    // ratio estimator of the per-record mean: residuals d_i = y_i - R m_i (docs/sampling.md)
+                    // ratio estimator of the per-record mean: residuals d_i = y_i - R m_i
+                    // (docs/sampling.md)
                     double total = 0;
                     for (ApproxRow r : rows) {
                         total += r.values[v];
@@ -197,24 +231,37 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                     for (int m = 0; m < messages; m++) {
                         double y = 0;
                         int cnt = 0;
-                        for (int i = start(m, rows.size(), messages); i < start(m + 1, rows.size(), messages); i++) {
+                        for (int i = start(m, rows.size(), messages);
+                                i < start(m + 1, rows.size(), messages);
+                                i++) {
                             y += rows.get(i).values[v];
                             cnt++;
                         }
                         acc.add(y - ratio * cnt);
                     }
-                    msr = Math.max(msr, planOf(planner, messages, total / messages,
-                            Math.sqrt(acc.varianceTotal()), acc.skewnessTotal() / scale));
+                    msr =
+                            Math.max(
+                                    msr,
+                                    planOf(
+                                            planner,
+                                            messages,
+                                            total / messages,
+                                            Math.sqrt(acc.varianceTotal()),
+                                            acc.skewnessTotal() / scale));
                 }
                 default -> {
-                    // COUNT is known exactly from the group table; TOPK gets what the other aggregates need
+                    // COUNT is known exactly from the group table; TOPK gets what the other
+                    // aggregates need
                 }
             }
         }
         return Math.min(1.0, msr);
     }
 
-    /** First record of message m when n records are spread evenly over k messages (sizes differ by <= 1). */
+    /**
+     * First record of message m when n records are spread evenly over k messages (sizes differ by
+     * <= 1).
+     */
     static int start(int m, int n, int k) {
         return (int) ((long) m * n / k);
     }
@@ -223,7 +270,8 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         if (!Double.isFinite(mean) || !Double.isFinite(sd)) {
             return 1.0;
         }
-        MsrPlan p = Double.isFinite(skew) ? planner.plan(n, mean, sd, skew) : planner.plan(n, mean, sd);
+        MsrPlan p =
+                Double.isFinite(skew) ? planner.plan(n, mean, sd, skew) : planner.plan(n, mean, sd);
         return p.msr();
     }
 
@@ -242,7 +290,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         if (!success || lengths == null) {
             return Option.empty();
         }
-        BlockManagerId loc = engine.advertisedLocation();
+        BlockManagerId loc = transport.advertisedLocation();
         return Option.apply(MapStatus$.MODULE$.apply(loc, lengths, mapId, 0L));
     }
 
@@ -250,5 +298,4 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     public long[] getPartitionLengths() {
         return lengths;
     }
-
 }

@@ -8,23 +8,37 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What an approximate shuffle must guarantee, frozen into its {@link ApproxShuffleHandle}: the aggregates (which
- * value columns feed the MSR plan), the relative error bound per group (default and overrides), the confidence,
- * and a seed for the map side's random framing. Built by {@link ApproxQuery}.
+ * What an approximate shuffle must guarantee, frozen into its {@link ApproxShuffleHandle}: the
+ * aggregates (which value columns feed the MSR plan), the relative error bound per group (default
+ * and overrides), the confidence, and a seed for the map side's random framing. Built by {@link
+ * ApproxQuery}.
  */
 public final class ApproxSpec implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    public enum Kind { AVG, SUM, COUNT, QUANTILE, TOPK }
+    public enum Kind {
+        AVG,
+        SUM,
+        COUNT,
+        QUANTILE,
+        TOPK
+    }
 
-    /** One requested aggregate; {@code valueIndex} is the position of its column in {@link ApproxRow#values}. */
-    public record Aggregate(Kind kind, String column, int valueIndex, double q, int k) implements Serializable {
+    /**
+     * One requested aggregate; {@code valueIndex} is the position of its column in {@link
+     * ApproxRow#values}.
+     */
+    public record Aggregate(Kind kind, String column, int valueIndex, double q, int k)
+            implements Serializable {
         public String label() {
             return switch (kind) {
                 case AVG -> "avg(" + column + ")";
                 case SUM -> "sum(" + column + ")";
                 case COUNT -> "count";
-                case QUANTILE -> (q == 0.5 ? "median(" + column + ")" : "quantile(" + column + "," + q + ")");
+                case QUANTILE ->
+                        (q == 0.5
+                                ? "median(" + column + ")"
+                                : "quantile(" + column + "," + q + ")");
                 case TOPK -> "top" + k + "(" + column + ")";
             };
         }
@@ -38,8 +52,14 @@ public final class ApproxSpec implements Serializable {
     private final double confidence;
     private final long seed;
 
-    ApproxSpec(List<String> groupColumns, List<Aggregate> aggregates, int numValues, double defaultErrorBound,
-               Map<String, Double> errorBounds, double confidence, long seed) {
+    ApproxSpec(
+            List<String> groupColumns,
+            List<Aggregate> aggregates,
+            int numValues,
+            double defaultErrorBound,
+            Map<String, Double> errorBounds,
+            double confidence,
+            long seed) {
         this.groupColumns = List.copyOf(groupColumns);
         this.aggregates = List.copyOf(aggregates);
         this.numValues = numValues;
@@ -49,13 +69,34 @@ public final class ApproxSpec implements Serializable {
         this.seed = seed;
     }
 
-    public List<String> groupColumns() { return groupColumns; }
-    public List<Aggregate> aggregates() { return aggregates; }
-    public int numValues() { return numValues; }
-    public double defaultErrorBound() { return defaultErrorBound; }
-    public Map<String, Double> errorBounds() { return errorBounds; }
-    public double confidence() { return confidence; }
-    public long seed() { return seed; }
+    public List<String> groupColumns() {
+        return groupColumns;
+    }
+
+    public List<Aggregate> aggregates() {
+        return aggregates;
+    }
+
+    public int numValues() {
+        return numValues;
+    }
+
+    public double defaultErrorBound() {
+        return defaultErrorBound;
+    }
+
+    public Map<String, Double> errorBounds() {
+        return errorBounds;
+    }
+
+    public double confidence() {
+        return confidence;
+    }
+
+    public long seed() {
+        return seed;
+    }
+
     public boolean hasTopK() {
         return aggregates.stream().anyMatch(a -> a.kind() == Kind.TOPK);
     }
@@ -69,7 +110,8 @@ public final class ApproxSpec implements Serializable {
     public List<Integer> plannedValueIndices() {
         List<Integer> r = new ArrayList<>();
         for (Aggregate a : aggregates) {
-            if ((a.kind() == Kind.AVG || a.kind() == Kind.SUM || a.kind() == Kind.QUANTILE) && !r.contains(a.valueIndex())) {
+            if ((a.kind() == Kind.AVG || a.kind() == Kind.SUM || a.kind() == Kind.QUANTILE)
+                    && !r.contains(a.valueIndex())) {
                 r.add(a.valueIndex());
             }
         }
@@ -78,7 +120,16 @@ public final class ApproxSpec implements Serializable {
 
     @Override
     public String toString() {
-        return "ApproxSpec{groupBy=" + groupColumns + ", aggregates=" + aggregates.stream().map(Aggregate::label).toList()
-                + ", e_max=" + defaultErrorBound + ", overrides=" + errorBounds + ", confidence=" + confidence + "}";
+        return "ApproxSpec{groupBy="
+                + groupColumns
+                + ", aggregates="
+                + aggregates.stream().map(Aggregate::label).toList()
+                + ", e_max="
+                + defaultErrorBound
+                + ", overrides="
+                + errorBounds
+                + ", confidence="
+                + confidence
+                + "}";
     }
 }

@@ -19,22 +19,23 @@ import org.apache.spark.sql.RowFactory;
 import scala.Tuple2;
 
 /**
- * Reduce side of {@link ApproxQuery}: turns what one reduce partition received into per-group estimates.
+ * Reduce side of {@link ApproxQuery}: turns what one reduce partition received into per-group
+ * estimates.
  *
  * <ul>
- *   <li>Approximate shuffle: values are {@link StratumSample}s; each (group, map output) is a stratum whose
- *       delivered messages are a simple random sample of its messages. Averages use the combined ratio
- *       estimator over the strata with inclusion weights {@code N_g/n_g} ({@link StratifiedEstimator#mean},
- *       approx-core's skewness-corrected t interval); sums are that ratio times the known record count. Counts are
- *       exact (every map output's group table carries its record count). Quantiles use the hypergeometric
- *       order-statistic interval ({@link QuantileAccumulator}) and top-k the per-key HT counts
- *       ({@link TopKAccumulator}) over the pooled sample (see docs/spark.md for the caveat).</li>
- *   <li>Sort shuffle: values are {@link ApproxRow}s, every group is complete, every answer exact.</li>
+ *   <li>Approximate shuffle: values are {@link StratumSample}s; each (group, map output) is a
+ *       stratum whose delivered messages are a simple random sample of its messages. Averages use
+ *       the combined ratio estimator over the strata with inclusion weights {@code N_g/n_g} ({@link
+ *       StratifiedEstimator#mean}, approx-core's skewness-corrected t interval); sums are that
+ *       ratio times the known record count. Counts are exact (every map output's group table
+ *       carries its record count). Quantiles use the hypergeometric order-statistic interval
+ *       ({@link QuantileAccumulator}) and top-k the per-key HT counts ({@link TopKAccumulator})
+ *       over the pooled sample (see docs/spark.md for the caveat).
+ *   <li>Sort shuffle: values are {@link ApproxRow}s, every group is complete, every answer exact.
  * </ul>
  */
 final class GroupAggregator {
-    private GroupAggregator() {
-    }
+    private GroupAggregator() {}
 
     private static final class State {
         final List<StratumSample> strata = new ArrayList<>();
@@ -57,7 +58,8 @@ final class GroupAggregator {
         for (Map.Entry<String, State> e : groups.entrySet()) {
             State s = e.getValue();
             if (!s.strata.isEmpty() && !s.rows.isEmpty()) {
-                throw new IllegalStateException("group " + e.getKey() + " got sampled and exact input");
+                throw new IllegalStateException(
+                        "group " + e.getKey() + " got sampled and exact input");
             }
             if (s.strata.isEmpty()) {
                 exact(spec, e.getKey(), s.rows, out);
@@ -68,13 +70,33 @@ final class GroupAggregator {
         return out;
     }
 
-    private static Row row(String group, String agg, String key, Integer rank, ApproxResult r, double eMax,
-                           long sampleRows, long populationRows, boolean approximate) {
-        return RowFactory.create(group, agg, key, rank, r.mean(), r.low(), r.high(), r.confidence(), eMax,
-                sampleRows, populationRows, approximate);
+    private static Row row(
+            String group,
+            String agg,
+            String key,
+            Integer rank,
+            ApproxResult r,
+            double eMax,
+            long sampleRows,
+            long populationRows,
+            boolean approximate) {
+        return RowFactory.create(
+                group,
+                agg,
+                key,
+                rank,
+                r.mean(),
+                r.low(),
+                r.high(),
+                r.confidence(),
+                eMax,
+                sampleRows,
+                populationRows,
+                approximate);
     }
 
-    static void approximate(ApproxSpec spec, String group, List<StratumSample> strata, List<Row> out) {
+    static void approximate(
+            ApproxSpec spec, String group, List<StratumSample> strata, List<Row> out) {
         double conf = spec.confidence();
         double eMax = spec.errorBound(group);
         long population = 0;
@@ -99,25 +121,55 @@ final class GroupAggregator {
                             acc.add(y, m.length);
                         }
                         if (acc.count() == 0) {
-                            throw new IllegalStateException("group " + group + ": no message of map " + s.mapIndex
-                                    + " delivered (MSR " + s.msr + ")");
+                            throw new IllegalStateException(
+                                    "group "
+                                            + group
+                                            + ": no message of map "
+                                            + s.mapIndex
+                                            + " delivered (MSR "
+                                            + s.msr
+                                            + ")");
                         }
                         sums.add(acc.summarize(s.messages));
                     }
                     ApproxResult r = StratifiedEstimator.mean(sums, conf);
                     if (a.kind() == ApproxSpec.Kind.SUM) {
-                        // ratio estimator of the total with the known record count M (every map output's group
-                        // table carries it): M * R_hat, interval M * [low, high]. Unlike the plain HT total
-                        // N_g * ybar_g it does not depend on how records were cut into messages (the last,
+                        // ratio estimator of the total with the known record count M (every map
+                        // output's group
+                        // table carries it): M * R_hat, interval M * [low, high]. Unlike the plain
+                        // HT total
+                        // N_g * ybar_g it does not depend on how records were cut into messages
+                        // (the last,
                         // shorter message of a stratum, favoured by MRDF, would bias it).
-                        r = new ApproxResult(population * r.mean(), population * r.low(), population * r.high(),
-                                r.confidence(), r.sampleSize(), r.populationSize());
+                        r =
+                                new ApproxResult(
+                                        population * r.mean(),
+                                        population * r.low(),
+                                        population * r.high(),
+                                        r.confidence(),
+                                        r.sampleSize(),
+                                        r.populationSize());
                     }
                     out.add(row(group, a.label(), null, null, r, eMax, sampled, population, true));
                 }
-                case COUNT -> out.add(row(group, a.label(), null, null,
-                        new ApproxResult(population, population, population, conf, sampled, population), eMax,
-                        sampled, population, true));
+                case COUNT ->
+                        out.add(
+                                row(
+                                        group,
+                                        a.label(),
+                                        null,
+                                        null,
+                                        new ApproxResult(
+                                                population,
+                                                population,
+                                                population,
+                                                conf,
+                                                sampled,
+                                                population),
+                                        eMax,
+                                        sampled,
+                                        population,
+                                        true));
                 case QUANTILE -> {
                     QuantileAccumulator q = new QuantileAccumulator();
                     for (StratumSample s : strata) {
@@ -127,8 +179,17 @@ final class GroupAggregator {
                             }
                         }
                     }
-                    out.add(row(group, a.label(), null, null, q.quantile(a.q(), conf, population), eMax, sampled,
-                            population, true));
+                    out.add(
+                            row(
+                                    group,
+                                    a.label(),
+                                    null,
+                                    null,
+                                    q.quantile(a.q(), conf, population),
+                                    eMax,
+                                    sampled,
+                                    population,
+                                    true));
                 }
                 case TOPK -> {
                     TopKAccumulator<String> acc = new TopKAccumulator<>();
@@ -144,7 +205,17 @@ final class GroupAggregator {
                     TopKResult<String> top = acc.topK(a.k(), conf, messages);
                     int rank = 1;
                     for (TopKResult.KeyCount<String> kc : top.top()) {
-                        out.add(row(group, a.label(), kc.key(), rank++, kc.count(), eMax, sampled, population, true));
+                        out.add(
+                                row(
+                                        group,
+                                        a.label(),
+                                        kc.key(),
+                                        rank++,
+                                        kc.count(),
+                                        eMax,
+                                        sampled,
+                                        population,
+                                        true));
                     }
                 }
             }
@@ -163,19 +234,49 @@ final class GroupAggregator {
                         sum += r.values[a.valueIndex()];
                     }
                     double v = a.kind() == ApproxSpec.Kind.SUM ? sum : sum / n;
-                    out.add(row(group, a.label(), null, null, ApproxResult.exact(v, conf, n), eMax, n, n, false));
+                    out.add(
+                            row(
+                                    group,
+                                    a.label(),
+                                    null,
+                                    null,
+                                    ApproxResult.exact(v, conf, n),
+                                    eMax,
+                                    n,
+                                    n,
+                                    false));
                 }
-                case COUNT -> out.add(row(group, a.label(), null, null, ApproxResult.exact(n, conf, n), eMax, n, n,
-                        false));
+                case COUNT ->
+                        out.add(
+                                row(
+                                        group,
+                                        a.label(),
+                                        null,
+                                        null,
+                                        ApproxResult.exact(n, conf, n),
+                                        eMax,
+                                        n,
+                                        n,
+                                        false));
                 case QUANTILE -> {
                     double[] v = new double[rows.size()];
                     for (int i = 0; i < v.length; i++) {
                         v[i] = rows.get(i).values[a.valueIndex()];
                     }
                     Arrays.sort(v);
-                    int rank = (int) Math.max(1, Math.ceil(a.q() * v.length)); // same definition as QuantileAccumulator
-                    out.add(row(group, a.label(), null, null, ApproxResult.exact(v[rank - 1], conf, n), eMax, n, n,
-                            false));
+                    int rank = (int) Math.max(1, Math.ceil(a.q() * v.length)); // same definition as
+                    // QuantileAccumulator
+                    out.add(
+                            row(
+                                    group,
+                                    a.label(),
+                                    null,
+                                    null,
+                                    ApproxResult.exact(v[rank - 1], conf, n),
+                                    eMax,
+                                    n,
+                                    n,
+                                    false));
                 }
                 case TOPK -> {
                     Map<String, Long> counts = new HashMap<>();
@@ -183,11 +284,23 @@ final class GroupAggregator {
                         counts.merge(r.key, 1L, Long::sum);
                     }
                     List<Map.Entry<String, Long>> es = new ArrayList<>(counts.entrySet());
-                    es.sort((x, y) -> y.getValue().equals(x.getValue()) ? x.getKey().compareTo(y.getKey())
-                            : Long.compare(y.getValue(), x.getValue()));
+                    es.sort(
+                            (x, y) ->
+                                    y.getValue().equals(x.getValue())
+                                            ? x.getKey().compareTo(y.getKey())
+                                            : Long.compare(y.getValue(), x.getValue()));
                     for (int i = 0; i < Math.min(a.k(), es.size()); i++) {
-                        out.add(row(group, a.label(), es.get(i).getKey(), i + 1,
-                                ApproxResult.exact(es.get(i).getValue(), conf, n), eMax, n, n, false));
+                        out.add(
+                                row(
+                                        group,
+                                        a.label(),
+                                        es.get(i).getKey(),
+                                        i + 1,
+                                        ApproxResult.exact(es.get(i).getValue(), conf, n),
+                                        eMax,
+                                        n,
+                                        n,
+                                        false));
                     }
                 }
             }

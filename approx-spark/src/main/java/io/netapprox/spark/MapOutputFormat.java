@@ -8,8 +8,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The layout of one reduce partition's segment in an approximate shuffle's map output file (the data file is
- * written and committed with Spark's {@code IndexShuffleBlockResolver}, so sizes, index and cleanup are Spark's):
+ * The layout of one reduce partition's segment in an approximate shuffle's map output file (the
+ * data file is written and committed with Spark's {@code IndexShuffleBlockResolver}, so sizes,
+ * index and cleanup are Spark's):
  *
  * <pre>
  *   int magic 'NAS1', int numValues, boolean withKey, int groups
@@ -17,25 +18,31 @@ import java.util.List;
  *   per group, per message: int length, bytes   (message = int records, then records)
  * </pre>
  *
- * A record is {@code numValues} doubles, then (withKey) a UTF string. The same group table (without messages)
- * is the DATA_RESPONSE of the ATP transfer, so the reducer knows N_g and the record count of every group.
+ * A record is {@code numValues} doubles, then (withKey) a UTF string. The same group table (without
+ * messages) is the DATA_RESPONSE of the ATP transfer, so the reducer knows N_g and the record count
+ * of every group.
  */
 final class MapOutputFormat {
     static final int MAGIC = 0x4E415331;
 
-    private MapOutputFormat() {
-    }
+    private MapOutputFormat() {}
 
     /** A group's entry of the table. */
-    record Group(String key, int messages, long records, double msr, double errorBound) {
-    }
+    record Group(String key, int messages, long records, double msr, double errorBound) {}
 
-    /** A parsed segment: table, numValues/withKey, and per group the byte ranges of its messages. */
-    record Segment(int numValues, boolean withKey, List<Group> groups, List<int[]> offsets, List<int[]> lengths,
-                   byte[] data) {
-    }
+    /**
+     * A parsed segment: table, numValues/withKey, and per group the byte ranges of its messages.
+     */
+    record Segment(
+            int numValues,
+            boolean withKey,
+            List<Group> groups,
+            List<int[]> offsets,
+            List<int[]> lengths,
+            byte[] data) {}
 
-    static void writeHeader(DataOutputStream out, int numValues, boolean withKey, List<Group> groups)
+    static void writeHeader(
+            DataOutputStream out, int numValues, boolean withKey, List<Group> groups)
             throws IOException {
         out.writeInt(MAGIC);
         out.writeInt(numValues);
@@ -50,23 +57,32 @@ final class MapOutputFormat {
         }
     }
 
-    record Header(int numValues, boolean withKey, List<Group> groups) {
-    }
+    record Header(int numValues, boolean withKey, List<Group> groups) {}
 
     static Header readHeader(DataInputStream in) throws IOException {
         int magic = in.readInt();
         if (magic != MAGIC) {
-            throw new IOException("not a NetApprox map output segment (magic " + Integer.toHexString(magic) + ")");
+            throw new IOException(
+                    "not a NetApprox map output segment (magic "
+                            + Integer.toHexString(magic)
+                            + ")");
         }
         int nv = in.readInt();
         boolean wk = in.readBoolean();
         int n = in.readInt();
         if (nv < 0 || nv > 4096 || n < 0) {
-            throw new IOException("corrupt NetApprox segment header: values=" + nv + ", groups=" + n);
+            throw new IOException(
+                    "corrupt NetApprox segment header: values=" + nv + ", groups=" + n);
         }
         List<Group> groups = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            groups.add(new Group(in.readUTF(), in.readInt(), in.readLong(), in.readDouble(), in.readDouble()));
+            groups.add(
+                    new Group(
+                            in.readUTF(),
+                            in.readInt(),
+                            in.readLong(),
+                            in.readDouble(),
+                            in.readDouble()));
         }
         return new Header(nv, wk, groups);
     }
@@ -85,8 +101,11 @@ final class MapOutputFormat {
                 if (pos + 4 > data.length) {
                     throw new IOException("truncated NetApprox segment");
                 }
-                int l = ((data[pos] & 0xff) << 24) | ((data[pos + 1] & 0xff) << 16) | ((data[pos + 2] & 0xff) << 8)
-                        | (data[pos + 3] & 0xff);
+                int l =
+                        ((data[pos] & 0xff) << 24)
+                                | ((data[pos + 1] & 0xff) << 16)
+                                | ((data[pos + 2] & 0xff) << 8)
+                                | (data[pos + 3] & 0xff);
                 pos += 4;
                 if (l <= 0 || pos + l > data.length) {
                     throw new IOException("corrupt NetApprox segment: message length " + l);
@@ -101,7 +120,8 @@ final class MapOutputFormat {
         return new Segment(h.numValues(), h.withKey(), h.groups(), offsets, lengths, data);
     }
 
-    static ApproxRow[] decodeMessage(byte[] msg, int numValues, boolean withKey) throws IOException {
+    static ApproxRow[] decodeMessage(byte[] msg, int numValues, boolean withKey)
+            throws IOException {
         DataInputStream in = new DataInputStream(new ByteArrayInputStream(msg));
         int n = in.readInt();
         if (n <= 0 || n > (1 << 20)) {

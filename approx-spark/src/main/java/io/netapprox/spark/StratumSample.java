@@ -4,10 +4,10 @@ import java.io.Serializable;
 import java.util.List;
 
 /**
- * What a reducer of an approximate shuffle received for one group from one map output: a stratum. The
- * delivered messages are a simple random sample (without replacement) of the stratum's {@code messages} messages
- * (the map side permuted the records randomly before framing them); {@code records} is the stratum's exact record
- * count from the map side's group table.
+ * What a reducer of an approximate shuffle received for one group from one map output: a stratum.
+ * The delivered messages are a simple random sample (without replacement) of the stratum's {@code
+ * messages} messages (the map side permuted the records randomly before framing them); {@code
+ * records} is the stratum's exact record count from the map side's group table.
  */
 public final class StratumSample implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -20,8 +20,14 @@ public final class StratumSample implements Serializable {
     public final double errorBound;
     public final List<ApproxRow[]> delivered;
 
-    StratumSample(String group, int mapIndex, int messages, long records, double msr, double errorBound,
-                  List<ApproxRow[]> delivered) {
+    StratumSample(
+            String group,
+            int mapIndex,
+            int messages,
+            long records,
+            double msr,
+            double errorBound,
+            List<ApproxRow[]> delivered) {
         this.group = group;
         this.mapIndex = mapIndex;
         this.messages = messages;
@@ -41,7 +47,16 @@ public final class StratumSample implements Serializable {
 
     @Override
     public String toString() {
-        return "StratumSample{" + group + ", map " + mapIndex + ", " + delivered.size() + "/" + messages
-                + " messages, msr " + msr + "}";
+        return "StratumSample{"
+                + group
+                + ", map "
+                + mapIndex
+                + ", "
+                + delivered.size()
+                + "/"
+                + messages
+                + " messages, msr "
+                + msr
+                + "}";
     }
 }

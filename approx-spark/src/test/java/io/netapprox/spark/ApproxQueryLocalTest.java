@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.spark.examples.TaxiTrips;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.sql.Dataset;
@@ -15,7 +14,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** local[2]: the query API end to end through ApproxShuffleManager (one JVM, real ATP over loopback). */
+/**
+ * local[2]: the query API end to end through ApproxShuffleManager (one JVM, real ATP over
+ * loopback).
+ */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class ApproxQueryLocalTest {
     static SparkSession spark;
@@ -23,9 +25,13 @@ class ApproxQueryLocalTest {
 
     @BeforeAll
     static void start() {
-        // 30% of the engine's outgoing datagrams dropped: ATP must retransmit exactly what each group's MSR needs
-        spark = SparkTestSupport.local("approx-local", SparkTestSupport.conf("spark.approx.faultDropOutgoing", "0.3"));
-        trips = TaxiTrips.generate(spark, 200_000, 4, 7).cache();
+        // 30% of the engine's outgoing datagrams dropped: ATP must retransmit exactly what each
+        // group's MSR needs
+        spark =
+                SparkTestSupport.local(
+                        "approx-local",
+                        SparkTestSupport.conf("spark.approx.faultDropOutgoing", "0.3"));
+        trips = SparkTestSupport.trips(spark, 200_000, 4, 7).cache();
         trips.count();
     }
 
@@ -38,11 +44,30 @@ class ApproxQueryLocalTest {
 
     @Test
     void approximateAnswersCarryIntervalsAndSamplingMetadata() {
-        ApproxQuery q = ApproxQuery.on(trips).groupBy("hour").avg("distance").sum("fare").count().median("fare")
-                .topK("zone", 15).errorBound(0.05).errorBound("hour=17", 0.01).seed(1);
+        ApproxQuery q =
+                ApproxQuery.on(trips)
+                        .groupBy("hour")
+                        .avg("distance")
+                        .sum("fare")
+                        .count()
+                        .median("fare")
+                        .topK("zone", 15)
+                        .errorBound(0.05)
+                        .errorBound("hour=17", 0.01)
+                        .seed(1);
         Map<String, Row> approx = SparkTestSupport.byKey(q.run());
-        Map<String, Row> exact = SparkTestSupport.byKey(ApproxQuery.on(trips).groupBy("hour").avg("distance")
-                .sum("fare").count().median("fare").topK("zone", 15).errorBound(0.05).exact().run());
+        Map<String, Row> exact =
+                SparkTestSupport.byKey(
+                        ApproxQuery.on(trips)
+                                .groupBy("hour")
+                                .avg("distance")
+                                .sum("fare")
+                                .count()
+                                .median("fare")
+                                .topK("zone", 15)
+                                .errorBound(0.05)
+                                .exact()
+                                .run());
         assertEquals(24 * 4 + 24 * 15, exact.size());
         long sampled = 0;
         long population = 0;
@@ -55,35 +80,67 @@ class ApproxQueryLocalTest {
             assertEquals(h == 17 ? 0.01 : 0.05, a.getDouble(8), 1e-12);
             assertEquals(e.getLong(10), a.getLong(10), "population rows = exact count");
             assertTrue(a.getDouble(5) <= a.getDouble(4) && a.getDouble(4) <= a.getDouble(6));
-            assertEquals(exact.get(g + "|count").getDouble(4), approx.get(g + "|count").getDouble(4), 0.0, "count is exact");
+            assertEquals(
+                    exact.get(g + "|count").getDouble(4),
+                    approx.get(g + "|count").getDouble(4),
+                    0.0,
+                    "count is exact");
             sampled += a.getLong(9);
             population += a.getLong(10);
-            System.out.printf("[spark] %-8s avg(distance) exact %.4f approx %.4f [%.4f, %.4f] sample %d/%d%n", g,
-                    e.getDouble(4), a.getDouble(4), a.getDouble(5), a.getDouble(6), a.getLong(9), a.getLong(10));
+            System.out.printf(
+                    "[spark] %-8s avg(distance) exact %.4f approx %.4f [%.4f, %.4f] sample %d/%d%n",
+                    g,
+                    e.getDouble(4),
+                    a.getDouble(4),
+                    a.getDouble(5),
+                    a.getDouble(6),
+                    a.getLong(9),
+                    a.getLong(10));
         }
         assertEquals(200_000, population);
         assertTrue(sampled <= population);
-        System.out.printf("[spark] sampled %d of %d rows (%.1f%%)%n", sampled, population, 100.0 * sampled / population);
+        System.out.printf(
+                "[spark] sampled %d of %d rows (%.1f%%)%n",
+                sampled, population, 100.0 * sampled / population);
     }
 
     @Test
     void perGroupMsrsAreHonouredUnderLoss() {
-        java.util.List<Object> received = ApproxQuery.on(trips).groupBy("hour", "zone").avg("fare").errorBound(0.2)
-                .seed(5).received().map(o -> {
-                    StratumSample s = (StratumSample) ((scala.Tuple2<?, ?>) o)._2();
-                    // ship only the counts to the driver, not the sampled rows
-                    return (Object) new StratumSample(s.group, s.mapIndex, s.messages, s.records, s.msr, s.errorBound,
-                            new java.util.ArrayList<>(java.util.Collections.nCopies(s.delivered.size(),
-                                    new ApproxRow[0])));
-                }).collect();
+        java.util.List<Object> received =
+                ApproxQuery.on(trips)
+                        .groupBy("hour", "zone")
+                        .avg("fare")
+                        .errorBound(0.2)
+                        .seed(5)
+                        .received()
+                        .map(
+                                o -> {
+                                    StratumSample s = (StratumSample) ((scala.Tuple2<?, ?>) o)._2();
+                                    // ship only the counts to the driver, not the sampled rows
+                                    return (Object)
+                                            new StratumSample(
+                                                    s.group,
+                                                    s.mapIndex,
+                                                    s.messages,
+                                                    s.records,
+                                                    s.msr,
+                                                    s.errorBound,
+                                                    new java.util.ArrayList<>(
+                                                            java.util.Collections.nCopies(
+                                                                    s.delivered.size(),
+                                                                    new ApproxRow[0])));
+                                })
+                        .collect();
         int strata = 0;
         int partial = 0;
         long delivered = 0;
         long messages = 0;
         for (Object o : received) {
             StratumSample s = (StratumSample) o;
-            int target = io.netapprox.core.engine.GroupSpec.of(0, s.messages, s.msr).target();
-            assertTrue(s.delivered.size() >= target, s + ": delivered " + s.delivered.size() + " < target " + target);
+            int target = io.netapprox.core.job.GroupSpec.of(0, s.messages, s.msr).target();
+            assertTrue(
+                    s.delivered.size() >= target,
+                    s + ": delivered " + s.delivered.size() + " < target " + target);
             assertTrue(s.delivered.size() <= s.messages);
             strata++;
             delivered += s.delivered.size();
@@ -92,8 +149,10 @@ class ApproxQueryLocalTest {
                 partial++;
             }
         }
-        System.out.printf("[spark] %d strata (group x map), every one at or above its MSR target; %d partial;"
-                + " %d of %d messages delivered%n", strata, partial, delivered, messages);
+        System.out.printf(
+                "[spark] %d strata (group x map), every one at or above its MSR target; %d partial;"
+                        + " %d of %d messages delivered%n",
+                strata, partial, delivered, messages);
         assertTrue(strata > 24 * 4, "many strata: " + strata);
         assertTrue(partial > 0, "some strata were sampled, not complete");
     }

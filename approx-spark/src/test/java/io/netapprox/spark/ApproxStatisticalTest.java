@@ -3,7 +3,6 @@ package io.netapprox.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.spark.examples.TaxiTrips;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.sql.Dataset;
@@ -15,11 +14,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The promise is statistical, so it is tested statistically (local[2], real ATP over loopback with 20% of the
- * sender's datagrams dropped): over many seeded trials, every group's interval covers the exact answer and the
- * achieved error is within e_max at (close to) the stated confidence, and each group's sample honours its MSR.
- * Map side submits only the MSR target per group ({@code spark.approx.submit=target}), so every trial really is a
- * sample (an idle loopback would otherwise deliver nearly everything).
+ * The promise is statistical, so it is tested statistically (local[2], real ATP over loopback with
+ * 20% of the sender's datagrams dropped): over many seeded trials, every group's interval covers
+ * the exact answer and the achieved error is within e_max at (close to) the stated confidence, and
+ * each group's sample honours its MSR. Map side submits only the MSR target per group ({@code
+ * spark.approx.submit=target}), so every trial really is a sample (an idle loopback would otherwise
+ * deliver nearly everything).
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class ApproxStatisticalTest {
@@ -29,11 +29,14 @@ class ApproxStatisticalTest {
 
     @BeforeAll
     static void start() {
-        spark = SparkTestSupport.local("approx-statistics", SparkTestSupport.conf(
-                "spark.approx.submit", "target",
-                "spark.approx.recordsPerMessage", "8",
-                "spark.approx.faultDropOutgoing", "0.2"));
-        trips = TaxiTrips.generate(spark, 120_000, 4, 11).cache();
+        spark =
+                SparkTestSupport.local(
+                        "approx-statistics",
+                        SparkTestSupport.conf(
+                                "spark.approx.submit", "target",
+                                "spark.approx.recordsPerMessage", "8",
+                                "spark.approx.faultDropOutgoing", "0.2"));
+        trips = SparkTestSupport.trips(spark, 120_000, 4, 11).cache();
         trips.count();
     }
 
@@ -47,8 +50,14 @@ class ApproxStatisticalTest {
     @Test
     void everyGroupWithinItsBoundAtTheStatedConfidenceOverSeededTrials() {
         double conf = 0.95;
-        Map<String, Row> exact = SparkTestSupport.byKey(ApproxQuery.on(trips).groupBy("hour").avg("distance")
-                .sum("fare").exact().run());
+        Map<String, Row> exact =
+                SparkTestSupport.byKey(
+                        ApproxQuery.on(trips)
+                                .groupBy("hour")
+                                .avg("distance")
+                                .sum("fare")
+                                .exact()
+                                .run());
         int checks = 0;
         int covered = 0;
         int coveredAvg = 0;
@@ -57,8 +66,17 @@ class ApproxStatisticalTest {
         long population = 0;
         int sampledGroups = 0;
         for (int t = 0; t < TRIALS; t++) {
-            Map<String, Row> approx = SparkTestSupport.byKey(ApproxQuery.on(trips).groupBy("hour").avg("distance")
-                    .sum("fare").errorBound(0.05).errorBound("hour=17", 0.02).confidence(conf).seed(1000 + t).run());
+            Map<String, Row> approx =
+                    SparkTestSupport.byKey(
+                            ApproxQuery.on(trips)
+                                    .groupBy("hour")
+                                    .avg("distance")
+                                    .sum("fare")
+                                    .errorBound(0.05)
+                                    .errorBound("hour=17", 0.02)
+                                    .confidence(conf)
+                                    .seed(1000 + t)
+                                    .run());
             assertEquals(exact.size(), approx.size());
             for (Map.Entry<String, Row> e : exact.entrySet()) {
                 Row a = approx.get(e.getKey());
@@ -86,20 +104,34 @@ class ApproxStatisticalTest {
             }
         }
         double cov = (double) covered / checks;
-        System.out.printf("[spark] coverage by aggregate: avg %.4f, sum %.4f%n", (double) coveredAvg / (checks / 2),
-                (double) (covered - coveredAvg) / (checks / 2));
+        System.out.printf(
+                "[spark] coverage by aggregate: avg %.4f, sum %.4f%n",
+                (double) coveredAvg / (checks / 2), (double) (covered - coveredAvg) / (checks / 2));
         double win = (double) within / checks;
         // binomial tolerance: 3 standard errors of a proportion at the nominal confidence
         double tol = 3 * Math.sqrt(conf * (1 - conf) / checks);
-        System.out.printf("[spark] %d trials x %d group-aggregates: coverage %.4f, within e_max %.4f (need >= %.4f);"
-                        + " sampled %.1f%% of rows, %d of %d group-trials sampled%n", TRIALS, exact.size(), cov, win,
-                conf - tol, 100.0 * sampled / population, sampledGroups, TRIALS * 24);
-        assertTrue(sampledGroups >= TRIALS * 12, "most groups are really sampled: " + sampledGroups);
-        // The promise (P(|est - truth| <= e_max |truth|) >= confidence) is asserted at the binomial tolerance.
+        System.out.printf(
+                "[spark] %d trials x %d group-aggregates: coverage %.4f, within e_max %.4f (need >= %.4f);"
+                        + " sampled %.1f%% of rows, %d of %d group-trials sampled%n",
+                TRIALS,
+                exact.size(),
+                cov,
+                win,
+                conf - tol,
+                100.0 * sampled / population,
+                sampledGroups,
+                TRIALS * 24);
+        assertTrue(
+                sampledGroups >= TRIALS * 12, "most groups are really sampled: " + sampledGroups);
+        // The promise (P(|est - truth| <= e_max |truth|) >= confidence) is asserted at the binomial
+        // tolerance.
         assertTrue(win >= conf - tol, "within e_max " + win);
-        // Interval coverage at the same tolerance (measured 0.944). With submit=target the sample is a
-        // deterministic function of the seeds (the first ceil(MSR*N) messages of each randomly permuted stratum,
-        // delivered reliably), so this is not flaky. The trips' Pareto(2.5) distance tail is where approx-core's
+        // Interval coverage at the same tolerance (measured 0.944). With submit=target the sample
+        // is a
+        // deterministic function of the seeds (the first ceil(MSR*N) messages of each randomly
+        // permuted stratum,
+        // delivered reliably), so this is not flaky. The trips' Pareto(2.5) distance tail is where
+        // approx-core's
         // intervals are weakest (docs/sampling.md, "Known limitations").
         assertTrue(cov >= conf - tol, "coverage " + cov);
     }

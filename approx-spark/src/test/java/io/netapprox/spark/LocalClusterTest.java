@@ -3,7 +3,6 @@ package io.netapprox.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.spark.examples.TaxiTrips;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -26,9 +25,10 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * local-cluster[2,1,1024]: two executor JVMs, real ATP (UDP + control TCP) between them, 10% of every engine's
- * outgoing datagrams dropped, conservative planning. An approximate query meets every group's bound; an executor killed during an
- * approximate shuffle leads to Spark's normal recovery (map stage rerun) and a correct answer, not a hang.
+ * local-cluster[2,1,1024]: two executor JVMs, real ATP (UDP + control TCP) between them, 10% of
+ * every engine's outgoing datagrams dropped, conservative planning. An approximate query meets
+ * every group's bound; an executor killed during an approximate shuffle leads to Spark's normal
+ * recovery (map stage rerun) and a correct answer, not a hang.
  */
 @Timeout(value = 420, unit = TimeUnit.SECONDS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -40,27 +40,34 @@ class LocalClusterTest {
 
     @BeforeAll
     static void start() throws Exception {
-        spark = SparkTestSupport.cluster("approx-local-cluster", SparkTestSupport.conf(
-                "spark.approx.faultDropOutgoing", "0.1",
-                // one run asserts all 24 groups within e_max: plan every map output's share for e_max on its own
-                // (balanced planning meets the bound with probability ~0.98 per group, see ApproxStatisticalTest)
-                "spark.approx.planning", "conservative",
-                "spark.task.maxFailures", "4"));
-        spark.sparkContext().addSparkListener(new SparkListener() {
-            @Override
-            public void onExecutorRemoved(SparkListenerExecutorRemoved e) {
-                executorsRemoved.incrementAndGet();
-            }
+        spark =
+                SparkTestSupport.cluster(
+                        "approx-local-cluster",
+                        SparkTestSupport.conf(
+                                "spark.approx.faultDropOutgoing", "0.1",
+                                // one run asserts all 24 groups within e_max: plan every map
+                                // output's share for e_max on its own
+                                // (balanced planning meets the bound with probability ~0.98 per
+                                // group, see ApproxStatisticalTest)
+                                "spark.approx.planning", "conservative",
+                                "spark.task.maxFailures", "4"));
+        spark.sparkContext()
+                .addSparkListener(
+                        new SparkListener() {
+                            @Override
+                            public void onExecutorRemoved(SparkListenerExecutorRemoved e) {
+                                executorsRemoved.incrementAndGet();
+                            }
 
-            @Override
-            public void onStageCompleted(SparkListenerStageCompleted s) {
-                if (s.stageInfo().attemptNumber() > 0) {
-                    stageRetries.incrementAndGet();
-                }
-            }
-        });
+                            @Override
+                            public void onStageCompleted(SparkListenerStageCompleted s) {
+                                if (s.stageInfo().attemptNumber() > 0) {
+                                    stageRetries.incrementAndGet();
+                                }
+                            }
+                        });
         waitForExecutors(2);
-        trips = TaxiTrips.generate(spark, 100_000, 4, 21).cache();
+        trips = SparkTestSupport.trips(spark, 100_000, 4, 21).cache();
         trips.count();
     }
 
@@ -68,7 +75,8 @@ class LocalClusterTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (spark.sparkContext().getExecutorIds().size() < n) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("executors did not register: " + spark.sparkContext().getExecutorIds());
+                throw new AssertionError(
+                        "executors did not register: " + spark.sparkContext().getExecutorIds());
             }
             Thread.sleep(200);
         }
@@ -82,8 +90,14 @@ class LocalClusterTest {
     }
 
     static Map<String, Row> exact() {
-        return SparkTestSupport.byKey(ApproxQuery.on(trips).groupBy("hour").avg("distance").sum("fare").count()
-                .exact().run());
+        return SparkTestSupport.byKey(
+                ApproxQuery.on(trips)
+                        .groupBy("hour")
+                        .avg("distance")
+                        .sum("fare")
+                        .count()
+                        .exact()
+                        .run());
     }
 
     static void assertWithinBounds(Map<String, Row> exact, Map<String, Row> approx) {
@@ -93,7 +107,9 @@ class LocalClusterTest {
             double truth = e.getValue().getDouble(4);
             double err = Math.abs(a.getDouble(4) - truth) / Math.abs(truth);
             assertTrue(a.getBoolean(11), "approximate");
-            assertTrue(err <= a.getDouble(8), e.getKey() + ": error " + err + " > e_max " + a.getDouble(8));
+            assertTrue(
+                    err <= a.getDouble(8),
+                    e.getKey() + ": error " + err + " > e_max " + a.getDouble(8));
         }
     }
 
@@ -101,8 +117,17 @@ class LocalClusterTest {
     @Order(1)
     void approximateShuffleBetweenExecutorJvmsMeetsEveryBound() {
         Map<String, Row> exact = exact();
-        Dataset<Row> q = ApproxQuery.on(trips).groupBy("hour").avg("distance").sum("fare").count().errorBound(0.05)
-                .errorBound("hour=17", 0.01).seed(3).partitions(4).run();
+        Dataset<Row> q =
+                ApproxQuery.on(trips)
+                        .groupBy("hour")
+                        .avg("distance")
+                        .sum("fare")
+                        .count()
+                        .errorBound(0.05)
+                        .errorBound("hour=17", 0.01)
+                        .seed(3)
+                        .partitions(4)
+                        .run();
         Map<String, Row> approx = SparkTestSupport.byKey(q);
         assertWithinBounds(exact, approx);
         long sampled = 0;
@@ -113,8 +138,9 @@ class LocalClusterTest {
                 population += r.getLong(10);
             }
         }
-        System.out.printf("[spark] local-cluster: 24 groups within e_max, sampled %d of %d rows%n", sampled,
-                population);
+        System.out.printf(
+                "[spark] local-cluster: 24 groups within e_max, sampled %d of %d rows%n",
+                sampled, population);
         assertEquals(100_000, population);
         // the map outputs came from both executors and were pulled over ATP
         assertTrue(spark.sparkContext().getExecutorIds().size() >= 2, "two executors");
@@ -126,31 +152,49 @@ class LocalClusterTest {
         Map<String, Row> exact = exact();
         int removedBefore = executorsRemoved.get();
         int retriesBefore = stageRetries.get();
-        ApproxQuery q = ApproxQuery.on(trips).groupBy("hour").avg("distance").sum("fare").count().errorBound(0.05)
-                .seed(4).partitions(4);
+        ApproxQuery q =
+                ApproxQuery.on(trips)
+                        .groupBy("hour")
+                        .avg("distance")
+                        .sum("fare")
+                        .count()
+                        .errorBound(0.05)
+                        .seed(4)
+                        .partitions(4);
         ApproxSpec spec = q.spec(0.95);
         JavaRDD<Object> received = q.received();
-        // the first attempt of reduce partition 0 kills its executor JVM (with its map outputs) while the other
+        // the first attempt of reduce partition 0 kills its executor JVM (with its map outputs)
+        // while the other
         // reducers may still be pulling from it
-        JavaRDD<Row> rows = received.mapPartitions(it -> {
-            TaskContext tc = TaskContext.get();
-            if (tc.partitionId() == 0 && tc.stageAttemptNumber() == 0 && tc.attemptNumber() == 0) {
-                System.err.println("killing executor JVM during the approximate shuffle");
-                Runtime.getRuntime().halt(1);
-            }
-            List<Object> all = new ArrayList<>();
-            it.forEachRemaining(all::add);
-            return GroupAggregator.aggregate(spec, all.iterator()).iterator();
-        });
-        Map<String, Row> approx = SparkTestSupport.byKey(spark.createDataFrame(rows, ApproxQuery.SCHEMA));
+        JavaRDD<Row> rows =
+                received.mapPartitions(
+                        it -> {
+                            TaskContext tc = TaskContext.get();
+                            if (tc.partitionId() == 0
+                                    && tc.stageAttemptNumber() == 0
+                                    && tc.attemptNumber() == 0) {
+                                System.err.println(
+                                        "killing executor JVM during the approximate shuffle");
+                                Runtime.getRuntime().halt(1);
+                            }
+                            List<Object> all = new ArrayList<>();
+                            it.forEachRemaining(all::add);
+                            return GroupAggregator.aggregate(spec, all.iterator()).iterator();
+                        });
+        Map<String, Row> approx =
+                SparkTestSupport.byKey(spark.createDataFrame(rows, ApproxQuery.SCHEMA));
         assertWithinBounds(exact, approx);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (executorsRemoved.get() == removedBefore && System.nanoTime() < deadline) {
             Thread.sleep(100); // the listener bus is asynchronous
         }
-        System.out.printf("[spark] killed executor: job finished with every group within e_max; executors removed %d,"
-                + " retried stages %d%n", executorsRemoved.get() - removedBefore, stageRetries.get());
+        System.out.printf(
+                "[spark] killed executor: job finished with every group within e_max; executors removed %d,"
+                        + " retried stages %d%n",
+                executorsRemoved.get() - removedBefore, stageRetries.get());
         assertTrue(executorsRemoved.get() > removedBefore, "an executor was lost");
-        assertTrue(stageRetries.get() > retriesBefore, "Spark retried (map stage rerun after the fetch failure)");
+        assertTrue(
+                stageRetries.get() > retriesBefore,
+                "Spark retried (map stage rerun after the fetch failure)");
     }
 }

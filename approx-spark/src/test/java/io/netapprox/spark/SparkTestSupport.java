@@ -1,16 +1,22 @@
 package io.netapprox.spark;
 
+import io.netapprox.examples.taxi.TaxiTripGenerator;
 import java.io.File;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
 
 /** Spark sessions for the tests: local[2] and local-cluster (separate executor JVMs). */
 final class SparkTestSupport {
-    private SparkTestSupport() {
-    }
+    private SparkTestSupport() {}
 
     static SparkSession.Builder base(String master, String app) {
         new File(System.getProperty("spark.test.home", "target/spark-home")).mkdirs();
@@ -33,17 +39,57 @@ final class SparkTestSupport {
         return b.getOrCreate();
     }
 
-    /** local-cluster[2,1,1024]: two executors (separate JVMs) on this machine, real ATP between them. */
+    /**
+     * local-cluster[2,1,1024]: two executors (separate JVMs) on this machine, real ATP between
+     * them.
+     */
     static SparkSession cluster(String app, Map<String, String> extra) {
         String cp = System.getProperty("java.class.path");
-        SparkSession.Builder b = base("local-cluster[2,1,1024]", app)
-                .config("spark.executor.memory", "768m")
-                .config("spark.executor.extraClassPath", cp)
-                .config("spark.driver.extraClassPath", cp)
-                .config("spark.testing", "true")
-                .config("spark.test.home", System.getProperty("spark.test.home"));
+        SparkSession.Builder b =
+                base("local-cluster[2,1,1024]", app)
+                        .config("spark.executor.memory", "768m")
+                        .config("spark.executor.extraClassPath", cp)
+                        .config("spark.driver.extraClassPath", cp)
+                        .config("spark.testing", "true")
+                        .config("spark.test.home", System.getProperty("spark.test.home"));
         extra.forEach(b::config);
         return b.getOrCreate();
+    }
+
+    /**
+     * {@code rows} synthetic taxi trips {@code (hour, zone, distance, fare)} in {@code partitions}
+     * partitions (the examples' generator; the example application has its own copy of this
+     * adapter, as an application would).
+     */
+    static Dataset<Row> trips(SparkSession spark, long rows, int partitions, long seed) {
+        List<Integer> parts = new ArrayList<>();
+        for (int p = 0; p < partitions; p++) {
+            parts.add(p);
+        }
+        StructType schema =
+                new StructType()
+                        .add("hour", DataTypes.IntegerType, false)
+                        .add("zone", DataTypes.IntegerType, false)
+                        .add("distance", DataTypes.DoubleType, false)
+                        .add("fare", DataTypes.DoubleType, false);
+        return spark.createDataFrame(
+                new JavaSparkContext(spark.sparkContext())
+                        .parallelize(parts, partitions)
+                        .flatMap(
+                                p -> {
+                                    List<Row> out = new ArrayList<>();
+                                    TaxiTripGenerator.partition(rows, partitions, p, seed)
+                                            .forEachRemaining(
+                                                    t ->
+                                                            out.add(
+                                                                    RowFactory.create(
+                                                                            t.hour(),
+                                                                            t.zone(),
+                                                                            t.distance(),
+                                                                            t.fare())));
+                                    return out.iterator();
+                                }),
+                schema);
     }
 
     static Map<String, String> conf(String... kv) {
@@ -58,7 +104,11 @@ final class SparkTestSupport {
     static Map<String, Row> byKey(Dataset<Row> result) {
         Map<String, Row> m = new HashMap<>();
         for (Row r : result.collectAsList()) {
-            String k = r.getString(0) + "|" + r.getString(1) + (r.isNullAt(3) ? "" : "|" + r.getInt(3));
+            String k =
+                    r.getString(0)
+                            + "|"
+                            + r.getString(1)
+                            + (r.isNullAt(3) ? "" : "|" + r.getInt(3));
             m.put(k, r);
         }
         return m;

@@ -1,14 +1,16 @@
 package io.netapprox.core.control;
 
+import io.netapprox.core.job.JobReport;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The client side of one control connection with its data-plane session, obtained from
- * {@link ControlClientFactory#connect}. Thread-safe. {@link #close()} closes the connection and the data-plane
- * session, and fails pending requests with {@link ControlClosedException}; so does a peer disconnect.
+ * The client side of one control connection with its data-plane session, obtained from {@link
+ * ControlClientFactory#connect}. Thread-safe. {@link #close()} closes the connection and the
+ * data-plane session, and fails pending requests with {@link ControlClosedException}; so does a
+ * peer disconnect.
  */
 public final class ControlClient implements ControlSession {
     private final ControlConnection connection;

@@ -1,7 +1,6 @@
 package io.netapprox.core.control;
 
 import io.netty.handler.ssl.SslContext;
-
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
@@ -13,10 +12,10 @@ import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Immutable control-plane configuration, shared by {@link ControlServer} and {@link ControlClientFactory}.
- * Built with {@link #builder()} (validated in {@link Builder#build()}) or from string properties with
- * {@link #fromProperties(Map, String)}. Every invalid value fails with an {@link IllegalArgumentException}
- * naming the key, the allowed range and the value.
+ * Immutable control-plane configuration, shared by {@link ControlServer} and {@link
+ * ControlClientFactory}. Built with {@link #builder()} (validated in {@link Builder#build()}) or
+ * from string properties with {@link #fromProperties(Map, String)}. Every invalid value fails with
+ * an {@link IllegalArgumentException} naming the key, the allowed range and the value.
  */
 public final class ControlConfig {
     public static final int MIN_FRAME_LENGTH = 4096;
@@ -50,8 +49,10 @@ public final class ControlConfig {
         this.shutdownTimeout = b.shutdownTimeout;
         this.eventLoopThreads = b.eventLoopThreads;
         this.maxPendingRequests = b.maxPendingRequests;
-        this.endpointId = b.endpointId != null ? b.endpointId
-                : "netapprox-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
+        this.endpointId =
+                b.endpointId != null
+                        ? b.endpointId
+                        : "netapprox-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
         this.authSecret = b.authSecret == null ? null : b.authSecret.clone();
         this.sslContext = b.sslContext;
     }
@@ -86,14 +87,27 @@ public final class ControlConfig {
     }
 
     /** Keys understood by {@link #fromProperties}, after the prefix. */
-    public static final Set<String> KEYS = Set.of("bindAddress", "port", "maxFrameBytes", "connectTimeoutMs",
-            "handshakeTimeoutMs", "requestTimeoutMs", "idleTimeoutMs", "pingIntervalMs", "shutdownTimeoutMs",
-            "eventLoopThreads", "maxPendingRequests", "endpointId", "authSecret");
+    public static final Set<String> KEYS =
+            Set.of(
+                    "bindAddress",
+                    "port",
+                    "maxFrameBytes",
+                    "connectTimeoutMs",
+                    "handshakeTimeoutMs",
+                    "requestTimeoutMs",
+                    "idleTimeoutMs",
+                    "pingIntervalMs",
+                    "shutdownTimeoutMs",
+                    "eventLoopThreads",
+                    "maxPendingRequests",
+                    "endpointId",
+                    "authSecret");
 
     /**
-     * Reads the keys in {@link #KEYS} under {@code prefix} (e.g. {@code "approx.control."}); absent keys keep their
-     * defaults, unknown keys under the prefix are an error (a typo must not silently fall back to a default).
-     * TLS cannot be configured from strings; use {@link Builder#sslContext}.
+     * Reads the keys in {@link #KEYS} under {@code prefix} (e.g. {@code "approx.control."}); absent
+     * keys keep their defaults, unknown keys under the prefix are an error (a typo must not
+     * silently fall back to a default). TLS cannot be configured from strings; use {@link
+     * Builder#sslContext}.
      */
     public static ControlConfig fromProperties(Map<String, String> props, String prefix) {
         Builder b = builder();
@@ -105,8 +119,11 @@ public final class ControlConfig {
             String key = e.getKey().substring(prefix.length());
             String v = e.getValue() == null ? "" : e.getValue().trim();
             if (!KEYS.contains(key)) {
-                throw new IllegalArgumentException("unknown control-plane option '" + e.getKey() + "'; known: "
-                        + new java.util.TreeSet<>(KEYS));
+                throw new IllegalArgumentException(
+                        "unknown control-plane option '"
+                                + e.getKey()
+                                + "'; known: "
+                                + new java.util.TreeSet<>(KEYS));
             }
             seen.add(key);
             String name = e.getKey();
@@ -115,17 +132,20 @@ public final class ControlConfig {
                     try {
                         b.bindAddress(InetAddress.getByName(v));
                     } catch (UnknownHostException ex) {
-                        throw new IllegalArgumentException(name + ": cannot resolve '" + v + "'", ex);
+                        throw new IllegalArgumentException(
+                                name + ": cannot resolve '" + v + "'", ex);
                     }
                 }
                 case "port" -> b.port(parseInt(name, v));
                 case "maxFrameBytes" -> b.maxFrameLength(parseInt(name, v));
                 case "connectTimeoutMs" -> b.connectTimeout(Duration.ofMillis(parseLong(name, v)));
-                case "handshakeTimeoutMs" -> b.handshakeTimeout(Duration.ofMillis(parseLong(name, v)));
+                case "handshakeTimeoutMs" ->
+                        b.handshakeTimeout(Duration.ofMillis(parseLong(name, v)));
                 case "requestTimeoutMs" -> b.requestTimeout(Duration.ofMillis(parseLong(name, v)));
                 case "idleTimeoutMs" -> b.idleTimeout(Duration.ofMillis(parseLong(name, v)));
                 case "pingIntervalMs" -> b.pingInterval(Duration.ofMillis(parseLong(name, v)));
-                case "shutdownTimeoutMs" -> b.shutdownTimeout(Duration.ofMillis(parseLong(name, v)));
+                case "shutdownTimeoutMs" ->
+                        b.shutdownTimeout(Duration.ofMillis(parseLong(name, v)));
                 case "eventLoopThreads" -> b.eventLoopThreads(parseInt(name, v));
                 case "maxPendingRequests" -> b.maxPendingRequests(parseInt(name, v));
                 case "endpointId" -> b.endpointId(v);
@@ -148,7 +168,8 @@ public final class ControlConfig {
         try {
             return Long.parseLong(v);
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(key + " must be an integer (milliseconds), got '" + v + "'");
+            throw new IllegalArgumentException(
+                    key + " must be an integer (milliseconds), got '" + v + "'");
         }
     }
 
@@ -218,17 +239,41 @@ public final class ControlConfig {
         return authSecret;
     }
 
-    /** The TLS context ({@code null}: plain TCP). A server context for servers, a client context for clients. */
+    /**
+     * The TLS context ({@code null}: plain TCP). A server context for servers, a client context for
+     * clients.
+     */
     public SslContext sslContext() {
         return sslContext;
     }
 
     @Override
     public String toString() {
-        return "ControlConfig{bind=" + bindAddress + ":" + port + ", maxFrame=" + maxFrameLength + ", connect="
-                + connectTimeout + ", handshake=" + handshakeTimeout + ", request=" + requestTimeout + ", idle="
-                + idleTimeout + ", ping=" + pingInterval + ", threads=" + eventLoopThreads + ", endpoint="
-                + endpointId + ", auth=" + authEnabled() + ", tls=" + (sslContext != null) + "}";
+        return "ControlConfig{bind="
+                + bindAddress
+                + ":"
+                + port
+                + ", maxFrame="
+                + maxFrameLength
+                + ", connect="
+                + connectTimeout
+                + ", handshake="
+                + handshakeTimeout
+                + ", request="
+                + requestTimeout
+                + ", idle="
+                + idleTimeout
+                + ", ping="
+                + pingInterval
+                + ", threads="
+                + eventLoopThreads
+                + ", endpoint="
+                + endpointId
+                + ", auth="
+                + authEnabled()
+                + ", tls="
+                + (sslContext != null)
+                + "}";
     }
 
     /** Builder; {@link #build()} validates. */
@@ -248,8 +293,7 @@ public final class ControlConfig {
         private byte[] authSecret;
         private SslContext sslContext;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         public Builder bindAddress(InetAddress a) {
             this.bindAddress = a;
@@ -317,7 +361,10 @@ public final class ControlConfig {
             return this;
         }
 
-        /** Enables authentication with this shared secret; {@code null} disables it. The array is copied. */
+        /**
+         * Enables authentication with this shared secret; {@code null} disables it. The array is
+         * copied.
+         */
         public Builder authSecret(byte[] secret) {
             this.authSecret = secret == null ? null : secret.clone();
             return this;
@@ -330,11 +377,17 @@ public final class ControlConfig {
 
         public ControlConfig build() {
             if (port < 0 || port > 65535) {
-                throw new IllegalArgumentException("control port must be in [0, 65535] (0 = ephemeral), got " + port);
+                throw new IllegalArgumentException(
+                        "control port must be in [0, 65535] (0 = ephemeral), got " + port);
             }
             if (maxFrameLength < MIN_FRAME_LENGTH || maxFrameLength > MAX_FRAME_LENGTH) {
-                throw new IllegalArgumentException("control maxFrameLength must be in [" + MIN_FRAME_LENGTH + ", "
-                        + MAX_FRAME_LENGTH + "] bytes, got " + maxFrameLength);
+                throw new IllegalArgumentException(
+                        "control maxFrameLength must be in ["
+                                + MIN_FRAME_LENGTH
+                                + ", "
+                                + MAX_FRAME_LENGTH
+                                + "] bytes, got "
+                                + maxFrameLength);
             }
             positive("connectTimeout", connectTimeout);
             positive("handshakeTimeout", handshakeTimeout);
@@ -343,50 +396,70 @@ public final class ControlConfig {
             positive("pingInterval", pingInterval);
             positive("shutdownTimeout", shutdownTimeout);
             if (pingInterval.compareTo(idleTimeout) >= 0) {
-                throw new IllegalArgumentException("control pingInterval (" + pingInterval
-                        + ") must be shorter than idleTimeout (" + idleTimeout
-                        + "), otherwise healthy idle connections time out");
+                throw new IllegalArgumentException(
+                        "control pingInterval ("
+                                + pingInterval
+                                + ") must be shorter than idleTimeout ("
+                                + idleTimeout
+                                + "), otherwise healthy idle connections time out");
             }
             if (eventLoopThreads < 1 || eventLoopThreads > 256) {
-                throw new IllegalArgumentException("control eventLoopThreads must be in [1, 256], got "
-                        + eventLoopThreads);
+                throw new IllegalArgumentException(
+                        "control eventLoopThreads must be in [1, 256], got " + eventLoopThreads);
             }
             if (maxPendingRequests < 1 || maxPendingRequests > 1 << 20) {
-                throw new IllegalArgumentException("control maxPendingRequests must be in [1, 1048576], got "
-                        + maxPendingRequests);
+                throw new IllegalArgumentException(
+                        "control maxPendingRequests must be in [1, 1048576], got "
+                                + maxPendingRequests);
             }
             if (endpointId != null) {
                 int n = endpointId.getBytes(StandardCharsets.UTF_8).length;
                 if (n == 0 || n > WireFormat.MAX_ENDPOINT_ID_BYTES) {
-                    throw new IllegalArgumentException("control endpointId must be 1.." + WireFormat.MAX_ENDPOINT_ID_BYTES
-                            + " UTF-8 bytes, got " + n);
+                    throw new IllegalArgumentException(
+                            "control endpointId must be 1.."
+                                    + WireFormat.MAX_ENDPOINT_ID_BYTES
+                                    + " UTF-8 bytes, got "
+                                    + n);
                 }
             }
             if (authSecret != null && authSecret.length < MIN_SECRET_BYTES) {
-                throw new IllegalArgumentException("control authSecret must be at least " + MIN_SECRET_BYTES
-                        + " bytes, got " + authSecret.length + " (the secret itself is not shown)");
+                throw new IllegalArgumentException(
+                        "control authSecret must be at least "
+                                + MIN_SECRET_BYTES
+                                + " bytes, got "
+                                + authSecret.length
+                                + " (the secret itself is not shown)");
             }
             return new ControlConfig(this);
         }
 
         private static void positive(String name, Duration d) {
             if (d == null || d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException("control " + name + " must be a positive duration, got " + d);
+                throw new IllegalArgumentException(
+                        "control " + name + " must be a positive duration, got " + d);
             }
             if (d.compareTo(Duration.ofDays(1)) > 0) {
-                throw new IllegalArgumentException("control " + name + " must be at most 1 day, got " + d);
+                throw new IllegalArgumentException(
+                        "control " + name + " must be at most 1 day, got " + d);
             }
         }
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof ControlConfig c && c.port == port && c.maxFrameLength == maxFrameLength
-                && Arrays.equals(c.authSecret, authSecret) && c.endpointId.equals(endpointId)
-                && java.util.Objects.equals(c.bindAddress, bindAddress) && c.connectTimeout.equals(connectTimeout)
-                && c.handshakeTimeout.equals(handshakeTimeout) && c.requestTimeout.equals(requestTimeout)
-                && c.idleTimeout.equals(idleTimeout) && c.pingInterval.equals(pingInterval)
-                && c.eventLoopThreads == eventLoopThreads && c.maxPendingRequests == maxPendingRequests
+        return o instanceof ControlConfig c
+                && c.port == port
+                && c.maxFrameLength == maxFrameLength
+                && Arrays.equals(c.authSecret, authSecret)
+                && c.endpointId.equals(endpointId)
+                && java.util.Objects.equals(c.bindAddress, bindAddress)
+                && c.connectTimeout.equals(connectTimeout)
+                && c.handshakeTimeout.equals(handshakeTimeout)
+                && c.requestTimeout.equals(requestTimeout)
+                && c.idleTimeout.equals(idleTimeout)
+                && c.pingInterval.equals(pingInterval)
+                && c.eventLoopThreads == eventLoopThreads
+                && c.maxPendingRequests == maxPendingRequests
                 && c.sslContext == sslContext;
     }
 

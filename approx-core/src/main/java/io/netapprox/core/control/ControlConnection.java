@@ -1,25 +1,26 @@
 package io.netapprox.core.control;
 
-import io.netapprox.core.control.Messages.Ack;
-import io.netapprox.core.control.Messages.AuthOk;
-import io.netapprox.core.control.Messages.AuthResponse;
-import io.netapprox.core.control.Messages.DataRequest;
-import io.netapprox.core.control.Messages.DataResponse;
+import io.netapprox.core.control.Messages.AckMsg;
+import io.netapprox.core.control.Messages.AuthOkMsg;
+import io.netapprox.core.control.Messages.AuthResponseMsg;
+import io.netapprox.core.control.Messages.DataRequestMsg;
+import io.netapprox.core.control.Messages.DataResponseMsg;
 import io.netapprox.core.control.Messages.DecodeFailure;
 import io.netapprox.core.control.Messages.ErrorMsg;
 import io.netapprox.core.control.Messages.Frame;
-import io.netapprox.core.control.Messages.Hello;
-import io.netapprox.core.control.Messages.HelloAck;
-import io.netapprox.core.control.Messages.JobAccept;
-import io.netapprox.core.control.Messages.JobAnnounce;
-import io.netapprox.core.control.Messages.JobReject;
+import io.netapprox.core.control.Messages.HelloAckMsg;
+import io.netapprox.core.control.Messages.HelloMsg;
+import io.netapprox.core.control.Messages.JobAcceptMsg;
+import io.netapprox.core.control.Messages.JobAnnounceMsg;
+import io.netapprox.core.control.Messages.JobRejectMsg;
 import io.netapprox.core.control.Messages.JobReportMsg;
 import io.netapprox.core.control.Messages.Msg;
 import io.netapprox.core.control.Messages.MsrUpdateMsg;
-import io.netapprox.core.control.Messages.Ping;
-import io.netapprox.core.control.Messages.Pong;
-import io.netapprox.core.control.Messages.SessionSetup;
-import io.netapprox.core.control.Messages.SessionSetupAck;
+import io.netapprox.core.control.Messages.PingMsg;
+import io.netapprox.core.control.Messages.PongMsg;
+import io.netapprox.core.control.Messages.SessionSetupAckMsg;
+import io.netapprox.core.control.Messages.SessionSetupMsg;
+import io.netapprox.core.job.JobReport;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -30,9 +31,6 @@ import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -48,23 +46,31 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * One control connection, client or server side: the handshake state machine, request/response correlation,
- * inbound dispatch to the {@link ControlHandler}, keepalive and error handling. All state transitions happen on
- * the channel's event loop; outbound requests may come from any thread.
+ * One control connection, client or server side: the handshake state machine, request/response
+ * correlation, inbound dispatch to the {@link ControlHandler}, keepalive and error handling. All
+ * state transitions happen on the channel's event loop; outbound requests may come from any thread.
  */
 final class ControlConnection extends ChannelInboundHandlerAdapter implements ControlSession {
     private static final Logger LOG = LoggerFactory.getLogger(ControlConnection.class);
 
-    enum Role { CLIENT, SERVER }
+    enum Role {
+        CLIENT,
+        SERVER
+    }
 
     private enum State {
         /** Server: waiting for HELLO. Client: HELLO sent, waiting for HELLO_ACK. */
         HELLO,
         /** Server: waiting for AUTH_RESPONSE. Client: AUTH_RESPONSE sent, waiting for AUTH_OK. */
         AUTH,
-        /** Server: waiting for SESSION_SETUP. Client: SESSION_SETUP sent, waiting for SESSION_SETUP_ACK. */
+        /**
+         * Server: waiting for SESSION_SETUP. Client: SESSION_SETUP sent, waiting for
+         * SESSION_SETUP_ACK.
+         */
         SESSION,
         ESTABLISHED,
         CLOSING
@@ -76,6 +82,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     private final ControlHandler handler;
     private final ControlMetrics metrics;
     private final FrameDecoder decoder;
+
     /** Server: the live session ids of the server (to never hand out a duplicate). Client: null. */
     private final Set<Long> liveSessionIds;
 
@@ -104,12 +111,20 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     private ScheduledFuture<?> handshakeTimer;
     private boolean warned;
 
-    private record Pending(MessageType requestType, CompletableFuture<Msg> future, long startNanos,
-                           ScheduledFuture<?> timer) {
-    }
+    private record Pending(
+            MessageType requestType,
+            CompletableFuture<Msg> future,
+            long startNanos,
+            ScheduledFuture<?> timer) {}
 
-    ControlConnection(Role role, ControlConfig config, DataPlane dataPlane, ControlHandler handler,
-                      ControlMetrics metrics, FrameDecoder decoder, Set<Long> liveSessionIds) {
+    ControlConnection(
+            Role role,
+            ControlConfig config,
+            DataPlane dataPlane,
+            ControlHandler handler,
+            ControlMetrics metrics,
+            FrameDecoder decoder,
+            Set<Long> liveSessionIds) {
         this.role = role;
         this.config = config;
         this.dataPlane = dataPlane;
@@ -119,27 +134,44 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         this.liveSessionIds = liveSessionIds;
     }
 
-    /** Completes when the session is set up; fails if the handshake fails or the connection ends first. */
+    /**
+     * Completes when the session is set up; fails if the handshake fails or the connection ends
+     * first.
+     */
     CompletableFuture<ControlSession> established() {
         return established;
     }
 
-    // ---- channel lifecycle ---------------------------------------------------------------------------------------
+    // ---- channel lifecycle ----------------------------------------------------------------------
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         channel = ctx.channel();
         metrics.connectionsOpened.incrementAndGet();
         long ms = config.handshakeTimeout().toMillis();
-        handshakeTimer = ctx.executor().schedule(() -> {
-            if (state != State.ESTABLISHED && state != State.CLOSING) {
-                metrics.handshakeTimeouts.incrementAndGet();
-                fatal(ErrorCode.HANDSHAKE_TIMEOUT, "handshake not completed within " + ms + " ms", 0);
-            }
-        }, ms, TimeUnit.MILLISECONDS);
+        handshakeTimer =
+                ctx.executor()
+                        .schedule(
+                                () -> {
+                                    if (state != State.ESTABLISHED && state != State.CLOSING) {
+                                        metrics.handshakeTimeouts.incrementAndGet();
+                                        fatal(
+                                                ErrorCode.HANDSHAKE_TIMEOUT,
+                                                "handshake not completed within " + ms + " ms",
+                                                0);
+                                    }
+                                },
+                                ms,
+                                TimeUnit.MILLISECONDS);
         if (role == Role.CLIENT) {
-            Hello hello = new Hello(WireFormat.MIN_SUPPORTED_VERSION, WireFormat.MAX_SUPPORTED_VERSION,
-                    config.maxFrameLength(), config.endpointId(), dataPlane.udpAddress(), dataPlane.localUdpPort());
+            HelloMsg hello =
+                    new HelloMsg(
+                            WireFormat.MIN_SUPPORTED_VERSION,
+                            WireFormat.MAX_SUPPORTED_VERSION,
+                            config.maxFrameLength(),
+                            config.endpointId(),
+                            dataPlane.udpAddress(),
+                            dataPlane.localUdpPort());
             helloBody = Auth.bodyBytes(hello);
             handshakeRequestId = nextRequestId.getAndIncrement();
             send(handshakeRequestId, hello);
@@ -156,8 +188,13 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             handshakeTimer.cancel(false);
         }
         Throwable cause = closeCause;
-        ControlClosedException closedEx = new ControlClosedException("control connection to " + describePeer()
-                + " closed" + (cause != null ? ": " + cause.getMessage() : ""), cause);
+        ControlClosedException closedEx =
+                new ControlClosedException(
+                        "control connection to "
+                                + describePeer()
+                                + " closed"
+                                + (cause != null ? ": " + cause.getMessage() : ""),
+                        cause);
         for (Long id : pending.keySet()) {
             Pending p = pending.remove(id);
             if (p != null) {
@@ -182,7 +219,10 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             try {
                 handler.onSessionClosed(this);
             } catch (RuntimeException e) {
-                LOG.warn("onSessionClosed handler failed for session {}", Long.toHexString(sessionId), e);
+                LOG.warn(
+                        "onSessionClosed handler failed for session {}",
+                        Long.toHexString(sessionId),
+                        e);
             }
         }
         closeFuture.complete(null);
@@ -194,17 +234,23 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         if (evt instanceof IdleStateEvent idle) {
             if (idle.state() == IdleState.READER_IDLE) {
                 metrics.idleTimeouts.incrementAndGet();
-                fatal(ErrorCode.IDLE_TIMEOUT, "nothing received for " + config.idleTimeout().toMillis() + " ms", 0);
+                fatal(
+                        ErrorCode.IDLE_TIMEOUT,
+                        "nothing received for " + config.idleTimeout().toMillis() + " ms",
+                        0);
             } else if (idle.state() == IdleState.WRITER_IDLE && state == State.ESTABLISHED) {
-                send(0, new Ping());
+                send(0, new PingMsg());
             }
             return;
         }
         if (evt instanceof ChannelInputShutdownEvent) {
-            // The peer half-closed. The decoder has already reported a truncated frame, if any; we are done too.
+            // The peer half-closed. The decoder has already reported a truncated frame, if any; we
+            // are done too.
             if (state != State.CLOSING) {
                 state = State.CLOSING;
-                closeCause = new ControlClosedException("the peer closed its side of the connection", null);
+                closeCause =
+                        new ControlClosedException(
+                                "the peer closed its side of the connection", null);
                 ctx.close();
             }
             return;
@@ -224,7 +270,8 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                 closeCause = cause;
             }
             if (isSslFailure(cause)) {
-                warnOnce("control connection {}: TLS failure: {}", describePeer(), cause.toString());
+                warnOnce(
+                        "control connection {}: TLS failure: {}", describePeer(), cause.toString());
             } else {
                 LOG.debug("control connection {}: I/O error", describePeer(), cause);
             }
@@ -246,7 +293,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         return false;
     }
 
-    // ---- inbound -------------------------------------------------------------------------------------------------
+    // ---- inbound --------------------------------------------------------------------------------
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object obj) {
@@ -267,9 +314,9 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             Msg msg = frame.msg();
             if (msg instanceof ErrorMsg err) {
                 onError(frame.requestId(), err);
-            } else if (msg instanceof Ping) {
-                send(frame.requestId(), new Pong());
-            } else if (msg instanceof Pong && frame.requestId() == 0) {
+            } else if (msg instanceof PingMsg) {
+                send(frame.requestId(), new PongMsg());
+            } else if (msg instanceof PongMsg && frame.requestId() == 0) {
                 return; // answer to a keepalive PING
             } else if (state != State.ESTABLISHED) {
                 onHandshake(frame);
@@ -294,8 +341,16 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
 
     private void unexpected(Frame frame) {
         metrics.unexpectedMessages.incrementAndGet();
-        fatal(ErrorCode.UNEXPECTED_MESSAGE, frame.type() + " is not allowed " + (state == State.ESTABLISHED
-                ? "after the session is set up" : "in handshake state " + state) + " on the " + role + " side",
+        fatal(
+                ErrorCode.UNEXPECTED_MESSAGE,
+                frame.type()
+                        + " is not allowed "
+                        + (state == State.ESTABLISHED
+                                ? "after the session is set up"
+                                : "in handshake state " + state)
+                        + " on the "
+                        + role
+                        + " side",
                 frame.requestId());
     }
 
@@ -310,33 +365,49 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         }
         if (code.isFatal() || requestId == 0 || state != State.ESTABLISHED) {
             // The peer is closing the connection (or we cannot continue a failed handshake).
-            warnOnce("control connection {}: peer reported {}: {}", describePeer(), code, err.message());
+            warnOnce(
+                    "control connection {}: peer reported {}: {}",
+                    describePeer(),
+                    code,
+                    err.message());
             state = State.CLOSING;
             closeCause = ex;
             channel.close();
         } else if (p == null) {
             metrics.lateResponses.incrementAndGet();
-            LOG.debug("control connection {}: ERROR for unknown request {}: {}", describePeer(), requestId, ex);
+            LOG.debug(
+                    "control connection {}: ERROR for unknown request {}: {}",
+                    describePeer(),
+                    requestId,
+                    ex);
         }
     }
 
     private void onResponse(Frame frame) {
         MessageType t = frame.type();
-        if (t == MessageType.HELLO_ACK || t == MessageType.AUTH_OK || t == MessageType.SESSION_SETUP_ACK) {
+        if (t == MessageType.HELLO_ACK
+                || t == MessageType.AUTH_OK
+                || t == MessageType.SESSION_SETUP_ACK) {
             unexpected(frame);
             return;
         }
         Pending p = pending.remove(frame.requestId());
         if (p == null) {
             metrics.lateResponses.incrementAndGet();
-            LOG.debug("control connection {}: {} for request {} which is no longer pending (timed out?)",
-                    describePeer(), frame.type(), frame.requestId());
+            LOG.debug(
+                    "control connection {}: {} for request {} which is no longer pending (timed out?)",
+                    describePeer(),
+                    frame.type(),
+                    frame.requestId());
             return;
         }
         p.timer().cancel(false);
         if (!responseMatches(p.requestType(), frame.type())) {
-            p.future().completeExceptionally(new ControlException(ErrorCode.UNEXPECTED_MESSAGE,
-                    frame.type() + " is not a response to " + p.requestType()));
+            p.future()
+                    .completeExceptionally(
+                            new ControlException(
+                                    ErrorCode.UNEXPECTED_MESSAGE,
+                                    frame.type() + " is not a response to " + p.requestType()));
             unexpected(frame);
             return;
         }
@@ -345,7 +416,8 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
 
     private static boolean responseMatches(MessageType request, MessageType response) {
         return switch (request) {
-            case JOB_ANNOUNCE -> response == MessageType.JOB_ACCEPT || response == MessageType.JOB_REJECT;
+            case JOB_ANNOUNCE ->
+                    response == MessageType.JOB_ACCEPT || response == MessageType.JOB_REJECT;
             case DATA_REQUEST -> response == MessageType.DATA_RESPONSE;
             case MSR_UPDATE, JOB_REPORT -> response == MessageType.ACK;
             case PING -> response == MessageType.PONG;
@@ -356,11 +428,11 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     private void onHandshake(Frame frame) {
         Msg msg = frame.msg();
         if (role == Role.SERVER) {
-            if (state == State.HELLO && msg instanceof Hello h) {
+            if (state == State.HELLO && msg instanceof HelloMsg h) {
                 serverOnHello(frame.requestId(), h);
-            } else if (state == State.AUTH && msg instanceof AuthResponse r) {
+            } else if (state == State.AUTH && msg instanceof AuthResponseMsg r) {
                 serverOnAuth(frame.requestId(), r);
-            } else if (state == State.SESSION && msg instanceof SessionSetup) {
+            } else if (state == State.SESSION && msg instanceof SessionSetupMsg) {
                 serverOnSessionSetup(frame.requestId());
             } else {
                 unexpected(frame);
@@ -368,11 +440,11 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         } else {
             if (frame.requestId() != handshakeRequestId) {
                 unexpected(frame);
-            } else if (state == State.HELLO && msg instanceof HelloAck a) {
+            } else if (state == State.HELLO && msg instanceof HelloAckMsg a) {
                 clientOnHelloAck(a);
-            } else if (state == State.AUTH && msg instanceof AuthOk ok) {
+            } else if (state == State.AUTH && msg instanceof AuthOkMsg ok) {
                 clientOnAuthOk(ok);
-            } else if (state == State.SESSION && msg instanceof SessionSetupAck a) {
+            } else if (state == State.SESSION && msg instanceof SessionSetupAckMsg a) {
                 clientOnSessionSetupAck(a);
             } else {
                 unexpected(frame);
@@ -380,13 +452,15 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         }
     }
 
-    // ---- server handshake ------------------------------------------------------------------------------------------
+    // ---- server handshake -----------------------------------------------------------------------
 
-    private void serverOnHello(long requestId, Hello h) {
+    private void serverOnHello(long requestId, HelloMsg h) {
         int chosen = Math.min(h.maxVersion(), WireFormat.MAX_SUPPORTED_VERSION);
         if (chosen < Math.max(h.minVersion(), WireFormat.MIN_SUPPORTED_VERSION)) {
             metrics.versionMismatches.incrementAndGet();
-            fatal(ErrorCode.VERSION_MISMATCH, FrameDecoder.versionMismatchMessage(h.minVersion(), h.maxVersion()),
+            fatal(
+                    ErrorCode.VERSION_MISMATCH,
+                    FrameDecoder.versionMismatchMessage(h.minVersion(), h.maxVersion()),
                     requestId);
             return;
         }
@@ -397,30 +471,48 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         helloBody = Auth.bodyBytes(h);
         boolean auth = config.authEnabled();
         byte[] nonce = auth ? Auth.randomBytes(WireFormat.NONCE_LENGTH) : new byte[0];
-        HelloAck ack = new HelloAck(chosen, auth, config.maxFrameLength(), config.endpointId(),
-                dataPlane.udpAddress(), dataPlane.localUdpPort(), nonce);
+        HelloAckMsg ack =
+                new HelloAckMsg(
+                        chosen,
+                        auth,
+                        config.maxFrameLength(),
+                        config.endpointId(),
+                        dataPlane.udpAddress(),
+                        dataPlane.localUdpPort(),
+                        nonce);
         helloAckBody = Auth.bodyBytes(ack);
         state = auth ? State.AUTH : State.SESSION;
         send(requestId, ack);
     }
 
-    private void serverOnAuth(long requestId, AuthResponse r) {
-        byte[] expected = Auth.clientProof(config.authSecret(), helloBody, helloAckBody, r.clientNonce());
+    private void serverOnAuth(long requestId, AuthResponseMsg r) {
+        byte[] expected =
+                Auth.clientProof(config.authSecret(), helloBody, helloAckBody, r.clientNonce());
         if (!Auth.verify(expected, r.mac())) {
             metrics.authFailures.incrementAndGet();
-            fatal(ErrorCode.AUTH_FAILED, "authentication failed: the client's proof does not match the shared "
-                    + "secret", requestId);
+            fatal(
+                    ErrorCode.AUTH_FAILED,
+                    "authentication failed: the client's proof does not match the shared "
+                            + "secret",
+                    requestId);
             return;
         }
         metrics.authSuccesses.incrementAndGet();
         state = State.SESSION;
-        send(requestId, new AuthOk(Auth.serverProof(config.authSecret(), helloBody, helloAckBody, r.clientNonce())));
+        send(
+                requestId,
+                new AuthOkMsg(
+                        Auth.serverProof(
+                                config.authSecret(), helloBody, helloAckBody, r.clientNonce())));
     }
 
     private void serverOnSessionSetup(long requestId) {
         if (peerData == null) {
             metrics.sessionFailures.incrementAndGet();
-            fatal(ErrorCode.SESSION_FAILED, "the client advertised no data-plane address in HELLO", requestId);
+            fatal(
+                    ErrorCode.SESSION_FAILED,
+                    "the client advertised no data-plane address in HELLO",
+                    requestId);
             return;
         }
         long id;
@@ -435,26 +527,39 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             Arrays.fill(key, (byte) 0);
             metrics.sessionFailures.incrementAndGet();
             LOG.debug("data plane refused session for {}", describePeer(), e);
-            fatal(ErrorCode.SESSION_FAILED, "the server's data plane could not open the session", requestId, e);
+            fatal(
+                    ErrorCode.SESSION_FAILED,
+                    "the server's data plane could not open the session",
+                    requestId,
+                    e);
             return;
         }
         sessionId = id;
         sessionOpen = true;
         metrics.sessionsOpened.incrementAndGet();
-        // The ACK goes out before the handler runs, so requests the handler sends follow it on the wire.
-        send(requestId, new SessionSetupAck(id, key));
+        // The ACK goes out before the handler runs, so requests the handler sends follow it on the
+        // wire.
+        send(requestId, new SessionSetupAckMsg(id, key));
         Arrays.fill(key, (byte) 0);
         becomeEstablished();
     }
 
-    // ---- client handshake ------------------------------------------------------------------------------------------
+    // ---- client handshake -----------------------------------------------------------------------
 
-    private void clientOnHelloAck(HelloAck a) {
-        if (a.version() < WireFormat.MIN_SUPPORTED_VERSION || a.version() > WireFormat.MAX_SUPPORTED_VERSION) {
+    private void clientOnHelloAck(HelloAckMsg a) {
+        if (a.version() < WireFormat.MIN_SUPPORTED_VERSION
+                || a.version() > WireFormat.MAX_SUPPORTED_VERSION) {
             metrics.versionMismatches.incrementAndGet();
-            fatal(ErrorCode.VERSION_MISMATCH, "server chose protocol version " + a.version()
-                    + " which this endpoint (versions " + WireFormat.MIN_SUPPORTED_VERSION + ".."
-                    + WireFormat.MAX_SUPPORTED_VERSION + ") does not speak", 0);
+            fatal(
+                    ErrorCode.VERSION_MISMATCH,
+                    "server chose protocol version "
+                            + a.version()
+                            + " which this endpoint (versions "
+                            + WireFormat.MIN_SUPPORTED_VERSION
+                            + ".."
+                            + WireFormat.MAX_SUPPORTED_VERSION
+                            + ") does not speak",
+                    0);
             return;
         }
         version = a.version();
@@ -464,44 +569,61 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         helloAckBody = Auth.bodyBytes(a);
         if (a.authRequired() && !config.authEnabled()) {
             metrics.authFailures.incrementAndGet();
-            fatal(ErrorCode.AUTH_FAILED, "the server requires authentication but no shared secret is configured", 0);
+            fatal(
+                    ErrorCode.AUTH_FAILED,
+                    "the server requires authentication but no shared secret is configured",
+                    0);
             return;
         }
         if (!a.authRequired() && config.authEnabled()) {
             metrics.authFailures.incrementAndGet();
-            fatal(ErrorCode.AUTH_FAILED, "a shared secret is configured but the server does not authenticate; "
-                    + "refusing to continue unauthenticated", 0);
+            fatal(
+                    ErrorCode.AUTH_FAILED,
+                    "a shared secret is configured but the server does not authenticate; "
+                            + "refusing to continue unauthenticated",
+                    0);
             return;
         }
         if (a.authRequired()) {
             byte[] clientNonce = Auth.randomBytes(WireFormat.NONCE_LENGTH);
             clientNonceForServerProof = clientNonce;
             state = State.AUTH;
-            send(handshakeRequestId, new AuthResponse(clientNonce,
-                    Auth.clientProof(config.authSecret(), helloBody, helloAckBody, clientNonce)));
+            send(
+                    handshakeRequestId,
+                    new AuthResponseMsg(
+                            clientNonce,
+                            Auth.clientProof(
+                                    config.authSecret(), helloBody, helloAckBody, clientNonce)));
         } else {
             state = State.SESSION;
-            send(handshakeRequestId, new SessionSetup());
+            send(handshakeRequestId, new SessionSetupMsg());
         }
     }
 
-    private void clientOnAuthOk(AuthOk ok) {
-        byte[] expected = Auth.serverProof(config.authSecret(), helloBody, helloAckBody, clientNonceForServerProof);
+    private void clientOnAuthOk(AuthOkMsg ok) {
+        byte[] expected =
+                Auth.serverProof(
+                        config.authSecret(), helloBody, helloAckBody, clientNonceForServerProof);
         if (!Auth.verify(expected, ok.mac())) {
             metrics.authFailures.incrementAndGet();
-            fatal(ErrorCode.AUTH_FAILED, "authentication failed: the server's proof does not match the shared secret",
+            fatal(
+                    ErrorCode.AUTH_FAILED,
+                    "authentication failed: the server's proof does not match the shared secret",
                     0);
             return;
         }
         metrics.authSuccesses.incrementAndGet();
         state = State.SESSION;
-        send(handshakeRequestId, new SessionSetup());
+        send(handshakeRequestId, new SessionSetupMsg());
     }
 
-    private void clientOnSessionSetupAck(SessionSetupAck a) {
+    private void clientOnSessionSetupAck(SessionSetupAckMsg a) {
         if (peerData == null) {
             metrics.sessionFailures.incrementAndGet();
-            fatal(ErrorCode.SESSION_FAILED, "the server advertised no data-plane address in HELLO_ACK", 0);
+            fatal(
+                    ErrorCode.SESSION_FAILED,
+                    "the server advertised no data-plane address in HELLO_ACK",
+                    0);
             return;
         }
         byte[] key = a.key();
@@ -510,7 +632,11 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         } catch (Exception e) {
             metrics.sessionFailures.incrementAndGet();
             LOG.debug("data plane refused session {}", Long.toHexString(a.sessionId()), e);
-            fatal(ErrorCode.SESSION_FAILED, "the client's data plane could not open the session", 0, e);
+            fatal(
+                    ErrorCode.SESSION_FAILED,
+                    "the client's data plane could not open the session",
+                    0,
+                    e);
             return;
         } finally {
             Arrays.fill(key, (byte) 0);
@@ -531,7 +657,10 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             handler.onSessionSetup(this);
         } catch (RuntimeException e) {
             metrics.sessionFailures.incrementAndGet();
-            String why = e instanceof ControlException ce ? ce.getMessage() : "refused by the application";
+            String why =
+                    e instanceof ControlException ce
+                            ? ce.getMessage()
+                            : "refused by the application";
             LOG.debug("onSessionSetup failed for {}", describePeer(), e);
             fatal(ErrorCode.SESSION_FAILED, "session refused: " + why, 0);
             return;
@@ -543,81 +672,120 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         if (addr == null) {
             return null;
         }
-        if (addr.isAnyLocalAddress() && channel.remoteAddress() instanceof InetSocketAddress remote) {
+        if (addr.isAnyLocalAddress()
+                && channel.remoteAddress() instanceof InetSocketAddress remote) {
             return new InetSocketAddress(remote.getAddress(), port);
         }
         return new InetSocketAddress(addr, port);
     }
 
-    // ---- inbound requests (established) ---------------------------------------------------------------------------
+    // ---- inbound requests (established) ---------------------------------------------------------
 
     private void onRequest(Frame frame) {
         long id = frame.requestId();
         Msg msg = frame.msg();
-        if (msg instanceof Hello || msg instanceof AuthResponse || msg instanceof SessionSetup) {
+        if (msg instanceof HelloMsg
+                || msg instanceof AuthResponseMsg
+                || msg instanceof SessionSetupMsg) {
             unexpected(frame);
             return;
         }
         if (inboundInFlight.incrementAndGet() > config.maxPendingRequests()) {
             inboundInFlight.decrementAndGet();
-            send(id, new ErrorMsg(ErrorCode.OVERLOADED.code(), "more than " + config.maxPendingRequests()
-                    + " requests in flight"));
+            send(
+                    id,
+                    new ErrorMsg(
+                            ErrorCode.OVERLOADED.code(),
+                            "more than " + config.maxPendingRequests() + " requests in flight"));
             return;
         }
         CompletionStage<? extends Msg> reply;
         try {
-            if (msg instanceof JobAnnounce ja) {
+            if (msg instanceof JobAnnounceMsg ja) {
                 int job = ja.job().jobId();
-                reply = nonNull(handler.onJobAnnounce(this, ja.job())).thenApply(d -> d.accepted()
-                        ? new JobAccept(job) : new JobReject(job, d.reason()));
-            } else if (msg instanceof DataRequest dr) {
-                reply = nonNull(handler.onDataRequest(this, dr.jobId(), dr.payload())).thenApply(b -> {
-                    if (b == null) {
-                        throw new IllegalStateException("onDataRequest completed with null");
-                    }
-                    return new DataResponse(b);
-                });
+                reply =
+                        nonNull(handler.onJobAnnounce(this, ja.job()))
+                                .thenApply(
+                                        d ->
+                                                d.accepted()
+                                                        ? new JobAcceptMsg(job)
+                                                        : new JobRejectMsg(job, d.reason()));
+            } else if (msg instanceof DataRequestMsg dr) {
+                reply =
+                        nonNull(handler.onDataRequest(this, dr.jobId(), dr.payload()))
+                                .thenApply(
+                                        b -> {
+                                            if (b == null) {
+                                                throw new IllegalStateException(
+                                                        "onDataRequest completed with null");
+                                            }
+                                            return new DataResponseMsg(b);
+                                        });
             } else if (msg instanceof MsrUpdateMsg mu) {
                 handler.onMsrUpdate(this, mu.update());
-                reply = CompletableFuture.completedFuture(new Ack());
+                reply = CompletableFuture.completedFuture(new AckMsg());
             } else if (msg instanceof JobReportMsg jr) {
                 handler.onJobReport(this, jr.report());
-                reply = CompletableFuture.completedFuture(new Ack());
+                reply = CompletableFuture.completedFuture(new AckMsg());
             } else {
-                reply = CompletableFuture.failedFuture(new IllegalStateException("no dispatch for " + msg.type()));
+                reply =
+                        CompletableFuture.failedFuture(
+                                new IllegalStateException("no dispatch for " + msg.type()));
             }
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
         MessageType type = msg.type();
-        reply.whenComplete((response, error) -> {
-            inboundInFlight.decrementAndGet();
-            if (closed) {
-                return;
-            }
-            if (error == null) {
-                if (!sendChecked(id, response)) {
-                    metrics.handlerErrors.incrementAndGet();
-                    send(id, new ErrorMsg(ErrorCode.HANDLER_ERROR.code(), "the " + response.type()
-                            + " reply exceeds the frame limit of " + peerMaxFrame + " bytes"));
-                }
-                return;
-            }
-            Throwable cause = error instanceof CompletionException && error.getCause() != null
-                    ? error.getCause() : error;
-            if (cause instanceof ControlException ce) {
-                ErrorCode code = ce.code().isFatal() ? ErrorCode.REQUEST_REJECTED : ce.code();
-                String text = ce.getMessage().startsWith(ce.code() + ": ")
-                        ? ce.getMessage().substring(ce.code().toString().length() + 2) : ce.getMessage();
-                send(id, new ErrorMsg(code.code(), text));
-            } else {
-                metrics.handlerErrors.incrementAndGet();
-                warnOnce("control connection {}: {} handler failed: {}", describePeer(), type, cause.toString());
-                LOG.debug("handler failure", cause);
-                send(id, new ErrorMsg(ErrorCode.HANDLER_ERROR.code(), type
-                        + " handler failed on the remote endpoint (details in its log)"));
-            }
-        });
+        reply.whenComplete(
+                (response, error) -> {
+                    inboundInFlight.decrementAndGet();
+                    if (closed) {
+                        return;
+                    }
+                    if (error == null) {
+                        if (!sendChecked(id, response)) {
+                            metrics.handlerErrors.incrementAndGet();
+                            send(
+                                    id,
+                                    new ErrorMsg(
+                                            ErrorCode.HANDLER_ERROR.code(),
+                                            "the "
+                                                    + response.type()
+                                                    + " reply exceeds the frame limit of "
+                                                    + peerMaxFrame
+                                                    + " bytes"));
+                        }
+                        return;
+                    }
+                    Throwable cause =
+                            error instanceof CompletionException && error.getCause() != null
+                                    ? error.getCause()
+                                    : error;
+                    if (cause instanceof ControlException ce) {
+                        ErrorCode code =
+                                ce.code().isFatal() ? ErrorCode.REQUEST_REJECTED : ce.code();
+                        String text =
+                                ce.getMessage().startsWith(ce.code() + ": ")
+                                        ? ce.getMessage()
+                                                .substring(ce.code().toString().length() + 2)
+                                        : ce.getMessage();
+                        send(id, new ErrorMsg(code.code(), text));
+                    } else {
+                        metrics.handlerErrors.incrementAndGet();
+                        warnOnce(
+                                "control connection {}: {} handler failed: {}",
+                                describePeer(),
+                                type,
+                                cause.toString());
+                        LOG.debug("handler failure", cause);
+                        send(
+                                id,
+                                new ErrorMsg(
+                                        ErrorCode.HANDLER_ERROR.code(),
+                                        type
+                                                + " handler failed on the remote endpoint (details in its log)"));
+                    }
+                });
     }
 
     private static <T> CompletionStage<T> nonNull(CompletionStage<T> s) {
@@ -627,7 +795,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         return s;
     }
 
-    // ---- outbound --------------------------------------------------------------------------------------------------
+    // ---- outbound -------------------------------------------------------------------------------
 
     private void send(long requestId, Msg msg) {
         Channel ch = channel;
@@ -656,17 +824,23 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         fatal(code, message, requestId, null);
     }
 
-    /** As above; {@code localDetail} (e.g. an exception) is logged here but never sent to the peer. */
+    /**
+     * As above; {@code localDetail} (e.g. an exception) is logged here but never sent to the peer.
+     */
     private void fatal(ErrorCode code, String message, long requestId, Object localDetail) {
         if (state == State.CLOSING) {
             return;
         }
         state = State.CLOSING;
-        ControlException ex = new ControlException(code, message + (localDetail != null ? " (" + localDetail + ")"
-                : ""));
+        ControlException ex =
+                new ControlException(
+                        code, message + (localDetail != null ? " (" + localDetail + ")" : ""));
         closeCause = ex;
-        warnOnce("control connection {}: {}: {}; closing", describePeer(), code, message
-                + (localDetail != null ? " (" + localDetail + ")" : ""));
+        warnOnce(
+                "control connection {}: {}: {}; closing",
+                describePeer(),
+                code,
+                message + (localDetail != null ? " (" + localDetail + ")" : ""));
         Channel ch = channel;
         ch.config().setAutoRead(false);
         if (!ch.isActive()) {
@@ -691,23 +865,34 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
 
     private String describePeer() {
         Channel ch = channel;
-        return (ch != null ? String.valueOf(ch.remoteAddress()) : "?") + " [" + peerEndpointId + "]";
+        return (ch != null ? String.valueOf(ch.remoteAddress()) : "?")
+                + " ["
+                + peerEndpointId
+                + "]";
     }
 
     private <T> CompletableFuture<T> request(Msg msg, Duration timeout, Function<Msg, T> mapper) {
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-            return CompletableFuture.failedFuture(new IllegalArgumentException("timeout must be positive: " + timeout));
+            return CompletableFuture.failedFuture(
+                    new IllegalArgumentException("timeout must be positive: " + timeout));
         }
         if (closed || state == State.CLOSING) {
-            return CompletableFuture.failedFuture(new ControlClosedException("control connection to "
-                    + describePeer() + " is closed", closeCause));
+            return CompletableFuture.failedFuture(
+                    new ControlClosedException(
+                            "control connection to " + describePeer() + " is closed", closeCause));
         }
         if (state != State.ESTABLISHED) {
-            return CompletableFuture.failedFuture(new IllegalStateException("the session is not set up yet"));
+            return CompletableFuture.failedFuture(
+                    new IllegalStateException("the session is not set up yet"));
         }
         if (pending.size() >= config.maxPendingRequests()) {
-            return CompletableFuture.failedFuture(new ControlException(ErrorCode.OVERLOADED, "more than "
-                    + config.maxPendingRequests() + " requests pending on " + describePeer()));
+            return CompletableFuture.failedFuture(
+                    new ControlException(
+                            ErrorCode.OVERLOADED,
+                            "more than "
+                                    + config.maxPendingRequests()
+                                    + " requests pending on "
+                                    + describePeer()));
         }
         Channel ch = channel;
         long id = nextRequestId.getAndIncrement();
@@ -722,45 +907,76 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         int limit = Math.min(peerMaxFrame, config.maxFrameLength());
         if (body > limit) {
             buf.release();
-            return CompletableFuture.failedFuture(new IllegalArgumentException(msg.type() + " body of " + body
-                    + " bytes exceeds the frame limit of " + limit + " bytes"));
+            return CompletableFuture.failedFuture(
+                    new IllegalArgumentException(
+                            msg.type()
+                                    + " body of "
+                                    + body
+                                    + " bytes exceeds the frame limit of "
+                                    + limit
+                                    + " bytes"));
         }
         CompletableFuture<Msg> f = new CompletableFuture<>();
         long timeoutMs = Math.max(1, timeout.toMillis());
-        ScheduledFuture<?> timer = ch.eventLoop().schedule(() -> {
-            Pending p = pending.remove(id);
-            if (p != null) {
-                metrics.requestTimeouts.incrementAndGet();
-                p.future().completeExceptionally(new ControlTimeoutException(msg.type() + " request " + id + " to "
-                        + describePeer() + " got no response within " + timeoutMs + " ms"));
-            }
-        }, timeoutMs, TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> timer =
+                ch.eventLoop()
+                        .schedule(
+                                () -> {
+                                    Pending p = pending.remove(id);
+                                    if (p != null) {
+                                        metrics.requestTimeouts.incrementAndGet();
+                                        p.future()
+                                                .completeExceptionally(
+                                                        new ControlTimeoutException(
+                                                                msg.type()
+                                                                        + " request "
+                                                                        + id
+                                                                        + " to "
+                                                                        + describePeer()
+                                                                        + " got no response within "
+                                                                        + timeoutMs
+                                                                        + " ms"));
+                                    }
+                                },
+                                timeoutMs,
+                                TimeUnit.MILLISECONDS);
         pending.put(id, new Pending(msg.type(), f, System.nanoTime(), timer));
         if (closed) { // raced with channelInactive, which may have drained the map before our put
             Pending p = pending.remove(id);
             if (p != null) {
                 timer.cancel(false);
                 buf.release();
-                p.future().completeExceptionally(new ControlClosedException("control connection to "
-                        + describePeer() + " is closed", closeCause));
+                p.future()
+                        .completeExceptionally(
+                                new ControlClosedException(
+                                        "control connection to " + describePeer() + " is closed",
+                                        closeCause));
             }
             return f.thenApply(mapper);
         }
         metrics.framesSent.incrementAndGet();
-        ch.writeAndFlush(buf).addListener(w -> {
-            if (!w.isSuccess()) {
-                Pending p = pending.remove(id);
-                if (p != null) {
-                    timer.cancel(false);
-                    p.future().completeExceptionally(new ControlClosedException("could not send " + msg.type()
-                            + " to " + describePeer(), w.cause()));
-                }
-            }
-        });
+        ch.writeAndFlush(buf)
+                .addListener(
+                        w -> {
+                            if (!w.isSuccess()) {
+                                Pending p = pending.remove(id);
+                                if (p != null) {
+                                    timer.cancel(false);
+                                    p.future()
+                                            .completeExceptionally(
+                                                    new ControlClosedException(
+                                                            "could not send "
+                                                                    + msg.type()
+                                                                    + " to "
+                                                                    + describePeer(),
+                                                            w.cause()));
+                                }
+                            }
+                        });
         return f.thenApply(mapper);
     }
 
-    // ---- ControlSession ----------------------------------------------------------------------------------------------
+    // ---- ControlSession -------------------------------------------------------------------------
 
     @Override
     public long sessionId() {
@@ -808,21 +1024,28 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         if (job == null) {
             return CompletableFuture.failedFuture(new NullPointerException("job"));
         }
-        return request(new JobAnnounce(job), timeout, m -> {
-            if (m instanceof JobAccept a) {
-                checkJob(job.jobId(), a.jobId());
-                return JobDecision.accept();
-            }
-            JobReject r = (JobReject) m;
-            checkJob(job.jobId(), r.jobId());
-            return JobDecision.reject(r.reason());
-        });
+        return request(
+                new JobAnnounceMsg(job),
+                timeout,
+                m -> {
+                    if (m instanceof JobAcceptMsg a) {
+                        checkJob(job.jobId(), a.jobId());
+                        return JobDecision.accept();
+                    }
+                    JobRejectMsg r = (JobRejectMsg) m;
+                    checkJob(job.jobId(), r.jobId());
+                    return JobDecision.reject(r.reason());
+                });
     }
 
     private static void checkJob(int expected, int actual) {
         if (expected != actual) {
-            throw new ControlException(ErrorCode.UNEXPECTED_MESSAGE, "decision for job "
-                    + Integer.toUnsignedString(actual) + " in answer to job " + Integer.toUnsignedString(expected));
+            throw new ControlException(
+                    ErrorCode.UNEXPECTED_MESSAGE,
+                    "decision for job "
+                            + Integer.toUnsignedString(actual)
+                            + " in answer to job "
+                            + Integer.toUnsignedString(expected));
         }
     }
 
@@ -834,7 +1057,8 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     @Override
     public CompletableFuture<byte[]> requestData(int jobId, byte[] request, Duration timeout) {
         byte[] copy = request == null ? new byte[0] : request.clone();
-        return request(new DataRequest(jobId, copy), timeout, m -> ((DataResponse) m).payload());
+        return request(
+                new DataRequestMsg(jobId, copy), timeout, m -> ((DataResponseMsg) m).payload());
     }
 
     @Override
@@ -866,7 +1090,10 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     @Override
     public CompletableFuture<Duration> ping() {
         long start = System.nanoTime();
-        return request(new Ping(), config.requestTimeout(), m -> Duration.ofNanos(System.nanoTime() - start));
+        return request(
+                new PingMsg(),
+                config.requestTimeout(),
+                m -> Duration.ofNanos(System.nanoTime() - start));
     }
 
     @Override
@@ -885,11 +1112,13 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         }
         ch.close();
         if (!ch.eventLoop().inEventLoop()) {
-            try { // channelInactive (pending requests failed, data-plane session closed) has run when this returns
+            try { // channelInactive (pending requests failed, data-plane session closed) has run
+                // when this returns
                 closeFuture.get(config.shutdownTimeout().toMillis(), TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            } catch (java.util.concurrent.ExecutionException
+                    | java.util.concurrent.TimeoutException e) {
                 LOG.debug("control connection {} did not close in time", describePeer(), e);
             }
         }
@@ -897,7 +1126,14 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
 
     @Override
     public String toString() {
-        return "ControlSession{" + role + ", peer=" + describePeer() + ", session=" + Long.toHexString(sessionId)
-                + ", state=" + state + "}";
+        return "ControlSession{"
+                + role
+                + ", peer="
+                + describePeer()
+                + ", session="
+                + Long.toHexString(sessionId)
+                + ", state="
+                + state
+                + "}";
     }
 }

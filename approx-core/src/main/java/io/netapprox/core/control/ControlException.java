@@ -1,14 +1,16 @@
 package io.netapprox.core.control;
 
+import io.netapprox.core.NetApproxException;
+
 /**
  * A control-plane failure with a wire {@link ErrorCode}.
  *
- * <p>Thrown (or used to complete a future exceptionally) when the peer answered with an ERROR frame, when the
- * local endpoint detected a protocol violation, or by an application {@link ControlHandler} to refuse a request:
- * in that case the message is sent to the peer verbatim (so it must not contain secrets) with the given code,
- * typically {@link ErrorCode#REQUEST_REJECTED}.
+ * <p>Thrown (or used to complete a future exceptionally) when the peer answered with an ERROR
+ * frame, when the local endpoint detected a protocol violation, or by an application {@link
+ * ControlHandler} to refuse a request: in that case the message is sent to the peer verbatim (so it
+ * must not contain secrets) with the given code, typically {@link ErrorCode#REQUEST_REJECTED}.
  */
-public class ControlException extends RuntimeException {
+public class ControlException extends NetApproxException {
     private static final long serialVersionUID = 1L;
 
     private final ErrorCode code;
@@ -36,7 +38,10 @@ public class ControlException extends RuntimeException {
         return code;
     }
 
-    /** True when the error was reported by the peer in an ERROR frame, false when it was detected locally. */
+    /**
+     * True when the error was reported by the peer in an ERROR frame, false when it was detected
+     * locally.
+     */
     public boolean isRemote() {
         return remote;
     }

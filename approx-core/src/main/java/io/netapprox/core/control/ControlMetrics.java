@@ -5,8 +5,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Counters of one {@link ControlServer} or {@link ControlClientFactory} (all its connections). Thread-safe;
- * values only grow.
+ * Counters of one {@link ControlServer} or {@link ControlClientFactory} (all its connections).
+ * Thread-safe; values only grow.
  */
 public final class ControlMetrics {
     final AtomicLong connectionsOpened = new AtomicLong();
@@ -52,7 +52,10 @@ public final class ControlMetrics {
         return framesSent.get();
     }
 
-    /** Frames rejected as malformed (bad magic, truncated, bad field lengths or values, trailing bytes). */
+    /**
+     * Frames rejected as malformed (bad magic, truncated, bad field lengths or values, trailing
+     * bytes).
+     */
     public long malformedFrames() {
         return malformedFrames.get();
     }
@@ -108,7 +111,10 @@ public final class ControlMetrics {
         return requestTimeouts.get();
     }
 
-    /** Inbound requests whose handler failed unexpectedly (not a deliberate {@link ControlException}). */
+    /**
+     * Inbound requests whose handler failed unexpectedly (not a deliberate {@link
+     * ControlException}).
+     */
     public long handlerErrors() {
         return handlerErrors.get();
     }
@@ -129,8 +135,8 @@ public final class ControlMetrics {
     }
 
     /**
-     * WARN lines logged by the control plane. A misbehaving connection logs at most one (its first failure); the
-     * rest goes to DEBUG and to the counters above.
+     * WARN lines logged by the control plane. A misbehaving connection logs at most one (its first
+     * failure); the rest goes to DEBUG and to the counters above.
      */
     public long warningsLogged() {
         return warningsLogged.get();

@@ -12,9 +12,6 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,10 +19,13 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The control-plane server: accepts control connections, runs the handshake (HELLO, optional authentication,
- * SESSION_SETUP), opens a data-plane session per connection and dispatches requests to a {@link ControlHandler}.
+ * The control-plane server: accepts control connections, runs the handshake (HELLO, optional
+ * authentication, SESSION_SETUP), opens a data-plane session per connection and dispatches requests
+ * to a {@link ControlHandler}.
  *
  * <pre>{@code
  * try (ControlServer server = ControlServer.start(config, dataPlane, handler)) {
@@ -34,7 +34,8 @@ import java.util.concurrent.TimeUnit;
  * }
  * }</pre>
  *
- * {@link #close()} closes every connection (and its data-plane session) and stops the server's threads.
+ * {@link #close()} closes every connection (and its data-plane session) and stops the server's
+ * threads.
  */
 public final class ControlServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ControlServer.class);
@@ -50,73 +51,118 @@ public final class ControlServer implements AutoCloseable {
 
     private ControlServer(ControlConfig config, DataPlane dataPlane, ControlHandler handler) {
         this.config = config;
-        this.group = new MultiThreadIoEventLoopGroup(config.eventLoopThreads(),
-                new DefaultThreadFactory("netapprox-ctl-server", true), NioIoHandler.newFactory());
+        this.group =
+                new MultiThreadIoEventLoopGroup(
+                        config.eventLoopThreads(),
+                        new DefaultThreadFactory("netapprox-ctl-server", true),
+                        NioIoHandler.newFactory());
         try {
-            ServerBootstrap b = new ServerBootstrap()
-                    .group(group)
-                    .channel(NioServerSocketChannel.class)
-                    .option(ChannelOption.SO_BACKLOG, 128)
-                    .option(ChannelOption.SO_REUSEADDR, true)
-                    .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childOption(ChannelOption.SO_KEEPALIVE, true)
-                    .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
-                    .childHandler(new ChannelInitializer<SocketChannel>() {
-                        @Override
-                        protected void initChannel(SocketChannel ch) {
-                            if (closed) {
-                                ch.close();
-                                return;
-                            }
-                            children.add(ch);
-                            ch.closeFuture().addListener(f -> children.remove(ch));
-                            ControlConnection conn = initPipeline(ch.pipeline(), ControlConnection.Role.SERVER,
-                                    config, dataPlane, handler, metrics, liveSessionIds, null);
-                            connections.add(conn);
-                            conn.closeFuture().whenComplete((v, e) -> connections.remove(conn));
-                        }
-                    });
-            InetSocketAddress bind = config.bindAddress() == null ? new InetSocketAddress(config.port())
-                    : new InetSocketAddress(config.bindAddress(), config.port());
+            ServerBootstrap b =
+                    new ServerBootstrap()
+                            .group(group)
+                            .channel(NioServerSocketChannel.class)
+                            .option(ChannelOption.SO_BACKLOG, 128)
+                            .option(ChannelOption.SO_REUSEADDR, true)
+                            .childOption(ChannelOption.TCP_NODELAY, true)
+                            .childOption(ChannelOption.SO_KEEPALIVE, true)
+                            .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                            .childHandler(
+                                    new ChannelInitializer<SocketChannel>() {
+                                        @Override
+                                        protected void initChannel(SocketChannel ch) {
+                                            if (closed) {
+                                                ch.close();
+                                                return;
+                                            }
+                                            children.add(ch);
+                                            ch.closeFuture().addListener(f -> children.remove(ch));
+                                            ControlConnection conn =
+                                                    initPipeline(
+                                                            ch.pipeline(),
+                                                            ControlConnection.Role.SERVER,
+                                                            config,
+                                                            dataPlane,
+                                                            handler,
+                                                            metrics,
+                                                            liveSessionIds,
+                                                            null);
+                                            connections.add(conn);
+                                            conn.closeFuture()
+                                                    .whenComplete(
+                                                            (v, e) -> connections.remove(conn));
+                                        }
+                                    });
+            InetSocketAddress bind =
+                    config.bindAddress() == null
+                            ? new InetSocketAddress(config.port())
+                            : new InetSocketAddress(config.bindAddress(), config.port());
             this.serverChannel = b.bind(bind).syncUninterruptibly().channel();
         } catch (RuntimeException e) {
             shutdownGroup(group, config);
-            throw new IllegalStateException("control server could not bind " + config.bindAddress() + ":"
-                    + config.port() + ": " + e, e);
+            throw new IllegalStateException(
+                    "control server could not bind "
+                            + config.bindAddress()
+                            + ":"
+                            + config.port()
+                            + ": "
+                            + e,
+                    e);
         }
-        LOG.info("control server listening on {} (auth {}, tls {})", serverChannel.localAddress(),
-                config.authEnabled() ? "on" : "off", config.sslContext() != null ? "on" : "off");
+        LOG.info(
+                "control server listening on {} (auth {}, tls {})",
+                serverChannel.localAddress(),
+                config.authEnabled() ? "on" : "off",
+                config.sslContext() != null ? "on" : "off");
         if (!config.authEnabled() && config.sslContext() == null) {
-            LOG.info("control server {}: no authentication and no TLS; session keys cross the network in clear",
+            LOG.info(
+                    "control server {}: no authentication and no TLS; session keys cross the network in clear",
                     serverChannel.localAddress());
         }
     }
 
     /** Binds and starts a server. */
-    public static ControlServer start(ControlConfig config, DataPlane dataPlane, ControlHandler handler) {
+    public static ControlServer start(
+            ControlConfig config, DataPlane dataPlane, ControlHandler handler) {
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(dataPlane, "dataPlane");
         Objects.requireNonNull(handler, "handler");
         return new ControlServer(config, dataPlane, handler);
     }
 
-    static ControlConnection initPipeline(ChannelPipeline p, ControlConnection.Role role, ControlConfig config,
-                                          DataPlane dataPlane, ControlHandler handler, ControlMetrics metrics,
-                                          Set<Long> liveSessionIds, InetSocketAddress sslPeer) {
+    static ControlConnection initPipeline(
+            ChannelPipeline p,
+            ControlConnection.Role role,
+            ControlConfig config,
+            DataPlane dataPlane,
+            ControlHandler handler,
+            ControlMetrics metrics,
+            Set<Long> liveSessionIds,
+            InetSocketAddress sslPeer) {
         if (config.sslContext() != null) {
             if (sslPeer != null) {
-                p.addLast("ssl", config.sslContext().newHandler(p.channel().alloc(), sslPeer.getHostString(),
-                        sslPeer.getPort()));
+                p.addLast(
+                        "ssl",
+                        config.sslContext()
+                                .newHandler(
+                                        p.channel().alloc(),
+                                        sslPeer.getHostString(),
+                                        sslPeer.getPort()));
             } else {
                 p.addLast("ssl", config.sslContext().newHandler(p.channel().alloc()));
             }
         }
         FrameDecoder decoder = new FrameDecoder(WireFormat.HANDSHAKE_MAX_BODY);
         p.addLast("frameDecoder", decoder);
-        p.addLast("idle", new IdleStateHandler(config.idleTimeout().toMillis(), config.pingInterval().toMillis(), 0,
-                TimeUnit.MILLISECONDS));
-        ControlConnection conn = new ControlConnection(role, config, dataPlane, handler, metrics, decoder,
-                liveSessionIds);
+        p.addLast(
+                "idle",
+                new IdleStateHandler(
+                        config.idleTimeout().toMillis(),
+                        config.pingInterval().toMillis(),
+                        0,
+                        TimeUnit.MILLISECONDS));
+        ControlConnection conn =
+                new ControlConnection(
+                        role, config, dataPlane, handler, metrics, decoder, liveSessionIds);
         p.addLast("control", conn);
         return conn;
     }
@@ -151,8 +197,9 @@ public final class ControlServer implements AutoCloseable {
     }
 
     /**
-     * Stops accepting, closes every connection (failing their pending requests and closing their data-plane
-     * sessions) and stops the event-loop threads, waiting up to the configured shutdown timeout. Idempotent.
+     * Stops accepting, closes every connection (failing their pending requests and closing their
+     * data-plane sessions) and stops the event-loop threads, waiting up to the configured shutdown
+     * timeout. Idempotent.
      */
     @Override
     public void close() {
@@ -165,13 +212,16 @@ public final class ControlServer implements AutoCloseable {
             ch.close();
         }
         long deadline = System.nanoTime() + config.shutdownTimeout().toNanos();
-        for (ControlConnection c : connections) { // wait until pending futures are failed and sessions closed
+        for (ControlConnection c :
+                connections) { // wait until pending futures are failed and sessions closed
             try {
-                c.closeFuture().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                c.closeFuture()
+                        .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 break;
-            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            } catch (java.util.concurrent.ExecutionException
+                    | java.util.concurrent.TimeoutException e) {
                 LOG.warn("control connection {} did not close within the shutdown timeout", c);
                 break;
             }
@@ -182,7 +232,8 @@ public final class ControlServer implements AutoCloseable {
 
     static void shutdownGroup(EventLoopGroup group, ControlConfig config) {
         long timeout = config.shutdownTimeout().toMillis();
-        if (!group.shutdownGracefully(0, timeout, TimeUnit.MILLISECONDS).awaitUninterruptibly(timeout + 1000)) {
+        if (!group.shutdownGracefully(0, timeout, TimeUnit.MILLISECONDS)
+                .awaitUninterruptibly(timeout + 1000)) {
             LOG.warn("control event loop did not terminate within {} ms", timeout);
         }
     }

@@ -1,15 +1,17 @@
 package io.netapprox.core.control;
 
+import io.netapprox.core.job.JobReport;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One authenticated control connection with its data-plane session. Requests may be sent from any thread; their
- * futures complete on the connection's event-loop thread (do not block in callbacks), exceptionally with
- * {@link ControlException} (the peer answered ERROR or REJECTED the request), {@link ControlTimeoutException}
- * (no response in time; the connection stays open) or {@link ControlClosedException} (the connection ended first).
+ * One authenticated control connection with its data-plane session. Requests may be sent from any
+ * thread; their futures complete on the connection's event-loop thread (do not block in callbacks),
+ * exceptionally with {@link ControlException} (the peer answered ERROR or REJECTED the request),
+ * {@link ControlTimeoutException} (no response in time; the connection stays open) or {@link
+ * ControlClosedException} (the connection ended first).
  */
 public interface ControlSession extends AutoCloseable {
     /** The data-plane session id (random, non-zero). */
@@ -30,12 +32,17 @@ public interface ControlSession extends AutoCloseable {
 
     boolean isActive();
 
-    /** JOB_ANNOUNCE with the default request timeout. Completes with the peer's accept / reject decision. */
+    /**
+     * JOB_ANNOUNCE with the default request timeout. Completes with the peer's accept / reject
+     * decision.
+     */
     CompletableFuture<JobDecision> announceJob(JobAnnouncement job);
 
     CompletableFuture<JobDecision> announceJob(JobAnnouncement job, Duration timeout);
 
-    /** DATA_REQUEST: "send me data X as job J"; completes with the peer's integration-defined reply. */
+    /**
+     * DATA_REQUEST: "send me data X as job J"; completes with the peer's integration-defined reply.
+     */
     CompletableFuture<byte[]> requestData(int jobId, byte[] request);
 
     CompletableFuture<byte[]> requestData(int jobId, byte[] request, Duration timeout);
@@ -53,7 +60,10 @@ public interface ControlSession extends AutoCloseable {
     /** PING; completes with the round-trip time. */
     CompletableFuture<Duration> ping();
 
-    /** Completes (normally) when the connection has closed and every pending request has been failed. */
+    /**
+     * Completes (normally) when the connection has closed and every pending request has been
+     * failed.
+     */
     CompletableFuture<Void> closeFuture();
 
     /** Closes the connection (and its data-plane session); pending requests fail. Idempotent. */

@@ -1,14 +1,18 @@
 package io.netapprox.core.control;
 
 /**
- * Error codes carried by ERROR frames. The numeric values are part of the wire format and never change meaning.
+ * Error codes carried by ERROR frames. The numeric values are part of the wire format and never
+ * change meaning.
  *
- * <p>A code is <em>fatal</em> when the endpoint that sends it closes the connection right after the ERROR frame
- * (framing, version, authentication and state-machine violations); non-fatal codes answer one request and leave
- * the connection usable.
+ * <p>A code is <em>fatal</em> when the endpoint that sends it closes the connection right after the
+ * ERROR frame (framing, version, authentication and state-machine violations); non-fatal codes
+ * answer one request and leave the connection usable.
  */
 public enum ErrorCode {
-    /** A frame or one of its fields is malformed (bad magic, truncated, bad field length, trailing bytes). */
+    /**
+     * A frame or one of its fields is malformed (bad magic, truncated, bad field length, trailing
+     * bytes).
+     */
     MALFORMED_FRAME(1, true),
     /** The peer speaks a protocol version this endpoint does not support. */
     VERSION_MISMATCH(2, true),
@@ -16,7 +20,10 @@ public enum ErrorCode {
     UNKNOWN_MESSAGE_TYPE(3, true),
     /** The frame's declared body length exceeds the receiver's limit. */
     FRAME_TOO_LARGE(4, true),
-    /** A well-formed message arrived in a state that does not allow it (e.g. JOB_ANNOUNCE before SESSION_SETUP). */
+    /**
+     * A well-formed message arrived in a state that does not allow it (e.g. JOB_ANNOUNCE before
+     * SESSION_SETUP).
+     */
     UNEXPECTED_MESSAGE(5, true),
     /** Authentication failed or is required but was not configured; no session was created. */
     AUTH_FAILED(6, true),
@@ -26,9 +33,14 @@ public enum ErrorCode {
     IDLE_TIMEOUT(8, true),
     /** The data plane could not open the session, or the session was refused by the handler. */
     SESSION_FAILED(9, true),
-    /** The request was refused by the application handler (its {@link ControlException} message is forwarded). */
+    /**
+     * The request was refused by the application handler (its {@link ControlException} message is
+     * forwarded).
+     */
     REQUEST_REJECTED(10, false),
-    /** The application handler failed unexpectedly; details are in the handling endpoint's log only. */
+    /**
+     * The application handler failed unexpectedly; details are in the handling endpoint's log only.
+     */
     HANDLER_ERROR(11, false),
     /** Too many requests are in flight on this connection; retry later. */
     OVERLOADED(12, false),
@@ -57,7 +69,10 @@ public enum ErrorCode {
         return fatal;
     }
 
-    /** The code for a wire value, or {@code null} if unknown (a newer peer); callers map null to a generic error. */
+    /**
+     * The code for a wire value, or {@code null} if unknown (a newer peer); callers map null to a
+     * generic error.
+     */
     public static ErrorCode fromCode(int code) {
         for (ErrorCode c : values()) {
             if (c.code == code) {

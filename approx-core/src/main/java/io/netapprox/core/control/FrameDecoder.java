@@ -5,17 +5,17 @@ import io.netapprox.core.control.Messages.Frame;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
-
 import java.util.List;
 
 /**
  * Length-prefixed frame decoder with strict, exception-free failure handling.
  *
- * <p>It does what {@code LengthFieldBasedFrameDecoder(max, 12, 4)} does, plus: the magic is checked as soon as two
- * bytes are in (so random bytes fail at once instead of waiting for a random length), the version as soon as the
- * third byte is in, the length limit can be raised once the handshake is done, and a failure is emitted as a
- * {@link DecodeFailure} message (after which every further byte is discarded) rather than thrown - one failure per
- * connection, no stack traces, no exception storm.
+ * <p>It does what {@code LengthFieldBasedFrameDecoder(max, 12, 4)} does, plus: the magic is checked
+ * as soon as two bytes are in (so random bytes fail at once instead of waiting for a random
+ * length), the version as soon as the third byte is in, the length limit can be raised once the
+ * handshake is done, and a failure is emitted as a {@link DecodeFailure} message (after which every
+ * further byte is discarded) rather than thrown - one failure per connection, no stack traces, no
+ * exception storm.
  */
 final class FrameDecoder extends ByteToMessageDecoder {
     private volatile int maxBodyLength;
@@ -42,15 +42,21 @@ final class FrameDecoder extends ByteToMessageDecoder {
         }
         int magic = in.getUnsignedShort(r);
         if (magic != WireFormat.MAGIC) {
-            fail(in, out, ErrorCode.MALFORMED_FRAME, String.format(
-                    "bad magic 0x%04x (expected 0x%04x): not a NetApprox control peer", magic, WireFormat.MAGIC));
+            fail(
+                    in,
+                    out,
+                    ErrorCode.MALFORMED_FRAME,
+                    String.format(
+                            "bad magic 0x%04x (expected 0x%04x): not a NetApprox control peer",
+                            magic, WireFormat.MAGIC));
             return;
         }
         if (readable < 3) {
             return;
         }
         int version = in.getUnsignedByte(r + 2);
-        if (version < WireFormat.MIN_SUPPORTED_VERSION || version > WireFormat.MAX_SUPPORTED_VERSION) {
+        if (version < WireFormat.MIN_SUPPORTED_VERSION
+                || version > WireFormat.MAX_SUPPORTED_VERSION) {
             fail(in, out, ErrorCode.VERSION_MISMATCH, versionMismatchMessage(version, version));
             return;
         }
@@ -60,8 +66,11 @@ final class FrameDecoder extends ByteToMessageDecoder {
         int typeCode = in.getUnsignedByte(r + 3);
         MessageType type = MessageType.fromCode(typeCode);
         if (type == null) {
-            fail(in, out, ErrorCode.UNKNOWN_MESSAGE_TYPE, "unknown message type " + typeCode
-                    + " for protocol version " + version);
+            fail(
+                    in,
+                    out,
+                    ErrorCode.UNKNOWN_MESSAGE_TYPE,
+                    "unknown message type " + typeCode + " for protocol version " + version);
             return;
         }
         if (readable < WireFormat.HEADER_LENGTH) {
@@ -71,8 +80,16 @@ final class FrameDecoder extends ByteToMessageDecoder {
         long bodyLength = in.getUnsignedInt(r + 12);
         int max = maxBodyLength;
         if (bodyLength > max) {
-            fail(in, out, ErrorCode.FRAME_TOO_LARGE, type + " frame body of " + bodyLength
-                    + " bytes exceeds the limit of " + max + " bytes");
+            fail(
+                    in,
+                    out,
+                    ErrorCode.FRAME_TOO_LARGE,
+                    type
+                            + " frame body of "
+                            + bodyLength
+                            + " bytes exceeds the limit of "
+                            + max
+                            + " bytes");
             return;
         }
         if (readable < WireFormat.HEADER_LENGTH + bodyLength) {
@@ -88,11 +105,17 @@ final class FrameDecoder extends ByteToMessageDecoder {
     }
 
     @Override
-    protected void decodeLast(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) throws Exception {
+    protected void decodeLast(ChannelHandlerContext ctx, ByteBuf in, List<Object> out)
+            throws Exception {
         decode(ctx, in, out);
         if (!failed && in.isReadable()) {
-            fail(in, out, ErrorCode.MALFORMED_FRAME, "truncated frame: the peer stopped sending after "
-                    + in.readableBytes() + " bytes of an incomplete frame");
+            fail(
+                    in,
+                    out,
+                    ErrorCode.MALFORMED_FRAME,
+                    "truncated frame: the peer stopped sending after "
+                            + in.readableBytes()
+                            + " bytes of an incomplete frame");
         }
     }
 
@@ -103,10 +126,15 @@ final class FrameDecoder extends ByteToMessageDecoder {
     }
 
     static String versionMismatchMessage(int peerMin, int peerMax) {
-        String peer = peerMin == peerMax ? "version " + peerMin : "versions " + peerMin + ".." + peerMax;
-        String ours = WireFormat.MIN_SUPPORTED_VERSION == WireFormat.MAX_SUPPORTED_VERSION
-                ? "version " + WireFormat.MAX_SUPPORTED_VERSION
-                : "versions " + WireFormat.MIN_SUPPORTED_VERSION + ".." + WireFormat.MAX_SUPPORTED_VERSION;
+        String peer =
+                peerMin == peerMax ? "version " + peerMin : "versions " + peerMin + ".." + peerMax;
+        String ours =
+                WireFormat.MIN_SUPPORTED_VERSION == WireFormat.MAX_SUPPORTED_VERSION
+                        ? "version " + WireFormat.MAX_SUPPORTED_VERSION
+                        : "versions "
+                                + WireFormat.MIN_SUPPORTED_VERSION
+                                + ".."
+                                + WireFormat.MAX_SUPPORTED_VERSION;
         return "peer speaks NetApprox control protocol " + peer + ", this endpoint speaks " + ours;
     }
 }

@@ -4,13 +4,13 @@ import io.netapprox.core.control.Messages.Frame;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Writes a {@link Frame}: 16-byte header (magic, version, type, request id, body length) and body. Frames are
- * encoded by the connection itself (not by a pipeline encoder) so that an outbound request can be checked against
- * the peer's frame limit and failed locally before anything is written.
+ * Writes a {@link Frame}: 16-byte header (magic, version, type, request id, body length) and body.
+ * Frames are encoded by the connection itself (not by a pipeline encoder) so that an outbound
+ * request can be checked against the peer's frame limit and failed locally before anything is
+ * written.
  */
 final class FrameEncoder {
-    private FrameEncoder() {
-    }
+    private FrameEncoder() {}
 
     static void encode(Frame frame, ByteBuf out) {
         int start = out.writerIndex();

@@ -1,63 +1,72 @@
 package io.netapprox.core.control;
 
+import io.netapprox.core.job.GroupSpec;
+import io.netapprox.core.job.JobSpec;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 
 /**
- * JOB_ANNOUNCE: a job the sender is about to transmit over the data plane.
- *
- * <p>Either a list of groups (each with N_g and MSR_g), or - {@link #global} - one group without a GroupID that
- * carries the job's MSR. {@code descriptor} is opaque to the control plane: the integration defines it (e.g. a
- * Spark shuffle id and partition range). Instances are immutable; the descriptor is copied in and out.
+ * JOB_ANNOUNCE: a job the sender is about to transmit over the data plane: its {@link JobSpec}
+ * under the announced job id, and whether it was announced as a global-MSR job (one group without a
+ * GroupID that carries the job's MSR). {@code descriptor} is opaque to the control plane: the
+ * integration defines it (e.g. a Spark shuffle id and partition range). Instances are immutable;
+ * the descriptor is copied in and out.
  */
 public final class JobAnnouncement {
-    private final int jobId;
-    private final List<GroupSpec> groups;
+    private final JobSpec spec;
     private final boolean globalMsr;
-    private final boolean mrdf;
     private final byte[] descriptor;
 
-    private JobAnnouncement(int jobId, List<GroupSpec> groups, boolean globalMsr, boolean mrdf, byte[] descriptor) {
-        if (groups == null || groups.isEmpty()) {
-            throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId) + ": at least one group");
+    private JobAnnouncement(JobSpec spec, boolean globalMsr, byte[] descriptor) {
+        if (globalMsr && !spec.isGlobal()) {
+            throw new IllegalArgumentException("a global-MSR job has exactly one group, with id 0");
         }
-        if (globalMsr && groups.size() != 1) {
-            throw new IllegalArgumentException("a global-MSR job has exactly one group");
-        }
-        long total = 0;
-        for (GroupSpec g : groups) {
-            if (g == null) {
-                throw new IllegalArgumentException("null group");
-            }
-            total += g.messages();
-        }
-        if (total > 0xFFFF_FFFFL) {
-            throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId)
-                    + ": total messages " + total + " exceed 2^32-1");
-        }
-        this.jobId = jobId;
-        this.groups = List.copyOf(groups);
+        this.spec = spec;
         this.globalMsr = globalMsr;
-        this.mrdf = mrdf;
         this.descriptor = descriptor == null ? new byte[0] : descriptor.clone();
     }
 
-    /** A job with per-group MSRs. {@code jobId} is an unsigned 32-bit id (the engine's job id). */
-    public static JobAnnouncement ofGroups(int jobId, List<GroupSpec> groups, boolean mrdf, byte[] descriptor) {
-        return new JobAnnouncement(jobId, groups, false, mrdf, descriptor);
+    /**
+     * The announcement of {@code spec} as job {@code jobId} (unsigned 32-bit, the engine's job id).
+     * A spec of exactly one group with id 0 (what {@link JobSpec#of} builds) is announced as a
+     * global-MSR job.
+     */
+    public static JobAnnouncement of(int jobId, JobSpec spec, byte[] descriptor) {
+        Objects.requireNonNull(spec, "spec");
+        return new JobAnnouncement(spec.withJobId(jobId), spec.isGlobal(), descriptor);
+    }
+
+    /** A job with per-group MSRs. */
+    public static JobAnnouncement ofGroups(
+            int jobId, List<GroupSpec> groups, boolean mrdf, byte[] descriptor) {
+        if (groups == null || groups.isEmpty()) {
+            throw new IllegalArgumentException(
+                    "job " + Integer.toUnsignedString(jobId) + ": at least one group");
+        }
+        JobSpec spec = JobSpec.builder().jobId(jobId).mrdf(mrdf).addGroups(groups).build();
+        return new JobAnnouncement(spec, false, descriptor);
     }
 
     /** A job without GroupIDs: one global group of {@code messages} messages with the job's MSR. */
-    public static JobAnnouncement global(int jobId, int messages, double msr, boolean mrdf, byte[] descriptor) {
-        return new JobAnnouncement(jobId, List.of(new GroupSpec(0L, messages, msr)), true, mrdf, descriptor);
+    public static JobAnnouncement global(
+            int jobId, int messages, double msr, boolean mrdf, byte[] descriptor) {
+        JobSpec spec =
+                JobSpec.builder().jobId(jobId).mrdf(mrdf).addGroup(0L, messages, msr).build();
+        return new JobAnnouncement(spec, true, descriptor);
     }
 
     public int jobId() {
-        return jobId;
+        return spec.jobId();
+    }
+
+    /** The job as the engine runs it, with {@link JobSpec#jobId()} set to {@link #jobId()}. */
+    public JobSpec spec() {
+        return spec;
     }
 
     public List<GroupSpec> groups() {
-        return groups;
+        return spec.groups();
     }
 
     /** True for a job announced with one global MSR (no GroupIDs). */
@@ -67,16 +76,12 @@ public final class JobAnnouncement {
 
     /** Whether the sender may reorder messages minimal-remaining-data-first. */
     public boolean mrdf() {
-        return mrdf;
+        return spec.mrdf();
     }
 
     /** N: the sum of the groups' sizes. */
     public long totalMessages() {
-        long n = 0;
-        for (GroupSpec g : groups) {
-            n += g.messages();
-        }
-        return n;
+        return spec.totalMessages();
     }
 
     /** A copy of the integration-defined descriptor. */
@@ -94,22 +99,29 @@ public final class JobAnnouncement {
 
     @Override
     public boolean equals(Object o) {
-        if (!(o instanceof JobAnnouncement other)) {
-            return false;
-        }
-        return jobId == other.jobId && globalMsr == other.globalMsr && mrdf == other.mrdf
-                && groups.equals(other.groups) && Arrays.equals(descriptor, other.descriptor);
+        return o instanceof JobAnnouncement other
+                && globalMsr == other.globalMsr
+                && spec.equals(other.spec)
+                && Arrays.equals(descriptor, other.descriptor);
     }
 
     @Override
     public int hashCode() {
-        return 31 * (31 * jobId + groups.hashCode()) + Arrays.hashCode(descriptor);
+        return 31 * spec.hashCode() + Arrays.hashCode(descriptor);
     }
 
     @Override
     public String toString() {
-        return "JobAnnouncement{job=" + Integer.toUnsignedString(jobId) + ", groups=" + groups.size()
-                + ", N=" + totalMessages() + (globalMsr ? ", global" : "") + (mrdf ? ", mrdf" : "")
-                + ", descriptor=" + descriptor.length + "B}";
+        return "JobAnnouncement{job="
+                + Integer.toUnsignedString(jobId())
+                + ", groups="
+                + groups().size()
+                + ", N="
+                + totalMessages()
+                + (globalMsr ? ", global" : "")
+                + (mrdf() ? ", mrdf" : "")
+                + ", descriptor="
+                + descriptor.length
+                + "B}";
     }
 }

@@ -1,6 +1,8 @@
 package io.netapprox.core.control;
 
-/** Control message types (u8 on the wire). Values never change meaning; new types get new values. */
+/**
+ * Control message types (u8 on the wire). Values never change meaning; new types get new values.
+ */
 enum MessageType {
     HELLO(1, Kind.REQUEST),
     HELLO_ACK(2, Kind.RESPONSE),
@@ -20,7 +22,10 @@ enum MessageType {
     PING(16, Kind.REQUEST),
     PONG(17, Kind.RESPONSE);
 
-    enum Kind { REQUEST, RESPONSE }
+    enum Kind {
+        REQUEST,
+        RESPONSE
+    }
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

@@ -1,52 +1,86 @@
 package io.netapprox.core.control;
 
+import io.netapprox.core.job.JobReport;
 import java.net.InetAddress;
 
 /** The decoded bodies of control frames (internal; the public API uses the job types directly). */
 final class Messages {
-    private Messages() {
-    }
+    private Messages() {}
 
-    sealed interface Msg permits Hello, HelloAck, AuthResponse, AuthOk, SessionSetup, SessionSetupAck, JobAnnounce,
-            JobAccept, JobReject, DataRequest, DataResponse, MsrUpdateMsg, JobReportMsg, Ack, ErrorMsg, Ping, Pong {
+    sealed interface Msg
+            permits HelloMsg,
+                    HelloAckMsg,
+                    AuthResponseMsg,
+                    AuthOkMsg,
+                    SessionSetupMsg,
+                    SessionSetupAckMsg,
+                    JobAnnounceMsg,
+                    JobAcceptMsg,
+                    JobRejectMsg,
+                    DataRequestMsg,
+                    DataResponseMsg,
+                    MsrUpdateMsg,
+                    JobReportMsg,
+                    AckMsg,
+                    ErrorMsg,
+                    PingMsg,
+                    PongMsg {
         MessageType type();
     }
 
-    /** HELLO: the client's supported version range, identity, data-plane address and frame limit. */
-    record Hello(int minVersion, int maxVersion, int maxFrameLength, String endpointId, InetAddress udpAddress,
-                 int udpPort) implements Msg {
+    /**
+     * HELLO: the client's supported version range, identity, data-plane address and frame limit.
+     */
+    record HelloMsg(
+            int minVersion,
+            int maxVersion,
+            int maxFrameLength,
+            String endpointId,
+            InetAddress udpAddress,
+            int udpPort)
+            implements Msg {
         public MessageType type() {
             return MessageType.HELLO;
         }
     }
 
-    /** HELLO_ACK: the chosen version, the server's identity, data-plane address, frame limit and auth challenge. */
-    record HelloAck(int version, boolean authRequired, int maxFrameLength, String endpointId,
-                    InetAddress udpAddress, int udpPort, byte[] serverNonce) implements Msg {
+    /**
+     * HELLO_ACK: the chosen version, the server's identity, data-plane address, frame limit and
+     * auth challenge.
+     */
+    record HelloAckMsg(
+            int version,
+            boolean authRequired,
+            int maxFrameLength,
+            String endpointId,
+            InetAddress udpAddress,
+            int udpPort,
+            byte[] serverNonce)
+            implements Msg {
         public MessageType type() {
             return MessageType.HELLO_ACK;
         }
     }
 
-    record AuthResponse(byte[] clientNonce, byte[] mac) implements Msg {
+    record AuthResponseMsg(byte[] clientNonce, byte[] mac) implements Msg {
         public MessageType type() {
             return MessageType.AUTH_RESPONSE;
         }
     }
 
-    record AuthOk(byte[] mac) implements Msg {
+    record AuthOkMsg(byte[] mac) implements Msg {
         public MessageType type() {
             return MessageType.AUTH_OK;
         }
     }
 
-    record SessionSetup() implements Msg {
+    record SessionSetupMsg() implements Msg {
         public MessageType type() {
             return MessageType.SESSION_SETUP;
         }
     }
 
-    record SessionSetupAck(long sessionId, byte[] key) implements Msg {
+    record SessionSetupAckMsg(long sessionId, byte[] key) implements Msg {
         public MessageType type() {
             return MessageType.SESSION_SETUP_ACK;
         }
@@ -57,31 +91,31 @@ final class Messages {
         }
     }
 
-    record JobAnnounce(JobAnnouncement job) implements Msg {
+    record JobAnnounceMsg(JobAnnouncement job) implements Msg {
         public MessageType type() {
             return MessageType.JOB_ANNOUNCE;
         }
     }
 
-    record JobAccept(int jobId) implements Msg {
+    record JobAcceptMsg(int jobId) implements Msg {
         public MessageType type() {
             return MessageType.JOB_ACCEPT;
         }
     }
 
-    record JobReject(int jobId, String reason) implements Msg {
+    record JobRejectMsg(int jobId, String reason) implements Msg {
         public MessageType type() {
             return MessageType.JOB_REJECT;
         }
     }
 
-    record DataRequest(int jobId, byte[] payload) implements Msg {
+    record DataRequestMsg(int jobId, byte[] payload) implements Msg {
         public MessageType type() {
             return MessageType.DATA_REQUEST;
         }
     }
 
-    record DataResponse(byte[] payload) implements Msg {
+    record DataResponseMsg(byte[] payload) implements Msg {
         public MessageType type() {
             return MessageType.DATA_RESPONSE;
         }
@@ -99,13 +133,16 @@ final class Messages {
         }
     }
 
-    record Ack() implements Msg {
+    record AckMsg() implements Msg {
         public MessageType type() {
             return MessageType.ACK;
         }
     }
 
-    /** ERROR: {@code code} is the raw wire value (a newer peer may send codes this version does not know). */
+    /**
+     * ERROR: {@code code} is the raw wire value (a newer peer may send codes this version does not
+     * know).
+     */
     record ErrorMsg(int code, String message) implements Msg {
         public MessageType type() {
             return MessageType.ERROR;
@@ -117,13 +154,13 @@ final class Messages {
         }
     }
 
-    record Ping() implements Msg {
+    record PingMsg() implements Msg {
         public MessageType type() {
             return MessageType.PING;
         }
     }
 
-    record Pong() implements Msg {
+    record PongMsg() implements Msg {
         public MessageType type() {
             return MessageType.PONG;
         }
@@ -136,7 +173,8 @@ final class Messages {
         }
     }
 
-    /** What the decoder emits instead of throwing: the first (and only) failure of the connection. */
-    record DecodeFailure(ErrorCode code, String message) {
-    }
+    /**
+     * What the decoder emits instead of throwing: the first (and only) failure of the connection.
+     */
+    record DecodeFailure(ErrorCode code, String message) {}
 }

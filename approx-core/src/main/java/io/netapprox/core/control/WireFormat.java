@@ -1,27 +1,30 @@
 package io.netapprox.core.control;
 
-import io.netapprox.core.control.Messages.Ack;
-import io.netapprox.core.control.Messages.AuthOk;
-import io.netapprox.core.control.Messages.AuthResponse;
-import io.netapprox.core.control.Messages.DataRequest;
-import io.netapprox.core.control.Messages.DataResponse;
+import io.netapprox.core.control.Messages.AckMsg;
+import io.netapprox.core.control.Messages.AuthOkMsg;
+import io.netapprox.core.control.Messages.AuthResponseMsg;
+import io.netapprox.core.control.Messages.DataRequestMsg;
+import io.netapprox.core.control.Messages.DataResponseMsg;
 import io.netapprox.core.control.Messages.ErrorMsg;
-import io.netapprox.core.control.Messages.Hello;
-import io.netapprox.core.control.Messages.HelloAck;
-import io.netapprox.core.control.Messages.JobAccept;
-import io.netapprox.core.control.Messages.JobAnnounce;
-import io.netapprox.core.control.Messages.JobReject;
+import io.netapprox.core.control.Messages.HelloAckMsg;
+import io.netapprox.core.control.Messages.HelloMsg;
+import io.netapprox.core.control.Messages.JobAcceptMsg;
+import io.netapprox.core.control.Messages.JobAnnounceMsg;
+import io.netapprox.core.control.Messages.JobRejectMsg;
 import io.netapprox.core.control.Messages.JobReportMsg;
 import io.netapprox.core.control.Messages.Msg;
 import io.netapprox.core.control.Messages.MsrUpdateMsg;
-import io.netapprox.core.control.Messages.Ping;
-import io.netapprox.core.control.Messages.Pong;
-import io.netapprox.core.control.Messages.SessionSetup;
-import io.netapprox.core.control.Messages.SessionSetupAck;
+import io.netapprox.core.control.Messages.PingMsg;
+import io.netapprox.core.control.Messages.PongMsg;
+import io.netapprox.core.control.Messages.SessionSetupAckMsg;
+import io.netapprox.core.control.Messages.SessionSetupMsg;
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.GroupReport;
+import io.netapprox.core.job.GroupSpec;
+import io.netapprox.core.job.IdSet;
+import io.netapprox.core.job.JobReport;
 import io.netty.buffer.ByteBuf;
-
 import java.net.Inet4Address;
-import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
@@ -32,8 +35,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The control protocol's binary format (version 1): frame header constants and strict body codecs. All integers
- * are big-endian. See docs/control-plane.md for the tables.
+ * The control protocol's binary format (version 1): frame header constants and strict body codecs.
+ * All integers are big-endian. See docs/control-plane.md for the tables.
  */
 final class WireFormat {
     static final int MAGIC = 0x4E43; // "NC": NetApprox Control
@@ -41,6 +44,7 @@ final class WireFormat {
     static final int MIN_SUPPORTED_VERSION = 1;
     static final int MAX_SUPPORTED_VERSION = 1;
     static final int HEADER_LENGTH = 16;
+
     /** Body limit before the handshake has completed (HELLO, AUTH, SESSION_SETUP are all small). */
     static final int HANDSHAKE_MAX_BODY = 4096;
 
@@ -54,10 +58,11 @@ final class WireFormat {
     static final int JOB_FLAG_MRDF = 1;
     static final int JOB_FLAG_GLOBAL = 2;
 
-    private WireFormat() {
-    }
+    private WireFormat() {}
 
-    /** A strict-decoding violation; carries the error code to send back. Never escapes the decoder. */
+    /**
+     * A strict-decoding violation; carries the error code to send back. Never escapes the decoder.
+     */
     static final class MalformedException extends RuntimeException {
         private static final long serialVersionUID = 1L;
         final ErrorCode code;
@@ -67,17 +72,25 @@ final class WireFormat {
         }
 
         MalformedException(ErrorCode code, String message) {
-            super(message, null, false, false); // no stack trace: this is an expected, peer-caused condition
+            super(
+                    message, null, false,
+                    false); // no stack trace: this is an expected, peer-caused condition
             this.code = code;
         }
     }
 
-    // ---- primitive readers with bounds checks ----------------------------------------------------------------------
+    // ---- primitive readers with bounds checks ---------------------------------------------------
 
     private static void need(ByteBuf in, int n, String field) {
         if (in.readableBytes() < n) {
-            throw new MalformedException("truncated field '" + field + "': needs " + n + " bytes, "
-                    + in.readableBytes() + " remain");
+            throw new MalformedException(
+                    "truncated field '"
+                            + field
+                            + "': needs "
+                            + n
+                            + " bytes, "
+                            + in.readableBytes()
+                            + " remain");
         }
     }
 
@@ -139,8 +152,14 @@ final class WireFormat {
     static byte[] readBytes32(ByteBuf in, String field) {
         long len = readU32(in, field + ".length");
         if (len > in.readableBytes()) {
-            throw new MalformedException("field '" + field + "' declares " + len + " bytes but only "
-                    + in.readableBytes() + " remain");
+            throw new MalformedException(
+                    "field '"
+                            + field
+                            + "' declares "
+                            + len
+                            + " bytes but only "
+                            + in.readableBytes()
+                            + " remain");
         }
         byte[] b = new byte[(int) len];
         in.readBytes(b);
@@ -151,17 +170,28 @@ final class WireFormat {
     static String readString(ByteBuf in, int maxBytes, String field) {
         int len = readU16(in, field + ".length");
         if (len > maxBytes) {
-            throw new MalformedException("field '" + field + "' is " + len + " bytes, limit " + maxBytes);
+            throw new MalformedException(
+                    "field '" + field + "' is " + len + " bytes, limit " + maxBytes);
         }
         if (len > in.readableBytes()) {
-            throw new MalformedException("field '" + field + "' declares " + len + " bytes but only "
-                    + in.readableBytes() + " remain");
+            throw new MalformedException(
+                    "field '"
+                            + field
+                            + "' declares "
+                            + len
+                            + " bytes but only "
+                            + in.readableBytes()
+                            + " remain");
         }
         byte[] b = new byte[len];
         in.readBytes(b);
         try {
-            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(b)).toString();
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(b))
+                    .toString();
         } catch (CharacterCodingException e) {
             throw new MalformedException("field '" + field + "' is not valid UTF-8");
         }
@@ -211,7 +241,8 @@ final class WireFormat {
         } else if (family == 6) {
             n = 16;
         } else {
-            throw new MalformedException("field '" + field + "' has unknown address family " + family);
+            throw new MalformedException(
+                    "field '" + field + "' has unknown address family " + family);
         }
         byte[] raw = readFixed(in, n, field);
         try {
@@ -224,28 +255,30 @@ final class WireFormat {
     private static int readPort(ByteBuf in, InetAddress addr, String field) {
         int port = readU16(in, field);
         if (addr != null && port == 0) {
-            throw new MalformedException("field '" + field + "' is 0 for a non-empty data-plane address");
+            throw new MalformedException(
+                    "field '" + field + "' is 0 for a non-empty data-plane address");
         }
         return port;
     }
 
     private static void checkVersion(int v, String field) {
         if (v < 1) {
-            throw new MalformedException("field '" + field + "' = " + v + " is not a protocol version");
+            throw new MalformedException(
+                    "field '" + field + "' = " + v + " is not a protocol version");
         }
     }
 
-    // ---- bodies ----------------------------------------------------------------------------------------------------
+    // ---- bodies ---------------------------------------------------------------------------------
 
     static void encodeBody(Msg msg, ByteBuf out) {
-        if (msg instanceof Hello h) {
+        if (msg instanceof HelloMsg h) {
             out.writeByte(h.minVersion());
             out.writeByte(h.maxVersion());
             out.writeShort(0);
             out.writeInt(h.maxFrameLength());
             writeString(out, h.endpointId(), MAX_ENDPOINT_ID_BYTES);
             writeAddress(out, h.udpAddress(), h.udpPort());
-        } else if (msg instanceof HelloAck a) {
+        } else if (msg instanceof HelloAckMsg a) {
             out.writeByte(a.version());
             out.writeByte(a.authRequired() ? HELLO_ACK_FLAG_AUTH : 0);
             out.writeShort(0);
@@ -255,17 +288,17 @@ final class WireFormat {
             if (a.authRequired()) {
                 out.writeBytes(a.serverNonce());
             }
-        } else if (msg instanceof AuthResponse r) {
+        } else if (msg instanceof AuthResponseMsg r) {
             out.writeBytes(r.clientNonce());
             out.writeBytes(r.mac());
-        } else if (msg instanceof AuthOk ok) {
+        } else if (msg instanceof AuthOkMsg ok) {
             out.writeBytes(ok.mac());
-        } else if (msg instanceof SessionSetup) {
+        } else if (msg instanceof SessionSetupMsg) {
             // empty body
-        } else if (msg instanceof SessionSetupAck s) {
+        } else if (msg instanceof SessionSetupAckMsg s) {
             out.writeLong(s.sessionId());
             out.writeBytes(s.key());
-        } else if (msg instanceof JobAnnounce ja) {
+        } else if (msg instanceof JobAnnounceMsg ja) {
             JobAnnouncement j = ja.job();
             out.writeInt(j.jobId());
             out.writeByte((j.mrdf() ? JOB_FLAG_MRDF : 0) | (j.isGlobalMsr() ? JOB_FLAG_GLOBAL : 0));
@@ -273,21 +306,21 @@ final class WireFormat {
             out.writeInt(j.groups().size());
             for (GroupSpec g : j.groups()) {
                 out.writeLong(g.groupId());
-                out.writeInt(g.messages());
+                out.writeInt(g.size());
                 out.writeDouble(g.msr());
             }
             out.writeInt(j.descriptorLength());
             out.writeBytes(j.descriptorUnsafe());
-        } else if (msg instanceof JobAccept a) {
+        } else if (msg instanceof JobAcceptMsg a) {
             out.writeInt(a.jobId());
-        } else if (msg instanceof JobReject r) {
+        } else if (msg instanceof JobRejectMsg r) {
             out.writeInt(r.jobId());
             writeString(out, r.reason(), JobDecision.MAX_REASON_BYTES);
-        } else if (msg instanceof DataRequest d) {
+        } else if (msg instanceof DataRequestMsg d) {
             out.writeInt(d.jobId());
             out.writeInt(d.payload().length);
             out.writeBytes(d.payload());
-        } else if (msg instanceof DataResponse d) {
+        } else if (msg instanceof DataResponseMsg d) {
             out.writeInt(d.payload().length);
             out.writeBytes(d.payload());
         } else if (msg instanceof MsrUpdateMsg m) {
@@ -298,32 +331,37 @@ final class WireFormat {
                 out.writeDouble(c.msr());
             }
         } else if (msg instanceof JobReportMsg m) {
+            // What JobReport.forPeer() keeps: the receiver's outcome, per group N_g and the ids.
             JobReport r = m.report();
             out.writeInt(r.jobId());
-            out.writeInt(r.status());
+            out.writeInt(r.status().code()); // 0 = completed
             out.writeLong(r.jctNanos());
-            out.writeLong(r.retransmissions());
+            out.writeLong(r.packetsRetransmitted());
             out.writeDouble(r.measuredLoss());
-            long[] prio = r.priorityTimeNanosUnsafe();
-            out.writeByte(prio.length);
-            for (long t : prio) {
-                out.writeLong(t);
+            long[] prio = r.timeInClassNanos();
+            int nprio = prio.length;
+            while (nprio > 0 && prio[nprio - 1] == 0) {
+                nprio--; // trailing zero classes are implied (a receiver's report has none)
+            }
+            out.writeByte(nprio);
+            for (int i = 0; i < nprio; i++) {
+                out.writeLong(prio[i]);
             }
             out.writeInt(r.groups().size());
             for (GroupReport g : r.groups()) {
                 out.writeLong(g.groupId());
-                out.writeInt(g.messages());
-                g.delivered().encode(out);
-                g.lost().encode(out);
+                out.writeInt(g.size());
+                IdSetCodec.encode(g.deliveredIds(), out);
+                IdSetCodec.encode(g.lostIds(), out);
             }
-        } else if (msg instanceof Ack) {
+        } else if (msg instanceof AckMsg) {
             // empty body
         } else if (msg instanceof ErrorMsg e) {
             out.writeShort(e.code());
             writeString(out, e.message(), MAX_MESSAGE_BYTES);
-        } else if (msg instanceof Ping) {
+        } else if (msg instanceof PingMsg) {
             // empty body
-        } else if (msg instanceof Pong) {
+        } else if (msg instanceof PongMsg) {
             // empty body
         } else {
             throw new IllegalArgumentException("unencodable message " + msg);
@@ -331,8 +369,8 @@ final class WireFormat {
     }
 
     /**
-     * Decodes a body strictly: every field bounds-checked, every value validated, and the body must be consumed
-     * exactly. Throws {@link MalformedException} on any violation.
+     * Decodes a body strictly: every field bounds-checked, every value validated, and the body must
+     * be consumed exactly. Throws {@link MalformedException} on any violation.
      */
     static Msg decodeBody(MessageType type, ByteBuf in) {
         Msg msg;
@@ -342,160 +380,196 @@ final class WireFormat {
             throw new MalformedException(type + ": " + e.getMessage());
         }
         if (in.isReadable()) {
-            throw new MalformedException(type + " body has " + in.readableBytes() + " unexpected trailing bytes");
+            throw new MalformedException(
+                    type + " body has " + in.readableBytes() + " unexpected trailing bytes");
         }
         return msg;
     }
 
     private static Msg decodeFields(MessageType type, ByteBuf in) {
         switch (type) {
-            case HELLO: {
-                int min = readU8(in, "minVersion");
-                int max = readU8(in, "maxVersion");
-                checkVersion(min, "minVersion");
-                if (max < min) {
-                    throw new MalformedException("HELLO version range [" + min + ", " + max + "] is empty");
-                }
-                if (readU16(in, "reserved") != 0) {
-                    throw new MalformedException("HELLO reserved field is not 0");
-                }
-                int maxFrame = readCount(in, "maxFrameLength");
-                String id = readString(in, MAX_ENDPOINT_ID_BYTES, "endpointId");
-                InetAddress addr = readAddress(in, "udpAddress");
-                int port = readPort(in, addr, "udpPort");
-                return new Hello(min, max, maxFrame, id, addr, port);
-            }
-            case HELLO_ACK: {
-                int v = readU8(in, "version");
-                checkVersion(v, "version");
-                int flags = readU8(in, "flags");
-                if ((flags & ~HELLO_ACK_FLAG_AUTH) != 0) {
-                    throw new MalformedException("HELLO_ACK has unknown flags 0x" + Integer.toHexString(flags));
-                }
-                if (readU16(in, "reserved") != 0) {
-                    throw new MalformedException("HELLO_ACK reserved field is not 0");
-                }
-                int maxFrame = readCount(in, "maxFrameLength");
-                String id = readString(in, MAX_ENDPOINT_ID_BYTES, "endpointId");
-                InetAddress addr = readAddress(in, "udpAddress");
-                int port = readPort(in, addr, "udpPort");
-                boolean auth = (flags & HELLO_ACK_FLAG_AUTH) != 0;
-                byte[] nonce = auth ? readFixed(in, NONCE_LENGTH, "serverNonce") : new byte[0];
-                return new HelloAck(v, auth, maxFrame, id, addr, port, nonce);
-            }
-            case AUTH_RESPONSE:
-                return new AuthResponse(readFixed(in, NONCE_LENGTH, "clientNonce"), readFixed(in, MAC_LENGTH, "mac"));
-            case AUTH_OK:
-                return new AuthOk(readFixed(in, MAC_LENGTH, "mac"));
-            case SESSION_SETUP:
-                return new SessionSetup();
-            case SESSION_SETUP_ACK: {
-                long id = readU64(in, "sessionId");
-                if (id == 0) {
-                    throw new MalformedException("SESSION_SETUP_ACK session id 0 is reserved");
-                }
-                return new SessionSetupAck(id, readFixed(in, KEY_LENGTH, "key"));
-            }
-            case JOB_ANNOUNCE: {
-                int job = readI32(in, "jobId");
-                int flags = readU8(in, "flags");
-                if ((flags & ~(JOB_FLAG_MRDF | JOB_FLAG_GLOBAL)) != 0) {
-                    throw new MalformedException("JOB_ANNOUNCE has unknown flags 0x" + Integer.toHexString(flags));
-                }
-                if (readU8(in, "reserved") != 0) {
-                    throw new MalformedException("JOB_ANNOUNCE reserved field is not 0");
-                }
-                int count = readCount(in, "groupCount");
-                if (count == 0) {
-                    throw new MalformedException("JOB_ANNOUNCE has no groups");
-                }
-                if ((long) count * 20 > in.readableBytes()) {
-                    throw new MalformedException("JOB_ANNOUNCE declares " + count + " groups but only "
-                            + in.readableBytes() + " bytes remain");
-                }
-                List<GroupSpec> groups = new ArrayList<>(count);
-                for (int i = 0; i < count; i++) {
-                    long gid = in.readLong();
-                    int n = readCount(in, "groups[" + i + "].messages");
-                    double msr = in.readDouble();
-                    groups.add(new GroupSpec(gid, n, msr));
-                }
-                byte[] desc = readBytes32(in, "descriptor");
-                boolean mrdf = (flags & JOB_FLAG_MRDF) != 0;
-                if ((flags & JOB_FLAG_GLOBAL) != 0) {
-                    if (count != 1 || groups.get(0).groupId() != 0) {
-                        throw new MalformedException("a global-MSR JOB_ANNOUNCE has exactly one group with id 0");
+            case HELLO:
+                {
+                    int min = readU8(in, "minVersion");
+                    int max = readU8(in, "maxVersion");
+                    checkVersion(min, "minVersion");
+                    if (max < min) {
+                        throw new MalformedException(
+                                "HELLO version range [" + min + ", " + max + "] is empty");
                     }
-                    GroupSpec g = groups.get(0);
-                    return new JobAnnounce(JobAnnouncement.global(job, g.messages(), g.msr(), mrdf, desc));
+                    if (readU16(in, "reserved") != 0) {
+                        throw new MalformedException("HELLO reserved field is not 0");
+                    }
+                    int maxFrame = readCount(in, "maxFrameLength");
+                    String id = readString(in, MAX_ENDPOINT_ID_BYTES, "endpointId");
+                    InetAddress addr = readAddress(in, "udpAddress");
+                    int port = readPort(in, addr, "udpPort");
+                    return new HelloMsg(min, max, maxFrame, id, addr, port);
                 }
-                return new JobAnnounce(JobAnnouncement.ofGroups(job, groups, mrdf, desc));
-            }
+            case HELLO_ACK:
+                {
+                    int v = readU8(in, "version");
+                    checkVersion(v, "version");
+                    int flags = readU8(in, "flags");
+                    if ((flags & ~HELLO_ACK_FLAG_AUTH) != 0) {
+                        throw new MalformedException(
+                                "HELLO_ACK has unknown flags 0x" + Integer.toHexString(flags));
+                    }
+                    if (readU16(in, "reserved") != 0) {
+                        throw new MalformedException("HELLO_ACK reserved field is not 0");
+                    }
+                    int maxFrame = readCount(in, "maxFrameLength");
+                    String id = readString(in, MAX_ENDPOINT_ID_BYTES, "endpointId");
+                    InetAddress addr = readAddress(in, "udpAddress");
+                    int port = readPort(in, addr, "udpPort");
+                    boolean auth = (flags & HELLO_ACK_FLAG_AUTH) != 0;
+                    byte[] nonce = auth ? readFixed(in, NONCE_LENGTH, "serverNonce") : new byte[0];
+                    return new HelloAckMsg(v, auth, maxFrame, id, addr, port, nonce);
+                }
+            case AUTH_RESPONSE:
+                return new AuthResponseMsg(
+                        readFixed(in, NONCE_LENGTH, "clientNonce"),
+                        readFixed(in, MAC_LENGTH, "mac"));
+            case AUTH_OK:
+                return new AuthOkMsg(readFixed(in, MAC_LENGTH, "mac"));
+            case SESSION_SETUP:
+                return new SessionSetupMsg();
+            case SESSION_SETUP_ACK:
+                {
+                    long id = readU64(in, "sessionId");
+                    if (id == 0) {
+                        throw new MalformedException("SESSION_SETUP_ACK session id 0 is reserved");
+                    }
+                    return new SessionSetupAckMsg(id, readFixed(in, KEY_LENGTH, "key"));
+                }
+            case JOB_ANNOUNCE:
+                {
+                    int job = readI32(in, "jobId");
+                    int flags = readU8(in, "flags");
+                    if ((flags & ~(JOB_FLAG_MRDF | JOB_FLAG_GLOBAL)) != 0) {
+                        throw new MalformedException(
+                                "JOB_ANNOUNCE has unknown flags 0x" + Integer.toHexString(flags));
+                    }
+                    if (readU8(in, "reserved") != 0) {
+                        throw new MalformedException("JOB_ANNOUNCE reserved field is not 0");
+                    }
+                    int count = readCount(in, "groupCount");
+                    if (count == 0) {
+                        throw new MalformedException("JOB_ANNOUNCE has no groups");
+                    }
+                    if ((long) count * 20 > in.readableBytes()) {
+                        throw new MalformedException(
+                                "JOB_ANNOUNCE declares "
+                                        + count
+                                        + " groups but only "
+                                        + in.readableBytes()
+                                        + " bytes remain");
+                    }
+                    List<GroupSpec> groups = new ArrayList<>(count);
+                    for (int i = 0; i < count; i++) {
+                        long gid = in.readLong();
+                        int n = readCount(in, "groups[" + i + "].messages");
+                        double msr = in.readDouble();
+                        groups.add(new GroupSpec(gid, n, msr));
+                    }
+                    byte[] desc = readBytes32(in, "descriptor");
+                    boolean mrdf = (flags & JOB_FLAG_MRDF) != 0;
+                    if ((flags & JOB_FLAG_GLOBAL) != 0) {
+                        if (count != 1 || groups.get(0).groupId() != 0) {
+                            throw new MalformedException(
+                                    "a global-MSR JOB_ANNOUNCE has exactly one group with id 0");
+                        }
+                        GroupSpec g = groups.get(0);
+                        return new JobAnnounceMsg(
+                                JobAnnouncement.global(job, g.size(), g.msr(), mrdf, desc));
+                    }
+                    return new JobAnnounceMsg(JobAnnouncement.ofGroups(job, groups, mrdf, desc));
+                }
             case JOB_ACCEPT:
-                return new JobAccept(readI32(in, "jobId"));
+                return new JobAcceptMsg(readI32(in, "jobId"));
             case JOB_REJECT:
-                return new JobReject(readI32(in, "jobId"), readString(in, JobDecision.MAX_REASON_BYTES, "reason"));
+                return new JobRejectMsg(
+                        readI32(in, "jobId"),
+                        readString(in, JobDecision.MAX_REASON_BYTES, "reason"));
             case DATA_REQUEST:
-                return new DataRequest(readI32(in, "jobId"), readBytes32(in, "payload"));
+                return new DataRequestMsg(readI32(in, "jobId"), readBytes32(in, "payload"));
             case DATA_RESPONSE:
-                return new DataResponse(readBytes32(in, "payload"));
-            case MSR_UPDATE: {
-                int job = readI32(in, "jobId");
-                int count = readCount(in, "changeCount");
-                if (count == 0) {
-                    throw new MalformedException("MSR_UPDATE changes no group");
+                return new DataResponseMsg(readBytes32(in, "payload"));
+            case MSR_UPDATE:
+                {
+                    int job = readI32(in, "jobId");
+                    int count = readCount(in, "changeCount");
+                    if (count == 0) {
+                        throw new MalformedException("MSR_UPDATE changes no group");
+                    }
+                    if ((long) count * 12 > in.readableBytes()) {
+                        throw new MalformedException(
+                                "MSR_UPDATE declares "
+                                        + count
+                                        + " changes but only "
+                                        + in.readableBytes()
+                                        + " bytes remain");
+                    }
+                    List<MsrUpdate.Change> changes = new ArrayList<>(count);
+                    for (int i = 0; i < count; i++) {
+                        int idx = readCount(in, "changes[" + i + "].groupIndex");
+                        changes.add(new MsrUpdate.Change(idx, in.readDouble()));
+                    }
+                    return new MsrUpdateMsg(new MsrUpdate(job, changes));
                 }
-                if ((long) count * 12 > in.readableBytes()) {
-                    throw new MalformedException("MSR_UPDATE declares " + count + " changes but only "
-                            + in.readableBytes() + " bytes remain");
+            case JOB_REPORT:
+                {
+                    int job = readI32(in, "jobId");
+                    int status = readI32(in, "status");
+                    long jct = readNonNegativeI64(in, "jctNanos");
+                    long retx = readNonNegativeI64(in, "retransmissions");
+                    double loss = readF64(in, "measuredLoss");
+                    int nprio = readU8(in, "priorityClassCount");
+                    if (nprio > JobReport.PRIORITY_CLASSES) {
+                        throw new MalformedException(
+                                "JOB_REPORT has "
+                                        + nprio
+                                        + " priority classes, limit "
+                                        + JobReport.PRIORITY_CLASSES);
+                    }
+                    long[] prio = new long[nprio];
+                    for (int i = 0; i < nprio; i++) {
+                        prio[i] = readNonNegativeI64(in, "priorityTimeNanos[" + i + "]");
+                    }
+                    int ngroups = readCount(in, "groupCount");
+                    if ((long) ngroups * 22
+                            > in.readableBytes()) { // 8 + 4 + two id sets of at least 5 bytes
+                        throw new MalformedException(
+                                "JOB_REPORT declares "
+                                        + ngroups
+                                        + " groups but only "
+                                        + in.readableBytes()
+                                        + " bytes remain");
+                    }
+                    List<GroupReport> groups = new ArrayList<>(ngroups);
+                    for (int i = 0; i < ngroups; i++) {
+                        long gid = readU64(in, "groups[" + i + "].groupId");
+                        int n = readCount(in, "groups[" + i + "].messages");
+                        IdSet delivered = IdSetCodec.decode(in, "groups[" + i + "].delivered");
+                        IdSet lost = IdSetCodec.decode(in, "groups[" + i + "].lost");
+                        groups.add(GroupReport.ofIds(gid, n, delivered, lost));
+                    }
+                    return new JobReportMsg(
+                            JobReport.outcome(
+                                    job, AtpStatus.of(status), jct, retx, loss, prio, groups));
                 }
-                List<MsrUpdate.Change> changes = new ArrayList<>(count);
-                for (int i = 0; i < count; i++) {
-                    int idx = readCount(in, "changes[" + i + "].groupIndex");
-                    changes.add(new MsrUpdate.Change(idx, in.readDouble()));
-                }
-                return new MsrUpdateMsg(new MsrUpdate(job, changes));
-            }
-            case JOB_REPORT: {
-                int job = readI32(in, "jobId");
-                int status = readI32(in, "status");
-                long jct = readNonNegativeI64(in, "jctNanos");
-                long retx = readNonNegativeI64(in, "retransmissions");
-                double loss = readF64(in, "measuredLoss");
-                int nprio = readU8(in, "priorityClassCount");
-                if (nprio > JobReport.MAX_PRIORITY_CLASSES) {
-                    throw new MalformedException("JOB_REPORT has " + nprio + " priority classes, limit "
-                            + JobReport.MAX_PRIORITY_CLASSES);
-                }
-                long[] prio = new long[nprio];
-                for (int i = 0; i < nprio; i++) {
-                    prio[i] = readNonNegativeI64(in, "priorityTimeNanos[" + i + "]");
-                }
-                int ngroups = readCount(in, "groupCount");
-                if ((long) ngroups * 22 > in.readableBytes()) { // 8 + 4 + two id sets of at least 5 bytes
-                    throw new MalformedException("JOB_REPORT declares " + ngroups + " groups but only "
-                            + in.readableBytes() + " bytes remain");
-                }
-                List<GroupReport> groups = new ArrayList<>(ngroups);
-                for (int i = 0; i < ngroups; i++) {
-                    long gid = readU64(in, "groups[" + i + "].groupId");
-                    int n = readCount(in, "groups[" + i + "].messages");
-                    IdSet delivered = IdSet.decode(in, "groups[" + i + "].delivered");
-                    IdSet lost = IdSet.decode(in, "groups[" + i + "].lost");
-                    groups.add(new GroupReport(gid, n, delivered, lost));
-                }
-                return new JobReportMsg(new JobReport(job, status, jct, retx, loss, prio, groups));
-            }
             case ACK:
-                return new Ack();
+                return new AckMsg();
             case ERROR:
-                return new ErrorMsg(readU16(in, "code"), readString(in, MAX_MESSAGE_BYTES, "message"));
+                return new ErrorMsg(
+                        readU16(in, "code"), readString(in, MAX_MESSAGE_BYTES, "message"));
             case PING:
-                return new Ping();
+                return new PingMsg();
             case PONG:
-                return new Pong();
+                return new PongMsg();
             default:
-                throw new MalformedException(ErrorCode.UNKNOWN_MESSAGE_TYPE, "unknown message type " + type);
+                throw new MalformedException(
+                        ErrorCode.UNKNOWN_MESSAGE_TYPE, "unknown message type " + type);
         }
     }
 }

@@ -1,17 +1,28 @@
 package io.netapprox.core.engine;
 
-/** The paper's ablations (enum na_mode); {@link #FULL} is the product. */
+/** The paper's ablations ({@code enum na_mode}, with its values); {@link #FULL} is the product. */
 public enum AtpMode {
-  /** Send at line rate, FIFO, retransmit until targets are met, no slack priority (ATP_Base). */
-  BASE,
-  /** + rate control against a static TLR = 1 - MSR (ATP_RC). */
-  RC,
-  /** + minimal-remaining-data-first scheduling (ATP_RC+MRDF). */
-  RC_MRDF,
-  /** + slack priority from the static TLR (ATP_FixTLR). */
-  FIX_TLR,
-  /** Dynamic TLR for rate control, static priority class (ATP_FixPrio). */
-  FIX_PRIO,
-  /** Dynamic TLR, rate control, MRDF, dynamic slack priority (ATP_Full). */
-  FULL
+    /** Send at line rate, FIFO, retransmit until targets are met, no slack priority (ATP_Base). */
+    BASE(0),
+    /** + rate control against a static TLR = 1 - MSR (ATP_RC). */
+    RC(1),
+    /** + minimal-remaining-data-first scheduling (ATP_RC+MRDF). */
+    RC_MRDF(2),
+    /** + slack priority from the static TLR (ATP_FixTLR). */
+    FIX_TLR(3),
+    /** Dynamic TLR for rate control, static priority class (ATP_FixPrio). */
+    FIX_PRIO(4),
+    /** Dynamic TLR, rate control, MRDF, dynamic slack priority (ATP_Full). */
+    FULL(5);
+
+    private final int nativeValue;
+
+    AtpMode(int nativeValue) {
+        this.nativeValue = nativeValue;
+    }
+
+    /** The {@code NA_MODE_*} value. */
+    int nativeValue() {
+        return nativeValue;
+    }
 }

@@ -3,129 +3,174 @@ package io.netapprox.core.engine;
 import java.nio.ByteBuffer;
 
 /**
- * The JNI surface of libnetapprox. Every method is bound by {@code JNI_OnLoad} with {@code RegisterNatives}
- * (native/src/jni/netapprox_jni.cpp), so there are no {@code Java_*} symbols and relocating this package when
- * shading works (the loader encodes the runtime package into the extracted library's file name).
+ * The JNI surface of libnetapprox. Every method is bound by {@code JNI_OnLoad} with {@code
+ * RegisterNatives} (native/src/jni/netapprox_jni.cpp), so there are no {@code Java_*} symbols and
+ * relocating this package when shading works (the loader encodes the runtime package into the
+ * extracted library's file name).
  *
- * <p>All methods return {@code NA_OK} (0) or a negative {@code NA_ERR_*} code; none throws (except the JVM's own
- * OutOfMemoryError). Handles are plain {@code long}s validated by the C API: a stale handle yields
- * {@code NA_ERR_CLOSED_HANDLE}, never a crash.
+ * <p>All methods return {@code NA_OK} (0) or a negative {@code NA_ERR_*} code; none throws (except
+ * the JVM's own OutOfMemoryError). Handles are plain {@code long}s validated by the C API: a stale
+ * handle yields {@code NA_ERR_CLOSED_HANDLE}, never a crash.
  */
 final class NativeEngine {
-  static {
-    // Loads the library (through AtpNative, which records why it is unavailable) on first use of any native.
-    AtpNative.ensureAvailability();
-  }
+    static {
+        // Loads the library (through AtpNative, which records why it is unavailable) on first use
+        // of any native.
+        AtpNative.ensureAvailability();
+    }
 
-  private NativeEngine() {}
+    private NativeEngine() {}
 
-  // ---- layouts shared with the C side (verified against layoutInfo() when the library loads) -----------------
-  static final int EVENT_RECORD_BYTES = 104;
-  static final int EV_TYPE = 0;
-  static final int EV_STATUS = 4;
-  static final int EV_SESSION = 8;
-  static final int EV_JOB = 16;
-  static final int EV_MESSAGE = 20;
-  static final int EV_GROUP = 24;
-  static final int EV_DATA = 32;
-  static final int EV_LEN = 40;
-  static final int EV_HANDLE = 48;
-  static final int EV_REPORT = 56;
-  static final int EV_EPOCH_AT = 64;
-  static final int EV_EPOCH_TLR = 72;
-  static final int EV_EPOCH_LOSS = 80;
-  static final int EV_EPOCH_RATE = 88;
-  static final int EV_EPOCH_CLASS = 96;
+    // ---- records shared with the C side (slot names verified when the library loads, see
+    // NativeRecord) ---------
+    static final int RECORD_CONFIG = 0;
+    static final int RECORD_REPORT = 1;
+    static final int RECORD_GROUP = 2;
+    static final int RECORD_STATS = 3;
+    static final int RECORD_EVENT = 4;
+    static final int RECORD_SUBMIT = 5;
 
-  static final int SUBMIT_RECORD_BYTES = 24;
-  static final int SUB_GROUP = 0;
-  static final int SUB_INDEX = 4;
-  static final int SUB_ADDRESS = 8;
-  static final int SUB_LENGTH = 16;
-  static final int SUB_STATUS = 20;
+    static final int EVENT_RECORD_BYTES = 104;
+    static final int EV_TYPE = 0;
+    static final int EV_STATUS = 4;
+    static final int EV_SESSION = 8;
+    static final int EV_JOB = 16;
+    static final int EV_MESSAGE = 20;
+    static final int EV_GROUP = 24;
+    static final int EV_DATA = 32;
+    static final int EV_LEN = 40;
+    static final int EV_HANDLE = 48;
+    static final int EV_REPORT = 56;
+    static final int EV_EPOCH_AT = 64;
+    static final int EV_EPOCH_TLR = 72;
+    static final int EV_EPOCH_LOSS = 80;
+    static final int EV_EPOCH_RATE = 88;
+    static final int EV_EPOCH_CLASS = 96;
+    static final int EV_RESERVED = 100;
 
-  static final int CONFIG_LONGS = 28;
-  static final int CONFIG_DOUBLES = 4;
-  static final int REPORT_INFO_LONGS = 24;
-  static final int GROUP_INFO_LONGS = 8;
-  static final int STATS_LONGS = 33;
+    static final int SUBMIT_RECORD_BYTES = 24;
+    static final int SUB_GROUP = 0;
+    static final int SUB_INDEX = 4;
+    static final int SUB_ADDRESS = 8;
+    static final int SUB_LENGTH = 16;
+    static final int SUB_STATUS = 20;
 
-  // event types (enum na_event_type)
-  static final int EVENT_MESSAGE = 0;
-  static final int EVENT_MESSAGE_LOST = 1;
-  static final int EVENT_JOB_STARTED = 2;
-  static final int EVENT_JOB_DONE = 3;
-  static final int EVENT_SESSION_ERROR = 4;
-  static final int EVENT_EPOCH = 5;
+    // event types (enum na_event_type)
+    static final int EVENT_MESSAGE = 0;
+    static final int EVENT_MESSAGE_LOST = 1;
+    static final int EVENT_JOB_STARTED = 2;
+    static final int EVENT_JOB_DONE = 3;
+    static final int EVENT_SESSION_ERROR = 4;
+    static final int EVENT_EPOCH = 5;
 
-  static int[] expectedLayout() {
-    return new int[] {
-      EVENT_RECORD_BYTES, SUBMIT_RECORD_BYTES, CONFIG_LONGS, CONFIG_DOUBLES,
-      REPORT_INFO_LONGS, GROUP_INFO_LONGS, STATS_LONGS, 8
-    };
-  }
+    /** Record sizes and the pointer size, as {@link #layoutInfo()} reports them. */
+    static int[] expectedLayout() {
+        return new int[] {EVENT_RECORD_BYTES, SUBMIT_RECORD_BYTES, 8};
+    }
 
-  static native int[] layoutInfo();
+    static native int[] layoutInfo();
 
-  static native String version();
+    /**
+     * The slot names of a record, in slot order ("name@offset" for byte layouts); null for an
+     * unknown record.
+     */
+    static native String[] recordFields(int record);
 
-  static native String strerror(int code);
+    static native String version();
 
-  static native int configDefaults(long[] longs, double[] doubles, byte[] dscp);
+    static native String strerror(int code);
 
-  /** Returns the engine handle (&gt; 0) or a negative error; errOut[0] gets the engine's message on failure. */
-  static native long engineOpen(long[] longs, double[] doubles, byte[] dscp, String bindAddress, String[] errOut);
+    /** na_config_init's values into a record of {@link AtpConfig#NATIVE}'s slots. */
+    static native int configDefaults(long[] config);
 
-  static native int engineClose(long engine);
+    /**
+     * Opens an engine from a record of {@link AtpConfig#NATIVE}'s slots. Returns the engine handle
+     * (&gt; 0) or a negative error; errOut[0] gets the engine's message on failure.
+     */
+    static native long engineOpen(long[] config, String bindAddress, String[] errOut);
 
-  static native int localPort(long engine);
+    static native int engineClose(long engine);
 
-  static native int sessionOpen(long engine, long sessionId, byte[] key, String host, int port, boolean initiator);
+    static native int localPort(long engine);
 
-  static native int sessionSetPeer(long engine, long sessionId, String host, int port);
+    static native int sessionOpen(
+            long engine, long sessionId, byte[] key, String host, int port, boolean initiator);
 
-  static native int sessionClose(long engine, long sessionId);
+    static native int sessionSetPeer(long engine, long sessionId, String host, int port);
 
-  static native int jobStart(long engine, long sessionId, int job, long[] groupIds, int[] sizes, double[] msrs,
-      int n, boolean mrdf);
+    static native int sessionClose(long engine, long sessionId);
 
-  /** timeoutMs: 0 = never wait, &lt; 0 = wait forever. */
-  static native int submitAddress(long engine, long sessionId, int job, int group, int index, long address,
-      int len, int timeoutMs);
+    static native int jobStart(
+            long engine,
+            long sessionId,
+            int job,
+            long[] groupIds,
+            int[] sizes,
+            double[] msrs,
+            int n,
+            boolean mrdf);
 
-  static native int submitBuffer(long engine, long sessionId, int job, int group, int index, ByteBuffer buf,
-      int offset, int len, int timeoutMs);
+    /** timeoutMs: 0 = never wait, &lt; 0 = wait forever. */
+    static native int submitAddress(
+            long engine,
+            long sessionId,
+            int job,
+            int group,
+            int index,
+            long address,
+            int len,
+            int timeoutMs);
 
-  /** Returns how many descriptors were accepted; the first refused one carries its status. */
-  static native int submitBatch(long engine, long sessionId, int job, long descAddress, int count, int timeoutMs);
+    static native int submitBuffer(
+            long engine,
+            long sessionId,
+            int job,
+            int group,
+            int index,
+            ByteBuffer buf,
+            int offset,
+            int len,
+            int timeoutMs);
 
-  static native int jobUpdateMsr(long engine, long sessionId, int job, int[] groups, double[] msrs, int n);
+    /** Returns how many descriptors were accepted; the first refused one carries its status. */
+    static native int submitBatch(
+            long engine, long sessionId, int job, long descAddress, int count, int timeoutMs);
 
-  static native int jobCancel(long engine, long sessionId, int job);
+    static native int jobUpdateMsr(
+            long engine, long sessionId, int job, int[] groups, double[] msrs, int n);
 
-  /**
-   * Drains up to max events into out (EVENT_RECORD_BYTES each). A MESSAGE record carries the message's address
-   * (EV_DATA) and length (EV_LEN) in engine memory: no Java object is created per message.
-   */
-  static native int pollEvents(long engine, ByteBuffer out, int max, int timeoutMs);
+    static native int jobCancel(long engine, long sessionId, int job);
 
-  static native int messageRelease(long engine, long handle);
+    /**
+     * Drains up to max events into out (EVENT_RECORD_BYTES each). A MESSAGE record carries the
+     * message's address (EV_DATA) and length (EV_LEN) in engine memory: no Java object is created
+     * per message.
+     */
+    static native int pollEvents(long engine, ByteBuffer out, int max, int timeoutMs);
 
-  /** A JNI NewDirectByteBuffer over (address, len), or null: only for NativeMessageBuf.nioBuffer(). */
-  static native ByteBuffer wrapAddress(long address, long len);
+    static native int messageRelease(long engine, long handle);
 
-  static native long directAddress(ByteBuffer buf);
+    /**
+     * A JNI NewDirectByteBuffer over (address, len), or null: only for
+     * NativeMessageBuf.nioBuffer().
+     */
+    static native ByteBuffer wrapAddress(long address, long len);
 
-  static native int reportInfo(long report, long[] out);
+    static native long directAddress(ByteBuffer buf);
 
-  static native int reportGroup(long report, int index, long[] out);
+    static native int reportInfo(long report, long[] out);
 
-  static native int reportGroupIds(long report, int index, int[] delivered, int[] lost);
+    static native int reportGroup(long report, int index, long[] out);
 
-  static native int reportFree(long report);
+    static native int reportGroupIds(long report, int index, int[] delivered, int[] lost);
 
-  static native int engineStats(long engine, long[] out);
+    static native int reportFree(long report);
 
-  /** Bytes in use by the process's malloc (glibc mallinfo2), -1 when unknown: a native-memory leak probe. */
-  static native long mallocInUse();
+    static native int engineStats(long engine, long[] out);
+
+    /**
+     * Bytes in use by the process's malloc (glibc mallinfo2), -1 when unknown: a native-memory leak
+     * probe.
+     */
+    static native long mallocInUse();
 }

@@ -9,121 +9,136 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A reusable batch of messages for {@link OutgoingJob#send(SendBatch, long, java.util.concurrent.TimeUnit)}: one
- * JNI crossing submits all of them. Entries are fixed-layout descriptors (group index, index, address, length) in
- * a preallocated direct buffer, so adding and sending allocates nothing for direct buffers.
+ * A reusable batch of messages for {@link OutgoingJob#send(SendBatch, long,
+ * java.util.concurrent.TimeUnit)}: one JNI crossing submits all of them. Entries are fixed-layout
+ * descriptors (group index, index, address, length) in a preallocated direct buffer, so adding and
+ * sending allocates nothing for direct buffers.
  *
- * <p>The batch records <em>addresses</em>: the caller must keep every added direct buffer alive and unmodified
- * until the send returns. Heap / composite buffers are copied into pooled direct buffers that the batch owns and
- * frees on {@link #clear()}. Not thread-safe.
+ * <p>The batch records <em>addresses</em>: the caller must keep every added direct buffer alive and
+ * unmodified until the send returns. Heap / composite buffers are copied into pooled direct buffers
+ * that the batch owns and frees on {@link #clear()}. Not thread-safe.
  */
 public final class SendBatch {
-  private final int capacity;
-  private final ByteBuffer desc;
-  private final long descAddress;
-  private final List<ByteBuf> copies = new ArrayList<>();
-  private int start;
-  private int end;
+    private final int capacity;
+    private final ByteBuffer desc;
+    private final long descAddress;
+    private final List<ByteBuf> copies = new ArrayList<>();
+    private int start;
+    private int end;
 
-  public SendBatch(int capacity) {
-    if (capacity <= 0 || capacity > 1 << 20) {
-      throw new IllegalArgumentException("capacity must be in [1, 1048576], got " + capacity);
+    public SendBatch(int capacity) {
+        if (capacity <= 0 || capacity > 1 << 20) {
+            throw new IllegalArgumentException("capacity must be in [1, 1048576], got " + capacity);
+        }
+        AtpNative.ensureAvailability();
+        this.capacity = capacity;
+        this.desc =
+                ByteBuffer.allocateDirect(capacity * NativeEngine.SUBMIT_RECORD_BYTES)
+                        .order(ByteOrder.nativeOrder());
+        this.descAddress = NativeEngine.directAddress(desc);
     }
-    AtpNative.ensureAvailability();
-    this.capacity = capacity;
-    this.desc = ByteBuffer.allocateDirect(capacity * NativeEngine.SUBMIT_RECORD_BYTES).order(ByteOrder.nativeOrder());
-    this.descAddress = NativeEngine.directAddress(desc);
-  }
 
-  public int capacity() { return capacity; }
-  /** Entries not yet accepted. */
-  public int size() { return end - start; }
-  public boolean isFull() { return end == capacity; }
-
-  /** Adds the readable bytes of {@code msg} as message {@code index} of group {@code groupIndex}. */
-  public SendBatch add(int groupIndex, int index, ByteBuf msg) {
-    int len = msg.readableBytes();
-    check(groupIndex, index, len);
-    long address;
-    if (msg.hasMemoryAddress()) {
-      address = msg.memoryAddress() + msg.readerIndex();
-    } else if (msg.isDirect() && msg.nioBufferCount() == 1) {
-      ByteBuffer nb = msg.nioBuffer(msg.readerIndex(), len);
-      address = address(nb) + nb.position();
-    } else {
-      ByteBuf copy = PooledByteBufAllocator.DEFAULT.directBuffer(len, len);
-      copy.writeBytes(msg, msg.readerIndex(), len);
-      copies.add(copy);
-      return add(groupIndex, index, copy);
+    public int capacity() {
+        return capacity;
     }
-    put(groupIndex, index, address, len);
-    return this;
-  }
 
-  /** Adds the remaining bytes of {@code msg} (position and limit are not changed). */
-  public SendBatch add(int groupIndex, int index, ByteBuffer msg) {
-    int len = msg.remaining();
-    check(groupIndex, index, len);
-    if (!msg.isDirect()) {
-      ByteBuf copy = PooledByteBufAllocator.DEFAULT.directBuffer(len, len);
-      copy.writeBytes(msg.duplicate());
-      copies.add(copy);
-      return add(groupIndex, index, copy);
+    /** Entries not yet accepted. */
+    public int size() {
+        return end - start;
     }
-    put(groupIndex, index, address(msg) + msg.position(), len);
-    return this;
-  }
 
-  private static long address(ByteBuffer direct) {
-    return PlatformDependent.hasUnsafe() ? PlatformDependent.directBufferAddress(direct)
-        : NativeEngine.directAddress(direct);
-  }
-
-  private void check(int groupIndex, int index, int len) {
-    if (end == capacity) {
-      throw new IllegalStateException("SendBatch is full (" + capacity + " entries)");
+    public boolean isFull() {
+        return end == capacity;
     }
-    if (groupIndex < 0 || index < 0) {
-      throw new IllegalArgumentException("negative group index or index");
+
+    /**
+     * Adds the readable bytes of {@code msg} as message {@code index} of group {@code groupIndex}.
+     */
+    public SendBatch add(int groupIndex, int index, ByteBuf msg) {
+        int len = msg.readableBytes();
+        check(groupIndex, index, len);
+        long address;
+        if (msg.hasMemoryAddress()) {
+            address = msg.memoryAddress() + msg.readerIndex();
+        } else if (msg.isDirect() && msg.nioBufferCount() == 1) {
+            ByteBuffer nb = msg.nioBuffer(msg.readerIndex(), len);
+            address = address(nb) + nb.position();
+        } else {
+            ByteBuf copy = PooledByteBufAllocator.DEFAULT.directBuffer(len, len);
+            copy.writeBytes(msg, msg.readerIndex(), len);
+            copies.add(copy);
+            return add(groupIndex, index, copy);
+        }
+        put(groupIndex, index, address, len);
+        return this;
     }
-    if (len <= 0) {
-      throw new IllegalArgumentException("a message must not be empty");
+
+    /** Adds the remaining bytes of {@code msg} (position and limit are not changed). */
+    public SendBatch add(int groupIndex, int index, ByteBuffer msg) {
+        int len = msg.remaining();
+        check(groupIndex, index, len);
+        if (!msg.isDirect()) {
+            ByteBuf copy = PooledByteBufAllocator.DEFAULT.directBuffer(len, len);
+            copy.writeBytes(msg.duplicate());
+            copies.add(copy);
+            return add(groupIndex, index, copy);
+        }
+        put(groupIndex, index, address(msg) + msg.position(), len);
+        return this;
     }
-  }
 
-  private void put(int groupIndex, int index, long address, int len) {
-    int b = end * NativeEngine.SUBMIT_RECORD_BYTES;
-    desc.putInt(b + NativeEngine.SUB_GROUP, groupIndex);
-    desc.putInt(b + NativeEngine.SUB_INDEX, index);
-    desc.putLong(b + NativeEngine.SUB_ADDRESS, address);
-    desc.putInt(b + NativeEngine.SUB_LENGTH, len);
-    desc.putInt(b + NativeEngine.SUB_STATUS, 0);
-    end++;
-  }
-
-  long descriptorAddress() {
-    return descAddress + (long) start * NativeEngine.SUBMIT_RECORD_BYTES;
-  }
-
-  /** Status of the i-th pending entry after a send. */
-  int statusAt(int i) {
-    return desc.getInt((start + i) * NativeEngine.SUBMIT_RECORD_BYTES + NativeEngine.SUB_STATUS);
-  }
-
-  void consume(int n) {
-    start += n;
-    if (start == end) {
-      clear();
+    private static long address(ByteBuffer direct) {
+        return PlatformDependent.hasUnsafe()
+                ? PlatformDependent.directBufferAddress(direct)
+                : NativeEngine.directAddress(direct);
     }
-  }
 
-  /** Drops every entry and frees the batch's own copies. */
-  public void clear() {
-    start = 0;
-    end = 0;
-    for (int i = 0; i < copies.size(); i++) {
-      copies.get(i).release();
+    private void check(int groupIndex, int index, int len) {
+        if (end == capacity) {
+            throw new IllegalStateException("SendBatch is full (" + capacity + " entries)");
+        }
+        if (groupIndex < 0 || index < 0) {
+            throw new IllegalArgumentException("negative group index or index");
+        }
+        if (len <= 0) {
+            throw new IllegalArgumentException("a message must not be empty");
+        }
     }
-    copies.clear();
-  }
+
+    private void put(int groupIndex, int index, long address, int len) {
+        int b = end * NativeEngine.SUBMIT_RECORD_BYTES;
+        desc.putInt(b + NativeEngine.SUB_GROUP, groupIndex);
+        desc.putInt(b + NativeEngine.SUB_INDEX, index);
+        desc.putLong(b + NativeEngine.SUB_ADDRESS, address);
+        desc.putInt(b + NativeEngine.SUB_LENGTH, len);
+        desc.putInt(b + NativeEngine.SUB_STATUS, 0);
+        end++;
+    }
+
+    long descriptorAddress() {
+        return descAddress + (long) start * NativeEngine.SUBMIT_RECORD_BYTES;
+    }
+
+    /** Status of the i-th pending entry after a send. */
+    int statusAt(int i) {
+        return desc.getInt(
+                (start + i) * NativeEngine.SUBMIT_RECORD_BYTES + NativeEngine.SUB_STATUS);
+    }
+
+    void consume(int n) {
+        start += n;
+        if (start == end) {
+            clear();
+        }
+    }
+
+    /** Drops every entry and frees the batch's own copies. */
+    public void clear() {
+        start = 0;
+        end = 0;
+        for (int i = 0; i < copies.size(); i++) {
+            copies.get(i).release();
+        }
+        copies.clear();
+    }
 }

@@ -2,53 +2,71 @@ package io.netapprox.core.sampling;
 
 /**
  * An approximate answer with a confidence interval, shaped like Spark's {@code BoundedDouble}
- * ({@code mean}, {@code confidence}, {@code low}, {@code high}) plus the sample and population sizes it was
- * computed from.
+ * ({@code mean}, {@code confidence}, {@code low}, {@code high}) plus the sample and population
+ * sizes it was computed from.
  *
- * <p>As in Spark, {@code mean} is the <em>point estimate</em> of whatever was asked for (a mean, a sum, a
- * count, a proportion, a quantile), not necessarily an average. The interval {@code [low, high]} is meant to
- * contain the true value with probability {@code confidence} over the randomness of which messages were
- * delivered. Bounds may be infinite when the data cannot bound the value (for example a stratum with a
- * single delivered message, or an extreme quantile from a tiny sample).
+ * <p>As in Spark, {@code mean} is the <em>point estimate</em> of whatever was asked for (a mean, a
+ * sum, a count, a proportion, a quantile), not necessarily an average. The interval {@code [low,
+ * high]} is meant to contain the true value with probability {@code confidence} over the randomness
+ * of which messages were delivered. Bounds may be infinite when the data cannot bound the value
+ * (for example a stratum with a single delivered message, or an extreme quantile from a tiny
+ * sample).
  *
- * @param mean           point estimate
- * @param low            lower confidence bound ({@code low <= mean}); may be {@code -Infinity}
- * @param high           upper confidence bound ({@code high >= mean}); may be {@code +Infinity}
- * @param confidence     nominal coverage probability of {@code [low, high]}, in (0, 1)
- * @param sampleSize     number of sampled units (delivered messages) the estimate used
+ * @param mean point estimate
+ * @param low lower confidence bound ({@code low <= mean}); may be {@code -Infinity}
+ * @param high upper confidence bound ({@code high >= mean}); may be {@code +Infinity}
+ * @param confidence nominal coverage probability of {@code [low, high]}, in (0, 1)
+ * @param sampleSize number of sampled units (delivered messages) the estimate used
  * @param populationSize number of units (messages) in the population the estimate refers to
  */
-public record ApproxResult(double mean, double low, double high, double confidence, long sampleSize,
-                           long populationSize) {
+public record ApproxResult(
+        double mean,
+        double low,
+        double high,
+        double confidence,
+        long sampleSize,
+        long populationSize) {
 
-    /** Validates the invariants; throws {@link IllegalArgumentException} with the offending values. */
+    /**
+     * Validates the invariants; throws {@link IllegalArgumentException} with the offending values.
+     */
     public ApproxResult {
         if (Double.isNaN(mean) || Double.isInfinite(mean)) {
             throw new IllegalArgumentException("mean must be finite, got " + mean);
         }
         if (Double.isNaN(low) || Double.isNaN(high)) {
-            throw new IllegalArgumentException("bounds must not be NaN, got low=" + low + ", high=" + high);
+            throw new IllegalArgumentException(
+                    "bounds must not be NaN, got low=" + low + ", high=" + high);
         }
         if (!(low <= mean && mean <= high)) {
             throw new IllegalArgumentException(
-                    "expected low <= mean <= high, got low=" + low + ", mean=" + mean + ", high=" + high);
+                    "expected low <= mean <= high, got low="
+                            + low
+                            + ", mean="
+                            + mean
+                            + ", high="
+                            + high);
         }
         checkConfidence(confidence);
         if (sampleSize < 0 || populationSize < 0) {
-            throw new IllegalArgumentException("sizes must be >= 0, got sampleSize=" + sampleSize
-                    + ", populationSize=" + populationSize);
+            throw new IllegalArgumentException(
+                    "sizes must be >= 0, got sampleSize="
+                            + sampleSize
+                            + ", populationSize="
+                            + populationSize);
         }
         if (sampleSize > populationSize) {
-            throw new IllegalArgumentException("sampleSize " + sampleSize + " exceeds populationSize "
-                    + populationSize);
+            throw new IllegalArgumentException(
+                    "sampleSize " + sampleSize + " exceeds populationSize " + populationSize);
         }
     }
 
     /**
-     * An exact answer (zero-width interval), e.g. when every message of the population was delivered.
+     * An exact answer (zero-width interval), e.g. when every message of the population was
+     * delivered.
      *
-     * @param value          the exact value
-     * @param confidence     the confidence level the caller asked for (kept for uniformity)
+     * @param value the exact value
+     * @param confidence the confidence level the caller asked for (kept for uniformity)
      * @param populationSize population size, equal to the sample size
      * @return a result with {@code low == mean == high}
      */
@@ -56,15 +74,17 @@ public record ApproxResult(double mean, double low, double high, double confiden
         return new ApproxResult(value, value, value, confidence, populationSize, populationSize);
     }
 
-    /** @return half the interval width, {@code (high - low) / 2} (may be infinite). */
+    /**
+     * @return half the interval width, {@code (high - low) / 2} (may be infinite).
+     */
     public double halfWidth() {
         return (high - low) / 2.0;
     }
 
     /**
-     * @return the larger distance from {@code mean} to a bound, relative to {@code |mean|}; the achieved
-     *         relative error bound at this confidence. {@code +Infinity} if {@code mean == 0} and the
-     *         interval has positive width, {@code 0} for a zero-width interval.
+     * @return the larger distance from {@code mean} to a bound, relative to {@code |mean|}; the
+     *     achieved relative error bound at this confidence. {@code +Infinity} if {@code mean == 0}
+     *     and the interval has positive width, {@code 0} for a zero-width interval.
      */
     public double relativeErrorBound() {
         double d = Math.max(mean - low, high - mean);
@@ -74,12 +94,17 @@ public record ApproxResult(double mean, double low, double high, double confiden
         return d / Math.abs(mean);
     }
 
-    /** @return whether {@code low <= x <= high}. */
+    /**
+     * @return whether {@code low <= x <= high}.
+     */
     public boolean contains(double x) {
         return low <= x && x <= high;
     }
 
-    /** @return whether the interval has zero width (the sample was the whole population, or no variability). */
+    /**
+     * @return whether the interval has zero width (the sample was the whole population, or no
+     *     variability).
+     */
     public boolean isExact() {
         return low == high;
     }

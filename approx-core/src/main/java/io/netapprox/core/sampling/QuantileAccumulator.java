@@ -8,23 +8,24 @@ import org.apache.commons.math3.distribution.HypergeometricDistribution;
  * Collects the sampled values of one stratum and estimates quantiles with a distribution-free
  * order-statistic confidence interval.
  *
- * <p><b>Definition.</b> The {@code q}-quantile of a population of {@code N} values is its
- * {@code ceil(q N)}-th smallest value (the inverse of the empirical distribution function); the point
+ * <p><b>Definition.</b> The {@code q}-quantile of a population of {@code N} values is its {@code
+ * ceil(q N)}-th smallest value (the inverse of the empirical distribution function); the point
  * estimate is the same statistic of the sample, the {@code ceil(q n)}-th smallest sampled value.
  *
- * <p><b>Interval.</b> Let {@code K = ceil(q N)}. The number of sampled values that are {@code <=} the true
- * quantile is hypergeometric with {@code K} (or more, with ties) successes among {@code N}, and the number
- * strictly below it is hypergeometric with at most {@code K - 1} successes. Choosing ranks
- * {@code l} = the largest with {@code P(H(N, K, n) <= l - 1) <= alpha/2} and {@code u} = the smallest with
- * {@code P(H(N, K-1, n) <= u - 1) >= 1 - alpha/2}, the interval {@code [x_(l), x_(u)]} covers the true
- * quantile with probability at least {@code 1 - alpha} for <em>any</em> population (no distributional
- * assumption; ties only make it more conservative). This is the finite-population version of the classic
- * binomial order-statistic interval, which it approaches as {@code N} grows; with a complete sample it
- * collapses to the exact quantile. If the sample is too small to reach a rank, that bound is infinite.
+ * <p><b>Interval.</b> Let {@code K = ceil(q N)}. The number of sampled values that are {@code <=}
+ * the true quantile is hypergeometric with {@code K} (or more, with ties) successes among {@code
+ * N}, and the number strictly below it is hypergeometric with at most {@code K - 1} successes.
+ * Choosing ranks {@code l} = the largest with {@code P(H(N, K, n) <= l - 1) <= alpha/2} and {@code
+ * u} = the smallest with {@code P(H(N, K-1, n) <= u - 1) >= 1 - alpha/2}, the interval {@code
+ * [x_(l), x_(u)]} covers the true quantile with probability at least {@code 1 - alpha} for
+ * <em>any</em> population (no distributional assumption; ties only make it more conservative). This
+ * is the finite-population version of the classic binomial order-statistic interval, which it
+ * approaches as {@code N} grows; with a complete sample it collapses to the exact quantile. If the
+ * sample is too small to reach a rank, that bound is infinite.
  *
- * <p>The unit is whatever is added: one value per record, or one value per message. Memory grows with the
- * number of sampled values (they are kept); the sample, not the population, is stored. Mergeable and
- * serializable; not thread-safe.
+ * <p>The unit is whatever is added: one value per record, or one value per message. Memory grows
+ * with the number of sampled values (they are kept); the sample, not the population, is stored.
+ * Mergeable and serializable; not thread-safe.
  */
 public final class QuantileAccumulator implements Serializable {
 
@@ -34,11 +35,11 @@ public final class QuantileAccumulator implements Serializable {
     private int size;
 
     /** Creates an empty accumulator. */
-    public QuantileAccumulator() {
-    }
+    public QuantileAccumulator() {}
 
     /**
-     * @param value a sampled value; must not be NaN (infinite values are allowed and sort at the ends)
+     * @param value a sampled value; must not be NaN (infinite values are allowed and sort at the
+     *     ends)
      * @return this accumulator
      */
     public QuantileAccumulator add(double value) {
@@ -68,7 +69,9 @@ public final class QuantileAccumulator implements Serializable {
         return this;
     }
 
-    /** @return number of sampled values. */
+    /**
+     * @return number of sampled values.
+     */
     public long count() {
         return size;
     }
@@ -76,26 +79,35 @@ public final class QuantileAccumulator implements Serializable {
     /**
      * Estimates the {@code q}-quantile of the stratum.
      *
-     * @param q              probability in (0, 1], e.g. 0.5 for the median
-     * @param confidence     confidence level in (0, 1)
+     * @param q probability in (0, 1], e.g. 0.5 for the median
+     * @param confidence confidence level in (0, 1)
      * @param populationSize number of values in the stratum, {@code >= count()}
      * @return estimate and interval; {@code low}/{@code high} may be infinite for a small sample
      */
     public ApproxResult quantile(double q, double confidence, long populationSize) {
         if (!(q > 0.0 && q <= 1.0)) {
-            throw new IllegalArgumentException("quantile probability q must be in (0, 1], got " + q);
+            throw new IllegalArgumentException(
+                    "quantile probability q must be in (0, 1], got " + q);
         }
         ApproxResult.checkConfidence(confidence);
         if (size == 0) {
-            throw new IllegalArgumentException("no sampled values; the quantile cannot be estimated");
+            throw new IllegalArgumentException(
+                    "no sampled values; the quantile cannot be estimated");
         }
         if (populationSize < size) {
-            throw new IllegalArgumentException("population size " + populationSize
-                    + " is smaller than the number of sampled values " + size);
+            throw new IllegalArgumentException(
+                    "population size "
+                            + populationSize
+                            + " is smaller than the number of sampled values "
+                            + size);
         }
         if (populationSize > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("population size " + populationSize + " exceeds "
-                    + Integer.MAX_VALUE + ", the limit of the hypergeometric interval");
+            throw new IllegalArgumentException(
+                    "population size "
+                            + populationSize
+                            + " exceeds "
+                            + Integer.MAX_VALUE
+                            + ", the limit of the hypergeometric interval");
         }
         double[] sorted = Arrays.copyOf(values, size);
         Arrays.sort(sorted);
@@ -108,13 +120,15 @@ public final class QuantileAccumulator implements Serializable {
         }
         double alpha = 1.0 - confidence;
         int k = rank(q, bigN);
-        // lower rank l: the largest with P(H(N, K, n) <= l - 1) <= alpha / 2 (l may be 0: no lower bound)
+        // lower rank l: the largest with P(H(N, K, n) <= l - 1) <= alpha / 2 (l may be 0: no lower
+        // bound)
         double[] cdfAtOrBelow = cdf(new HypergeometricDistribution(null, bigN, k, n), n);
         int l = 0;
         while (l <= n && cdfAtOrBelow[l] <= alpha / 2) {
             l++;
         }
-        // upper rank u: the smallest with P(H(N, K - 1, n) <= u - 1) >= 1 - alpha / 2 (u = n + 1: no upper bound)
+        // upper rank u: the smallest with P(H(N, K - 1, n) <= u - 1) >= 1 - alpha / 2 (u = n + 1:
+        // no upper bound)
         double[] cdfBelow = cdf(new HypergeometricDistribution(null, bigN, k - 1, n), n);
         int j = 0;
         while (j < n && cdfBelow[j] < 1 - alpha / 2) {
@@ -128,7 +142,9 @@ public final class QuantileAccumulator implements Serializable {
         return new ApproxResult(point, low, high, confidence, n, populationSize);
     }
 
-    /** @return {@code F(0..n)} of the distribution, summing point probabilities once (O(n)). */
+    /**
+     * @return {@code F(0..n)} of the distribution, summing point probabilities once (O(n)).
+     */
     private static double[] cdf(HypergeometricDistribution h, int n) {
         double[] out = new double[n + 1];
         double acc = 0;
@@ -140,7 +156,9 @@ public final class QuantileAccumulator implements Serializable {
         return out;
     }
 
-    /** @return the 1-based rank {@code ceil(q * n)}, at least 1. */
+    /**
+     * @return the 1-based rank {@code ceil(q * n)}, at least 1.
+     */
     private static int rank(double q, int n) {
         return (int) Math.max(1, Math.min(n, Math.ceil(q * n - 1e-9)));
     }

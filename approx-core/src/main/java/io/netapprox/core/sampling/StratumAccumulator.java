@@ -3,23 +3,24 @@ package io.netapprox.core.sampling;
 import java.io.Serializable;
 
 /**
- * Mergeable running statistics of the delivered messages of one stratum (group), for use inside Spark or
- * Flink aggregations: create one per group, {@link #add} each delivered message, {@link #merge} partial
- * accumulators, then {@link #summarize(long)} with the group's population size {@code N_g} and hand the
- * summary to {@link StratifiedEstimator} or {@link MsrPlanner}.
+ * Mergeable running statistics of the delivered messages of one stratum (group), for use inside
+ * Spark or Flink aggregations: create one per group, {@link #add} each delivered message, {@link
+ * #merge} partial accumulators, then {@link #summarize(long)} with the group's population size
+ * {@code N_g} and hand the summary to {@link StratifiedEstimator} or {@link MsrPlanner}.
  *
- * <p><b>Unit.</b> One call to {@link #add(double, long)} is one sampled <em>message</em> (a cluster of
- * records): {@code total} is the sum of the aggregated value over the message's records and
- * {@code records} the number of records. {@link #add(double)} is the one-record-per-message shortcut.
- * Variances are of these per-message quantities.
+ * <p><b>Unit.</b> One call to {@link #add(double, long)} is one sampled <em>message</em> (a cluster
+ * of records): {@code total} is the sum of the aggregated value over the message's records and
+ * {@code records} the number of records. {@link #add(double)} is the one-record-per-message
+ * shortcut. Variances are of these per-message quantities.
  *
- * <p><b>Numerics.</b> Welford's online update for means, variances and the covariance of (total, records),
- * with Chan et al.'s pairwise formula for {@link #merge}, extended to the third- and fourth-order central
- * co-moments of (total, records) (Pebay 2008) that the skewness- and kurtosis-aware intervals of
- * {@link StratifiedEstimator} need; stable for long streams and any merge order.
+ * <p><b>Numerics.</b> Welford's online update for means, variances and the covariance of (total,
+ * records), with Chan et al.'s pairwise formula for {@link #merge}, extended to the third- and
+ * fourth-order central co-moments of (total, records) (Pebay 2008) that the skewness- and
+ * kurtosis-aware intervals of {@link StratifiedEstimator} need; stable for long streams and any
+ * merge order.
  *
- * <p>Not thread-safe (one accumulator per task/partition, merged afterwards). Serializable so frameworks can
- * ship it between operators.
+ * <p>Not thread-safe (one accumulator per task/partition, merged afterwards). Serializable so
+ * frameworks can ship it between operators.
  */
 public final class StratumAccumulator implements Serializable {
 
@@ -27,14 +28,17 @@ public final class StratumAccumulator implements Serializable {
 
     /** Highest order of the central co-moments kept. */
     private static final int ORDER = 4;
+
     private static final int W = ORDER + 1;
     private static final double[][] BINOMIAL = {
-            {1}, {1, 1}, {1, 2, 1}, {1, 3, 3, 1}, {1, 4, 6, 4, 1}};
+        {1}, {1, 1}, {1, 2, 1}, {1, 3, 3, 1}, {1, 4, 6, 4, 1}
+    };
 
     private long n;
     private double meanTotal;
     private double meanRecords;
-    // Central co-moment sums S_ij = sum (y - ybar)^i (m - mbar)^j for 2 <= i + j <= 4 (fields, not an array:
+    // Central co-moment sums S_ij = sum (y - ybar)^i (m - mbar)^j for 2 <= i + j <= 4 (fields, not
+    // an array:
     // add() is the hot path).
     private double s20;
     private double s11;
@@ -52,8 +56,7 @@ public final class StratumAccumulator implements Serializable {
     private double maxTotal = Double.NEGATIVE_INFINITY;
 
     /** Creates an empty accumulator. */
-    public StratumAccumulator() {
-    }
+    public StratumAccumulator() {}
 
     /**
      * Adds one delivered message that carries a single record with the given value.
@@ -68,7 +71,7 @@ public final class StratumAccumulator implements Serializable {
     /**
      * Adds one delivered message (cluster of records).
      *
-     * @param total   sum of the aggregated value over the message's records; must be finite
+     * @param total sum of the aggregated value over the message's records; must be finite
      * @param records number of records in the message, {@code >= 0}
      * @return this accumulator
      */
@@ -86,7 +89,8 @@ public final class StratumAccumulator implements Serializable {
     }
 
     /**
-     * Merges another accumulator of the <em>same stratum</em> into this one (the other is unchanged).
+     * Merges another accumulator of the <em>same stratum</em> into this one (the other is
+     * unchanged).
      *
      * @param other accumulator to merge; not null
      * @return this accumulator
@@ -109,8 +113,9 @@ public final class StratumAccumulator implements Serializable {
     }
 
     /**
-     * {@link #combine} specialised to a single message (allocation-free; the hot path). With {@code u, v} the
-     * shifts {@code -dy/n, -dm/n} of the old messages and {@code U, V = (n_A/n) dy, (n_A/n) dm} of the new one.
+     * {@link #combine} specialised to a single message (allocation-free; the hot path). With {@code
+     * u, v} the shifts {@code -dy/n, -dm/n} of the old messages and {@code U, V = (n_A/n) dy,
+     * (n_A/n) dm} of the new one.
      */
     private void addOne(double total, double records) {
         long nA = n;
@@ -123,7 +128,8 @@ public final class StratumAccumulator implements Serializable {
         double v = -dm * inv;
         double bu = dy + u; // (nA / n) dy
         if (dm == 0 && s02 == 0) {
-            // Every message so far has the same record count (e.g. one record per message): all moments that
+            // Every message so far has the same record count (e.g. one record per message): all
+            // moments that
             // involve m are 0 and stay 0.
             double uu = u * u;
             double bu2 = bu * bu;
@@ -141,7 +147,14 @@ public final class StratumAccumulator implements Serializable {
         double bv2 = bv * bv;
         s40 += 4 * u * s30 + 6 * uu * s20 + na * uu * uu + bu2 * bu2;
         s31 += v * s30 + 3 * u * s21 + 3 * uu * s11 + 3 * uv * s20 + na * uu * uv + bu2 * bu * bv;
-        s22 += 2 * v * s21 + 2 * u * s12 + vv * s20 + 4 * uv * s11 + uu * s02 + na * uu * vv + bu2 * bv2;
+        s22 +=
+                2 * v * s21
+                        + 2 * u * s12
+                        + vv * s20
+                        + 4 * uv * s11
+                        + uu * s02
+                        + na * uu * vv
+                        + bu2 * bv2;
         s13 += u * s03 + 3 * v * s12 + 3 * vv * s11 + 3 * uv * s02 + na * uv * vv + bu * bv2 * bv;
         s04 += 4 * v * s03 + 6 * vv * s02 + na * vv * vv + bv2 * bv2;
         s30 += 3 * u * s20 + na * uu * u + bu2 * bu;
@@ -156,14 +169,16 @@ public final class StratumAccumulator implements Serializable {
     }
 
     /**
-     * Pairwise update of the central co-moment sums (Chan et al. / Pebay 2008): with {@code d = mean_B - mean_A}
-     * and the combined mean {@code mean_A + (n_B/n) d}, a message of A is centred at {@code (x - mean_A) - (n_B/n) d}
-     * and one of B at {@code (x - mean_B) + (n_A/n) d}; expanding the powers binomially gives
-     * {@code S_pq = sum_ij C(p,i) C(q,j) [(-b dy)^(p-i) (-b dm)^(q-j) S^A_ij + (a dy)^(p-i) (a dm)^(q-j) S^B_ij]},
-     * {@code a = n_A/n, b = n_B/n}. Each {@code S_pq} depends only on lower orders and itself, so updating from
-     * order 4 down to 2 can be done in place.
+     * Pairwise update of the central co-moment sums (Chan et al. / Pebay 2008): with {@code d =
+     * mean_B - mean_A} and the combined mean {@code mean_A + (n_B/n) d}, a message of A is centred
+     * at {@code (x - mean_A) - (n_B/n) d} and one of B at {@code (x - mean_B) + (n_A/n) d};
+     * expanding the powers binomially gives {@code S_pq = sum_ij C(p,i) C(q,j) [(-b dy)^(p-i) (-b
+     * dm)^(q-j) S^A_ij + (a dy)^(p-i) (a dm)^(q-j) S^B_ij]}, {@code a = n_A/n, b = n_B/n}. Each
+     * {@code S_pq} depends only on lower orders and itself, so updating from order 4 down to 2 can
+     * be done in place.
      */
-    private void combine(long otherN, double otherMeanTotal, double otherMeanRecords, double[] otherSums) {
+    private void combine(
+            long otherN, double otherMeanTotal, double otherMeanRecords, double[] otherSums) {
         double[] s = sums();
         long nA = n;
         long total = nA + otherN;
@@ -209,7 +224,10 @@ public final class StratumAccumulator implements Serializable {
         meanRecords += b * dm;
     }
 
-    /** @return the central co-moment sums as an array indexed {@code i * 5 + j}, with {@code S_00 = n}. */
+    /**
+     * @return the central co-moment sums as an array indexed {@code i * 5 + j}, with {@code S_00 =
+     *     n}.
+     */
     private double[] sums() {
         double[] s = new double[W * W];
         s[0] = n;
@@ -252,32 +270,41 @@ public final class StratumAccumulator implements Serializable {
         maxTotal = o.maxTotal;
     }
 
-    /** @return a fresh copy of this accumulator. */
+    /**
+     * @return a fresh copy of this accumulator.
+     */
     public StratumAccumulator copy() {
         StratumAccumulator c = new StratumAccumulator();
         c.copyFrom(this);
         return c;
     }
 
-    /** @return number of messages added. */
+    /**
+     * @return number of messages added.
+     */
     public long count() {
         return n;
     }
 
-    /** @return mean of the per-message totals ({@code NaN} if empty). */
+    /**
+     * @return mean of the per-message totals ({@code NaN} if empty).
+     */
     public double meanTotal() {
         return n == 0 ? Double.NaN : meanTotal;
     }
 
-    /** @return unbiased sample variance of the per-message totals ({@code NaN} if fewer than 2 messages). */
+    /**
+     * @return unbiased sample variance of the per-message totals ({@code NaN} if fewer than 2
+     *     messages).
+     */
     public double varianceTotal() {
         return n < 2 ? Double.NaN : Math.max(0.0, s20 / (n - 1));
     }
 
     /**
-     * @return sample skewness {@code g1 = m3 / m2^(3/2)} (moments with denominator n) of the per-message totals,
-     *         e.g. for {@link MsrPlanner#plan(long, double, double, double)}; {@code NaN} if fewer than 3
-     *         messages, 0 if they are all equal
+     * @return sample skewness {@code g1 = m3 / m2^(3/2)} (moments with denominator n) of the
+     *     per-message totals, e.g. for {@link MsrPlanner#plan(long, double, double, double)};
+     *     {@code NaN} if fewer than 3 messages, 0 if they are all equal
      */
     public double skewnessTotal() {
         if (n < 3) {
@@ -289,12 +316,16 @@ public final class StratumAccumulator implements Serializable {
         return Math.sqrt(n) * s30 / Math.pow(s20, 1.5);
     }
 
-    /** @return smallest per-message total seen ({@code +Infinity} if empty). */
+    /**
+     * @return smallest per-message total seen ({@code +Infinity} if empty).
+     */
     public double minTotal() {
         return minTotal;
     }
 
-    /** @return largest per-message total seen ({@code -Infinity} if empty). */
+    /**
+     * @return largest per-message total seen ({@code -Infinity} if empty).
+     */
     public double maxTotal() {
         return maxTotal;
     }
@@ -307,8 +338,11 @@ public final class StratumAccumulator implements Serializable {
      */
     public StratumSummary summarize(long populationUnits) {
         if (populationUnits < n) {
-            throw new IllegalArgumentException("population size N_g=" + populationUnits
-                    + " is smaller than the number of sampled messages n_g=" + n);
+            throw new IllegalArgumentException(
+                    "population size N_g="
+                            + populationUnits
+                            + " is smaller than the number of sampled messages n_g="
+                            + n);
         }
         double varY = n < 2 ? 0.0 : Math.max(0.0, s20 / (n - 1));
         double varM = n < 2 ? 0.0 : Math.max(0.0, s02 / (n - 1));
@@ -316,16 +350,39 @@ public final class StratumAccumulator implements Serializable {
         StratumSummary.HigherMoments higher = StratumSummary.HigherMoments.NONE;
         if (n >= 3) {
             double k = 1.0 / n;
-            higher = new StratumSummary.HigherMoments(k * s30, k * s21, k * s12, k * s03,
-                    Math.max(0.0, k * s40), k * s31, Math.max(0.0, k * s22), k * s13, Math.max(0.0, k * s04));
+            higher =
+                    new StratumSummary.HigherMoments(
+                            k * s30,
+                            k * s21,
+                            k * s12,
+                            k * s03,
+                            Math.max(0.0, k * s40),
+                            k * s31,
+                            Math.max(0.0, k * s22),
+                            k * s13,
+                            Math.max(0.0, k * s04));
         }
-        return new StratumSummary(populationUnits, n, n == 0 ? 0.0 : meanTotal, varY,
-                n == 0 ? 0.0 : meanRecords, varM, cov, higher);
+        return new StratumSummary(
+                populationUnits,
+                n,
+                n == 0 ? 0.0 : meanTotal,
+                varY,
+                n == 0 ? 0.0 : meanRecords,
+                varM,
+                cov,
+                higher);
     }
 
     @Override
     public String toString() {
-        return "StratumAccumulator{n=" + n + ", meanTotal=" + meanTotal() + ", varianceTotal=" + varianceTotal()
-                + ", meanRecords=" + (n == 0 ? Double.NaN : meanRecords) + "}";
+        return "StratumAccumulator{n="
+                + n
+                + ", meanTotal="
+                + meanTotal()
+                + ", varianceTotal="
+                + varianceTotal()
+                + ", meanRecords="
+                + (n == 0 ? Double.NaN : meanRecords)
+                + "}";
     }
 }

@@ -5,10 +5,7 @@ import io.netapprox.core.engine.AtpException;
 import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.engine.AtpSession;
 import io.netapprox.core.engine.IncomingJobListener;
-import io.netapprox.core.engine.JobReport;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
+import io.netapprox.core.job.JobReport;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.ArrayList;
@@ -16,16 +13,20 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * One peer of an {@link ApproxTransport}: a control connection ({@link #control()}) and its data-plane session
- * ({@link #dataSession()}), which live and die together. Obtained from {@link ApproxTransport#connect} (we are the
- * client) or {@link DataRequest#peer()} / {@link ApproxTransport#peers()} (the peer connected to us); once set up
- * the two sides are symmetric: either may {@link #request} data from the other.
+ * One peer of an {@link ApproxTransport}: a control connection ({@link #control()}) and its
+ * data-plane session ({@link #dataSession()}), which live and die together. Obtained from {@link
+ * ApproxTransport#connect} (we are the client) or {@link OutgoingTransfer#peer()} / {@link
+ * ApproxTransport#peers()} (the peer connected to us); once set up the two sides are symmetric:
+ * either may {@link #request} data from the other.
  *
- * <p>The peer ends when its control connection ends (closed by either side, peer death, control idle timeout), when
- * its data-plane session fails (ATP peer death or idle timeout: the control connection is then closed too), or on
- * {@link #close()}. Every transfer still running then fails with a {@link TransportException} saying which.
+ * <p>The peer ends when its control connection ends (closed by either side, peer death, control
+ * idle timeout), when its data-plane session fails (ATP peer death or idle timeout: the control
+ * connection is then closed too), or on {@link #close()}. Every transfer still running then fails
+ * with a {@link TransportException} saying which.
  */
 public final class ApproxPeer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ApproxPeer.class);
@@ -37,21 +38,25 @@ public final class ApproxPeer implements AutoCloseable {
     private volatile ControlSession control;
     private volatile AtpSession atp;
     final ConcurrentHashMap<Integer, IncomingTransfer> incoming = new ConcurrentHashMap<>();
-    final ConcurrentHashMap<Integer, DataRequest> outgoing = new ConcurrentHashMap<>();
+    final ConcurrentHashMap<Integer, OutgoingTransfer> outgoing = new ConcurrentHashMap<>();
     private final AtomicInteger nextJobId = new AtomicInteger(1);
     private volatile TransportException failure;
     private volatile boolean closingLocally;
     private final CompletableFuture<Void> closeFuture = new CompletableFuture<>();
     final IncomingJobListener listener = new Listener();
 
-    ApproxPeer(ApproxTransport transport, long sessionId, boolean initiator, InetSocketAddress peerData) {
+    ApproxPeer(
+            ApproxTransport transport,
+            long sessionId,
+            boolean initiator,
+            InetSocketAddress peerData) {
         this.transport = transport;
         this.sessionId = sessionId;
         this.initiator = initiator;
         this.peerData = peerData;
     }
 
-    // ---- identity -----------------------------------------------------------------------------------------------
+    // ---- identity -------------------------------------------------------------------------------
 
     /** The data-plane session id (shared by both sides). */
     public long sessionId() {
@@ -114,18 +119,20 @@ public final class ApproxPeer implements AutoCloseable {
         return outgoing.size();
     }
 
-    // ---- requesting -----------------------------------------------------------------------------------------------
+    // ---- requesting -----------------------------------------------------------------------------
 
     /**
-     * DATA_REQUEST: asks the peer to send the data described by {@code payload} (integration-defined, e.g. a Spark
-     * shuffle block range) as a new job. The job id is allocated here (unique on this session, never reused); the
-     * peer's {@link DataRequestHandler} announces the job's groups (JOB_ANNOUNCE, see
-     * {@link IncomingTransfer#announced()}) and sends it over ATP. Messages go to {@code listener}; the final report
-     * is {@link IncomingTransfer#report()}, sent back to the serving side as JOB_REPORT as well.
+     * DATA_REQUEST: asks the peer to send the data described by {@code payload}
+     * (integration-defined, e.g. a Spark shuffle block range) as a new job. The job id is allocated
+     * here (unique on this session, never reused); the peer's {@link DataRequestHandler} announces
+     * the job's groups (JOB_ANNOUNCE, see {@link IncomingTransfer#announced()}) and sends it over
+     * ATP. Messages go to {@code listener}; the final report is {@link IncomingTransfer#report()},
+     * sent back to the serving side as JOB_REPORT as well.
      *
-     * <p>Never blocks. Failures (peer refused, connection lost, ...) complete the transfer's futures exceptionally
-     * with a {@link TransportException}. To give up, cancel {@link IncomingTransfer#report()} (later messages are
-     * released unseen); bound the wait with {@code report().orTimeout(...)} if needed.
+     * <p>Never blocks. Failures (peer refused, connection lost, ...) complete the transfer's
+     * futures exceptionally with a {@link TransportException}. To give up, cancel {@link
+     * IncomingTransfer#report()} (later messages are released unseen); bound the wait with {@code
+     * report().orTimeout(...)} if needed.
      */
     public IncomingTransfer request(byte[] payload, TransferListener listener) {
         Objects.requireNonNull(payload, "payload");
@@ -133,13 +140,22 @@ public final class ApproxPeer implements AutoCloseable {
         ControlSession c = control;
         TransportException f = failure;
         if (f == null && c == null) {
-            f = new TransportException(TransportException.Reason.CLOSED, "peer session "
-                    + Long.toHexString(sessionId) + " is not set up", null);
+            f =
+                    new TransportException(
+                            TransportException.Reason.CLOSED,
+                            "peer session " + Long.toHexString(sessionId) + " is not set up",
+                            null);
         }
         int maxJobs = transport.config().atp().maxJobsPerSession();
         if (f == null && incoming.size() >= maxJobs) {
-            f = new TransportException(TransportException.Reason.REJECTED, maxJobs + " transfers from "
-                    + describe() + " are already running (AtpConfig.maxJobsPerSession)", null);
+            f =
+                    new TransportException(
+                            TransportException.Reason.REJECTED,
+                            maxJobs
+                                    + " transfers from "
+                                    + describe()
+                                    + " are already running (AtpConfig.maxJobsPerSession)",
+                            null);
         }
         int jobId = nextJobId.getAndIncrement();
         if (jobId == 0) { // wrapped around (2^32 requests): 0 is skipped
@@ -159,25 +175,36 @@ public final class ApproxPeer implements AutoCloseable {
             return t;
         }
         byte[] copy = payload.clone();
-        c.requestData(jobId, copy).whenComplete((reply, err) -> {
-            if (err != null) {
-                // A local close also ends the control connection: report the close, not the connection's end.
-                TransportException ended = failure;
-                t.fail(ended != null ? ended : closingLocally ? endReason()
-                        : mapControlError(err, "data request for job " + Integer.toUnsignedString(id)));
-            } else {
-                t.responded(reply);
-            }
-        });
+        c.requestData(jobId, copy)
+                .whenComplete(
+                        (reply, err) -> {
+                            if (err != null) {
+                                // A local close also ends the control connection: report the close,
+                                // not the connection's end.
+                                TransportException ended = failure;
+                                t.fail(
+                                        ended != null
+                                                ? ended
+                                                : closingLocally
+                                                        ? endReason()
+                                                        : mapControlError(
+                                                                err,
+                                                                "data request for job "
+                                                                        + Integer.toUnsignedString(
+                                                                                id)));
+                            } else {
+                                t.responded(reply);
+                            }
+                        });
         return t;
     }
 
-    // ---- life cycle -----------------------------------------------------------------------------------------------
+    // ---- life cycle -----------------------------------------------------------------------------
 
     /**
-     * Closes the control connection and the data-plane session; running transfers fail with
-     * {@link TransportException.Reason#CLOSED}. Idempotent; waits (up to the control shutdown timeout) until the
-     * connection has closed unless called on its event loop.
+     * Closes the control connection and the data-plane session; running transfers fail with {@link
+     * TransportException.Reason#CLOSED}. Idempotent; waits (up to the control shutdown timeout)
+     * until the connection has closed unless called on its event loop.
      */
     @Override
     public void close() {
@@ -186,15 +213,21 @@ public final class ApproxPeer implements AutoCloseable {
         if (c != null) {
             c.close();
         }
-        ended(new TransportException(TransportException.Reason.CLOSED, "peer " + describe() + " closed locally",
-                null));
+        ended(
+                new TransportException(
+                        TransportException.Reason.CLOSED,
+                        "peer " + describe() + " closed locally",
+                        null));
     }
 
     void bind(ControlSession session) {
         TransportException f = failure;
         if (f != null) {
-            throw new IllegalStateException("session " + Long.toHexString(sessionId) + " failed during setup: "
-                    + f.getMessage());
+            throw new IllegalStateException(
+                    "session "
+                            + Long.toHexString(sessionId)
+                            + " failed during setup: "
+                            + f.getMessage());
         }
         this.control = session;
     }
@@ -203,7 +236,9 @@ public final class ApproxPeer implements AutoCloseable {
         this.atp = session;
     }
 
-    /** The control connection or the transport ended this peer (data-plane session about to close). */
+    /**
+     * The control connection or the transport ended this peer (data-plane session about to close).
+     */
     void ended(TransportException why) {
         fail(why);
         closeFuture.complete(null);
@@ -211,15 +246,21 @@ public final class ApproxPeer implements AutoCloseable {
 
     TransportException endReason() {
         if (transport.isClosing()) {
-            return new TransportException(TransportException.Reason.CLOSED, "transport closed (peer " + describe()
-                    + ")", null);
+            return new TransportException(
+                    TransportException.Reason.CLOSED,
+                    "transport closed (peer " + describe() + ")",
+                    null);
         }
         if (closingLocally) {
-            return new TransportException(TransportException.Reason.CLOSED, "peer " + describe()
-                    + " closed locally", null);
+            return new TransportException(
+                    TransportException.Reason.CLOSED,
+                    "peer " + describe() + " closed locally",
+                    null);
         }
-        return new TransportException(TransportException.Reason.CONTROL_CLOSED, "control connection to "
-                + describe() + " closed", null);
+        return new TransportException(
+                TransportException.Reason.CONTROL_CLOSED,
+                "control connection to " + describe() + " closed",
+                null);
     }
 
     /** Fails the peer: the first failure is kept; every running transfer fails with it. */
@@ -234,7 +275,7 @@ public final class ApproxPeer implements AutoCloseable {
         for (IncomingTransfer t : new ArrayList<>(incoming.values())) {
             t.fail(f);
         }
-        for (DataRequest r : new ArrayList<>(outgoing.values())) {
+        for (OutgoingTransfer r : new ArrayList<>(outgoing.values())) {
             r.fail(f);
         }
     }
@@ -246,17 +287,28 @@ public final class ApproxPeer implements AutoCloseable {
     String describe() {
         ControlSession c = control;
         String id = c != null ? c.peerEndpointId() : null;
-        return (id != null ? id + " " : "") + "(" + (c != null ? c.remoteAddress() : peerData) + ", session "
-                + Long.toHexString(sessionId) + ")";
+        return (id != null ? id + " " : "")
+                + "("
+                + (c != null ? c.remoteAddress() : peerData)
+                + ", session "
+                + Long.toHexString(sessionId)
+                + ")";
     }
 
     @Override
     public String toString() {
-        return "ApproxPeer{" + describe() + (initiator ? ", initiator" : "") + ", in=" + incoming.size() + ", out="
-                + outgoing.size() + (failure != null ? ", ended: " + failure.reason() : "") + "}";
+        return "ApproxPeer{"
+                + describe()
+                + (initiator ? ", initiator" : "")
+                + ", in="
+                + incoming.size()
+                + ", out="
+                + outgoing.size()
+                + (failure != null ? ", ended: " + failure.reason() : "")
+                + "}";
     }
 
-    // ---- data-plane events (endpoint event thread) ------------------------------------------------------------------
+    // ---- data-plane events (endpoint event thread) ----------------------------------------------
 
     private final class Listener implements IncomingJobListener {
         @Override
@@ -281,8 +333,11 @@ public final class ApproxPeer implements AutoCloseable {
         public void onJobDone(AtpSession session, JobReport report) {
             IncomingTransfer t = incoming.get(report.jobId());
             if (t == null) {
-                LOG.debug("peer {}: report of job {} that was not requested (or was given up): {}", describe(),
-                        report.jobId(), report);
+                LOG.debug(
+                        "peer {}: report of job {} that was not requested (or was given up): {}",
+                        describe(),
+                        report.jobId(),
+                        report);
                 return;
             }
             t.onReceiverReport(report);
@@ -290,13 +345,21 @@ public final class ApproxPeer implements AutoCloseable {
 
         @Override
         public void onSessionError(AtpSession session, AtpException error) {
-            LOG.info("peer {}: data-plane session failed ({}); closing the control connection", describe(),
+            LOG.info(
+                    "peer {}: data-plane session failed ({}); closing the control connection",
+                    describe(),
                     error.status());
-            fail(new TransportException(TransportException.Reason.DATA_PLANE_FAILED, "data-plane session with "
-                    + describe() + " failed: " + error.status(), error, error.status(), null));
+            fail(
+                    new TransportException(
+                            TransportException.Reason.DATA_PLANE_FAILED,
+                            "data-plane session with " + describe() + " failed: " + error.status(),
+                            error,
+                            error.status(),
+                            null));
             ControlSession c = control;
             if (c != null) {
-                transport.runAsync(c::close); // not on the event thread: close waits for the connection
+                transport.runAsync(
+                        c::close); // not on the event thread: close waits for the connection
             }
         }
     }

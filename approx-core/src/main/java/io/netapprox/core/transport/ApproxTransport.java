@@ -8,15 +8,12 @@ import io.netapprox.core.control.ControlSession;
 import io.netapprox.core.control.ErrorCode;
 import io.netapprox.core.control.JobAnnouncement;
 import io.netapprox.core.control.JobDecision;
-import io.netapprox.core.control.JobReport;
 import io.netapprox.core.control.MsrUpdate;
 import io.netapprox.core.engine.AtpEndpoint;
 import io.netapprox.core.engine.AtpSession;
 import io.netapprox.core.engine.IncomingJobListener;
+import io.netapprox.core.job.JobReport;
 import io.netty.util.concurrent.DefaultThreadFactory;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,11 +30,14 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * NetApprox's transport for one process (a Spark executor, a Flink TaskManager, a Kafka relay): one ATP engine
- * ({@link AtpEndpoint}), one control server ({@link ControlServer}, unless disabled) and one control client factory,
- * glued by an {@link AtpDataPlane} so that every control connection carries one data-plane session.
+ * NetApprox's transport for one process (a Spark executor, a Flink TaskManager, a Kafka relay): one
+ * ATP engine ({@link AtpEndpoint}), one control server ({@link ControlServer}, unless disabled) and
+ * one control client factory, glued by an {@link AtpDataPlane} so that every control connection
+ * carries one data-plane session.
  *
  * <pre>{@code
  * try (ApproxTransport t = ApproxTransport.start(config, request -> {         // serving side
@@ -51,14 +51,15 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  *
  * <p>Per transfer: the requester allocates job id J and sends DATA_REQUEST(J, X); the server's
- * {@link DataRequestHandler} runs on a serving thread, calls {@link DataRequest#startJob} (JOB_ANNOUNCE, accepted by
- * the requester, then the ATP job J) and sends; the requester may send MSR_UPDATEs, applied to the running job; the
- * requester's engine report (authoritative delivered / lost ids per group) completes its
- * {@link IncomingTransfer#report()} and goes back as JOB_REPORT, which completes the server's
- * {@link DataRequest#report()} with the same numbers.
+ * {@link DataRequestHandler} runs on a serving thread, calls {@link OutgoingTransfer#startJob}
+ * (JOB_ANNOUNCE, accepted by the requester, then the ATP job J) and sends; the requester may send
+ * MSR_UPDATEs, applied to the running job; the requester's engine report (authoritative delivered /
+ * lost ids per group) completes its {@link IncomingTransfer#report()} and goes back as JOB_REPORT,
+ * which completes the server's {@link OutgoingTransfer#report()} with the same numbers.
  *
- * <p>{@link #close()} closes every peer (their transfers fail with {@link TransportException.Reason#CLOSED}), the
- * control server and client threads, the serving threads and the engine. Idempotent.
+ * <p>{@link #close()} closes every peer (their transfers fail with {@link
+ * TransportException.Reason#CLOSED}), the control server and client threads, the serving threads
+ * and the engine. Idempotent.
  */
 public final class ApproxTransport implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ApproxTransport.class);
@@ -84,15 +85,28 @@ public final class ApproxTransport implements AutoCloseable {
         ControlClientFactory cf = null;
         ControlServer srv = null;
         try {
-            tm = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("netapprox-transport", true));
-            tm.prestartCoreThread(); // a fixed thread count from the start, not a thread appearing on first use
+            tm =
+                    new ScheduledThreadPoolExecutor(
+                            1, new DefaultThreadFactory("netapprox-transport", true));
+            tm.prestartCoreThread(); // a fixed thread count from the start, not a thread
+            // appearing on first use
             tm.setRemoveOnCancelPolicy(true);
-            BlockingQueue<Runnable> queue = config.maxQueuedRequests() == 0 ? new SynchronousQueue<>()
-                    : new ArrayBlockingQueue<>(config.maxQueuedRequests());
-            serve = new ThreadPoolExecutor(config.serveThreads(), config.serveThreads(), 60, TimeUnit.SECONDS, queue,
-                    new DefaultThreadFactory("netapprox-serve", true));
+            BlockingQueue<Runnable> queue =
+                    config.maxQueuedRequests() == 0
+                            ? new SynchronousQueue<>()
+                            : new ArrayBlockingQueue<>(config.maxQueuedRequests());
+            serve =
+                    new ThreadPoolExecutor(
+                            config.serveThreads(),
+                            config.serveThreads(),
+                            60,
+                            TimeUnit.SECONDS,
+                            queue,
+                            new DefaultThreadFactory("netapprox-serve", true));
             serve.allowCoreThreadTimeOut(true);
-            dp = new AtpDataPlane(ep, config.maxPeers(), config.advertisedDataAddress(), new Callbacks());
+            dp =
+                    new AtpDataPlane(
+                            ep, config.maxPeers(), config.advertisedDataAddress(), new Callbacks());
             ControlHandler h = new Handler();
             cf = new ControlClientFactory(config.control(), dp, h);
             srv = config.serverEnabled() ? ControlServer.start(config.control(), dp, h) : null;
@@ -124,39 +138,55 @@ public final class ApproxTransport implements AutoCloseable {
     }
 
     /**
-     * Connects to another transport's control server: TCP, HELLO, authentication (if configured), SESSION_SETUP and
-     * the data-plane session. The future fails with a {@link TransportException} of reason
-     * {@link TransportException.Reason#CONNECT_FAILED} whose cause is the control plane's error (e.g. a
-     * {@code ControlException} with code AUTH_FAILED or VERSION_MISMATCH, a {@code ConnectException}); no session
-     * is left on either side.
+     * Connects to another transport's control server: TCP, HELLO, authentication (if configured),
+     * SESSION_SETUP and the data-plane session. The future fails with a {@link TransportException}
+     * of reason {@link TransportException.Reason#CONNECT_FAILED} whose cause is the control plane's
+     * error (e.g. a {@code ControlException} with code AUTH_FAILED or VERSION_MISMATCH, a {@code
+     * ConnectException}); no session is left on either side.
      */
     public CompletableFuture<ApproxPeer> connect(InetSocketAddress controlAddress) {
         Objects.requireNonNull(controlAddress, "controlAddress");
         if (closing) {
-            return CompletableFuture.failedFuture(new TransportException(TransportException.Reason.CLOSED,
-                    "transport is closed", null));
+            return CompletableFuture.failedFuture(
+                    new TransportException(
+                            TransportException.Reason.CLOSED, "transport is closed", null));
         }
         CompletableFuture<ApproxPeer> result = new CompletableFuture<>();
-        clients.connect(controlAddress).whenComplete((client, err) -> {
-            if (err != null) {
-                Throwable c = Errors.unwrap(err);
-                result.completeExceptionally(new TransportException(TransportException.Reason.CONNECT_FAILED,
-                        "connecting to " + controlAddress + " failed: " + c.getMessage(), c));
-                return;
-            }
-            ApproxPeer p = peers.get(client.sessionId());
-            if (p == null || !p.isActive()) {
-                client.close();
-                TransportException f = p != null ? p.failure() : null;
-                result.completeExceptionally(new TransportException(TransportException.Reason.CONNECT_FAILED,
-                        "connecting to " + controlAddress + " failed: the session ended during setup"
-                                + (f != null ? " (" + f.getMessage() + ")" : ""), f));
-                return;
-            }
-            if (!result.complete(p)) {
-                p.close(); // the caller gave up
-            }
-        });
+        clients.connect(controlAddress)
+                .whenComplete(
+                        (client, err) -> {
+                            if (err != null) {
+                                Throwable c = Errors.unwrap(err);
+                                result.completeExceptionally(
+                                        new TransportException(
+                                                TransportException.Reason.CONNECT_FAILED,
+                                                "connecting to "
+                                                        + controlAddress
+                                                        + " failed: "
+                                                        + c.getMessage(),
+                                                c));
+                                return;
+                            }
+                            ApproxPeer p = peers.get(client.sessionId());
+                            if (p == null || !p.isActive()) {
+                                client.close();
+                                TransportException f = p != null ? p.failure() : null;
+                                result.completeExceptionally(
+                                        new TransportException(
+                                                TransportException.Reason.CONNECT_FAILED,
+                                                "connecting to "
+                                                        + controlAddress
+                                                        + " failed: the session ended during setup"
+                                                        + (f != null
+                                                                ? " (" + f.getMessage() + ")"
+                                                                : ""),
+                                                f));
+                                return;
+                            }
+                            if (!result.complete(p)) {
+                                p.close(); // the caller gave up
+                            }
+                        });
         return result;
     }
 
@@ -171,7 +201,10 @@ public final class ApproxTransport implements AutoCloseable {
         return out;
     }
 
-    /** The control server's bound address (what peers {@link #connect} to), or null when the server is disabled. */
+    /**
+     * The control server's bound address (what peers {@link #connect} to), or null when the server
+     * is disabled.
+     */
     public InetSocketAddress controlAddress() {
         return server != null ? server.localAddress() : null;
     }
@@ -207,9 +240,9 @@ public final class ApproxTransport implements AutoCloseable {
     }
 
     /**
-     * Closes every peer (running transfers fail with {@link TransportException.Reason#CLOSED}), stops the control
-     * server and client threads, waits for the serving threads (up to the control shutdown timeout) and closes the
-     * engine. Idempotent.
+     * Closes every peer (running transfers fail with {@link TransportException.Reason#CLOSED}),
+     * stops the control server and client threads, waits for the serving threads (up to the control
+     * shutdown timeout) and closes the engine. Idempotent.
      */
     @Override
     public void close() {
@@ -220,18 +253,27 @@ public final class ApproxTransport implements AutoCloseable {
             closing = true;
         }
         for (ApproxPeer p : new ArrayList<>(peers.values())) {
-            p.fail(new TransportException(TransportException.Reason.CLOSED, "transport closed (peer "
-                    + p.describe() + ")", null));
+            p.fail(
+                    new TransportException(
+                            TransportException.Reason.CLOSED,
+                            "transport closed (peer " + p.describe() + ")",
+                            null));
         }
         closeAll(server, clients, serveExecutor, timer, dataPlane, endpoint);
         LOG.debug("transport closed");
     }
 
-    private void closeAll(ControlServer srv, ControlClientFactory cf, ThreadPoolExecutor serve,
-                          ScheduledThreadPoolExecutor tm, AtpDataPlane dp, AtpEndpoint ep) {
+    private void closeAll(
+            ControlServer srv,
+            ControlClientFactory cf,
+            ThreadPoolExecutor serve,
+            ScheduledThreadPoolExecutor tm,
+            AtpDataPlane dp,
+            AtpEndpoint ep) {
         long shutdownMs = config.control().shutdownTimeout().toMillis();
         RuntimeException first = null;
-        // Control first: closing connections closes their data-plane sessions, which fails running jobs and so
+        // Control first: closing connections closes their data-plane sessions, which fails running
+        // jobs and so
         // releases serving threads blocked in send().
         for (AutoCloseable c : new AutoCloseable[] {srv, cf}) {
             first = closeQuietly(c, first);
@@ -242,8 +284,10 @@ public final class ApproxTransport implements AutoCloseable {
                 if (!serve.awaitTermination(shutdownMs, TimeUnit.MILLISECONDS)) {
                     serve.shutdownNow();
                     if (!serve.awaitTermination(shutdownMs, TimeUnit.MILLISECONDS)) {
-                        LOG.warn("serving threads did not stop within {} ms (a DataRequestHandler ignores its"
-                                + " job's failure?)", 2 * shutdownMs);
+                        LOG.warn(
+                                "serving threads did not stop within {} ms (a DataRequestHandler ignores its"
+                                        + " job's failure?)",
+                                2 * shutdownMs);
                     }
                 }
             } catch (InterruptedException e) {
@@ -277,7 +321,7 @@ public final class ApproxTransport implements AutoCloseable {
         return first;
     }
 
-    // ---- internals ---------------------------------------------------------------------------------------------------
+    // ---- internals ------------------------------------------------------------------------------
 
     boolean isClosing() {
         return closing;
@@ -286,20 +330,22 @@ public final class ApproxTransport implements AutoCloseable {
     ScheduledFuture<?> schedule(Runnable r, long delay, TimeUnit unit) {
         try {
             return timer.schedule(r, delay, unit);
-        } catch (RejectedExecutionException e) { // closing: the transfer fails with the close anyway
+        } catch (
+                RejectedExecutionException e) { // closing: the transfer fails with the close anyway
             return null;
         }
     }
 
     void runAsync(Runnable r) {
         try {
-            timer.execute(() -> {
-                try {
-                    r.run();
-                } catch (RuntimeException e) {
-                    LOG.warn("transport task failed", e);
-                }
-            });
+            timer.execute(
+                    () -> {
+                        try {
+                            r.run();
+                        } catch (RuntimeException e) {
+                            LOG.warn("transport task failed", e);
+                        }
+                    });
         } catch (RejectedExecutionException e) {
             LOG.debug("transport closing; task dropped");
         }
@@ -308,13 +354,16 @@ public final class ApproxTransport implements AutoCloseable {
     private ApproxPeer peerOf(ControlSession session) {
         ApproxPeer p = peers.get(session.sessionId());
         if (p == null) {
-            throw new ControlException(ErrorCode.REQUEST_REJECTED, "no data-plane session "
-                    + Long.toHexString(session.sessionId()) + " on this endpoint");
+            throw new ControlException(
+                    ErrorCode.REQUEST_REJECTED,
+                    "no data-plane session "
+                            + Long.toHexString(session.sessionId())
+                            + " on this endpoint");
         }
         return p;
     }
 
-    private void serve(DataRequest r) {
+    private void serve(OutgoingTransfer r) {
         if (r.report().isDone()) { // the peer ended while the request was queued
             r.served(null);
             return;
@@ -334,13 +383,15 @@ public final class ApproxTransport implements AutoCloseable {
     /** Data-plane session hooks: one {@link ApproxPeer} per session. */
     private final class Callbacks implements AtpDataPlane.SessionCallbacks {
         @Override
-        public IncomingJobListener sessionOpening(long sessionId, InetSocketAddress peer, boolean initiator) {
+        public IncomingJobListener sessionOpening(
+                long sessionId, InetSocketAddress peer, boolean initiator) {
             if (closing) {
                 throw new IllegalStateException("transport is closing");
             }
             ApproxPeer p = new ApproxPeer(ApproxTransport.this, sessionId, initiator, peer);
             if (peers.putIfAbsent(sessionId, p) != null) {
-                throw new IllegalStateException("session " + Long.toHexString(sessionId) + " already exists");
+                throw new IllegalStateException(
+                        "session " + Long.toHexString(sessionId) + " already exists");
             }
             return p.listener;
         }
@@ -368,7 +419,8 @@ public final class ApproxTransport implements AutoCloseable {
         public void onSessionSetup(ControlSession session) {
             ApproxPeer p = peers.get(session.sessionId());
             if (p == null) {
-                throw new IllegalStateException("no data-plane session " + Long.toHexString(session.sessionId()));
+                throw new IllegalStateException(
+                        "no data-plane session " + Long.toHexString(session.sessionId()));
             }
             p.bind(session);
         }
@@ -382,20 +434,25 @@ public final class ApproxTransport implements AutoCloseable {
         }
 
         @Override
-        public CompletionStage<JobDecision> onJobAnnounce(ControlSession session, JobAnnouncement job) {
+        public CompletionStage<JobDecision> onJobAnnounce(
+                ControlSession session, JobAnnouncement job) {
             ApproxPeer p = peerOf(session);
             IncomingTransfer t = p.incoming.get(job.jobId());
             if (t == null) {
-                return CompletableFuture.completedFuture(JobDecision.reject("no outstanding request for job "
-                        + Integer.toUnsignedString(job.jobId())));
+                return CompletableFuture.completedFuture(
+                        JobDecision.reject(
+                                "no outstanding request for job "
+                                        + Integer.toUnsignedString(job.jobId())));
             }
             return CompletableFuture.completedFuture(t.onAnnounce(job));
         }
 
         @Override
-        public CompletionStage<byte[]> onDataRequest(ControlSession session, int jobId, byte[] request) {
+        public CompletionStage<byte[]> onDataRequest(
+                ControlSession session, int jobId, byte[] request) {
             if (requestHandler == null) {
-                throw new ControlException(ErrorCode.UNSUPPORTED, "this endpoint serves no data requests");
+                throw new ControlException(
+                        ErrorCode.UNSUPPORTED, "this endpoint serves no data requests");
             }
             ApproxPeer p = peerOf(session);
             if (closing || p.failure() != null) {
@@ -403,13 +460,19 @@ public final class ApproxTransport implements AutoCloseable {
             }
             int maxJobs = config.atp().maxJobsPerSession();
             if (p.outgoing.size() >= maxJobs) {
-                throw new ControlException(ErrorCode.OVERLOADED, maxJobs + " jobs are already being served on this"
-                        + " session (AtpConfig.maxJobsPerSession)");
+                throw new ControlException(
+                        ErrorCode.OVERLOADED,
+                        maxJobs
+                                + " jobs are already being served on this"
+                                + " session (AtpConfig.maxJobsPerSession)");
             }
-            DataRequest r = new DataRequest(p, jobId, request);
+            OutgoingTransfer r = new OutgoingTransfer(p, jobId, request);
             if (p.outgoing.putIfAbsent(jobId, r) != null) {
-                throw new ControlException(ErrorCode.REQUEST_REJECTED, "job " + Integer.toUnsignedString(jobId)
-                        + " is already being served on this session");
+                throw new ControlException(
+                        ErrorCode.REQUEST_REJECTED,
+                        "job "
+                                + Integer.toUnsignedString(jobId)
+                                + " is already being served on this session");
             }
             r.report().whenComplete((v, e) -> p.outgoing.remove(jobId, r));
             TransportException f = p.failure();
@@ -420,9 +483,17 @@ public final class ApproxTransport implements AutoCloseable {
             try {
                 serveExecutor.execute(() -> serve(r));
             } catch (RejectedExecutionException e) {
-                ControlException ce = new ControlException(ErrorCode.OVERLOADED, "too many data requests queued ("
-                        + config.serveThreads() + " serving threads, " + config.maxQueuedRequests() + " queued)");
-                r.fail(new TransportException(TransportException.Reason.REJECTED, ce.getMessage(), ce));
+                ControlException ce =
+                        new ControlException(
+                                ErrorCode.OVERLOADED,
+                                "too many data requests queued ("
+                                        + config.serveThreads()
+                                        + " serving threads, "
+                                        + config.maxQueuedRequests()
+                                        + " queued)");
+                r.fail(
+                        new TransportException(
+                                TransportException.Reason.REJECTED, ce.getMessage(), ce));
                 throw ce;
             }
             return r.dataResponse();
@@ -430,14 +501,17 @@ public final class ApproxTransport implements AutoCloseable {
 
         @Override
         public void onMsrUpdate(ControlSession session, MsrUpdate update) {
-            DataRequest r = peerOf(session).outgoing.get(update.jobId());
+            OutgoingTransfer r = peerOf(session).outgoing.get(update.jobId());
             if (r == null) {
-                throw new ControlException(ErrorCode.REQUEST_REJECTED, "no job " + Integer.toUnsignedString(
-                        update.jobId()) + " is being served on this session");
+                throw new ControlException(
+                        ErrorCode.REQUEST_REJECTED,
+                        "no job "
+                                + Integer.toUnsignedString(update.jobId())
+                                + " is being served on this session");
             }
             Map<Integer, Double> m;
             try {
-                m = Converters.toMsrMap(update);
+                m = update.byGroupIndex();
             } catch (IllegalArgumentException e) {
                 throw new ControlException(ErrorCode.REQUEST_REJECTED, e.getMessage());
             }
@@ -446,10 +520,13 @@ public final class ApproxTransport implements AutoCloseable {
 
         @Override
         public void onJobReport(ControlSession session, JobReport report) {
-            DataRequest r = peerOf(session).outgoing.get(report.jobId());
+            OutgoingTransfer r = peerOf(session).outgoing.get(report.jobId());
             if (r == null) {
-                throw new ControlException(ErrorCode.REQUEST_REJECTED, "no job " + Integer.toUnsignedString(
-                        report.jobId()) + " is being served on this session");
+                throw new ControlException(
+                        ErrorCode.REQUEST_REJECTED,
+                        "no job "
+                                + Integer.toUnsignedString(report.jobId())
+                                + " is being served on this session");
             }
             r.onWireReport(report);
         }

@@ -2,24 +2,23 @@ package io.netapprox.core.transport;
 
 import io.netapprox.core.control.ControlConfig;
 import io.netapprox.core.engine.AtpConfig;
-
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
 
 /**
- * Everything an {@link ApproxTransport} needs, validated in {@link Builder#build()}: the engine's {@link AtpConfig},
- * the control plane's {@link ControlConfig} (used by both the server and the client factory; the client ignores
- * bind address and port) and the transport's own settings. Invalid values throw {@link IllegalArgumentException}
- * naming the setting.
+ * Everything an {@link ApproxTransport} needs, validated in {@link Builder#build()}: the engine's
+ * {@link AtpConfig}, the control plane's {@link ControlConfig} (used by both the server and the
+ * client factory; the client ignores bind address and port) and the transport's own settings.
+ * Invalid values throw {@link IllegalArgumentException} naming the setting.
  */
 public final class ApproxTransportConfig {
     /**
-     * The default engine config's data-plane idle timeout. The engine ends a session that has had no job and no
-     * traffic for {@code idleTimeout}; a transport's peers live as long as their control connection (which the
-     * control plane keeps alive with PINGs and closes after its own {@code idleTimeout}), so the default is
-     * effectively "never" (AtpConfig does not accept 0).
+     * The default engine config's data-plane idle timeout. The engine ends a session that has had
+     * no job and no traffic for {@code idleTimeout}; a transport's peers live as long as their
+     * control connection (which the control plane keeps alive with PINGs and closes after its own
+     * {@code idleTimeout}), so the default is effectively "never" (AtpConfig does not accept 0).
      */
     public static final Duration DEFAULT_ATP_IDLE_TIMEOUT = Duration.ofDays(365);
 
@@ -47,7 +46,10 @@ public final class ApproxTransportConfig {
         return new Builder();
     }
 
-    /** The default engine config of a transport: AtpConfig defaults with {@link #DEFAULT_ATP_IDLE_TIMEOUT}. */
+    /**
+     * The default engine config of a transport: AtpConfig defaults with {@link
+     * #DEFAULT_ATP_IDLE_TIMEOUT}.
+     */
     public static AtpConfig.Builder defaultAtp() {
         return AtpConfig.builder().idleTimeout(DEFAULT_ATP_IDLE_TIMEOUT);
     }
@@ -60,7 +62,10 @@ public final class ApproxTransportConfig {
         return control;
     }
 
-    /** Whether this transport accepts control connections (serves requests); clients can always connect out. */
+    /**
+     * Whether this transport accepts control connections (serves requests); clients can always
+     * connect out.
+     */
     public boolean serverEnabled() {
         return serverEnabled;
     }
@@ -81,8 +86,9 @@ public final class ApproxTransportConfig {
     }
 
     /**
-     * How long the serving side waits for the receiver's JOB_REPORT after its ATP job ended successfully; then the
-     * transfer's report future fails with {@link TransportException.Reason#TIMEOUT}.
+     * How long the serving side waits for the receiver's JOB_REPORT after its ATP job ended
+     * successfully; then the transfer's report future fails with {@link
+     * TransportException.Reason#TIMEOUT}.
      */
     public Duration reportTimeout() {
         return reportTimeout;
@@ -108,10 +114,23 @@ public final class ApproxTransportConfig {
 
     @Override
     public String toString() {
-        return "ApproxTransportConfig{atp=" + atp + ", control=" + control + ", server=" + serverEnabled
-                + ", maxPeers=" + maxPeers + ", serveThreads=" + serveThreads + ", maxQueuedRequests="
-                + maxQueuedRequests + ", reportTimeout=" + reportTimeout + ", advertisedDataAddress="
-                + advertisedDataAddress + "}";
+        return "ApproxTransportConfig{atp="
+                + atp
+                + ", control="
+                + control
+                + ", server="
+                + serverEnabled
+                + ", maxPeers="
+                + maxPeers
+                + ", serveThreads="
+                + serveThreads
+                + ", maxQueuedRequests="
+                + maxQueuedRequests
+                + ", reportTimeout="
+                + reportTimeout
+                + ", advertisedDataAddress="
+                + advertisedDataAddress
+                + "}";
     }
 
     /** Builder; every setter returns this. */
@@ -125,8 +144,7 @@ public final class ApproxTransportConfig {
         private Duration reportTimeout = Duration.ofSeconds(30);
         private InetAddress advertisedDataAddress;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** The engine config (default: {@link #defaultAtp()}). */
         public Builder atp(AtpConfig c) {
@@ -140,7 +158,9 @@ public final class ApproxTransportConfig {
             return this;
         }
 
-        /** Accept control connections (default true); false for a process that only requests data. */
+        /**
+         * Accept control connections (default true); false for a process that only requests data.
+         */
         public Builder serverEnabled(boolean on) {
             this.serverEnabled = on;
             return this;
@@ -170,7 +190,10 @@ public final class ApproxTransportConfig {
             return this;
         }
 
-        /** Default: the engine's bind address (a wildcard makes peers use the control connection's address). */
+        /**
+         * Default: the engine's bind address (a wildcard makes peers use the control connection's
+         * address).
+         */
         public Builder advertisedDataAddress(InetAddress a) {
             this.advertisedDataAddress = a;
             return this;
@@ -181,40 +204,61 @@ public final class ApproxTransportConfig {
             ControlConfig c = control != null ? control : ControlConfig.defaults();
             int peers = maxPeers == -1 ? a.maxSessions() : maxPeers;
             if (peers < 1 || peers > a.maxSessions()) {
-                throw new IllegalArgumentException("transport maxPeers must be in [1, " + a.maxSessions()
-                        + "] (AtpConfig.maxSessions), got " + peers);
+                throw new IllegalArgumentException(
+                        "transport maxPeers must be in [1, "
+                                + a.maxSessions()
+                                + "] (AtpConfig.maxSessions), got "
+                                + peers);
             }
             if (serveThreads < 1 || serveThreads > 1024) {
-                throw new IllegalArgumentException("transport serveThreads must be in [1, 1024], got " + serveThreads);
+                throw new IllegalArgumentException(
+                        "transport serveThreads must be in [1, 1024], got " + serveThreads);
             }
             if (maxQueuedRequests < 0 || maxQueuedRequests > 1 << 20) {
-                throw new IllegalArgumentException("transport maxQueuedRequests must be in [0, 1048576], got "
-                        + maxQueuedRequests);
+                throw new IllegalArgumentException(
+                        "transport maxQueuedRequests must be in [0, 1048576], got "
+                                + maxQueuedRequests);
             }
-            if (reportTimeout == null || reportTimeout.isNegative() || reportTimeout.isZero()
+            if (reportTimeout == null
+                    || reportTimeout.isNegative()
+                    || reportTimeout.isZero()
                     || reportTimeout.compareTo(Duration.ofDays(1)) > 0) {
-                throw new IllegalArgumentException("transport reportTimeout must be in (0, 1 day], got "
-                        + reportTimeout);
+                throw new IllegalArgumentException(
+                        "transport reportTimeout must be in (0, 1 day], got " + reportTimeout);
             }
             InetAddress atpBind;
             try {
-                atpBind = InetAddress.getByName(a.bindAddress()); // numeric (validated by AtpConfig): no lookup
+                atpBind =
+                        InetAddress.getByName(
+                                a.bindAddress()); // numeric (validated by AtpConfig): no lookup
             } catch (UnknownHostException e) {
-                throw new IllegalArgumentException("AtpConfig bindAddress '" + a.bindAddress() + "' is not an address",
-                        e);
+                throw new IllegalArgumentException(
+                        "AtpConfig bindAddress '" + a.bindAddress() + "' is not an address", e);
             }
-            if (advertisedDataAddress != null && !advertisedDataAddress.isAnyLocalAddress()
-                    && !atpBind.isAnyLocalAddress() && !advertisedDataAddress.equals(atpBind)) {
-                throw new IllegalArgumentException("transport advertisedDataAddress " + advertisedDataAddress
-                        .getHostAddress() + " differs from the engine's bind address " + a.bindAddress()
-                        + ": peers could not reach the data plane");
+            if (advertisedDataAddress != null
+                    && !advertisedDataAddress.isAnyLocalAddress()
+                    && !atpBind.isAnyLocalAddress()
+                    && !advertisedDataAddress.equals(atpBind)) {
+                throw new IllegalArgumentException(
+                        "transport advertisedDataAddress "
+                                + advertisedDataAddress.getHostAddress()
+                                + " differs from the engine's bind address "
+                                + a.bindAddress()
+                                + ": peers could not reach the data plane");
             }
             InetAddress ctlBind = c.bindAddress();
-            if (serverEnabled && ctlBind != null && !ctlBind.isAnyLocalAddress() && !atpBind.isAnyLocalAddress()
+            if (serverEnabled
+                    && ctlBind != null
+                    && !ctlBind.isAnyLocalAddress()
+                    && !atpBind.isAnyLocalAddress()
                     && (ctlBind instanceof Inet4Address) != (atpBind instanceof Inet4Address)) {
-                throw new IllegalArgumentException("control bindAddress " + ctlBind.getHostAddress()
-                        + " and AtpConfig bindAddress " + a.bindAddress() + " are of different IP families: peers "
-                        + "reach the data plane at the control connection's address family");
+                throw new IllegalArgumentException(
+                        "control bindAddress "
+                                + ctlBind.getHostAddress()
+                                + " and AtpConfig bindAddress "
+                                + a.bindAddress()
+                                + " are of different IP families: peers "
+                                + "reach the data plane at the control connection's address family");
             }
             return new ApproxTransportConfig(this, a, c, peers);
         }

@@ -1,11 +1,12 @@
 package io.netapprox.core.transport;
 
 /**
- * Serves DATA_REQUESTs ("send me data X as job J") on the serving side of an {@link ApproxTransport}.
+ * Serves DATA_REQUESTs ("send me data X as job J") on the serving side of an {@link
+ * ApproxTransport}.
  *
  * <p>{@link #serve} runs on one of the transport's serving threads ("netapprox-serve-*", at most
- * {@link ApproxTransportConfig#serveThreads()} at once), so it may block - e.g. in {@code OutgoingJob.send}, which
- * applies the receiver's backpressure. Typical implementation:
+ * {@link ApproxTransportConfig#serveThreads()} at once), so it may block - e.g. in {@code
+ * OutgoingJob.send}, which applies the receiver's backpressure. Typical implementation:
  *
  * <pre>{@code
  * request -> {
@@ -15,12 +16,13 @@ package io.netapprox.core.transport;
  * }
  * }</pre>
  *
- * To refuse, throw a {@code ControlException(ErrorCode.REQUEST_REJECTED, message)} before starting the job: the
- * requester's transfer fails with {@link TransportException.Reason#REJECTED} and that message. Any other exception
- * before the job starts is reported to the requester as HANDLER_ERROR without details. An exception after the job
- * started cancels the job. Returning without starting a job rejects the request.
+ * To refuse, throw a {@code ControlException(ErrorCode.REQUEST_REJECTED, message)} before starting
+ * the job: the requester's transfer fails with {@link TransportException.Reason#REJECTED} and that
+ * message. Any other exception before the job starts is reported to the requester as HANDLER_ERROR
+ * without details. An exception after the job started cancels the job. Returning without starting a
+ * job rejects the request.
  */
 @FunctionalInterface
 public interface DataRequestHandler {
-    void serve(DataRequest request) throws Exception;
+    void serve(OutgoingTransfer request) throws Exception;
 }

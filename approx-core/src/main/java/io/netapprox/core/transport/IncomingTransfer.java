@@ -1,28 +1,33 @@
 package io.netapprox.core.transport;
 
 import io.netapprox.core.control.ControlSession;
-import io.netapprox.core.control.GroupSpec;
 import io.netapprox.core.control.JobAnnouncement;
 import io.netapprox.core.control.JobDecision;
-import io.netapprox.core.control.JobReport;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
+import io.netapprox.core.control.MsrUpdate;
+import io.netapprox.core.job.GroupSpec;
+import io.netapprox.core.job.JobReport;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The requesting (receiving) side of one transfer, returned by {@link ApproxPeer#request}. Three futures follow its
- * progress, all failing with the same {@link TransportException} when the transfer fails:
+ * The requesting (receiving) side of one transfer, returned by {@link ApproxPeer#request}. Three
+ * futures follow its progress, all failing with the same {@link TransportException} when the
+ * transfer fails:
+ *
  * <ol>
- *   <li>{@link #announced()}: the serving side's JOB_ANNOUNCE (groups with N_g and MSR_g, in message-id order),
- *       accepted by this side before any data is sent;</li>
- *   <li>{@link #response()}: the serving side's integration-defined DATA_RESPONSE bytes, once the job started;</li>
- *   <li>{@link #report()}: the receiver's final report (authoritative per-group delivered / lost ids) - also sent to
- *       the serving side as JOB_REPORT, so both sides end with the same numbers.</li>
+ *   <li>{@link #announced()}: the serving side's JOB_ANNOUNCE (groups with N_g and MSR_g, in
+ *       message-id order), accepted by this side before any data is sent;
+ *   <li>{@link #response()}: the serving side's integration-defined DATA_RESPONSE bytes, once the
+ *       job started;
+ *   <li>{@link #report()}: the receiver's final report (authoritative per-group delivered / lost
+ *       ids) - also sent to the serving side as JOB_REPORT, so both sides end with the same
+ *       numbers.
  * </ol>
+ *
  * Futures complete on control-plane or engine threads: do not block in their callbacks.
  */
 public final class IncomingTransfer {
@@ -54,7 +59,10 @@ public final class IncomingTransfer {
         return listener;
     }
 
-    /** The job's announcement (groups in message-id order: group g owns ids {@code [base_g, base_g + N_g)}). */
+    /**
+     * The job's announcement (groups in message-id order: group g owns ids {@code [base_g, base_g +
+     * N_g)}).
+     */
     public CompletableFuture<JobAnnouncement> announced() {
         return announced;
     }
@@ -65,15 +73,19 @@ public final class IncomingTransfer {
         return a != null ? a.groups() : null;
     }
 
-    /** The serving side's DATA_RESPONSE payload (a copy per call), completing once the job has started. */
+    /**
+     * The serving side's DATA_RESPONSE payload (a copy per call), completing once the job has
+     * started.
+     */
     public CompletableFuture<byte[]> response() {
         return response.thenApply(byte[]::clone);
     }
 
     /**
-     * The final report. Completes normally when the job completed (every group reached its target); exceptionally
-     * with a {@link TransportException} otherwise ({@link TransportException#report()} has the failed job's report
-     * when there is one). Cancelling it gives the transfer up: later messages are released unseen.
+     * The final report. Completes normally when the job completed (every group reached its target);
+     * exceptionally with a {@link TransportException} otherwise ({@link
+     * TransportException#report()} has the failed job's report when there is one). Cancelling it
+     * gives the transfer up: later messages are released unseen.
      */
     public CompletableFuture<TransferReport> report() {
         return report;
@@ -89,22 +101,33 @@ public final class IncomingTransfer {
     }
 
     /**
-     * Sends new MSRs (by group index, the position in {@link #groups()}) to the serving side, which applies them to
-     * the running job ({@code OutgoingJob.updateMsr}; before the job starts, to the job it is about to start). The
-     * future completes when the sender has applied them, or fails with a {@link TransportException}
-     * ({@link TransportException.Reason#REJECTED} when the job already finished or an index is out of range).
+     * Sends new MSRs (by group index, the position in {@link #groups()}) to the serving side, which
+     * applies them to the running job ({@code OutgoingJob.updateMsr}; before the job starts, to the
+     * job it is about to start). The future completes when the sender has applied them, or fails
+     * with a {@link TransportException} ({@link TransportException.Reason#REJECTED} when the job
+     * already finished or an index is out of range).
      */
     public CompletableFuture<Void> updateMsr(Map<Integer, Double> msrByGroupIndex) {
         Objects.requireNonNull(msrByGroupIndex, "msrByGroupIndex");
         if (report.isDone()) {
-            return CompletableFuture.failedFuture(new TransportException(TransportException.Reason.REJECTED,
-                    "transfer of job " + Integer.toUnsignedString(jobId) + " already finished", null));
+            return CompletableFuture.failedFuture(
+                    new TransportException(
+                            TransportException.Reason.REJECTED,
+                            "transfer of job "
+                                    + Integer.toUnsignedString(jobId)
+                                    + " already finished",
+                            null));
         }
         List<GroupSpec> groups = groups();
         for (Integer gi : msrByGroupIndex.keySet()) {
             if (gi == null || gi < 0 || (groups != null && gi >= groups.size())) {
-                return CompletableFuture.failedFuture(new IllegalArgumentException("group index " + gi
-                        + " out of range [0, " + (groups != null ? groups.size() : "?") + ")"));
+                return CompletableFuture.failedFuture(
+                        new IllegalArgumentException(
+                                "group index "
+                                        + gi
+                                        + " out of range [0, "
+                                        + (groups != null ? groups.size() : "?")
+                                        + ")"));
             }
         }
         ControlSession c = peer.control();
@@ -112,30 +135,32 @@ public final class IncomingTransfer {
             return CompletableFuture.failedFuture(peer.failure());
         }
         try {
-            return c.updateMsr(Converters.toMsrUpdate(jobId, msrByGroupIndex)).exceptionallyCompose(
-                    e -> CompletableFuture.failedFuture(Errors.fromControl(e, "MSR update for job "
-                            + Integer.toUnsignedString(jobId))));
+            return c.updateMsr(MsrUpdate.of(jobId, msrByGroupIndex))
+                    .exceptionallyCompose(
+                            e ->
+                                    CompletableFuture.failedFuture(
+                                            Errors.fromControl(
+                                                    e,
+                                                    "MSR update for job "
+                                                            + Integer.toUnsignedString(jobId))));
         } catch (IllegalArgumentException e) {
             return CompletableFuture.failedFuture(e);
         }
     }
 
-    // ---- transport side ---------------------------------------------------------------------------------------------
+    // ---- transport side -------------------------------------------------------------------------
 
     /** JOB_ANNOUNCE from the serving side (control event loop). */
     JobDecision onAnnounce(JobAnnouncement a) {
         if (report.isDone()) {
-            return JobDecision.reject("transfer of job " + Integer.toUnsignedString(jobId)
-                    + " was given up or has failed");
-        }
-        try {
-            Converters.toJobSpec(a); // the engine must be able to run it (N_g >= 1 ...)
-        } catch (IllegalArgumentException e) {
-            return JobDecision.reject("job " + Integer.toUnsignedString(jobId) + " cannot be received: "
-                    + e.getMessage());
+            return JobDecision.reject(
+                    "transfer of job "
+                            + Integer.toUnsignedString(jobId)
+                            + " was given up or has failed");
         }
         if (!announced.complete(a)) {
-            return JobDecision.reject("job " + Integer.toUnsignedString(jobId) + " was already announced");
+            return JobDecision.reject(
+                    "job " + Integer.toUnsignedString(jobId) + " was already announced");
         }
         return JobDecision.accept();
     }
@@ -144,35 +169,66 @@ public final class IncomingTransfer {
         response.complete(reply);
     }
 
-    /** The receiver's engine report (endpoint event thread): completes the transfer and sends JOB_REPORT. */
-    void onReceiverReport(io.netapprox.core.engine.JobReport r) {
+    /**
+     * The receiver's engine report (endpoint event thread): completes the transfer and sends
+     * JOB_REPORT.
+     */
+    void onReceiverReport(JobReport r) {
         JobReport wire;
         try {
-            wire = Converters.toControl(r);
+            wire = r.forPeer();
         } catch (RuntimeException e) {
-            fail(new TransportException(TransportException.Reason.JOB_FAILED, "the report of job "
-                    + Integer.toUnsignedString(jobId) + " cannot be converted: " + e.getMessage(), e));
+            fail(
+                    new TransportException(
+                            TransportException.Reason.JOB_FAILED,
+                            "the report of job "
+                                    + Integer.toUnsignedString(jobId)
+                                    + " cannot be converted: "
+                                    + e.getMessage(),
+                            e));
             return;
         }
         TransferReport tr = new TransferReport(wire, r);
         ControlSession c = peer.control();
         if (c != null && c.isActive()) {
-            c.sendReport(wire).whenComplete((v, e) -> {
-                Throwable cause = e == null ? null : Errors.unwrap(e);
-                if (cause instanceof IllegalArgumentException) { // does not fit the control frame limit
-                    LOG.warn("JOB_REPORT of job {} to {} not sent ({}); the serving side will time out waiting"
-                            + " for it", Integer.toUnsignedString(jobId), peer.describe(), cause.getMessage());
-                } else if (cause != null) {
-                    LOG.debug("JOB_REPORT of job {} to {} not taken: {}", Integer.toUnsignedString(jobId),
-                            peer.describe(), String.valueOf(cause));
-                }
-            });
+            c.sendReport(wire)
+                    .whenComplete(
+                            (v, e) -> {
+                                Throwable cause = e == null ? null : Errors.unwrap(e);
+                                if (cause
+                                        instanceof
+                                        IllegalArgumentException) { // does not fit the control
+                                    // frame limit
+                                    LOG.warn(
+                                            "JOB_REPORT of job {} to {} not sent ({}); the serving side will time out waiting"
+                                                    + " for it",
+                                            Integer.toUnsignedString(jobId),
+                                            peer.describe(),
+                                            cause.getMessage());
+                                } else if (cause != null) {
+                                    LOG.debug(
+                                            "JOB_REPORT of job {} to {} not taken: {}",
+                                            Integer.toUnsignedString(jobId),
+                                            peer.describe(),
+                                            String.valueOf(cause));
+                                }
+                            });
         }
         if (r.isSuccess()) {
             report.complete(tr);
         } else {
-            fail(new TransportException(TransportException.Reason.JOB_FAILED, "job " + Integer.toUnsignedString(jobId)
-                    + " from " + peer.describe() + " ended with " + r.status(), null, r.status(), tr));
+            fail(
+                    new TransportException(
+                            TransportException.Reason.JOB_FAILED,
+                            "job "
+                                    + Integer.toUnsignedString(jobId)
+                                    + " from "
+                                    + peer.describe()
+                                    + " ended with "
+                                    + r.status(),
+                            null,
+                            r.status(),
+                            tr));
         }
     }
 
@@ -184,7 +240,11 @@ public final class IncomingTransfer {
 
     @Override
     public String toString() {
-        return "IncomingTransfer{job=" + Integer.toUnsignedString(jobId) + ", peer=" + peer.describe()
-                + (report.isDone() ? ", done" : "") + "}";
+        return "IncomingTransfer{job="
+                + Integer.toUnsignedString(jobId)
+                + ", peer="
+                + peer.describe()
+                + (report.isDone() ? ", done" : "")
+                + "}";
     }
 }

@@ -1,25 +1,25 @@
 package io.netapprox.core.transport;
 
-import io.netapprox.core.control.GroupReport;
-import io.netapprox.core.control.JobReport;
-import io.netapprox.core.engine.AtpStatus;
-
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.GroupReport;
+import io.netapprox.core.job.JobReport;
 import java.util.List;
 import java.util.Objects;
 
 /**
- * The outcome of one transfer, the same on both sides: {@link #report()} is the receiver's authoritative report as
- * it crossed the control plane (JOB_REPORT) - per group N_g and the delivered / lost message ids - so the requesting
- * and the serving side hold equal {@link JobReport}s. {@link #localReport()} is this side's own engine report: on
- * the requesting (receiving) side the report {@link #report()} was made from (targets, per-group counts), on the
- * serving (sending) side the sender's (packets, retransmissions, time per priority class, targets after MSR
- * updates).
+ * The outcome of one transfer, the same on both sides: {@link #report()} is the receiver's
+ * authoritative report as it crossed the control plane ({@link JobReport#forPeer()}, JOB_REPORT) -
+ * per group N_g and the delivered / lost message ids - so the requesting and the serving side hold
+ * equal reports. {@link #localReport()} is this side's own engine report: on the requesting
+ * (receiving) side the one {@link #report()} was made from (targets, per-group counts), on the
+ * serving (sending) side the sender's (packets, retransmissions, time per priority class, targets
+ * after MSR updates).
  */
 public final class TransferReport {
     private final JobReport report;
-    private final io.netapprox.core.engine.JobReport localReport;
+    private final JobReport localReport;
 
-    TransferReport(JobReport report, io.netapprox.core.engine.JobReport localReport) {
+    TransferReport(JobReport report, JobReport localReport) {
         this.report = Objects.requireNonNull(report, "report");
         this.localReport = localReport;
     }
@@ -30,10 +30,10 @@ public final class TransferReport {
     }
 
     /**
-     * This side's engine report: the receiver's on the requesting side, the sender's on the serving side (null on
-     * the serving side when its engine job ended without a readable report).
+     * This side's engine report: the receiver's on the requesting side, the sender's on the serving
+     * side (null on the serving side when its engine job ended without a readable report).
      */
-    public io.netapprox.core.engine.JobReport localReport() {
+    public JobReport localReport() {
         return localReport;
     }
 
@@ -42,11 +42,11 @@ public final class TransferReport {
     }
 
     public AtpStatus status() {
-        return Converters.toAtpStatus(report.status());
+        return report.status();
     }
 
     public boolean isSuccess() {
-        return report.status() == 0;
+        return report.isSuccess();
     }
 
     /** Per group, in the job's group order. */
@@ -56,40 +56,41 @@ public final class TransferReport {
 
     /** Delivered messages over all groups. */
     public long delivered() {
-        long n = 0;
-        for (GroupReport g : report.groups()) {
-            n += g.deliveredCount();
-        }
-        return n;
+        return report.delivered();
     }
 
     /** Lost (given up or never sent) messages over all groups. */
     public long lost() {
-        long n = 0;
-        for (GroupReport g : report.groups()) {
-            n += g.lostCount();
-        }
-        return n;
+        return report.lost();
     }
 
     /** N. */
     public long messages() {
-        long n = 0;
-        for (GroupReport g : report.groups()) {
-            n += g.messages();
-        }
-        return n;
+        return report.messages();
     }
 
     @Override
     public String toString() {
-        StringBuilder sb = new StringBuilder("TransferReport{job=").append(Integer.toUnsignedString(jobId()))
-                .append(", status=").append(status()).append(", N=").append(messages()).append(", delivered=")
-                .append(delivered()).append(", lost=").append(lost()).append(", groups=[");
+        StringBuilder sb =
+                new StringBuilder("TransferReport{job=")
+                        .append(Integer.toUnsignedString(jobId()))
+                        .append(", status=")
+                        .append(status())
+                        .append(", N=")
+                        .append(messages())
+                        .append(", delivered=")
+                        .append(delivered())
+                        .append(", lost=")
+                        .append(lost())
+                        .append(", groups=[");
         for (int i = 0; i < report.groups().size(); i++) {
             GroupReport g = report.groups().get(i);
-            sb.append(i == 0 ? "" : ", ").append(g.groupId()).append(':').append(g.deliveredCount()).append('/')
-                    .append(g.messages());
+            sb.append(i == 0 ? "" : ", ")
+                    .append(g.groupId())
+                    .append(':')
+                    .append(g.delivered())
+                    .append('/')
+                    .append(g.size());
         }
         return sb.append("]}").toString();
     }

@@ -1,21 +1,27 @@
 package io.netapprox.core.transport;
 
-import io.netapprox.core.engine.AtpStatus;
+import io.netapprox.core.NetApproxException;
+import io.netapprox.core.job.AtpStatus;
 
 /**
- * Why a connect, a transfer or a transfer's report failed. Unchecked (like Netty's {@code ChannelException}); the
- * {@link #reason()} says which part failed, {@link #getCause()} is the underlying control-plane or engine error
- * (e.g. a {@code ControlException} with code AUTH_FAILED, an {@code AtpJobFailedException} with status PEER_DEAD),
- * and {@link #report()} the transfer's report when one exists.
+ * Why a connect, a transfer or a transfer's report failed. Unchecked (like Netty's {@code
+ * ChannelException}); the {@link #reason()} says which part failed, {@link #getCause()} is the
+ * underlying control-plane or engine error (e.g. a {@code ControlException} with code AUTH_FAILED,
+ * an {@code AtpJobFailedException} with status PEER_DEAD), and {@link #report()} the transfer's
+ * report when one exists.
  */
-public final class TransportException extends RuntimeException {
+public final class TransportException extends NetApproxException {
     private static final long serialVersionUID = 1L;
 
     /** Which part failed. */
     public enum Reason {
-        /** Connecting failed: TCP connect, handshake, authentication or data-plane session setup. */
+        /**
+         * Connecting failed: TCP connect, handshake, authentication or data-plane session setup.
+         */
         CONNECT_FAILED,
-        /** The peer refused the request (its handler rejected it, or it could not start the job). */
+        /**
+         * The peer refused the request (its handler rejected it, or it could not start the job).
+         */
         REJECTED,
         /** The control connection ended (peer closed or died, idle timeout, protocol error). */
         CONTROL_CLOSED,
@@ -37,7 +43,12 @@ public final class TransportException extends RuntimeException {
         this(reason, message, cause, null, null);
     }
 
-    TransportException(Reason reason, String message, Throwable cause, AtpStatus status, TransferReport report) {
+    TransportException(
+            Reason reason,
+            String message,
+            Throwable cause,
+            AtpStatus status,
+            TransferReport report) {
         super(reason + ": " + message, cause);
         this.reason = reason;
         this.status = status;
@@ -48,7 +59,10 @@ public final class TransportException extends RuntimeException {
         return reason;
     }
 
-    /** The engine status for {@link Reason#JOB_FAILED} / {@link Reason#DATA_PLANE_FAILED}, else null. */
+    /**
+     * The engine status for {@link Reason#JOB_FAILED} / {@link Reason#DATA_PLANE_FAILED}, else
+     * null.
+     */
     public AtpStatus status() {
         return status;
     }

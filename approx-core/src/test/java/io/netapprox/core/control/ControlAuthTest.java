@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.core.control.Messages.ErrorMsg;
 import io.netapprox.core.control.Messages.Frame;
-import io.netapprox.core.control.Messages.HelloAck;
+import io.netapprox.core.control.Messages.HelloAckMsg;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -28,10 +28,14 @@ class ControlAuthTest {
     void sharedSecretAuthenticatesBothSides() throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
         RecordingDataPlane clientDp = new RecordingDataPlane(2);
-        try (ControlServer server = ControlServer.start(serverConfig().authSecret(SECRET).build(), serverDp,
-                new ControlHandler() { });
-             ControlClientFactory factory = new ControlClientFactory(clientConfig().authSecret(SECRET).build(),
-                     clientDp, null)) {
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().authSecret(SECRET).build(),
+                                serverDp,
+                                new ControlHandler() {});
+                ControlClientFactory factory =
+                        new ControlClientFactory(
+                                clientConfig().authSecret(SECRET).build(), clientDp, null)) {
             ControlClient client = await(factory.connect(addressOf(server)));
             assertTrue(client.isActive());
             assertEquals(1, clientDp.openCount());
@@ -45,13 +49,24 @@ class ControlAuthTest {
     void wrongSecretIsRejectedWithoutSessionAndTheServerKeepsServing() throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
         RecordingDataPlane clientDp = new RecordingDataPlane(2);
-        try (ControlServer server = ControlServer.start(serverConfig().authSecret(SECRET).build(), serverDp,
-                new ControlHandler() { });
-             ControlClientFactory bad = new ControlClientFactory(
-                     clientConfig().authSecret("incorrect horse battery staple").build(), clientDp, null);
-             ControlClientFactory good = new ControlClientFactory(clientConfig().authSecret(SECRET).build(),
-                     new RecordingDataPlane(3), null)) {
-            ControlException e = assertInstanceOf(ControlException.class, failure(bad.connect(addressOf(server))));
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().authSecret(SECRET).build(),
+                                serverDp,
+                                new ControlHandler() {});
+                ControlClientFactory bad =
+                        new ControlClientFactory(
+                                clientConfig().authSecret("incorrect horse battery staple").build(),
+                                clientDp,
+                                null);
+                ControlClientFactory good =
+                        new ControlClientFactory(
+                                clientConfig().authSecret(SECRET).build(),
+                                new RecordingDataPlane(3),
+                                null)) {
+            ControlException e =
+                    assertInstanceOf(
+                            ControlException.class, failure(bad.connect(addressOf(server))));
             assertEquals(ErrorCode.AUTH_FAILED, e.code());
             assertTrue(e.isRemote(), "the server reported it");
             assertFalse(e.getMessage().contains("horse"), "no secret in messages");
@@ -68,12 +83,17 @@ class ControlAuthTest {
     @Test
     void clientWithoutSecretGetsAClearError() throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
-        try (ControlServer server = ControlServer.start(serverConfig().authSecret(SECRET).build(), serverDp,
-                new ControlHandler() { });
-             ControlClientFactory factory = new ControlClientFactory(clientConfig().build(),
-                     new RecordingDataPlane(2), null)) {
-            ControlException e = assertInstanceOf(ControlException.class,
-                    failure(factory.connect(addressOf(server))));
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().authSecret(SECRET).build(),
+                                serverDp,
+                                new ControlHandler() {});
+                ControlClientFactory factory =
+                        new ControlClientFactory(
+                                clientConfig().build(), new RecordingDataPlane(2), null)) {
+            ControlException e =
+                    assertInstanceOf(
+                            ControlException.class, failure(factory.connect(addressOf(server))));
             assertEquals(ErrorCode.AUTH_FAILED, e.code());
             assertTrue(e.getMessage().contains("requires authentication"), e.getMessage());
             assertEquals(0, serverDp.openCount());
@@ -83,11 +103,17 @@ class ControlAuthTest {
     @Test
     void clientWithSecretRefusesAnUnauthenticatedServer() throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
-        try (ControlServer server = ControlServer.start(serverConfig().build(), serverDp, new ControlHandler() { });
-             ControlClientFactory factory = new ControlClientFactory(clientConfig().authSecret(SECRET).build(),
-                     new RecordingDataPlane(2), null)) {
-            ControlException e = assertInstanceOf(ControlException.class,
-                    failure(factory.connect(addressOf(server))));
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().build(), serverDp, new ControlHandler() {});
+                ControlClientFactory factory =
+                        new ControlClientFactory(
+                                clientConfig().authSecret(SECRET).build(),
+                                new RecordingDataPlane(2),
+                                null)) {
+            ControlException e =
+                    assertInstanceOf(
+                            ControlException.class, failure(factory.connect(addressOf(server))));
             assertEquals(ErrorCode.AUTH_FAILED, e.code());
             assertTrue(e.getMessage().contains("does not authenticate"), e.getMessage());
             assertEquals(0, serverDp.openCount());
@@ -95,41 +121,51 @@ class ControlAuthTest {
     }
 
     @Test
-    void sessionSetupBeforeAuthenticationIsRefusedAndTheSecretNeverCrossesTheWire() throws Exception {
+    void sessionSetupBeforeAuthenticationIsRefusedAndTheSecretNeverCrossesTheWire()
+            throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
-        try (ControlServer server = ControlServer.start(serverConfig().authSecret(SECRET).build(), serverDp,
-                new ControlHandler() { });
-             Socket s = TestSupport.rawConnect(server)) {
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().authSecret(SECRET).build(),
+                                serverDp,
+                                new ControlHandler() {});
+                Socket s = TestSupport.rawConnect(server)) {
             OutputStream out = s.getOutputStream();
             ByteArrayOutputStream seen = new ByteArrayOutputStream();
             out.write(encode(1, TestSupport.hello("raw", 9)));
             Frame ack = TestSupport.readFrame(s);
-            HelloAck helloAck = assertInstanceOf(HelloAck.class, ack.msg());
+            HelloAckMsg helloAck = assertInstanceOf(HelloAckMsg.class, ack.msg());
             assertTrue(helloAck.authRequired());
             assertEquals(32, helloAck.serverNonce().length);
             seen.write(TestSupport.encode(ack.requestId(), ack.msg()));
             // Skip authentication and ask for a session.
-            out.write(TestSupport.rawFrame(MessageType.SESSION_SETUP, 2, body(new Messages.SessionSetup())));
+            out.write(
+                    TestSupport.rawFrame(
+                            MessageType.SESSION_SETUP, 2, body(new Messages.SessionSetupMsg())));
             ErrorMsg err = TestSupport.readError(s);
             assertEquals(ErrorCode.UNEXPECTED_MESSAGE.code(), err.code());
             TestSupport.assertClosedByPeer(s);
             assertEquals(0, serverDp.openCount());
             byte[] secret = SECRET.getBytes(StandardCharsets.UTF_8);
-            assertFalse(new String(seen.toByteArray(), StandardCharsets.ISO_8859_1)
-                    .contains(new String(secret, StandardCharsets.ISO_8859_1)));
+            assertFalse(
+                    new String(seen.toByteArray(), StandardCharsets.ISO_8859_1)
+                            .contains(new String(secret, StandardCharsets.ISO_8859_1)));
         }
     }
 
     @Test
     void forgedAuthResponseIsRejected() throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
-        try (ControlServer server = ControlServer.start(serverConfig().authSecret(SECRET).build(), serverDp,
-                new ControlHandler() { });
-             Socket s = TestSupport.rawConnect(server)) {
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().authSecret(SECRET).build(),
+                                serverDp,
+                                new ControlHandler() {});
+                Socket s = TestSupport.rawConnect(server)) {
             OutputStream out = s.getOutputStream();
             out.write(encode(1, TestSupport.hello("raw", 9)));
-            assertInstanceOf(HelloAck.class, TestSupport.readFrame(s).msg());
-            out.write(encode(2, new Messages.AuthResponse(new byte[32], new byte[32])));
+            assertInstanceOf(HelloAckMsg.class, TestSupport.readFrame(s).msg());
+            out.write(encode(2, new Messages.AuthResponseMsg(new byte[32], new byte[32])));
             ErrorMsg err = TestSupport.readError(s);
             assertEquals(ErrorCode.AUTH_FAILED.code(), err.code());
             TestSupport.assertClosedByPeer(s);

@@ -14,7 +14,9 @@ class ControlConfigTest {
 
     private static void rejects(String fragment, Executable e) {
         IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, e);
-        assertTrue(ex.getMessage().contains(fragment), "'" + ex.getMessage() + "' should mention '" + fragment + "'");
+        assertTrue(
+                ex.getMessage().contains(fragment),
+                "'" + ex.getMessage() + "' should mention '" + fragment + "'");
     }
 
     @Test
@@ -29,14 +31,25 @@ class ControlConfigTest {
     @Test
     void invalidValuesFailWithClearMessages() {
         rejects("port must be in [0, 65535]", () -> ControlConfig.builder().port(70000).build());
-        rejects("maxFrameLength must be in [4096, 67108864] bytes, got 100",
+        rejects(
+                "maxFrameLength must be in [4096, 67108864] bytes, got 100",
                 () -> ControlConfig.builder().maxFrameLength(100).build());
-        rejects("requestTimeout must be a positive duration",
+        rejects(
+                "requestTimeout must be a positive duration",
                 () -> ControlConfig.builder().requestTimeout(Duration.ZERO).build());
-        rejects("pingInterval", () -> ControlConfig.builder().pingInterval(Duration.ofSeconds(60))
-                .idleTimeout(Duration.ofSeconds(30)).build());
-        rejects("eventLoopThreads must be in [1, 256]", () -> ControlConfig.builder().eventLoopThreads(0).build());
-        rejects("authSecret must be at least 16 bytes", () -> ControlConfig.builder().authSecret("short").build());
+        rejects(
+                "pingInterval",
+                () ->
+                        ControlConfig.builder()
+                                .pingInterval(Duration.ofSeconds(60))
+                                .idleTimeout(Duration.ofSeconds(30))
+                                .build());
+        rejects(
+                "eventLoopThreads must be in [1, 256]",
+                () -> ControlConfig.builder().eventLoopThreads(0).build());
+        rejects(
+                "authSecret must be at least 16 bytes",
+                () -> ControlConfig.builder().authSecret("short").build());
         rejects("endpointId", () -> ControlConfig.builder().endpointId("x".repeat(300)).build());
     }
 
@@ -49,19 +62,28 @@ class ControlConfigTest {
 
     @Test
     void fromProperties() {
-        ControlConfig c = ControlConfig.fromProperties(Map.of(
-                "approx.control.port", "7077",
-                "approx.control.maxFrameBytes", "65536",
-                "approx.control.requestTimeoutMs", "1500",
-                "approx.control.authSecret", "0123456789abcdef",
-                "approx.other", "ignored"), "approx.control.");
+        ControlConfig c =
+                ControlConfig.fromProperties(
+                        Map.of(
+                                "approx.control.port", "7077",
+                                "approx.control.maxFrameBytes", "65536",
+                                "approx.control.requestTimeoutMs", "1500",
+                                "approx.control.authSecret", "0123456789abcdef",
+                                "approx.other", "ignored"),
+                        "approx.control.");
         assertEquals(7077, c.port());
         assertEquals(65536, c.maxFrameLength());
         assertEquals(Duration.ofMillis(1500), c.requestTimeout());
         assertTrue(c.authEnabled());
-        rejects("unknown control-plane option 'approx.control.prot'",
-                () -> ControlConfig.fromProperties(Map.of("approx.control.prot", "1"), "approx.control."));
-        rejects("approx.control.port must be an integer, got 'abc'",
-                () -> ControlConfig.fromProperties(Map.of("approx.control.port", "abc"), "approx.control."));
+        rejects(
+                "unknown control-plane option 'approx.control.prot'",
+                () ->
+                        ControlConfig.fromProperties(
+                                Map.of("approx.control.prot", "1"), "approx.control."));
+        rejects(
+                "approx.control.port must be an integer, got 'abc'",
+                () ->
+                        ControlConfig.fromProperties(
+                                Map.of("approx.control.port", "abc"), "approx.control."));
     }
 }

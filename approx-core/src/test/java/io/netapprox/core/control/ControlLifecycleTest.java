@@ -41,7 +41,8 @@ class ControlLifecycleTest {
         }
 
         @Override
-        public CompletionStage<byte[]> onDataRequest(ControlSession session, int jobId, byte[] request) {
+        public CompletionStage<byte[]> onDataRequest(
+                ControlSession session, int jobId, byte[] request) {
             CompletableFuture<byte[]> f = new CompletableFuture<>();
             stalled.add(f);
             return f;
@@ -51,9 +52,12 @@ class ControlLifecycleTest {
     @Test
     void requestTimeoutFailsOnlyThatRequest() throws Exception {
         StallingHandler handler = new StallingHandler();
-        try (ControlServer server = ControlServer.start(serverConfig().build(), new RecordingDataPlane(1), handler);
-             ControlClientFactory factory = new ControlClientFactory(clientConfig().build(),
-                     new RecordingDataPlane(2), null)) {
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().build(), new RecordingDataPlane(1), handler);
+                ControlClientFactory factory =
+                        new ControlClientFactory(
+                                clientConfig().build(), new RecordingDataPlane(2), null)) {
             ControlClient client = await(factory.connect(addressOf(server)));
             Throwable t = failure(client.requestData(5, new byte[] {1}, Duration.ofMillis(200)));
             assertInstanceOf(ControlTimeoutException.class, t);
@@ -72,8 +76,10 @@ class ControlLifecycleTest {
     void peerDisconnectFailsPendingFutures() throws Exception {
         StallingHandler handler = new StallingHandler();
         RecordingDataPlane clientDp = new RecordingDataPlane(2);
-        ControlServer server = ControlServer.start(serverConfig().build(), new RecordingDataPlane(1), handler);
-        try (ControlClientFactory factory = new ControlClientFactory(clientConfig().build(), clientDp, null)) {
+        ControlServer server =
+                ControlServer.start(serverConfig().build(), new RecordingDataPlane(1), handler);
+        try (ControlClientFactory factory =
+                new ControlClientFactory(clientConfig().build(), clientDp, null)) {
             ControlClient client = await(factory.connect(addressOf(server)));
             List<CompletableFuture<byte[]>> pending = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
@@ -85,12 +91,14 @@ class ControlLifecycleTest {
             for (CompletableFuture<byte[]> f : pending) {
                 assertInstanceOf(ControlClosedException.class, failure(f));
             }
-            assertTrue(System.nanoTime() - start < 5_000_000_000L, "failed promptly, not by timeout");
+            assertTrue(
+                    System.nanoTime() - start < 5_000_000_000L, "failed promptly, not by timeout");
             await(client.closeFuture());
             assertFalse(client.isActive());
             assertEquals(List.of(client.sessionId()), clientDp.closed);
             // New requests fail at once.
-            assertInstanceOf(ControlClosedException.class, failure(client.requestData(1, new byte[0])));
+            assertInstanceOf(
+                    ControlClosedException.class, failure(client.requestData(1, new byte[0])));
         } finally {
             server.close();
         }
@@ -99,9 +107,12 @@ class ControlLifecycleTest {
     @Test
     void serverSideCloseOfOneSessionFailsTheClientsPendingRequests() throws Exception {
         StallingHandler handler = new StallingHandler();
-        try (ControlServer server = ControlServer.start(serverConfig().build(), new RecordingDataPlane(1), handler);
-             ControlClientFactory factory = new ControlClientFactory(clientConfig().build(),
-                     new RecordingDataPlane(2), null)) {
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().build(), new RecordingDataPlane(1), handler);
+                ControlClientFactory factory =
+                        new ControlClientFactory(
+                                clientConfig().build(), new RecordingDataPlane(2), null)) {
             ControlClient client = await(factory.connect(addressOf(server)));
             CompletableFuture<byte[]> f = client.requestData(1, new byte[0]);
             eventually("request reached the server", () -> handler.stalled.size() == 1);
@@ -116,18 +127,22 @@ class ControlLifecycleTest {
         try (ServerSocket ss = new ServerSocket(0)) {
             freePort = ss.getLocalPort();
         }
-        try (ControlClientFactory factory = new ControlClientFactory(clientConfig().build(),
-                new RecordingDataPlane(2), null)) {
-            Throwable t = failure(factory.connect(new InetSocketAddress(TestSupport.LOOPBACK, freePort)));
+        try (ControlClientFactory factory =
+                new ControlClientFactory(clientConfig().build(), new RecordingDataPlane(2), null)) {
+            Throwable t =
+                    failure(factory.connect(new InetSocketAddress(TestSupport.LOOPBACK, freePort)));
             assertInstanceOf(ConnectException.class, t);
         }
     }
 
     @Test
     void silentPeerHitsTheHandshakeTimeout() throws Exception {
-        try (ControlServer server = ControlServer.start(serverConfig().handshakeTimeout(Duration.ofMillis(300))
-                .build(), new RecordingDataPlane(1), new ControlHandler() { });
-             Socket s = rawConnect(server)) {
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().handshakeTimeout(Duration.ofMillis(300)).build(),
+                                new RecordingDataPlane(1),
+                                new ControlHandler() {});
+                Socket s = rawConnect(server)) {
             ErrorMsg e = readError(s);
             assertEquals(ErrorCode.HANDSHAKE_TIMEOUT, e.errorCode());
             assertClosedByPeer(s);
@@ -137,21 +152,31 @@ class ControlLifecycleTest {
 
     @Test
     void idleTimeoutClosesDeadPeersButKeepalivesHoldHealthyOnes() throws Exception {
-        ControlConfig cfg = serverConfig().idleTimeout(Duration.ofMillis(600)).pingInterval(Duration.ofMillis(150))
-                .build();
+        ControlConfig cfg =
+                serverConfig()
+                        .idleTimeout(Duration.ofMillis(600))
+                        .pingInterval(Duration.ofMillis(150))
+                        .build();
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
-        try (ControlServer server = ControlServer.start(cfg, serverDp, new ControlHandler() { });
-             ControlClientFactory factory = new ControlClientFactory(clientConfig()
-                     .idleTimeout(Duration.ofMillis(600)).pingInterval(Duration.ofMillis(150)).build(),
-                     new RecordingDataPlane(2), null);
-             Socket dead = rawConnect(server)) {
+        try (ControlServer server = ControlServer.start(cfg, serverDp, new ControlHandler() {});
+                ControlClientFactory factory =
+                        new ControlClientFactory(
+                                clientConfig()
+                                        .idleTimeout(Duration.ofMillis(600))
+                                        .pingInterval(Duration.ofMillis(150))
+                                        .build(),
+                                new RecordingDataPlane(2),
+                                null);
+                Socket dead = rawConnect(server)) {
             ControlClient healthy = await(factory.connect(addressOf(server)));
             // A raw peer that sets up a session and then never answers anything.
             dead.getOutputStream().write(encode(1, TestSupport.hello("dead", 9)));
             TestSupport.readFrame(dead);
-            dead.getOutputStream().write(encode(2, new Messages.SessionSetup()));
+            dead.getOutputStream().write(encode(2, new Messages.SessionSetupMsg()));
             TestSupport.readFrame(dead);
-            ErrorMsg e = readError(dead); // PINGs are skipped; the server gives up after the idle timeout
+            ErrorMsg e =
+                    readError(
+                            dead); // PINGs are skipped; the server gives up after the idle timeout
             assertEquals(ErrorCode.IDLE_TIMEOUT, e.errorCode());
             assertClosedByPeer(dead);
             Thread.sleep(700);
@@ -173,28 +198,40 @@ class ControlLifecycleTest {
         TestSupport.eventually("control threads gone", () -> TestSupport.controlThreads() == 0);
         // A long-lived server and factory with many short connections.
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
-        try (ControlServer server = ControlServer.start(serverConfig().build(), serverDp, new ControlHandler() { });
-             ControlClientFactory factory = new ControlClientFactory(clientConfig().build(),
-                     new RecordingDataPlane(2), null)) {
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().build(), serverDp, new ControlHandler() {});
+                ControlClientFactory factory =
+                        new ControlClientFactory(
+                                clientConfig().build(), new RecordingDataPlane(2), null)) {
             for (int i = 0; i < 200; i++) {
                 ControlClient c = await(factory.connect(addressOf(server)));
                 c.close();
             }
-            eventually("every server-side session closed", () -> serverDp.closed.size() == 200
-                    && server.metrics().activeConnections() == 0);
+            eventually(
+                    "every server-side session closed",
+                    () ->
+                            serverDp.closed.size() == 200
+                                    && server.metrics().activeConnections() == 0);
             assertEquals(200, server.metrics().sessionsOpened());
             assertEquals(0, server.metrics().warningsLogged(), server.metrics().toString());
         }
         TestSupport.eventually("control threads gone", () -> TestSupport.controlThreads() == 0);
         int fdsAfter = TestSupport.openFileDescriptors();
-        assertTrue(fdsAfter <= fdsBefore + 4, "file descriptors before " + fdsBefore + ", after " + fdsAfter);
+        assertTrue(
+                fdsAfter <= fdsBefore + 4,
+                "file descriptors before " + fdsBefore + ", after " + fdsAfter);
     }
 
     private static void cycle(int clients) throws Exception {
-        try (ControlServer server = ControlServer.start(serverConfig().build(), new RecordingDataPlane(1),
-                new ControlHandler() { });
-             ControlClientFactory factory = new ControlClientFactory(clientConfig().build(),
-                     new RecordingDataPlane(2), null)) {
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().build(),
+                                new RecordingDataPlane(1),
+                                new ControlHandler() {});
+                ControlClientFactory factory =
+                        new ControlClientFactory(
+                                clientConfig().build(), new RecordingDataPlane(2), null)) {
             for (int i = 0; i < clients; i++) {
                 ControlClient c = await(factory.connect(addressOf(server)));
                 await(c.ping());

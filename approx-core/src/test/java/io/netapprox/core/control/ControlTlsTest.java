@@ -30,18 +30,31 @@ class ControlTlsTest {
         }
         try {
             SslContext serverCtx = SslContextBuilder.forServer(cert.key(), cert.cert()).build();
-            // The test certificate names "localhost" while we connect to 127.0.0.1; trust it explicitly instead.
-            SslContext clientCtx = SslContextBuilder.forClient().trustManager(cert.cert())
-                    .endpointIdentificationAlgorithm(null).build();
+            // The test certificate names "localhost" while we connect to 127.0.0.1; trust it
+            // explicitly instead.
+            SslContext clientCtx =
+                    SslContextBuilder.forClient()
+                            .trustManager(cert.cert())
+                            .endpointIdentificationAlgorithm(null)
+                            .build();
             RecordingDataPlane serverDp = new RecordingDataPlane(1);
             RecordingDataPlane clientDp = new RecordingDataPlane(2);
             String secret = "tls plus shared secret";
-            try (ControlServer server = ControlServer.start(serverConfig().sslContext(serverCtx).authSecret(secret)
-                    .build(), serverDp, new ControlHandler() { });
-                 ControlClientFactory tls = new ControlClientFactory(clientConfig().sslContext(clientCtx)
-                         .authSecret(secret).build(), clientDp, null);
-                 ControlClientFactory plain = new ControlClientFactory(clientConfig().authSecret(secret).build(),
-                         new RecordingDataPlane(3), null)) {
+            try (ControlServer server =
+                            ControlServer.start(
+                                    serverConfig().sslContext(serverCtx).authSecret(secret).build(),
+                                    serverDp,
+                                    new ControlHandler() {});
+                    ControlClientFactory tls =
+                            new ControlClientFactory(
+                                    clientConfig().sslContext(clientCtx).authSecret(secret).build(),
+                                    clientDp,
+                                    null);
+                    ControlClientFactory plain =
+                            new ControlClientFactory(
+                                    clientConfig().authSecret(secret).build(),
+                                    new RecordingDataPlane(3),
+                                    null)) {
                 ControlClient client = await(tls.connect(addressOf(server)));
                 assertTrue(client.isActive());
                 TestSupport.eventually("server session", () -> serverDp.openCount() == 1);

@@ -16,7 +16,11 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.core.control.Messages.ErrorMsg;
-import io.netapprox.core.control.Messages.SessionSetupAck;
+import io.netapprox.core.control.Messages.SessionSetupAckMsg;
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.GroupReport;
+import io.netapprox.core.job.IdSet;
+import io.netapprox.core.job.JobReport;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
@@ -35,7 +39,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Strict decoding over real sockets: every malformed input gets one ERROR frame and a closed connection. */
+/**
+ * Strict decoding over real sockets: every malformed input gets one ERROR frame and a closed
+ * connection.
+ */
 class MalformedFrameTest {
     private RecordingDataPlane serverDp;
     private ControlServer server;
@@ -43,12 +50,17 @@ class MalformedFrameTest {
     @BeforeEach
     void start() {
         serverDp = new RecordingDataPlane(7000);
-        server = ControlServer.start(serverConfig().build(), serverDp, new ControlHandler() {
-            @Override
-            public CompletionStage<JobDecision> onJobAnnounce(ControlSession s, JobAnnouncement job) {
-                return CompletableFuture.completedFuture(JobDecision.accept());
-            }
-        });
+        server =
+                ControlServer.start(
+                        serverConfig().build(),
+                        serverDp,
+                        new ControlHandler() {
+                            @Override
+                            public CompletionStage<JobDecision> onJobAnnounce(
+                                    ControlSession s, JobAnnouncement job) {
+                                return CompletableFuture.completedFuture(JobDecision.accept());
+                            }
+                        });
     }
 
     @AfterEach
@@ -56,7 +68,10 @@ class MalformedFrameTest {
         server.close();
     }
 
-    /** Sends {@code bytes} on a fresh connection and returns the ERROR the server answers before closing. */
+    /**
+     * Sends {@code bytes} on a fresh connection and returns the ERROR the server answers before
+     * closing.
+     */
     private ErrorMsg rejected(byte[] bytes, boolean halfClose) throws IOException {
         try (Socket s = rawConnect(server)) {
             s.getOutputStream().write(bytes);
@@ -106,8 +121,13 @@ class MalformedFrameTest {
         byte[] v2 = rawFrame(WireFormat.MAGIC, 2, MessageType.HELLO.code, 1, 0, new byte[0]);
         assertError(rejected(v2, false), ErrorCode.VERSION_MISMATCH, "version 2", "version 1");
         // A HELLO in version-1 framing that offers only versions 2..3.
-        byte[] hello = encode(1, new Messages.Hello(2, 3, 1 << 20, "future-peer", TestSupport.LOOPBACK, 9));
-        assertError(rejected(hello, false), ErrorCode.VERSION_MISMATCH, "versions 2..3", "version 1");
+        byte[] hello =
+                encode(
+                        1,
+                        new Messages.HelloMsg(
+                                2, 3, 1 << 20, "future-peer", TestSupport.LOOPBACK, 9));
+        assertError(
+                rejected(hello, false), ErrorCode.VERSION_MISMATCH, "versions 2..3", "version 1");
         assertEquals(2, server.metrics().versionMismatches());
         assertEquals(0, serverDp.openCount());
     }
@@ -121,7 +141,8 @@ class MalformedFrameTest {
 
     @Test
     void oversizeLengthIsRejectedAtOnceWithoutWaitingForTheBody() throws IOException {
-        byte[] f = rawFrame(WireFormat.MAGIC, 1, MessageType.HELLO.code, 1, 0x7FFF_FFFFL, new byte[0]);
+        byte[] f =
+                rawFrame(WireFormat.MAGIC, 1, MessageType.HELLO.code, 1, 0x7FFF_FFFFL, new byte[0]);
         assertError(rejected(f, false), ErrorCode.FRAME_TOO_LARGE, "2147483647");
         // Before the handshake, the limit is the small handshake limit, not the configured 1 MiB.
         byte[] big = rawFrame(WireFormat.MAGIC, 1, MessageType.HELLO.code, 1, 5000, new byte[5000]);
@@ -133,35 +154,53 @@ class MalformedFrameTest {
     void truncatedFrames() throws IOException {
         byte[] hello = encode(1, TestSupport.hello("x", 9));
         // A header announcing more body than is sent, then the client stops sending.
-        assertError(rejected(Arrays.copyOf(hello, hello.length - 3), true), ErrorCode.MALFORMED_FRAME, "truncated");
+        assertError(
+                rejected(Arrays.copyOf(hello, hello.length - 3), true),
+                ErrorCode.MALFORMED_FRAME,
+                "truncated");
         // Half a header.
-        assertError(rejected(Arrays.copyOf(hello, 7), true), ErrorCode.MALFORMED_FRAME, "truncated");
+        assertError(
+                rejected(Arrays.copyOf(hello, 7), true), ErrorCode.MALFORMED_FRAME, "truncated");
     }
 
     @Test
     void badFieldLengths() throws IOException {
         // endpointId claims 500 bytes but the body ends first.
         ByteBuf b = Unpooled.buffer();
-        b.writeByte(1).writeByte(1).writeShort(0).writeInt(1 << 20).writeShort(500).writeBytes(new byte[10]);
+        b.writeByte(1)
+                .writeByte(1)
+                .writeShort(0)
+                .writeInt(1 << 20)
+                .writeShort(500)
+                .writeBytes(new byte[10]);
         byte[] body = new byte[b.readableBytes()];
         b.readBytes(body);
-        assertError(rejected(rawFrame(MessageType.HELLO, 1, body), false), ErrorCode.MALFORMED_FRAME,
+        assertError(
+                rejected(rawFrame(MessageType.HELLO, 1, body), false),
+                ErrorCode.MALFORMED_FRAME,
                 "endpointId");
         // A fixed-size field cut short: AUTH_RESPONSE needs 64 bytes.
         byte[] shortAuth = rawFrame(MessageType.AUTH_RESPONSE, 1, new byte[40]);
         assertError(rejected(shortAuth, false), ErrorCode.MALFORMED_FRAME, "mac");
         // Trailing bytes after a valid body.
         byte[] hello = body(TestSupport.hello("x", 9));
-        assertError(rejected(rawFrame(MessageType.HELLO, 1, concat(hello, new byte[] {0})), false),
-                ErrorCode.MALFORMED_FRAME, "trailing");
+        assertError(
+                rejected(rawFrame(MessageType.HELLO, 1, concat(hello, new byte[] {0})), false),
+                ErrorCode.MALFORMED_FRAME,
+                "trailing");
         // Invalid UTF-8 in a string field.
         byte[] badUtf8 = hello.clone();
         badUtf8[10] = (byte) 0xFF; // the single byte of endpointId "x"
-        assertError(rejected(rawFrame(MessageType.HELLO, 1, badUtf8), false), ErrorCode.MALFORMED_FRAME, "UTF-8");
+        assertError(
+                rejected(rawFrame(MessageType.HELLO, 1, badUtf8), false),
+                ErrorCode.MALFORMED_FRAME,
+                "UTF-8");
         // Unknown address family.
         byte[] badFamily = hello.clone();
         badFamily[11] = 5;
-        assertError(rejected(rawFrame(MessageType.HELLO, 1, badFamily), false), ErrorCode.MALFORMED_FRAME,
+        assertError(
+                rejected(rawFrame(MessageType.HELLO, 1, badFamily), false),
+                ErrorCode.MALFORMED_FRAME,
                 "address family");
         assertEquals(5, server.metrics().malformedFrames());
     }
@@ -169,7 +208,9 @@ class MalformedFrameTest {
     @Test
     void wellFormedMessageInTheWrongStateIsRejected() throws IOException {
         JobAnnouncement job = JobAnnouncement.global(1, 10, 0.5, false, null);
-        assertError(rejected(encode(1, new Messages.JobAnnounce(job)), false), ErrorCode.UNEXPECTED_MESSAGE,
+        assertError(
+                rejected(encode(1, new Messages.JobAnnounceMsg(job)), false),
+                ErrorCode.UNEXPECTED_MESSAGE,
                 "JOB_ANNOUNCE");
         assertEquals(1, server.metrics().unexpectedMessages());
     }
@@ -179,15 +220,16 @@ class MalformedFrameTest {
         Socket s = rawConnect(server);
         OutputStream out = s.getOutputStream();
         out.write(encode(1, TestSupport.hello("raw", 9)));
-        assertInstanceOf(Messages.HelloAck.class, TestSupport.readFrame(s).msg());
-        out.write(encode(2, new Messages.SessionSetup()));
-        assertInstanceOf(SessionSetupAck.class, TestSupport.readFrame(s).msg());
+        assertInstanceOf(Messages.HelloAckMsg.class, TestSupport.readFrame(s).msg());
+        out.write(encode(2, new Messages.SessionSetupMsg()));
+        assertInstanceOf(SessionSetupAckMsg.class, TestSupport.readFrame(s).msg());
         return s;
     }
 
     @Test
     void malformedBodiesAfterTheSessionIsSetUp() throws Exception {
-        // JOB_ANNOUNCE declaring 100 million groups in a 40-byte body: no allocation, a clear error.
+        // JOB_ANNOUNCE declaring 100 million groups in a 40-byte body: no allocation, a clear
+        // error.
         ByteBuf b = Unpooled.buffer();
         b.writeInt(1).writeByte(0).writeByte(0).writeInt(100_000_000).writeBytes(new byte[30]);
         byte[] body = new byte[b.readableBytes()];
@@ -198,7 +240,8 @@ class MalformedFrameTest {
             assertClosedByPeer(s);
         }
         // MSR out of [0, 1].
-        byte[] announce = body(new Messages.JobAnnounce(JobAnnouncement.global(1, 10, 0.5, false, null)));
+        byte[] announce =
+                body(new Messages.JobAnnounceMsg(JobAnnouncement.global(1, 10, 0.5, false, null)));
         ByteBuf a = Unpooled.wrappedBuffer(announce);
         a.setDouble(4 + 1 + 1 + 4 + 8 + 4, 1.5);
         try (Socket s = establishedRawSession()) {
@@ -207,11 +250,24 @@ class MalformedFrameTest {
             assertClosedByPeer(s);
         }
         // JOB_REPORT whose id ranges overlap.
-        JobReport r = new JobReport(1, 0, 1, 0, 0.0, null,
-                List.of(new GroupReport(0, 2000, IdSet.of(1, 2, 3, 1000, 1001, 1002), IdSet.empty())));
+        JobReport r =
+                JobReport.outcome(
+                        1,
+                        AtpStatus.OK,
+                        1,
+                        0,
+                        0.0,
+                        null,
+                        List.of(
+                                GroupReport.ofIds(
+                                        0,
+                                        2000,
+                                        IdSet.of(1, 2, 3, 1000, 1001, 1002),
+                                        IdSet.empty())));
         byte[] report = body(new Messages.JobReportMsg(r));
         ByteBuf rb = Unpooled.wrappedBuffer(report);
-        int rangesAt = 4 + 4 + 8 + 8 + 8 + 1 + 4 + 8 + 4 + 1 + 4; // header fields, group, encoding, count
+        int rangesAt =
+                4 + 4 + 8 + 8 + 8 + 1 + 4 + 8 + 4 + 1 + 4; // header fields, group, encoding, count
         rb.setInt(rangesAt + 8, 2); // second range starts at 2, inside the first
         try (Socket s = establishedRawSession()) {
             s.getOutputStream().write(rawFrame(MessageType.JOB_REPORT, 3, report));
@@ -226,30 +282,38 @@ class MalformedFrameTest {
     void manyBadClientsCauseNoExceptionStormAndGoodClientsKeepWorking() throws Exception {
         int bad = 40;
         ExecutorService pool = Executors.newFixedThreadPool(8);
-        try (ControlClientFactory factory = new ControlClientFactory(clientConfig().build(),
-                new RecordingDataPlane(7001), null)) {
+        try (ControlClientFactory factory =
+                new ControlClientFactory(
+                        clientConfig().build(), new RecordingDataPlane(7001), null)) {
             ControlClient good = await(factory.connect(addressOf(server)));
             List<Future<ErrorMsg>> results = new ArrayList<>();
             for (int i = 0; i < bad; i++) {
                 int seed = i;
-                results.add(pool.submit(() -> {
-                    try (Socket s = rawConnect(server)) {
-                        byte[] junk = new byte[64 * 1024]; // many frames' worth of garbage after the first error
-                        new Random(seed).nextBytes(junk);
-                        try {
-                            s.getOutputStream().write(junk);
-                        } catch (IOException e) {
-                            // the server may close before it has read everything
-                        }
-                        try {
-                            return readError(s);
-                        } catch (IOException e) {
-                            return null; // reset before the ERROR could be read: still rejected and counted
-                        }
-                    }
-                }));
+                results.add(
+                        pool.submit(
+                                () -> {
+                                    try (Socket s = rawConnect(server)) {
+                                        byte[] junk = new byte[64 * 1024]; // many frames' worth of
+                                        // garbage after the first
+                                        // error
+                                        new Random(seed).nextBytes(junk);
+                                        try {
+                                            s.getOutputStream().write(junk);
+                                        } catch (IOException e) {
+                                            // the server may close before it has read everything
+                                        }
+                                        try {
+                                            return readError(s);
+                                        } catch (IOException e) {
+                                            return null; // reset before the ERROR could be read:
+                                            // still rejected and counted
+                                        }
+                                    }
+                                }));
                 // Interleave real traffic.
-                assertTrue(await(good.announceJob(JobAnnouncement.global(i, 10, 0.5, false, null))).accepted());
+                assertTrue(
+                        await(good.announceJob(JobAnnouncement.global(i, 10, 0.5, false, null)))
+                                .accepted());
             }
             int errorsSeen = 0;
             for (Future<ErrorMsg> f : results) {
@@ -260,11 +324,18 @@ class MalformedFrameTest {
                 }
             }
             assertTrue(errorsSeen >= bad / 2, "most bad clients read their ERROR: " + errorsSeen);
-            eventually("all bad connections closed", () -> server.metrics().activeConnections() == 1);
+            eventually(
+                    "all bad connections closed", () -> server.metrics().activeConnections() == 1);
             ControlMetrics m = server.metrics();
-            // Exactly one rejection and at most one WARN line per bad connection, however much garbage it sent.
-            assertEquals(bad, m.malformedFrames() + m.unknownMessageTypes() + m.versionMismatches()
-                    + m.oversizedFrames(), m.toString());
+            // Exactly one rejection and at most one WARN line per bad connection, however much
+            // garbage it sent.
+            assertEquals(
+                    bad,
+                    m.malformedFrames()
+                            + m.unknownMessageTypes()
+                            + m.versionMismatches()
+                            + m.oversizedFrames(),
+                    m.toString());
             assertEquals(bad, m.warningsLogged(), m.toString());
             assertTrue(good.isActive());
             assertTrue(await(good.ping()).toNanos() > 0);

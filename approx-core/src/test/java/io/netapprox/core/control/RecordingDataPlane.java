@@ -7,8 +7,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /** The only fake in these tests: a data plane that records what the control plane asks of it. */
 final class RecordingDataPlane implements DataPlane {
-    record Opened(long sessionId, byte[] key, InetSocketAddress peer, boolean initiator) {
-    }
+    record Opened(long sessionId, byte[] key, InetSocketAddress peer, boolean initiator) {}
 
     final List<Opened> opened = new CopyOnWriteArrayList<>();
     final List<Long> closed = new CopyOnWriteArrayList<>();
@@ -40,7 +39,8 @@ final class RecordingDataPlane implements DataPlane {
         if (failOpen) {
             throw new IllegalStateException("no room for another session");
         }
-        opened.add(new Opened(sessionId, key.clone(), peer, initiator)); // the contract: copy the key
+        opened.add(
+                new Opened(sessionId, key.clone(), peer, initiator)); // the contract: copy the key
     }
 
     @Override

@@ -9,7 +9,6 @@ import io.netapprox.core.control.Messages.Frame;
 import io.netapprox.core.control.Messages.Msg;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
@@ -27,16 +26,20 @@ import java.util.function.BooleanSupplier;
 final class TestSupport {
     static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
-    private TestSupport() {
-    }
+    private TestSupport() {}
 
     static ControlConfig.Builder serverConfig() {
-        return ControlConfig.builder().bindAddress(LOOPBACK).port(0).endpointId("server")
+        return ControlConfig.builder()
+                .bindAddress(LOOPBACK)
+                .port(0)
+                .endpointId("server")
                 .shutdownTimeout(Duration.ofSeconds(3));
     }
 
     static ControlConfig.Builder clientConfig() {
-        return ControlConfig.builder().endpointId("client").connectTimeout(Duration.ofSeconds(5))
+        return ControlConfig.builder()
+                .endpointId("client")
+                .connectTimeout(Duration.ofSeconds(5))
                 .shutdownTimeout(Duration.ofSeconds(3));
     }
 
@@ -79,7 +82,7 @@ final class TestSupport {
         }
     }
 
-    // ---- raw-socket peer ---------------------------------------------------------------------------------------------
+    // ---- raw-socket peer ------------------------------------------------------------------------
 
     static Socket rawConnect(ControlServer server) throws IOException {
         Socket s = new Socket(LOOPBACK, server.port());
@@ -97,7 +100,8 @@ final class TestSupport {
     }
 
     /** A frame with an arbitrary header and body. */
-    static byte[] rawFrame(int magic, int version, int type, long requestId, long bodyLength, byte[] body) {
+    static byte[] rawFrame(
+            int magic, int version, int type, long requestId, long bodyLength, byte[] body) {
         ByteBuf buf = Unpooled.buffer();
         buf.writeShort(magic);
         buf.writeByte(version);
@@ -112,15 +116,16 @@ final class TestSupport {
     }
 
     static byte[] rawFrame(MessageType type, long requestId, byte[] body) {
-        return rawFrame(WireFormat.MAGIC, WireFormat.VERSION, type.code, requestId, body.length, body);
+        return rawFrame(
+                WireFormat.MAGIC, WireFormat.VERSION, type.code, requestId, body.length, body);
     }
 
     static byte[] body(Msg msg) {
         return Auth.bodyBytes(msg);
     }
 
-    static Messages.Hello hello(String id, int udpPort) {
-        return new Messages.Hello(1, 1, 1 << 20, id, LOOPBACK, udpPort);
+    static Messages.HelloMsg hello(String id, int udpPort) {
+        return new Messages.HelloMsg(1, 1, 1 << 20, id, LOOPBACK, udpPort);
     }
 
     /** Reads one frame from a raw socket (the client side of the test); null at EOF. */
@@ -181,6 +186,7 @@ final class TestSupport {
 
     static long controlThreads() {
         return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.isAlive() && t.getName().startsWith("netapprox-ctl")).count();
+                .filter(t -> t.isAlive() && t.getName().startsWith("netapprox-ctl"))
+                .count();
     }
 }

@@ -10,6 +10,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netapprox.core.control.Messages.DecodeFailure;
 import io.netapprox.core.control.Messages.Frame;
 import io.netapprox.core.control.Messages.Msg;
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.GroupReport;
+import io.netapprox.core.job.GroupSpec;
+import io.netapprox.core.job.IdSet;
+import io.netapprox.core.job.JobReport;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -19,35 +24,68 @@ import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** Codec round trips and a decoder fuzz: strict, exception-free, at most one failure per connection. */
+/**
+ * Codec round trips and a decoder fuzz: strict, exception-free, at most one failure per connection.
+ */
 class WireFormatTest {
 
     static List<Msg> samples() throws Exception {
-        JobReport report = new JobReport(-1, 3, 99, 5, 0.125, new long[] {1, 2, 3},
-                List.of(new GroupReport(Long.MIN_VALUE, 1000, IdSet.ofRange(0, 500), IdSet.of(600, 602, 604, 999)),
-                        new GroupReport(7, 0, IdSet.empty(), IdSet.empty())));
+        JobReport report =
+                JobReport.outcome(
+                        -1,
+                        AtpStatus.PEER_DEAD,
+                        99,
+                        5,
+                        0.125,
+                        new long[] {1, 2, 3},
+                        List.of(
+                                GroupReport.ofIds(
+                                        Long.MIN_VALUE,
+                                        1000,
+                                        IdSet.ofRange(0, 500),
+                                        IdSet.of(600, 602, 604, 999)),
+                                GroupReport.ofIds(7, 1, IdSet.empty(), IdSet.empty())));
         return List.of(
-                new Messages.Hello(1, 3, 1 << 20, "exec-1@host", InetAddress.getByName("::1"), 65535),
-                new Messages.Hello(1, 1, 4096, "no-udp", null, 0),
-                new Messages.HelloAck(1, true, 1 << 20, "srv", InetAddress.getByName("10.0.0.1"), 1, new byte[32]),
-                new Messages.HelloAck(1, false, 1 << 20, "srv", InetAddress.getByName("10.0.0.1"), 1, new byte[0]),
-                new Messages.AuthResponse(new byte[32], new byte[32]),
-                new Messages.AuthOk(new byte[32]),
-                new Messages.SessionSetup(),
-                new Messages.SessionSetupAck(-5L, new byte[32]),
-                new Messages.JobAnnounce(JobAnnouncement.ofGroups(1, List.of(new GroupSpec(1, 10, 0.3),
-                        new GroupSpec(2, 20, 1.0)), true, new byte[] {9, 8})),
-                new Messages.JobAnnounce(JobAnnouncement.global(2, 100, 0.0, false, null)),
-                new Messages.JobAccept(4),
-                new Messages.JobReject(4, "nope \u00e9\u4e2d"),
-                new Messages.DataRequest(7, new byte[] {1, 2, 3}),
-                new Messages.DataResponse(new byte[0]),
+                new Messages.HelloMsg(
+                        1, 3, 1 << 20, "exec-1@host", InetAddress.getByName("::1"), 65535),
+                new Messages.HelloMsg(1, 1, 4096, "no-udp", null, 0),
+                new Messages.HelloAckMsg(
+                        1,
+                        true,
+                        1 << 20,
+                        "srv",
+                        InetAddress.getByName("10.0.0.1"),
+                        1,
+                        new byte[32]),
+                new Messages.HelloAckMsg(
+                        1,
+                        false,
+                        1 << 20,
+                        "srv",
+                        InetAddress.getByName("10.0.0.1"),
+                        1,
+                        new byte[0]),
+                new Messages.AuthResponseMsg(new byte[32], new byte[32]),
+                new Messages.AuthOkMsg(new byte[32]),
+                new Messages.SessionSetupMsg(),
+                new Messages.SessionSetupAckMsg(-5L, new byte[32]),
+                new Messages.JobAnnounceMsg(
+                        JobAnnouncement.ofGroups(
+                                1,
+                                List.of(new GroupSpec(1, 10, 0.3), new GroupSpec(2, 20, 1.0)),
+                                true,
+                                new byte[] {9, 8})),
+                new Messages.JobAnnounceMsg(JobAnnouncement.global(2, 100, 0.0, false, null)),
+                new Messages.JobAcceptMsg(4),
+                new Messages.JobRejectMsg(4, "nope \u00e9\u4e2d"),
+                new Messages.DataRequestMsg(7, new byte[] {1, 2, 3}),
+                new Messages.DataResponseMsg(new byte[0]),
                 new Messages.MsrUpdateMsg(MsrUpdate.of(3, 2, 0.75)),
                 new Messages.JobReportMsg(report),
-                new Messages.Ack(),
+                new Messages.AckMsg(),
                 new Messages.ErrorMsg(ErrorCode.AUTH_FAILED.code(), "bad"),
-                new Messages.Ping(),
-                new Messages.Pong());
+                new Messages.PingMsg(),
+                new Messages.PongMsg());
     }
 
     private static byte[] frameBytes(long id, Msg m) {
@@ -165,30 +203,51 @@ class WireFormatTest {
             }
             assertFalse(s.contains(base + spread + 1));
             ByteBuf buf = Unpooled.buffer();
-            s.encode(buf);
-            assertEquals(s.encodedLength(), buf.readableBytes());
-            IdSet back = IdSet.decode(buf, "x");
+            IdSetCodec.encode(s, buf);
+            assertEquals(IdSetCodec.encodedLength(s), buf.readableBytes());
+            IdSet back = IdSetCodec.decode(buf, "x");
             assertEquals(s, back);
             assertFalse(buf.isReadable());
         }
-        assertEquals(IdSet.ofRange(5, 1000), IdSet.of(java.util.stream.IntStream.range(5, 1005).toArray()));
+        assertEquals(
+                IdSet.ofRange(5, 1000),
+                IdSet.of(java.util.stream.IntStream.range(5, 1005).toArray()));
         assertThrows(IllegalArgumentException.class, () -> IdSet.of(-1));
     }
 
     @Test
     void idSetRejectsNonCanonicalOrOversizedEncodings() {
-        ByteBuf padding = Unpooled.buffer().writeByte(IdSet.ENC_BITSET).writeInt(0).writeInt(3).writeByte(0xFF);
-        assertThrows(WireFormat.MalformedException.class, () -> IdSet.decode(padding, "x"));
-        ByteBuf huge = Unpooled.buffer().writeByte(IdSet.ENC_BITSET).writeInt(0).writeInt(0x7FFF_FFFF);
-        assertThrows(WireFormat.MalformedException.class, () -> IdSet.decode(huge, "x"));
-        ByteBuf adjacent = Unpooled.buffer().writeByte(IdSet.ENC_RANGES).writeInt(2).writeInt(0).writeInt(5)
-                .writeInt(5).writeInt(1);
-        assertThrows(WireFormat.MalformedException.class, () -> IdSet.decode(adjacent, "x"));
-        ByteBuf overflow = Unpooled.buffer().writeByte(IdSet.ENC_RANGES).writeInt(1).writeInt(0x7FFF_FFFF)
-                .writeInt(2);
-        assertThrows(WireFormat.MalformedException.class, () -> IdSet.decode(overflow, "x"));
+        ByteBuf padding =
+                Unpooled.buffer()
+                        .writeByte(IdSetCodec.ENC_BITMAP)
+                        .writeInt(0)
+                        .writeInt(3)
+                        .writeByte(0xFF);
+        assertThrows(WireFormat.MalformedException.class, () -> IdSetCodec.decode(padding, "x"));
+        ByteBuf huge =
+                Unpooled.buffer()
+                        .writeByte(IdSetCodec.ENC_BITMAP)
+                        .writeInt(0)
+                        .writeInt(0x7FFF_FFFF);
+        assertThrows(WireFormat.MalformedException.class, () -> IdSetCodec.decode(huge, "x"));
+        ByteBuf adjacent =
+                Unpooled.buffer()
+                        .writeByte(IdSetCodec.ENC_RANGES)
+                        .writeInt(2)
+                        .writeInt(0)
+                        .writeInt(5)
+                        .writeInt(5)
+                        .writeInt(1);
+        assertThrows(WireFormat.MalformedException.class, () -> IdSetCodec.decode(adjacent, "x"));
+        ByteBuf overflow =
+                Unpooled.buffer()
+                        .writeByte(IdSetCodec.ENC_RANGES)
+                        .writeInt(1)
+                        .writeInt(0x7FFF_FFFF)
+                        .writeInt(2);
+        assertThrows(WireFormat.MalformedException.class, () -> IdSetCodec.decode(overflow, "x"));
         ByteBuf unknown = Unpooled.buffer().writeByte(7);
-        assertThrows(WireFormat.MalformedException.class, () -> IdSet.decode(unknown, "x"));
+        assertThrows(WireFormat.MalformedException.class, () -> IdSetCodec.decode(unknown, "x"));
     }
 
     @Test
@@ -196,11 +255,21 @@ class WireFormatTest {
         assertThrows(IllegalArgumentException.class, () -> new GroupSpec(1, 10, 1.01));
         assertThrows(IllegalArgumentException.class, () -> new GroupSpec(1, 10, Double.NaN));
         assertThrows(IllegalArgumentException.class, () -> new GroupSpec(1, -1, 0.5));
-        assertThrows(IllegalArgumentException.class, () -> JobAnnouncement.ofGroups(1, List.of(), false, null));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new GroupSpec(1, 0, 0.5)); // one rule: N_g >= 1
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> JobAnnouncement.ofGroups(1, List.of(), false, null));
         assertThrows(IllegalArgumentException.class, () -> new MsrUpdate(1, List.of()));
-        assertThrows(IllegalArgumentException.class, () -> new JobReport(1, 0, 0, 0, 2.0, null, List.of()));
-        assertThrows(IllegalArgumentException.class, () -> new JobReport(1, 0, 0, 0, 0.0, new long[9], List.of()));
-        assertThrows(IllegalArgumentException.class,
-                () -> new GroupReport(1, 2, IdSet.ofRange(0, 2), IdSet.ofRange(2, 1)));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> JobReport.outcome(1, AtpStatus.OK, 0, 0, 2.0, null, List.of()));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> JobReport.outcome(1, AtpStatus.OK, 0, 0, 0.0, new long[9], List.of()));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> GroupReport.ofIds(1, 2, IdSet.ofRange(0, 2), IdSet.ofRange(2, 1)));
     }
 }

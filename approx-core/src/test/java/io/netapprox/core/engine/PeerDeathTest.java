@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.job.AtpStatus;
+import io.netapprox.core.job.JobSpec;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.time.Duration;
@@ -18,92 +20,121 @@ import org.junit.jupiter.api.Timeout;
 
 class PeerDeathTest {
 
-  @Test
-  @Timeout(value = 30, unit = TimeUnit.SECONDS)
-  void peerEndpointClosedMidJobFailsTheJobWithPeerDeadWithinTheTimeout() throws Exception {
-    long fdsBefore = EngineTestSupport.openFds();
-    CountDownLatch someArrived = new CountDownLatch(20);
-    IncomingJobListener l = new IncomingJobListener() {
-      @Override
-      public void onMessage(AtpMessage m) {
-        m.release();
-        someArrived.countDown();
-      }
-    };
-    Duration deathTimeout = Duration.ofMillis(400);
-    AtpConfig senderCfg = EngineTestSupport.loopback().peerDeathTimeout(deathTimeout)
-        .sendBufferBytes(1 << 20).build();
-    AtpConfig receiverCfg = EngineTestSupport.loopback().recvBufferBytes(1 << 20).build();
-    EngineTestSupport.Pair p = new EngineTestSupport.Pair(senderCfg, receiverCfg, l);
-    try {
-      int n = 100_000;
-      OutgoingJob job = p.out.startJob(JobSpec.of(n, 1.0));
-      AtomicReference<Throwable> senderError = new AtomicReference<>();
-      Thread producer = new Thread(() -> {
-        ByteBuf b = Unpooled.directBuffer(16 * 1024).writeZero(16 * 1024);
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void peerEndpointClosedMidJobFailsTheJobWithPeerDeadWithinTheTimeout() throws Exception {
+        long fdsBefore = EngineTestSupport.openFds();
+        CountDownLatch someArrived = new CountDownLatch(20);
+        IncomingJobListener l =
+                new IncomingJobListener() {
+                    @Override
+                    public void onMessage(AtpMessage m) {
+                        m.release();
+                        someArrived.countDown();
+                    }
+                };
+        Duration deathTimeout = Duration.ofMillis(400);
+        AtpConfig senderCfg =
+                EngineTestSupport.loopback()
+                        .peerDeathTimeout(deathTimeout)
+                        .sendBufferBytes(1 << 20)
+                        .build();
+        AtpConfig receiverCfg = EngineTestSupport.loopback().recvBufferBytes(1 << 20).build();
+        EngineTestSupport.Pair p = new EngineTestSupport.Pair(senderCfg, receiverCfg, l);
         try {
-          for (int i = 0; i < n; i++) {
-            job.send(0, i, b, 10, TimeUnit.SECONDS);
-          }
-        } catch (Throwable t) {
-          senderError.set(t);
+            int n = 100_000;
+            OutgoingJob job = p.out.startJob(JobSpec.of(n, 1.0));
+            AtomicReference<Throwable> senderError = new AtomicReference<>();
+            Thread producer =
+                    new Thread(
+                            () -> {
+                                ByteBuf b = Unpooled.directBuffer(16 * 1024).writeZero(16 * 1024);
+                                try {
+                                    for (int i = 0; i < n; i++) {
+                                        job.send(0, i, b, 10, TimeUnit.SECONDS);
+                                    }
+                                } catch (Throwable t) {
+                                    senderError.set(t);
+                                } finally {
+                                    b.release();
+                                }
+                            },
+                            "producer");
+            producer.start();
+            assertTrue(someArrived.await(10, TimeUnit.SECONDS));
+            long killedAt = System.nanoTime();
+            // The peer dies mid-job. Its session CLOSE is best effort (the engine does not queue
+            // it), so the sender
+            // may learn it from CLOSE (status CLOSED) or, normally, from the peer-death timeout
+            // (PEER_DEAD).
+            p.receiver.close();
+            ExecutionException e =
+                    assertThrows(
+                            ExecutionException.class,
+                            () -> job.outcome().get(10, TimeUnit.SECONDS));
+            long tookMs = (System.nanoTime() - killedAt) / 1_000_000;
+            AtpJobFailedException f = assertInstanceOf(AtpJobFailedException.class, e.getCause());
+            System.out.println(
+                    "peer death noticed after "
+                            + tookMs
+                            + " ms: "
+                            + f.getMessage()
+                            + " report="
+                            + f.report());
+            assertTrue(
+                    f.status() == AtpStatus.PEER_DEAD || f.status() == AtpStatus.CLOSED,
+                    "status " + f.status());
+            assertTrue(tookMs < deathTimeout.toMillis() * 5 + 2000, "noticed in " + tookMs + " ms");
+            producer.join(5000);
+            assertTrue(!producer.isAlive(), "producer blocked in send() was released");
+            assertInstanceOf(AtpException.class, senderError.get());
+            // The sender endpoint is still usable: a new job on a new session works after the
+            // failure.
+            assertTrue(p.sender.isOpen());
         } finally {
-          b.release();
+            p.close();
         }
-      }, "producer");
-      producer.start();
-      assertTrue(someArrived.await(10, TimeUnit.SECONDS));
-      long killedAt = System.nanoTime();
-      // The peer dies mid-job. Its session CLOSE is best effort (the engine does not queue it), so the sender
-      // may learn it from CLOSE (status CLOSED) or, normally, from the peer-death timeout (PEER_DEAD).
-      p.receiver.close();
-      ExecutionException e = assertThrows(ExecutionException.class, () -> job.outcome().get(10, TimeUnit.SECONDS));
-      long tookMs = (System.nanoTime() - killedAt) / 1_000_000;
-      AtpJobFailedException f = assertInstanceOf(AtpJobFailedException.class, e.getCause());
-      System.out.println("peer death noticed after " + tookMs + " ms: " + f.getMessage() + " report="
-          + f.report());
-      assertTrue(f.status() == AtpStatus.PEER_DEAD || f.status() == AtpStatus.CLOSED,
-          "status " + f.status());
-      assertTrue(tookMs < deathTimeout.toMillis() * 5 + 2000, "noticed in " + tookMs + " ms");
-      producer.join(5000);
-      assertTrue(!producer.isAlive(), "producer blocked in send() was released");
-      assertInstanceOf(AtpException.class, senderError.get());
-      // The sender endpoint is still usable: a new job on a new session works after the failure.
-      assertTrue(p.sender.isOpen());
-    } finally {
-      p.close();
+        assertEquals(fdsBefore, EngineTestSupport.openFds(), "file descriptors released");
     }
-    assertEquals(fdsBefore, EngineTestSupport.openFds(), "file descriptors released");
-  }
 
-  @Test
-  @Timeout(value = 30, unit = TimeUnit.SECONDS)
-  void silentPeerIsDetectedAsPeerDead() throws Exception {
-    // The receiver endpoint exists but never opens the session: nothing is ever acknowledged.
-    AtpConfig cfg = EngineTestSupport.loopback().peerDeathTimeout(Duration.ofMillis(300)).build();
-    try (AtpEndpoint a = AtpEndpoint.open(cfg); AtpEndpoint b = AtpEndpoint.open(cfg)) {
-      CompletableFuture<AtpException> sessionError = new CompletableFuture<>();
-      AtpSession s = a.openSession(5, new byte[32], new java.net.InetSocketAddress("127.0.0.1", b.localPort()),
-          true, new IncomingJobListener() {
-            @Override
-            public void onSessionError(AtpSession session, AtpException error) {
-              sessionError.complete(error);
-            }
-          });
-      OutgoingJob job = s.startJob(JobSpec.of(4, 1.0));
-      io.netty.buffer.ByteBuf one = Unpooled.directBuffer(8).writeLong(1);
-      job.send(0, 0, one);
-      long t0 = System.nanoTime();
-      ExecutionException e = assertThrows(ExecutionException.class, () -> job.outcome().get(10, TimeUnit.SECONDS));
-      long ms = (System.nanoTime() - t0) / 1_000_000;
-      AtpJobFailedException f = assertInstanceOf(AtpJobFailedException.class, e.getCause());
-      assertEquals(AtpStatus.PEER_DEAD, f.status());
-      assertEquals(AtpStatus.PEER_DEAD, f.report().status());
-      assertTrue(ms < 3000, "took " + ms + " ms");
-      assertEquals(AtpStatus.PEER_DEAD, sessionError.get(5, TimeUnit.SECONDS).status());
-      // sending on the failed job now throws the job's failure
-      assertThrows(AtpJobFailedException.class, () -> job.send(0, 1, one));
-      one.release();
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void silentPeerIsDetectedAsPeerDead() throws Exception {
+        // The receiver endpoint exists but never opens the session: nothing is ever acknowledged.
+        AtpConfig cfg =
+                EngineTestSupport.loopback().peerDeathTimeout(Duration.ofMillis(300)).build();
+        try (AtpEndpoint a = AtpEndpoint.open(cfg);
+                AtpEndpoint b = AtpEndpoint.open(cfg)) {
+            CompletableFuture<AtpException> sessionError = new CompletableFuture<>();
+            AtpSession s =
+                    a.openSession(
+                            5,
+                            new byte[32],
+                            new java.net.InetSocketAddress("127.0.0.1", b.localPort()),
+                            true,
+                            new IncomingJobListener() {
+                                @Override
+                                public void onSessionError(AtpSession session, AtpException error) {
+                                    sessionError.complete(error);
+                                }
+                            });
+            OutgoingJob job = s.startJob(JobSpec.of(4, 1.0));
+            io.netty.buffer.ByteBuf one = Unpooled.directBuffer(8).writeLong(1);
+            job.send(0, 0, one);
+            long t0 = System.nanoTime();
+            ExecutionException e =
+                    assertThrows(
+                            ExecutionException.class,
+                            () -> job.outcome().get(10, TimeUnit.SECONDS));
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            AtpJobFailedException f = assertInstanceOf(AtpJobFailedException.class, e.getCause());
+            assertEquals(AtpStatus.PEER_DEAD, f.status());
+            assertEquals(AtpStatus.PEER_DEAD, f.report().status());
+            assertTrue(ms < 3000, "took " + ms + " ms");
+            assertEquals(AtpStatus.PEER_DEAD, sessionError.get(5, TimeUnit.SECONDS).status());
+            // sending on the failed job now throws the job's failure
+            assertThrows(AtpJobFailedException.class, () -> job.send(0, 1, one));
+            one.release();
+        }
     }
-  }
 }

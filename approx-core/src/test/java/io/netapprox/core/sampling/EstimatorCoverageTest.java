@@ -12,36 +12,50 @@ import org.apache.commons.math3.random.Well19937c;
 import org.junit.jupiter.api.Test;
 
 /**
- * Coverage of the stratified estimators' 95% intervals over 1,000 seeded trials per case (2,000 for the
- * heavy-tailed Pareto cases, whose coverage is furthest from nominal).
+ * Coverage of the stratified estimators' 95% intervals over 1,000 seeded trials per case (2,000 for
+ * the heavy-tailed Pareto cases, whose coverage is furthest from nominal).
  *
- * <p>Acceptance: coverage >= 0.93 for every case. With 1,000 trials and a true coverage of 0.95 the Monte
- * Carlo standard error is sqrt(0.95 * 0.05 / 1000) = 0.0069 (0.0049 with 2,000), so 0.93 is about 3 (4)
- * standard errors below nominal: a correct method passes, while a method that is really at 0.92 or below
- * (e.g. Normal instead of t at small n, or the symmetric t interval on heavy-tailed data below Cochran's
- * sample size) fails with high probability. Each case also checks an upper limit (<= 0.985) so that uselessly
- * wide intervals fail too, and a 68% negative control checks calibration rather than mere conservativeness.
+ * <p>Acceptance: coverage >= 0.93 for every case. With 1,000 trials and a true coverage of 0.95 the
+ * Monte Carlo standard error is sqrt(0.95 * 0.05 / 1000) = 0.0069 (0.0049 with 2,000), so 0.93 is
+ * about 3 (4) standard errors below nominal: a correct method passes, while a method that is really
+ * at 0.92 or below (e.g. Normal instead of t at small n, or the symmetric t interval on
+ * heavy-tailed data below Cochran's sample size) fails with high probability. Each case also checks
+ * an upper limit (<= 0.985) so that uselessly wide intervals fail too, and a 68% negative control
+ * checks calibration rather than mere conservativeness.
  */
 class EstimatorCoverageTest {
 
     private static final int TRIALS = 1000;
+
     /** Trials for the heavy-tailed cases. */
     private static final int HEAVY_TRIALS = 2000;
+
     private static final double CONFIDENCE = 0.95;
 
     /** One trial's strata: population per stratum and sample size per stratum. */
-    private record Design(List<double[]> populations, int[] sampleSizes) {
-    }
+    private record Design(List<double[]> populations, int[] sampleSizes) {}
 
-    private static int coverage(String name, Design d, long seed, double confidence,
-                                Function<List<StratumSummary>, ApproxResult> estimator, double truth) {
+    private static int coverage(
+            String name,
+            Design d,
+            long seed,
+            double confidence,
+            Function<List<StratumSummary>, ApproxResult> estimator,
+            double truth) {
         return coverage(name, d, seed, confidence, estimator, truth, TRIALS)[0];
     }
 
-    /** @return {hits, misses with truth below the interval, misses with truth above the interval} */
-    private static int[] coverage(String name, Design d, long seed, double confidence,
-                                  Function<List<StratumSummary>, ApproxResult> estimator, double truth,
-                                  int trials) {
+    /**
+     * @return {hits, misses with truth below the interval, misses with truth above the interval}
+     */
+    private static int[] coverage(
+            String name,
+            Design d,
+            long seed,
+            double confidence,
+            Function<List<StratumSummary>, ApproxResult> estimator,
+            double truth,
+            int trials) {
         RandomGenerator rng = new Well19937c(seed);
         int hits = 0;
         int below = 0;
@@ -64,8 +78,16 @@ class EstimatorCoverageTest {
             }
             widthSum += r.relativeErrorBound();
         }
-        report(name, hits, trials, String.format(Locale.ROOT,
-                "(mean relative half-width %.4f; missed low/high %d/%d)", widthSum / trials, below, above));
+        report(
+                name,
+                hits,
+                trials,
+                String.format(
+                        Locale.ROOT,
+                        "(mean relative half-width %.4f; missed low/high %d/%d)",
+                        widthSum / trials,
+                        below,
+                        above));
         return new int[] {hits, below, above};
     }
 
@@ -87,52 +109,105 @@ class EstimatorCoverageTest {
     void meanAndSumCoverNormal() {
         double[] pop = normalPopulation(4000, 11);
         Design d = single(pop, 200);
-        assertCoverage(coverage("normal mean n=200/4000", d, 1, CONFIDENCE,
-                s -> StratifiedEstimator.mean(s, CONFIDENCE), mean(pop)), "normal mean");
-        assertCoverage(coverage("normal sum n=200/4000", d, 2, CONFIDENCE,
-                s -> StratifiedEstimator.sum(s, CONFIDENCE), sum(pop)), "normal sum");
+        assertCoverage(
+                coverage(
+                        "normal mean n=200/4000",
+                        d,
+                        1,
+                        CONFIDENCE,
+                        s -> StratifiedEstimator.mean(s, CONFIDENCE),
+                        mean(pop)),
+                "normal mean");
+        assertCoverage(
+                coverage(
+                        "normal sum n=200/4000",
+                        d,
+                        2,
+                        CONFIDENCE,
+                        s -> StratifiedEstimator.sum(s, CONFIDENCE),
+                        sum(pop)),
+                "normal sum");
     }
 
     @Test
     void smallSampleUsesStudentT() {
         // n = 8 from a normal population: z intervals would cover ~0.92, t intervals ~0.95.
         double[] pop = normalPopulation(2000, 12);
-        int hits = coverage("normal mean n=8/2000 (Student t)", single(pop, 8), 3, CONFIDENCE,
-                s -> StratifiedEstimator.mean(s, CONFIDENCE), mean(pop));
+        int hits =
+                coverage(
+                        "normal mean n=8/2000 (Student t)",
+                        single(pop, 8),
+                        3,
+                        CONFIDENCE,
+                        s -> StratifiedEstimator.mean(s, CONFIDENCE),
+                        mean(pop));
         assertCoverage(hits, "small-n normal mean");
     }
 
     @Test
     void meanCoversSkewedLognormal() {
         double[] pop = lognormalPopulation(4000, 13);
-        assertCoverage(coverage("lognormal(0,1) mean n=400/4000", single(pop, 400), 4, CONFIDENCE,
-                s -> StratifiedEstimator.mean(s, CONFIDENCE), mean(pop)), "lognormal mean");
+        assertCoverage(
+                coverage(
+                        "lognormal(0,1) mean n=400/4000",
+                        single(pop, 400),
+                        4,
+                        CONFIDENCE,
+                        s -> StratifiedEstimator.mean(s, CONFIDENCE),
+                        mean(pop)),
+                "lognormal mean");
     }
 
     @Test
     void sumCoversHeavyTailedParetoWhenCochranRuleHolds() {
-        // Pareto with finite variance has a heavy right tail; Cochran's rule of thumb asks for n >= 25 G1^2
-        // before trusting a Normal/t interval. Three population draws each for alpha = 3 and 4, each sampled at
-        // n = max(400, Cochran's size) capped at N (a census when the rule asks for more than N). The symmetric
-        // t interval covered only 0.929-0.944 here (alpha = 3 has an infinite third moment); the skewness- and
-        // kurtosis-aware interval of StratifiedEstimator must reach the same 0.93 bar as every other case.
+        // Pareto with finite variance has a heavy right tail; Cochran's rule of thumb asks for n >=
+        // 25 G1^2
+        // before trusting a Normal/t interval. Three population draws each for alpha = 3 and 4,
+        // each sampled at
+        // n = max(400, Cochran's size) capped at N (a census when the rule asks for more than N).
+        // The symmetric
+        // t interval covered only 0.929-0.944 here (alpha = 3 has an infinite third moment); the
+        // skewness- and
+        // kurtosis-aware interval of StratifiedEstimator must reach the same 0.93 bar as every
+        // other case.
         int bigN = 4000;
         for (double alpha : new double[] {3.0, 4.0}) {
             for (long seed : new long[] {14, 15, 16}) {
                 double[] pop = paretoPopulation(bigN, alpha, seed);
-                double skew = new org.apache.commons.math3.stat.descriptive.moment.Skewness().evaluate(pop);
-                int n = (int) Math.min(bigN, Math.max(400, MsrPlanner.cochranMinimumSampleSize(skew)));
-                String name = String.format(Locale.ROOT, "pareto(a=%.0f,seed %d,G1=%.1f) sum n=%d/%d", alpha,
-                        seed, skew, n, bigN);
+                double skew =
+                        new org.apache.commons.math3.stat.descriptive.moment.Skewness()
+                                .evaluate(pop);
+                int n =
+                        (int)
+                                Math.min(
+                                        bigN,
+                                        Math.max(400, MsrPlanner.cochranMinimumSampleSize(skew)));
+                String name =
+                        String.format(
+                                Locale.ROOT,
+                                "pareto(a=%.0f,seed %d,G1=%.1f) sum n=%d/%d",
+                                alpha,
+                                seed,
+                                skew,
+                                n,
+                                bigN);
                 if (n == bigN) {
-                    ApproxResult census = StratifiedEstimator.sum(
-                            sample(pop, n, new Well19937c(5)).summarize(bigN), CONFIDENCE);
+                    ApproxResult census =
+                            StratifiedEstimator.sum(
+                                    sample(pop, n, new Well19937c(5)).summarize(bigN), CONFIDENCE);
                     assertTrue(census.isExact(), name);
                     assertEquals(sum(pop), census.mean(), 1e-9 * sum(pop), name);
                     report(name + " (census)", 1, 1, "exact");
                 } else {
-                    int hits = coverage(name, single(pop, n), 5, CONFIDENCE,
-                            s -> StratifiedEstimator.sum(s, CONFIDENCE), sum(pop), HEAVY_TRIALS)[0];
+                    int hits =
+                            coverage(
+                                    name,
+                                    single(pop, n),
+                                    5,
+                                    CONFIDENCE,
+                                    s -> StratifiedEstimator.sum(s, CONFIDENCE),
+                                    sum(pop),
+                                    HEAVY_TRIALS)[0];
                     assertCoverage(hits, HEAVY_TRIALS, name);
                 }
             }
@@ -141,17 +216,31 @@ class EstimatorCoverageTest {
 
     @Test
     void sumCoversHeavyTailedParetoBelowCochranSize() {
-        // The same populations at n = 400, well below 25 G1^2 (933-6561 for alpha = 3): the symmetric t
-        // interval covered 0.909-0.930 here (it misses almost only on the high side); the Hall-corrected
+        // The same populations at n = 400, well below 25 G1^2 (933-6561 for alpha = 3): the
+        // symmetric t
+        // interval covered 0.909-0.930 here (it misses almost only on the high side); the
+        // Hall-corrected
         // interval with kurtosis-adjusted df is measured at 0.94-0.95.
         int bigN = 4000;
         for (double alpha : new double[] {3.0, 4.0}) {
             for (long seed : new long[] {14, 15, 16}) {
                 double[] pop = paretoPopulation(bigN, alpha, seed);
-                String name = String.format(Locale.ROOT, "pareto(a=%.0f,seed %d) sum n=400/%d", alpha, seed,
-                        bigN);
-                int hits = coverage(name, single(pop, 400), 17, CONFIDENCE,
-                        s -> StratifiedEstimator.sum(s, CONFIDENCE), sum(pop), HEAVY_TRIALS)[0];
+                String name =
+                        String.format(
+                                Locale.ROOT,
+                                "pareto(a=%.0f,seed %d) sum n=400/%d",
+                                alpha,
+                                seed,
+                                bigN);
+                int hits =
+                        coverage(
+                                name,
+                                single(pop, 400),
+                                17,
+                                CONFIDENCE,
+                                s -> StratifiedEstimator.sum(s, CONFIDENCE),
+                                sum(pop),
+                                HEAVY_TRIALS)[0];
                 assertCoverage(hits, HEAVY_TRIALS, name);
             }
         }
@@ -159,38 +248,73 @@ class EstimatorCoverageTest {
 
     @Test
     void skewnessCorrectionBalancesTheTwoTails() {
-        // For right-skewed data the symmetric t interval misses mostly on the high side (truth above the
-        // interval: samples without the large values have a low mean and a low variance). The corrected
-        // interval must keep each tail near the nominal 2.5%; the symmetric one (same summaries with the
+        // For right-skewed data the symmetric t interval misses mostly on the high side (truth
+        // above the
+        // interval: samples without the large values have a low mean and a low variance). The
+        // corrected
+        // interval must keep each tail near the nominal 2.5%; the symmetric one (same summaries
+        // with the
         // higher moments dropped) is the reference.
         double[] pop = lognormalPopulation(4000, 13);
         Design d = single(pop, 400);
-        int[] corrected = coverage("lognormal mean n=400 (tails, corrected)", d, 18, CONFIDENCE,
-                s -> StratifiedEstimator.mean(s, CONFIDENCE), mean(pop), HEAVY_TRIALS);
-        int[] symmetric = coverage("lognormal mean n=400 (tails, symmetric t)", d, 18, CONFIDENCE,
-                s -> StratifiedEstimator.mean(withoutHigherMoments(s), CONFIDENCE), mean(pop), HEAVY_TRIALS);
+        int[] corrected =
+                coverage(
+                        "lognormal mean n=400 (tails, corrected)",
+                        d,
+                        18,
+                        CONFIDENCE,
+                        s -> StratifiedEstimator.mean(s, CONFIDENCE),
+                        mean(pop),
+                        HEAVY_TRIALS);
+        int[] symmetric =
+                coverage(
+                        "lognormal mean n=400 (tails, symmetric t)",
+                        d,
+                        18,
+                        CONFIDENCE,
+                        s -> StratifiedEstimator.mean(withoutHigherMoments(s), CONFIDENCE),
+                        mean(pop),
+                        HEAVY_TRIALS);
         assertCoverage(corrected[0], HEAVY_TRIALS, "lognormal corrected");
-        assertTrue(corrected[1] <= 0.04 * HEAVY_TRIALS && corrected[2] <= 0.04 * HEAVY_TRIALS,
+        assertTrue(
+                corrected[1] <= 0.04 * HEAVY_TRIALS && corrected[2] <= 0.04 * HEAVY_TRIALS,
                 "each tail should miss <= 4%: low " + corrected[1] + ", high " + corrected[2]);
-        assertTrue(corrected[2] < symmetric[2], "correction should reduce high-side misses: " + corrected[2]
-                + " vs symmetric " + symmetric[2]);
+        assertTrue(
+                corrected[2] < symmetric[2],
+                "correction should reduce high-side misses: "
+                        + corrected[2]
+                        + " vs symmetric "
+                        + symmetric[2]);
     }
 
     private static List<StratumSummary> withoutHigherMoments(List<StratumSummary> strata) {
         List<StratumSummary> out = new ArrayList<>();
         for (StratumSummary s : strata) {
-            out.add(new StratumSummary(s.populationUnits(), s.sampledUnits(), s.meanTotal(), s.varianceTotal(),
-                    s.meanRecords(), s.varianceRecords(), s.covariance()));
+            out.add(
+                    new StratumSummary(
+                            s.populationUnits(),
+                            s.sampledUnits(),
+                            s.meanTotal(),
+                            s.varianceTotal(),
+                            s.meanRecords(),
+                            s.varianceRecords(),
+                            s.covariance()));
         }
         return out;
     }
 
     @Test
     void stratifiedSumWithRareStrataAndHighSamplingFraction() {
-        // Three large strata of different shapes plus two rare strata (12 and 6 members); the rare ones are
+        // Three large strata of different shapes plus two rare strata (12 and 6 members); the rare
+        // ones are
         // sampled at 50-67%, where the finite population correction matters.
-        List<double[]> pops = List.of(normalPopulation(3000, 21), lognormalPopulation(2000, 22),
-                paretoPopulation(1500, 3.0, 23), normalPopulation(12, 24), lognormalPopulation(6, 25));
+        List<double[]> pops =
+                List.of(
+                        normalPopulation(3000, 21),
+                        lognormalPopulation(2000, 22),
+                        paretoPopulation(1500, 3.0, 23),
+                        normalPopulation(12, 24),
+                        lognormalPopulation(6, 25));
         int[] ns = {150, 200, 200, 6, 4};
         double truth = 0;
         double records = 0;
@@ -199,39 +323,86 @@ class EstimatorCoverageTest {
             records += p.length;
         }
         Design d = new Design(pops, ns);
-        assertCoverage(coverage("stratified sum, 5 strata incl. rare", d, 6, CONFIDENCE,
-                s -> StratifiedEstimator.sum(s, CONFIDENCE), truth), "stratified sum");
-        assertCoverage(coverage("stratified mean, 5 strata incl. rare", d, 7, CONFIDENCE,
-                s -> StratifiedEstimator.mean(s, CONFIDENCE), truth / records), "stratified mean");
+        assertCoverage(
+                coverage(
+                        "stratified sum, 5 strata incl. rare",
+                        d,
+                        6,
+                        CONFIDENCE,
+                        s -> StratifiedEstimator.sum(s, CONFIDENCE),
+                        truth),
+                "stratified sum");
+        assertCoverage(
+                coverage(
+                        "stratified mean, 5 strata incl. rare",
+                        d,
+                        7,
+                        CONFIDENCE,
+                        s -> StratifiedEstimator.mean(s, CONFIDENCE),
+                        truth / records),
+                "stratified mean");
     }
 
     @Test
     void rareStratumAlone() {
         // A stratum of 15 members of which 7 arrive: t with 6 df and FPC 1 - 7/15.
         double[] pop = normalPopulation(15, 26);
-        assertCoverage(coverage("rare stratum mean n=7/15", single(pop, 7), 8, CONFIDENCE,
-                s -> StratifiedEstimator.mean(s, CONFIDENCE), mean(pop)), "rare stratum");
+        assertCoverage(
+                coverage(
+                        "rare stratum mean n=7/15",
+                        single(pop, 7),
+                        8,
+                        CONFIDENCE,
+                        s -> StratifiedEstimator.mean(s, CONFIDENCE),
+                        mean(pop)),
+                "rare stratum");
     }
 
     @Test
     void proportionCoverage() {
         double[] common = bernoulliPopulation(5000, 0.3, 31);
-        assertCoverage(coverage("proportion p=0.3 n=300/5000", single(common, 300), 9, CONFIDENCE,
-                s -> StratifiedEstimator.proportion(s, CONFIDENCE), mean(common)), "proportion 0.3");
+        assertCoverage(
+                coverage(
+                        "proportion p=0.3 n=300/5000",
+                        single(common, 300),
+                        9,
+                        CONFIDENCE,
+                        s -> StratifiedEstimator.proportion(s, CONFIDENCE),
+                        mean(common)),
+                "proportion 0.3");
         double[] rare = bernoulliPopulation(5000, 0.03, 32);
-        assertCoverage(coverage("proportion p=0.03 n=300/5000 (Wilson)", single(rare, 300), 10, CONFIDENCE,
-                s -> StratifiedEstimator.proportion(s, CONFIDENCE), mean(rare)), "proportion 0.03");
-        List<double[]> pops = List.of(bernoulliPopulation(3000, 0.1, 33), bernoulliPopulation(800, 0.5, 34),
-                bernoulliPopulation(40, 0.2, 35));
+        assertCoverage(
+                coverage(
+                        "proportion p=0.03 n=300/5000 (Wilson)",
+                        single(rare, 300),
+                        10,
+                        CONFIDENCE,
+                        s -> StratifiedEstimator.proportion(s, CONFIDENCE),
+                        mean(rare)),
+                "proportion 0.03");
+        List<double[]> pops =
+                List.of(
+                        bernoulliPopulation(3000, 0.1, 33),
+                        bernoulliPopulation(800, 0.5, 34),
+                        bernoulliPopulation(40, 0.2, 35));
         double truth = (sum(pops.get(0)) + sum(pops.get(1)) + sum(pops.get(2))) / 3840.0;
-        assertCoverage(coverage("stratified proportion, 3 strata", new Design(pops, new int[] {200, 100, 20}),
-                11, CONFIDENCE, s -> StratifiedEstimator.proportion(s, CONFIDENCE), truth), "stratified prop");
+        assertCoverage(
+                coverage(
+                        "stratified proportion, 3 strata",
+                        new Design(pops, new int[] {200, 100, 20}),
+                        11,
+                        CONFIDENCE,
+                        s -> StratifiedEstimator.proportion(s, CONFIDENCE),
+                        truth),
+                "stratified prop");
     }
 
     @Test
     void countAndMeanOfMultiRecordMessages() {
-        // Messages are clusters: each carries 1..20 records whose values are lognormal; both the per-message
-        // total and the record count vary, so count and per-record mean are estimates with intervals.
+        // Messages are clusters: each carries 1..20 records whose values are lognormal; both the
+        // per-message
+        // total and the record count vary, so count and per-record mean are estimates with
+        // intervals.
         RandomGenerator gen = new Well19937c(41);
         int bigN = 3000;
         double[] totals = new double[bigN];
@@ -270,10 +441,17 @@ class EstimatorCoverageTest {
 
     @Test
     void negativeControlSixtyEightPercentIntervalsAreCalibrated() {
-        // Guards against passing only because intervals are too wide: 68% intervals must cover ~68%.
+        // Guards against passing only because intervals are too wide: 68% intervals must cover
+        // ~68%.
         double[] pop = lognormalPopulation(4000, 51);
-        int hits = coverage("lognormal mean at 68% (calibration)", single(pop, 400), 12, 0.68,
-                s -> StratifiedEstimator.mean(s, 0.68), mean(pop));
+        int hits =
+                coverage(
+                        "lognormal mean at 68% (calibration)",
+                        single(pop, 400),
+                        12,
+                        0.68,
+                        s -> StratifiedEstimator.mean(s, 0.68),
+                        mean(pop));
         double c = (double) hits / TRIALS;
         assertTrue(c > 0.64 && c < 0.72, "68% intervals covered " + c);
     }

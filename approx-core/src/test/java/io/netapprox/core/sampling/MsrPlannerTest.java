@@ -11,22 +11,25 @@ import org.junit.jupiter.api.Test;
  * e_max -> MSR.
  *
  * <p>Error acceptance: over 1,000 trials the fraction with relative error <= e_max must be at least
- * confidence - 0.02 = 0.93. The 0.02 tolerance is ~3 Monte Carlo standard errors (sqrt(0.95*0.05/1000) =
- * 0.0069); the sample-size formula itself is only asymptotically exact (CLT), which the tolerance also has to
- * absorb for the skewed cases. An upper limit (<= 0.99) checks that the MSR is not wastefully large.
+ * confidence - 0.02 = 0.93. The 0.02 tolerance is ~3 Monte Carlo standard errors
+ * (sqrt(0.95*0.05/1000) = 0.0069); the sample-size formula itself is only asymptotically exact
+ * (CLT), which the tolerance also has to absorb for the skewed cases. An upper limit (<= 0.99)
+ * checks that the MSR is not wastefully large.
  */
 class MsrPlannerTest {
 
     private static final int TRIALS = 1000;
 
-    private static double withinBoundRate(String name, double[] pop, MsrPlan plan, double eMax, long seed) {
+    private static double withinBoundRate(
+            String name, double[] pop, MsrPlan plan, double eMax, long seed) {
         RandomGenerator rng = new Well19937c(seed);
         double truth = sum(pop);
         int n = (int) Math.ceil(plan.msr() * pop.length);
         assertEquals(plan.sampleSize(), n, "ATP's ceil(MSR*N) must equal the planned sample size");
         int ok = 0;
         for (int t = 0; t < TRIALS; t++) {
-            double est = StratifiedEstimator.sum(sample(pop, n, rng).summarize(pop.length), 0.95).mean();
+            double est =
+                    StratifiedEstimator.sum(sample(pop, n, rng).summarize(pop.length), 0.95).mean();
             if (Math.abs(est - truth) <= eMax * Math.abs(truth)) {
                 ok++;
             }
@@ -45,7 +48,8 @@ class MsrPlannerTest {
         double n0 = Math.pow(z * sd / (0.05 * mean), 2);
         double nPrime = n0 / (1 + n0 / bigN);
         MsrPlan plan = p.plan(bigN, mean, sd);
-        assertEquals((long) Math.ceil(nPrime), plan.sampleSize()); // n' ~ 980, large: Normal quantile
+        assertEquals(
+                (long) Math.ceil(nPrime), plan.sampleSize()); // n' ~ 980, large: Normal quantile
         assertEquals(plan.sampleSize(), (long) Math.ceil(plan.msr() * bigN));
         assertEquals(MsrPlan.Basis.SAMPLE_SIZE_FORMULA, plan.basis());
         assertEquals(z, plan.criticalValue(), 1e-12);
@@ -55,20 +59,27 @@ class MsrPlannerTest {
     void smallSampleSizesUseStudentT() {
         MsrPlanner p = MsrPlanner.of(0.2, 0.95);
         MsrPlan plan = p.plan(10_000, 100, 40); // z-based n would be ceil(15.37) = 16
-        assertTrue(plan.sampleSize() > 16, "t quantile must raise n above the Normal-based 16: " + plan);
+        assertTrue(
+                plan.sampleSize() > 16,
+                "t quantile must raise n above the Normal-based 16: " + plan);
         long n = plan.sampleSize();
         double t = CriticalValues.studentT(0.95, n - 1);
         assertTrue(t * 40 * Math.sqrt(1.0 / n - 1.0 / 10_000) <= 0.2 * 100);
         double tPrev = CriticalValues.studentT(0.95, n - 2);
-        assertTrue(tPrev * 40 * Math.sqrt(1.0 / (n - 1) - 1.0 / 10_000) > 0.2 * 100, "n is not minimal");
+        assertTrue(
+                tPrev * 40 * Math.sqrt(1.0 / (n - 1) - 1.0 / 10_000) > 0.2 * 100,
+                "n is not minimal");
     }
 
     @Test
     void plannedMsrAchievesErrorBoundOnSeveralDistributions() {
         double eMax = 0.05;
         MsrPlanner p = MsrPlanner.of(eMax, 0.95);
-        double[][] pops = {normalPopulation(5000, 71), lognormalPopulation(5000, 72),
-                paretoPopulation(5000, 4.0, 73)};
+        double[][] pops = {
+            normalPopulation(5000, 71),
+            lognormalPopulation(5000, 72),
+            paretoPopulation(5000, 4.0, 73)
+        };
         String[] names = {"normal", "lognormal", "pareto(a=4)"};
         for (int i = 0; i < pops.length; i++) {
             double[] pop = pops[i];
@@ -135,7 +146,8 @@ class MsrPlannerTest {
         double n0 = Math.pow(z * 50.0 / 1.0, 2);
         assertEquals((long) Math.ceil(n0 / (1 + n0 / 1_000_000)), abs.sampleSize());
         // A large mean makes the relative bound the looser one again.
-        assertEquals(MsrPlan.Basis.SAMPLE_SIZE_FORMULA, withFloor.plan(1_000_000, 1000.0, 5.0).basis());
+        assertEquals(
+                MsrPlan.Basis.SAMPLE_SIZE_FORMULA, withFloor.plan(1_000_000, 1000.0, 5.0).basis());
 
         // Tiny group: the requirement exceeds N -> MSR 1.
         assertEquals(1.0, p.plan(20, 1, 5).msr());
@@ -167,13 +179,17 @@ class MsrPlannerTest {
         assertMessage(() -> p.plan(10, 1, Double.POSITIVE_INFINITY), "standard deviation");
         assertMessage(() -> p.plan(10, 1, 1, Double.NaN), "skewness");
         assertMessage(() -> MsrPlanner.builder(0.1).minSampleSize(1), "minimum sample size");
-        assertMessage(() -> MsrPlanner.builder(0.1).assumedCoefficientOfVariation(0), "coefficient of variation");
+        assertMessage(
+                () -> MsrPlanner.builder(0.1).assumedCoefficientOfVariation(0),
+                "coefficient of variation");
         assertMessage(() -> MsrPlanner.builder(0.1).absoluteErrorFloor(-1), "absolute error floor");
         assertMessage(() -> new MsrPlan(0, 0, 10, 1, MsrPlan.Basis.HEURISTIC), "msr");
     }
 
     static void assertMessage(org.junit.jupiter.api.function.Executable e, String fragment) {
         IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, e);
-        assertTrue(ex.getMessage().contains(fragment), "message '" + ex.getMessage() + "' lacks '" + fragment + "'");
+        assertTrue(
+                ex.getMessage().contains(fragment),
+                "message '" + ex.getMessage() + "' lacks '" + fragment + "'");
     }
 }

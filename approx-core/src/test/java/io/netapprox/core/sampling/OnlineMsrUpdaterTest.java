@@ -8,7 +8,10 @@ import org.apache.commons.math3.random.RandomGenerator;
 import org.apache.commons.math3.random.Well19937c;
 import org.junit.jupiter.api.Test;
 
-/** Online MSR refinement: convergence, floors, monotonicity, and the achieved error of the online loop. */
+/**
+ * Online MSR refinement: convergence, floors, monotonicity, and the achieved error of the online
+ * loop.
+ */
 class OnlineMsrUpdaterTest {
 
     @Test
@@ -28,7 +31,9 @@ class OnlineMsrUpdaterTest {
             if (i + 1 == 500 || i + 1 == 8000) {
                 // Ignore the delivered-fraction floor: compare the statistics-based requirement.
                 MsrPlan fresh = planner.plan(u.summary("g"));
-                double err = Math.abs(fresh.sampleSize() - exact.sampleSize()) / (double) exact.sampleSize();
+                double err =
+                        Math.abs(fresh.sampleSize() - exact.sampleSize())
+                                / (double) exact.sampleSize();
                 if (i + 1 == 500) {
                     errAt500 = err;
                 } else {
@@ -36,7 +41,8 @@ class OnlineMsrUpdaterTest {
                 }
             }
         }
-        System.out.printf("[sampling] online n required: exact=%d, relative gap after 500 obs=%.3f, after 8000=%.3f%n",
+        System.out.printf(
+                "[sampling] online n required: exact=%d, relative gap after 500 obs=%.3f, after 8000=%.3f%n",
                 exact.sampleSize(), errAt500, errAt8000);
         assertTrue(errAt8000 < 0.05, "did not converge: gap " + errAt8000);
         MsrPlan last = u.plan("g");
@@ -46,7 +52,8 @@ class OnlineMsrUpdaterTest {
 
     @Test
     void onlineLoopMeetsErrorBound() {
-        // Receiver loop: messages arrive in random order; stop once delivered >= the current requirement.
+        // Receiver loop: messages arrive in random order; stop once delivered >= the current
+        // requirement.
         double eMax = 0.05;
         double[] pop = lognormalPopulation(10_000, 403);
         MsrPlanner planner = MsrPlanner.of(eMax, 0.95);
@@ -55,8 +62,11 @@ class OnlineMsrUpdaterTest {
         int ok = 0;
         long deliveredSum = 0;
         for (int t = 0; t < trials; t++) {
-            OnlineMsrUpdater<Integer> u = OnlineMsrUpdater.builder(planner).minObservations(30)
-                    .varianceUpperConfidence(0.9).build();
+            OnlineMsrUpdater<Integer> u =
+                    OnlineMsrUpdater.builder(planner)
+                            .minObservations(30)
+                            .varianceUpperConfidence(0.9)
+                            .build();
             u.registerGroup(1, pop.length);
             int[] order = sampleIndices(pop.length, pop.length, rng);
             int i = 0;
@@ -72,7 +82,10 @@ class OnlineMsrUpdaterTest {
                 ok++;
             }
         }
-        report(String.format("online loop e_max=5%% lognormal (avg n=%d)", deliveredSum / trials), ok, trials,
+        report(
+                String.format("online loop e_max=5%% lognormal (avg n=%d)", deliveredSum / trials),
+                ok,
+                trials,
                 "within e_max");
         assertTrue(ok >= 930, "online loop within e_max only " + ok + "/1000");
         assertTrue(deliveredSum / trials < pop.length / 2, "online loop needed almost a census");
@@ -81,9 +94,10 @@ class OnlineMsrUpdaterTest {
     @Test
     void monotoneModeNeverDecreasesAndPriorIsUsedFirst() {
         MsrPlanner planner = MsrPlanner.of(0.1, 0.95);
-        OnlineMsrUpdater<String> mono = OnlineMsrUpdater.builder(planner).monotone(true).minObservations(10)
-                .build();
-        OnlineMsrUpdater<String> free = OnlineMsrUpdater.builder(planner).minObservations(10).build();
+        OnlineMsrUpdater<String> mono =
+                OnlineMsrUpdater.builder(planner).monotone(true).minObservations(10).build();
+        OnlineMsrUpdater<String> free =
+                OnlineMsrUpdater.builder(planner).minObservations(10).build();
         mono.registerGroup("g", 5000).setPrior("g", 100, 300);
         free.registerGroup("g", 5000).setPrior("g", 100, 300);
         assertEquals(planner.plan(5000, 100, 300), mono.plan("g"));
@@ -101,7 +115,9 @@ class OnlineMsrUpdaterTest {
             freeDecreased |= f < freePrev;
             freePrev = f;
         }
-        assertTrue(freeDecreased, "non-monotone updater should lower the MSR once data shows low variance");
+        assertTrue(
+                freeDecreased,
+                "non-monotone updater should lower the MSR once data shows low variance");
         assertTrue(free.plan("g").msr() < mono.plan("g").msr());
         assertEquals(1, free.msrs().size());
     }
@@ -119,7 +135,9 @@ class OnlineMsrUpdaterTest {
         assertMessage(() -> u.registerGroup("g", 1), "below the 2 messages already delivered");
         assertMessage(() -> u.setPrior("g", 1, -1), "standard deviation");
         assertMessage(() -> OnlineMsrUpdater.builder(null), "planner");
-        assertMessage(() -> OnlineMsrUpdater.builder(MsrPlanner.of(0.1, 0.95)).varianceUpperConfidence(1), "varianceUpperConfidence");
+        assertMessage(
+                () -> OnlineMsrUpdater.builder(MsrPlanner.of(0.1, 0.95)).varianceUpperConfidence(1),
+                "varianceUpperConfidence");
         assertEquals(1.0, u.plan("g").msr());
     }
 }

@@ -42,7 +42,13 @@ class QuantileTopKTest {
     void medianAndP90CoverageOnSkewedAndDiscreteData() {
         double[] logn = lognormalPopulation(4000, 201);
         int h1 = quantileCoverage("median lognormal n=200/4000", logn, 200, 0.5, 1);
-        int h2 = quantileCoverage("p90 pareto(a=2.5) n=300/4000", paretoPopulation(4000, 2.5, 202), 300, 0.9, 2);
+        int h2 =
+                quantileCoverage(
+                        "p90 pareto(a=2.5) n=300/4000",
+                        paretoPopulation(4000, 2.5, 202),
+                        300,
+                        0.9,
+                        2);
         // Heavily tied data (values 0..4) and a high sampling fraction.
         double[] tied = new double[600];
         RandomGenerator g = new Well19937c(203);
@@ -50,7 +56,9 @@ class QuantileTopKTest {
             tied[i] = g.nextInt(5);
         }
         int h3 = quantileCoverage("median tied 0..4 n=300/600", tied, 300, 0.5, 3);
-        int h4 = quantileCoverage("median rare stratum n=9/20", normalPopulation(20, 204), 9, 0.5, 4);
+        int h4 =
+                quantileCoverage(
+                        "median rare stratum n=9/20", normalPopulation(20, 204), 9, 0.5, 4);
         for (int h : new int[] {h1, h2, h4}) {
             assertTrue(h >= 930 && h <= 990, "quantile coverage " + h + "/1000");
         }
@@ -93,7 +101,8 @@ class QuantileTopKTest {
 
     @Test
     void topKOnClearlySeparatedKeys() {
-        // 15 heavy keys (~4.8% each) and 300 light keys (~0.08% each): the boundary should be resolvable.
+        // 15 heavy keys (~4.8% each) and 300 light keys (~0.08% each): the boundary should be
+        // resolvable.
         RandomGenerator g = new Well19937c(303);
         int[] keys = new int[20_000];
         for (int i = 0; i < keys.length; i++) {
@@ -103,7 +112,9 @@ class QuantileTopKTest {
         assertTrue(separated >= 900, "separation detected in only " + separated + " trials");
     }
 
-    /** @return number of trials reported as separated */
+    /**
+     * @return number of trials reported as separated
+     */
     private static int topKTrials(String label, int[] keys) {
         int bigN = keys.length;
         int k = 15;
@@ -142,12 +153,22 @@ class QuantileTopKTest {
                 }
             }
         }
-        report("top-15 per-key coverage, " + label + " n=4000/20000", (int) covered, (int) intervals, "");
-        report("top-15 separated -> set correct, " + label, separatedCorrect, Math.max(1, separatedTrials),
+        report(
+                "top-15 per-key coverage, " + label + " n=4000/20000",
+                (int) covered,
+                (int) intervals,
+                "");
+        report(
+                "top-15 separated -> set correct, " + label,
+                separatedCorrect,
+                Math.max(1, separatedTrials),
                 "(separated in " + separatedTrials + " trials)");
-        assertTrue((double) covered / intervals >= 0.93, "per-key coverage " + (double) covered / intervals);
+        assertTrue(
+                (double) covered / intervals >= 0.93,
+                "per-key coverage " + (double) covered / intervals);
         if (separatedTrials > 0) {
-            assertTrue((double) separatedCorrect / separatedTrials >= 0.95, "separated but wrong set");
+            assertTrue(
+                    (double) separatedCorrect / separatedTrials >= 0.95, "separated but wrong set");
         }
         return separatedTrials;
     }
@@ -164,7 +185,8 @@ class QuantileTopKTest {
         assertEquals(7.0, r.top().get(0).count().mean());
         assertTrue(r.top().get(0).count().isExact());
         assertEquals("b", r.runnerUp().key());
-        // Not complete, fewer than k+1 keys seen: unseen keys may belong to the top-k -> not separated.
+        // Not complete, fewer than k+1 keys seen: unseen keys may belong to the top-k -> not
+        // separated.
         TopKResult<String> partial = acc.topK(3, 0.95, 30);
         assertFalse(partial.separated());
         assertEquals(3, partial.top().size());

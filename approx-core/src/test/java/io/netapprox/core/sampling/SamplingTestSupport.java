@@ -8,11 +8,13 @@ import org.apache.commons.math3.distribution.ParetoDistribution;
 import org.apache.commons.math3.random.RandomGenerator;
 import org.apache.commons.math3.random.Well19937c;
 
-/** Seeded finite populations and simple random sampling without replacement, shared by the statistical tests. */
+/**
+ * Seeded finite populations and simple random sampling without replacement, shared by the
+ * statistical tests.
+ */
 final class SamplingTestSupport {
 
-    private SamplingTestSupport() {
-    }
+    private SamplingTestSupport() {}
 
     /** Normal(100, 20): symmetric. */
     static double[] normalPopulation(int n, long seed) {
@@ -39,7 +41,10 @@ final class SamplingTestSupport {
         return out;
     }
 
-    /** Indices of a simple random sample without replacement of size n from 0..bigN-1 (partial Fisher-Yates). */
+    /**
+     * Indices of a simple random sample without replacement of size n from 0..bigN-1 (partial
+     * Fisher-Yates).
+     */
     static int[] sampleIndices(int bigN, int n, RandomGenerator rng) {
         int[] idx = new int[bigN];
         for (int i = 0; i < bigN; i++) {
@@ -54,7 +59,9 @@ final class SamplingTestSupport {
         return Arrays.copyOf(idx, n);
     }
 
-    /** Accumulates a simple random sample of size n (one record per message) from the population. */
+    /**
+     * Accumulates a simple random sample of size n (one record per message) from the population.
+     */
     static StratumAccumulator sample(double[] population, int n, RandomGenerator rng) {
         StratumAccumulator acc = new StratumAccumulator();
         for (int i : sampleIndices(population.length, n, rng)) {
@@ -75,7 +82,9 @@ final class SamplingTestSupport {
         return sum(xs) / xs.length;
     }
 
-    /** Population standard deviation S with denominator N - 1 (the one in the sample-size formula). */
+    /**
+     * Population standard deviation S with denominator N - 1 (the one in the sample-size formula).
+     */
     static double sd(double[] xs) {
         double m = mean(xs);
         double ss = 0;
@@ -94,7 +103,13 @@ final class SamplingTestSupport {
     }
 
     static void report(String what, int hits, int trials, String extra) {
-        System.out.printf(Locale.ROOT, "[sampling] %-48s %5d/%d = %.4f %s%n", what, hits, trials,
-                (double) hits / trials, extra);
+        System.out.printf(
+                Locale.ROOT,
+                "[sampling] %-48s %5d/%d = %.4f %s%n",
+                what,
+                hits,
+                trials,
+                (double) hits / trials,
+                extra);
     }
 }

@@ -37,16 +37,25 @@ class ApproxTransportConfigTest {
         rejects("maxQueuedRequests", ApproxTransportConfig.builder().maxQueuedRequests(-1));
         rejects("reportTimeout", ApproxTransportConfig.builder().reportTimeout(Duration.ZERO));
         rejects("reportTimeout", ApproxTransportConfig.builder().reportTimeout(null));
-        rejects("advertisedDataAddress", ApproxTransportConfig.builder()
-                .atp(AtpConfig.builder().bindAddress("127.0.0.1").build())
-                .advertisedDataAddress(InetAddress.getByName("10.1.2.3")));
-        rejects("different IP families", ApproxTransportConfig.builder()
-                .atp(AtpConfig.builder().bindAddress("127.0.0.1").build())
-                .control(ControlConfig.builder().bindAddress(InetAddress.getByName("::1")).build()));
+        rejects(
+                "advertisedDataAddress",
+                ApproxTransportConfig.builder()
+                        .atp(AtpConfig.builder().bindAddress("127.0.0.1").build())
+                        .advertisedDataAddress(InetAddress.getByName("10.1.2.3")));
+        rejects(
+                "different IP families",
+                ApproxTransportConfig.builder()
+                        .atp(AtpConfig.builder().bindAddress("127.0.0.1").build())
+                        .control(
+                                ControlConfig.builder()
+                                        .bindAddress(InetAddress.getByName("::1"))
+                                        .build()));
         // the same with the server disabled is fine (the client does not bind)
-        ApproxTransportConfig.builder().atp(AtpConfig.builder().bindAddress("127.0.0.1").build())
+        ApproxTransportConfig.builder()
+                .atp(AtpConfig.builder().bindAddress("127.0.0.1").build())
                 .control(ControlConfig.builder().bindAddress(InetAddress.getByName("::1")).build())
-                .serverEnabled(false).build();
+                .serverEnabled(false)
+                .build();
         assertEquals(8, ApproxTransportConfig.builder().atp(small).build().maxPeers());
     }
 }

@@ -17,13 +17,20 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** (c): the serving side goes away mid-job; the requester fails in bounded time and releases everything. */
+/**
+ * (c): the serving side goes away mid-job; the requester fails in bounded time and releases
+ * everything.
+ */
 class ApproxTransportFailureTest {
     static final int SIZE = 16 * 1024;
     static final Duration PEER_DEATH = Duration.ofMillis(500);
 
-    /** Serves an endless-ish exact job (100,000 x 16 KiB); records the DataRequest and the handler's exit. */
-    static DataRequestHandler endless(CompletableFuture<DataRequest> served, CompletableFuture<Throwable> exit) {
+    /**
+     * Serves an endless-ish exact job (100,000 x 16 KiB); records the OutgoingTransfer and the
+     * handler's exit.
+     */
+    static DataRequestHandler endless(
+            CompletableFuture<OutgoingTransfer> served, CompletableFuture<Throwable> exit) {
         return request -> {
             served.complete(request);
             try {
@@ -38,27 +45,34 @@ class ApproxTransportFailureTest {
     }
 
     static byte[] bigRequest() {
-        return TransportTestSupport.request(SIZE, new long[] {1}, new int[] {100_000}, new double[] {1.0});
+        return TransportTestSupport.request(
+                SIZE, new long[] {1}, new int[] {100_000}, new double[] {1.0});
     }
 
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
-    void servingTransportClosedMidJobFailsTheRequesterPromptlyAndReleasesEverything() throws Exception {
+    void servingTransportClosedMidJobFailsTheRequesterPromptlyAndReleasesEverything()
+            throws Exception {
         long fdsBefore = TransportTestSupport.openFds();
-        CompletableFuture<DataRequest> served = new CompletableFuture<>();
+        CompletableFuture<OutgoingTransfer> served = new CompletableFuture<>();
         CompletableFuture<Throwable> handlerExit = new CompletableFuture<>();
-        ApproxTransportConfig clientCfg = config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build())
-                .serverEnabled(false).build();
-        ApproxTransportConfig serverCfg = config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build())
-                .build();
+        ApproxTransportConfig clientCfg =
+                config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build())
+                        .serverEnabled(false)
+                        .build();
+        ApproxTransportConfig serverCfg =
+                config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build()).build();
         ApproxTransport server = ApproxTransport.start(serverCfg, endless(served, handlerExit));
         try (ApproxTransport client = ApproxTransport.start(clientCfg)) {
             ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
             CountDownLatch some = new CountDownLatch(50);
-            IncomingTransfer in = peer.request(bigRequest(), (t, m) -> {
-                m.release();
-                some.countDown();
-            });
+            IncomingTransfer in =
+                    peer.request(
+                            bigRequest(),
+                            (t, m) -> {
+                                m.release();
+                                some.countDown();
+                            });
             assertTrue(some.await(10, TimeUnit.SECONDS), "data flows");
             long t0 = System.nanoTime();
             server.close();
@@ -66,106 +80,183 @@ class ApproxTransportFailureTest {
             Throwable e = failure(in.report(), 10_000);
             long failMs = (System.nanoTime() - t0) / 1_000_000;
             TransportException te = assertInstanceOf(TransportException.class, e);
-            System.out.println("(c1) serving transport closed (close took " + closeMs + " ms); requester failed after "
-                    + failMs + " ms: " + te.getMessage());
-            assertTrue(EnumSet.of(TransportException.Reason.CONTROL_CLOSED, TransportException.Reason.JOB_FAILED,
-                    TransportException.Reason.DATA_PLANE_FAILED).contains(te.reason()), te.reason().toString());
-            assertTrue(failMs < PEER_DEATH.toMillis() * 4 + 2000, "failed within the timeouts: " + failMs + " ms");
+            System.out.println(
+                    "(c1) serving transport closed (close took "
+                            + closeMs
+                            + " ms); requester failed after "
+                            + failMs
+                            + " ms: "
+                            + te.getMessage());
+            assertTrue(
+                    EnumSet.of(
+                                    TransportException.Reason.CONTROL_CLOSED,
+                                    TransportException.Reason.JOB_FAILED,
+                                    TransportException.Reason.DATA_PLANE_FAILED)
+                            .contains(te.reason()),
+                    te.reason().toString());
+            assertTrue(
+                    failMs < PEER_DEATH.toMillis() * 4 + 2000,
+                    "failed within the timeouts: " + failMs + " ms");
             // the serving side's handler was released from send() and the server's threads are gone
-            assertTrue(handlerExit.get(5, TimeUnit.SECONDS) != null, "the serving handler's send() failed");
+            assertTrue(
+                    handlerExit.get(5, TimeUnit.SECONDS) != null,
+                    "the serving handler's send() failed");
             assertTrue(served.get().report().isCompletedExceptionally());
             // requester: peer ended, nothing left
             peer.closeFuture().get(5, TimeUnit.SECONDS);
             assertTrue(!peer.isActive());
             assertEquals(0, peer.incomingTransfers());
-            TransportTestSupport.eventually("requester released the session", 5000, () -> client.peers().isEmpty()
-                    && client.dataPlane().sessionCount() == 0 && client.endpoint().sessions().isEmpty());
+            TransportTestSupport.eventually(
+                    "requester released the session",
+                    5000,
+                    () ->
+                            client.peers().isEmpty()
+                                    && client.dataPlane().sessionCount() == 0
+                                    && client.endpoint().sessions().isEmpty());
             assertEquals(0, client.endpoint().unreleasedMessages());
             assertTrue(server.peers().isEmpty() && !server.isOpen());
         } finally {
             server.close();
         }
-        TransportTestSupport.eventually("no transport threads", 5000,
+        TransportTestSupport.eventually(
+                "no transport threads",
+                5000,
                 () -> TransportTestSupport.transportThreads().isEmpty());
-        TransportTestSupport.eventually("fds back to " + fdsBefore, 5000,
+        TransportTestSupport.eventually(
+                "fds back to " + fdsBefore,
+                5000,
                 () -> TransportTestSupport.openFds() <= fdsBefore);
     }
 
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void servingDataPlaneDeathFailsTheRequesterAndClosesThePeer() throws Exception {
-        // The serving process's engine dies while its control connection stays up: the requester learns it from
-        // the data plane (the engine's best-effort CLOSE, or peer death after PEER_DEATH) and closes the peer.
-        CompletableFuture<DataRequest> served = new CompletableFuture<>();
+        // The serving process's engine dies while its control connection stays up: the requester
+        // learns it from
+        // the data plane (the engine's best-effort CLOSE, or peer death after PEER_DEATH) and
+        // closes the peer.
+        CompletableFuture<OutgoingTransfer> served = new CompletableFuture<>();
         CompletableFuture<Throwable> handlerExit = new CompletableFuture<>();
-        ApproxTransportConfig clientCfg = config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build())
-                .build();
-        ApproxTransportConfig serverCfg = config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build())
-                .build();
-        try (ApproxTransport server = ApproxTransport.start(serverCfg, endless(served, handlerExit));
-             ApproxTransport client = ApproxTransport.start(clientCfg)) {
+        ApproxTransportConfig clientCfg =
+                config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build()).build();
+        ApproxTransportConfig serverCfg =
+                config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build()).build();
+        try (ApproxTransport server =
+                        ApproxTransport.start(serverCfg, endless(served, handlerExit));
+                ApproxTransport client = ApproxTransport.start(clientCfg)) {
             ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
             CountDownLatch some = new CountDownLatch(50);
-            IncomingTransfer in = peer.request(bigRequest(), (t, m) -> {
-                m.release();
-                some.countDown();
-            });
+            IncomingTransfer in =
+                    peer.request(
+                            bigRequest(),
+                            (t, m) -> {
+                                m.release();
+                                some.countDown();
+                            });
             assertTrue(some.await(10, TimeUnit.SECONDS), "data flows");
             long t0 = System.nanoTime();
             server.endpoint().close();
             Throwable e = failure(in.report(), 10_000);
             long failMs = (System.nanoTime() - t0) / 1_000_000;
             TransportException te = assertInstanceOf(TransportException.class, e);
-            System.out.println("(c2) serving engine closed; requester failed after " + failMs + " ms: "
-                    + te.getMessage() + " status=" + te.status());
-            assertTrue(EnumSet.of(TransportException.Reason.JOB_FAILED, TransportException.Reason.DATA_PLANE_FAILED)
-                    .contains(te.reason()), te.reason().toString());
-            assertTrue(failMs < PEER_DEATH.toMillis() * 4 + 2000, "failed within the timeouts: " + failMs + " ms");
-            // the peer is closed on both sides (the data plane is gone, the control connection goes with it)
+            System.out.println(
+                    "(c2) serving engine closed; requester failed after "
+                            + failMs
+                            + " ms: "
+                            + te.getMessage()
+                            + " status="
+                            + te.status());
+            assertTrue(
+                    EnumSet.of(
+                                    TransportException.Reason.JOB_FAILED,
+                                    TransportException.Reason.DATA_PLANE_FAILED)
+                            .contains(te.reason()),
+                    te.reason().toString());
+            assertTrue(
+                    failMs < PEER_DEATH.toMillis() * 4 + 2000,
+                    "failed within the timeouts: " + failMs + " ms");
+            // the peer is closed on both sides (the data plane is gone, the control connection goes
+            // with it)
             peer.closeFuture().get(5, TimeUnit.SECONDS);
-            TransportTestSupport.eventually("both sides dropped the peer", 5000, () -> client.peers().isEmpty()
-                    && server.peers().isEmpty() && client.dataPlane().sessionCount() == 0
-                    && client.endpoint().sessions().isEmpty());
-            assertTrue(handlerExit.get(5, TimeUnit.SECONDS) != null, "the serving handler's send() failed");
+            TransportTestSupport.eventually(
+                    "both sides dropped the peer",
+                    5000,
+                    () ->
+                            client.peers().isEmpty()
+                                    && server.peers().isEmpty()
+                                    && client.dataPlane().sessionCount() == 0
+                                    && client.endpoint().sessions().isEmpty());
+            assertTrue(
+                    handlerExit.get(5, TimeUnit.SECONDS) != null,
+                    "the serving handler's send() failed");
             assertTrue(served.get().report().isCompletedExceptionally());
             assertEquals(0, client.endpoint().unreleasedMessages());
         }
-        TransportTestSupport.eventually("no transport threads", 5000,
+        TransportTestSupport.eventually(
+                "no transport threads",
+                5000,
                 () -> TransportTestSupport.transportThreads().isEmpty());
     }
 
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
-    void requesterClosingThePeerFailsItsTransfersAsClosedAndReleasesTheServingThread() throws Exception {
-        CompletableFuture<DataRequest> served = new CompletableFuture<>();
+    void requesterClosingThePeerFailsItsTransfersAsClosedAndReleasesTheServingThread()
+            throws Exception {
+        CompletableFuture<OutgoingTransfer> served = new CompletableFuture<>();
         CompletableFuture<Throwable> handlerExit = new CompletableFuture<>();
-        try (ApproxTransport server = ApproxTransport.start(config(atp().peerDeathTimeout(PEER_DEATH).build(),
-                control().build()).build(), endless(served, handlerExit));
-             ApproxTransport client = ApproxTransport.start(config(atp().build(), control().build()).build())) {
+        try (ApproxTransport server =
+                        ApproxTransport.start(
+                                config(
+                                                atp().peerDeathTimeout(PEER_DEATH).build(),
+                                                control().build())
+                                        .build(),
+                                endless(served, handlerExit));
+                ApproxTransport client =
+                        ApproxTransport.start(config(atp().build(), control().build()).build())) {
             ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
             CountDownLatch some = new CountDownLatch(20);
-            IncomingTransfer in = peer.request(bigRequest(), (t, m) -> {
-                m.release();
-                some.countDown();
-            });
+            IncomingTransfer in =
+                    peer.request(
+                            bigRequest(),
+                            (t, m) -> {
+                                m.release();
+                                some.countDown();
+                            });
             assertTrue(some.await(10, TimeUnit.SECONDS));
             peer.close();
-            TransportException te = assertInstanceOf(TransportException.class, failure(in.report(), 5000));
+            TransportException te =
+                    assertInstanceOf(TransportException.class, failure(in.report(), 5000));
             assertEquals(TransportException.Reason.CLOSED, te.reason());
             assertTrue(handlerExit.get(5, TimeUnit.SECONDS) != null);
             Throwable se = failure(served.get().report(), 5000);
-            System.out.println("(c3) requester closed: requester " + te.getMessage() + "; server " + se.getMessage());
-            // The server learns it from whichever arrives first: the control connection's end, or the requester's
+            System.out.println(
+                    "(c3) requester closed: requester "
+                            + te.getMessage()
+                            + "; server "
+                            + se.getMessage());
+            // The server learns it from whichever arrives first: the control connection's end, or
+            // the requester's
             // sealed CLOSE on the data session (its job then ends with status CLOSED).
             TransportException ste = assertInstanceOf(TransportException.class, se);
-            assertTrue(ste.reason() == TransportException.Reason.CONTROL_CLOSED
-                    || (ste.reason() == TransportException.Reason.JOB_FAILED
-                        && ste.status() == io.netapprox.core.engine.AtpStatus.CLOSED), ste.toString());
-            TransportTestSupport.eventually("server released the session", 5000, () -> server.peers().isEmpty()
-                    && server.dataPlane().sessionCount() == 0 && server.endpoint().sessions().isEmpty());
+            assertTrue(
+                    ste.reason() == TransportException.Reason.CONTROL_CLOSED
+                            || (ste.reason() == TransportException.Reason.JOB_FAILED
+                                    && ste.status() == io.netapprox.core.job.AtpStatus.CLOSED),
+                    ste.toString());
+            TransportTestSupport.eventually(
+                    "server released the session",
+                    5000,
+                    () ->
+                            server.peers().isEmpty()
+                                    && server.dataPlane().sessionCount() == 0
+                                    && server.endpoint().sessions().isEmpty());
             // a closed peer refuses new requests at once
-            TransportException again = assertInstanceOf(TransportException.class,
-                    failure(peer.request(new byte[1], (t, m) -> m.release()).report(), 1000));
+            TransportException again =
+                    assertInstanceOf(
+                            TransportException.class,
+                            failure(
+                                    peer.request(new byte[1], (t, m) -> m.release()).report(),
+                                    1000));
             assertEquals(TransportException.Reason.CLOSED, again.reason());
         }
     }

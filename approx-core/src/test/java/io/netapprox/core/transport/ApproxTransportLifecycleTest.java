@@ -19,16 +19,23 @@ class ApproxTransportLifecycleTest {
     void hundredConnectCloseCyclesLeaveNoFdOrThreadGrowth() throws Exception {
         long fdsAtStart = TransportTestSupport.openFds();
         long threadsAtStart = TransportTestSupport.threads();
-        DataRequestHandler handler = request -> {
-            OutgoingJob job = request.startJob(TransportTestSupport.spec(request.payload()));
-            TransportTestSupport.sendAll(job, 1024, -1, null);
-        };
-        byte[] small = TransportTestSupport.request(1024, new long[] {1, 2}, new int[] {4, 4},
-                new double[] {1.0, 0.5});
-        try (ApproxTransport server = ApproxTransport.start(config(atp().build(), control().build()).build(),
-                handler);
-             ApproxTransport client = ApproxTransport.start(config(atp().build(), control().build())
-                     .serverEnabled(false).build())) {
+        DataRequestHandler handler =
+                request -> {
+                    OutgoingJob job =
+                            request.startJob(TransportTestSupport.spec(request.payload()));
+                    TransportTestSupport.sendAll(job, 1024, -1, null);
+                };
+        byte[] small =
+                TransportTestSupport.request(
+                        1024, new long[] {1, 2}, new int[] {4, 4}, new double[] {1.0, 0.5});
+        try (ApproxTransport server =
+                        ApproxTransport.start(
+                                config(atp().build(), control().build()).build(), handler);
+                ApproxTransport client =
+                        ApproxTransport.start(
+                                config(atp().build(), control().build())
+                                        .serverEnabled(false)
+                                        .build())) {
             long fds0 = 0;
             long threads0 = 0;
             long t0 = 0;
@@ -41,35 +48,55 @@ class ApproxTransportLifecycleTest {
                     t0 = System.nanoTime();
                 }
                 ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
-                TransferReport r = peer.request(small, (t, m) -> m.release()).report().get(10, TimeUnit.SECONDS);
+                TransferReport r =
+                        peer.request(small, (t, m) -> m.release())
+                                .report()
+                                .get(10, TimeUnit.SECONDS);
                 assertTrue(r.delivered() >= 6, r.toString());
                 peer.close();
-                TransportTestSupport.eventually("server dropped the peer", 5000, () -> server.peers().isEmpty()
-                        && server.dataPlane().sessionCount() == 0);
+                TransportTestSupport.eventually(
+                        "server dropped the peer",
+                        5000,
+                        () -> server.peers().isEmpty() && server.dataPlane().sessionCount() == 0);
             }
             double msPerCycle = (System.nanoTime() - t0) / 1e6 / cycles;
             long fds1 = TransportTestSupport.openFds();
             long threads1 = TransportTestSupport.threads();
-            System.out.printf("(e) %d connect/request/close cycles: %.1f ms/cycle, fds %d -> %d, threads %d -> %d"
-                    + " (process start of test: fds %d, threads %d)%n", cycles, msPerCycle, fds0, fds1, threads0,
-                    threads1, fdsAtStart, threadsAtStart);
-            // A leak would grow by one per cycle (100); allow two for descriptors the JVM or Netty open lazily
+            System.out.printf(
+                    "(e) %d connect/request/close cycles: %.1f ms/cycle, fds %d -> %d, threads %d -> %d"
+                            + " (process start of test: fds %d, threads %d)%n",
+                    cycles, msPerCycle, fds0, fds1, threads0, threads1, fdsAtStart, threadsAtStart);
+            // A leak would grow by one per cycle (100); allow two for descriptors the JVM or Netty
+            // open lazily
             // (e.g. under load from other processes) and give asynchronous closes time to finish.
             final long fdBase = fds0;
             final long threadBase = threads0;
-            TransportTestSupport.eventually("file descriptors " + fds0 + " -> " + fds1 + " (at most +2)", 5000,
+            TransportTestSupport.eventually(
+                    "file descriptors " + fds0 + " -> " + fds1 + " (at most +2)",
+                    5000,
                     () -> TransportTestSupport.openFds() <= fdBase + 2);
-            TransportTestSupport.eventually("threads " + threads0 + " -> " + threads1, 5000,
+            TransportTestSupport.eventually(
+                    "threads " + threads0 + " -> " + threads1,
+                    5000,
                     () -> TransportTestSupport.threads() <= threadBase);
-            TransportTestSupport.eventually("no sessions left", 5000, () -> client.peers().isEmpty()
-                    && client.endpoint().sessions().isEmpty() && server.endpoint().sessions().isEmpty());
+            TransportTestSupport.eventually(
+                    "no sessions left",
+                    5000,
+                    () ->
+                            client.peers().isEmpty()
+                                    && client.endpoint().sessions().isEmpty()
+                                    && server.endpoint().sessions().isEmpty());
             assertEquals(0, client.endpoint().unreleasedMessages());
             assertEquals(warmup + cycles, server.controlServer().metrics().sessionsOpened());
             assertEquals(warmup + cycles, server.controlServer().metrics().sessionsClosed());
         }
-        TransportTestSupport.eventually("no transport threads", 5000,
+        TransportTestSupport.eventually(
+                "no transport threads",
+                5000,
                 () -> TransportTestSupport.transportThreads().isEmpty());
-        TransportTestSupport.eventually("fds back to " + fdsAtStart, 5000,
+        TransportTestSupport.eventually(
+                "fds back to " + fdsAtStart,
+                5000,
                 () -> TransportTestSupport.openFds() <= fdsAtStart);
     }
 
@@ -77,36 +104,54 @@ class ApproxTransportLifecycleTest {
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void transportsOpenAndCloseCleanlyAndCloseIsIdempotent() throws Exception {
         for (int i = 0; i < 5; i++) {
-            ApproxTransport t = ApproxTransport.start(config(atp().build(), control().build()).build());
+            ApproxTransport t =
+                    ApproxTransport.start(config(atp().build(), control().build()).build());
             assertTrue(t.isOpen() && t.controlAddress().getPort() > 0 && t.dataPort() > 0);
             t.close();
             t.close();
             assertTrue(!t.isOpen() && !t.endpoint().isOpen());
-            TransportException e = (TransportException) TransportTestSupport.failure(
-                    t.connect(new java.net.InetSocketAddress(TransportTestSupport.LOOPBACK, 1)), 1000);
+            TransportException e =
+                    (TransportException)
+                            TransportTestSupport.failure(
+                                    t.connect(
+                                            new java.net.InetSocketAddress(
+                                                    TransportTestSupport.LOOPBACK, 1)),
+                                    1000);
             assertEquals(TransportException.Reason.CLOSED, e.reason());
         }
-        TransportTestSupport.eventually("no transport threads", 5000,
+        TransportTestSupport.eventually(
+                "no transport threads",
+                5000,
                 () -> TransportTestSupport.transportThreads().isEmpty());
     }
 
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void peerLimitRefusesExtraSessionsOnBothSides() throws Exception {
-        try (ApproxTransport server = ApproxTransport.start(config(atp().build(), control().build()).maxPeers(1)
-                .build(), request -> { });
-             ApproxTransport client = ApproxTransport.start(config(atp().build(), control().build()).build())) {
+        try (ApproxTransport server =
+                        ApproxTransport.start(
+                                config(atp().build(), control().build()).maxPeers(1).build(),
+                                request -> {});
+                ApproxTransport client =
+                        ApproxTransport.start(config(atp().build(), control().build()).build())) {
             ApproxPeer first = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
-            TransportException e = (TransportException) TransportTestSupport.failure(
-                    client.connect(server.controlAddress()), 10_000);
+            TransportException e =
+                    (TransportException)
+                            TransportTestSupport.failure(
+                                    client.connect(server.controlAddress()), 10_000);
             System.out.println("(limit) " + e.getMessage());
             assertEquals(TransportException.Reason.CONNECT_FAILED, e.reason());
             assertTrue(e.getMessage().contains("SESSION_FAILED"), e.getMessage());
-            TransportTestSupport.eventually("only the first session", 5000, () -> client.peers().size() == 1
-                    && client.dataPlane().sessionCount() == 1 && server.dataPlane().sessionCount() == 1);
+            TransportTestSupport.eventually(
+                    "only the first session",
+                    5000,
+                    () ->
+                            client.peers().size() == 1
+                                    && client.dataPlane().sessionCount() == 1
+                                    && server.dataPlane().sessionCount() == 1);
             first.close();
-            TransportTestSupport.eventually("server freed the slot", 5000, () -> server.dataPlane().sessionCount()
-                    == 0);
+            TransportTestSupport.eventually(
+                    "server freed the slot", 5000, () -> server.dataPlane().sessionCount() == 0);
             client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS).close();
         }
     }

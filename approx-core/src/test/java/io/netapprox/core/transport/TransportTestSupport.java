@@ -4,12 +4,11 @@ import static io.netapprox.core.engine.TestPayloads.fill;
 
 import io.netapprox.core.control.ControlConfig;
 import io.netapprox.core.engine.AtpConfig;
-import io.netapprox.core.engine.JobSpec;
 import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.engine.SendResult;
+import io.netapprox.core.job.JobSpec;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
-
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
@@ -28,15 +27,19 @@ import java.util.stream.Stream;
 final class TransportTestSupport {
     static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
-    private TransportTestSupport() {
-    }
+    private TransportTestSupport() {}
 
     static AtpConfig.Builder atp() {
-        return ApproxTransportConfig.defaultAtp().bindAddress("127.0.0.1").lineRateBps(40_000_000_000L);
+        return ApproxTransportConfig.defaultAtp()
+                .bindAddress("127.0.0.1")
+                .lineRateBps(40_000_000_000L);
     }
 
     static ControlConfig.Builder control() {
-        return ControlConfig.builder().bindAddress(LOOPBACK).port(0).shutdownTimeout(Duration.ofSeconds(2))
+        return ControlConfig.builder()
+                .bindAddress(LOOPBACK)
+                .port(0)
+                .shutdownTimeout(Duration.ofSeconds(2))
                 .requestTimeout(Duration.ofSeconds(10));
     }
 
@@ -44,7 +47,10 @@ final class TransportTestSupport {
         return ApproxTransportConfig.builder().atp(atp).control(control).serveThreads(2);
     }
 
-    /** The integration-defined request of the tests: "send me this job", message size + groups (id, N, MSR). */
+    /**
+     * The integration-defined request of the tests: "send me this job", message size + groups (id,
+     * N, MSR).
+     */
     static byte[] request(int messageBytes, long[] groupIds, int[] sizes, double[] msrs) {
         ByteBuffer b = ByteBuffer.allocate(8 + groupIds.length * 20);
         b.putInt(messageBytes).putInt(groupIds.length);
@@ -70,14 +76,14 @@ final class TransportTestSupport {
     }
 
     /**
-     * Sends every message of {@code job} in group order (stopping a group at NOT_NEEDED); {@code pause} runs
-     * before message {@code pauseAt} of group 0 (-1: never).
+     * Sends every message of {@code job} in group order (stopping a group at NOT_NEEDED); {@code
+     * pause} runs before message {@code pauseAt} of group 0 (-1: never).
      */
     static void sendAll(OutgoingJob job, int messageBytes, int pauseAt, Runnable pause) {
         ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(messageBytes, messageBytes);
         try {
             int base = 0;
-            List<io.netapprox.core.engine.GroupSpec> groups = job.spec().groups();
+            List<io.netapprox.core.job.GroupSpec> groups = job.spec().groups();
             for (int g = 0; g < groups.size(); g++) {
                 int n = groups.get(g).size();
                 for (int i = 0; i < n; i++) {
@@ -105,7 +111,8 @@ final class TransportTestSupport {
         throw new AssertionError("expected a failure, got a result");
     }
 
-    static void eventually(String what, long timeoutMs, BooleanSupplier cond) throws InterruptedException {
+    static void eventually(String what, long timeoutMs, BooleanSupplier cond)
+            throws InterruptedException {
         long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
         while (!cond.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
@@ -136,8 +143,11 @@ final class TransportTestSupport {
         List<String> out = new ArrayList<>();
         for (Thread t : Thread.getAllStackTraces().keySet()) {
             String n = t.getName();
-            if (t.isAlive() && (n.startsWith("netapprox-ctl") || n.startsWith("netapprox-serve")
-                    || n.startsWith("netapprox-transport") || n.startsWith("netapprox-events"))) {
+            if (t.isAlive()
+                    && (n.startsWith("netapprox-ctl")
+                            || n.startsWith("netapprox-serve")
+                            || n.startsWith("netapprox-transport")
+                            || n.startsWith("netapprox-events"))) {
                 out.add(n);
             }
         }

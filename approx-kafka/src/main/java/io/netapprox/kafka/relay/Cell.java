@@ -11,15 +11,15 @@ package io.netapprox.kafka.relay;
  * @param sampled number of records sampled
  */
 public record Cell(long windowStart, String stratum, long count, int sampled) {
-  public Cell {
-    if (count < 0 || sampled < 0 || sampled > count) {
-      throw new IllegalArgumentException(
-          "cell counts out of range: count " + count + ", sampled " + sampled);
+    public Cell {
+        if (count < 0 || sampled < 0 || sampled > count) {
+            throw new IllegalArgumentException(
+                    "cell counts out of range: count " + count + ", sampled " + sampled);
+        }
     }
-  }
 
-  /** Horvitz-Thompson weight of a sampled record: count / sampled. */
-  public double weight() {
-    return sampled == 0 ? 0 : (double) count / sampled;
-  }
+    /** Horvitz-Thompson weight of a sampled record: count / sampled. */
+    public double weight() {
+        return sampled == 0 ? 0 : (double) count / sampled;
+    }
 }

@@ -15,34 +15,40 @@ import java.util.Objects;
  * @param consumerOverrides extra properties of the relay's own Kafka consumers (security settings)
  */
 public record RelayConfig(
-    String bootstrap,
-    int brokerId,
-    String listen,
-    long maxSegmentBytes,
-    int maxSessions,
-    Map<String, Object> consumerOverrides) {
+        String bootstrap,
+        int brokerId,
+        String listen,
+        long maxSegmentBytes,
+        int maxSessions,
+        Map<String, Object> consumerOverrides) {
 
-  public static final long DEFAULT_MAX_SEGMENT_BYTES = 16L << 20;
-  public static final int DEFAULT_MAX_SESSIONS = 64;
+    public static final long DEFAULT_MAX_SEGMENT_BYTES = 16L << 20;
+    public static final int DEFAULT_MAX_SESSIONS = 64;
 
-  public RelayConfig {
-    Objects.requireNonNull(bootstrap, "bootstrap");
-    Objects.requireNonNull(listen, "listen");
-    consumerOverrides = Map.copyOf(consumerOverrides);
-    if (maxSegmentBytes < 1024) {
-      throw new IllegalArgumentException("maxSegmentBytes must be >= 1024: " + maxSegmentBytes);
+    public RelayConfig {
+        Objects.requireNonNull(bootstrap, "bootstrap");
+        Objects.requireNonNull(listen, "listen");
+        consumerOverrides = Map.copyOf(consumerOverrides);
+        if (maxSegmentBytes < 1024) {
+            throw new IllegalArgumentException(
+                    "maxSegmentBytes must be >= 1024: " + maxSegmentBytes);
+        }
+        if (maxSessions < 1) {
+            throw new IllegalArgumentException("maxSessions must be >= 1: " + maxSessions);
+        }
     }
-    if (maxSessions < 1) {
-      throw new IllegalArgumentException("maxSessions must be >= 1: " + maxSessions);
+
+    public static RelayConfig of(String bootstrap, int brokerId, String listen) {
+        return new RelayConfig(
+                bootstrap,
+                brokerId,
+                listen,
+                DEFAULT_MAX_SEGMENT_BYTES,
+                DEFAULT_MAX_SESSIONS,
+                Map.of());
     }
-  }
 
-  public static RelayConfig of(String bootstrap, int brokerId, String listen) {
-    return new RelayConfig(
-        bootstrap, brokerId, listen, DEFAULT_MAX_SEGMENT_BYTES, DEFAULT_MAX_SESSIONS, Map.of());
-  }
-
-  public RelayConfig withMaxSegmentBytes(long bytes) {
-    return new RelayConfig(bootstrap, brokerId, listen, bytes, maxSessions, consumerOverrides);
-  }
+    public RelayConfig withMaxSegmentBytes(long bytes) {
+        return new RelayConfig(bootstrap, brokerId, listen, bytes, maxSessions, consumerOverrides);
+    }
 }

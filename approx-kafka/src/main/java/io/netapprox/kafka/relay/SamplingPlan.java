@@ -8,44 +8,46 @@ import java.util.Map;
  * Sample sizes per stratum from the stream's error bounds, by approx-core's {@link MsrPlanner}
  * (heuristic plan: the assumed coefficient of variation of the values, Student t critical values,
  * finite population correction). A cell of {@code C} records keeps {@code n(C) =
- * planner.heuristic(C).sampleSize()} of them; {@link #capacity(String)} is {@code n} for an unbounded
- * population, which is what a reservoir must hold before {@code C} is known.
+ * planner.heuristic(C).sampleSize()} of them; {@link #capacity(String)} is {@code n} for an
+ * unbounded population, which is what a reservoir must hold before {@code C} is known.
  */
 public final class SamplingPlan {
-  /** Population size standing for "unbounded" when sizing reservoirs. */
-  private static final long UNBOUNDED = 1L << 40;
+    /** Population size standing for "unbounded" when sizing reservoirs. */
+    private static final long UNBOUNDED = 1L << 40;
 
-  private final StreamSpec spec;
-  private final Map<Double, MsrPlanner> planners = new HashMap<>();
-  private final Map<Double, Integer> capacities = new HashMap<>();
+    private final StreamSpec spec;
+    private final Map<Double, MsrPlanner> planners = new HashMap<>();
+    private final Map<Double, Integer> capacities = new HashMap<>();
 
-  public SamplingPlan(StreamSpec spec) {
-    this.spec = spec;
-  }
-
-  private MsrPlanner planner(double emax) {
-    return planners.computeIfAbsent(
-        emax,
-        e ->
-            MsrPlanner.builder(e)
-                .confidence(spec.confidence())
-                .assumedCoefficientOfVariation(spec.assumedCv())
-                .build());
-  }
-
-  /** Records a reservoir of this stratum holds at most (the sample size for an unbounded cell). */
-  public int capacity(String stratum) {
-    double e = spec.emaxOf(stratum);
-    return capacities.computeIfAbsent(
-        e, x -> Math.toIntExact(planner(x).heuristic(UNBOUNDED).sampleSize()));
-  }
-
-  /** Records to keep from a cell of {@code count} records of this stratum. */
-  public int sampleSize(String stratum, long count) {
-    if (count <= 1) {
-      return (int) count;
+    public SamplingPlan(StreamSpec spec) {
+        this.spec = spec;
     }
-    long n = planner(spec.emaxOf(stratum)).heuristic(count).sampleSize();
-    return (int) Math.min(n, count);
-  }
+
+    private MsrPlanner planner(double emax) {
+        return planners.computeIfAbsent(
+                emax,
+                e ->
+                        MsrPlanner.builder(e)
+                                .confidence(spec.confidence())
+                                .assumedCoefficientOfVariation(spec.assumedCv())
+                                .build());
+    }
+
+    /**
+     * Records a reservoir of this stratum holds at most (the sample size for an unbounded cell).
+     */
+    public int capacity(String stratum) {
+        double e = spec.emaxOf(stratum);
+        return capacities.computeIfAbsent(
+                e, x -> Math.toIntExact(planner(x).heuristic(UNBOUNDED).sampleSize()));
+    }
+
+    /** Records to keep from a cell of {@code count} records of this stratum. */
+    public int sampleSize(String stratum, long count) {
+        if (count <= 1) {
+            return (int) count;
+        }
+        long n = planner(spec.emaxOf(stratum)).heuristic(count).sampleSize();
+        return (int) Math.min(n, count);
+    }
 }

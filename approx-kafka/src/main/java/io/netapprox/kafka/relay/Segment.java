@@ -16,27 +16,27 @@ import org.apache.kafka.common.TopicPartition;
  * @param records sampled records in offset order
  */
 public record Segment(
-    TopicPartition partition,
-    long from,
-    long to,
-    long logEnd,
-    List<Cell> cells,
-    List<SampledRecord> records) {
+        TopicPartition partition,
+        long from,
+        long to,
+        long logEnd,
+        List<Cell> cells,
+        List<SampledRecord> records) {
 
-  public Segment {
-    if (from < 0 || to < from) {
-      throw new IllegalArgumentException("bad segment range [" + from + ", " + to + ")");
+    public Segment {
+        if (from < 0 || to < from) {
+            throw new IllegalArgumentException("bad segment range [" + from + ", " + to + ")");
+        }
+        cells = List.copyOf(cells);
+        records = List.copyOf(records);
     }
-    cells = List.copyOf(cells);
-    records = List.copyOf(records);
-  }
 
-  /** A segment that covers nothing new (a long poll that timed out). */
-  public static Segment empty(TopicPartition partition, long at, long logEnd) {
-    return new Segment(partition, at, at, logEnd, List.of(), List.of());
-  }
+    /** A segment that covers nothing new (a long poll that timed out). */
+    public static Segment empty(TopicPartition partition, long at, long logEnd) {
+        return new Segment(partition, at, at, logEnd, List.of(), List.of());
+    }
 
-  public boolean isEmpty() {
-    return from == to;
-  }
+    public boolean isEmpty() {
+        return from == to;
+    }
 }

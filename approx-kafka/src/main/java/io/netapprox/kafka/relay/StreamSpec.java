@@ -18,46 +18,47 @@ import java.util.Objects;
  * @param seed seed of the sampling; the same seed and offsets give the same sample
  */
 public record StreamSpec(
-    double emax,
-    Map<String, Double> groupEmax,
-    double confidence,
-    double assumedCv,
-    long windowMs,
-    long graceMs,
-    Stratification stratification,
-    boolean readCommitted,
-    long seed) {
+        double emax,
+        Map<String, Double> groupEmax,
+        double confidence,
+        double assumedCv,
+        long windowMs,
+        long graceMs,
+        Stratification stratification,
+        boolean readCommitted,
+        long seed) {
 
-  public StreamSpec {
-    groupEmax = Map.copyOf(groupEmax);
-    Objects.requireNonNull(stratification, "stratification");
-    checkBound("emax", emax);
-    groupEmax.forEach((g, e) -> checkBound("emax of group " + g, e));
-    if (!(confidence > 0 && confidence < 1)) {
-      throw new IllegalArgumentException("confidence must be in (0, 1): " + confidence);
+    public StreamSpec {
+        groupEmax = Map.copyOf(groupEmax);
+        Objects.requireNonNull(stratification, "stratification");
+        checkBound("emax", emax);
+        groupEmax.forEach((g, e) -> checkBound("emax of group " + g, e));
+        if (!(confidence > 0 && confidence < 1)) {
+            throw new IllegalArgumentException("confidence must be in (0, 1): " + confidence);
+        }
+        if (!(assumedCv > 0) || Double.isInfinite(assumedCv)) {
+            throw new IllegalArgumentException(
+                    "assumed coefficient of variation must be > 0: " + assumedCv);
+        }
+        if (windowMs < 1 || graceMs < 0) {
+            throw new IllegalArgumentException("windowMs >= 1 and graceMs >= 0 required");
+        }
     }
-    if (!(assumedCv > 0) || Double.isInfinite(assumedCv)) {
-      throw new IllegalArgumentException("assumed coefficient of variation must be > 0: " + assumedCv);
-    }
-    if (windowMs < 1 || graceMs < 0) {
-      throw new IllegalArgumentException("windowMs >= 1 and graceMs >= 0 required");
-    }
-  }
 
-  private static void checkBound(String what, double e) {
-    if (!(e > 0 && e < 1)) {
-      throw new IllegalArgumentException(what + " must be in (0, 1): " + e);
+    private static void checkBound(String what, double e) {
+        if (!(e > 0 && e < 1)) {
+            throw new IllegalArgumentException(what + " must be in (0, 1): " + e);
+        }
     }
-  }
 
-  /** The bound of the stratum named {@code stratum}. */
-  public double emaxOf(String stratum) {
-    Double e = groupEmax.get(stratum);
-    return e == null ? emax : e;
-  }
+    /** The bound of the stratum named {@code stratum}. */
+    public double emaxOf(String stratum) {
+        Double e = groupEmax.get(stratum);
+        return e == null ? emax : e;
+    }
 
-  /** Start (ms) of the window a timestamp falls in. */
-  public long windowStart(long timestampMs) {
-    return Math.floorDiv(timestampMs, windowMs) * windowMs;
-  }
+    /** Start (ms) of the window a timestamp falls in. */
+    public long windowStart(long timestampMs) {
+        return Math.floorDiv(timestampMs, windowMs) * windowMs;
+    }
 }

@@ -1,0 +1,167 @@
+package io.netapprox.core.job;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What a job is: its groups (message ids are assigned in group order: group 0 owns [0, N_0), group
+ * 1 the next N_1 ids, ...), an optional explicit job id, and whether MRDF scheduling may reorder
+ * messages (exact groups are always in order). The engine starts it ({@code AtpSession.startJob}),
+ * the control plane announces it ({@code JobAnnouncement}).
+ */
+public final class JobSpec {
+    /** N, the messages of one job, is at most this (message ids are non-negative ints). */
+    public static final long MAX_MESSAGES = Integer.MAX_VALUE;
+
+    private final List<GroupSpec> groups;
+    private final Integer jobId;
+    private final boolean mrdf;
+
+    private JobSpec(List<GroupSpec> groups, Integer jobId, boolean mrdf) {
+        this.groups = groups;
+        this.jobId = jobId;
+        this.mrdf = mrdf;
+    }
+
+    /** One global group (id 0) of {@code messages} messages with the job's MSR. */
+    public static JobSpec of(int messages, double msr) {
+        return builder().addGroup(0, messages, msr).build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public List<GroupSpec> groups() {
+        return groups;
+    }
+
+    /** The explicit job id, or null to let the session allocate one. */
+    public Integer jobId() {
+        return jobId;
+    }
+
+    public boolean mrdf() {
+        return mrdf;
+    }
+
+    /** N: the sum of the groups' sizes. */
+    public long totalMessages() {
+        long n = 0;
+        for (GroupSpec g : groups) {
+            n += g.size();
+        }
+        return n;
+    }
+
+    /** True for a job of one group with id 0: a job without GroupIDs, with one global MSR. */
+    public boolean isGlobal() {
+        return groups.size() == 1 && groups.get(0).groupId() == 0L;
+    }
+
+    /** This spec with job id {@code id} (groups and MRDF unchanged). */
+    public JobSpec withJobId(int id) {
+        return new JobSpec(groups, id, mrdf);
+    }
+
+    /**
+     * This spec with the MSRs of some groups replaced, by group index (the position in {@link
+     * #groups()}).
+     *
+     * @throws IllegalArgumentException for an index out of range or an MSR outside [0, 1]
+     */
+    public JobSpec withMsrs(Map<Integer, Double> msrByGroupIndex) {
+        Objects.requireNonNull(msrByGroupIndex, "msrByGroupIndex");
+        List<GroupSpec> out = new ArrayList<>(groups);
+        for (Map.Entry<Integer, Double> e : msrByGroupIndex.entrySet()) {
+            int i = Objects.requireNonNull(e.getKey(), "group index");
+            if (i < 0 || i >= groups.size()) {
+                throw new IllegalArgumentException(
+                        "group index " + i + " out of range [0, " + groups.size() + ")");
+            }
+            GroupSpec g = groups.get(i);
+            out.set(
+                    i,
+                    GroupSpec.of(
+                            g.groupId(), g.size(), Objects.requireNonNull(e.getValue(), "msr")));
+        }
+        return new JobSpec(Collections.unmodifiableList(out), jobId, mrdf);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof JobSpec s
+                && groups.equals(s.groups)
+                && Objects.equals(jobId, s.jobId)
+                && mrdf == s.mrdf;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(groups, jobId, mrdf);
+    }
+
+    @Override
+    public String toString() {
+        return "JobSpec{jobId=" + jobId + ", mrdf=" + mrdf + ", groups=" + groups + "}";
+    }
+
+    public static final class Builder {
+        private final List<GroupSpec> groups = new ArrayList<>();
+        private Integer jobId;
+        private boolean mrdf = true;
+
+        private Builder() {}
+
+        public Builder addGroup(GroupSpec g) {
+            groups.add(Objects.requireNonNull(g, "group"));
+            return this;
+        }
+
+        public Builder addGroup(long groupId, int size, double msr) {
+            return addGroup(GroupSpec.of(groupId, size, msr));
+        }
+
+        public Builder addGroups(List<GroupSpec> gs) {
+            for (GroupSpec g : gs) {
+                addGroup(g);
+            }
+            return this;
+        }
+
+        /**
+         * An explicit job id (unique among this side's live jobs on the session); by default the
+         * session picks.
+         */
+        public Builder jobId(int id) {
+            jobId = id;
+            return this;
+        }
+
+        public Builder mrdf(boolean on) {
+            mrdf = on;
+            return this;
+        }
+
+        /**
+         * @throws IllegalArgumentException no group, or more than {@link #MAX_MESSAGES} messages in
+         *     all
+         */
+        public JobSpec build() {
+            if (groups.isEmpty()) {
+                throw new IllegalArgumentException("a job needs at least one group");
+            }
+            long n = 0;
+            for (GroupSpec g : groups) {
+                n += g.size();
+            }
+            if (n > MAX_MESSAGES) {
+                throw new IllegalArgumentException("a job has at most 2^31-1 messages, got " + n);
+            }
+            return new JobSpec(List.copyOf(groups), jobId, mrdf);
+        }
+    }
+}

@@ -1,0 +1,168 @@
+package io.netapprox.examples.spark;
+
+import io.netapprox.spark.ApproxQuery;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
+import scala.Tuple2;
+
+/**
+ * Benchmarks for benchmarks/spark (not a test): one line of {@code key=value} results per mode.
+ *
+ * <pre>
+ *   SparkBench query       [--master ...] [--rows N] [--emax 0.05] [--runs 5] [--partitions 8]
+ *       exact (sort shuffle) vs approximate (ATP) vs SampleSend (Dataset.sample at the fraction ATP delivered,
+ *       then the exact query over sort shuffle, sums scaled by 1/f): hourly avg(distance) and sum(fare).
+ *   SparkBench passthrough [--master ...] [--rows N] [--runs 5] [--manager sort|approx]
+ *       a non-approximate job (RDD reduceByKey + SQL aggregate and join) under the given shuffle manager.
+ * </pre>
+ */
+public final class SparkBench {
+    private SparkBench() {}
+
+    public static void main(String[] argv) {
+        String mode = argv.length > 0 ? argv[0] : "query";
+        String[] rest = java.util.Arrays.copyOfRange(argv, Math.min(1, argv.length), argv.length);
+        Map<String, String> a = TaxiExample.args(rest);
+        a.putIfAbsent("runs", "5");
+        Map<String, String> extra = new HashMap<>();
+        for (Map.Entry<String, String> e : a.entrySet()) {
+            if (e.getKey().startsWith("spark.")) {
+                extra.put(e.getKey(), e.getValue());
+            }
+        }
+        if ("passthrough".equals(mode)) {
+            String manager = a.getOrDefault("manager", "approx");
+            extra.put(
+                    "spark.shuffle.manager",
+                    manager.equals("sort") ? "sort" : "io.netapprox.spark.ApproxShuffleManager");
+        }
+        SparkSession spark = TaxiExample.session("netapprox-bench-" + mode, a.get("master"), extra);
+        try {
+            Dataset<Row> trips = TaxiExample.trips(spark, a);
+            int runs = Integer.parseInt(a.get("runs"));
+            if ("passthrough".equals(mode)) {
+                passthrough(trips, runs, a.getOrDefault("manager", "approx"));
+            } else {
+                query(
+                        trips,
+                        runs,
+                        Double.parseDouble(a.get("emax")),
+                        Integer.parseInt(a.get("partitions")));
+            }
+        } finally {
+            spark.stop();
+        }
+    }
+
+    static double secs(long t0) {
+        return (System.nanoTime() - t0) / 1e9;
+    }
+
+    static void passthrough(Dataset<Row> trips, int runs, String manager) {
+        List<Double> t = new ArrayList<>();
+        for (int r = -1; r < runs; r++) {
+            long t0 = System.nanoTime();
+            JavaPairRDD<Integer, Double> z =
+                    trips.javaRDD().mapToPair(x -> new Tuple2<>(x.getInt(1), x.getDouble(3)));
+            long n = z.reduceByKey(Double::sum).count();
+            List<Row> j =
+                    trips.groupBy("zone")
+                            .agg(functions.avg("fare").alias("f"))
+                            .join(
+                                    trips.groupBy("zone").agg(functions.max("distance").alias("d")),
+                                    "zone")
+                            .collectAsList();
+            if (r >= 0) {
+                t.add(secs(t0));
+            }
+            if (n == 0 || j.isEmpty()) {
+                throw new IllegalStateException("empty result");
+            }
+        }
+        System.out.printf(
+                "RESULT mode=passthrough manager=%s runs=%d median_s=%.3f all_s=%s%n",
+                manager, runs, TaxiExample.median(t), TaxiExample.fmt(t));
+    }
+
+    static ApproxQuery q(Dataset<Row> d, double emax, long seed, int np) {
+        return ApproxQuery.on(d)
+                .groupBy("hour")
+                .avg("distance")
+                .sum("fare")
+                .errorBound(emax)
+                .seed(seed)
+                .partitions(np);
+    }
+
+    static void query(Dataset<Row> trips, int runs, double emax, int np) {
+        Map<String, Row> exact =
+                TaxiExample.index(q(trips, emax, 0, np).exact().run().collectAsList());
+        // warm-up + the fraction of rows ATP delivered (SampleSend then ships the same fraction)
+        List<Row> warm = q(trips, emax, 0, np).run().collectAsList();
+        long s = 0;
+        long p = 0;
+        for (Row r : warm) {
+            if (r.getString(1).startsWith("avg")) {
+                s += r.getLong(9);
+                p += r.getLong(10);
+            }
+        }
+        double f = Math.max(0.001, (double) s / p);
+        Map<String, List<Double>> t = new HashMap<>();
+        Map<String, Double> maxErr = new HashMap<>();
+        Map<String, Integer> outside = new HashMap<>();
+        for (int r = 0; r < runs; r++) {
+            for (String mode : List.of("exact", "approx", "samplesend")) {
+                long t0 = System.nanoTime();
+                List<Row> res;
+                double scale = 1;
+                if (mode.equals("exact")) {
+                    res = q(trips, emax, r, np).exact().run().collectAsList();
+                } else if (mode.equals("approx")) {
+                    res = q(trips, emax, r, np).run().collectAsList();
+                } else {
+                    res =
+                            q(trips.sample(false, f, 1000 + r), emax, r, np)
+                                    .exact()
+                                    .run()
+                                    .collectAsList();
+                    scale = 1 / f;
+                }
+                t.computeIfAbsent(mode, k -> new ArrayList<>()).add(secs(t0));
+                for (Row x : res) {
+                    String key = x.getString(0) + "|" + x.getString(1);
+                    Row e = exact.get(key);
+                    double est = x.getDouble(4) * (x.getString(1).startsWith("sum") ? scale : 1);
+                    double err = Math.abs(est - e.getDouble(4)) / Math.abs(e.getDouble(4));
+                    maxErr.merge(mode, err, Math::max);
+                    if (err > emax) {
+                        outside.merge(mode, 1, Integer::sum);
+                    }
+                }
+            }
+        }
+        double ex = TaxiExample.median(t.get("exact"));
+        for (String mode : List.of("exact", "approx", "samplesend")) {
+            double m = TaxiExample.median(t.get(mode));
+            System.out.printf(
+                    "RESULT mode=%s runs=%d median_s=%.3f ratio_vs_exact=%.3f max_rel_error=%.4f"
+                            + " group_aggregates_outside_emax=%d/%d sample_fraction=%.3f all_s=%s%n",
+                    mode,
+                    runs,
+                    m,
+                    m / ex,
+                    maxErr.getOrDefault(mode, 0.0),
+                    outside.getOrDefault(mode, 0),
+                    exact.size() * runs,
+                    mode.equals("exact") ? 1.0 : f,
+                    TaxiExample.fmt(t.get(mode)));
+        }
+    }
+}
