@@ -5,7 +5,8 @@
 #   2. format                mvn spotless:check (google-java-format, AOSP style, every module); with
 #                            NETAPPROX_NATIVE_FORMAT_CHECK=1 also scripts/check-native-format.sh (native/, clang-format)
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
-#                            examples/taxi, approx-spark on local[2] and local-cluster) + native GoogleTest suites
+#                            examples/taxi, approx-spark on local[2] and local-cluster, approx-kafka on an
+#                            in-process KRaft broker) + native GoogleTest suites
 #                            (ctest, in the Maven test phase)
 #   4. approx-core jar       ships META-INF/native/linux-x86_64/libnetapprox.so, which loads and binds JNI
 #   5. approx-spark jar      the spark-submit --jars jar: self-contained, and only the plugin (no examples)
