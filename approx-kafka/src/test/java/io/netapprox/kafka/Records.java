@@ -40,6 +40,7 @@ final class Records {
         SplittableRandom rnd = new SplittableRandom(seed);
         java.util.Random normal = new java.util.Random(seed);
         List<Produced> out = new ArrayList<>();
+        List<java.util.concurrent.Future<?>> acks = new ArrayList<>();
         try (KafkaProducer<byte[], byte[]> p =
                 KafkaBroker.shared().bytesProducer(new Properties())) {
             for (int w = 0; w < windows; w++) {
@@ -50,20 +51,25 @@ final class Records {
                             long ts = T0 + w * 60_000L + rnd.nextInt(60_000);
                             RecordHeaders h = new RecordHeaders();
                             h.add(new RecordHeader("zone", z.getBytes(StandardCharsets.UTF_8)));
-                            p.send(
-                                    new ProducerRecord<>(
-                                            topic,
-                                            part,
-                                            ts,
-                                            ("k" + i).getBytes(StandardCharsets.UTF_8),
-                                            Double.toString(v).getBytes(StandardCharsets.UTF_8),
-                                            h));
+                            acks.add(
+                                    p.send(
+                                            new ProducerRecord<>(
+                                                    topic,
+                                                    part,
+                                                    ts,
+                                                    ("k" + i).getBytes(StandardCharsets.UTF_8),
+                                                    Double.toString(v)
+                                                            .getBytes(StandardCharsets.UTF_8),
+                                                    h)));
                             out.add(new Produced(part, T0 + w * 60_000L, z, v));
                         }
                     }
                 }
             }
             p.flush();
+            for (java.util.concurrent.Future<?> a : acks) {
+                a.get(); // fail here, not in a consumer waiting for records that never came
+            }
         }
         return out;
     }

@@ -163,6 +163,11 @@ public final class KafkaBroker {
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        // a loaded CI machine: long timeouts and one request in flight, so a slow broker means
+        // waiting, never a batch expired and re-sent out of sequence
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "120000");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "300000");
+        p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
         p.putAll(extra);
         return new KafkaProducer<>(p);
     }
