@@ -1,6 +1,7 @@
 package io.netapprox.kafka;
 
 import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -16,6 +17,11 @@ import org.apache.kafka.streams.KafkaClientSupplier;
  * global tables must be exact.
  */
 public final class ApproxClientSupplier implements KafkaClientSupplier {
+    @Override
+    public Admin getAdmin(Map<String, Object> config) {
+        return Admin.create(config);
+    }
+
     @Override
     public Producer<byte[], byte[]> getProducer(Map<String, Object> config) {
         return new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
