@@ -1,7 +1,11 @@
 package io.netapprox.kafka;
 
+import io.netapprox.kafka.relay.SecretFile;
 import io.netapprox.kafka.relay.Stratification;
 import io.netapprox.kafka.relay.StreamSpec;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -29,6 +33,9 @@ public final class ApproxConsumerConfig {
     public static final String RELAY_PORT = "approx.relay.port";
     public static final String RELAY_FALLBACK = "approx.relay.fallback";
     public static final String RELAY_PULL_WAIT_MS = "approx.relay.pull.wait.ms";
+    public static final String HEADROOM = "approx.headroom";
+    public static final String AUTH_SECRET = "approx.auth.secret";
+    public static final String AUTH_SECRET_FILE = "approx.auth.secret.file";
 
     private static final Pattern GROUP_EMAX = Pattern.compile("approx\\.group\\.(.+)\\.emax");
     private static final Pattern RELAY_ADDRESS =
@@ -58,6 +65,8 @@ public final class ApproxConsumerConfig {
     private final Map<Integer, String> relayAddresses;
     private final Fallback fallback;
     private final long pullWaitMs;
+    private final double headroom;
+    private final byte[] authSecret;
     private final Map<String, Object> kafkaProps;
 
     private ApproxConsumerConfig(Map<String, ?> props) {
@@ -119,6 +128,44 @@ public final class ApproxConsumerConfig {
                         approx.getOrDefault(RELAY_PULL_WAIT_MS, "5000"),
                         10,
                         600_000);
+        this.headroom = number(HEADROOM, approx.getOrDefault(HEADROOM, "1.25"));
+        if (!(headroom >= 1 && headroom <= 4)) {
+            throw new ConfigException(HEADROOM, approx.get(HEADROOM), "must be in [1, 4]");
+        }
+        this.authSecret = secret(approx.get(AUTH_SECRET), approx.get(AUTH_SECRET_FILE));
+    }
+
+    /**
+     * The shared secret of the relays' control plane, from the key or the file; null if neither.
+     */
+    private static byte[] secret(Object literal, Object file) {
+        if (literal != null && file != null) {
+            throw new ConfigException(
+                    AUTH_SECRET_FILE,
+                    file,
+                    "set " + AUTH_SECRET + " or " + AUTH_SECRET_FILE + ", not both");
+        }
+        byte[] s;
+        String key;
+        if (literal != null) {
+            key = AUTH_SECRET;
+            s = string(literal).getBytes(StandardCharsets.UTF_8);
+        } else if (file != null) {
+            key = AUTH_SECRET_FILE;
+            try {
+                s = SecretFile.read(Path.of(string(file)));
+            } catch (IOException | IllegalArgumentException e) {
+                throw new ConfigException(AUTH_SECRET_FILE, file, e.getMessage());
+            }
+        } else {
+            return null;
+        }
+        if (s.length < 16) {
+            // never echo the secret itself
+            throw new ConfigException(
+                    key + " must be at least 16 bytes long (got " + s.length + ")");
+        }
+        return s;
     }
 
     private static boolean known(String k) {
@@ -133,7 +180,10 @@ public final class ApproxConsumerConfig {
                     SEED,
                     RELAY_PORT,
                     RELAY_FALLBACK,
-                    RELAY_PULL_WAIT_MS ->
+                    RELAY_PULL_WAIT_MS,
+                    HEADROOM,
+                    AUTH_SECRET,
+                    AUTH_SECRET_FILE ->
                     true;
             default -> false;
         };
@@ -166,6 +216,7 @@ public final class ApproxConsumerConfig {
                 groupEmax,
                 confidence,
                 cv,
+                headroom,
                 windowMs,
                 graceMs,
                 stratification,
@@ -197,6 +248,11 @@ public final class ApproxConsumerConfig {
 
     public long pullWaitMs() {
         return pullWaitMs;
+    }
+
+    /** The relays' shared secret (a copy), or null when the relays do not authenticate. */
+    public byte[] authSecret() {
+        return authSecret == null ? null : authSecret.clone();
     }
 
     private static String string(Object v) {

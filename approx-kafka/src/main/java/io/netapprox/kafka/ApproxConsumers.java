@@ -1,6 +1,6 @@
 package io.netapprox.kafka;
 
-import io.netapprox.kafka.relay.RelayLink;
+import io.netapprox.kafka.relay.RelayClient;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -46,7 +46,10 @@ public final class ApproxConsumers {
         }
         return new ApproxKafkaConsumer<>(
                 new RelayedConsumer<>(
-                        config, keyDeserializer, valueDeserializer, RelayLink.inProcess()),
+                        config,
+                        keyDeserializer,
+                        valueDeserializer,
+                        new RelayClient(config.authSecret(), config.pullWaitMs())),
                 true);
     }
 }

@@ -456,7 +456,11 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
                     (k, c) ->
                             cells.add(
                                     new Cell(
-                                            (Long) k.get(0), (String) k.get(1), c[0], (int) c[0])));
+                                            (Long) k.get(0),
+                                            (String) k.get(1),
+                                            c[0],
+                                            (int) c[0],
+                                            (int) c[0])));
             long to = shadow.position(tp);
             batch.ranges.add(new CoveredRange(tp, f.position, to, cells, true));
             f.position = to;

@@ -12,7 +12,6 @@ import io.netapprox.kafka.Records.Polled;
 import io.netapprox.kafka.Records.Produced;
 import io.netapprox.kafka.relay.Cell;
 import io.netapprox.kafka.relay.KafkaRelay;
-import io.netapprox.kafka.relay.RelayConfig;
 import io.netapprox.kafka.relay.RelayException;
 import io.netapprox.kafka.relay.SamplingPlan;
 import io.netapprox.kafka.testkit.KafkaBroker;
@@ -37,7 +36,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** The approximate consumer against a real broker and an in-process relay. */
+/**
+ * The approximate consumer against a real broker and real relays: records over ATP on loopback,
+ * segment headers over the authenticated control plane.
+ */
 class ApproxConsumerTest {
     private static KafkaRelay relay;
 
@@ -48,19 +50,8 @@ class ApproxConsumerTest {
 
     @BeforeAll
     static void start() throws Exception {
-        relay =
-                KafkaRelay.start(
-                        RelayConfig.of(
-                                KafkaBroker.shared().bootstrapServers(),
-                                -1,
-                                ConsumerKind.freshAddress()));
-        smallSegments =
-                KafkaRelay.start(
-                        RelayConfig.of(
-                                        KafkaBroker.shared().bootstrapServers(),
-                                        -1,
-                                        ConsumerKind.freshAddress())
-                                .withMaxSegmentBytes(32 * 1024));
+        relay = TestRelays.start();
+        smallSegments = TestRelays.start(b -> b.maxSegmentBytes(32 * 1024));
     }
 
     @AfterAll
@@ -83,7 +74,7 @@ class ApproxConsumerTest {
         KafkaBroker.shared().createTopic(topic, 2);
         List<String> zones = List.of("a", "b", "c");
         List<Produced> produced = Records.produce(topic, 2, 2, zones, 1500, 1);
-        Properties props = Records.approxProps(KafkaBroker.unique("g"), relay.config().listen());
+        Properties props = Records.approxProps(KafkaBroker.unique("g"), relay.address());
         Polled got;
         try (Consumer<String, String> c = ApproxConsumers.create(props)) {
             c.subscribe(List.of(topic));
@@ -94,10 +85,14 @@ class ApproxConsumerTest {
         Map<String, Long> sampled = new HashMap<>();
         for (CoveredRange r : got.ranges) {
             for (Cell cell : r.cells()) {
-                assertEquals(
-                        plan.sampleSize(cell.stratum(), cell.count()),
-                        cell.sampled(),
-                        cell.toString());
+                // the planned sample is the ATP target; what arrived is at least that and at most
+                // the candidates the relay sent (the target times approx.headroom)
+                int target = plan.sampleSize(cell.stratum(), cell.count());
+                assertEquals(target, cell.target(), cell.toString());
+                assertTrue(cell.sampled() >= target, "no cell below its target: " + cell);
+                assertTrue(
+                        cell.sampled() <= plan.held(target, cell.count()),
+                        "at most the candidates: " + cell);
                 assertTrue(
                         cell.sampled() < cell.count(), "a cell of " + cell.count() + " is sampled");
                 String k =
@@ -165,7 +160,7 @@ class ApproxConsumerTest {
             p.abortTransaction();
         }
         TopicPartition tp = new TopicPartition(topic, 0);
-        Properties props = Records.approxProps(KafkaBroker.unique("g"), relay.config().listen());
+        Properties props = Records.approxProps(KafkaBroker.unique("g"), relay.address());
         props.put("isolation.level", "read_committed");
         try (Consumer<String, String> c = ApproxConsumers.create(props)) {
             // the coordinator writes the abort marker asynchronously: wait for the last stable
@@ -198,7 +193,7 @@ class ApproxConsumerTest {
         Records.produce(topic, 1, 3, List.of("a", "b"), 1000, 3);
         TopicPartition tp = new TopicPartition(topic, 0);
         String group = KafkaBroker.unique("g");
-        Properties props = Records.approxProps(group, smallSegments.config().listen());
+        Properties props = Records.approxProps(group, smallSegments.address());
         props.put("max.poll.records", "100");
         Polled first = new Polled();
         long committed;
@@ -232,7 +227,7 @@ class ApproxConsumerTest {
         Records.produce(
                 topic, 4, 1, List.of("a"), 2500, 4); // one window: every segment is mid-window
         String group = KafkaBroker.unique("g");
-        Properties props = Records.approxProps(group, smallSegments.config().listen());
+        Properties props = Records.approxProps(group, smallSegments.address());
         props.put("max.poll.records", "50");
         Map<String, Polled> polled = new HashMap<>();
         Map<TopicPartition, Long> committedAtRevoke = new HashMap<>();
@@ -308,15 +303,8 @@ class ApproxConsumerTest {
         Records.produce(topic, 1, 3, List.of("a"), 2000, 5);
         TopicPartition tp = new TopicPartition(topic, 0);
         for (String fallback : List.of("error", "fetch")) {
-            KafkaRelay dying =
-                    KafkaRelay.start(
-                            RelayConfig.of(
-                                            KafkaBroker.shared().bootstrapServers(),
-                                            -1,
-                                            ConsumerKind.freshAddress())
-                                    .withMaxSegmentBytes(32 * 1024));
-            Properties props =
-                    Records.approxProps(KafkaBroker.unique("g"), dying.config().listen());
+            KafkaRelay dying = TestRelays.start(b -> b.maxSegmentBytes(32 * 1024));
+            Properties props = Records.approxProps(KafkaBroker.unique("g"), dying.address());
             props.put("approx.relay.fallback", fallback);
             try (Consumer<String, String> c = ApproxConsumers.create(props)) {
                 c.assign(List.of(tp));

@@ -1,24 +1,21 @@
 package io.netapprox.kafka;
 
 import io.netapprox.kafka.relay.KafkaRelay;
-import io.netapprox.kafka.relay.RelayConfig;
 import io.netapprox.kafka.testkit.KafkaBroker;
 import java.util.Properties;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 
 /**
  * The consumers the contract tests run against: Kafka's own, ours with the flag off, and ours with
- * the flag on behind an in-process relay, configured so every cell is small enough to be taken
- * whole (then an approximate consumer must return exactly what Kafka's returns).
+ * the flag on behind a relay (real ATP over loopback), configured so every cell is small enough to
+ * be taken whole (then an approximate consumer must return exactly what Kafka's returns).
  */
 enum ConsumerKind {
     KAFKA,
     APPROX_OFF,
     APPROX_ON;
 
-    private static final AtomicInteger ports = new AtomicInteger(17000);
     private static KafkaRelay relay;
 
     /** Properties for this kind on top of the plain consumer properties. */
@@ -31,8 +28,9 @@ enum ConsumerKind {
             p.put("approx.window.grace.ms", "0");
             p.put("approx.seed", "7");
             p.put("approx.emax", "0.001"); // cells of a few hundred records are taken whole
+            p.put("approx.auth.secret", TestRelays.SECRET);
             for (int id : KafkaBroker.shared().brokerIds()) {
-                p.put("approx.relay.address." + id, relay().config().listen());
+                p.put("approx.relay.address." + id, relay().address());
             }
         } else if (this == APPROX_OFF) {
             p.put("approx.enable", "false");
@@ -48,18 +46,8 @@ enum ConsumerKind {
 
     static synchronized KafkaRelay relay() throws Exception {
         if (relay == null) {
-            relay =
-                    KafkaRelay.start(
-                            RelayConfig.of(
-                                    KafkaBroker.shared().bootstrapServers(),
-                                    -1,
-                                    "127.0.0.1:" + ports.incrementAndGet()));
+            relay = TestRelays.start();
         }
         return relay;
-    }
-
-    /** A fresh relay address for tests that start their own relays. */
-    static String freshAddress() {
-        return "127.0.0.1:" + ports.incrementAndGet();
     }
 }

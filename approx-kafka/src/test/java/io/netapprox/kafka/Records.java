@@ -124,6 +124,7 @@ final class Records {
         p.put("approx.stratum", "header:zone");
         p.put("approx.emax", "0.1");
         p.put("approx.seed", "11");
+        p.put("approx.auth.secret", TestRelays.SECRET);
         for (int id : KafkaBroker.shared().brokerIds()) {
             p.put("approx.relay.address." + id, relayAddress);
         }

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.kafka.relay.KafkaRelay;
-import io.netapprox.kafka.relay.RelayConfig;
 import io.netapprox.kafka.testkit.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -50,12 +49,7 @@ class StreamsSupplierTest {
                                                                         StandardCharsets.UTF_8)));
                                     }
                                 });
-        try (KafkaRelay relay =
-                KafkaRelay.start(
-                        RelayConfig.of(
-                                KafkaBroker.shared().bootstrapServers(),
-                                -1,
-                                ConsumerKind.freshAddress()))) {
+        try (KafkaRelay relay = TestRelays.start()) {
             Properties p = new Properties();
             p.put(StreamsConfig.APPLICATION_ID_CONFIG, KafkaBroker.unique("app"));
             p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, KafkaBroker.shared().bootstrapServers());
@@ -67,8 +61,9 @@ class StreamsSupplierTest {
             p.put("main.consumer.approx.enable", "true");
             p.put("main.consumer.approx.emax", "0.1");
             p.put("main.consumer.approx.stratum", "header:zone");
+            p.put("main.consumer.approx.auth.secret", TestRelays.SECRET);
             for (int id : KafkaBroker.shared().brokerIds()) {
-                p.put("main.consumer.approx.relay.address." + id, relay.config().listen());
+                p.put("main.consumer.approx.relay.address." + id, relay.address());
             }
             try (KafkaStreams streams = new KafkaStreams(b.build(), p)) {
                 streams.start();

@@ -55,6 +55,11 @@ final class CellReservoir {
         return count;
     }
 
+    /** Records held: {@code min(count, capacity)}. */
+    int size() {
+        return slots.size();
+    }
+
     long bytes() {
         return bytes;
     }

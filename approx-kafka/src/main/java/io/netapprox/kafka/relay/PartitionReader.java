@@ -91,7 +91,9 @@ final class PartitionReader {
             if (r.offset() < building.position()) {
                 continue;
             }
-            if (!building.accepts(r) || building.bytes() >= maxSegmentBytes) {
+            if (!building.accepts(r)
+                    || building.bytes() >= maxSegmentBytes
+                    || building.headerBytes() >= RelayProtocol.MAX_HEADER_BYTES) {
                 closeBuilding();
             }
             building.add(r);

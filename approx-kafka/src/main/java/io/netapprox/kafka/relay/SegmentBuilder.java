@@ -12,7 +12,7 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * Builds one {@link Segment} of a partition: records are offered in offset order, each goes to the
- * reservoir of its (window, stratum) cell, and {@link #close} draws each cell's planned sample.
+ * reservoir of its (window, stratum) cell, and {@link #close} draws each cell's candidates.
  *
  * <p>A segment holds records of at most one "current" window plus late records of earlier windows:
  * a record of a later window than any seen is a boundary ({@link #accepts} is false) and starts the
@@ -30,6 +30,7 @@ final class SegmentBuilder {
     private long maxWindow = Long.MIN_VALUE;
     private long bytes;
     private long records;
+    private long headerBytes;
 
     private record CellKey(long windowStart, String stratum) {}
 
@@ -60,6 +61,11 @@ final class SegmentBuilder {
         return bytes;
     }
 
+    /** Bytes of this segment's header (its cells) on the wire. */
+    long headerBytes() {
+        return headerBytes;
+    }
+
     long records() {
         return records;
     }
@@ -88,12 +94,14 @@ final class SegmentBuilder {
         CellReservoir cell =
                 cells.computeIfAbsent(
                         new CellKey(window, stratum),
-                        k ->
-                                new CellReservoir(
-                                        window,
-                                        stratum,
-                                        plan.capacity(stratum),
-                                        random(window, stratum)));
+                        k -> {
+                            headerBytes += RelayProtocol.headerBytes(stratum);
+                            return new CellReservoir(
+                                    window,
+                                    stratum,
+                                    plan.capacity(stratum),
+                                    random(window, stratum));
+                        });
         SampledRecord s =
                 new SampledRecord(
                         r.offset(),
@@ -114,15 +122,19 @@ final class SegmentBuilder {
         position = Math.max(position, offset);
     }
 
-    /** Draws each cell's planned sample and returns the segment {@code [from, position)}. */
+    /**
+     * Draws each cell's candidates (its target times the headroom, at most what the reservoir
+     * holds) and returns the segment {@code [from, position)}.
+     */
     Segment close(long logEnd) {
         List<Cell> out = new ArrayList<>(cells.size());
         List<SampledRecord> sampled = new ArrayList<>();
         int index = 0;
         for (CellReservoir c : cells.values()) {
             int n = plan.sampleSize(c.stratum, c.count());
-            out.add(new Cell(c.windowStart, c.stratum, c.count(), n));
-            for (SampledRecord r : c.sample(n)) {
+            int held = Math.min(c.size(), plan.held(n, c.count()));
+            out.add(new Cell(c.windowStart, c.stratum, c.count(), n, held));
+            for (SampledRecord r : c.sample(held)) {
                 sampled.add(r.withCell(index));
             }
             index++;

@@ -11,6 +11,8 @@ import java.util.Objects;
  *     value as UTF-8)
  * @param confidence confidence of the bounds, in (0, 1)
  * @param assumedCv coefficient of variation the planner assumes for the values behind a stratum
+ * @param headroom the relay sends up to {@code headroom} times a cell's planned sample, so ATP can
+ *     give up lost records instead of retransmitting them (in [1, 4])
  * @param windowMs tumbling window length on record timestamps
  * @param graceMs a window of a caught-up partition closes this long after its end (wall clock)
  * @param stratification what a stratum is
@@ -22,6 +24,7 @@ public record StreamSpec(
         Map<String, Double> groupEmax,
         double confidence,
         double assumedCv,
+        double headroom,
         long windowMs,
         long graceMs,
         Stratification stratification,
@@ -39,6 +42,9 @@ public record StreamSpec(
         if (!(assumedCv > 0) || Double.isInfinite(assumedCv)) {
             throw new IllegalArgumentException(
                     "assumed coefficient of variation must be > 0: " + assumedCv);
+        }
+        if (!(headroom >= 1 && headroom <= 4)) {
+            throw new IllegalArgumentException("headroom must be in [1, 4]: " + headroom);
         }
         if (windowMs < 1 || graceMs < 0) {
             throw new IllegalArgumentException("windowMs >= 1 and graceMs >= 0 required");
