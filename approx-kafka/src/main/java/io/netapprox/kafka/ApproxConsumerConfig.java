@@ -128,7 +128,7 @@ public final class ApproxConsumerConfig {
                         approx.getOrDefault(RELAY_PULL_WAIT_MS, "5000"),
                         10,
                         600_000);
-        this.headroom = number(HEADROOM, approx.getOrDefault(HEADROOM, "1.25"));
+        this.headroom = number(HEADROOM, approx.getOrDefault(HEADROOM, "1.0"));
         if (!(headroom >= 1 && headroom <= 4)) {
             throw new ConfigException(HEADROOM, approx.get(HEADROOM), "must be in [1, 4]");
         }

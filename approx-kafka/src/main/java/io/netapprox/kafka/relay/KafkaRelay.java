@@ -2,10 +2,12 @@ package io.netapprox.kafka.relay;
 
 import io.netapprox.core.control.ControlConfig;
 import io.netapprox.core.engine.AtpConfig;
+import io.netapprox.core.engine.AtpStats;
 import io.netapprox.core.transport.ApproxPeer;
 import io.netapprox.core.transport.ApproxTransport;
 import io.netapprox.core.transport.ApproxTransportConfig;
 import io.netapprox.core.transport.OutgoingTransfer;
+import io.netapprox.core.transport.TransportException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -112,6 +114,11 @@ public final class KafkaRelay implements AutoCloseable {
         return transport.dataPort();
     }
 
+    /** The ATP engine's counters (datagrams, drops, sessions, jobs). */
+    public AtpStats engineStats() {
+        return transport.endpoint().stats();
+    }
+
     public RelayMetrics metrics() {
         return metrics;
     }
@@ -150,6 +157,9 @@ public final class KafkaRelay implements AutoCloseable {
         } catch (RelayException e) {
             metrics.failedPulls.increment();
             t.answerWithoutJob(RelayProtocol.failure(e));
+        } catch (TransportException e) {
+            // the consumer's connection ended while its pull waited (it closed or died)
+            log.debug("{}: pull abandoned: {}", t.peer(), e.getMessage());
         }
     }
 

@@ -26,8 +26,9 @@ import org.apache.kafka.common.utils.Exit;
  *
  * <p>The pitfalls this handles: storage is formatted before startup (KRaft, no ZooKeeper); Kafka's
  * {@code Exit} is redirected so a broker fault cannot end the test JVM; ports are random; internal
- * topics have replication factor 1 and consumer groups rebalance without the initial delay; a start
- * that times out on a loaded machine is retried once.
+ * topics have replication factor 1 and consumer groups rebalance without the initial delay;
+ * time-based retention is off (test records carry old timestamps); a start that times out on a
+ * loaded machine is retried once.
  */
 public final class KafkaBroker {
     private static KafkaBroker shared;
@@ -87,6 +88,12 @@ public final class KafkaBroker {
                 .setConfigProp("transaction.state.log.min.isr", "1")
                 .setConfigProp("transaction.state.log.num.partitions", "4")
                 .setConfigProp("auto.create.topics.enable", "false")
+                // the tests' records carry timestamps years in the past (windows that are closed):
+                // time-based retention must never delete them; the check runs every second so a
+                // regression shows at once (KafkaBrokerTest)
+                .setConfigProp("log.retention.ms", "-1")
+                .setConfigProp("log.retention.check.interval.ms", "1000")
+                .setConfigProp("log.initial.task.delay.ms", "0")
                 .setConfigProp("log.flush.interval.messages", "1000000")
                 .setConfigProp("num.network.threads", "2")
                 .setConfigProp("num.io.threads", "2")
