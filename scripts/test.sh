@@ -6,16 +6,20 @@
 #                            NETAPPROX_NATIVE_FORMAT_CHECK=1 also scripts/check-native-format.sh (native/, clang-format)
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
 #                            examples/taxi, approx-spark on local[2] and local-cluster, approx-kafka on an
-#                            in-process KRaft broker) + native GoogleTest suites
-#                            (ctest, in the Maven test phase)
+#                            in-process KRaft broker with relays over loopback ATP) + native GoogleTest suites
+#                            and atp-perf end-to-end tests (ctest, in the Maven test phase) + Jazzer fuzzing of the
+#                            control-plane frame decoder for JAVA_FUZZ_SECONDS (approx-core execution control-fuzz)
 #   4. approx-core jar       ships META-INF/native/linux-x86_64/libnetapprox.so, which loads and binds JNI
 #   5. approx-spark jar      the spark-submit --jars jar: self-contained, and only the plugin (no examples)
 #   6. network lab           benchmarks/netlab/test_netlab.py (lab tests skip without root / namespaces)
 #   7. ASan + UBSan          second native build in native/build-asan, ctest on it
-#   8. libFuzzer             native/build-fuzz (clang), fuzz_datagram for FUZZ_SECONDS (default 60)
+#   8. ns-3 simulation       benchmarks/sim/run.sh ci: pinned ns-3 wheel into build/sim-ns3, atp-sim build, its
+#                            tests, the smoke preset and a check of its summary.json (docs/simulation.md)
+#   9. libFuzzer             native/build-fuzz (clang), fuzz_datagram for FUZZ_SECONDS (default 60)
 #
 # Exits non-zero on the first failure. Environment knobs (all optional):
 #   FUZZ_SECONDS=60                  libFuzzer run time
+#   JAVA_FUZZ_SECONDS=30             Jazzer run time (control-plane frame decoder)
 #   NETAPPROX_JOBS=2                 parallel build/test jobs for the sanitizer and fuzz builds
 #   NETAPPROX_NATIVE_FORMAT_CHECK=1  also check the native/ format (off until native/ has been reformatted once)
 #   SKIP_SETUP=1                     do not run scripts/setup.sh
@@ -26,6 +30,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+JAVA_FUZZ_SECONDS="${JAVA_FUZZ_SECONDS:-30}"
 JOBS="${NETAPPROX_JOBS:-2}"
 CTEST_TIMEOUT="${CTEST_TIMEOUT:-900}"
 
@@ -67,7 +72,7 @@ end
 # ---------------------------------------------------------------------------------------------------------
 begin "maven install (native build, jar, Java tests, native ctest)"
 # shellcheck disable=SC2086
-mvn -B -ntp ${MAVEN_ARGS:-} install
+mvn -B -ntp ${MAVEN_ARGS:-} -Dfuzz.java.duration="${JAVA_FUZZ_SECONDS}s" install
 end
 
 # ---------------------------------------------------------------------------------------------------------
@@ -167,6 +172,12 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTION
 end
 
 # ---------------------------------------------------------------------------------------------------------
+# The ns-3 simulation driving the real ATP core (docs/simulation.md): the adapter's tests and the smoke preset.
+begin "ns-3 simulation: tests + smoke (benchmarks/sim)"
+bash "$ROOT/benchmarks/sim/run.sh" ci
+end
+
+# ---------------------------------------------------------------------------------------------------------
 begin "libFuzzer: fuzz_datagram for ${FUZZ_SECONDS}s (native/build-fuzz)"
 FUZZ_DIR="$ROOT/native/build-fuzz"
 CC=clang CXX=clang++ cmake -S "$ROOT/native" -B "$FUZZ_DIR" -G Ninja \
@@ -200,4 +211,4 @@ end
 STEP="summary"
 echo
 log "step times: $(IFS=';'; echo "${TIMES[*]}")"
-echo "NetApprox tests: PASSED (format, maven install + Java tests + native ctest, jars checked, network lab, ASan/UBSan ctest, ${FUZZ_SUMMARY}) in $((SECONDS - T0))s"
+echo "NetApprox tests: PASSED (format, maven install + Java tests + native ctest, jars checked, network lab, ASan/UBSan ctest, ns-3 simulation tests + smoke, ${FUZZ_SUMMARY}) in $((SECONDS - T0))s"

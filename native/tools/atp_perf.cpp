@@ -1,17 +1,18 @@
 // atp-perf: an iperf-like tool for ATP, with a plain-TCP mode over the same path for comparisons in one run.
 //
-//   atp-perf server --bind ADDR --port P [--tcp]
+//   atp-perf server --bind ADDR --port P [--tcp] [--verify] [--max-connections N]
 //   atp-perf client --connect ADDR --port P --messages N --size S --groups "1.0,0.8,0.5" [--mode full|base|rc|
 //                   rc_mrdf|fixtlr|fixprio] [--rate-gbps R] [--drop-out F --drop-in F --seed X] [--tcp]
 //                   [--json FILE]
 //   atp-perf demo   (both endpoints in one process over 127.0.0.1)
 //
 // There is no control plane: the session key is derived from --secret with BLAKE2b (crypto_generichash). The
-// client picks a random nonce per run and sends it to the server over a tiny TCP rendezvous on the same port
-// (magic "ATP1", nonce, client UDP port); both sides derive the session id from (secret, nonce), the server opens
-// the session toward the client's address, and at the end it sends the receiver's report back over that TCP
-// connection. The TCP mode (magic "TCP1") streams the same N x S messages length-prefixed over one TCP
-// connection and times first byte -> receiver's final acknowledgement.
+// client picks a random nonce per run and sends it, its UDP port and the job's layout to the server over a tiny
+// TCP rendezvous on the same port (perf_rendezvous.hpp); both sides derive the session id from (secret, nonce),
+// the server opens the session toward the client's address, and at the end it sends the receiver's report (and
+// with --verify the verdict of perf_verify.hpp) back over that TCP connection. The server serves at most
+// --max-connections connections at once (connection_slots.hpp). The TCP mode (magic "TCP1") streams the same
+// N x S messages length-prefixed over one TCP connection and times first byte -> receiver's final acknowledgement.
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <linux/tcp.h>
@@ -39,12 +40,17 @@
 #include <thread>
 #include <vector>
 
+#include "connection_slots.hpp"
 #include "driver/driver.hpp"
-#include "socket_io.hpp"
 #include "perf_json.hpp"
+#include "perf_rendezvous.hpp"
+#include "perf_verify.hpp"
+#include "socket_io.hpp"
 
 namespace atp = netapprox::atp;
 namespace drv = netapprox::driver;
+namespace perf = netapprox::perf;
+namespace tools = netapprox::tools;
 using netapprox::perf::Json;
 using atp::Status;
 
@@ -77,6 +83,9 @@ struct Options {
   std::string secret = kDevSecret;
   int timeout_s = 300;
   uint32_t max_datagram = 1472;
+  bool verify = false;             // server: check every message (perf_verify.hpp)
+  uint32_t max_connections = 64;   // server: connection threads at once
+  uint32_t corrupt_every = 0;      // client, tests only: damage every n-th message so --verify must object
 };
 
 double now_s() {
@@ -87,18 +96,25 @@ void usage(FILE* f) {
   std::fprintf(f,
                "atp-perf: ATP throughput tool (iperf-like), with a plain-TCP mode for same-run comparisons\n"
                "\n"
-               "  atp-perf server [--bind ADDR] [--port P] [--tcp]\n"
+               "  atp-perf server [--bind ADDR] [--port P] [--tcp] [--verify] [--max-connections N]\n"
                "      serves ATP (UDP port P) and TCP (TCP port P: rendezvous + --tcp transfers) until killed;\n"
-               "      --tcp serves only TCP transfers.\n"
+               "      --tcp serves only TCP transfers. --port 0 picks a free port (printed on stderr).\n"
+               "      --verify checks every delivered message: its id, group, length and bytes, no duplicate, no\n"
+               "      message after its loss notice, exact groups in order, and the report against what arrived;\n"
+               "      the verdict goes to the client (which fails on any error) and to stderr.\n"
+               "      --max-connections N (default 64): TCP connections served at once; more are answered busy.\n"
+               "      SIGINT/SIGTERM: stops and prints one summary line (connections, sessions, threads).\n"
                "  atp-perf client --connect ADDR [--port P] --messages N --size S [--groups \"1.0,0.8,...\"]\n"
                "      [--mode full|base|rc|rc_mrdf|fixtlr|fixprio] [--rate-gbps R] [--no-mrdf]\n"
                "      [--drop-out F] [--drop-in F] [--seed X] [--tcp] [--json FILE] [--timeout SEC]\n"
                "      N messages of S bytes split evenly over the groups (one MSR each; default one group, MSR 1).\n"
                "      --drop-out/--drop-in inject loss on the client engine's outgoing/incoming datagrams.\n"
                "      --tcp sends the same messages length-prefixed over one TCP connection instead.\n"
+               "      --test-corrupt-every K (tests only): damage the last byte of every K-th message before\n"
+               "      submitting it, to show that a --verify server notices.\n"
                "  atp-perf demo [--messages N] [--size S] [--groups ...] [--drop-out F] [--json FILE]\n"
                "      both endpoints in this process over 127.0.0.1 (default: 2000 x 16 KiB, groups 1.0,0.8,0.5,\n"
-               "      20%% injected loss on data packets).\n"
+               "      20%% injected loss on data packets). The demo always verifies what the receiver gets.\n"
                "\n"
                "Common: --secret STR (session key = BLAKE2b(STR); both ends must agree). The default secret is a\n"
                "fixed, PUBLIC development value (\"%s\"): anyone can forge packets for sessions keyed with it.\n"
@@ -193,23 +209,18 @@ struct Result {
   uint64_t retransmissions = 0, packets_sent = 0;
   std::vector<GroupResult> groups;
   std::string receiver_json;  // the server's receiver report, if any
+  std::string verify_json;    // the receiver's --verify verdict, if it verified
   std::string driver_json;
 };
 
 std::vector<atp::GroupSpec> split_groups(uint32_t n, const std::vector<double>& msrs) {
   std::vector<atp::GroupSpec> g;
-  const uint32_t k = static_cast<uint32_t>(msrs.size());
-  for (uint32_t i = 0; i < k; ++i) {
-    uint32_t sz = n / k + (i < n % k ? 1 : 0);
-    g.push_back(atp::GroupSpec{i, sz, msrs[i]});
-  }
+  const std::vector<uint32_t> sizes = perf::split_sizes(n, msrs.size());
+  for (uint32_t i = 0; i < sizes.size(); ++i) g.push_back(atp::GroupSpec{i, sizes[i], msrs[i]});
   return g;
 }
 
-uint32_t target_of(double msr, uint32_t size) {
-  double t = std::ceil(msr * double(size) - 1e-9);
-  return static_cast<uint32_t>(std::clamp(t, 0.0, double(size)));
-}
+using perf::target_of;
 
 std::string result_json(const Result& r) {
   Json j;
@@ -234,6 +245,7 @@ std::string result_json(const Result& r) {
   }
   j.end_array();
   if (!r.receiver_json.empty()) j.raw("receiver", r.receiver_json); else j.null("receiver");
+  if (!r.verify_json.empty()) j.raw("verify", r.verify_json); else j.null("verify");
   if (!r.driver_json.empty()) j.raw("driver", r.driver_json);
   j.end_object();
   return j.text();
@@ -309,6 +321,19 @@ drv::DriverConfig make_config(const Options& o, const std::string& bind, uint16_
 
 // ---- receiver side: drains a driver's events (server and demo) ---------------------------------------------------
 
+// What a receiving session ended with: the receiver's report (or the error that ended it) and, when the session
+// was verified, the verifier's verdict.
+struct Outcome {
+  std::shared_ptr<const atp::JobReport> report;
+  Status error = Status::kOk;
+  bool verified = false;
+  uint64_t verify_errors = 0, verify_checked = 0;
+  std::string verify_json, verify_first_error;
+};
+
+// Drains the driver's events on its own thread. Only sessions registered with expect() are tracked: events of
+// any other session (one the server already gave up and forgot) are released and dropped, so an aborted job's
+// report is never stored.
 class ReceiverPump {
  public:
   explicit ReceiverPump(drv::Driver* d, bool verbose) : d_(d), verbose_(verbose) {
@@ -318,26 +343,51 @@ class ReceiverPump {
     stop_ = true;
     thread_.join();
   }
-  // Waits for the receiver report of session sid (or a session error). nullopt on timeout / error.
-  std::shared_ptr<const atp::JobReport> wait_report(atp::SessionId sid, double timeout_s, Status* err,
-                                                    const std::function<bool()>& abort) {
+  // Registers a session before it is opened; `verifier` (may be null) checks its messages and report.
+  void expect(atp::SessionId sid, std::unique_ptr<perf::MessageVerifier> verifier) {
+    auto st = std::make_shared<State>();
+    st->verifier = std::move(verifier);
+    std::lock_guard<std::mutex> lk(mu_);
+    sessions_[sid] = std::move(st);
+  }
+  // Waits for the receiver report of session sid (or a session error, a timeout, or abort()).
+  Outcome wait_report(atp::SessionId sid, double timeout_s, const std::function<bool()>& abort) {
     std::unique_lock<std::mutex> lk(mu_);
+    Outcome out;
     double deadline = now_s() + timeout_s;
-    while (now_s() < deadline && !g_stop && !(abort && abort())) {
-      auto& st = sessions_[sid];
-      if (st.report) return st.report;
-      if (st.error != Status::kOk) {
-        *err = st.error;
-        return nullptr;
+    for (;;) {
+      auto it = sessions_.find(sid);
+      if (it == sessions_.end()) {
+        out.error = Status::kNotFound;
+        return out;
+      }
+      State& st = *it->second;
+      if (st.report || st.error != Status::kOk) {
+        out.report = st.report;
+        out.error = st.report ? Status::kOk : st.error;
+        if (st.verifier) {  // the pump finished with the verifier before it stored the report (under mu_)
+          out.verified = true;
+          out.verify_errors = st.verifier->errors();
+          out.verify_checked = st.verifier->checked();
+          out.verify_first_error = st.verifier->first_error();
+          out.verify_json = st.verifier->json();
+        }
+        return out;
+      }
+      if (now_s() >= deadline || g_stop || (abort && abort())) {
+        out.error = Status::kClosed;
+        return out;
       }
       cv_.wait_for(lk, std::chrono::milliseconds(100));
     }
-    *err = Status::kClosed;
-    return nullptr;
   }
   void forget(atp::SessionId sid) {
     std::lock_guard<std::mutex> lk(mu_);
     sessions_.erase(sid);
+  }
+  size_t tracked() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return sessions_.size();
   }
   uint64_t bytes() const { return bytes_; }
   uint64_t messages() const { return messages_; }
@@ -346,7 +396,13 @@ class ReceiverPump {
   struct State {
     std::shared_ptr<const atp::JobReport> report;
     Status error = Status::kOk;
+    std::unique_ptr<perf::MessageVerifier> verifier;  // used by the pump thread only
   };
+  std::shared_ptr<State> find(atp::SessionId sid) {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto it = sessions_.find(sid);
+    return it == sessions_.end() ? nullptr : it->second;
+  }
   void run() {
     atp::Event evs[128];
     double last = now_s();
@@ -357,24 +413,37 @@ class ReceiverPump {
       for (int i = 0; i < n; ++i) {
         atp::Event& e = evs[i];
         switch (e.type) {
-          case atp::EventType::kMessage:
+          case atp::EventType::kMessage: {
             bytes_ += e.len;
             messages_++;
+            auto st = find(e.session);
+            if (st && st->verifier) st->verifier->on_message(e.job, e.message, e.group_id, e.data, e.len);
             d_->release(e.handle);
             break;
+          }
+          case atp::EventType::kMessageLost: {
+            auto st = find(e.session);
+            if (st && st->verifier) st->verifier->on_lost(e.job, e.message);
+            break;
+          }
           case atp::EventType::kJobStarted:
             if (verbose_) std::fprintf(stderr, "[server] job %u started on session %016llx\n", e.job,
                                        static_cast<unsigned long long>(e.session));
             break;
           case atp::EventType::kJobDone: {
+            if (!e.report || e.report->is_sender) break;
+            auto st = find(e.session);
+            if (!st) break;  // a session already given up: drop its report
+            if (st->verifier) st->verifier->on_report(*e.report);
             std::lock_guard<std::mutex> lk(mu_);
-            if (e.report && !e.report->is_sender) sessions_[e.session].report = e.report;
+            st->report = e.report;
             cv_.notify_all();
             break;
           }
           case atp::EventType::kSessionError: {
             std::lock_guard<std::mutex> lk(mu_);
-            sessions_[e.session].error = e.status;
+            auto it = sessions_.find(e.session);
+            if (it != sessions_.end()) it->second->error = e.status;
             cv_.notify_all();
             break;
           }
@@ -400,7 +469,7 @@ class ReceiverPump {
   std::atomic<uint64_t> bytes_{0}, messages_{0};
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<atp::SessionId, State> sessions_;
+  std::map<atp::SessionId, std::shared_ptr<State>> sessions_;
   std::thread thread_;
 };
 
@@ -469,15 +538,18 @@ Result run_atp_sender(drv::Driver& d, atp::SessionId sid, const Options& o) {
   });
 
   std::vector<uint8_t> buf(o.size);
-  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(i * 131 + 7);
+  perf::fill_message(buf.data(), buf.size(), 0);  // the pattern once; each message then only changes its id
   uint32_t id = 0;
   for (uint32_t g = 0; g < specs.size() && !done; ++g) {
     for (uint32_t i = 0; i < specs[g].size && !done; ++i, ++id) {
       if (buf.size() >= 4) memcpy(buf.data(), &id, 4);
+      const bool corrupt = o.corrupt_every && id % o.corrupt_every == o.corrupt_every - 1;
+      if (corrupt) buf.back() ^= 0x5a;
       for (;;) {
         st = d.submit_wait(sid, job, g, i, buf.data(), buf.size(), 200);
         if (st != Status::kWouldBlock || done || g_stop) break;
       }
+      if (corrupt) buf.back() ^= 0x5a;  // submit copied the damaged message; restore the pattern
       if (st != Status::kOk) {
         if (!done) r.status = std::string("submit: ") + atp::status_name(st);
         done = true;
@@ -629,119 +701,189 @@ void serve_tcp_transfer(int fd) {
 
 void on_signal(int) { g_stop = true; }
 
+// A TCP listener on addr:port (port 0: ephemeral); -1 on failure with errno set.
+int tcp_listen(const std::string& addr, uint16_t port, uint16_t* bound) {
+  sockaddr_storage sa{};
+  socklen_t salen;
+  sockaddr_in s4{};
+  sockaddr_in6 s6{};
+  if (inet_pton(AF_INET, addr.c_str(), &s4.sin_addr) == 1) {
+    s4.sin_family = AF_INET;
+    s4.sin_port = htons(port);
+    memcpy(&sa, &s4, sizeof s4);
+    salen = sizeof s4;
+  } else if (inet_pton(AF_INET6, addr.c_str(), &s6.sin6_addr) == 1) {
+    s6.sin6_family = AF_INET6;
+    s6.sin6_port = htons(port);
+    memcpy(&sa, &s6, sizeof s6);
+    salen = sizeof s6;
+  } else {
+    errno = EINVAL;
+    return -1;
+  }
+  int fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&sa), salen) != 0 || listen(fd, 128) != 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  socklen_t l = sizeof sa;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &l);
+  *bound = ntohs(sa.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&sa)->sin_port
+                                         : reinterpret_cast<sockaddr_in6*>(&sa)->sin6_port);
+  return fd;
+}
+
+struct ServerCounters {
+  std::atomic<uint64_t> accepted{0}, refused_busy{0}, sessions{0}, tcp_transfers{0}, bad_hellos{0};
+  std::atomic<uint64_t> verified{0}, verify_failures{0};
+};
+
+// One ATP rendezvous: opens the session the client asks for, waits for the job's receiver report (or the
+// client's hang-up) and returns it; the session is closed and forgotten whatever happens.
+void serve_atp_session(int cfd, const Options& o, drv::Driver& d, ReceiverPump& pump, const uint8_t key[32],
+                       ServerCounters& counters) {
+  perf::SessionHello hello;
+  std::string why;
+  if (!perf::read_hello(cfd, &hello, &why, 10'000)) {
+    counters.bad_hellos++;
+    uint8_t reply = perf::kReplyRefused;
+    write_full(cfd, &reply, 1);
+    return;
+  }
+  atp::SessionId sid = derive_session(o.secret, hello.nonce);
+  std::string ip = peer_ip(cfd);
+  pump.expect(sid, o.verify ? std::make_unique<perf::MessageVerifier>(hello.messages, hello.message_bytes,
+                                                                      hello.msrs)
+                            : nullptr);
+  Status st = d.open_session(sid, key, ip, hello.udp_port, false);
+  uint8_t reply = st == Status::kOk ? perf::kReplyOk : perf::kReplyRefused;
+  write_full(cfd, &reply, 1);
+  if (st != Status::kOk) {
+    std::fprintf(stderr, "[server] open_session for %s:%u: %s\n", ip.c_str(), hello.udp_port, atp::status_name(st));
+    pump.forget(sid);
+    return;
+  }
+  counters.sessions++;
+  std::fprintf(stderr, "[server] session %016llx with %s:%u\n", static_cast<unsigned long long>(sid), ip.c_str(),
+               hello.udp_port);
+  auto client_gone = [cfd] {
+    pollfd p{cfd, POLLIN, 0};
+    return poll(&p, 1, 0) > 0;  // client hung up (or sent something unexpected)
+  };
+  Outcome out = pump.wait_report(sid, o.timeout_s, client_gone);
+  if (out.report) {
+    const std::string rep = report_json(*out.report);
+    const std::string ver = out.verified ? out.verify_json : std::string();
+    uint32_t hdr[3] = {htonl(out.verified ? static_cast<uint32_t>(std::min<uint64_t>(out.verify_errors, 0xFFFFFFFEu))
+                                          : perf::kNotVerified),
+                       htonl(static_cast<uint32_t>(rep.size())), htonl(static_cast<uint32_t>(ver.size()))};
+    write_full(cfd, hdr, sizeof hdr);
+    write_full(cfd, rep.data(), rep.size());
+    write_full(cfd, ver.data(), ver.size());
+    std::fprintf(stderr, "[server] job done: delivered %u/%u, loss %.3f\n", out.report->delivered,
+                 out.report->messages, out.report->measured_loss);
+    if (out.verified) {
+      counters.verified++;
+      if (out.verify_errors) counters.verify_failures++;
+      std::fprintf(stderr, "[server] verify: %s\n", out.verify_json.c_str());
+    }
+    std::fprintf(stderr, "[server] driver: %s\n", driver_json(d).c_str());
+    char c;
+    pollfd p{cfd, POLLIN, 0};
+    poll(&p, 1, 5'000);  // wait for the client to hang up (it closes its session first)
+    (void)!recv(cfd, &c, 1, 0);
+  } else {
+    std::fprintf(stderr, "[server] session %016llx ended without a report: %s\n",
+                 static_cast<unsigned long long>(sid), atp::status_name(out.error));
+  }
+  d.close_session(sid);
+  pump.forget(sid);  // any event of the session still on its way is dropped by the pump
+  std::fprintf(stderr, "[server] session %016llx closed\n", static_cast<unsigned long long>(sid));
+}
+
 int run_server(const Options& o) {
   std::unique_ptr<drv::Driver> d;
   std::unique_ptr<ReceiverPump> pump;
   uint8_t key[32];
   derive_key(o.secret, key);
-  if (!o.tcp) {
-    std::string err;
-    Status st = drv::Driver::create(make_config(o, o.bind, o.port), &d, &err);
-    if (st != Status::kOk) {
-      std::fprintf(stderr, "atp-perf server: %s\n", err.c_str());
-      return 1;
+  // The UDP port and the TCP port have the same number; with --port 0 the driver picks it and the TCP listener
+  // follows (retried if that number is taken for TCP).
+  int lfd = -1;
+  uint16_t port = o.port;
+  for (int attempt = 0; attempt < 20 && lfd < 0; ++attempt) {
+    if (!o.tcp) {
+      std::string err;
+      d.reset();
+      Status st = drv::Driver::create(make_config(o, o.bind, o.port), &d, &err);
+      if (st != Status::kOk) {
+        std::fprintf(stderr, "atp-perf server: %s\n", err.c_str());
+        return 1;
+      }
+      port = d->local_port();
     }
-    pump = std::make_unique<ReceiverPump>(d.get(), true);
+    lfd = tcp_listen(o.bind, port, &port);
+    if (lfd < 0 && (o.port != 0 || errno != EADDRINUSE)) break;
   }
-  // TCP listener on the same port number.
-  sockaddr_storage sa{};
-  socklen_t salen;
-  int fam;
-  {
-    sockaddr_in s4{};
-    sockaddr_in6 s6{};
-    if (inet_pton(AF_INET, o.bind.c_str(), &s4.sin_addr) == 1) {
-      s4.sin_family = AF_INET;
-      s4.sin_port = htons(o.port);
-      memcpy(&sa, &s4, sizeof s4);
-      salen = sizeof s4;
-      fam = AF_INET;
-    } else if (inet_pton(AF_INET6, o.bind.c_str(), &s6.sin6_addr) == 1) {
-      s6.sin6_family = AF_INET6;
-      s6.sin6_port = htons(o.port);
-      memcpy(&sa, &s6, sizeof s6);
-      salen = sizeof s6;
-      fam = AF_INET6;
-    } else {
-      std::fprintf(stderr, "atp-perf server: --bind must be a numeric address\n");
-      return 2;
-    }
-  }
-  int lfd = socket(fam, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int one = 1;
-  setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (lfd < 0 || bind(lfd, reinterpret_cast<sockaddr*>(&sa), salen) != 0 || listen(lfd, 16) != 0) {
-    std::fprintf(stderr, "atp-perf server: tcp listen on %s:%u: %s\n", o.bind.c_str(), o.port, strerror(errno));
+  if (lfd < 0) {
+    std::fprintf(stderr, "atp-perf server: tcp listen on %s:%u: %s\n", o.bind.c_str(), port, strerror(errno));
     return 1;
   }
-  std::fprintf(stderr, "[server] listening on %s port %u (%s)\n", o.bind.c_str(), o.port,
-               o.tcp ? "TCP only" : "ATP/UDP + TCP");
-  std::vector<std::thread> conns;
+  if (d) pump = std::make_unique<ReceiverPump>(d.get(), true);
+  std::fprintf(stderr, "[server] listening on %s port %u (%s%s, at most %u connections)\n", o.bind.c_str(), port,
+               o.tcp ? "TCP only" : "ATP/UDP + TCP", o.verify ? ", verifying every message" : "",
+               o.max_connections);
+  ServerCounters counters;
+  tools::ConnectionSlots slots(o.max_connections);
   while (!g_stop) {
     pollfd pf{lfd, POLLIN, 0};
-    if (poll(&pf, 1, 200) <= 0) continue;
+    if (poll(&pf, 1, 200) <= 0) {
+      slots.reap();
+      continue;
+    }
     int cfd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
     if (cfd < 0) continue;
-    conns.emplace_back([&, cfd] {
+    counters.accepted++;
+    bool started = slots.try_start([&, cfd] {
       char magic[4];
-      if (!read_full(cfd, magic, 4, 10'000)) {
-        close(cfd);
-        return;
-      }
-      if (memcmp(magic, "TCP1", 4) == 0) {
-        serve_tcp_transfer(cfd);
-      } else if (memcmp(magic, "ATP1", 4) == 0 && d) {
-        uint8_t b[10];
-        if (!read_full(cfd, b, 10, 10'000)) {
-          close(cfd);
-          return;
-        }
-        uint64_t nonce;
-        uint16_t uport;
-        memcpy(&nonce, b, 8);
-        memcpy(&uport, b + 8, 2);
-        uport = ntohs(uport);
-        atp::SessionId sid = derive_session(o.secret, nonce);
-        std::string ip = peer_ip(cfd);
-        Status st = d->open_session(sid, key, ip, uport, false);
-        uint8_t reply = st == Status::kOk ? 'K' : 'E';
-        write_full(cfd, &reply, 1);
-        if (st != Status::kOk) {
-          std::fprintf(stderr, "[server] open_session for %s:%u: %s\n", ip.c_str(), uport, atp::status_name(st));
-          close(cfd);
-          return;
-        }
-        std::fprintf(stderr, "[server] session %016llx with %s:%u\n", static_cast<unsigned long long>(sid),
-                     ip.c_str(), uport);
-        Status err = Status::kOk;
-        auto closed = [cfd] {
-          pollfd p{cfd, POLLIN, 0};
-          return poll(&p, 1, 0) > 0;  // client hung up (or sent something unexpected)
-        };
-        auto rep = pump->wait_report(sid, o.timeout_s, &err, closed);
-        if (rep) {
-          std::string js = report_json(*rep);
-          uint32_t l = htonl(static_cast<uint32_t>(js.size()));
-          write_full(cfd, &l, 4);
-          write_full(cfd, js.data(), js.size());
-          std::fprintf(stderr, "[server] job done: delivered %u/%u, loss %.3f\n", rep->delivered, rep->messages,
-                       rep->measured_loss);
-          std::fprintf(stderr, "[server] driver: %s\n", driver_json(*d).c_str());
+      if (read_full(cfd, magic, 4, 10'000)) {
+        if (memcmp(magic, perf::kTcpMagic, 4) == 0) {
+          counters.tcp_transfers++;
+          serve_tcp_transfer(cfd);
+        } else if (memcmp(magic, perf::kAtpMagic, 4) == 0 && d) {
+          serve_atp_session(cfd, o, *d, *pump, key, counters);
         } else {
-          std::fprintf(stderr, "[server] session ended without a report: %s\n", atp::status_name(err));
+          counters.bad_hellos++;
         }
-        char c;
-        pollfd p{cfd, POLLIN, 0};
-        poll(&p, 1, 5'000);  // wait for the client to hang up (it closes its session first)
-        (void)!recv(cfd, &c, 1, 0);
-        d->close_session(sid);
-        pump->forget(sid);
       }
       close(cfd);
     });
+    if (!started) {  // every slot busy: tell the client and hang up
+      counters.refused_busy++;
+      uint8_t busy = perf::kReplyBusy;
+      (void)!send(cfd, &busy, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      close(cfd);
+    }
   }
-  for (auto& t : conns) t.join();
   close(lfd);
+  slots.join_all();
+  std::fprintf(stderr,
+               "[server] exit: accepted %llu connections (%llu refused busy, %llu bad hellos), %llu ATP sessions, %llu "
+               "TCP transfers, %llu verified (%llu failed), %llu threads started / %llu joined, %zu sessions still "
+               "tracked\n",
+               static_cast<unsigned long long>(counters.accepted.load()),
+               static_cast<unsigned long long>(counters.refused_busy.load()),
+               static_cast<unsigned long long>(counters.bad_hellos.load()),
+               static_cast<unsigned long long>(counters.sessions.load()),
+               static_cast<unsigned long long>(counters.tcp_transfers.load()),
+               static_cast<unsigned long long>(counters.verified.load()),
+               static_cast<unsigned long long>(counters.verify_failures.load()),
+               static_cast<unsigned long long>(slots.started()), static_cast<unsigned long long>(slots.joined()),
+               pump ? pump->tracked() : size_t(0));
   return 0;
 }
 
@@ -771,16 +913,20 @@ int run_client(const Options& o) {
   }
   uint8_t key[32];
   derive_key(o.secret, key);
-  uint64_t nonce;
-  randombytes_buf(&nonce, sizeof nonce);
-  atp::SessionId sid = derive_session(o.secret, nonce);
-  uint8_t hello[14] = {'A', 'T', 'P', '1'};
-  memcpy(hello + 4, &nonce, 8);
-  uint16_t port_be = htons(d->local_port());
-  memcpy(hello + 12, &port_be, 2);
+  perf::SessionHello hello;
+  randombytes_buf(&hello.nonce, sizeof hello.nonce);
+  hello.udp_port = d->local_port();
+  hello.messages = o.messages;
+  hello.message_bytes = o.size;
+  hello.msrs = o.groups;
+  atp::SessionId sid = derive_session(o.secret, hello.nonce);
+  const std::vector<uint8_t> hello_bytes = perf::encode_hello(hello);
   uint8_t reply = 0;
-  if (!write_full(cfd, hello, sizeof hello) || !read_full(cfd, &reply, 1, 10'000) || reply != 'K') {
-    std::fprintf(stderr, "atp-perf client: server refused the session (is it running without --tcp?)\n");
+  if (!write_full(cfd, hello_bytes.data(), hello_bytes.size()) || !read_full(cfd, &reply, 1, 10'000) ||
+      reply != perf::kReplyOk) {
+    std::fprintf(stderr, "atp-perf client: %s\n",
+                 reply == perf::kReplyBusy ? "server busy (all its connection slots are taken); try again later"
+                                           : "server refused the session (is it running without --tcp?)");
     return 1;
   }
   Status st = d->open_session(sid, key, o.connect, o.port, true);
@@ -789,13 +935,19 @@ int run_client(const Options& o) {
     return 1;
   }
   Result r = run_atp_sender(*d, sid, o);
-  // The receiver's report (authoritative deliveries), sent by the server over the TCP rendezvous.
-  uint32_t l;
-  if (read_full(cfd, &l, 4, 3'000)) {
-    l = ntohl(l);
-    if (l < (1u << 20)) {
-      std::string js(l, '\0');
-      if (read_full(cfd, js.data(), l, 3'000)) r.receiver_json = js;
+  // The receiver's report (authoritative deliveries) and the server's verdict, sent over the TCP rendezvous.
+  uint32_t hdr[3];
+  if (read_full(cfd, hdr, sizeof hdr, 3'000)) {
+    const uint32_t verify_errors = ntohl(hdr[0]), rep_len = ntohl(hdr[1]), ver_len = ntohl(hdr[2]);
+    if (rep_len <= perf::kMaxReportBytes && ver_len <= perf::kMaxReportBytes) {
+      std::string rep(rep_len, '\0'), ver(ver_len, '\0');
+      if (read_full(cfd, rep.data(), rep_len, 3'000) && read_full(cfd, ver.data(), ver_len, 3'000)) {
+        r.receiver_json = rep;
+        if (verify_errors != perf::kNotVerified) {
+          r.verify_json = ver;
+          if (verify_errors > 0 && r.status == "ok") r.status = "verify failed";
+        }
+      }
     }
   }
   r.driver_json = driver_json(*d);
@@ -825,6 +977,7 @@ int run_demo(const Options& o) {
   randombytes_buf(&nonce, sizeof nonce);
   atp::SessionId sid = derive_session(o.secret, nonce);
   ReceiverPump pump(rx.get(), false);
+  pump.expect(sid, std::make_unique<perf::MessageVerifier>(o.messages, o.size, o.groups));  // the demo always verifies
   if (tx->open_session(sid, key, "127.0.0.1", rx->local_port(), true) != Status::kOk ||
       rx->open_session(sid, key, "127.0.0.1", tx->local_port(), false) != Status::kOk) {
     std::fprintf(stderr, "atp-perf demo: cannot open sessions\n");
@@ -834,9 +987,13 @@ int run_demo(const Options& o) {
                        "data packets\n",
                o.messages, o.size, o.groups.size(), o.mode.c_str(), o.drop_out * 100);
   Result r = run_atp_sender(*tx, sid, o);
-  Status e = Status::kOk;
-  auto rep = pump.wait_report(sid, 10, &e, nullptr);
+  Outcome out = pump.wait_report(sid, 10, nullptr);
+  const auto& rep = out.report;
   if (rep) r.receiver_json = report_json(*rep);
+  if (out.verified) {
+    r.verify_json = out.verify_json;
+    if (out.verify_errors > 0 && r.status == "ok") r.status = "verify failed";
+  }
   r.driver_json = driver_json(*tx);
   std::printf("ATP demo (%s): JCT %.1f ms, goodput %.3f Gbit/s, measured packet loss %.1f%%, %llu packets sent, "
               "%llu retransmitted\n",
@@ -853,8 +1010,13 @@ int run_demo(const Options& o) {
     std::printf("  receiver: %u of %u messages delivered, measured message loss %.1f%%\n", rep->delivered,
                 rep->messages, rep->measured_loss * 100);
   } else {
-    std::printf("  receiver report missing: %s\n", atp::status_name(e));
+    std::printf("  receiver report missing: %s\n", atp::status_name(out.error));
   }
+  if (out.verified)
+    std::printf("  verify: %llu messages checked, %llu errors%s%s\n",
+                static_cast<unsigned long long>(out.verify_checked),
+                static_cast<unsigned long long>(out.verify_errors), out.verify_errors ? ", first: " : "",
+                out.verify_first_error.c_str());
   std::fprintf(stderr, "receiver driver: %s\n", driver_json(*rx).c_str());
   std::printf("JSON result:\n");
   emit(r, o);
@@ -886,7 +1048,7 @@ int main(int argc, char** argv) {
   }
   enum {
     kBind = 256, kConnect, kPort, kMessages, kSize, kGroups, kMode, kRate, kDropOut, kDropIn, kSeed, kTcp, kJson,
-    kSecret, kTimeout, kNoMrdf, kMaxDatagram, kNoPayloadAuth, kHelp
+    kSecret, kTimeout, kNoMrdf, kMaxDatagram, kNoPayloadAuth, kVerify, kMaxConnections, kCorruptEvery, kHelp
   };
   static const option longopts[] = {
       {"bind", required_argument, nullptr, kBind},         {"connect", required_argument, nullptr, kConnect},
@@ -899,6 +1061,9 @@ int main(int argc, char** argv) {
       {"timeout", required_argument, nullptr, kTimeout},   {"no-mrdf", no_argument, nullptr, kNoMrdf},
       {"max-datagram", required_argument, nullptr, kMaxDatagram}, {"help", no_argument, nullptr, kHelp},
       {"no-payload-auth", no_argument, nullptr, kNoPayloadAuth},
+      {"verify", no_argument, nullptr, kVerify},
+      {"max-connections", required_argument, nullptr, kMaxConnections},
+      {"test-corrupt-every", required_argument, nullptr, kCorruptEvery},
       {nullptr, 0, nullptr, 0}};
   optind = 2;
   int c;
@@ -913,7 +1078,7 @@ int main(int argc, char** argv) {
       case kConnect: o.connect = optarg; break;
       case kPort: {
         long v = std::strtol(optarg, &end, 10);
-        if (*end || v <= 0 || v > 65535) bad("--port");
+        if (*end || v < 0 || v > 65535) bad("--port");  // 0: ephemeral (server only)
         o.port = static_cast<uint16_t>(v);
         break;
       }
@@ -937,6 +1102,19 @@ int main(int argc, char** argv) {
       case kSeed: o.seed = std::strtoull(optarg, &end, 10); if (*end) bad("--seed"); break;
       case kTcp: o.tcp = true; break;
       case kNoPayloadAuth: o.payload_auth = false; break;
+      case kVerify: o.verify = true; break;
+      case kMaxConnections: {
+        unsigned long v = std::strtoul(optarg, &end, 10);
+        if (*end || v == 0 || v > 4096) bad("--max-connections");
+        o.max_connections = static_cast<uint32_t>(v);
+        break;
+      }
+      case kCorruptEvery: {
+        unsigned long v = std::strtoul(optarg, &end, 10);
+        if (*end || v == 0 || v > UINT32_MAX) bad("--test-corrupt-every");
+        o.corrupt_every = static_cast<uint32_t>(v);
+        break;
+      }
       case kJson: o.json_file = optarg; break;
       case kSecret: o.secret = optarg; break;
       case kTimeout: o.timeout_s = std::atoi(optarg); if (o.timeout_s <= 0) bad("--timeout"); break;
@@ -960,6 +1138,7 @@ int main(int argc, char** argv) {
 
   if (o.cmd == "server") return run_server(o);
   if (o.cmd == "client") {
+    if (o.port == 0) bad("--port (the client needs the server's port)");
     if (o.connect.empty() || o.messages == 0 || o.size == 0) {
       std::fprintf(stderr, "atp-perf client: --connect, --messages and --size are required\n");
       return 2;

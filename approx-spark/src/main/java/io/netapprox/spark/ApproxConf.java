@@ -69,8 +69,8 @@ public final class ApproxConf implements Serializable {
         k.put(
                 "planning",
                 new String[] {
-                    "balanced",
-                    "balanced: each of M map outputs plans its share for e_max*sqrt(M) (and Cochran's rule for the combined sample), exact when the shares are equal; conservative: each map output meets e_max on its own"
+                    "shares",
+                    "shares: a statistics pass over the input gives every map output's share of every group, and each group's sample is allocated over its map outputs so that e_max holds for any split; local: no pass, each map output plans its share as if it held the whole group (any split for sums/averages of same-sign data, more samples)"
                 });
         k.put(
                 "submit",
@@ -111,8 +111,8 @@ public final class ApproxConf implements Serializable {
     }
 
     public enum Planning {
-        BALANCED,
-        CONSERVATIVE
+        SHARES,
+        LOCAL
     }
 
     private final boolean enabled;
@@ -202,11 +202,15 @@ public final class ApproxConf implements Serializable {
         } catch (IllegalArgumentException e) {
             throw bad("submit", s, "all or target");
         }
-        String pl = c.getOrDefault("planning", "balanced");
+        String pl = c.getOrDefault("planning", "shares");
         try {
             planning = Planning.valueOf(pl.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw bad("planning", pl, "balanced or conservative");
+            throw bad(
+                    "planning",
+                    pl,
+                    "shares or local (balanced was removed: it missed e_max when a group sits in few "
+                            + "map outputs; conservative is now local)");
         }
         fetchTimeoutMs = range(c, "fetchTimeoutMs", 120_000, 100, 24L * 3600 * 1000);
         peerDeathTimeoutMs = range(c, "peerDeathTimeoutMs", 5_000, 50, 3600_000);

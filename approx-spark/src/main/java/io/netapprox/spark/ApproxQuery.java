@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.rdd.ShuffledRDD;
 import org.apache.spark.sql.Column;
@@ -206,6 +207,9 @@ public final class ApproxQuery implements Serializable {
                     new ApproxSpec.Aggregate(
                             kind, a[1], vi, Double.parseDouble(a[2]), Integer.parseInt(a[3])));
         }
+        for (String key : errorBounds.keySet()) {
+            checkOverrideSyntax(key, groupColumns);
+        }
         return new ApproxSpec(
                 groupColumns,
                 aggs,
@@ -226,13 +230,29 @@ public final class ApproxQuery implements Serializable {
         return cols;
     }
 
-    /** Runs the query; the result is computed when an action runs on the returned Dataset. */
+    /**
+     * Runs the query; the result is computed when an action runs on the returned Dataset. Under
+     * {@link ApproxShuffleManager} with {@code spark.approx.planning=shares} (the default) this
+     * first runs the statistics pass, a Spark job over the input that gives every map output's
+     * share of every group (so each group's sample can be allocated over its map outputs; see
+     * docs/sampling.md), and fails if an {@link #errorBound(String, double)} override names no
+     * group.
+     */
     public Dataset<Row> run() {
         SparkSession spark = input.sparkSession();
-        ApproxSpec spec = spec(defaultConfidence(spark));
-        JavaRDD<Object> reduced = shuffle(spec);
+        Shuffled shuffled = shuffle(spec(defaultConfidence(spark)));
+        JavaRDD<Object> reduced = shuffled.reduced();
+        ApproxSpec spec = shuffled.spec();
+        int np = reduced.getNumPartitions();
         JavaRDD<Row> results =
-                reduced.mapPartitions(it -> GroupAggregator.aggregate(spec, it).iterator());
+                reduced.mapPartitions(
+                        it ->
+                                GroupAggregator.aggregate(
+                                                spec,
+                                                it,
+                                                org.apache.spark.TaskContext.getPartitionId(),
+                                                np)
+                                        .iterator());
         return spark.createDataFrame(results, SCHEMA);
     }
 
@@ -246,10 +266,122 @@ public final class ApproxQuery implements Serializable {
      * (group, ApproxRow)}.
      */
     JavaRDD<Object> received() {
-        return shuffle(spec(defaultConfidence(input.sparkSession())));
+        return shuffle(spec(defaultConfidence(input.sparkSession()))).reduced();
     }
 
-    private JavaRDD<Object> shuffle(ApproxSpec spec) {
+    /** What the reducers receive, and the spec (with its plan) the shuffle was made with. */
+    private record Shuffled(JavaRDD<Object> reduced, ApproxSpec spec) {}
+
+    /**
+     * The configuration of the approximate path when this query will take it (ApproxShuffleManager,
+     * enabled, not {@link #exact()}), else null.
+     */
+    private ApproxConf approximatePath() {
+        if (exact) {
+            return null;
+        }
+        org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+        if (env != null
+                && env.shuffleManager() instanceof ApproxShuffleManager m
+                && m.approxConf().enabled()) {
+            return m.approxConf();
+        }
+        return null;
+    }
+
+    /**
+     * The statistics pass: every (map output, group)'s {@link ShareStatistics}, collected to the
+     * driver and planned into one {@link SamplingPlan}. Small: a few numbers per (map output,
+     * group, aggregate), a 256-point sketch for quantile columns and the most frequent keys for
+     * top-k; its cost is one more computation of the input (cache the input if that is expensive).
+     */
+    private SamplingPlan statisticsPass(
+            JavaRDD<Tuple2<String, ApproxRow>> pairs, ApproxSpec spec, int recordsPerMessage) {
+        List<Tuple2<Integer, Map<String, ShareStatistics>>> parts =
+                pairs.mapPartitionsWithIndex(
+                                (idx, it) -> {
+                                    Map<String, ShareStatistics.Builder> builders =
+                                            new LinkedHashMap<>();
+                                    while (it.hasNext()) {
+                                        Tuple2<String, ApproxRow> r = it.next();
+                                        builders.computeIfAbsent(
+                                                        r._1(),
+                                                        k ->
+                                                                new ShareStatistics.Builder(
+                                                                        spec, recordsPerMessage))
+                                                .add(r._2());
+                                    }
+                                    Map<String, ShareStatistics> built = new LinkedHashMap<>();
+                                    builders.forEach((g, b) -> built.put(g, b.build()));
+                                    return java.util.List.of(new Tuple2<>(idx, built)).iterator();
+                                },
+                                true)
+                        .collect();
+        Map<String, Map<Integer, ShareStatistics>> byGroup = new java.util.HashMap<>();
+        for (Tuple2<Integer, Map<String, ShareStatistics>> p : parts) {
+            p._2().forEach(
+                            (g, st) ->
+                                    byGroup.computeIfAbsent(g, k -> new java.util.HashMap<>())
+                                            .put(p._1(), st));
+        }
+        checkOverridesName(spec, byGroup.keySet());
+        return SamplingPlan.of(spec, byGroup);
+    }
+
+    /** Every override must name a group of the query (the statistics pass knows them all). */
+    static void checkOverridesName(ApproxSpec spec, java.util.Set<String> groups) {
+        List<String> unknown = new ArrayList<>();
+        for (String key : spec.errorBounds().keySet()) {
+            if (!groups.contains(key)) {
+                unknown.add(key);
+            }
+        }
+        if (!unknown.isEmpty()) {
+            List<String> known = new ArrayList<>(groups);
+            java.util.Collections.sort(known);
+            String shown =
+                    known.size() <= 30
+                            ? known.toString()
+                            : known.subList(0, 30) + " ... (" + known.size() + " groups)";
+            throw new IllegalArgumentException(
+                    "errorBound override(s) "
+                            + unknown
+                            + " match no group of the query; "
+                            + "known groups: "
+                            + shown);
+        }
+    }
+
+    /**
+     * Override keys must have the form of group keys: {@code col=value} for each groupBy column, in
+     * order, joined by commas (checked when the query is built, whatever the planning).
+     */
+    static void checkOverrideSyntax(String key, List<String> groupColumns) {
+        String expected =
+                groupColumns.stream()
+                        .map(c -> c + "=<value>")
+                        .collect(java.util.stream.Collectors.joining(","));
+        int at = 0;
+        for (int i = 0; i < groupColumns.size(); i++) {
+            String prefix = (i == 0 ? "" : ",") + groupColumns.get(i) + "=";
+            int found = i == 0 ? (key.startsWith(prefix) ? 0 : -1) : key.indexOf(prefix, at);
+            if (found < 0) {
+                throw new IllegalArgumentException(
+                        "errorBound override key \""
+                                + key
+                                + "\" is not a group key of "
+                                + "groupBy"
+                                + groupColumns
+                                + ": expected "
+                                + expected
+                                + " (no spaces around '=')");
+            }
+            at = found + prefix.length();
+        }
+    }
+
+    private Shuffled shuffle(ApproxSpec unplanned) {
+        ApproxSpec spec = unplanned;
         SparkSession spark = input.sparkSession();
         List<String> valueCols = valueColumns(spec);
         String topCol =
@@ -306,6 +438,14 @@ public final class ApproxQuery implements Serializable {
                                                             key.toString(), new ApproxRow(v, k)))
                                             .iterator();
                                 });
+        ApproxConf approx = approximatePath();
+        if (approx != null && approx.planning() == ApproxConf.Planning.SHARES) {
+            SamplingPlan plan = statisticsPass(pairs, spec, approx.recordsPerMessage());
+            spec =
+                    spec.withPlan(
+                            JavaSparkContext.fromSparkContext(spark.sparkContext())
+                                    .broadcast(plan));
+        }
         int np = partitions > 0 ? partitions : spark.sparkContext().defaultParallelism();
         org.apache.spark.Partitioner partitioner =
                 exact ? new org.apache.spark.HashPartitioner(np) : new ApproxPartitioner(np, spec);
@@ -317,6 +457,6 @@ public final class ApproxQuery implements Serializable {
                 new ShuffledRDD<>(prev, partitioner, kt, vt, vt);
         @SuppressWarnings({"unchecked", "rawtypes"})
         JavaRDD<Object> reduced = new JavaRDD(shuffled, ClassTag$.MODULE$.apply(Object.class));
-        return reduced;
+        return new Shuffled(reduced, spec);
     }
 }

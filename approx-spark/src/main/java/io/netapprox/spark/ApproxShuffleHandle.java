@@ -7,22 +7,12 @@ import org.apache.spark.shuffle.BaseShuffleHandle;
 public final class ApproxShuffleHandle<K, V, C> extends BaseShuffleHandle<K, V, C> {
     private static final long serialVersionUID = 1L;
     private final ApproxSpec spec;
-    private final int numMaps;
 
-    /**
-     * Created on the driver: the dependency's RDD (transient on executors) gives the number of map
-     * outputs.
-     */
+    /** Created on the driver. */
     public ApproxShuffleHandle(
             int shuffleId, ShuffleDependency<K, V, C> dependency, ApproxSpec spec) {
         super(shuffleId, dependency);
         this.spec = spec;
-        this.numMaps = dependency.rdd().getNumPartitions();
-    }
-
-    /** Map outputs of the shuffle (M of the balanced planning). */
-    public int numMaps() {
-        return numMaps;
     }
 
     public ApproxSpec spec() {

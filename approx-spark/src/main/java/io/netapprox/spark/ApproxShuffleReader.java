@@ -218,7 +218,8 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                                                                 gr.records(),
                                                                 gr.msr(),
                                                                 gr.errorBound(),
-                                                                byGroup.get(g))));
+                                                                byGroup.get(g),
+                                                                gr.nonFinite())));
                     }
                     break;
                 } catch (InterruptedException e) {

@@ -1,8 +1,5 @@
 package io.netapprox.spark;
 
-import io.netapprox.core.sampling.MsrPlan;
-import io.netapprox.core.sampling.MsrPlanner;
-import io.netapprox.core.sampling.StratumAccumulator;
 import java.io.BufferedOutputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
@@ -34,16 +31,20 @@ import scala.Product2;
 /**
  * Map side of an approximate shuffle. Buckets the task's records by reduce partition and group,
  * randomly permutes each group (so that any subset of messages is a simple random sample of
- * records), frames the records into messages of {@code recordsPerMessage}, computes per-group
- * statistics of the per-message totals and derives the group's MSR from its e_max ({@link
- * MsrPlanner}, with Cochran's skewness rule). The output is one data file committed through Spark's
- * {@link IndexShuffleBlockResolver}; the {@link MapStatus} reports its true partition lengths and a
- * {@link BlockManagerId} whose topology info carries this executor's NetApprox control address.
+ * records), frames the records into messages of {@code recordsPerMessage}, and gives each group's
+ * share its MSR: the one the statistics pass planned for it over all map outputs ({@link
+ * SamplingPlan}), or one planned from this share alone ({@code spark.approx.planning=local}). The
+ * group table also carries each value column's NaN and infinity counts (the reducer then knows a
+ * non-finite result exactly). The output is one data file committed through Spark's {@link
+ * IndexShuffleBlockResolver}; the {@link MapStatus} reports its true partition lengths and a {@link
+ * BlockManagerId} whose topology info carries this executor's NetApprox control address.
  *
  * <p>Memory: the task's records are held until the end of {@link #write} (no spill); see
  * docs/spark.md.
  */
 final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
+    private static final org.slf4j.Logger LOG =
+            org.slf4j.LoggerFactory.getLogger(ApproxShuffleWriter.class);
     private final ApproxShuffleHandle<K, V, ?> handle;
     private final long mapId;
     private final TaskContext context;
@@ -107,8 +108,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                         : SparkEnv.get().conf().get("spark.shuffle.checksum.algorithm", "ADLER32");
         boolean withKey = spec.hasTopK();
         int rpm = conf.recordsPerMessage();
-        int maps =
-                conf.planning() == ApproxConf.Planning.BALANCED ? Math.max(1, handle.numMaps()) : 1;
+        SamplingPlan plan = spec.plan();
         long bytes = 0;
         try (DataOutputStream file =
                 new DataOutputStream(
@@ -126,14 +126,29 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                     List<ApproxRow> rows = e.getValue();
                     shuffle(rows, rnd);
                     int messages = (rows.size() + rpm - 1) / rpm;
-                    double msr = plan(spec, e.getKey(), rows, rpm, messages, maps);
+                    double msr =
+                            msr(
+                                    plan,
+                                    spec,
+                                    e.getKey(),
+                                    mapIndex,
+                                    () -> {
+                                        ShareStatistics.Builder stats =
+                                                new ShareStatistics.Builder(spec, rpm);
+                                        for (ApproxRow r : rows) {
+                                            stats.add(r);
+                                        }
+                                        return stats.build();
+                                    });
+                    long[] nonFinite = nonFinite(rows, spec.numValues());
                     table.add(
                             new MapOutputFormat.Group(
                                     e.getKey(),
                                     messages,
                                     rows.size(),
                                     msr,
-                                    spec.errorBound(e.getKey())));
+                                    spec.errorBound(e.getKey()),
+                                    nonFinite));
                     ByteArrayOutputStream msg = new ByteArrayOutputStream();
                     DataOutputStream msgOut = new DataOutputStream(msg);
                     for (int m = 0; m < messages; m++) {
@@ -179,83 +194,43 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     }
 
     /**
-     * MSR of one group's share in this map output from the statistics of its messages: the largest
-     * plan over the requested aggregates. With {@code maps} = M > 1 (balanced planning) the share
-     * is planned for {@code e_max * sqrt(M)} and Cochran's skewness rule for the M-fold combined
-     * sample (skewness / sqrt(M)): if the M shares of the group are equal, the variances add up to
-     * exactly the group's budget {@code (e_max T / c)^2}; M = 1 plans every share for e_max on its
-     * own (conservative by up to sqrt(M)).
+     * MSR of one group's share in this map output: the one planned for it over all map outputs
+     * ({@code planning=shares}); else (planning=local, or a share the statistics pass did not see,
+     * e.g. because the input is not deterministic) planned from this share alone, as if it held the
+     * whole group.
      */
-    static double plan(
-            ApproxSpec spec, String group, List<ApproxRow> rows, int rpm, int messages, int maps) {
-        if (messages <= 1) {
-            return 1.0;
+    static double msr(
+            SamplingPlan plan,
+            ApproxSpec spec,
+            String group,
+            int mapIndex,
+            java.util.function.Supplier<ShareStatistics> share) {
+        if (plan != null) {
+            double r = plan.rate(group, mapIndex);
+            if (!Double.isNaN(r)) {
+                return r;
+            }
+            LOG.warn(
+                    "NetApprox: group {} in map output {} was not planned by the statistics pass (is the input "
+                            + "deterministic?); planning this share on its own",
+                    group,
+                    mapIndex);
         }
-        double scale = Math.sqrt(maps);
-        MsrPlanner planner =
-                MsrPlanner.of(Math.min(0.99, spec.errorBound(group) * scale), spec.confidence());
-        double msr = planner.plan(messages, 1.0, 0.0).msr(); // the minimum sample (2 messages)
-        for (ApproxSpec.Aggregate a : spec.aggregates()) {
-            int v = a.valueIndex();
-            switch (a.kind()) {
-                case SUM -> {
-                    StratumAccumulator acc = new StratumAccumulator();
-                    for (int m = 0; m < messages; m++) {
-                        double y = 0;
-                        for (int i = start(m, rows.size(), messages);
-                                i < start(m + 1, rows.size(), messages);
-                                i++) {
-                            y += rows.get(i).values[v];
-                        }
-                        acc.add(y);
-                    }
-                    msr =
-                            Math.max(
-                                    msr,
-                                    planOf(
-                                            planner,
-                                            messages,
-                                            acc.meanTotal(),
-                                            Math.sqrt(acc.varianceTotal()),
-                                            acc.skewnessTotal() / scale));
-                }
-                case AVG, QUANTILE -> {
-                    // ratio estimator of the per-record mean: residuals d_i = y_i - R m_i
-                    // (docs/sampling.md)
-                    double total = 0;
-                    for (ApproxRow r : rows) {
-                        total += r.values[v];
-                    }
-                    double ratio = total / rows.size();
-                    StratumAccumulator acc = new StratumAccumulator();
-                    for (int m = 0; m < messages; m++) {
-                        double y = 0;
-                        int cnt = 0;
-                        for (int i = start(m, rows.size(), messages);
-                                i < start(m + 1, rows.size(), messages);
-                                i++) {
-                            y += rows.get(i).values[v];
-                            cnt++;
-                        }
-                        acc.add(y - ratio * cnt);
-                    }
-                    msr =
-                            Math.max(
-                                    msr,
-                                    planOf(
-                                            planner,
-                                            messages,
-                                            total / messages,
-                                            Math.sqrt(acc.varianceTotal()),
-                                            acc.skewnessTotal() / scale));
-                }
-                default -> {
-                    // COUNT is known exactly from the group table; TOPK gets what the other
-                    // aggregates need
+        return SamplingPlan.allocate(spec, group, List.of(share.get())).rate(0);
+    }
+
+    /** Per value column: how many values are NaN, +Infinity, -Infinity (3 counts per column). */
+    static long[] nonFinite(List<ApproxRow> rows, int numValues) {
+        long[] c = new long[3 * numValues];
+        for (ApproxRow r : rows) {
+            for (int v = 0; v < numValues; v++) {
+                double x = r.values[v];
+                if (!Double.isFinite(x)) {
+                    c[3 * v + (Double.isNaN(x) ? 0 : x > 0 ? 1 : 2)]++;
                 }
             }
         }
-        return Math.min(1.0, msr);
+        return c;
     }
 
     /**
@@ -264,15 +239,6 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
      */
     static int start(int m, int n, int k) {
         return (int) ((long) m * n / k);
-    }
-
-    private static double planOf(MsrPlanner planner, int n, double mean, double sd, double skew) {
-        if (!Double.isFinite(mean) || !Double.isFinite(sd)) {
-            return 1.0;
-        }
-        MsrPlan p =
-                Double.isFinite(skew) ? planner.plan(n, mean, sd, skew) : planner.plan(n, mean, sd);
-        return p.msr();
     }
 
     private static void shuffle(List<ApproxRow> rows, SplittableRandom rnd) {

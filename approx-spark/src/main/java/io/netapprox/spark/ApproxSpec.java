@@ -6,6 +6,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.spark.broadcast.Broadcast;
 
 /**
  * What an approximate shuffle must guarantee, frozen into its {@link ApproxShuffleHandle}: the
@@ -52,6 +53,9 @@ public final class ApproxSpec implements Serializable {
     private final double confidence;
     private final long seed;
 
+    /** The per-(group, map output) MSRs from the statistics pass (planning=shares), or null. */
+    private final Broadcast<SamplingPlan> plan;
+
     ApproxSpec(
             List<String> groupColumns,
             List<Aggregate> aggregates,
@@ -60,6 +64,26 @@ public final class ApproxSpec implements Serializable {
             Map<String, Double> errorBounds,
             double confidence,
             long seed) {
+        this(
+                groupColumns,
+                aggregates,
+                numValues,
+                defaultErrorBound,
+                errorBounds,
+                confidence,
+                seed,
+                null);
+    }
+
+    private ApproxSpec(
+            List<String> groupColumns,
+            List<Aggregate> aggregates,
+            int numValues,
+            double defaultErrorBound,
+            Map<String, Double> errorBounds,
+            double confidence,
+            long seed,
+            Broadcast<SamplingPlan> plan) {
         this.groupColumns = List.copyOf(groupColumns);
         this.aggregates = List.copyOf(aggregates);
         this.numValues = numValues;
@@ -67,6 +91,25 @@ public final class ApproxSpec implements Serializable {
         this.errorBounds = Collections.unmodifiableMap(new LinkedHashMap<>(errorBounds));
         this.confidence = confidence;
         this.seed = seed;
+        this.plan = plan;
+    }
+
+    /** This spec with the MSRs planned over all map outputs. */
+    ApproxSpec withPlan(Broadcast<SamplingPlan> p) {
+        return new ApproxSpec(
+                groupColumns,
+                aggregates,
+                numValues,
+                defaultErrorBound,
+                errorBounds,
+                confidence,
+                seed,
+                p);
+    }
+
+    /** The plan of the statistics pass, or null (planning=local, or not planned). */
+    SamplingPlan plan() {
+        return plan == null ? null : plan.value();
     }
 
     public List<String> groupColumns() {

@@ -1,8 +1,11 @@
 package io.netapprox.spark;
 
 import io.netapprox.core.sampling.ApproxResult;
+import io.netapprox.core.sampling.ExactSum;
 import io.netapprox.core.sampling.QuantileAccumulator;
 import io.netapprox.core.sampling.StratifiedEstimator;
+import io.netapprox.core.sampling.StratifiedQuantile;
+import io.netapprox.core.sampling.StratifiedTopK;
 import io.netapprox.core.sampling.StratumAccumulator;
 import io.netapprox.core.sampling.StratumSummary;
 import io.netapprox.core.sampling.TopKAccumulator;
@@ -16,6 +19,8 @@ import java.util.Map;
 import java.util.TreeMap;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import scala.Tuple2;
 
 /**
@@ -28,13 +33,19 @@ import scala.Tuple2;
  *       the combined ratio estimator over the strata with inclusion weights {@code N_g/n_g} ({@link
  *       StratifiedEstimator#mean}, approx-core's skewness-corrected t interval); sums are that
  *       ratio times the known record count. Counts are exact (every map output's group table
- *       carries its record count). Quantiles use the hypergeometric order-statistic interval
- *       ({@link QuantileAccumulator}) and top-k the per-key HT counts ({@link TopKAccumulator})
- *       over the pooled sample (see docs/spark.md for the caveat).
+ *       carries its record count). Quantiles ({@link StratifiedQuantile}) and top-k ({@link
+ *       StratifiedTopK}) weight each map output's sample by its own inclusion fraction. A group
+ *       whose messages all arrived is answered exactly, the same way as the exact path ({@link
+ *       ExactSum}), with an interval as wide as a floating-point summation's rounding (so it
+ *       contains Spark's own sum and avg). A value column with NaN or infinities (the group tables
+ *       count them) gives what Spark gives: NaN (an undefined result, interval NaN) for NaN or for
+ *       both infinities, else the infinity.
  *   <li>Sort shuffle: values are {@link ApproxRow}s, every group is complete, every answer exact.
  * </ul>
  */
 final class GroupAggregator {
+    private static final Logger LOG = LoggerFactory.getLogger(GroupAggregator.class);
+
     private GroupAggregator() {}
 
     private static final class State {
@@ -43,6 +54,17 @@ final class GroupAggregator {
     }
 
     static List<Row> aggregate(ApproxSpec spec, Iterator<Object> it) {
+        return aggregate(spec, it, -1, 0);
+    }
+
+    /**
+     * @param partition this reduce partition (-1: unknown), to warn about error-bound overrides for
+     *     groups that would be here but do not exist (when the statistics pass did not check them
+     *     up front)
+     * @param numPartitions reduce partitions of the query
+     */
+    static List<Row> aggregate(
+            ApproxSpec spec, Iterator<Object> it, int partition, int numPartitions) {
         Map<String, State> groups = new TreeMap<>();
         while (it.hasNext()) {
             Tuple2<?, ?> t = (Tuple2<?, ?>) it.next();
@@ -52,6 +74,19 @@ final class GroupAggregator {
                 s.strata.add(ss);
             } else {
                 s.rows.add((ApproxRow) v);
+            }
+        }
+        if (partition >= 0 && spec.plan() == null) {
+            for (String key : spec.errorBounds().keySet()) {
+                if (Math.floorMod(key.hashCode(), numPartitions) == partition
+                        && !groups.containsKey(key)) {
+                    LOG.warn(
+                            "NetApprox: errorBound(\"{}\", ...) matches no group of the query (groups are not known "
+                                    + "up front without the statistics pass; this partition has {} groups{})",
+                            key,
+                            groups.size(),
+                            groups.isEmpty() ? "" : ", e.g. " + groups.keySet().iterator().next());
+                }
             }
         }
         List<Row> out = new ArrayList<>();
@@ -101,54 +136,33 @@ final class GroupAggregator {
         double eMax = spec.errorBound(group);
         long population = 0;
         long sampled = 0;
-        long messages = 0;
+        boolean complete = true;
         for (StratumSample s : strata) {
             population += s.records;
             sampled += s.sampledRecords();
-            messages += s.messages;
+            complete &= s.delivered.size() == s.messages;
         }
         for (ApproxSpec.Aggregate a : spec.aggregates()) {
+            int v = a.valueIndex();
             switch (a.kind()) {
                 case AVG, SUM -> {
-                    List<StratumSummary> sums = new ArrayList<>();
-                    for (StratumSample s : strata) {
-                        StratumAccumulator acc = new StratumAccumulator();
-                        for (ApproxRow[] m : s.delivered) {
-                            double y = 0;
-                            for (ApproxRow r : m) {
-                                y += r.values[a.valueIndex()];
+                    boolean sum = a.kind() == ApproxSpec.Kind.SUM;
+                    ApproxResult r = nonFinite(strata, v, conf, sampled, population);
+                    if (r == null && complete) {
+                        ExactSum exact = new ExactSum();
+                        for (StratumSample s : strata) {
+                            for (ApproxRow[] m : s.delivered) {
+                                for (ApproxRow row : m) {
+                                    exact.add(row.values[v]);
+                                }
                             }
-                            acc.add(y, m.length);
                         }
-                        if (acc.count() == 0) {
-                            throw new IllegalStateException(
-                                    "group "
-                                            + group
-                                            + ": no message of map "
-                                            + s.mapIndex
-                                            + " delivered (MSR "
-                                            + s.msr
-                                            + ")");
-                        }
-                        sums.add(acc.summarize(s.messages));
-                    }
-                    ApproxResult r = StratifiedEstimator.mean(sums, conf);
-                    if (a.kind() == ApproxSpec.Kind.SUM) {
-                        // ratio estimator of the total with the known record count M (every map
-                        // output's group
-                        // table carries it): M * R_hat, interval M * [low, high]. Unlike the plain
-                        // HT total
-                        // N_g * ybar_g it does not depend on how records were cut into messages
-                        // (the last,
-                        // shorter message of a stratum, favoured by MRDF, would bias it).
                         r =
-                                new ApproxResult(
-                                        population * r.mean(),
-                                        population * r.low(),
-                                        population * r.high(),
-                                        r.confidence(),
-                                        r.sampleSize(),
-                                        r.populationSize());
+                                sum
+                                        ? exactSum(exact, conf, population)
+                                        : exactMean(exact, conf, population);
+                    } else if (r == null) {
+                        r = ratio(group, strata, v, conf, sum ? population : 0);
                     }
                     out.add(row(group, a.label(), null, null, r, eMax, sampled, population, true));
                 }
@@ -170,30 +184,22 @@ final class GroupAggregator {
                                         sampled,
                                         population,
                                         true));
-                case QUANTILE -> {
-                    QuantileAccumulator q = new QuantileAccumulator();
-                    for (StratumSample s : strata) {
-                        for (ApproxRow[] m : s.delivered) {
-                            for (ApproxRow r : m) {
-                                q.add(r.values[a.valueIndex()]);
-                            }
-                        }
-                    }
-                    out.add(
-                            row(
-                                    group,
-                                    a.label(),
-                                    null,
-                                    null,
-                                    q.quantile(a.q(), conf, population),
-                                    eMax,
-                                    sampled,
-                                    population,
-                                    true));
-                }
+                case QUANTILE ->
+                        out.add(
+                                row(
+                                        group,
+                                        a.label(),
+                                        null,
+                                        null,
+                                        quantile(strata, v, a.q(), conf, sampled, population),
+                                        eMax,
+                                        sampled,
+                                        population,
+                                        true));
                 case TOPK -> {
-                    TopKAccumulator<String> acc = new TopKAccumulator<>();
+                    StratifiedTopK<String> est = new StratifiedTopK<>();
                     for (StratumSample s : strata) {
+                        TopKAccumulator<String> acc = new TopKAccumulator<>();
                         for (ApproxRow[] m : s.delivered) {
                             Map<String, Long> counts = new HashMap<>();
                             for (ApproxRow r : m) {
@@ -201,10 +207,10 @@ final class GroupAggregator {
                             }
                             acc.addMessage(counts);
                         }
+                        est.addShare(acc, s.messages);
                     }
-                    TopKResult<String> top = acc.topK(a.k(), conf, messages);
                     int rank = 1;
-                    for (TopKResult.KeyCount<String> kc : top.top()) {
+                    for (TopKResult.KeyCount<String> kc : est.topK(a.k(), conf).top()) {
                         out.add(
                                 row(
                                         group,
@@ -222,6 +228,175 @@ final class GroupAggregator {
         }
     }
 
+    /**
+     * The known result of a column with non-finite values (counted in the group tables over all
+     * records), as Spark computes sum and avg: NaN for a NaN or for both infinities, else the
+     * infinity; null when every value is finite.
+     */
+    private static ApproxResult nonFinite(
+            List<StratumSample> strata, int v, double conf, long sampled, long population) {
+        long nan = 0;
+        long pos = 0;
+        long neg = 0;
+        for (StratumSample s : strata) {
+            long[] c = s.nonFinite(v);
+            nan += c[0];
+            pos += c[1];
+            neg += c[2];
+        }
+        if (nan > 0 || (pos > 0 && neg > 0)) {
+            return ApproxResult.undefined(conf, sampled, population);
+        }
+        if (pos > 0 || neg > 0) {
+            double inf = pos > 0 ? Double.POSITIVE_INFINITY : Double.NEGATIVE_INFINITY;
+            return new ApproxResult(inf, inf, inf, conf, sampled, population);
+        }
+        return null;
+    }
+
+    /**
+     * The exactly summed total, with an interval covering any floating-point summation of the same
+     * values.
+     */
+    static ApproxResult exactSum(ExactSum sum, double conf, long n) {
+        double value = sum.value();
+        double bound = sum.isFinite() ? sum.roundingBound() : 0.0;
+        if (!sum.isFinite()) {
+            return Double.isNaN(value)
+                    ? ApproxResult.undefined(conf, n, n)
+                    : ApproxResult.exact(value, conf, n);
+        }
+        return new ApproxResult(value, value - bound, value + bound, conf, n, n);
+    }
+
+    /**
+     * The exact total over n, rounded once (as the exact path and Spark's avg divide), the same
+     * interval over n.
+     */
+    static ApproxResult exactMean(ExactSum sum, double conf, long n) {
+        double value = sum.value() / n;
+        if (!sum.isFinite()) {
+            return Double.isNaN(value)
+                    ? ApproxResult.undefined(conf, n, n)
+                    : ApproxResult.exact(value, conf, n);
+        }
+        double bound = sum.roundingBound();
+        double half = bound > 0 ? bound / n + Math.ulp(value) : 0.0;
+        return new ApproxResult(value, value - half, value + half, conf, n, n);
+    }
+
+    /** The combined ratio estimator over the strata; times {@code records} (> 0) for the total. */
+    private static ApproxResult ratio(
+            String group, List<StratumSample> strata, int v, double conf, long records) {
+        List<StratumSummary> sums = new ArrayList<>();
+        for (StratumSample s : strata) {
+            StratumAccumulator acc = new StratumAccumulator();
+            for (ApproxRow[] m : s.delivered) {
+                double y = 0;
+                for (ApproxRow r : m) {
+                    y += r.values[v];
+                }
+                acc.add(y, m.length);
+            }
+            if (acc.count() == 0) {
+                throw new IllegalStateException(
+                        "group "
+                                + group
+                                + ": no message of map "
+                                + s.mapIndex
+                                + " delivered (MSR "
+                                + s.msr
+                                + ")");
+            }
+            sums.add(acc.summarize(s.messages));
+        }
+        ApproxResult r = StratifiedEstimator.mean(sums, conf);
+        if (records > 0) {
+            // ratio estimator of the total with the known record count M (every map output's group
+            // table carries
+            // it): M * R_hat, interval M * [low, high]. Unlike the plain HT total N_g * ybar_g it
+            // does not depend on
+            // how records were cut into messages (the last, shorter message of a stratum, favoured
+            // by MRDF, would
+            // bias it).
+            r =
+                    new ApproxResult(
+                            records * r.mean(),
+                            records * r.low(),
+                            records * r.high(),
+                            r.confidence(),
+                            r.sampleSize(),
+                            r.populationSize());
+        }
+        return r;
+    }
+
+    /**
+     * The q-quantile over the strata, each weighted by its own inclusion fraction. NaN values sort
+     * above every number (as in Spark): the group tables count them, so a quantile whose rank falls
+     * among them is NaN exactly, and otherwise it is the same rank among the numbers.
+     */
+    private static ApproxResult quantile(
+            List<StratumSample> strata,
+            int v,
+            double q,
+            double conf,
+            long sampled,
+            long population) {
+        long nan = 0;
+        for (StratumSample s : strata) {
+            nan += s.nonFinite(v)[0];
+        }
+        long rank = (long) Math.max(1, Math.ceil(q * population - 1e-9));
+        if (rank > population - nan) {
+            return ApproxResult.undefined(conf, sampled, population);
+        }
+        StratifiedQuantile est = new StratifiedQuantile();
+        QuantileAccumulator pooled = new QuantileAccumulator();
+        boolean missing = false;
+        for (StratumSample s : strata) {
+            QuantileAccumulator acc = new QuantileAccumulator();
+            for (ApproxRow[] m : s.delivered) {
+                for (ApproxRow r : m) {
+                    if (!Double.isNaN(r.values[v])) {
+                        acc.add(r.values[v]);
+                        pooled.add(r.values[v]);
+                    }
+                }
+            }
+            long numbers = s.records - s.nonFinite(v)[0];
+            if (numbers > 0 && acc.count() == 0) {
+                missing =
+                        true; // every delivered value of this share was NaN: its numbers are unseen
+                continue;
+            }
+            est.addShare(acc, numbers);
+        }
+        if (missing) {
+            if (pooled.count() == 0) {
+                LOG.warn(
+                        "NetApprox: every sampled value of a quantile's column was NaN while the group has numbers;"
+                                + " no estimate");
+                return ApproxResult.undefined(conf, sampled, population);
+            }
+            double point =
+                    pooled.quantile(
+                                    Math.min(1.0, (double) rank / (population - nan)),
+                                    conf,
+                                    Math.max(pooled.count(), population - nan))
+                            .mean();
+            return new ApproxResult(
+                    point,
+                    Double.NEGATIVE_INFINITY,
+                    Double.POSITIVE_INFINITY,
+                    conf,
+                    sampled,
+                    population);
+        }
+        ApproxResult r = est.quantileAtRank(rank, conf);
+        return new ApproxResult(r.mean(), r.low(), r.high(), conf, sampled, population);
+    }
+
     static void exact(ApproxSpec spec, String group, List<ApproxRow> rows, List<Row> out) {
         double conf = spec.confidence();
         double eMax = spec.errorBound(group);
@@ -229,11 +404,13 @@ final class GroupAggregator {
         for (ApproxSpec.Aggregate a : spec.aggregates()) {
             switch (a.kind()) {
                 case AVG, SUM -> {
-                    double sum = 0;
+                    // summed exactly (the same value as a complete approximate group, whatever the
+                    // row order)
+                    ExactSum sum = new ExactSum();
                     for (ApproxRow r : rows) {
-                        sum += r.values[a.valueIndex()];
+                        sum.add(r.values[a.valueIndex()]);
                     }
-                    double v = a.kind() == ApproxSpec.Kind.SUM ? sum : sum / n;
+                    double v = a.kind() == ApproxSpec.Kind.SUM ? sum.value() : sum.value() / n;
                     out.add(
                             row(
                                     group,
@@ -263,9 +440,14 @@ final class GroupAggregator {
                     for (int i = 0; i < v.length; i++) {
                         v[i] = rows.get(i).values[a.valueIndex()];
                     }
-                    Arrays.sort(v);
-                    int rank = (int) Math.max(1, Math.ceil(a.q() * v.length)); // same definition as
-                    // QuantileAccumulator
+                    Arrays.sort(v); // NaN last, as Spark orders it
+                    int rank =
+                            (int)
+                                    Math.max(
+                                            1,
+                                            Math.ceil(
+                                                    a.q() * v.length
+                                                            - 1e-9)); // as QuantileAccumulator
                     out.add(
                             row(
                                     group,

@@ -13,22 +13,41 @@ import java.util.List;
  * index and cleanup are Spark's):
  *
  * <pre>
- *   int magic 'NAS1', int numValues, boolean withKey, int groups
- *   per group:   UTF key, int messages (N_g), long records, double msr, double e_max
+ *   int magic 'NAS2', int numValues, boolean withKey, int groups
+ *   per group:   UTF key, int messages (N_g), long records, double msr, double e_max,
+ *                byte nonFinite (0: every value finite; 1: followed by, per value column, long NaN, long +Inf,
+ *                long -Inf counts)
  *   per group, per message: int length, bytes   (message = int records, then records)
  * </pre>
  *
  * A record is {@code numValues} doubles, then (withKey) a UTF string. The same group table (without
- * messages) is the DATA_RESPONSE of the ATP transfer, so the reducer knows N_g and the record count
- * of every group.
+ * messages) is the DATA_RESPONSE of the ATP transfer, so the reducer knows N_g, the record count
+ * and the non-finite value counts of every group's share exactly (a sum over a column with NaN is
+ * NaN whatever the sample).
  */
 final class MapOutputFormat {
-    static final int MAGIC = 0x4E415331;
+    static final int MAGIC = 0x4E415332;
 
     private MapOutputFormat() {}
 
-    /** A group's entry of the table. */
-    record Group(String key, int messages, long records, double msr, double errorBound) {}
+    /**
+     * A group's entry of the table; {@code nonFinite} holds per value column the NaN, +Infinity and
+     * -Infinity counts (3 per column).
+     */
+    record Group(
+            String key,
+            int messages,
+            long records,
+            double msr,
+            double errorBound,
+            long[] nonFinite) {
+        /**
+         * @return NaN, +Infinity and -Infinity counts of value column v
+         */
+        long[] nonFinite(int v) {
+            return new long[] {nonFinite[3 * v], nonFinite[3 * v + 1], nonFinite[3 * v + 2]};
+        }
+    }
 
     /**
      * A parsed segment: table, numValues/withKey, and per group the byte ranges of its messages.
@@ -54,6 +73,16 @@ final class MapOutputFormat {
             out.writeLong(g.records());
             out.writeDouble(g.msr());
             out.writeDouble(g.errorBound());
+            boolean any = false;
+            for (long c : g.nonFinite()) {
+                any |= c != 0;
+            }
+            out.writeByte(any ? 1 : 0);
+            if (any) {
+                for (long c : g.nonFinite()) {
+                    out.writeLong(c);
+                }
+            }
         }
     }
 
@@ -76,13 +105,31 @@ final class MapOutputFormat {
         }
         List<Group> groups = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            groups.add(
-                    new Group(
-                            in.readUTF(),
-                            in.readInt(),
-                            in.readLong(),
-                            in.readDouble(),
-                            in.readDouble()));
+            String key = in.readUTF();
+            int messages = in.readInt();
+            long records = in.readLong();
+            double msr = in.readDouble();
+            double eMax = in.readDouble();
+            long[] nonFinite = new long[3 * nv];
+            byte flag = in.readByte();
+            if (flag == 1) {
+                for (int j = 0; j < nonFinite.length; j++) {
+                    nonFinite[j] = in.readLong();
+                    if (nonFinite[j] < 0 || nonFinite[j] > records) {
+                        throw new IOException(
+                                "corrupt NetApprox segment: group "
+                                        + key
+                                        + " has "
+                                        + nonFinite[j]
+                                        + " non-finite values of "
+                                        + records
+                                        + " records");
+                    }
+                }
+            } else if (flag != 0) {
+                throw new IOException("corrupt NetApprox segment: non-finite flag " + flag);
+            }
+            groups.add(new Group(key, messages, records, msr, eMax, nonFinite));
         }
         return new Header(nv, wk, groups);
     }

@@ -20,6 +20,12 @@ public final class StratumSample implements Serializable {
     public final double errorBound;
     public final List<ApproxRow[]> delivered;
 
+    /**
+     * Per value column of the stratum (all its records, not only the delivered ones): NaN, +Inf,
+     * -Inf counts.
+     */
+    final long[] nonFinite;
+
     StratumSample(
             String group,
             int mapIndex,
@@ -27,7 +33,8 @@ public final class StratumSample implements Serializable {
             long records,
             double msr,
             double errorBound,
-            List<ApproxRow[]> delivered) {
+            List<ApproxRow[]> delivered,
+            long[] nonFinite) {
         this.group = group;
         this.mapIndex = mapIndex;
         this.messages = messages;
@@ -35,6 +42,17 @@ public final class StratumSample implements Serializable {
         this.msr = msr;
         this.errorBound = errorBound;
         this.delivered = delivered;
+        this.nonFinite = nonFinite;
+    }
+
+    /**
+     * @return how many of the stratum's values of column v are NaN, +Infinity, -Infinity
+     */
+    long[] nonFinite(int v) {
+        if (nonFinite == null || nonFinite.length < 3 * (v + 1)) {
+            return new long[3];
+        }
+        return new long[] {nonFinite[3 * v], nonFinite[3 * v + 1], nonFinite[3 * v + 2]};
     }
 
     public long sampledRecords() {

@@ -128,7 +128,8 @@ class ApproxQueryLocalTest {
                                                     new java.util.ArrayList<>(
                                                             java.util.Collections.nCopies(
                                                                     s.delivered.size(),
-                                                                    new ApproxRow[0])));
+                                                                    new ApproxRow[0])),
+                                                    s.nonFinite);
                                 })
                         .collect();
         int strata = 0;

@@ -56,12 +56,16 @@ class ApproxStatisticalTest {
                                 .groupBy("hour")
                                 .avg("distance")
                                 .sum("fare")
+                                .median("fare")
                                 .exact()
                                 .run());
         int checks = 0;
         int covered = 0;
         int coveredAvg = 0;
         int within = 0;
+        int medianChecks = 0;
+        int medianWithin = 0;
+        int medianCovered = 0;
         long sampled = 0;
         long population = 0;
         int sampledGroups = 0;
@@ -72,6 +76,7 @@ class ApproxStatisticalTest {
                                     .groupBy("hour")
                                     .avg("distance")
                                     .sum("fare")
+                                    .median("fare")
                                     .errorBound(0.05)
                                     .errorBound("hour=17", 0.02)
                                     .confidence(conf)
@@ -84,6 +89,14 @@ class ApproxStatisticalTest {
                 double est = a.getDouble(4);
                 double eMax = a.getDouble(8);
                 assertEquals(e.getKey().startsWith("hour=17|") ? 0.02 : 0.05, eMax, 1e-12);
+                if (e.getKey().endsWith("median(fare)")) {
+                    // quantiles: e_max bounds the value's relative error, planned by the quantile's
+                    // own variance
+                    medianChecks++;
+                    medianWithin += Math.abs(est - truth) <= eMax * Math.abs(truth) ? 1 : 0;
+                    medianCovered += a.getDouble(5) <= truth && truth <= a.getDouble(6) ? 1 : 0;
+                    continue;
+                }
                 checks++;
                 if (a.getDouble(5) <= truth && truth <= a.getDouble(6)) {
                     covered++;
@@ -114,15 +127,25 @@ class ApproxStatisticalTest {
                 "[spark] %d trials x %d group-aggregates: coverage %.4f, within e_max %.4f (need >= %.4f);"
                         + " sampled %.1f%% of rows, %d of %d group-trials sampled%n",
                 TRIALS,
-                exact.size(),
+                checks / TRIALS,
                 cov,
                 win,
                 conf - tol,
                 100.0 * sampled / population,
                 sampledGroups,
                 TRIALS * 24);
+        double medTol = 3 * Math.sqrt(conf * (1 - conf) / medianChecks);
+        System.out.printf(
+                "[spark] median(fare): within e_max %.4f, coverage %.4f of %d (need >= %.4f)%n",
+                (double) medianWithin / medianChecks,
+                (double) medianCovered / medianChecks,
+                medianChecks,
+                conf - medTol);
         assertTrue(
                 sampledGroups >= TRIALS * 12, "most groups are really sampled: " + sampledGroups);
+        assertTrue(
+                (double) medianWithin / medianChecks >= conf - medTol,
+                "median within e_max " + medianWithin);
         // The promise (P(|est - truth| <= e_max |truth|) >= confidence) is asserted at the binomial
         // tolerance.
         assertTrue(win >= conf - tol, "within e_max " + win);

@@ -22,6 +22,14 @@ public final class ControlConfig {
     public static final int MAX_FRAME_LENGTH = 64 << 20;
     public static final int MIN_SECRET_BYTES = 16;
 
+    /**
+     * Default per-connection send-queue bound (raised to two largest frames when {@code
+     * maxFrameLength} is big).
+     */
+    public static final long DEFAULT_MAX_QUEUED_BYTES = 16L << 20;
+
+    public static final long MAX_QUEUED_BYTES_LIMIT = 1L << 32;
+
     private final InetAddress bindAddress;
     private final int port;
     private final int maxFrameLength;
@@ -33,6 +41,9 @@ public final class ControlConfig {
     private final Duration shutdownTimeout;
     private final int eventLoopThreads;
     private final int maxPendingRequests;
+    private final long maxQueuedBytes;
+    private final Long
+            maxQueuedBytesSet; // as given to the builder (null: derived from maxFrameLength)
     private final String endpointId;
     private final byte[] authSecret;
     private final SslContext sslContext;
@@ -49,6 +60,8 @@ public final class ControlConfig {
         this.shutdownTimeout = b.shutdownTimeout;
         this.eventLoopThreads = b.eventLoopThreads;
         this.maxPendingRequests = b.maxPendingRequests;
+        this.maxQueuedBytes = b.effectiveMaxQueuedBytes();
+        this.maxQueuedBytesSet = b.maxQueuedBytes;
         this.endpointId =
                 b.endpointId != null
                         ? b.endpointId
@@ -80,6 +93,7 @@ public final class ControlConfig {
         b.shutdownTimeout = shutdownTimeout;
         b.eventLoopThreads = eventLoopThreads;
         b.maxPendingRequests = maxPendingRequests;
+        b.maxQueuedBytes = maxQueuedBytesSet;
         b.endpointId = endpointId;
         b.authSecret = authSecret;
         b.sslContext = sslContext;
@@ -100,6 +114,7 @@ public final class ControlConfig {
                     "shutdownTimeoutMs",
                     "eventLoopThreads",
                     "maxPendingRequests",
+                    "maxQueuedBytes",
                     "endpointId",
                     "authSecret");
 
@@ -148,6 +163,7 @@ public final class ControlConfig {
                         b.shutdownTimeout(Duration.ofMillis(parseLong(name, v)));
                 case "eventLoopThreads" -> b.eventLoopThreads(parseInt(name, v));
                 case "maxPendingRequests" -> b.maxPendingRequests(parseInt(name, v));
+                case "maxQueuedBytes" -> b.maxQueuedBytes(parseLong(name, v));
                 case "endpointId" -> b.endpointId(v);
                 case "authSecret" -> b.authSecret(v);
                 default -> throw new AssertionError(key);
@@ -226,6 +242,15 @@ public final class ControlConfig {
         return maxPendingRequests;
     }
 
+    /**
+     * Bytes a connection may have queued for sending (frames its peer has not taken yet). Beyond it
+     * an application request fails with {@code OVERLOADED}, and a connection whose replies or
+     * keepalives would exceed it is closed.
+     */
+    public long maxQueuedBytes() {
+        return maxQueuedBytes;
+    }
+
     public String endpointId() {
         return endpointId;
     }
@@ -267,6 +292,8 @@ public final class ControlConfig {
                 + pingInterval
                 + ", threads="
                 + eventLoopThreads
+                + ", maxQueued="
+                + maxQueuedBytes
                 + ", endpoint="
                 + endpointId
                 + ", auth="
@@ -289,6 +316,7 @@ public final class ControlConfig {
         private Duration shutdownTimeout = Duration.ofSeconds(5);
         private int eventLoopThreads = 1;
         private int maxPendingRequests = 1024;
+        private Long maxQueuedBytes;
         private String endpointId;
         private byte[] authSecret;
         private SslContext sslContext;
@@ -348,6 +376,23 @@ public final class ControlConfig {
         public Builder maxPendingRequests(int n) {
             this.maxPendingRequests = n;
             return this;
+        }
+
+        /**
+         * Per-connection send-queue bound; default 16 MiB, at least two frames of {@code
+         * maxFrameLength}.
+         */
+        public Builder maxQueuedBytes(long bytes) {
+            this.maxQueuedBytes = bytes;
+            return this;
+        }
+
+        private long effectiveMaxQueuedBytes() {
+            return maxQueuedBytes != null
+                    ? maxQueuedBytes
+                    : Math.max(
+                            DEFAULT_MAX_QUEUED_BYTES,
+                            2L * (maxFrameLength + WireFormat.HEADER_LENGTH));
         }
 
         public Builder endpointId(String id) {
@@ -412,6 +457,18 @@ public final class ControlConfig {
                         "control maxPendingRequests must be in [1, 1048576], got "
                                 + maxPendingRequests);
             }
+            long queue = effectiveMaxQueuedBytes();
+            long minQueue = (long) maxFrameLength + WireFormat.HEADER_LENGTH;
+            if (queue < minQueue || queue > MAX_QUEUED_BYTES_LIMIT) {
+                throw new IllegalArgumentException(
+                        "control maxQueuedBytes must be in ["
+                                + minQueue
+                                + " (one frame of "
+                                + "maxFrameLength), "
+                                + MAX_QUEUED_BYTES_LIMIT
+                                + "] bytes, got "
+                                + queue);
+            }
             if (endpointId != null) {
                 int n = endpointId.getBytes(StandardCharsets.UTF_8).length;
                 if (n == 0 || n > WireFormat.MAX_ENDPOINT_ID_BYTES) {
@@ -460,6 +517,7 @@ public final class ControlConfig {
                 && c.pingInterval.equals(pingInterval)
                 && c.eventLoopThreads == eventLoopThreads
                 && c.maxPendingRequests == maxPendingRequests
+                && c.maxQueuedBytes == maxQueuedBytes
                 && c.sslContext == sslContext;
     }
 

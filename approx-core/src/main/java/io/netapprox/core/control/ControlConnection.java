@@ -23,7 +23,6 @@ import io.netapprox.core.control.Messages.SessionSetupMsg;
 import io.netapprox.core.job.JobReport;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
@@ -82,6 +81,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     private final ControlHandler handler;
     private final ControlMetrics metrics;
     private final FrameDecoder decoder;
+    private final FlowControl flow;
 
     /** Server: the live session ids of the server (to never hand out a duplicate). Client: null. */
     private final Set<Long> liveSessionIds;
@@ -124,6 +124,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             ControlHandler handler,
             ControlMetrics metrics,
             FrameDecoder decoder,
+            FlowControl flow,
             Set<Long> liveSessionIds) {
         this.role = role;
         this.config = config;
@@ -131,6 +132,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         this.handler = handler;
         this.metrics = metrics;
         this.decoder = decoder;
+        this.flow = flow;
         this.liveSessionIds = liveSessionIds;
     }
 
@@ -238,9 +240,24 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                         ErrorCode.IDLE_TIMEOUT,
                         "nothing received for " + config.idleTimeout().toMillis() + " ms",
                         0);
-            } else if (idle.state() == IdleState.WRITER_IDLE && state == State.ESTABLISHED) {
+            } else if (idle.state() == IdleState.WRITER_IDLE
+                    && state == State.ESTABLISHED
+                    && flow.queuedBytes()
+                            == 0) { // a backlog is not idle: a PING would queue behind it
                 send(0, new PingMsg());
             }
+            return;
+        }
+        if (evt instanceof FlowControl.Overflow o) {
+            closeNow(
+                    new ControlException(
+                            ErrorCode.OVERLOADED,
+                            "the peer does not read: "
+                                    + o.queuedBytes()
+                                    + " bytes queued, another "
+                                    + o.frameBytes()
+                                    + " would exceed maxQueuedBytes "
+                                    + o.limit()));
             return;
         }
         if (evt instanceof ChannelInputShutdownEvent) {
@@ -314,12 +331,12 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             Msg msg = frame.msg();
             if (msg instanceof ErrorMsg err) {
                 onError(frame.requestId(), err);
+            } else if (state != State.ESTABLISHED) {
+                onHandshake(frame); // nothing but the handshake before the session: no PONG either
             } else if (msg instanceof PingMsg) {
                 send(frame.requestId(), new PongMsg());
             } else if (msg instanceof PongMsg && frame.requestId() == 0) {
                 return; // answer to a keepalive PING
-            } else if (state != State.ESTABLISHED) {
-                onHandshake(frame);
             } else if (msg.type().kind == MessageType.Kind.RESPONSE) {
                 onResponse(frame);
             } else {
@@ -842,15 +859,32 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                 code,
                 message + (localDetail != null ? " (" + localDetail + ")" : ""));
         Channel ch = channel;
-        ch.config().setAutoRead(false);
-        if (!ch.isActive()) {
-            ch.close();
+        flow.stopReading(ch);
+        if (!ch.isActive() || flow.queuedBytes() > 0) {
+            ch.close(); // a backlog: the peer is not reading, the ERROR would wait behind it
+            // and the close with it
             return;
         }
         ByteBuf buf = ch.alloc().buffer();
         FrameEncoder.encode(new Frame(requestId, new ErrorMsg(code.code(), message)), buf);
         metrics.framesSent.incrementAndGet();
-        ch.writeAndFlush(buf).addListener(ChannelFutureListener.CLOSE);
+        ch.writeAndFlush(buf, ch.voidPromise());
+        ch.close(); // at once: if the socket did not take the ERROR now, the peer is not
+        // reading it anyway
+    }
+
+    /**
+     * Closes without telling the peer (it does not read); fails pending futures with {@code cause}.
+     */
+    private void closeNow(ControlException cause) {
+        if (state == State.CLOSING) {
+            return;
+        }
+        state = State.CLOSING;
+        closeCause = cause;
+        warnOnce("control connection {}: {}; closing", describePeer(), cause.getMessage());
+        flow.stopReading(channel);
+        channel.close();
     }
 
     private void warnOnce(String format, Object... args) {
@@ -962,14 +996,17 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                                 Pending p = pending.remove(id);
                                 if (p != null) {
                                     timer.cancel(false);
+                                    // A full send queue (FlowControl) fails only this request.
                                     p.future()
                                             .completeExceptionally(
-                                                    new ControlClosedException(
-                                                            "could not send "
-                                                                    + msg.type()
-                                                                    + " to "
-                                                                    + describePeer(),
-                                                            w.cause()));
+                                                    w.cause() instanceof ControlException overloaded
+                                                            ? overloaded
+                                                            : new ControlClosedException(
+                                                                    "could not send "
+                                                                            + msg.type()
+                                                                            + " to "
+                                                                            + describePeer(),
+                                                                    w.cause()));
                                 }
                             }
                         });

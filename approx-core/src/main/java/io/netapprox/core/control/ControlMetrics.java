@@ -31,6 +31,13 @@ public final class ControlMetrics {
     final AtomicLong errorsReceived = new AtomicLong();
     final AtomicLong ioErrors = new AtomicLong();
     final AtomicLong warningsLogged = new AtomicLong();
+    final AtomicLong readPauses = new AtomicLong();
+    final AtomicLong sendQueueOverflows = new AtomicLong();
+    final AtomicLong peakQueuedBytes = new AtomicLong();
+
+    void notePeakQueuedBytes(long queued) {
+        peakQueuedBytes.accumulateAndGet(queued, Math::max);
+    }
 
     public long connectionsOpened() {
         return connectionsOpened.get();
@@ -142,6 +149,30 @@ public final class ControlMetrics {
         return warningsLogged.get();
     }
 
+    /**
+     * Times a connection stopped reading because its peer did not read what it was sent
+     * (backpressure).
+     */
+    public long readPauses() {
+        return readPauses.get();
+    }
+
+    /**
+     * Writes refused because a connection's send queue would exceed {@code maxQueuedBytes}: an
+     * application request fails with {@code OVERLOADED}; a reply or keepalive closes the connection
+     * (the peer does not read).
+     */
+    public long sendQueueOverflows() {
+        return sendQueueOverflows.get();
+    }
+
+    /**
+     * The largest send queue (bytes) any one connection had; never above {@code maxQueuedBytes}.
+     */
+    public long peakQueuedBytes() {
+        return peakQueuedBytes.get();
+    }
+
     /** All counters by name. */
     public Map<String, Long> snapshot() {
         Map<String, Long> m = new LinkedHashMap<>();
@@ -167,6 +198,9 @@ public final class ControlMetrics {
         m.put("errorsReceived", errorsReceived());
         m.put("ioErrors", ioErrors());
         m.put("warningsLogged", warningsLogged());
+        m.put("readPauses", readPauses());
+        m.put("sendQueueOverflows", sendQueueOverflows());
+        m.put("peakQueuedBytes", peakQueuedBytes());
         return m;
     }
 

@@ -7,6 +7,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
@@ -129,6 +130,13 @@ public final class ControlServer implements AutoCloseable {
         return new ControlServer(config, dataPlane, handler);
     }
 
+    /**
+     * Reading stops while more than 64 KiB wait to be sent and resumes below 32 KiB (see {@link
+     * FlowControl}).
+     */
+    static final WriteBufferWaterMark WRITE_WATER_MARK =
+            new WriteBufferWaterMark(32 << 10, 64 << 10);
+
     static ControlConnection initPipeline(
             ChannelPipeline p,
             ControlConnection.Role role,
@@ -160,9 +168,12 @@ public final class ControlServer implements AutoCloseable {
                         config.pingInterval().toMillis(),
                         0,
                         TimeUnit.MILLISECONDS));
+        p.channel().config().setWriteBufferWaterMark(WRITE_WATER_MARK);
+        FlowControl flow = new FlowControl(config.maxQueuedBytes(), metrics);
+        p.addLast("flow", flow);
         ControlConnection conn =
                 new ControlConnection(
-                        role, config, dataPlane, handler, metrics, decoder, liveSessionIds);
+                        role, config, dataPlane, handler, metrics, decoder, flow, liveSessionIds);
         p.addLast("control", conn);
         return conn;
     }

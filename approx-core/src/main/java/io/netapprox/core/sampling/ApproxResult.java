@@ -12,7 +12,12 @@ package io.netapprox.core.sampling;
  * (for example a stratum with a single delivered message, or an extreme quantile from a tiny
  * sample).
  *
- * @param mean point estimate
+ * <p><b>Non-finite data</b> (as in Spark): an aggregate over values that include NaN is NaN, as an
+ * {@link #undefined undefined} result whose mean, low and high are all NaN; an aggregate that is
+ * infinite (e.g. a sum over values that include {@code +Infinity}) has an infinite mean, with
+ * {@code low <= mean <= high}.
+ *
+ * @param mean point estimate; NaN only together with NaN bounds
  * @param low lower confidence bound ({@code low <= mean}); may be {@code -Infinity}
  * @param high upper confidence bound ({@code high >= mean}); may be {@code +Infinity}
  * @param confidence nominal coverage probability of {@code [low, high]}, in (0, 1)
@@ -31,14 +36,18 @@ public record ApproxResult(
      * Validates the invariants; throws {@link IllegalArgumentException} with the offending values.
      */
     public ApproxResult {
-        if (Double.isNaN(mean) || Double.isInfinite(mean)) {
-            throw new IllegalArgumentException("mean must be finite, got " + mean);
-        }
-        if (Double.isNaN(low) || Double.isNaN(high)) {
-            throw new IllegalArgumentException(
-                    "bounds must not be NaN, got low=" + low + ", high=" + high);
-        }
-        if (!(low <= mean && mean <= high)) {
+        if (Double.isNaN(mean) || Double.isNaN(low) || Double.isNaN(high)) {
+            if (!(Double.isNaN(mean) && Double.isNaN(low) && Double.isNaN(high))) {
+                throw new IllegalArgumentException(
+                        "NaN only as an undefined result (mean, low and high all NaN), got"
+                                + " low="
+                                + low
+                                + ", mean="
+                                + mean
+                                + ", high="
+                                + high);
+            }
+        } else if (!(low <= mean && mean <= high)) {
             throw new IllegalArgumentException(
                     "expected low <= mean <= high, got low="
                             + low
@@ -75,6 +84,27 @@ public record ApproxResult(
     }
 
     /**
+     * The result of an aggregate that is NaN (e.g. an average over values that include NaN, as
+     * Spark computes it).
+     *
+     * @param confidence the confidence level the caller asked for
+     * @param sampleSize sampled units
+     * @param populationSize units in the population
+     * @return a result with mean, low and high all NaN
+     */
+    public static ApproxResult undefined(double confidence, long sampleSize, long populationSize) {
+        return new ApproxResult(
+                Double.NaN, Double.NaN, Double.NaN, confidence, sampleSize, populationSize);
+    }
+
+    /**
+     * @return whether this is an {@link #undefined undefined} (NaN) result.
+     */
+    public boolean isUndefined() {
+        return Double.isNaN(mean);
+    }
+
+    /**
      * @return half the interval width, {@code (high - low) / 2} (may be infinite).
      */
     public double halfWidth() {
@@ -95,9 +125,12 @@ public record ApproxResult(
     }
 
     /**
-     * @return whether {@code low <= x <= high}.
+     * @return whether {@code low <= x <= high}; an undefined (NaN) result contains exactly NaN.
      */
     public boolean contains(double x) {
+        if (isUndefined()) {
+            return Double.isNaN(x);
+        }
         return low <= x && x <= high;
     }
 

@@ -277,8 +277,12 @@ public final class MsrPlanner {
     /**
      * A rate {@code r <= n/N} whose target ({@link Target#of}, what ATP delivers) is exactly n, and
      * whose plain {@code ceil(r * N)} is n too.
+     *
+     * @param n messages to deliver, {@code 1 <= n}
+     * @param populationSize {@code N}
+     * @return the rate (1 when {@code n >= N})
      */
-    static double rateFor(long n, long populationSize) {
+    public static double rateFor(long n, long populationSize) {
         if (n >= populationSize) {
             return 1.0;
         }

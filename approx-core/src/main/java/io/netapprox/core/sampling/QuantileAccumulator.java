@@ -77,6 +77,15 @@ public final class QuantileAccumulator implements Serializable {
     }
 
     /**
+     * @return the sampled values, sorted ascending (a copy).
+     */
+    double[] sortedValues() {
+        double[] sorted = Arrays.copyOf(values, size);
+        Arrays.sort(sorted);
+        return sorted;
+    }
+
+    /**
      * Estimates the {@code q}-quantile of the stratum.
      *
      * @param q probability in (0, 1], e.g. 0.5 for the median
@@ -143,13 +152,27 @@ public final class QuantileAccumulator implements Serializable {
     }
 
     /**
-     * @return {@code F(0..n)} of the distribution, summing point probabilities once (O(n)).
+     * @return {@code F(0..n)} of the distribution: the point probabilities from the first one's
+     *     logarithm and the ratio {@code p(i+1)/p(i) = (K-i)(n-i) / ((i+1)(N-K-n+i+1))}, in log
+     *     space (O(n), no underflow)
      */
     private static double[] cdf(HypergeometricDistribution h, int n) {
         double[] out = new double[n + 1];
+        int bigN = h.getPopulationSize();
+        int k = h.getNumberOfSuccesses();
+        int first = Math.max(0, n + k - bigN);
+        int last = Math.min(n, k);
+        double logP = h.logProbability(first);
         double acc = 0;
         for (int i = 0; i <= n; i++) {
-            acc += h.probability(i);
+            if (i >= first && i <= last) {
+                acc += Math.exp(logP);
+                if (i < last) {
+                    logP +=
+                            Math.log((double) (k - i) * (n - i))
+                                    - Math.log((double) (i + 1) * (bigN - k - n + i + 1));
+                }
+            }
             out[i] = Math.min(1.0, acc);
         }
         out[n] = 1.0;

@@ -255,9 +255,16 @@ public final class StratifiedEstimator {
     private static ApproxResult linear(
             Collection<StratumSummary> strata, double confidence, boolean records) {
         ApproxResult.checkConfidence(confidence);
+        List<StratumSummary> list = checked(strata);
+        if (!records && isCensus(list)) {
+            double[] exact = censusTotal(list);
+            if (exact != null) {
+                return census(exact[0], exact[1], confidence, list);
+            }
+        }
         VarianceTerms t = new VarianceTerms();
         double estimate = 0;
-        for (StratumSummary s : checked(strata)) {
+        for (StratumSummary s : list) {
             if (s.populationUnits() == 0) {
                 continue;
             }
@@ -268,6 +275,70 @@ public final class StratifiedEstimator {
             t.add(s, var, records ? h.m03() : h.m30(), records ? h.m04() : h.m40(), 1.0);
         }
         return interval(estimate, t, confidence);
+    }
+
+    private static boolean isCensus(List<StratumSummary> list) {
+        for (StratumSummary s : list) {
+            if (!s.isComplete()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The exact total of complete strata and a bound on how far a floating-point summation of the
+     * same totals, in any order, can be from it: {@link ExactSum#roundingBound} over all of them,
+     * plus an ulp per stratum when the strata's correctly rounded totals are added (exactly, then
+     * rounded once). Null when a stratum did not keep its exact total.
+     */
+    private static double[] censusTotal(List<StratumSummary> list) {
+        ExactSum sum = new ExactSum();
+        double absolute = 0;
+        long count = 0;
+        double perStratum = 0;
+        int strata = 0;
+        for (StratumSummary s : list) {
+            if (s.populationUnits() == 0) {
+                continue;
+            }
+            if (!s.exactTotal().isKnown()) {
+                return null;
+            }
+            sum.add(s.exactTotal().value());
+            absolute += s.exactTotal().absoluteSum();
+            count += s.sampledUnits();
+            perStratum += Math.ulp(s.exactTotal().value());
+            strata++;
+        }
+        double value = sum.value();
+        double bound =
+                ExactSum.roundingBound(count, absolute, value) + (strata > 1 ? perStratum : 0.0);
+        return new double[] {value, bound};
+    }
+
+    /** records summed from complete strata: the record counts are integers, their means rounded. */
+    private static double censusRecords(List<StratumSummary> list) {
+        double records = 0;
+        for (StratumSummary s : list) {
+            records += Math.rint(s.populationUnits() * s.meanRecords());
+        }
+        return records;
+    }
+
+    /**
+     * A census: the exact value with an interval as wide as the rounding of a floating-point
+     * computation of the same aggregate (so that it contains, e.g., Spark's own sum whatever its
+     * summation order).
+     */
+    private static ApproxResult census(
+            double value, double bound, double confidence, List<StratumSummary> list) {
+        long population = 0;
+        for (StratumSummary s : list) {
+            population += s.populationUnits();
+        }
+        return new ApproxResult(
+                value, value - bound, value + bound, confidence, population, population);
     }
 
     private static ApproxResult interval(double estimate, VarianceTerms t, double confidence) {
@@ -397,9 +468,18 @@ public final class StratifiedEstimator {
         long populationUnits;
         double sampledRecords;
 
+        /** Half-width of a census's rounding interval (0 when the exact totals were not kept). */
+        double exactBound;
+
         ApproxResult toResult(double confidence) {
             if (exact) {
-                return ApproxResult.exact(estimate, confidence, populationUnits);
+                return new ApproxResult(
+                        estimate,
+                        estimate - exactBound,
+                        estimate + exactBound,
+                        confidence,
+                        populationUnits,
+                        populationUnits);
             }
             if (unbounded) {
                 return new ApproxResult(
@@ -429,6 +509,25 @@ public final class StratifiedEstimator {
     private static Ratio ratio(Collection<StratumSummary> strata, double confidence) {
         ApproxResult.checkConfidence(confidence);
         List<StratumSummary> list = checked(strata);
+        if (isCensus(list)) {
+            double[] exact = censusTotal(list);
+            double records = censusRecords(list);
+            if (exact != null && records > 0) {
+                // the exact total divided by the exact record count, rounded once; a floating-point
+                // sum can be
+                // bound/records away, and its division rounds once more
+                Ratio out = new Ratio();
+                out.estimate = exact[0] / records;
+                out.exact = true;
+                out.exactBound = exact[1] > 0 ? exact[1] / records + Math.ulp(out.estimate) : 0.0;
+                for (StratumSummary s : list) {
+                    out.populationUnits += s.populationUnits();
+                    out.sampledRecords += s.sampledUnits() * s.meanRecords();
+                }
+                out.sampledUnits = out.populationUnits;
+                return out;
+            }
+        }
         double total = 0;
         double records = 0;
         for (StratumSummary s : list) {

@@ -24,7 +24,7 @@ import java.io.Serializable;
  */
 public final class StratumAccumulator implements Serializable {
 
-    private static final long serialVersionUID = 2L;
+    private static final long serialVersionUID = 3L;
 
     /** Highest order of the central co-moments kept. */
     private static final int ORDER = 4;
@@ -55,6 +55,9 @@ public final class StratumAccumulator implements Serializable {
     private double minTotal = Double.POSITIVE_INFINITY;
     private double maxTotal = Double.NEGATIVE_INFINITY;
 
+    /** The totals summed exactly, for complete strata (a census then gives the exact aggregate). */
+    private ExactSum exactTotal = new ExactSum();
+
     /** Creates an empty accumulator. */
     public StratumAccumulator() {}
 
@@ -83,6 +86,7 @@ public final class StratumAccumulator implements Serializable {
             throw new IllegalArgumentException("records per message must be >= 0, got " + records);
         }
         addOne(total, records);
+        exactTotal.add(total);
         minTotal = Math.min(minTotal, total);
         maxTotal = Math.max(maxTotal, total);
         return this;
@@ -107,6 +111,7 @@ public final class StratumAccumulator implements Serializable {
             return this;
         }
         combine(other.n, other.meanTotal, other.meanRecords, other.sums());
+        exactTotal.merge(other.exactTotal);
         minTotal = Math.min(minTotal, other.minTotal);
         maxTotal = Math.max(maxTotal, other.maxTotal);
         return this;
@@ -268,6 +273,7 @@ public final class StratumAccumulator implements Serializable {
         setSums(o.sums());
         minTotal = o.minTotal;
         maxTotal = o.maxTotal;
+        exactTotal = new ExactSum().merge(o.exactTotal);
     }
 
     /**
@@ -370,7 +376,8 @@ public final class StratumAccumulator implements Serializable {
                 n == 0 ? 0.0 : meanRecords,
                 varM,
                 cov,
-                higher);
+                higher,
+                StratumSummary.ExactTotal.of(exactTotal));
     }
 
     @Override

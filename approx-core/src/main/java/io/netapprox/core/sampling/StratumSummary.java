@@ -18,6 +18,9 @@ package io.netapprox.core.sampling;
  * @param higherMoments third- and fourth-order sample central co-moments of {@code (y_i, m_i)},
  *     used by {@link StratifiedEstimator} to correct intervals for skewness and heavy tails; {@link
  *     HigherMoments#NONE} (all 0: symmetric Student t intervals) if unknown or {@code n_g < 3}
+ * @param exactTotal the sampled messages' {@code sum y_i}, summed exactly ({@link ExactSum}), and
+ *     {@code sum |y_i|}; used when the stratum is complete, so that a census gives the exact
+ *     aggregate; {@link ExactTotal#UNKNOWN} if not kept
  */
 public record StratumSummary(
         long populationUnits,
@@ -27,7 +30,75 @@ public record StratumSummary(
         double meanRecords,
         double varianceRecords,
         double covariance,
-        HigherMoments higherMoments) {
+        HigherMoments higherMoments,
+        ExactTotal exactTotal) {
+
+    /**
+     * The exactly summed total of the sampled messages.
+     *
+     * @param value the correctly rounded {@code sum y_i} ({@link ExactSum#value()}); NaN if unknown
+     * @param absoluteSum {@code sum |y_i|} ({@link ExactSum#absoluteSum()}), for the bound on how
+     *     far a floating-point summation of the totals can be from {@code value}; NaN if unknown
+     */
+    public record ExactTotal(double value, double absoluteSum) {
+        /** Not kept (a hand-built summary): complete strata then use {@code N_g * meanTotal}. */
+        public static final ExactTotal UNKNOWN = new ExactTotal(Double.NaN, Double.NaN);
+
+        /** Validates: both known (finite, absolute sum {@code >= |value|}) or both NaN. */
+        public ExactTotal {
+            boolean unknown = Double.isNaN(value) && Double.isNaN(absoluteSum);
+            if (!unknown
+                    && !(Double.isFinite(value)
+                            && Double.isFinite(absoluteSum)
+                            && absoluteSum >= Math.abs(value) * (1 - 1e-9))) {
+                throw new IllegalArgumentException(
+                        "exact total must be finite with a finite absolute sum >= |total|"
+                                + " (or both NaN), got "
+                                + value
+                                + ", "
+                                + absoluteSum);
+            }
+        }
+
+        /**
+         * @return whether the total was kept.
+         */
+        public boolean isKnown() {
+            return !Double.isNaN(value);
+        }
+
+        /**
+         * @param sum an exact sum of finite values @return its value and absolute sum
+         */
+        public static ExactTotal of(ExactSum sum) {
+            return new ExactTotal(sum.value(), sum.absoluteSum());
+        }
+    }
+
+    /**
+     * A summary without an exact total ({@link ExactTotal#UNKNOWN}). See the record components for
+     * the parameters.
+     */
+    public StratumSummary(
+            long populationUnits,
+            long sampledUnits,
+            double meanTotal,
+            double varianceTotal,
+            double meanRecords,
+            double varianceRecords,
+            double covariance,
+            HigherMoments higherMoments) {
+        this(
+                populationUnits,
+                sampledUnits,
+                meanTotal,
+                varianceTotal,
+                meanRecords,
+                varianceRecords,
+                covariance,
+                higherMoments,
+                ExactTotal.UNKNOWN);
+    }
 
     /**
      * Third- and fourth-order sample central co-moments of the per-message totals {@code y} and
@@ -159,6 +230,10 @@ public record StratumSummary(
         if (higherMoments == null) {
             throw new IllegalArgumentException(
                     "higherMoments must not be null (use HigherMoments.NONE)");
+        }
+        if (exactTotal == null) {
+            throw new IllegalArgumentException(
+                    "exactTotal must not be null (use ExactTotal.UNKNOWN)");
         }
     }
 

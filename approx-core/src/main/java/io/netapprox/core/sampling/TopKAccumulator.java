@@ -120,6 +120,14 @@ public final class TopKAccumulator<K> implements Serializable {
     }
 
     /**
+     * @return per key seen: {sum of its records per message, sum of their squares} (live view, do
+     *     not modify).
+     */
+    Map<K, double[]> keySums() {
+        return keys;
+    }
+
+    /**
      * @return number of distinct keys seen.
      */
     public int distinctKeys() {

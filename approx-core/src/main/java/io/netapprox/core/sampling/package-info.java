@@ -24,6 +24,10 @@
  * <ul>
  *   <li>{@link io.netapprox.core.sampling.MsrPlanner}: e_max to MSR (heuristic and sample-size
  *       formula);
+ *   <li>{@link io.netapprox.core.sampling.SharePlanner}: e_max to per-share sample sizes for a
+ *       group held by several senders (Neyman allocation with finite-population corrections; means,
+ *       quantiles, top-k counts), from {@link io.netapprox.core.sampling.ShareMoments} and {@link
+ *       io.netapprox.core.sampling.ValueSketch};
  *   <li>{@link io.netapprox.core.sampling.OnlineMsrUpdater}: refines MSRs as data arrives;
  *   <li>{@link io.netapprox.core.sampling.StratumAccumulator} and {@link
  *       io.netapprox.core.sampling.StratifiedEstimator}: mean, sum, count, proportion;
@@ -31,6 +35,11 @@
  *       intervals;
  *   <li>{@link io.netapprox.core.sampling.TopKAccumulator}: top-k keys with per-key count
  *       intervals;
+ *   <li>{@link io.netapprox.core.sampling.StratifiedQuantile} and {@link
+ *       io.netapprox.core.sampling.StratifiedTopK}: the same over shares sampled at different
+ *       fractions;
+ *   <li>{@link io.netapprox.core.sampling.ExactSum}: exact, order-independent sums for complete
+ *       groups;
  *   <li>{@link io.netapprox.core.sampling.ApproxResult}: the result type, shaped like Spark's
  *       {@code BoundedDouble}.
  * </ul>

@@ -51,6 +51,28 @@ class ControlConfigTest {
                 "authSecret must be at least 16 bytes",
                 () -> ControlConfig.builder().authSecret("short").build());
         rejects("endpointId", () -> ControlConfig.builder().endpointId("x".repeat(300)).build());
+        rejects(
+                "maxQueuedBytes must be in [1048592 (one frame of maxFrameLength)",
+                () -> ControlConfig.builder().maxQueuedBytes(1 << 20).build());
+    }
+
+    @Test
+    void sendQueueBoundDefaultsToSixteenMiBOrTwoFrames() {
+        assertEquals(16L << 20, ControlConfig.defaults().maxQueuedBytes());
+        assertEquals(
+                2L * ((64 << 20) + 16),
+                ControlConfig.builder().maxFrameLength(64 << 20).build().maxQueuedBytes());
+        ControlConfig c =
+                ControlConfig.fromProperties(
+                        Map.of("approx.control.maxQueuedBytes", "2000000"), "approx.control.");
+        assertEquals(2_000_000, c.maxQueuedBytes());
+        // toBuilder keeps "derived" derived: a larger frame limit raises the default bound with it.
+        assertEquals(
+                2L * ((32 << 20) + 16),
+                ControlConfig.defaults().toBuilder()
+                        .maxFrameLength(32 << 20)
+                        .build()
+                        .maxQueuedBytes());
     }
 
     @Test

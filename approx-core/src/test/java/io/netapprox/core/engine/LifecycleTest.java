@@ -58,7 +58,11 @@ class LifecycleTest {
             long threads0 = EngineTestSupport.threads();
             long malloc0 = NativeEngine.mallocInUse();
             long t0 = System.nanoTime();
-            for (int i = 0; i < 1000; i++) {
+            for (int i = 0; i < 500; i++) {
+                cycle(payload);
+            }
+            long mallocHalf = NativeEngine.mallocInUse();
+            for (int i = 0; i < 500; i++) {
                 cycle(payload);
             }
             long ms = (System.nanoTime() - t0) / 1_000_000;
@@ -83,12 +87,19 @@ class LifecycleTest {
                     threads0,
                     threads1);
             if (malloc0 >= 0) {
-                // native heap (engine, driver, JNI and the JVM's own mallocs): a leak of one
-                // engine, session, job or
-                // report per cycle would be far above 4 KiB per cycle
+                // The native heap also holds the JVM's own mallocs (JIT code, GC tables), which
+                // grow in one-off steps whose timing depends on machine load. A leak of one
+                // engine, session, job or report per cycle is far above 4 KiB per cycle and
+                // grows in BOTH halves of the run; a one-off step shows in one half only.
+                long first = mallocHalf - malloc0;
+                long second = malloc1 - mallocHalf;
                 assertTrue(
-                        malloc1 - malloc0 < 4L * 1024 * 1000,
-                        "malloc in use grew by " + (malloc1 - malloc0) + " B");
+                        Math.min(first, second) < 4L * 1024 * 500,
+                        "malloc in use grew by "
+                                + first
+                                + " B and then "
+                                + second
+                                + " B per 500 cycles");
             }
             // A leak grows by at least one per cycle (1000); two spare allow for descriptors the
             // JVM opens lazily.

@@ -261,7 +261,9 @@ class AccumulatorAndValidationTest {
         assertMessage(() -> new ApproxResult(1, 2, 3, 0.95, 1, 1), "low <= mean <= high");
         assertMessage(() -> new ApproxResult(1, 0, 3, 1.5, 1, 1), "confidence");
         assertMessage(() -> new ApproxResult(1, 0, 3, 0.95, 5, 1), "exceeds populationSize");
-        assertMessage(() -> new ApproxResult(Double.NaN, 0, 3, 0.95, 1, 1), "mean must be finite");
+        assertMessage(
+                () -> new ApproxResult(Double.NaN, 0, 3, 0.95, 1, 1),
+                "NaN only as an undefined result");
         assertMessage(
                 () ->
                         StratifiedEstimator.mean(

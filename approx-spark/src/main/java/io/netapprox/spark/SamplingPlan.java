@@ -1,0 +1,134 @@
+package io.netapprox.spark;
+
+import io.netapprox.core.sampling.ShareAllocation;
+import io.netapprox.core.sampling.ShareMoments;
+import io.netapprox.core.sampling.SharePlanner;
+import io.netapprox.core.sampling.ValueSketch;
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The MSR of every (group, map output) of an approximate query, planned on the driver from the
+ * statistics pass over all map outputs ({@code spark.approx.planning=shares}): each group's shares
+ * are allocated together by approx-core's {@link SharePlanner}, so a group's e_max holds however
+ * its records are spread over the map outputs. Broadcast to the map tasks inside the {@link
+ * ApproxSpec}. {@link #allocate} is also what a map task uses alone for its own share under {@code
+ * planning=local}.
+ */
+final class SamplingPlan implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    /** Per group: the map indices holding it and their MSRs (same order). */
+    private final Map<String, int[]> maps = new HashMap<>();
+
+    private final Map<String, double[]> rates = new HashMap<>();
+
+    /**
+     * @param spec the query
+     * @param shares per group, per map index, its statistics
+     * @return the plan
+     */
+    static SamplingPlan of(ApproxSpec spec, Map<String, Map<Integer, ShareStatistics>> shares) {
+        SamplingPlan plan = new SamplingPlan();
+        for (Map.Entry<String, Map<Integer, ShareStatistics>> g : shares.entrySet()) {
+            int[] idx =
+                    g.getValue().keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
+            List<ShareStatistics> list = new ArrayList<>(idx.length);
+            for (int i : idx) {
+                list.add(g.getValue().get(i));
+            }
+            ShareAllocation a = allocate(spec, g.getKey(), list);
+            double[] r = new double[idx.length];
+            for (int m = 0; m < idx.length; m++) {
+                r[m] = a.rate(m);
+            }
+            plan.maps.put(g.getKey(), idx);
+            plan.rates.put(g.getKey(), r);
+        }
+        return plan;
+    }
+
+    /**
+     * @return the MSR planned for the group's share in map output {@code mapIndex}, or NaN if not
+     *     planned.
+     */
+    double rate(String group, int mapIndex) {
+        int[] idx = maps.get(group);
+        if (idx == null) {
+            return Double.NaN;
+        }
+        int i = Arrays.binarySearch(idx, mapIndex);
+        return i < 0 ? Double.NaN : rates.get(group)[i];
+    }
+
+    /**
+     * @return the groups of the query (as the statistics pass saw them).
+     */
+    Set<String> groups() {
+        return maps.keySet();
+    }
+
+    /**
+     * Messages each share of the group must deliver: the per-share maximum over the query's
+     * aggregates (each aggregate's variance only shrinks when a share delivers more). Aggregates
+     * whose value is already known from the shares' counts (a column with NaN or infinities, a
+     * quantile that falls among the NaN values, counts) need nothing beyond the minimum; top-k is
+     * not planned (see below).
+     */
+    static ShareAllocation allocate(ApproxSpec spec, String group, List<ShareStatistics> shares) {
+        SharePlanner planner = SharePlanner.of(spec.errorBound(group), spec.confidence());
+        long[] units = new long[shares.size()];
+        for (int m = 0; m < units.length; m++) {
+            units[m] = shares.get(m).units;
+        }
+        ShareAllocation plan = planner.minimum(units);
+        for (ApproxSpec.Aggregate a : spec.aggregates()) {
+            int v = a.valueIndex();
+            switch (a.kind()) {
+                case AVG, SUM -> {
+                    List<ShareMoments> moments = new ArrayList<>();
+                    for (ShareStatistics s : shares) {
+                        if (s.moments[v] == null) {
+                            moments = null; // non-finite values: the result is NaN or infinite,
+                            // exactly
+                            break;
+                        }
+                        moments.add(s.moments[v]);
+                    }
+                    if (moments != null) {
+                        plan = plan.max(planner.mean(moments));
+                    }
+                }
+                case QUANTILE -> {
+                    long records = 0;
+                    long nan = 0;
+                    List<ValueSketch> sketches = new ArrayList<>();
+                    for (ShareStatistics s : shares) {
+                        records += s.records;
+                        nan += s.nonFinite[v][0];
+                        sketches.add(s.sketches[v]);
+                    }
+                    long rank = (long) Math.max(1, Math.ceil(a.q() * records - 1e-9));
+                    if (rank <= records - nan) { // else the quantile is NaN (NaN sorts above every
+                        // number)
+                        plan = plan.max(planner.quantileAtRank(sketches, units, rank));
+                    }
+                }
+                default -> {
+                    // COUNT: exact from the group tables. TOPK is not planned: its counts get the
+                    // sample the other
+                    // aggregates need (e_max bounding each top-k count would sample long-tailed
+                    // keys nearly whole;
+                    // SharePlanner.topK plans that where it is wanted), and carry their own
+                    // intervals.
+                }
+            }
+        }
+        return plan;
+    }
+}

@@ -1,0 +1,123 @@
+package io.netapprox.spark;
+
+import io.netapprox.core.sampling.ShareMoments;
+import io.netapprox.core.sampling.StratumAccumulator;
+import io.netapprox.core.sampling.ValueSketch;
+import java.io.Serializable;
+
+/**
+ * What planning needs to know about one share of a group (the group's records in one map output),
+ * computed from the records themselves: per value column the census moments of its finite values
+ * ({@link ShareMoments}) and its NaN / +Infinity / -Infinity counts, and a {@link ValueSketch} of
+ * the columns a quantile is asked of. Built by the statistics pass of {@link ApproxQuery} for every
+ * (map output, group), or by the writer for its own share ({@code spark.approx.planning=local}).
+ */
+final class ShareStatistics implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    final long units;
+    final long records;
+
+    /**
+     * Per value column (null where no aggregate needs the moments, or the column has non-finite
+     * values).
+     */
+    final ShareMoments[] moments;
+
+    /** Per value column: NaN, +Infinity, -Infinity counts. */
+    final long[][] nonFinite;
+
+    /** Per value column (null where no quantile is asked). */
+    final ValueSketch[] sketches;
+
+    private ShareStatistics(
+            long units,
+            long records,
+            ShareMoments[] moments,
+            long[][] nonFinite,
+            ValueSketch[] sketches) {
+        this.units = units;
+        this.records = records;
+        this.moments = moments;
+        this.nonFinite = nonFinite;
+        this.sketches = sketches;
+    }
+
+    /** Accumulates one share's records. */
+    static final class Builder {
+        private final int recordsPerMessage;
+        private final StratumAccumulator[] accumulators;
+        private final long[][] nonFinite;
+        private final double[][] sketchValues;
+        private final int[] sketchSizes;
+        private long records;
+
+        Builder(ApproxSpec spec, int recordsPerMessage) {
+            this.recordsPerMessage = recordsPerMessage;
+            int nv = spec.numValues();
+            accumulators = new StratumAccumulator[nv];
+            nonFinite = new long[nv][3];
+            sketchValues = new double[nv][];
+            sketchSizes = new int[nv];
+            for (ApproxSpec.Aggregate a : spec.aggregates()) {
+                switch (a.kind()) {
+                    case AVG, SUM -> accumulators[a.valueIndex()] = new StratumAccumulator();
+                    case QUANTILE -> sketchValues[a.valueIndex()] = new double[16];
+                    default -> {}
+                }
+            }
+        }
+
+        Builder add(ApproxRow row) {
+            records++;
+            for (int v = 0; v < row.values.length; v++) {
+                double x = row.values[v];
+                if (Double.isNaN(x)) {
+                    nonFinite[v][0]++;
+                    continue;
+                }
+                if (Double.isInfinite(x)) {
+                    nonFinite[v][x > 0 ? 1 : 2]++;
+                } else if (accumulators[v] != null) {
+                    accumulators[v].add(x);
+                }
+                if (sketchValues[v] != null) {
+                    if (sketchSizes[v] == sketchValues[v].length) {
+                        sketchValues[v] =
+                                java.util.Arrays.copyOf(sketchValues[v], sketchSizes[v] * 2);
+                    }
+                    sketchValues[v][sketchSizes[v]++] = x;
+                }
+            }
+            return this;
+        }
+
+        ShareStatistics build() {
+            long units = (records + recordsPerMessage - 1) / recordsPerMessage;
+            int nv = accumulators.length;
+            ShareMoments[] moments = new ShareMoments[nv];
+            ValueSketch[] sketches = new ValueSketch[nv];
+            for (int v = 0; v < nv; v++) {
+                boolean finite = nonFinite[v][0] + nonFinite[v][1] + nonFinite[v][2] == 0;
+                if (accumulators[v] != null && finite) {
+                    // (a column with NaN or infinities has a known, non-finite sum and mean:
+                    // nothing to plan)
+                    moments[v] = ShareMoments.of(accumulators[v], units);
+                }
+                if (sketchValues[v] != null) {
+                    sketches[v] =
+                            ValueSketch.of(
+                                    sketchValues[v], sketchSizes[v], ValueSketch.DEFAULT_POINTS);
+                }
+            }
+            return new ShareStatistics(units, records, moments, nonFinite, sketches);
+        }
+    }
+
+    /**
+     * @return the share's NaN / +Infinity / -Infinity counts of value column v
+     */
+    long[] nonFinite(int v) {
+        return nonFinite[v].clone();
+    }
+}
