@@ -1,15 +1,21 @@
 package io.netapprox.kafka;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.kafka.relay.StreamSpec;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class ApproxConsumerConfigTest {
     private static ConfigException rejects(String key, String value) {
@@ -40,6 +46,33 @@ class ApproxConsumerConfigTest {
         rejects("approx.relay.address.1", "nohost");
         rejects("approx.relay.fallback", "ignore");
         rejects("approx.relay.pull.wait.ms", "1");
+        rejects("approx.headroom", "0.9");
+        rejects("approx.headroom", "5");
+        ConfigException shortSecret = rejects("approx.auth.secret", "short-secret");
+        assertFalse(shortSecret.getMessage().contains("short-secret"), "the secret is not echoed");
+        rejects("approx.auth.secret.file", "/nonexistent/secret");
+    }
+
+    @Test
+    void theSecretComesFromTheKeyOrTheFileNotBoth(@TempDir Path dir) throws Exception {
+        Path f = Files.writeString(dir.resolve("s"), "0123456789abcdef-secret\n");
+        ApproxConsumerConfig fromFile =
+                ApproxConsumerConfig.parse(Map.of("approx.auth.secret.file", f.toString()));
+        assertArrayEquals(
+                "0123456789abcdef-secret".getBytes(StandardCharsets.UTF_8), fromFile.authSecret());
+        ApproxConsumerConfig fromKey =
+                ApproxConsumerConfig.parse(Map.of("approx.auth.secret", "0123456789abcdef-secret"));
+        assertArrayEquals(fromFile.authSecret(), fromKey.authSecret());
+        assertNull(ApproxConsumerConfig.parse(Map.of()).authSecret());
+        assertThrows(
+                ConfigException.class,
+                () ->
+                        ApproxConsumerConfig.parse(
+                                Map.of(
+                                        "approx.auth.secret",
+                                        "0123456789abcdef-secret",
+                                        "approx.auth.secret.file",
+                                        f.toString())));
     }
 
     @Test
@@ -58,6 +91,7 @@ class ApproxConsumerConfigTest {
         assertEquals(0.01, s.emaxOf("zone-17"));
         assertEquals(0.95, s.confidence());
         assertEquals(60_000, s.windowMs());
+        assertEquals(1.0, s.headroom());
         assertEquals("header:zone", s.stratification().toString());
         assertEquals("relay3:7400", c.relayAddress(3, "broker3"));
         assertEquals("broker1:7390", c.relayAddress(1, "broker1"));
