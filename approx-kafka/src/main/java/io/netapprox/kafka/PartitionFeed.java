@@ -27,6 +27,12 @@ final class PartitionFeed {
     CompletableFuture<Segment> inflight;
     long inflightFrom = -1;
 
+    /** The leader a relay named when it refused the partition (NOT_LEADER), or -1. */
+    int leaderHint = -1;
+
+    /** No pull before this ({@code System.nanoTime()}): the pause after a NOT_LEADER. */
+    long retryAtNanos = System.nanoTime();
+
     /** The partition's readable end reported by the relay, or -1. */
     long logEnd = -1;
 

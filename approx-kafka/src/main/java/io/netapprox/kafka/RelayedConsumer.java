@@ -67,6 +67,7 @@ import org.slf4j.LoggerFactory;
 final class RelayedConsumer<K, V> implements Consumer<K, V> {
     private static final Logger log = LoggerFactory.getLogger(RelayedConsumer.class);
     private static final long WAIT_SLICE_MS = 20;
+    private static final long NOT_LEADER_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     private final ApproxConsumerConfig config;
     private final StreamSpec spec;
@@ -328,7 +329,7 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
             // stay
             // consistent (at-least-once for the records of a partly returned range).
         }
-        if (f.inflight == null) {
+        if (f.inflight == null && System.nanoTime() - f.retryAtNanos >= 0) {
             startPull(f);
         }
     }
@@ -337,7 +338,7 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
         long from = f.pullFrom();
         try {
             if (f.stream == null || f.stream.isClosed()) {
-                f.stream = route(f.partition);
+                f.stream = route(f.partition, f.leaderHint);
             }
             f.inflight = f.stream.pull(f.partition, from, Duration.ofMillis(config.pullWaitMs()));
             f.inflightFrom = from;
@@ -375,6 +376,11 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
                 log.info("{}: leader moved ({}), re-routing", f.partition, e.getMessage());
                 f.reset();
                 f.stream = null;
+                // the shadow never fetches, so its metadata may still name the old leader: go by
+                // the
+                // relay's word, and pause briefly when it knows no leader either
+                f.leaderHint = e.leaderId();
+                f.retryAtNanos = System.nanoTime() + NOT_LEADER_BACKOFF_NANOS;
             }
             case OFFSET_OUT_OF_RANGE -> resetOutOfRange(f, e);
             default -> {
@@ -416,12 +422,20 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
         log.info("{}: {}; reset to {}", f.partition, e.getMessage(), f.position);
     }
 
-    /** The stream of the relay beside the partition's leader. */
-    private RelayStream route(TopicPartition tp) {
+    /**
+     * The stream of the relay beside the partition's leader: the leader a relay named in its last
+     * NOT_LEADER answer, else the shadow's metadata.
+     */
+    private RelayStream route(TopicPartition tp, int leaderHint) {
         Node leader = null;
         for (PartitionInfo pi : shadow.partitionsFor(tp.topic())) {
             if (pi.partition() == tp.partition()) {
                 leader = pi.leader();
+                for (Node n : pi.replicas()) {
+                    if (n.id() == leaderHint) {
+                        leader = n;
+                    }
+                }
             }
         }
         if (leader == null || leader.isEmpty()) {

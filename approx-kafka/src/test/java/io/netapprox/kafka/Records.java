@@ -37,12 +37,24 @@ final class Records {
     static List<Produced> produce(
             String topic, int partitions, int windows, List<String> zones, int perCell, long seed)
             throws Exception {
+        return produce(KafkaBroker.shared(), topic, partitions, windows, zones, perCell, seed);
+    }
+
+    /** {@link #produce(String, int, int, List, int, long)} on another cluster. */
+    static List<Produced> produce(
+            KafkaBroker broker,
+            String topic,
+            int partitions,
+            int windows,
+            List<String> zones,
+            int perCell,
+            long seed)
+            throws Exception {
         SplittableRandom rnd = new SplittableRandom(seed);
         java.util.Random normal = new java.util.Random(seed);
         List<Produced> out = new ArrayList<>();
         List<java.util.concurrent.Future<?>> acks = new ArrayList<>();
-        try (KafkaProducer<byte[], byte[]> p =
-                KafkaBroker.shared().bytesProducer(new Properties())) {
+        try (KafkaProducer<byte[], byte[]> p = broker.bytesProducer(new Properties())) {
             for (int w = 0; w < windows; w++) {
                 for (int i = 0; i < perCell; i++) {
                     for (int part = 0; part < partitions; part++) {
