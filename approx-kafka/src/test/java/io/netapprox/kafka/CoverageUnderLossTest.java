@@ -18,6 +18,7 @@ import java.util.Properties;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,15 +34,6 @@ class CoverageUnderLossTest {
     private static final int RUNS = 40;
     private static final double EMAX = 0.1;
 
-    /**
-     * approx.headroom of the runs: 1 (the default) sends each cell's planned sample reliably. Above
-     * 1 the relay sends extra candidates and ATP may give lost ones up; at 1.25 about one job in a
-     * few hundred never completes under this loss (the engines retransmit without end), so that
-     * setting is only reachable from here: NETAPPROX_TEST_HEADROOM=1.25.
-     */
-    private static final String HEADROOM =
-            System.getenv().getOrDefault("NETAPPROX_TEST_HEADROOM", "1.0");
-
     private static final List<String> ZONES = List.of("a", "b", "c", "d", "e", "f", "g", "h");
     private static String topic;
     private static List<Produced> produced;
@@ -55,8 +47,32 @@ class CoverageUnderLossTest {
         produced = Records.produce(topic, 2, 2, ZONES, 600, 2024);
     }
 
+    /** approx.headroom 1 (the default): each cell's planned sample, sent reliably (MSR 1). */
     @Test
     void intervalsCoverTheTruthAndNoCellFallsBelowItsTargetWith30PercentLoss() throws Exception {
+        runTrials("1.0");
+    }
+
+    /**
+     * The same trials with approx.headroom 1.25: the relay sends 25 % extra candidates per cell and
+     * each ATP group has MSR = target / candidates below 1 (MRDF off), so lost records may be given
+     * up. Engine defect (native ATP engine, being fixed on branch {@code engine}): under 30 % loss
+     * about one job in a few hundred never completes - both engines keep exchanging datagrams
+     * without end (in one capture the relay sent 883 MB for a job of ~1 MB), the pull never
+     * answers, and a run fails with a position short of the end after pollToEnd's 60 s. This is why
+     * approx.headroom defaults to 1. Enable once the engine is fixed (then the default can rise):
+     * remove @Disabled, or run with
+     * -Djunit.jupiter.conditions.deactivate=org.junit.*DisabledCondition.
+     */
+    @Test
+    @Disabled(
+            "ATP engine livelock: approximate groups (MSR < 1, MRDF off) under 30 % loss - about"
+                    + " one job in a few hundred never completes; approx.headroom defaults to 1")
+    void headroomAboveOneCompletesEveryRunWith30PercentLoss() throws Exception {
+        runTrials("1.25");
+    }
+
+    private static void runTrials(String headroom) throws Exception {
         Map<String, Double> truth = new HashMap<>();
         for (Produced p : produced) {
             truth.merge(p.window() + "/" + p.zone(), p.value(), Double::sum);
@@ -80,7 +96,7 @@ class CoverageUnderLossTest {
                 Properties p = Records.approxProps(KafkaBroker.unique("g"), relay.address());
                 p.put("approx.seed", Long.toString(seed));
                 p.put("approx.emax", Double.toString(EMAX));
-                p.put("approx.headroom", HEADROOM);
+                p.put("approx.headroom", headroom);
                 try (Consumer<String, String> c = ApproxConsumers.create(p)) {
                     c.assign(tps);
                     got = Records.pollToEnd(c, tps, 2 * ZONES.size() * 600, new Polled());
@@ -119,7 +135,7 @@ class CoverageUnderLossTest {
         System.out.printf(
                 "coverage under 30%% loss: %d runs, %d estimates, CI coverage %.3f, within e_max %.3f,"
                         + " %d datagrams dropped by the relays' engines, headroom %s%n",
-                RUNS, estimates, coverage, within, dropped, HEADROOM);
+                RUNS, estimates, coverage, within, dropped, headroom);
         assertEquals(RUNS * 2 * ZONES.size(), estimates);
         assertTrue(coverage >= 0.93, "CI coverage " + coverage);
         assertTrue(within >= 0.93, "estimates within e_max: " + within);
