@@ -11,9 +11,11 @@ import io.netapprox.kafka.relay.StreamSpec;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -98,5 +100,37 @@ class ApproxConsumerConfigTest {
         assertFalse(c.kafkaProperties().containsKey("approx.enable"));
         assertEquals("x:9092", c.kafkaProperties().get("bootstrap.servers"));
         assertFalse(ApproxConsumerConfig.parse(new Properties()).enabled());
+    }
+
+    /** The public entry points (what users and Kafka Streams call), flag off and on. */
+    @Test
+    void theFactoryAndTheStreamsSupplierRejectBadKeysByName() {
+        Map<String, Object> base =
+                Map.of(
+                        "bootstrap.servers", "127.0.0.1:9",
+                        "key.deserializer", StringDeserializer.class.getName(),
+                        "value.deserializer", StringDeserializer.class.getName());
+        for (String enable : new String[] {"false", "true"}) {
+            Properties p = new Properties();
+            p.putAll(base);
+            p.put("approx.enable", enable);
+            p.put("approx.emx", "0.05");
+            ConfigException e =
+                    assertThrows(ConfigException.class, () -> ApproxConsumers.create(p));
+            assertTrue(e.getMessage().contains("approx.emx"), e.getMessage());
+            p.remove("approx.emx");
+            p.put("approx.headroom", "9");
+            e = assertThrows(ConfigException.class, () -> ApproxConsumers.create(p));
+            assertTrue(e.getMessage().contains("approx.headroom"), e.getMessage());
+        }
+        Map<String, Object> streams = new HashMap<>(base);
+        streams.put("approx.enable", "true");
+        streams.put("approx.stratum", "value");
+        ApproxClientSupplier supplier = new ApproxClientSupplier();
+        ConfigException e =
+                assertThrows(ConfigException.class, () -> supplier.getConsumer(streams));
+        assertTrue(e.getMessage().contains("approx.stratum"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> supplier.getRestoreConsumer(streams));
+        assertTrue(e.getMessage().contains("approx.stratum"), e.getMessage());
     }
 }
