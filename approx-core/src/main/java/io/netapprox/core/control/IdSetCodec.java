@@ -111,7 +111,7 @@ final class IdSetCodec {
                 l[i] = (int) last;
                 prevLast = last;
             }
-            return IdSet.ofRanges(f, l);
+            return canonical(IdSet.ofRanges(f, l), false, field);
         }
         if (enc == ENC_BITMAP) {
             long base = WireFormat.readU32(in, field + ".base");
@@ -150,8 +150,28 @@ final class IdSetCodec {
                             field + ": bitset padding bits are not zero");
                 }
             }
-            return IdSet.ofBitmap((int) base, (int) nbits, words);
+            IdSet set = IdSet.ofBitmap((int) base, (int) nbits, words);
+            if (set.isEmpty() || set.first() != base || set.last() != base + nbits - 1) {
+                throw new WireFormat.MalformedException(
+                        field + ": bitset does not start and end with an id");
+            }
+            return canonical(set, true, field);
         }
         throw new WireFormat.MalformedException(field + ": unknown id-set encoding " + enc);
+    }
+
+    /**
+     * One set, one encoding: the decoder accepts only what {@link #encode} writes (the shorter of
+     * the two), so a frame re-encodes to its own bytes.
+     */
+    private static IdSet canonical(IdSet set, boolean bitmap, String field) {
+        if (usesBitmap(set) != bitmap) {
+            throw new WireFormat.MalformedException(
+                    field
+                            + ": not the canonical encoding ("
+                            + (bitmap ? "ranges" : "a bitmap")
+                            + " would be shorter)");
+        }
+        return set;
     }
 }

@@ -521,6 +521,11 @@ final class WireFormat {
                 {
                     int job = readI32(in, "jobId");
                     int status = readI32(in, "status");
+                    if (AtpStatus.of(status).code() != status) {
+                        // an unknown code would become UNKNOWN: a report the sender never sent
+                        throw new MalformedException(
+                                "JOB_REPORT status " + status + " is not an ATP status code");
+                    }
                     long jct = readNonNegativeI64(in, "jctNanos");
                     long retx = readNonNegativeI64(in, "retransmissions");
                     double loss = readF64(in, "measuredLoss");
