@@ -139,7 +139,10 @@ class ApproxConsumerTest {
     @Test
     void aPartitionWhoseLastRecordsWereDroppedBySamplingOrAbortedStillReachesItsEnd()
             throws Exception {
-        String topic = KafkaBroker.unique("tail");
+        // a fixed name: the relay's sampling seed mixes in the topic, and with this name (and
+        // approx.seed 11) the sample of the 3000 records leaves out the last ones in every JVM; a
+        // unique name made the tail part of the sample in about one run in five (~670 of 3000)
+        String topic = "tail-dropped-by-sampling";
         KafkaBroker.shared().createTopic(topic, 1);
         Records.produce(topic, 1, 1, List.of("a"), 3000, 2);
         Properties tx = new Properties();
@@ -176,6 +179,9 @@ class ApproxConsumerTest {
             Polled got = Records.pollToEnd(c, List.of(tp), end, new Polled());
             assertEquals(end, c.position(tp), "coverage reached the end of the log");
             long last = got.records.get(got.records.size() - 1).offset();
+            System.out.printf(
+                    "tail: %d of 3000 records sampled, the last at offset %d%n",
+                    got.records.size(), last);
             assertTrue(last < 2999, "the tail was dropped by sampling: last returned " + last);
             for (ConsumerRecord<String, String> r : got.records) {
                 assertFalse(r.value().equals("999999"), "an aborted record was returned");
