@@ -10,6 +10,9 @@
 #   bash scripts/demo.sh kafka [--rows 1000000] [--partitions 4] [--emax 0.05] [--seed 42]
 #                                                     # a KRaft broker + relay, the taxi trips read exactly and
 #                                                     # approximately (docs/kafka.md, "The demo")
+#   bash scripts/demo.sh flink [--rows 600000] [--minutes 5] [--emax 0.05] [--approx.KEY VALUE]
+#        # the Flink streaming taxi query: per pickup zone and 1-minute event-time window, average fare and trip
+#        # count, approximate (approx.enabled=true) vs exact, on a local Flink cluster of 2 TaskManagers x 2 slots
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -50,6 +53,12 @@ if [ "${1:-}" = "kafka" ]; then
   # shellcheck disable=SC2086
   exec java ${JAVA_OPTS:--Xmx2g} -cp "$KAFKA_DIR/test-classes:$KAFKA_DIR/classes:$(cat "$KAFKA_DIR/test-classpath.txt")" \
     io.netapprox.kafka.demo.KafkaTaxiDemo "$@"
+fi
+
+if [ "${1:-}" = "flink" ]; then
+  shift
+  echo "[demo] running the Flink streaming taxi example on a local Flink cluster (2 TaskManagers x 2 slots)"
+  exec bash "$ROOT/examples/flink/run-example.sh" io.netapprox.examples.flink.TaxiStreamExample "$@"
 fi
 
 echo "[demo] running the Spark taxi example on local-cluster[2,1,1024] (driver + 2 executor JVMs)"

@@ -3,26 +3,28 @@
 #
 #   1. setup                 scripts/setup.sh: install what the machine lacks (idempotent)
 #   2. format                mvn spotless:check (google-java-format, AOSP style, every module); with
-#                            NETAPPROX_NATIVE_FORMAT_CHECK=1 also scripts/check-native-format.sh (native/, clang-format)
+#                            and scripts/check-native-format.sh (native/, clang-format; NETAPPROX_NATIVE_FORMAT_CHECK=0 skips it)
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
-#                            examples/taxi, approx-spark on local[2] and local-cluster, approx-kafka on an
-#                            in-process KRaft broker with relays over loopback ATP) + native GoogleTest suites
+#                            examples/taxi, approx-spark on local[2] and local-cluster, approx-flink on a Flink
+#                            MiniCluster of 2 TaskManagers x 2 slots, approx-kafka on an in-process KRaft broker with
+#                            relays over loopback ATP) + native GoogleTest suites
 #                            and atp-perf end-to-end tests (ctest, in the Maven test phase) + Jazzer fuzzing of the
 #                            control-plane frame decoder for JAVA_FUZZ_SECONDS (approx-core execution control-fuzz)
 #   4. approx-core jar       ships META-INF/native/linux-x86_64/libnetapprox.so, which loads and binds JNI
 #   5. approx-spark jar      the spark-submit --jars jar: self-contained, and only the plugin (no examples);
 #                            approx-kafka-relay.jar runs (--version) and refuses bad arguments (exit 2)
-#   6. network lab           benchmarks/netlab/test_netlab.py (lab tests skip without root / namespaces)
-#   7. ASan + UBSan          second native build in native/build-asan, ctest on it
-#   8. ns-3 simulation       benchmarks/sim/run.sh ci: pinned ns-3 wheel into build/sim-ns3, atp-sim build, its
+#   6. approx-flink jar      the Flink job-jar / lib/ jar: self-contained, no Flink classes, only the plugin
+#   7. network lab           benchmarks/netlab/test_netlab.py (lab tests skip without root / namespaces)
+#   8. ASan + UBSan          second native build in native/build-asan, ctest on it
+#   9. ns-3 simulation       benchmarks/sim/run.sh ci: pinned ns-3 wheel into build/sim-ns3, atp-sim build, its
 #                            tests, the smoke preset and a check of its summary.json (docs/simulation.md)
-#   9. libFuzzer             native/build-fuzz (clang), fuzz_datagram for FUZZ_SECONDS (default 60)
+#  10. libFuzzer             native/build-fuzz (clang), fuzz_datagram for FUZZ_SECONDS (default 60)
 #
 # Exits non-zero on the first failure. Environment knobs (all optional):
 #   FUZZ_SECONDS=60                  libFuzzer run time
 #   JAVA_FUZZ_SECONDS=30             Jazzer run time (control-plane frame decoder)
 #   NETAPPROX_JOBS=2                 parallel build/test jobs for the sanitizer and fuzz builds
-#   NETAPPROX_NATIVE_FORMAT_CHECK=1  also check the native/ format (off until native/ has been reformatted once)
+#   NETAPPROX_NATIVE_FORMAT_CHECK=0  skip the native/ format check (clang-format-14; on by default)
 #   SKIP_SETUP=1                     do not run scripts/setup.sh
 #   MAVEN_ARGS="..."                 extra arguments for the Maven runs (e.g. -o)
 set -euo pipefail
@@ -60,13 +62,13 @@ fi
 end
 
 # ---------------------------------------------------------------------------------------------------------
-begin "format (spotless:check${NETAPPROX_NATIVE_FORMAT_CHECK:+, native clang-format})"
+begin "format (spotless:check, native clang-format)"
 # shellcheck disable=SC2086
 mvn -B -ntp ${MAVEN_ARGS:-} spotless:check
-if [ "${NETAPPROX_NATIVE_FORMAT_CHECK:-0}" = "1" ]; then
+if [ "${NETAPPROX_NATIVE_FORMAT_CHECK:-1}" = "1" ]; then
   bash "$ROOT/scripts/check-native-format.sh"
 else
-  log "native format check off (NETAPPROX_NATIVE_FORMAT_CHECK=1 turns it on)"
+  log "native format check skipped (NETAPPROX_NATIVE_FORMAT_CHECK=0)"
 fi
 end
 
@@ -169,6 +171,41 @@ fi
 log "$(basename "$RELAY_JAR") runs ($(unzip -Z1 "$RELAY_JAR" | wc -l) entries)"
 end
 
+# approx-flink: its tests (MiniCluster, 2 TaskManagers x 2 slots, ATP between them) ran in the Maven step; check
+# the jar a Flink job bundles (or that goes to Flink's lib/): self-contained (native library, approx-core, Netty,
+# relocated commons-math3), no Flink classes (Flink provides them), and nothing but the plugin.
+begin "approx-flink jar contents"
+FLINK_JAR=""
+for j in "$ROOT"/approx-flink/target/approx-flink-*.jar; do
+  case "$j" in *-sources.jar|*-javadoc.jar|*-tests.jar|*/original-*) continue ;; esac
+  [ -f "$j" ] && FLINK_JAR="$j"
+done
+if [ -z "$FLINK_JAR" ]; then
+  log "ERROR: no approx-flink jar in approx-flink/target" >&2
+  exit 1
+fi
+FLINK_LISTING="$(unzip -Z1 "$FLINK_JAR")"
+for entry in "$SO_ENTRY" io/netapprox/flink/Approx.class io/netapprox/core/engine/NativeEngine.class \
+             io/netty/buffer/ByteBuf.class io/netapprox/shaded/commons/math3/distribution/TDistribution.class; do
+  if ! grep -qx "$entry" <<<"$FLINK_LISTING"; then
+    log "ERROR: $FLINK_JAR lacks $entry" >&2
+    exit 1
+  fi
+done
+if grep -qE '^(org/apache/flink/|org/apache/commons/math3/|org/slf4j/)' <<<"$FLINK_LISTING"; then
+  log "ERROR: $FLINK_JAR bundles Flink, slf4j or unrelocated commons-math3 classes" >&2
+  exit 1
+fi
+NOT_PLUGIN="$(grep -E '^io/netapprox/.+\.class$' <<<"$FLINK_LISTING" \
+  | grep -vE '^io/netapprox/(flink|core|shaded)/' || true)"
+if [ -n "$NOT_PLUGIN" ]; then
+  log "ERROR: $FLINK_JAR carries more than the plugin:" >&2
+  head -n 20 <<<"$NOT_PLUGIN" >&2
+  exit 1
+fi
+log "$(basename "$FLINK_JAR") is self-contained ($(wc -l <<<"$FLINK_LISTING") entries, libnetapprox.so inside)"
+end
+
 # ---------------------------------------------------------------------------------------------------------
 # The network lab (namespaces, veth, bridge, HTB/bfifo/u32): plan checks always run; the lab tests skip with a
 # message where root or network namespaces are unavailable.
@@ -228,4 +265,4 @@ end
 STEP="summary"
 echo
 log "step times: $(IFS=';'; echo "${TIMES[*]}")"
-echo "NetApprox tests: PASSED (format, maven install + Java tests + native ctest, jars checked, network lab, ASan/UBSan ctest, ns-3 simulation tests + smoke, ${FUZZ_SUMMARY}) in $((SECONDS - T0))s"
+echo "NetApprox tests: PASSED (format, maven install + Java tests + native ctest, jars checked (core, spark, flink), network lab, ASan/UBSan ctest, ns-3 simulation tests + smoke, ${FUZZ_SUMMARY}) in $((SECONDS - T0))s"

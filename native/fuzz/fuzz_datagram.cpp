@@ -29,8 +29,8 @@ using namespace netapprox::atp;
 
 namespace {
 
-#define FUZZ_CHECK(cond) \
-  do {                   \
+#define FUZZ_CHECK(cond)           \
+  do {                             \
     if (!(cond)) __builtin_trap(); \
   } while (0)
 
@@ -252,9 +252,7 @@ class Harness {
     return c;
   }
 
-  void open() {
-    eng_.open_session(fuzz::kSessionId, fuzz::session_key(), fuzz::kPeer, fuzz::kEngineIsInitiator, now_);
-  }
+  void open() { eng_.open_session(fuzz::kSessionId, fuzz::session_key(), fuzz::kPeer, fuzz::kEngineIsInitiator, now_); }
 
   void start_send_job() {
     JobSpec spec;
@@ -322,15 +320,47 @@ class Harness {
       const size_t bl = h.body_len;
       wire::ParseError e = wire::ParseError::kOk;
       switch (h.type) {
-        case wire::PacketType::kData: { wire::Data d; e = wire::parse_data(b, bl, &d); break; }
-        case wire::PacketType::kAck: { wire::Ack a; e = wire::parse_ack(b, bl, &a); break; }
-        case wire::PacketType::kAnnounce: { wire::Announce a; e = wire::parse_announce(b, bl, &a); break; }
-        case wire::PacketType::kUpdate: { wire::Update u; e = wire::parse_update(b, bl, &u); break; }
-        case wire::PacketType::kAbandon: { wire::Abandon a; e = wire::parse_abandon(b, bl, &a); break; }
-        case wire::PacketType::kDone: { wire::Done d; e = wire::parse_done(b, bl, &d); break; }
+        case wire::PacketType::kData: {
+          wire::Data d;
+          e = wire::parse_data(b, bl, &d);
+          break;
+        }
+        case wire::PacketType::kAck: {
+          wire::Ack a;
+          e = wire::parse_ack(b, bl, &a);
+          break;
+        }
+        case wire::PacketType::kAnnounce: {
+          wire::Announce a;
+          e = wire::parse_announce(b, bl, &a);
+          break;
+        }
+        case wire::PacketType::kUpdate: {
+          wire::Update u;
+          e = wire::parse_update(b, bl, &u);
+          break;
+        }
+        case wire::PacketType::kAbandon: {
+          wire::Abandon a;
+          e = wire::parse_abandon(b, bl, &a);
+          break;
+        }
+        case wire::PacketType::kDone: {
+          wire::Done d;
+          e = wire::parse_done(b, bl, &d);
+          break;
+        }
         case wire::PacketType::kPing: e = bl == 0 ? wire::ParseError::kOk : wire::ParseError::kBadBody; break;
-        case wire::PacketType::kClose: { int32_t c; e = wire::parse_close(b, bl, &c); break; }
-        case wire::PacketType::kCancel: { uint32_t j; e = wire::parse_cancel(b, bl, &j); break; }
+        case wire::PacketType::kClose: {
+          int32_t c;
+          e = wire::parse_close(b, bl, &c);
+          break;
+        }
+        case wire::PacketType::kCancel: {
+          uint32_t j;
+          e = wire::parse_cancel(b, bl, &j);
+          break;
+        }
       }
       FUZZ_CHECK(e == wire::ParseError::kOk);
     }

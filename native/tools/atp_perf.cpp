@@ -24,14 +24,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
-#include <functional>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -52,8 +52,8 @@ namespace atp = netapprox::atp;
 namespace drv = netapprox::driver;
 namespace perf = netapprox::perf;
 namespace tools = netapprox::tools;
-using netapprox::perf::Json;
 using atp::Status;
+using netapprox::perf::Json;
 
 namespace {
 
@@ -84,14 +84,12 @@ struct Options {
   std::string secret = kDevSecret;
   int timeout_s = 300;
   uint32_t max_datagram = 1472;
-  bool verify = false;             // server: check every message (perf_verify.hpp)
-  uint32_t max_connections = 64;   // server: connection threads at once
-  uint32_t corrupt_every = 0;      // client, tests only: damage every n-th message so --verify must object
+  bool verify = false;            // server: check every message (perf_verify.hpp)
+  uint32_t max_connections = 64;  // server: connection threads at once
+  uint32_t corrupt_every = 0;     // client, tests only: damage every n-th message so --verify must object
 };
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 void usage(FILE* f) {
   std::fprintf(f,
@@ -247,8 +245,14 @@ std::string result_json(const Result& r) {
         .end_object();
   }
   j.end_array();
-  if (!r.receiver_json.empty()) j.raw("receiver", r.receiver_json); else j.null("receiver");
-  if (!r.verify_json.empty()) j.raw("verify", r.verify_json); else j.null("verify");
+  if (!r.receiver_json.empty())
+    j.raw("receiver", r.receiver_json);
+  else
+    j.null("receiver");
+  if (!r.verify_json.empty())
+    j.raw("verify", r.verify_json);
+  else
+    j.null("verify");
   if (!r.driver_json.empty()) j.raw("driver", r.driver_json);
   j.end_object();
   return j.text();
@@ -300,7 +304,8 @@ std::string driver_json(drv::Driver& d) {
   j.uinteger("dropped_fault_out", e.dropped_fault_out).uinteger("dropped_fault_in", e.dropped_fault_in);
   j.uinteger("dropped_auth", e.dropped_auth).uinteger("dropped_malformed", e.dropped_malformed);
   j.uinteger("dropped_replay_or_old", e.dropped_replay_or_old).uinteger("dropped_no_buffer", e.dropped_no_buffer);
-  j.uinteger("dropped_unknown_job", e.dropped_unknown_job).uinteger("dropped_unknown_session", e.dropped_unknown_session);
+  j.uinteger("dropped_unknown_job", e.dropped_unknown_job)
+      .uinteger("dropped_unknown_session", e.dropped_unknown_session);
   j.uinteger("engine_datagrams_in", e.datagrams_in).uinteger("engine_datagrams_out", e.datagrams_out);
   j.end_object();
   return j.text();
@@ -431,8 +436,9 @@ class ReceiverPump {
             break;
           }
           case atp::EventType::kJobStarted:
-            if (verbose_) std::fprintf(stderr, "[server] job %u started on session %016llx\n", e.job,
-                                       static_cast<unsigned long long>(e.session));
+            if (verbose_)
+              std::fprintf(stderr, "[server] job %u started on session %016llx\n", e.job,
+                           static_cast<unsigned long long>(e.session));
             break;
           case atp::EventType::kJobDone: {
             if (!e.report || e.report->is_sender) break;
@@ -451,8 +457,7 @@ class ReceiverPump {
             cv_.notify_all();
             break;
           }
-          default:
-            break;
+          default: break;
         }
         e = atp::Event{};
       }
@@ -515,8 +520,7 @@ Result run_atp_sender(drv::Driver& d, atp::SessionId sid, const Options& o) {
       if (n < 0) break;
       for (int i = 0; i < n; ++i) {
         atp::Event& e = evs[i];
-        if (e.type == atp::EventType::kJobDone && e.session == sid && e.job == job && e.report &&
-            e.report->is_sender) {
+        if (e.type == atp::EventType::kJobDone && e.session == sid && e.job == job && e.report && e.report->is_sender) {
           t1 = now_s();
           report = e.report;
           done = true;
@@ -566,8 +570,7 @@ Result run_atp_sender(drv::Driver& d, atp::SessionId sid, const Options& o) {
   r.jct_ms = (t1 - t0) * 1e3;
   if (!report) {
     if (r.status == "ok")
-      r.status = session_error != Status::kOk ? std::string("session: ") + atp::status_name(session_error)
-                                              : "timeout";
+      r.status = session_error != Status::kOk ? std::string("session: ") + atp::status_name(session_error) : "timeout";
     return r;
   }
   if (report->status != Status::kOk) r.status = atp::status_name(report->status);
@@ -585,12 +588,12 @@ Result run_atp_sender(drv::Driver& d, atp::SessionId sid, const Options& o) {
 }
 
 void print_summary(const Result& r, FILE* f) {
-  std::fprintf(f, "%s/%s: %s, JCT %.1f ms, goodput %.3f Gbit/s, measured loss %.2f%%, %llu packets, %llu "
-                  "retransmitted\n",
+  std::fprintf(f,
+               "%s/%s: %s, JCT %.1f ms, goodput %.3f Gbit/s, measured loss %.2f%%, %llu packets, %llu "
+               "retransmitted\n",
                r.transport.c_str(), r.mode.c_str(), r.status.c_str(), r.jct_ms,
-               r.jct_ms > 0 ? double(r.delivered_bytes) * 8 / (r.jct_ms * 1e-3) / 1e9 : 0.0,
-               r.measured_loss * 100, static_cast<unsigned long long>(r.packets_sent),
-               static_cast<unsigned long long>(r.retransmissions));
+               r.jct_ms > 0 ? double(r.delivered_bytes) * 8 / (r.jct_ms * 1e-3) / 1e9 : 0.0, r.measured_loss * 100,
+               static_cast<unsigned long long>(r.packets_sent), static_cast<unsigned long long>(r.retransmissions));
   for (const auto& g : r.groups)
     std::fprintf(f, "  group %llu: MSR %.2f, %u messages, target %u, delivered %u, lost %u%s\n",
                  static_cast<unsigned long long>(g.group_id), g.msr, g.size, g.target, g.delivered, g.lost,
@@ -762,8 +765,7 @@ void serve_atp_session(int cfd, const Options& o, drv::Driver& d, ReceiverPump& 
   }
   atp::SessionId sid = derive_session(o.secret, hello.nonce);
   std::string ip = peer_ip(cfd);
-  pump.expect(sid, o.verify ? std::make_unique<perf::MessageVerifier>(hello.messages, hello.message_bytes,
-                                                                      hello.msrs)
+  pump.expect(sid, o.verify ? std::make_unique<perf::MessageVerifier>(hello.messages, hello.message_bytes, hello.msrs)
                             : nullptr);
   Status st = d.open_session(sid, key, ip, hello.udp_port, false);
   uint8_t reply = st == Status::kOk ? perf::kReplyOk : perf::kReplyRefused;
@@ -790,8 +792,8 @@ void serve_atp_session(int cfd, const Options& o, drv::Driver& d, ReceiverPump& 
     write_full(cfd, hdr, sizeof hdr);
     write_full(cfd, rep.data(), rep.size());
     write_full(cfd, ver.data(), ver.size());
-    std::fprintf(stderr, "[server] job done: delivered %u/%u, loss %.3f\n", out.report->delivered,
-                 out.report->messages, out.report->measured_loss);
+    std::fprintf(stderr, "[server] job done: delivered %u/%u, loss %.3f\n", out.report->delivered, out.report->messages,
+                 out.report->measured_loss);
     if (out.verified) {
       counters.verified++;
       if (out.verify_errors) counters.verify_failures++;
@@ -803,8 +805,8 @@ void serve_atp_session(int cfd, const Options& o, drv::Driver& d, ReceiverPump& 
     poll(&p, 1, 5'000);  // wait for the client to hang up (it closes its session first)
     (void)!recv(cfd, &c, 1, 0);
   } else {
-    std::fprintf(stderr, "[server] session %016llx ended without a report: %s\n",
-                 static_cast<unsigned long long>(sid), atp::status_name(out.error));
+    std::fprintf(stderr, "[server] session %016llx ended without a report: %s\n", static_cast<unsigned long long>(sid),
+                 atp::status_name(out.error));
   }
   d.close_session(sid);
   pump.forget(sid);  // any event of the session still on its way is dropped by the pump
@@ -840,8 +842,7 @@ int run_server(const Options& o) {
   }
   if (d) pump = std::make_unique<ReceiverPump>(d.get(), true);
   std::fprintf(stderr, "[server] listening on %s port %u (%s%s, at most %u connections)\n", o.bind.c_str(), port,
-               o.tcp ? "TCP only" : "ATP/UDP + TCP", o.verify ? ", verifying every message" : "",
-               o.max_connections);
+               o.tcp ? "TCP only" : "ATP/UDP + TCP", o.verify ? ", verifying every message" : "", o.max_connections);
   ServerCounters counters;
   tools::ConnectionSlots slots(o.max_connections);
   while (!g_stop) {
@@ -988,8 +989,9 @@ int run_demo(const Options& o) {
     std::fprintf(stderr, "atp-perf demo: cannot open sessions\n");
     return 1;
   }
-  std::fprintf(stderr, "demo: %u messages x %u bytes over 127.0.0.1, %zu groups, mode %s, %.0f%% injected loss on "
-                       "data packets\n",
+  std::fprintf(stderr,
+               "demo: %u messages x %u bytes over 127.0.0.1, %zu groups, mode %s, %.0f%% injected loss on "
+               "data packets\n",
                o.messages, o.size, o.groups.size(), o.mode.c_str(), o.drop_out * 100);
   Result r = run_atp_sender(*tx, sid, o);
   Outcome out = pump.wait_report(sid, 10, nullptr);
@@ -1000,11 +1002,12 @@ int run_demo(const Options& o) {
     if (out.verify_errors > 0 && r.status == "ok") r.status = "verify failed";
   }
   r.driver_json = driver_json(*tx);
-  std::printf("ATP demo (%s): JCT %.1f ms, goodput %.3f Gbit/s, measured packet loss %.1f%%, %llu packets sent, "
-              "%llu retransmitted\n",
-              r.status.c_str(), r.jct_ms,
-              r.jct_ms > 0 ? double(r.delivered_bytes) * 8 / (r.jct_ms * 1e-3) / 1e9 : 0.0, r.measured_loss * 100,
-              static_cast<unsigned long long>(r.packets_sent), static_cast<unsigned long long>(r.retransmissions));
+  std::printf(
+      "ATP demo (%s): JCT %.1f ms, goodput %.3f Gbit/s, measured packet loss %.1f%%, %llu packets sent, "
+      "%llu retransmitted\n",
+      r.status.c_str(), r.jct_ms, r.jct_ms > 0 ? double(r.delivered_bytes) * 8 / (r.jct_ms * 1e-3) / 1e9 : 0.0,
+      r.measured_loss * 100, static_cast<unsigned long long>(r.packets_sent),
+      static_cast<unsigned long long>(r.retransmissions));
   if (rep) {
     for (const auto& g : rep->groups)
       std::printf("  group %llu: MSR %.2f -> target %u of %u, delivered %u (%.1f%%), lost %u%s\n",
@@ -1019,9 +1022,8 @@ int run_demo(const Options& o) {
   }
   if (out.verified)
     std::printf("  verify: %llu messages checked, %llu errors%s%s\n",
-                static_cast<unsigned long long>(out.verify_checked),
-                static_cast<unsigned long long>(out.verify_errors), out.verify_errors ? ", first: " : "",
-                out.verify_first_error.c_str());
+                static_cast<unsigned long long>(out.verify_checked), static_cast<unsigned long long>(out.verify_errors),
+                out.verify_errors ? ", first: " : "", out.verify_first_error.c_str());
   std::fprintf(stderr, "receiver driver: %s\n", driver_json(*rx).c_str());
   std::printf("JSON result:\n");
   emit(r, o);
@@ -1052,24 +1054,52 @@ int main(int argc, char** argv) {
     o.drop_out = 0.2;
   }
   enum {
-    kBind = 256, kConnect, kPort, kMessages, kSize, kGroups, kMode, kRate, kDropOut, kDropIn, kSeed, kTcp, kJson,
-    kSecret, kTimeout, kNoMrdf, kMaxDatagram, kNoPayloadAuth, kVerify, kMaxConnections, kCorruptEvery, kHelp
+    kBind = 256,
+    kConnect,
+    kPort,
+    kMessages,
+    kSize,
+    kGroups,
+    kMode,
+    kRate,
+    kDropOut,
+    kDropIn,
+    kSeed,
+    kTcp,
+    kJson,
+    kSecret,
+    kTimeout,
+    kNoMrdf,
+    kMaxDatagram,
+    kNoPayloadAuth,
+    kVerify,
+    kMaxConnections,
+    kCorruptEvery,
+    kHelp
   };
-  static const option longopts[] = {
-      {"bind", required_argument, nullptr, kBind},         {"connect", required_argument, nullptr, kConnect},
-      {"port", required_argument, nullptr, kPort},         {"messages", required_argument, nullptr, kMessages},
-      {"size", required_argument, nullptr, kSize},         {"groups", required_argument, nullptr, kGroups},
-      {"mode", required_argument, nullptr, kMode},         {"rate-gbps", required_argument, nullptr, kRate},
-      {"drop-out", required_argument, nullptr, kDropOut},  {"drop-in", required_argument, nullptr, kDropIn},
-      {"seed", required_argument, nullptr, kSeed},         {"tcp", no_argument, nullptr, kTcp},
-      {"json", required_argument, nullptr, kJson},         {"secret", required_argument, nullptr, kSecret},
-      {"timeout", required_argument, nullptr, kTimeout},   {"no-mrdf", no_argument, nullptr, kNoMrdf},
-      {"max-datagram", required_argument, nullptr, kMaxDatagram}, {"help", no_argument, nullptr, kHelp},
-      {"no-payload-auth", no_argument, nullptr, kNoPayloadAuth},
-      {"verify", no_argument, nullptr, kVerify},
-      {"max-connections", required_argument, nullptr, kMaxConnections},
-      {"test-corrupt-every", required_argument, nullptr, kCorruptEvery},
-      {nullptr, 0, nullptr, 0}};
+  static const option longopts[] = {{"bind", required_argument, nullptr, kBind},
+                                    {"connect", required_argument, nullptr, kConnect},
+                                    {"port", required_argument, nullptr, kPort},
+                                    {"messages", required_argument, nullptr, kMessages},
+                                    {"size", required_argument, nullptr, kSize},
+                                    {"groups", required_argument, nullptr, kGroups},
+                                    {"mode", required_argument, nullptr, kMode},
+                                    {"rate-gbps", required_argument, nullptr, kRate},
+                                    {"drop-out", required_argument, nullptr, kDropOut},
+                                    {"drop-in", required_argument, nullptr, kDropIn},
+                                    {"seed", required_argument, nullptr, kSeed},
+                                    {"tcp", no_argument, nullptr, kTcp},
+                                    {"json", required_argument, nullptr, kJson},
+                                    {"secret", required_argument, nullptr, kSecret},
+                                    {"timeout", required_argument, nullptr, kTimeout},
+                                    {"no-mrdf", no_argument, nullptr, kNoMrdf},
+                                    {"max-datagram", required_argument, nullptr, kMaxDatagram},
+                                    {"help", no_argument, nullptr, kHelp},
+                                    {"no-payload-auth", no_argument, nullptr, kNoPayloadAuth},
+                                    {"verify", no_argument, nullptr, kVerify},
+                                    {"max-connections", required_argument, nullptr, kMaxConnections},
+                                    {"test-corrupt-every", required_argument, nullptr, kCorruptEvery},
+                                    {nullptr, 0, nullptr, 0}};
   optind = 2;
   int c;
   auto bad = [](const char* what) {
@@ -1099,12 +1129,29 @@ int main(int argc, char** argv) {
         o.size = static_cast<uint32_t>(v);
         break;
       }
-      case kGroups: if (!parse_groups(optarg, &o.groups)) bad("--groups"); break;
-      case kMode: if (!atp::parse_mode(optarg)) bad("--mode"); o.mode = optarg; break;
-      case kRate: o.rate_gbps = std::strtod(optarg, &end); if (*end || !(o.rate_gbps > 0)) bad("--rate-gbps"); break;
-      case kDropOut: o.drop_out = std::strtod(optarg, &end); if (*end || !(o.drop_out >= 0 && o.drop_out < 1)) bad("--drop-out"); break;
-      case kDropIn: o.drop_in = std::strtod(optarg, &end); if (*end || !(o.drop_in >= 0 && o.drop_in < 1)) bad("--drop-in"); break;
-      case kSeed: o.seed = std::strtoull(optarg, &end, 10); if (*end) bad("--seed"); break;
+      case kGroups:
+        if (!parse_groups(optarg, &o.groups)) bad("--groups");
+        break;
+      case kMode:
+        if (!atp::parse_mode(optarg)) bad("--mode");
+        o.mode = optarg;
+        break;
+      case kRate:
+        o.rate_gbps = std::strtod(optarg, &end);
+        if (*end || !(o.rate_gbps > 0)) bad("--rate-gbps");
+        break;
+      case kDropOut:
+        o.drop_out = std::strtod(optarg, &end);
+        if (*end || !(o.drop_out >= 0 && o.drop_out < 1)) bad("--drop-out");
+        break;
+      case kDropIn:
+        o.drop_in = std::strtod(optarg, &end);
+        if (*end || !(o.drop_in >= 0 && o.drop_in < 1)) bad("--drop-in");
+        break;
+      case kSeed:
+        o.seed = std::strtoull(optarg, &end, 10);
+        if (*end) bad("--seed");
+        break;
       case kTcp: o.tcp = true; break;
       case kNoPayloadAuth: o.payload_auth = false; break;
       case kVerify: o.verify = true; break;
@@ -1122,7 +1169,10 @@ int main(int argc, char** argv) {
       }
       case kJson: o.json_file = optarg; break;
       case kSecret: o.secret = optarg; break;
-      case kTimeout: o.timeout_s = std::atoi(optarg); if (o.timeout_s <= 0) bad("--timeout"); break;
+      case kTimeout:
+        o.timeout_s = std::atoi(optarg);
+        if (o.timeout_s <= 0) bad("--timeout");
+        break;
       case kNoMrdf: o.mrdf = false; break;
       case kMaxDatagram: {
         unsigned long v = std::strtoul(optarg, &end, 10);
@@ -1136,7 +1186,7 @@ int main(int argc, char** argv) {
   }
   if (o.groups.empty()) o.groups = {1.0};
   signal(SIGPIPE, SIG_IGN);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);

@@ -55,10 +55,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "driver/driver.hpp"
-#include "socket_io.hpp"
 #include "control_path_json.hpp"
+#include "driver/driver.hpp"
 #include "perf_json.hpp"
+#include "socket_io.hpp"
 
 namespace atp = netapprox::atp;
 namespace drv = netapprox::driver;
@@ -74,9 +74,7 @@ constexpr const char* kSecret = "netlab-agent-secret";
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop = true; }
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 void sleep_until_s(double t) {
   double d = t - now_s();
   if (d > 0) std::this_thread::sleep_for(std::chrono::duration<double>(d));
@@ -212,8 +210,8 @@ class Server {
       std::fprintf(stderr, "netlab-agent serve: listen %s:%u: %s\n", o_.bind.c_str(), o_.port, strerror(errno));
       g_stop = true;
     } else {
-      std::fprintf(stderr, "[serve] %s port %u: ATP (udp %u), TCP (tcp %u), UDP-blast (udp %u)\n",
-                   o_.bind.c_str(), o_.port, o_.port, o_.port, o_.port + 1);
+      std::fprintf(stderr, "[serve] %s port %u: ATP (udp %u), TCP (tcp %u), UDP-blast (udp %u)\n", o_.bind.c_str(),
+                   o_.port, o_.port, o_.port, o_.port + 1);
     }
     std::vector<std::thread> conns;
     while (!g_stop) {
@@ -552,8 +550,10 @@ class Client {
       const double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
       t_base_ = now_s() + (o_.start_at - wall);
       if (o_.start_at - wall < kPrepareS)
-        std::fprintf(stderr, "netlab-agent run: --start-at is %.3f s away, less than the %.1f s set-up lead; the "
-                             "first jobs start late\n", o_.start_at - wall, kPrepareS);
+        std::fprintf(stderr,
+                     "netlab-agent run: --start-at is %.3f s away, less than the %.1f s set-up lead; the "
+                     "first jobs start late\n",
+                     o_.start_at - wall, kPrepareS);
     }
     std::vector<std::thread> threads;
     for (size_t i = 0; i < jobs.size(); ++i) {
@@ -566,10 +566,14 @@ class Client {
         double t0 = now_s();
         if (r.status != "ok") {
           // set-up failed: reported as such
-        } else if (j.scheme == "atp") run_atp(j, t0, r);
-        else if (j.scheme == "tcp_exact" || j.scheme == "tcp_ss" || j.scheme == "tcp_es") run_tcp(j, t0, r);
-        else if (j.scheme == "udp") run_udp(j, t0, r);
-        else r.status = "unknown scheme";
+        } else if (j.scheme == "atp")
+          run_atp(j, t0, r);
+        else if (j.scheme == "tcp_exact" || j.scheme == "tcp_ss" || j.scheme == "tcp_es")
+          run_tcp(j, t0, r);
+        else if (j.scheme == "udp")
+          run_udp(j, t0, r);
+        else
+          r.status = "unknown scheme";
         write_result(j, r, t0);
       });
     }
@@ -585,7 +589,6 @@ class Client {
   }
 
  private:
-
   void pump_events() {
     atp::Event evs[256];
     while (!stop_events_) {
@@ -616,9 +619,12 @@ class Client {
 
   void prepare(const JobSpecLine& j, JobResult* r) {
     r->target = target_of(j.msr, j.n);
-    if (j.scheme == "atp") prepare_atp(j, *r);
-    else if (j.scheme == "tcp_exact" || j.scheme == "tcp_ss" || j.scheme == "tcp_es") prepare_tcp(j, *r);
-    else if (j.scheme == "udp") prepare_udp(j, *r);
+    if (j.scheme == "atp")
+      prepare_atp(j, *r);
+    else if (j.scheme == "tcp_exact" || j.scheme == "tcp_ss" || j.scheme == "tcp_es")
+      prepare_tcp(j, *r);
+    else if (j.scheme == "udp")
+      prepare_udp(j, *r);
   }
 
   void prepare_atp(const JobSpecLine& j, JobResult& r) {
@@ -925,12 +931,13 @@ class Client {
 };
 
 void usage(FILE* f) {
-  std::fprintf(f,
-               "netlab-agent serve --bind ADDR [--port P] [--no-payload-auth]\n"
-               "netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|paper|base|rc|rc_mrdf|fixtlr|fixprio]\n"
-               "                 [--rate-gbps R] [--reaction-speed M] [--trace FILE.csv] [--no-payload-auth] [--timeout SEC]\n"
-               "                 [--start-at UNIX_S]\n"
-               "See the header of native/tools/netlab_agent.cpp and docs/netlab.md.\n");
+  std::fprintf(
+      f,
+      "netlab-agent serve --bind ADDR [--port P] [--no-payload-auth]\n"
+      "netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|paper|base|rc|rc_mrdf|fixtlr|fixprio]\n"
+      "                 [--rate-gbps R] [--reaction-speed M] [--trace FILE.csv] [--no-payload-auth] [--timeout SEC]\n"
+      "                 [--start-at UNIX_S]\n"
+      "See the header of native/tools/netlab_agent.cpp and docs/netlab.md.\n");
 }
 
 }  // namespace
@@ -945,12 +952,12 @@ int main(int argc, char** argv) {
   o.cmd = argv[1];
   enum { kBind = 256, kPort, kSchedule, kOut, kTrace, kMode, kRate, kNoAuth, kTimeout, kReaction, kStartAt };
   static const option longopts[] = {
-      {"bind", required_argument, nullptr, kBind},       {"port", required_argument, nullptr, kPort},
+      {"bind", required_argument, nullptr, kBind},         {"port", required_argument, nullptr, kPort},
       {"schedule", required_argument, nullptr, kSchedule}, {"out", required_argument, nullptr, kOut},
-      {"trace", required_argument, nullptr, kTrace},     {"mode", required_argument, nullptr, kMode},
-      {"rate-gbps", required_argument, nullptr, kRate},  {"reaction-speed", required_argument, nullptr, kReaction},  {"no-payload-auth", no_argument, nullptr, kNoAuth},
-      {"timeout", required_argument, nullptr, kTimeout}, {"start-at", required_argument, nullptr, kStartAt},
-      {nullptr, 0, nullptr, 0}};
+      {"trace", required_argument, nullptr, kTrace},       {"mode", required_argument, nullptr, kMode},
+      {"rate-gbps", required_argument, nullptr, kRate},    {"reaction-speed", required_argument, nullptr, kReaction},
+      {"no-payload-auth", no_argument, nullptr, kNoAuth},  {"timeout", required_argument, nullptr, kTimeout},
+      {"start-at", required_argument, nullptr, kStartAt},  {nullptr, 0, nullptr, 0}};
   optind = 2;
   int c;
   while ((c = getopt_long(argc, argv, "", longopts, nullptr)) != -1) {
@@ -976,7 +983,7 @@ int main(int argc, char** argv) {
     }
   }
   signal(SIGPIPE, SIG_IGN);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);

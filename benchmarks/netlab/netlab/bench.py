@@ -89,7 +89,7 @@ def _runs(*items: tuple[str, tuple[str, ...]]) -> list[RunSpec]:
     return [RunSpec.parse(text, sch) for text, sch in items]
 
 
-COMMON = dict(rate="200mbit", buffer="150kb", bg_load=0.3, load=0.8, msrs=[0.5, 0.75, 0.9])
+COMMON = dict(rate="200mbit", buffer="150kb", bg_load=0.3, bg_cc="cubic", load=0.8, msrs=[0.5, 0.75, 0.9])
 PRESETS = {
     # CI-sized (test_netlab.py runs it with a reduced scheme list); a few seconds per phase
     "tiny": dict(COMMON, runs=_runs(("incast/slack/2/1", ("tcp_es", "atp_full"))), jobs={"fbhd": 4}, msrs=[0.75],
@@ -231,7 +231,8 @@ class Bench:
         time.sleep(0.5)
 
     def start_background(self, receivers: list[int], bg_host: int) -> None:
-        """Background TCP (iperf3, cubic, DSCP 0) from bg_host to each receiver at bg_load x rate in total."""
+        """Background TCP (iperf3, congestion control bg_cc: cubic by default, DSCP 0) from bg_host to each receiver
+        at bg_load x rate in total."""
         if not self.p["bg_load"]:
             return
         per = int(self.p["bg_load"] * self.rate_bps / len(receivers))
@@ -240,7 +241,7 @@ class Bench:
             self.spawn(h, ["iperf3", "-s", "-p", str(port), "-1"], f"iperf3-s-h{h}.log")
             time.sleep(0.2)
             self.spawn(bg_host, ["iperf3", "-c", f"{lab.SUBNET}.{h}", "-p", str(port), "-t", "3600",
-                                 "-b", str(per), "-C", "cubic"], f"iperf3-c-h{h}.log")
+                                 "-b", str(per), "-C", self.p["bg_cc"]], f"iperf3-c-h{h}.log")
         time.sleep(1.0)
 
     # -- one phase: every sending host replays its part of the schedule with one scheme ------------------------
@@ -458,6 +459,8 @@ def build_preset(a) -> dict:
         preset["msrs"] = [float(x) for x in a.msrs.split(",")]
     if a.bg_load is not None:
         preset["bg_load"] = a.bg_load
+    if a.bg_cc is not None:
+        preset["bg_cc"] = a.bg_cc
     if a.reaction_speed:
         preset["reaction_speed"] = a.reaction_speed
     if a.jobs:
@@ -497,6 +500,9 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", help="override the preset's jobs per workload, e.g. fbkv=20,fbhd=10")
     ap.add_argument("--msrs", help="override the MSR list, e.g. 0.75")
     ap.add_argument("--bg-load", type=float, help="override the background TCP load (0 = none)")
+    ap.add_argument("--bg-cc", choices=["cubic", "bbr", "reno"],
+                    help="override the background TCP's congestion control (default cubic; bbr keeps the exact "
+                         "queue short, the closest this kernel has to the paper's DCTCP)")
     ap.add_argument("--reaction-speed", type=float,
                     help="diagnostics only: m of eq. 2 for the ATP senders (default: the engine's)")
     ap.add_argument("--nice", type=int, default=-10,

@@ -71,11 +71,11 @@ enum na_mode {
 };
 
 typedef struct na_config {
-  uint32_t struct_size;           /* set by na_config_init; lets the ABI grow */
+  uint32_t struct_size; /* set by na_config_init; lets the ABI grow */
   /* protocol (mirrors atp::EngineConfig; times in nanoseconds) */
-  uint64_t line_rate_bps;         /* R_max */
-  uint32_t max_datagram;          /* UDP payload bytes (1472 for a 1500-byte IPv4 MTU; 1452 for IPv6) */
-  double reaction_speed;          /* m in eq. 2 */
+  uint64_t line_rate_bps; /* R_max */
+  uint32_t max_datagram;  /* UDP payload bytes (1472 for a 1500-byte IPv4 MTU; 1452 for IPv6) */
+  double reaction_speed;  /* m in eq. 2 */
   double tlr_floor;
   uint64_t initial_rtt_ns;
   uint64_t min_epoch_ns;
@@ -83,31 +83,31 @@ typedef struct na_config {
   uint32_t ack_every;
   uint64_t idle_timeout_ns;
   uint64_t peer_death_timeout_ns;
-  uint64_t recv_buffer_bytes;     /* per session */
-  uint64_t send_buffer_bytes;     /* per session */
+  uint64_t recv_buffer_bytes; /* per session */
+  uint64_t send_buffer_bytes; /* per session */
   uint32_t max_message_bytes;
   uint32_t max_sessions;
   uint32_t max_jobs_per_session;
   uint32_t max_messages_per_job;
   uint32_t max_groups_per_job;
   uint32_t max_pending_events;
-  uint8_t dscp_by_class[8];       /* class 0 = exact traffic */
+  uint8_t dscp_by_class[8]; /* class 0 = exact traffic */
   uint8_t no_priority_dscp;
-  int32_t mode;                   /* enum na_mode */
-  double fault_drop_outgoing;     /* fault injection (tests/benchmarks): fraction of datagrams dropped */
+  int32_t mode;               /* enum na_mode */
+  double fault_drop_outgoing; /* fault injection (tests/benchmarks): fraction of datagrams dropped */
   double fault_drop_incoming;
   uint64_t fault_seed;
   /* driver */
-  char bind_address[64];          /* numeric IPv4/IPv6 address; "::" = dual-stack IPv6 socket */
-  uint16_t bind_port;             /* 0 = ephemeral (see na_engine_local_port) */
-  int32_t enable_gso;             /* use UDP GSO (UDP_SEGMENT) when available */
-  int32_t enable_gro;             /* use UDP GRO when available */
+  char bind_address[64]; /* numeric IPv4/IPv6 address; "::" = dual-stack IPv6 socket */
+  uint16_t bind_port;    /* 0 = ephemeral (see na_engine_local_port) */
+  int32_t enable_gso;    /* use UDP GSO (UDP_SEGMENT) when available */
+  int32_t enable_gro;    /* use UDP GRO when available */
   int32_t socket_buffer_bytes;
-  uint32_t event_queue_capacity;  /* bound of the queue na_poll_events drains */
-  uint32_t max_peers;             /* bound of the peer address table */
-  int32_t trace_epochs;           /* emit NA_EVENT_EPOCH samples */
-  int32_t payload_auth;           /* 1 (default): tags cover data payloads; 0: headers only (see engine.hpp) */
-  int32_t prefer_aes_gcm;         /* 1 (default): AES-256-GCM tags where AES-NI exists, else ChaCha20-Poly1305 */
+  uint32_t event_queue_capacity; /* bound of the queue na_poll_events drains */
+  uint32_t max_peers;            /* bound of the peer address table */
+  int32_t trace_epochs;          /* emit NA_EVENT_EPOCH samples */
+  int32_t payload_auth;          /* 1 (default): tags cover data payloads; 0: headers only (see engine.hpp) */
+  int32_t prefer_aes_gcm;        /* 1 (default): AES-256-GCM tags where AES-NI exists, else ChaCha20-Poly1305 */
 } na_config;
 
 /* Fills *cfg with the defaults (those of atp::EngineConfig; bind 0.0.0.0:0). Returns NA_OK or an error. */
@@ -142,8 +142,8 @@ typedef struct na_group_spec {
 NA_API int na_job_start(na_engine* eng, uint64_t session_id, uint32_t job_id, const na_group_spec* groups,
                         size_t n_groups, int mrdf);
 /* Copies len bytes as message `index` of group `group_index`. NA_ERR_WOULD_BLOCK when the send buffer is full. */
-NA_API int na_job_submit(na_engine* eng, uint64_t session_id, uint32_t job_id, uint32_t group_index,
-                         uint32_t index, const void* data, size_t len);
+NA_API int na_job_submit(na_engine* eng, uint64_t session_id, uint32_t job_id, uint32_t group_index, uint32_t index,
+                         const void* data, size_t len);
 /* Like na_job_submit but waits up to timeout_ms (< 0: forever) for buffer space; NA_ERR_WOULD_BLOCK at the
  * deadline, NA_ERR_CLOSED when the engine closes meanwhile. */
 NA_API int na_job_submit_wait(na_engine* eng, uint64_t session_id, uint32_t job_id, uint32_t group_index,
@@ -166,16 +166,16 @@ enum na_event_type {
 typedef struct na_report na_report;
 
 typedef struct na_event {
-  int32_t type;        /* enum na_event_type */
-  int32_t status;      /* NA_OK or the error (SESSION_ERROR, JOB_DONE) */
+  int32_t type;   /* enum na_event_type */
+  int32_t status; /* NA_OK or the error (SESSION_ERROR, JOB_DONE) */
   uint64_t session;
   uint32_t job;
   uint32_t message;
   uint64_t group_id;
   const uint8_t* data; /* MESSAGE */
   size_t len;
-  uint64_t handle;     /* MESSAGE: pass to na_message_release */
-  na_report* report;   /* JOB_DONE: owned by the caller, free with na_report_free */
+  uint64_t handle;   /* MESSAGE: pass to na_message_release */
+  na_report* report; /* JOB_DONE: owned by the caller, free with na_report_free */
   /* EPOCH */
   uint64_t epoch_at_ns;
   double epoch_tlr;
@@ -196,17 +196,17 @@ typedef struct na_report_info {
   int32_t is_sender;
   int32_t status;
   uint32_t messages, delivered, lost;
-  double measured_loss;          /* sender: 1 - acked/sent packets; receiver: lost/N messages */
+  double measured_loss; /* sender: 1 - acked/sent packets; receiver: lost/N messages */
   uint64_t packets_sent, packets_retransmitted, bytes_sent, epochs;
-  uint64_t started_ns, finished_ns, jct_ns;  /* engine clock (CLOCK_MONOTONIC) */
+  uint64_t started_ns, finished_ns, jct_ns; /* engine clock (CLOCK_MONOTONIC) */
   uint64_t time_in_class_ns[8];
   uint32_t n_groups;
   /* control path (docs/protocol.md section 14); sender reports (receiver: 0 except the two times) */
-  uint32_t announces_sent;        /* ANNOUNCE datagrams, first copies and repeats */
-  uint32_t updates_sent;          /* UPDATE datagrams */
-  uint32_t dones_sent;            /* which transmission of the receiver's DONE arrived first (1 = the first) */
-  uint64_t start_to_running_ns;   /* sender: start -> announce acknowledged; receiver: first packet -> table known */
-  uint64_t last_data_to_done_ns;  /* sender: last DATA sent -> DONE; receiver: last DATA received -> completion */
+  uint32_t announces_sent;       /* ANNOUNCE datagrams, first copies and repeats */
+  uint32_t updates_sent;         /* UPDATE datagrams */
+  uint32_t dones_sent;           /* which transmission of the receiver's DONE arrived first (1 = the first) */
+  uint64_t start_to_running_ns;  /* sender: start -> announce acknowledged; receiver: first packet -> table known */
+  uint64_t last_data_to_done_ns; /* sender: last DATA sent -> DONE; receiver: last DATA received -> completion */
 } na_report_info;
 
 typedef struct na_group_report {

@@ -3,8 +3,6 @@
 // Handles: an na_engine* is not a pointer to memory but an opaque, never-reused token looked up in a registry,
 // so NULL, garbage and already-closed handles are detected (NA_ERR_CLOSED_HANDLE) instead of dereferenced.
 // na_report* are real heap objects, but every accessor checks them against a registry of live reports first.
-#include "netapprox/netapprox.h"
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "driver/driver.hpp"
+#include "netapprox/netapprox.h"
 
 using netapprox::atp::Status;
 namespace atp = netapprox::atp;
@@ -305,14 +304,13 @@ NA_API int na_job_start(na_engine* eng, uint64_t session_id, uint32_t job_id, co
   });
 }
 
-NA_API int na_job_submit(na_engine* eng, uint64_t session_id, uint32_t job_id, uint32_t group_index,
-                         uint32_t index, const void* data, size_t len) {
+NA_API int na_job_submit(na_engine* eng, uint64_t session_id, uint32_t job_id, uint32_t group_index, uint32_t index,
+                         const void* data, size_t len) {
   return guarded([&]() -> int {
     auto box = lookup(eng);
     if (!box) return NA_ERR_CLOSED_HANDLE;
     if (!data && len > 0) return NA_ERR_INVALID_ARGUMENT;
-    return code(box->driver->submit(session_id, job_id, group_index, index, static_cast<const uint8_t*>(data),
-                                    len));
+    return code(box->driver->submit(session_id, job_id, group_index, index, static_cast<const uint8_t*>(data), len));
   });
 }
 
@@ -322,8 +320,8 @@ NA_API int na_job_submit_wait(na_engine* eng, uint64_t session_id, uint32_t job_
     auto box = lookup(eng);
     if (!box) return NA_ERR_CLOSED_HANDLE;
     if (!data && len > 0) return NA_ERR_INVALID_ARGUMENT;
-    return code(box->driver->submit_wait(session_id, job_id, group_index, index,
-                                         static_cast<const uint8_t*>(data), len, timeout_ms));
+    return code(box->driver->submit_wait(session_id, job_id, group_index, index, static_cast<const uint8_t*>(data), len,
+                                         timeout_ms));
   });
 }
 

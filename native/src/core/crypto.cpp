@@ -47,8 +47,7 @@ void seal(const uint8_t key[kKeyBytes], bool from_initiator, uint64_t pn, const 
     crypto_aead_aes256gcm_encrypt_detached(&none, tag, &tag_len, &none, 0, ad, ad_len, nullptr, nonce, sub);
     sodium_memzero(sub, sizeof sub);
   } else {
-    crypto_aead_chacha20poly1305_ietf_encrypt_detached(&none, tag, &tag_len, &none, 0, ad, ad_len, nullptr, nonce,
-                                                       key);
+    crypto_aead_chacha20poly1305_ietf_encrypt_detached(&none, tag, &tag_len, &none, 0, ad, ad_len, nullptr, nonce, key);
   }
 }
 
@@ -65,8 +64,7 @@ bool verify(const uint8_t key[kKeyBytes], bool from_initiator, uint64_t pn, cons
     sodium_memzero(sub, sizeof sub);
     return ok;
   }
-  return crypto_aead_chacha20poly1305_ietf_decrypt_detached(&none, nullptr, &none, 0, tag, ad, ad_len, nonce,
-                                                            key) == 0;
+  return crypto_aead_chacha20poly1305_ietf_decrypt_detached(&none, nullptr, &none, 0, tag, ad, ad_len, nonce, key) == 0;
 }
 
 static_assert(sizeof(crypto_aead_aes256gcm_state) <= sizeof(SessionKey::aes_state));

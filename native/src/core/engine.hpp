@@ -53,13 +53,13 @@ const char* status_name(Status s);
 
 // Paper ablations (NetApprox section 7.1.3) as combinations of four switches.
 enum class Mode : int {
-  kBase = 0,    // send at line rate, FIFO order, retransmit until the targets are met, no slack priority
-  kRc = 1,      // + rate control against a static TLR = 1 - MSR
-  kRcMrdf = 2,  // + minimal-remaining-data-first scheduling
-  kFixTlr = 3,  // + slack priority, but from the static TLR (so the class never changes)
-  kFixPrio = 4, // dynamic TLR for rate control, static priority class from the MSR
-  kFull = 5,    // dynamic TLR, rate control, MRDF, dynamic slack priority (the product)
-  kPaper = 6,   // Full with the paper's rate law (eqs. 2-3 exactly, R_max start, R_min = 1 packet per RTT)
+  kBase = 0,     // send at line rate, FIFO order, retransmit until the targets are met, no slack priority
+  kRc = 1,       // + rate control against a static TLR = 1 - MSR
+  kRcMrdf = 2,   // + minimal-remaining-data-first scheduling
+  kFixTlr = 3,   // + slack priority, but from the static TLR (so the class never changes)
+  kFixPrio = 4,  // dynamic TLR for rate control, static priority class from the MSR
+  kFull = 5,     // dynamic TLR, rate control, MRDF, dynamic slack priority (the product)
+  kPaper = 6,    // Full with the paper's rate law (eqs. 2-3 exactly, R_max start, R_min = 1 packet per RTT)
 };
 const char* mode_name(Mode m);
 std::optional<Mode> parse_mode(const std::string& name);
@@ -68,8 +68,8 @@ struct ModeFlags {
   bool rate_control;
   bool dynamic_tlr;
   bool mrdf;
-  bool slack_priority;   // mark approximate packets with a TLR-derived class (else class kNoPriorityClass)
-  bool dynamic_priority; // class follows the per-epoch TLR (else computed once from 1 - MSR)
+  bool slack_priority;    // mark approximate packets with a TLR-derived class (else class kNoPriorityClass)
+  bool dynamic_priority;  // class follows the per-epoch TLR (else computed once from 1 - MSR)
 };
 ModeFlags mode_flags(Mode m);
 bool mode_valid(Mode m);  // one of the modes above
@@ -88,21 +88,21 @@ struct EngineConfig {
   // RTT before the first sample (1 ms). Safe on any path length: until a sample exists a probe timeout only sends
   // a probe and backs off, and a late acknowledgement still gives the sample (docs/protocol.md sections 3, 15).
   TimeNs initial_rtt = 1'000'000;
-  TimeNs min_epoch = 100'000;                  // epochs are max(srtt, min_epoch)
-  TimeNs ack_delay = 200'000;                  // max delay before acknowledging
-  uint32_t ack_every = 8;                      // ack at least every n ack-eliciting packets
-  TimeNs idle_timeout = 30'000'000'000ULL;     // no traffic at all on a session with no job
-  TimeNs peer_death_timeout = 5'000'000'000ULL;// nothing heard while a job is active
-  uint64_t recv_buffer_bytes = 64ULL << 20;    // per session: reassembly + undelivered messages
-  uint64_t send_buffer_bytes = 64ULL << 20;    // per session: unacknowledged submitted message bytes
+  TimeNs min_epoch = 100'000;                    // epochs are max(srtt, min_epoch)
+  TimeNs ack_delay = 200'000;                    // max delay before acknowledging
+  uint32_t ack_every = 8;                        // ack at least every n ack-eliciting packets
+  TimeNs idle_timeout = 30'000'000'000ULL;       // no traffic at all on a session with no job
+  TimeNs peer_death_timeout = 5'000'000'000ULL;  // nothing heard while a job is active
+  uint64_t recv_buffer_bytes = 64ULL << 20;      // per session: reassembly + undelivered messages
+  uint64_t send_buffer_bytes = 64ULL << 20;      // per session: unacknowledged submitted message bytes
   uint32_t max_message_bytes = 64U << 20;
   uint32_t max_sessions = 1024;
   uint32_t max_jobs_per_session = 256;
   uint32_t max_messages_per_job = 1U << 26;
   uint32_t max_groups_per_job = 1U << 20;
-  uint32_t max_pending_events = 65536;         // the event queue never grows beyond this
+  uint32_t max_pending_events = 65536;  // the event queue never grows beyond this
   uint8_t dscp_by_class[kNumPriorityClasses] = {46, 40, 32, 24, 18, 16, 10, 8};  // class 0 = exact
-  uint8_t no_priority_dscp = 0;                // DSCP when slack priority is off
+  uint8_t no_priority_dscp = 0;                                                  // DSCP when slack priority is off
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver
@@ -125,7 +125,7 @@ struct GroupSpec {
 struct JobSpec {
   JobId job_id;  // unique per session and side; ids of the last 1024 finished jobs are refused (kAlreadyExists)
   std::vector<GroupSpec> groups;  // message ids are assigned in order: group 0 owns [0, N_0), group 1 next, ...
-  bool mrdf = true;             // apps that need order may turn MRDF off (exact groups are always in order)
+  bool mrdf = true;               // apps that need order may turn MRDF off (exact groups are always in order)
 };
 
 // Outgoing datagram produced by poll_transmit.
@@ -140,7 +140,7 @@ struct GroupReport {
   uint32_t size;
   uint32_t target;
   uint32_t delivered;
-  uint32_t lost;  // given up by the sender, or never sent because the group already met its target
+  uint32_t lost;            // given up by the sender, or never sent because the group already met its target
   bool target_unreachable;  // an MSR raised mid-job above what the remaining messages can give
   std::vector<MessageId> delivered_ids;  // receiver reports only
   std::vector<MessageId> lost_ids;       // receiver reports only
@@ -186,12 +186,12 @@ struct EpochSample {
 };
 
 enum class EventType {
-  kMessage,      // a whole message arrived (receiver); data stays valid until release()
-  kMessageLost,  // the sender gave a message up (receiver)
-  kJobStarted,   // a peer announced a job (receiver)
-  kJobDone,      // report available (both sides)
-  kSessionError, // session failed (peer dead, idle timeout, protocol error); its jobs end with kJobDone
-  kEpoch,        // end-of-epoch sample (only after set_trace_epochs(true))
+  kMessage,       // a whole message arrived (receiver); data stays valid until release()
+  kMessageLost,   // the sender gave a message up (receiver)
+  kJobStarted,    // a peer announced a job (receiver)
+  kJobDone,       // report available (both sides)
+  kSessionError,  // session failed (peer dead, idle timeout, protocol error); its jobs end with kJobDone
+  kEpoch,         // end-of-epoch sample (only after set_trace_epochs(true))
 };
 
 struct Event {
@@ -202,24 +202,25 @@ struct Event {
   uint64_t group_id = 0;
   const uint8_t* data = nullptr;  // kMessage
   size_t len = 0;
-  uint64_t handle = 0;            // kMessage: pass to release()
+  uint64_t handle = 0;  // kMessage: pass to release()
   Status status = Status::kOk;
   std::shared_ptr<const JobReport> report;  // kJobDone
-  EpochSample epoch{};                     // kEpoch
+  EpochSample epoch{};                      // kEpoch
 };
 
 struct EngineStats {
   uint64_t datagrams_in = 0, datagrams_out = 0, bytes_in = 0, bytes_out = 0;
-  uint64_t dropped_malformed = 0;      // failed header validation
+  uint64_t dropped_malformed = 0;  // failed header validation
   uint64_t dropped_unknown_session = 0;
   uint64_t dropped_auth = 0;           // tag did not verify
   uint64_t dropped_replay_or_old = 0;  // duplicate packet number
   uint64_t dropped_no_buffer = 0;      // receive buffer full
   uint64_t dropped_unknown_job = 0;
   uint64_t dropped_fault_in = 0, dropped_fault_out = 0;
-  uint64_t events_dropped = 0;         // informational events lost because the queue was full
-  uint64_t auth_policy_mismatches = 0; // verified header-only datagrams while payload_auth is required (session failed)
-  uint64_t farewells_dropped = 0;      // CLOSE datagrams dropped because too many sessions closed at once
+  uint64_t events_dropped = 0;  // informational events lost because the queue was full
+  uint64_t auth_policy_mismatches =
+      0;                           // verified header-only datagrams while payload_auth is required (session failed)
+  uint64_t farewells_dropped = 0;  // CLOSE datagrams dropped because too many sessions closed at once
   uint64_t sessions = 0, jobs = 0;
   uint64_t send_buffered = 0;  // bytes of submitted, unacknowledged messages (all sessions)
   uint64_t recv_buffered = 0;  // bytes held for reassembly, ordering or by the application (all sessions)
@@ -262,7 +263,7 @@ class Engine {
   bool poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out);
   TimeNs next_timeout() const;  // earliest time poll_transmit/on_timeout has work; kNever if none
   void on_timeout(TimeNs now);
-  bool poll_event(Event* ev);   // false when no event is pending
+  bool poll_event(Event* ev);  // false when no event is pending
 
   void set_trace_epochs(bool on);
   EngineStats stats() const;

@@ -31,8 +31,8 @@ constexpr uint8_t kVersion = 2;  // 2: DONE carries its transmission number
 constexpr size_t kHeaderBytes = 24;
 constexpr size_t kTagBytes = 16;
 constexpr size_t kOverheadBytes = kHeaderBytes + kTagBytes;
-constexpr size_t kMinDatagram = 256;     // smallest max_datagram the engine accepts
-constexpr size_t kMaxDatagram = 65507;   // largest UDP payload over IPv4
+constexpr size_t kMinDatagram = 256;    // smallest max_datagram the engine accepts
+constexpr size_t kMaxDatagram = 65507;  // largest UDP payload over IPv4
 constexpr uint8_t kFlagInitiator = 0x01;
 constexpr uint8_t kFlagAesGcm = 0x02;
 constexpr uint8_t kFlagHeaderOnlyAuth = 0x04;
@@ -119,7 +119,7 @@ struct Done {
   uint32_t job;
   int32_t status;
   uint32_t delivered, lost;
-  uint32_t attempt;  // which transmission of this DONE (1 = the first), for the sender's report
+  uint32_t attempt;                       // which transmission of this DONE (1 = the first), for the sender's report
   std::vector<uint32_t> group_delivered;  // optional: the receiver's per-group counts, in announce order
 };
 

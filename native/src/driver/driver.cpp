@@ -32,8 +32,8 @@ namespace netapprox::driver {
 
 namespace {
 
-constexpr int kBatch = 64;              // recvmmsg / sendmmsg batch (buffers / messages)
-constexpr int kMaxGsoSegments = 64;     // UDP_MAX_SEGMENTS on every kernel that has UDP GSO
+constexpr int kBatch = 64;           // recvmmsg / sendmmsg batch (buffers / messages)
+constexpr int kMaxGsoSegments = 64;  // UDP_MAX_SEGMENTS on every kernel that has UDP GSO
 constexpr size_t kMaxUdpPayload = 65507;
 constexpr size_t kGroSlot = 65536;
 constexpr int kRecvBatchesPerIteration = 64;
@@ -103,9 +103,15 @@ bool PeerTable::lookup_or_add(const sockaddr_storage& addr, socklen_t len, atp::
     uint32_t s = hand_;
     hand_ = (hand_ + 1) % n;
     Entry& e = entries_[s];
-    if (!e.valid) { chosen = s; break; }
+    if (!e.valid) {
+      chosen = s;
+      break;
+    }
     if (e.pins > 0) continue;
-    if (e.used) { e.used = false; continue; }
+    if (e.used) {
+      e.used = false;
+      continue;
+    }
     chosen = s;
     break;
   }
@@ -422,8 +428,8 @@ Status Driver::open_session(atp::SessionId id, const uint8_t key[atp::kKeyBytes]
   return open_session(id, key, reinterpret_cast<const sockaddr*>(&a), len, initiator);
 }
 
-Status Driver::open_session(atp::SessionId id, const uint8_t key[atp::kKeyBytes], const sockaddr* addr,
-                            socklen_t len, bool initiator) {
+Status Driver::open_session(atp::SessionId id, const uint8_t key[atp::kKeyBytes], const sockaddr* addr, socklen_t len,
+                            bool initiator) {
   if (!key || !addr || len == 0 || len > sizeof(sockaddr_storage)) return Status::kInvalidArgument;
   if (addr->sa_family != family_) return Status::kInvalidArgument;
   sockaddr_storage a{};
@@ -496,8 +502,8 @@ Status Driver::submit(atp::SessionId s, atp::JobId j, uint32_t group_index, uint
   return st;
 }
 
-Status Driver::submit_wait(atp::SessionId s, atp::JobId j, uint32_t group_index, uint32_t index,
-                           const uint8_t* data, size_t len, int timeout_ms) {
+Status Driver::submit_wait(atp::SessionId s, atp::JobId j, uint32_t group_index, uint32_t index, const uint8_t* data,
+                           size_t len, int timeout_ms) {
   if (!data && len > 0) return Status::kInvalidArgument;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
   std::unique_lock<std::mutex> lk(mu_);

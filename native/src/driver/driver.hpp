@@ -44,10 +44,10 @@ struct DriverConfig {
   // Numeric address to bind. "0.0.0.0" (default) gives an IPv4 socket; an IPv6 address (e.g. "::") gives an
   // IPv6 socket that also reaches IPv4 peers through v4-mapped addresses (IPV6_V6ONLY off).
   std::string bind_address = "0.0.0.0";
-  uint16_t bind_port = 0;  // 0 = ephemeral, see local_port()
-  bool enable_gso = true;  // use UDP_SEGMENT when the kernel offers it
-  bool enable_gro = true;  // use UDP_GRO when the kernel offers it
-  int socket_buffer_bytes = 8 << 20;  // SO_SNDBUF/SO_RCVBUF (FORCE variants tried first)
+  uint16_t bind_port = 0;                 // 0 = ephemeral, see local_port()
+  bool enable_gso = true;                 // use UDP_SEGMENT when the kernel offers it
+  bool enable_gro = true;                 // use UDP_GRO when the kernel offers it
+  int socket_buffer_bytes = 8 << 20;      // SO_SNDBUF/SO_RCVBUF (FORCE variants tried first)
   uint32_t event_queue_capacity = 16384;  // application event queue bound
   uint32_t max_peers = 4096;              // PeerId table bound (addresses seen or configured)
   uint64_t spin_threshold_ns = 50'000;    // busy-poll instead of sleeping when a deadline is this close
@@ -56,19 +56,19 @@ struct DriverConfig {
 
 struct DriverStats {
   uint64_t loop_iterations = 0;
-  uint64_t wakeups = 0;               // eventfd wake-ups consumed
+  uint64_t wakeups = 0;  // eventfd wake-ups consumed
   uint64_t recv_syscalls = 0;
   uint64_t send_syscalls = 0;
-  uint64_t datagrams_received = 0;    // after GRO splitting
-  uint64_t datagrams_sent = 0;        // after GSO segmentation (counted as handed to the kernel)
-  uint64_t gro_buffers = 0;           // received buffers that carried more than one datagram
-  uint64_t gso_sends = 0;             // messages sent with UDP_SEGMENT carrying more than one datagram
-  uint64_t send_errors = 0;           // datagrams dropped because the kernel refused them
-  uint64_t send_eagain = 0;           // times the socket send buffer was full
+  uint64_t datagrams_received = 0;  // after GRO splitting
+  uint64_t datagrams_sent = 0;      // after GSO segmentation (counted as handed to the kernel)
+  uint64_t gro_buffers = 0;         // received buffers that carried more than one datagram
+  uint64_t gso_sends = 0;           // messages sent with UDP_SEGMENT carrying more than one datagram
+  uint64_t send_errors = 0;         // datagrams dropped because the kernel refused them
+  uint64_t send_eagain = 0;         // times the socket send buffer was full
   uint64_t recv_errors = 0;
-  uint64_t recv_truncated = 0;        // datagrams larger than the receive buffer (dropped)
-  uint64_t peer_evictions = 0;        // unpinned peer-table entries recycled
-  uint64_t unknown_peer_transmits = 0;// engine asked to send to a PeerId the table no longer knows
+  uint64_t recv_truncated = 0;          // datagrams larger than the receive buffer (dropped)
+  uint64_t peer_evictions = 0;          // unpinned peer-table entries recycled
+  uint64_t unknown_peer_transmits = 0;  // engine asked to send to a PeerId the table no longer knows
   uint64_t events_moved = 0;
   bool gso_enabled = false;
   bool gro_enabled = false;
@@ -123,20 +123,19 @@ class Driver {
   // Resolves host (numeric or name) for this socket's family. kInvalidArgument when it does not resolve.
   Status resolve(const std::string& host, uint16_t port, sockaddr_storage* addr, socklen_t* len) const;
 
-  Status open_session(atp::SessionId id, const uint8_t key[atp::kKeyBytes], const std::string& host,
-                      uint16_t port, bool initiator);
-  Status open_session(atp::SessionId id, const uint8_t key[atp::kKeyBytes], const sockaddr* addr,
-                      socklen_t len, bool initiator);
+  Status open_session(atp::SessionId id, const uint8_t key[atp::kKeyBytes], const std::string& host, uint16_t port,
+                      bool initiator);
+  Status open_session(atp::SessionId id, const uint8_t key[atp::kKeyBytes], const sockaddr* addr, socklen_t len,
+                      bool initiator);
   Status close_session(atp::SessionId id);
   Status set_peer(atp::SessionId id, const std::string& host, uint16_t port);
 
   Status start_job(atp::SessionId s, const atp::JobSpec& spec);
-  Status submit(atp::SessionId s, atp::JobId j, uint32_t group_index, uint32_t index, const uint8_t* data,
-                size_t len);
+  Status submit(atp::SessionId s, atp::JobId j, uint32_t group_index, uint32_t index, const uint8_t* data, size_t len);
   // Like submit, but waits (up to timeout_ms; < 0 = forever) while the send buffer is full. kWouldBlock when
   // still full at the deadline; kClosed when the driver shuts down while waiting.
-  Status submit_wait(atp::SessionId s, atp::JobId j, uint32_t group_index, uint32_t index,
-                     const uint8_t* data, size_t len, int timeout_ms);
+  Status submit_wait(atp::SessionId s, atp::JobId j, uint32_t group_index, uint32_t index, const uint8_t* data,
+                     size_t len, int timeout_ms);
   Status update_msr(atp::SessionId s, atp::JobId j, const std::vector<std::pair<uint32_t, double>>& msrs);
   Status cancel_job(atp::SessionId s, atp::JobId j);
   Status release(uint64_t handle);
@@ -159,8 +158,8 @@ class Driver {
   explicit Driver(const DriverConfig& cfg);
   Status init(std::string* err);
   void run();
-  void wake_locked();                 // caller holds mu_
-  void move_events_locked();          // caller holds mu_
+  void wake_locked();                      // caller holds mu_
+  void move_events_locked();               // caller holds mu_
   size_t receive_batch(atp::TimeNs* now);  // returns datagrams fed
   size_t transmit_batch(atp::TimeNs now, bool* blocked);
   bool flush_pending(bool* blocked);  // sends tx_ entries; false when the socket is full
@@ -174,7 +173,7 @@ class Driver {
   bool gso_ = false, gro_ = false, have_pwait2_ = true;
 
   std::mutex stop_mu_;  // serialises stop()
-  std::mutex mu_;  // protects engine_, peers_, events_, session_peers_, sleeping_, stats_
+  std::mutex mu_;       // protects engine_, peers_, events_, session_peers_, sleeping_, stats_
   std::condition_variable events_cv_;
   std::condition_variable space_cv_;
   std::unique_ptr<atp::Engine> engine_;
@@ -183,9 +182,9 @@ class Driver {
   std::deque<atp::Event> events_;
   bool sleeping_ = false;
   bool stopping_ = false;
-  uint64_t space_gen_ = 0;   // bumped after every loop iteration that processed input (acks may free space)
+  uint64_t space_gen_ = 0;  // bumped after every loop iteration that processed input (acks may free space)
   uint64_t interrupt_gen_ = 0;
-  DriverStats stats_;          // snapshot published by the I/O thread under mu_
+  DriverStats stats_;  // snapshot published by the I/O thread under mu_
   uint64_t io_events_moved_ = 0;
   std::thread thread_;
 
@@ -198,10 +197,10 @@ class Driver {
   };
   std::vector<uint8_t> rx_buf_, tx_buf_;
   size_t rx_slot_ = 0, tx_slot_ = 0;
-  std::vector<TxSlot> tx_;      // polled from the engine, not yet accepted by the kernel
-  size_t tx_head_ = 0;          // first unsent entry
-  bool want_out_ = false;       // EPOLLOUT registered
-  DriverStats io_;              // counters owned by the I/O thread, copied into stats_ every iteration
+  std::vector<TxSlot> tx_;  // polled from the engine, not yet accepted by the kernel
+  size_t tx_head_ = 0;      // first unsent entry
+  bool want_out_ = false;   // EPOLLOUT registered
+  DriverStats io_;          // counters owned by the I/O thread, copied into stats_ every iteration
 };
 
 }  // namespace netapprox::driver

@@ -11,8 +11,8 @@
 //  * Hot paths take raw addresses (from direct ByteBuffers / Netty memoryAddress) and are batched: one crossing
 //    submits many messages (submitBatch) or drains many events into a caller-provided direct buffer (pollEvents).
 #include <dlfcn.h>
-#include <malloc.h>
 #include <jni.h>
+#include <malloc.h>
 #include <time.h>
 
 #include <cstddef>
@@ -45,16 +45,26 @@ struct Slot {
   int offset;
 };
 constexpr Slot kEventSlots[] = {
-    {"type", kEvType},         {"status", kEvStatus},         {"session", kEvSession},
-    {"job", kEvJob},           {"message", kEvMessage},       {"group_id", kEvGroup},
-    {"data", kEvData},         {"len", kEvLen},               {"handle", kEvHandle},
-    {"report", kEvReport},     {"epoch_at_ns", kEvEpochAt},   {"epoch_tlr", kEvEpochTlr},
-    {"epoch_loss", kEvEpochLoss}, {"epoch_rate_bps", kEvEpochRate}, {"epoch_priority_class", kEvEpochClass},
+    {"type", kEvType},
+    {"status", kEvStatus},
+    {"session", kEvSession},
+    {"job", kEvJob},
+    {"message", kEvMessage},
+    {"group_id", kEvGroup},
+    {"data", kEvData},
+    {"len", kEvLen},
+    {"handle", kEvHandle},
+    {"report", kEvReport},
+    {"epoch_at_ns", kEvEpochAt},
+    {"epoch_tlr", kEvEpochTlr},
+    {"epoch_loss", kEvEpochLoss},
+    {"epoch_rate_bps", kEvEpochRate},
+    {"epoch_priority_class", kEvEpochClass},
     {"reserved", kEvReserved},
 };
 constexpr Slot kSubmitSlots[] = {
-    {"group_index", kSubGroup}, {"index", kSubIndex}, {"address", kSubAddress}, {"length", kSubLength},
-    {"status", kSubStatus},
+    {"group_index", kSubGroup}, {"index", kSubIndex},   {"address", kSubAddress},
+    {"length", kSubLength},     {"status", kSubStatus},
 };
 
 // ---- named long[] records -------------------------------------------------------------------------------------
@@ -63,8 +73,14 @@ constexpr Slot kSubmitSlots[] = {
 // hands the names to Java, where NativeLibrary compares them with its own tables when the library loads, so a jar
 // and a library from different builds fail there, naming the first slot that differs. A new field is one line
 // here and one line in the Java table of the same record.
-enum Record : jint { kRecordConfig = 0, kRecordReport = 1, kRecordGroup = 2, kRecordStats = 3, kRecordEvent = 4,
-                     kRecordSubmit = 5 };
+enum Record : jint {
+  kRecordConfig = 0,
+  kRecordReport = 1,
+  kRecordGroup = 2,
+  kRecordStats = 3,
+  kRecordEvent = 4,
+  kRecordSubmit = 5
+};
 
 template <typename S>
 struct Field {
@@ -95,20 +111,27 @@ T from_slot(jlong v) {
   }
 }
 
-#define NA_RW(S, f)                                                  \
-  Field<S> {                                                         \
-    #f, [](const S& s) { return to_slot(s.f); },                     \
-        [](S& s, jlong v) { s.f = from_slot<decltype(S::f)>(v); }    \
+#define NA_RW(S, f)                                                                                         \
+  Field<S> {                                                                                                \
+#f, [](const S& s) { return to_slot(s.f); }, [](S & s, jlong v) { s.f = from_slot<decltype(S::f)>(v); } \
   }
-#define NA_RW_AT(S, f, i)                                                                         \
-  Field<S> {                                                                                      \
-    #f "[" #i "]", [](const S& s) { return to_slot(s.f[i]); },                                    \
-        [](S& s, jlong v) { s.f[i] = from_slot<std::remove_extent_t<decltype(S::f)>>(v); }        \
+#define NA_RW_AT(S, f, i)                                                                                              \
+  Field<S> {                                                                                                           \
+#f "[" #i "]",                                                                                                     \
+        [](const S&                                                                                                    \
+               s) { return to_slot(s.f[i]); },                                                                         \
+                                            [](S & s,                                                                  \
+                                               jlong                                                                   \
+                                                   v) { s.f[i] = from_slot<std::remove_extent_t<decltype(S::f)>>(v); } \
   }
-#define NA_RO(S, f) \
-  Field<S> { #f, [](const S& s) { return to_slot(s.f); }, nullptr }
-#define NA_RO_AT(S, f, i) \
-  Field<S> { #f "[" #i "]", [](const S& s) { return to_slot(s.f[i]); }, nullptr }
+#define NA_RO(S, f)                                      \
+  Field<S> {                                             \
+#f, [](const S& s) { return to_slot(s.f); }, nullptr \
+  }
+#define NA_RO_AT(S, f, i)                                              \
+  Field<S> {                                                           \
+#f "[" #i "]", [](const S& s) { return to_slot(s.f[i]); }, nullptr \
+  }
 
 // na_config without struct_size (set by na_config_init) and bind_address (a string, passed on its own).
 constexpr Field<na_config> kConfigFields[] = {
@@ -358,8 +381,7 @@ jint JNICALL localPort(JNIEnv*, jclass, jlong h) { return na_engine_local_port(E
 
 jint JNICALL sessionOpen(JNIEnv* env, jclass, jlong h, jlong sid, jbyteArray key, jstring host, jint port,
                          jboolean initiator) {
-  if (!array_len_at_least(env, key, 32) || host == nullptr || port < 0 || port > 65535)
-    return NA_ERR_INVALID_ARGUMENT;
+  if (!array_len_at_least(env, key, 32) || host == nullptr || port < 0 || port > 65535) return NA_ERR_INVALID_ARGUMENT;
   uint8_t k[32];
   env->GetByteArrayRegion(key, 0, 32, reinterpret_cast<jbyte*>(k));
   const char* hs = env->GetStringUTFChars(host, nullptr);
@@ -401,8 +423,7 @@ jint JNICALL jobStart(JNIEnv* env, jclass, jlong h, jlong sid, jint job, jlongAr
     g[i].size = static_cast<uint32_t>(sz[i]);
     g[i].msr = m[i];
   }
-  return na_job_start(E(h), static_cast<uint64_t>(sid), static_cast<uint32_t>(job), g.data(), g.size(),
-                      mrdf ? 1 : 0);
+  return na_job_start(E(h), static_cast<uint64_t>(sid), static_cast<uint32_t>(job), g.data(), g.size(), mrdf ? 1 : 0);
 }
 
 // Hot path: raw address (a Netty ByteBuf's memoryAddress or a direct ByteBuffer's address). timeoutMs == 0:
@@ -414,9 +435,8 @@ jint JNICALL submitAddress(JNIEnv*, jclass, jlong h, jlong sid, jint job, jint g
   if (timeoutMs == 0)
     return na_job_submit(E(h), static_cast<uint64_t>(sid), static_cast<uint32_t>(job), static_cast<uint32_t>(group),
                          static_cast<uint32_t>(index), p, static_cast<size_t>(len));
-  return na_job_submit_wait(E(h), static_cast<uint64_t>(sid), static_cast<uint32_t>(job),
-                            static_cast<uint32_t>(group), static_cast<uint32_t>(index), p,
-                            static_cast<size_t>(len), timeoutMs);
+  return na_job_submit_wait(E(h), static_cast<uint64_t>(sid), static_cast<uint32_t>(job), static_cast<uint32_t>(group),
+                            static_cast<uint32_t>(index), p, static_cast<size_t>(len), timeoutMs);
 }
 
 // Same for a direct ByteBuffer (address looked up here, bounds checked against its capacity).
@@ -434,8 +454,7 @@ jint JNICALL submitBuffer(JNIEnv* env, jclass, jlong h, jlong sid, jint job, jin
 // waiting for buffer space until the shared deadline (timeoutMs: 0 = never wait, < 0 = forever). Returns how many
 // were accepted; the status of the first descriptor not accepted is written into its status field (and every
 // accepted descriptor's status is NA_OK). A negative return is an error before anything was tried.
-jint JNICALL submitBatch(JNIEnv*, jclass, jlong h, jlong sid, jint job, jlong descAddress, jint count,
-                         jint timeoutMs) {
+jint JNICALL submitBatch(JNIEnv*, jclass, jlong h, jlong sid, jint job, jlong descAddress, jint count, jint timeoutMs) {
   if (descAddress == 0 || count < 0) return NA_ERR_INVALID_ARGUMENT;
   auto* d = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(descAddress));
   struct timespec t0;
@@ -599,7 +618,8 @@ jlong JNICALL mallocInUse(JNIEnv*, jclass) {
 #endif
 }
 
-#define NM(name, sig, fn) {const_cast<char*>(name), const_cast<char*>(sig), reinterpret_cast<void*>(fn)}
+#define NM(name, sig, fn) \
+  { const_cast<char*>(name), const_cast<char*>(sig), reinterpret_cast<void*>(fn) }
 const JNINativeMethod kMethods[] = {
     NM("layoutInfo", "()[I", layoutInfo),
     NM("recordFields", "(I)[Ljava/lang/String;", recordFields),
@@ -647,8 +667,7 @@ std::string java_package() {
   for (char& c : pkg) {
     if (c == '.') {
       c = '/';
-    } else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                 c == '$')) {
+    } else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$')) {
       return kDefaultPackage;
     }
   }

@@ -6,9 +6,9 @@
 #include <numeric>
 #include <set>
 
+#include "core/crypto.hpp"
 #include "core/rate_control.hpp"
 #include "core/slack.hpp"
-#include "core/crypto.hpp"
 #include "core/wire.hpp"
 #include "sim_jobs.hpp"
 
@@ -200,7 +200,7 @@ TEST(EngineTest, RateHoldsAtRminWhenAcksStop) {
   Job j = make_job(8, {{3000, 0.5}}, 1400);
   submit_all(s, j);
   s.run([] { return false; }, s.now() + 5 * kMs);  // let the RTT estimate settle
-  s.link_ba().loss = 1.0;                         // acks stop
+  s.link_ba().loss = 1.0;                          // acks stop
   s.link_ab().loss = 1.0;
   const TimeNs cut = s.now();
   s.run([] { return false; }, cut + 3 * kSec);
@@ -261,8 +261,8 @@ TEST(EngineTest, PriorityClassFollowsTlr) {
   };
   std::vector<Sent> sent;
   s.on_transmit_a = [&](const uint8_t* p, size_t len, uint8_t dscp) {
-    if (p[3] == 1) sent.push_back({s.now(), (JobId(p[24]) << 24) | (p[25] << 16) | (p[26] << 8) | p[27],
-                                   class_of_dscp.at(dscp)});
+    if (p[3] == 1)
+      sent.push_back({s.now(), (JobId(p[24]) << 24) | (p[25] << 16) | (p[26] << 8) | p[27], class_of_dscp.at(dscp)});
   };
   Job exact = make_job(12, {{20, 1.0}}, 3000);
   Job approx = make_job(13, {{2000, 0.5}}, 3000);
@@ -592,7 +592,7 @@ TEST(EngineTest, AesGcmIsNegotiatedInBand) {
   chacha.prefer_aes_gcm = false;
   const TagCounts both = run_and_count_tags(aes, aes);
   EXPECT_EQ(both.capable, both.total);
-  EXPECT_GT(both.chacha, 0u);               // the first packets, before A heard from B
+  EXPECT_GT(both.chacha, 0u);                // the first packets, before A heard from B
   EXPECT_GT(both.aes, both.total * 9 / 10);  // everything after
   const TagCounts mixed = run_and_count_tags(aes, chacha);
   EXPECT_EQ(mixed.aes, 0u) << "A must not use AES-GCM toward a peer that never advertised it";

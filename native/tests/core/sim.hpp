@@ -13,14 +13,14 @@
 namespace netapprox::atp::sim {
 
 struct LinkConfig {
-  double loss = 0;          // independent loss probability
-  double burst_enter = 0;   // Gilbert-Elliott: P(good -> bad) per packet; bad drops everything
-  double burst_exit = 0.5;  // P(bad -> good) per packet
-  TimeNs delay = 50'000;    // one-way propagation
-  TimeNs jitter = 0;        // uniform extra delay in [0, jitter): reorders packets (without it a link is FIFO,
-                            // also when its delay changes)
-  double duplicate = 0;     // probability a packet is delivered twice
-  double rate_bps = 0;      // bottleneck rate; 0 = unlimited
+  double loss = 0;                  // independent loss probability
+  double burst_enter = 0;           // Gilbert-Elliott: P(good -> bad) per packet; bad drops everything
+  double burst_exit = 0.5;          // P(bad -> good) per packet
+  TimeNs delay = 50'000;            // one-way propagation
+  TimeNs jitter = 0;                // uniform extra delay in [0, jitter): reorders packets (without it a link is FIFO,
+                                    // also when its delay changes)
+  double duplicate = 0;             // probability a packet is delivered twice
+  double rate_bps = 0;              // bottleneck rate; 0 = unlimited
   uint64_t buffer_bytes = 1 << 20;  // bottleneck drop-tail buffer
 };
 

@@ -2,6 +2,8 @@
 // replay window, and the engine's handling of hostile input (garbage, bit flips, wrong keys, unknown sessions,
 // replays), which must never crash and must be counted in EngineStats.
 // Also generates the fuzzer's seed corpus (FuzzCorpus.*; NETAPPROX_WRITE_FUZZ_CORPUS=<dir> writes the files).
+#include "core/wire.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,11 +20,10 @@
 #include "core/crypto.hpp"
 #include "core/engine.hpp"
 #include "core/session.hpp"
-#include "core/wire.hpp"
 
 using namespace netapprox::atp;
-using wire::ParseError;
 using wire::PacketType;
+using wire::ParseError;
 
 namespace {
 
@@ -31,11 +32,26 @@ using Bytes = std::vector<uint8_t>;
 // Big-endian body builder (independent of wire::Writer, so the tests do not just check the code against itself).
 struct B {
   Bytes v;
-  B& u8(uint8_t x) { v.push_back(x); return *this; }
-  B& u16(uint16_t x) { netapprox::fuzz::put_be(v, x, 2); return *this; }
-  B& u32(uint32_t x) { netapprox::fuzz::put_be(v, x, 4); return *this; }
-  B& u64(uint64_t x) { netapprox::fuzz::put_be(v, x, 8); return *this; }
-  B& bytes(size_t n, uint8_t fill) { v.insert(v.end(), n, fill); return *this; }
+  B& u8(uint8_t x) {
+    v.push_back(x);
+    return *this;
+  }
+  B& u16(uint16_t x) {
+    netapprox::fuzz::put_be(v, x, 2);
+    return *this;
+  }
+  B& u32(uint32_t x) {
+    netapprox::fuzz::put_be(v, x, 4);
+    return *this;
+  }
+  B& u64(uint64_t x) {
+    netapprox::fuzz::put_be(v, x, 8);
+    return *this;
+  }
+  B& bytes(size_t n, uint8_t fill) {
+    v.insert(v.end(), n, fill);
+    return *this;
+  }
   operator Bytes() const { return v; }
 };
 
@@ -57,8 +73,8 @@ const uint8_t* other_key() {
 
 // A complete sealed datagram: header + body + tag.
 // `flags` may add kFlagAesGcm (tag by AES-256-GCM) and kFlagHeaderOnlyAuth (tag over header + data header only).
-Bytes seal_packet(PacketType type, const Bytes& body, uint64_t pn, bool from_initiator = true,
-                  SessionId sid = kSid, const uint8_t* key = test_key(), uint8_t flags = 0) {
+Bytes seal_packet(PacketType type, const Bytes& body, uint64_t pn, bool from_initiator = true, SessionId sid = kSid,
+                  const uint8_t* key = test_key(), uint8_t flags = 0) {
   Bytes p(wire::kOverheadBytes + body.size());
   wire::write_header(p.data(), type, from_initiator, sid, pn, flags);
   wire::set_body_len(p.data(), static_cast<uint16_t>(body.size()));
@@ -78,7 +94,10 @@ Bytes data_body(uint32_t job, uint32_t msg, uint32_t msg_len, uint32_t offset, u
 Bytes ack_body(uint64_t largest, uint32_t first, uint64_t window = 1 << 20) {
   return B().u64(largest).u32(0).u16(1).u16(0).u64(window).u32(first);
 }
-struct G { uint64_t id; uint32_t size, target; };
+struct G {
+  uint64_t id;
+  uint32_t size, target;
+};
 Bytes announce_body(uint32_t job, uint32_t n, uint32_t n_groups, uint32_t first, const std::vector<G>& gs,
                     uint16_t flags = wire::kAnnounceFlagMrdf) {
   B b;
@@ -235,9 +254,13 @@ TEST(WireTest, HeaderRejectsEveryMalformedField) {
 
 TEST(WireTest, DataRoundTrip) {
   // middle segment of a multi-segment message, and the short last one
-  for (auto [msg_len, offset, seg] : std::vector<std::tuple<uint32_t, uint32_t, uint16_t>>{
-           {1, 0, 1}, {1000, 0, 1412}, {5000, 1412, 1412}, {5000, 4236, 1412}, {65535, 0, 65535},
-           {64u << 20, 67108000u, 1000}}) {
+  for (auto [msg_len, offset, seg] :
+       std::vector<std::tuple<uint32_t, uint32_t, uint16_t>>{{1, 0, 1},
+                                                             {1000, 0, 1412},
+                                                             {5000, 1412, 1412},
+                                                             {5000, 4236, 1412},
+                                                             {65535, 0, 65535},
+                                                             {64u << 20, 67108000u, 1000}}) {
     uint8_t buf[70000];
     wire::Writer w(buf, sizeof buf);
     const uint32_t n = std::min<uint32_t>(seg, msg_len - offset);
@@ -284,8 +307,7 @@ TEST(WireTest, DataRejectsMalformedBodies) {
   EXPECT_EQ(parse(B().u32(1).u32(2).u32(3000).u32(1).u16(1000).u16(0).bytes(1000, 0)), ParseError::kBadBody);
   // offset at or beyond the end of the message
   EXPECT_EQ(parse(B().u32(1).u32(2).u32(3000).u32(3000).u16(1000).u16(0).bytes(1000, 0)), ParseError::kBadBody);
-  EXPECT_EQ(parse(B().u32(1).u32(2).u32(3000).u32(0xFFFFFC18u).u16(1000).u16(0).bytes(1000, 0)),
-            ParseError::kBadBody);
+  EXPECT_EQ(parse(B().u32(1).u32(2).u32(3000).u32(0xFFFFFC18u).u16(1000).u16(0).bytes(1000, 0)), ParseError::kBadBody);
   // payload length: a middle segment must be exactly seg_size, the last one exactly the rest
   EXPECT_EQ(parse(B().u32(1).u32(2).u32(3000).u32(1000).u16(1000).u16(0).bytes(999, 0)), ParseError::kBadBody);
   EXPECT_EQ(parse(B().u32(1).u32(2).u32(3000).u32(1000).u16(1000).u16(0).bytes(1001, 0)), ParseError::kBadBody);
@@ -314,9 +336,9 @@ TEST(WireTest, AckRoundTrip) {
   const std::vector<std::vector<wire::AckRange>> cases = {
       {{0, 0}},
       {{100, 100}},
-      {{90, 100}, {80, 88}, {0, 10}},                 // gaps of 1 (89) and many
-      {{5, 5}, {3, 3}, {1, 1}},                       // alternate packets
-      {{1ULL << 40, (1ULL << 40) + 4095}},             // large numbers
+      {{90, 100}, {80, 88}, {0, 10}},       // gaps of 1 (89) and many
+      {{5, 5}, {3, 3}, {1, 1}},             // alternate packets
+      {{1ULL << 40, (1ULL << 40) + 4095}},  // large numbers
       {{UINT64_MAX - 10, UINT64_MAX}},
   };
   for (const auto& r : cases) {
@@ -364,21 +386,21 @@ TEST(WireTest, AckRejectsMalformedBodies) {
     EXPECT_EQ(parse(b), ParseError::kBadBody);
   }
   // length must match the range count exactly
-  EXPECT_EQ(parse(fixed(10, 2, 0, 0)), ParseError::kBadBody);                        // one range missing
-  EXPECT_EQ(parse(B(fixed(10, 1, 0, 0)).u32(0).u32(0)), ParseError::kBadBody);       // one range too many
-  EXPECT_EQ(parse(B(fixed(10, 2, 0, 0)).u32(0)), ParseError::kBadBody);              // half a range
+  EXPECT_EQ(parse(fixed(10, 2, 0, 0)), ParseError::kBadBody);                   // one range missing
+  EXPECT_EQ(parse(B(fixed(10, 1, 0, 0)).u32(0).u32(0)), ParseError::kBadBody);  // one range too many
+  EXPECT_EQ(parse(B(fixed(10, 2, 0, 0)).u32(0)), ParseError::kBadBody);         // half a range
   // first range reaching below 0
   EXPECT_EQ(parse(fixed(10, 1, 0, 11)), ParseError::kBadBody);
   EXPECT_EQ(parse(fixed(0, 1, 0, 1)), ParseError::kBadBody);
   EXPECT_EQ(parse(fixed(0, 1, 0, 0)), ParseError::kOk);
   // gap underflow: the next range must end at least 2 below the previous low
   // largest 10, first 0 -> low 10; gap g -> next high = 10 - g - 2, valid for g <= 8
-  EXPECT_EQ(parse(B(fixed(10, 2, 0, 0)).u32(8).u32(0)), ParseError::kOk);   // range [0, 0]
+  EXPECT_EQ(parse(B(fixed(10, 2, 0, 0)).u32(8).u32(0)), ParseError::kOk);  // range [0, 0]
   EXPECT_EQ(parse(B(fixed(10, 2, 0, 0)).u32(9).u32(0)), ParseError::kBadBody);
   EXPECT_EQ(parse(B(fixed(10, 2, 0, 0)).u32(0xFFFFFFFFu).u32(0)), ParseError::kBadBody);
   EXPECT_EQ(parse(B(fixed(1, 2, 0, 0)).u32(0).u32(0)), ParseError::kBadBody);  // low 1: no room for a gap
   // range length underflow: low = high - len must not go below 0
-  EXPECT_EQ(parse(B(fixed(10, 2, 0, 0)).u32(0).u32(8)), ParseError::kOk);   // [0, 8]
+  EXPECT_EQ(parse(B(fixed(10, 2, 0, 0)).u32(0).u32(8)), ParseError::kOk);  // [0, 8]
   EXPECT_EQ(parse(B(fixed(10, 2, 0, 0)).u32(0).u32(9)), ParseError::kBadBody);
   // ... also in a later range
   EXPECT_EQ(parse(B(fixed(20, 3, 0, 0)).u32(0).u32(0).u32(14).u32(0)), ParseError::kOk);  // [20] [18] [2]... 18-14-2=2
@@ -661,7 +683,7 @@ TEST_F(WireEngineTest, ValidPacketsOfEveryTypeAreAcceptedAndAcknowledged) {
   feed(seal_packet(PacketType::kData, data_body(3, 0, 100, 0, 1412), pn++));
   feed(seal_packet(PacketType::kUpdate, update_body(3, {{1, 3}}), pn++));
   feed(seal_packet(PacketType::kAbandon, abandon_body(3, {2}), pn++));
-  feed(seal_packet(PacketType::kAck, ack_body(0, 0), pn++));       // acknowledges nothing we sent: ignored
+  feed(seal_packet(PacketType::kAck, ack_body(0, 0), pn++));           // acknowledges nothing we sent: ignored
   feed(seal_packet(PacketType::kDone, done_body(44, 0, 1, 1), pn++));  // no such send job: ignored
   feed(seal_packet(PacketType::kCancel, B().u32(3), pn++));
   EXPECT_EQ(drops(), 0u);
@@ -868,7 +890,8 @@ TEST_F(WireEngineTest, RandomGarbageNeverCrashesAndIsCounted) {
   std::vector<Bytes> valid;
   uint64_t pn = 0;
   valid.push_back(seal_packet(PacketType::kAnnounce, announce_body(3, 8, 2, 0, {{1, 4, 4}, {2, 4, 2}}), pn++));
-  for (uint32_t m = 0; m < 8; ++m) valid.push_back(seal_packet(PacketType::kData, data_body(3, m, 3000, 1412, 1412), pn++));
+  for (uint32_t m = 0; m < 8; ++m)
+    valid.push_back(seal_packet(PacketType::kData, data_body(3, m, 3000, 1412, 1412), pn++));
   valid.push_back(seal_packet(PacketType::kAck, ack_body(0, 0), pn++));
   valid.push_back(seal_packet(PacketType::kUpdate, update_body(3, {{1, 3}}), pn++));
   valid.push_back(seal_packet(PacketType::kAbandon, abandon_body(3, {5}), pn++));
@@ -1051,7 +1074,8 @@ Bytes announce_groups(uint32_t job, const std::vector<std::pair<uint32_t, uint32
   return announce_body(job, n, static_cast<uint32_t>(gs.size()), 0, gs, 0);
 }
 
-// ReceivedWindow::mark (then in engine.cpp): `for (q = from; q <= pn; ++q)` never ends for pn = 2^64 - 1 (q wraps to 0).
+// ReceivedWindow::mark (then in engine.cpp): `for (q = from; q <= pn; ++q)` never ends for pn = 2^64 - 1 (q wraps to
+// 0).
 TEST(KnownBugs, MaxPacketNumberDoesNotHang) {
   Rx r;
   r.feed(PacketType::kPing, {});
@@ -1248,7 +1272,7 @@ std::vector<std::pair<std::string, Bytes>> corpus_seeds() {
   {
     std::vector<fz::Record> r;
     r.push_back(rec(PacketType::kPing, {}, 1, fz::kExplicitPn, 5));
-    r.push_back(rec(PacketType::kPing, {}, 1, fz::kExplicitPn, 5));              // replay
+    r.push_back(rec(PacketType::kPing, {}, 1, fz::kExplicitPn, 5));  // replay
     r.push_back(rec(PacketType::kPing, {}, 1, fz::kExplicitPn, 1000000));
     r.push_back(rec(PacketType::kPing, {}, 1, fz::kExplicitPn, 1000000 - 5000));  // too old
     r.push_back(rec(PacketType::kPing, {}, 1, fz::kWrongDirection));
@@ -1278,8 +1302,7 @@ TEST(FuzzCorpus, RawSeedsAreValidSealedPackets) {
               Status::kOk);
     e.on_datagram(bytes.data() + 1, bytes.size() - 1, fz::kPeer, fz::kStartTime);
     const EngineStats s = e.stats();
-    EXPECT_EQ(s.dropped_malformed + s.dropped_auth + s.dropped_unknown_session + s.dropped_replay_or_old, 0u)
-        << name;
+    EXPECT_EQ(s.dropped_malformed + s.dropped_auth + s.dropped_unknown_session + s.dropped_replay_or_old, 0u) << name;
   }
 }
 

@@ -1,10 +1,10 @@
 // C API tests: null/garbage/closed arguments return error codes (never crash), and a small transfer through the
 // C API end to end (events, message release, reports).
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "netapprox/netapprox.h"
 

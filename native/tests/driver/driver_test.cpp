@@ -1,7 +1,10 @@
 // Driver tests over loopback with real UDP sockets: two engines (two Drivers) in one process.
 // These tests assert on correctness only, never on timing or performance; the deadlines below are liveness
 // bounds (a hung transfer fails instead of hanging ctest).
+#include "driver/driver.hpp"
+
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <sodium.h>
 
 #include <atomic>
@@ -10,10 +13,6 @@
 #include <map>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
-
-#include "driver/driver.hpp"
 
 namespace atp = netapprox::atp;
 namespace drv = netapprox::driver;

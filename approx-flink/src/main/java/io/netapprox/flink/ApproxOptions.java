@@ -1,0 +1,206 @@
+package io.netapprox.flink;
+
+import java.time.Duration;
+import java.util.List;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.MemorySize;
+
+/**
+ * The {@code approx.*} options of a Flink job, read from the job's configuration when the query is
+ * built ({@code flink run -Dapprox.enabled=true}, {@code
+ * StreamExecutionEnvironment.getExecutionEnvironment(conf)}, or the client's config file). {@link
+ * ApproxConfig} validates them; the README's table lists the same keys, defaults and meanings.
+ */
+public final class ApproxOptions {
+    private ApproxOptions() {}
+
+    public static final String PREFIX = "approx.";
+
+    public static final ConfigOption<Boolean> ENABLED =
+            ConfigOptions.key("approx.enabled")
+                    .booleanType()
+                    .defaultValue(false)
+                    .withDescription(
+                            "true: approximate queries exchange their records over ATP; false: the exact"
+                                    + " keyBy().window().aggregate() topology (approximate=false in every result)");
+
+    public static final ConfigOption<Double> ERROR_BOUND =
+            ConfigOptions.key("approx.errorBound")
+                    .doubleType()
+                    .defaultValue(0.05)
+                    .withDescription(
+                            "default relative error bound e_max of a query that sets none, in (0, 1)");
+
+    public static final ConfigOption<Double> CONFIDENCE =
+            ConfigOptions.key("approx.confidence")
+                    .doubleType()
+                    .defaultValue(0.95)
+                    .withDescription("default confidence of a query that sets none, in (0, 1)");
+
+    public static final ConfigOption<Integer> RECORDS_PER_MESSAGE =
+            ConfigOptions.key("approx.recordsPerMessage")
+                    .intType()
+                    .defaultValue(16)
+                    .withDescription(
+                            "records framed into one ATP message (the sampling unit), 1 to 65536");
+
+    public static final ConfigOption<String> PLANNING =
+            ConfigOptions.key("approx.planning")
+                    .stringType()
+                    .defaultValue("balanced")
+                    .withDescription(
+                            "balanced: each of the P senders plans its share of a (window, group) for"
+                                    + " e_max*sqrt(P), exact when the shares are equal; conservative: every share"
+                                    + " meets e_max on its own");
+
+    public static final ConfigOption<String> SUBMIT =
+            ConfigOptions.key("approx.submit")
+                    .stringType()
+                    .defaultValue("all")
+                    .withDescription(
+                            "all: a sender submits every message of an epoch and ATP stops each group at its"
+                                    + " target; target: only ceil(MSR*N) messages per group are sent, reliably (tests"
+                                    + " the error bound at exactly the planned sample)");
+
+    public static final ConfigOption<Duration> EPOCH_TIMEOUT =
+            ConfigOptions.key("approx.epochTimeout")
+                    .durationType()
+                    .defaultValue(Duration.ofSeconds(30))
+                    .withDescription(
+                            "the receiver waits at most this long for an epoch's groups to reach their targets;"
+                                    + " then it goes on with what arrived (the watermark is never held longer)");
+
+    public static final ConfigOption<Integer> EPOCH_MAX_RECORDS =
+            ConfigOptions.key("approx.epochMaxRecords")
+                    .intType()
+                    .defaultValue(1_000_000)
+                    .withDescription(
+                            "a sender ends its epoch early once it holds this many records (memory bound)");
+
+    public static final ConfigOption<MemorySize> SEND_BUFFER =
+            ConfigOptions.key("approx.sendBuffer")
+                    .memoryType()
+                    .defaultValue(MemorySize.ofMebiBytes(128))
+                    .withDescription(
+                            "per TaskManager: encoded epochs waiting to be pulled by receivers; a sender whose"
+                                    + " epoch does not fit waits (backpressure)");
+
+    public static final ConfigOption<MemorySize> RECEIVE_WINDOW =
+            ConfigOptions.key("approx.receiveWindow")
+                    .memoryType()
+                    .defaultValue(MemorySize.ofMebiBytes(64))
+                    .withDescription(
+                            "per ATP session: messages delivered but not yet accumulated by the receiving task;"
+                                    + " the window a sender may fill (credit), so a slow receiver slows its senders");
+
+    public static final ConfigOption<Integer> CONCURRENT_PULLS =
+            ConfigOptions.key("approx.concurrentPulls")
+                    .intType()
+                    .defaultValue(1)
+                    .withDescription(
+                            "epochs a TaskManager pulls from one other TaskManager at once (one ATP"
+                                    + " job each); the rest wait their turn");
+
+    public static final ConfigOption<String> BIND_ADDRESS =
+            ConfigOptions.key("approx.bindAddress")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "numeric address the TaskManager's ATP engine and control server bind to (default:"
+                                    + " the TaskManager's external address)");
+
+    public static final ConfigOption<Integer> CONTROL_PORT =
+            ConfigOptions.key("approx.controlPort")
+                    .intType()
+                    .defaultValue(0)
+                    .withDescription(
+                            "TCP control port per TaskManager; 0 = ephemeral (needed when TaskManagers share a"
+                                    + " host)");
+
+    public static final ConfigOption<Long> LINE_RATE_BPS =
+            ConfigOptions.key("approx.lineRateBps")
+                    .longType()
+                    .defaultValue(10_000_000_000L)
+                    .withDescription("R_max of ATP rate control, bits/s");
+
+    public static final ConfigOption<String> MODE =
+            ConfigOptions.key("approx.mode")
+                    .stringType()
+                    .defaultValue("FULL")
+                    .withDescription("ATP variant: FULL, BASE, RC, RC_MRDF, FIX_TLR, FIX_PRIO");
+
+    public static final ConfigOption<String> DSCP =
+            ConfigOptions.key("approx.dscp")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "8 comma-separated DSCP values of priority classes 0..7 (class 0 = exact); default"
+                                    + " the engine's 46,40,32,24,18,16,10,8");
+
+    public static final ConfigOption<String> AUTH_SECRET =
+            ConfigOptions.key("approx.authSecret")
+                    .stringType()
+                    .noDefaultValue()
+                    .withDescription(
+                            "shared secret (>= 16 bytes) authenticating the TaskManagers' control sessions;"
+                                    + " default: a random secret per job");
+
+    public static final ConfigOption<Duration> PEER_DEATH_TIMEOUT =
+            ConfigOptions.key("approx.peerDeathTimeout")
+                    .durationType()
+                    .defaultValue(Duration.ofSeconds(5))
+                    .withDescription("ATP peer-death timeout");
+
+    public static final ConfigOption<Duration> CONNECT_TIMEOUT =
+            ConfigOptions.key("approx.connectTimeout")
+                    .durationType()
+                    .defaultValue(Duration.ofSeconds(10))
+                    .withDescription("control-plane connect timeout");
+
+    public static final ConfigOption<Integer> SERVE_THREADS =
+            ConfigOptions.key("approx.serveThreads")
+                    .intType()
+                    .defaultValue(4)
+                    .withDescription("threads per TaskManager sending epochs over ATP");
+
+    public static final ConfigOption<Double> FAULT_DROP_OUTGOING =
+            ConfigOptions.key("approx.faultDropOutgoing")
+                    .doubleType()
+                    .defaultValue(0.0)
+                    .withDescription(
+                            "testing/benchmarks: engine fault injection, fraction of outgoing ATP datagrams"
+                                    + " dropped, in [0, 1)");
+
+    public static final ConfigOption<Long> FAULT_SEED =
+            ConfigOptions.key("approx.faultSeed")
+                    .longType()
+                    .defaultValue(1L)
+                    .withDescription("seed of the fault injection");
+
+    /** Every option, in the README's order. */
+    public static final List<ConfigOption<?>> ALL =
+            List.of(
+                    ENABLED,
+                    ERROR_BOUND,
+                    CONFIDENCE,
+                    RECORDS_PER_MESSAGE,
+                    PLANNING,
+                    SUBMIT,
+                    EPOCH_TIMEOUT,
+                    EPOCH_MAX_RECORDS,
+                    SEND_BUFFER,
+                    RECEIVE_WINDOW,
+                    CONCURRENT_PULLS,
+                    BIND_ADDRESS,
+                    CONTROL_PORT,
+                    LINE_RATE_BPS,
+                    MODE,
+                    DSCP,
+                    AUTH_SECRET,
+                    PEER_DEATH_TIMEOUT,
+                    CONNECT_TIMEOUT,
+                    SERVE_THREADS,
+                    FAULT_DROP_OUTGOING,
+                    FAULT_SEED);
+}

@@ -1,0 +1,388 @@
+package io.netapprox.flink;
+
+import io.netapprox.core.engine.AtpMessage;
+import io.netapprox.core.transport.IncomingTransfer;
+import io.netapprox.core.transport.TransferReport;
+import io.netty.buffer.Unpooled;
+import java.net.InetSocketAddress;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import org.apache.flink.api.common.operators.MailboxExecutor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.runtime.taskmanager.TaskManagerRuntimeInfo;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.operators.StreamOperatorParameters;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Receiver side of the approximate exchange. For each {@link Manifest} it pulls the sender's epoch
+ * (over ATP from another TaskManager, directly from its own), accumulates the delivered messages
+ * per stratum on the task thread (ATP hands them over through the {@link MailboxExecutor}; a
+ * message occupies the ATP receive window until then, which is the sender's credit), and when the
+ * epoch's ATP job completes - every stratum at its target - or {@code approx.epochTimeout} passes,
+ * emits one {@link StratumSample} per stratum to the window operator.
+ *
+ * <p>Watermarks, checkpoint barriers and the end of input wait until every epoch whose manifest
+ * arrived before them is resolved ({@link #processWatermark}, {@link #prepareSnapshotPreBarrier},
+ * {@link #endInput}): windows fire and snapshots are taken on resolved epochs only, and the
+ * deadline bounds how long a watermark can be held.
+ */
+final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>>
+        implements OneInputStreamOperator<Manifest, StratumSample<K>>, BoundedOneInput {
+    private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(ApproxReceiver.class);
+
+    private final QuerySpec<T, K> spec;
+    private final ApproxConfig config;
+    private final TypeInformation<K> keyType;
+    private final long exchangeId;
+    private final transient MailboxExecutor mailbox;
+    private final boolean[] ratioValues;
+    private final boolean[] quantileValues;
+    private final boolean topK;
+
+    private transient TaskManagerExchange exchange;
+    private transient TypeSerializer<K> keySerializer;
+
+    /** Epochs whose transfer is running (task thread only). */
+    private transient Map<OutboxKey, IncomingEpoch<K>> pending;
+
+    /** Epochs whose samples are not emitted yet: watermarks and barriers wait for them. */
+    private transient int unresolved;
+
+    private transient Counter messagesReceived;
+    private transient Counter malformedMessages;
+    private transient Counter recordsSampled;
+    private transient Counter recordsPopulation;
+    private transient Counter groupsBelowTarget;
+    private transient Counter epochDeadlines;
+    private transient Counter epochsFailed;
+    private transient Counter localEpochs;
+    private transient volatile double achievedMsr;
+
+    ApproxReceiver(
+            StreamOperatorParameters<StratumSample<K>> parameters,
+            QuerySpec<T, K> spec,
+            ApproxConfig config,
+            TypeInformation<K> keyType,
+            long exchangeId) {
+        super(parameters);
+        this.spec = spec;
+        this.config = config;
+        this.keyType = keyType;
+        this.exchangeId = exchangeId;
+        this.mailbox = parameters.getMailboxExecutor();
+        int width = spec.valueCount();
+        this.ratioValues = new boolean[width];
+        this.quantileValues = new boolean[width];
+        boolean tk = false;
+        for (int i = 0; i < spec.aggregates().size(); i++) {
+            switch (spec.aggregates().get(i).kind()) {
+                case AVG, SUM -> ratioValues[spec.valueIndex(i)] = true;
+                case QUANTILE -> quantileValues[spec.valueIndex(i)] = true;
+                case TOPK -> tk = true;
+                default -> {}
+            }
+        }
+        this.topK = tk;
+    }
+
+    /** One epoch being pulled: its strata and what arrived so far (task thread only). */
+    private static final class IncomingEpoch<K> {
+        final Manifest manifest;
+        final StratumSample<K>[] samples;
+        ScheduledFuture<?> deadline;
+        volatile IncomingTransfer transfer;
+
+        /** Strata still below their target. */
+        int belowTarget;
+
+        /** The samples went to the window operator. */
+        boolean emitted;
+
+        /** Counted in {@code unresolved} (pulled over ATP, not taken locally). */
+        boolean counted;
+
+        /** The transfer is no longer wanted (finished, expired, or the task closes). */
+        volatile boolean closed;
+
+        IncomingEpoch(Manifest m, StratumSample<K>[] samples) {
+            this.manifest = m;
+            this.samples = samples;
+            this.belowTarget = samples.length;
+        }
+    }
+
+    @Override
+    public void open() throws Exception {
+        super.open();
+        TaskManagerRuntimeInfo tm = getContainingTask().getEnvironment().getTaskManagerInfo();
+        exchange =
+                TaskManagerExchange.acquire(
+                        config,
+                        tm.getTmpWorkingDirectory().getAbsolutePath(),
+                        tm.getTaskManagerExternalAddress());
+        keySerializer = keyType.createSerializer(getExecutionConfig().getSerializerConfig());
+        pending = new HashMap<>();
+        messagesReceived = getMetricGroup().counter("approxMessagesReceived");
+        malformedMessages = getMetricGroup().counter("approxMalformedMessages");
+        recordsSampled = getMetricGroup().counter("approxRecordsSampled");
+        recordsPopulation = getMetricGroup().counter("approxRecordsPopulation");
+        groupsBelowTarget = getMetricGroup().counter("approxGroupsBelowTarget");
+        epochDeadlines = getMetricGroup().counter("approxEpochDeadlines");
+        epochsFailed = getMetricGroup().counter("approxEpochsFailed");
+        localEpochs = getMetricGroup().counter("approxLocalEpochs");
+        getMetricGroup().gauge("approxAchievedMsr", () -> achievedMsr);
+        getMetricGroup().gauge("approxPendingEpochs", () -> pending.size());
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public void processElement(StreamRecord<Manifest> element) throws Exception {
+        Manifest m = element.getValue();
+        List<StratumInfo<K>> strata = StratumTable.decode(m.strata, m.strataCount, keySerializer);
+        StratumSample<K>[] samples = new StratumSample[strata.size()];
+        for (int i = 0; i < samples.length; i++) {
+            samples[i] = new StratumSample<>(strata.get(i), ratioValues, quantileValues, topK);
+        }
+        IncomingEpoch<K> e = new IncomingEpoch<>(m, samples);
+        OutboxKey key = m.outboxKey(exchangeId);
+        if (m.engineId.equals(exchange.engineId())) {
+            // same TaskManager, no network: everything submitted arrives (submit=all: every
+            // message, the strata are a census; submit=target: the first ceil(MSR*N), as over ATP)
+            EpochOutbox o = exchange.takeLocal(key);
+            if (o != null) {
+                boolean all = config.submit() == ApproxConfig.Submit.ALL;
+                for (int g = 0; g < o.messages.length && g < samples.length; g++) {
+                    int n = all ? o.messages[g].length : strata.get(g).target();
+                    for (int i = 0; i < n; i++) {
+                        samples[g].addMessage(Unpooled.wrappedBuffer(o.messages[g][i]));
+                    }
+                }
+            }
+            localEpochs.inc();
+            resolve(e);
+            return;
+        }
+        pending.put(key, e);
+        e.counted = true;
+        unresolved++;
+        long now = getProcessingTimeService().getCurrentProcessingTime();
+        e.deadline =
+                getProcessingTimeService()
+                        .registerTimer(now + config.epochTimeout().toMillis(), t -> expire(key));
+        exchange.peer(m.engineId, new InetSocketAddress(m.controlHost, m.controlPort))
+                .whenComplete(
+                        (peer, err) -> {
+                            if (err != null) {
+                                toMailbox(() -> finish(key, null, err));
+                                return;
+                            }
+                            exchange.pull(
+                                    m.engineId,
+                                    () -> {
+                                        if (e.closed) {
+                                            return CompletableFuture.completedFuture(null);
+                                        }
+                                        IncomingTransfer t =
+                                                peer.request(
+                                                        key.toBytes(),
+                                                        (tr, msg) -> onMessage(key, msg));
+                                        e.transfer = t;
+                                        if (e.closed) {
+                                            t.report().cancel(true);
+                                        }
+                                        t.report()
+                                                .whenComplete(
+                                                        (r, err2) ->
+                                                                toMailbox(
+                                                                        () ->
+                                                                                finish(
+                                                                                        key, r,
+                                                                                        err2)));
+                                        return t.report();
+                                    });
+                        });
+    }
+
+    /** ATP event thread: hand the message to the task thread, which releases it. */
+    private void onMessage(OutboxKey key, AtpMessage msg) {
+        try {
+            mailbox.execute(
+                    () -> {
+                        try {
+                            IncomingEpoch<K> e = pending.get(key);
+                            long g = msg.groupId();
+                            if (e != null && !e.emitted && g >= 0 && g < e.samples.length) {
+                                accept(e, e.samples[(int) g], msg);
+                            }
+                        } finally {
+                            msg.release();
+                        }
+                    },
+                    "NetApprox message");
+        } catch (RejectedExecutionException closed) {
+            msg.release();
+        }
+    }
+
+    /**
+     * Accumulates one message. Once every stratum has its target the epoch is resolved right away -
+     * ATP's own completion criterion - without waiting for the job's report (which follows).
+     */
+    private void accept(IncomingEpoch<K> e, StratumSample<K> s, AtpMessage msg) {
+        try {
+            s.addMessage(msg.content());
+            messagesReceived.inc();
+        } catch (IllegalArgumentException bad) {
+            malformedMessages.inc();
+            return;
+        }
+        if (s.deliveredMessages == s.target && --e.belowTarget == 0) {
+            resolve(e);
+        }
+    }
+
+    private void toMailbox(Runnable r) {
+        try {
+            mailbox.execute(r::run, "NetApprox epoch done");
+        } catch (RejectedExecutionException closed) {
+            // the task is closing; its epochs do not matter any more
+        }
+    }
+
+    /** The epoch's transfer ended (report, or failure): emit what arrived. Task thread. */
+    private void finish(OutboxKey key, TransferReport report, Throwable err) {
+        IncomingEpoch<K> e = pending.remove(key);
+        if (e == null) {
+            return; // expired before
+        }
+        e.closed = true;
+        if (e.deadline != null) {
+            e.deadline.cancel(false);
+        }
+        if (err != null) {
+            Throwable cause =
+                    err instanceof CompletionException && err.getCause() != null
+                            ? err.getCause()
+                            : err;
+            if (!(cause instanceof CancellationException) && !e.emitted) {
+                epochsFailed.inc();
+                LOG.warn("NetApprox: pulling {} failed: {}", e.manifest, cause.toString());
+            }
+        }
+        if (!e.emitted) {
+            resolve(e);
+        }
+    }
+
+    /**
+     * The epoch's deadline passed: give the transfer up and, unless its targets were met, go on
+     * with what arrived.
+     */
+    private void expire(OutboxKey key) {
+        IncomingEpoch<K> e = pending.remove(key);
+        if (e == null) {
+            return;
+        }
+        e.closed = true;
+        IncomingTransfer t = e.transfer;
+        if (t != null) {
+            t.report().cancel(true); // later messages are released unseen
+        }
+        if (!e.emitted) {
+            epochDeadlines.inc();
+            LOG.warn(
+                    "NetApprox: {} not complete after {} ms; going on with what arrived",
+                    e.manifest,
+                    config.epochTimeout().toMillis());
+            resolve(e);
+        }
+    }
+
+    /** Hands the epoch's samples to the window operator (once). */
+    private void resolve(IncomingEpoch<K> e) {
+        e.emitted = true;
+        if (e.counted) {
+            unresolved--;
+        }
+        long n = 0;
+        long delivered = 0;
+        for (StratumSample<K> s : e.samples) {
+            if (s.belowTarget()) {
+                groupsBelowTarget.inc();
+            }
+            recordsSampled.inc(s.deliveredRecords);
+            recordsPopulation.inc(s.records);
+            n += s.messages;
+            delivered += s.deliveredMessages;
+            output.collect(new StreamRecord<>(s, s.windowEnd - 1));
+        }
+        achievedMsr = n == 0 ? 0 : (double) delivered / n;
+    }
+
+    /** Resolves every epoch whose manifest came before this point (deadlines bound the wait). */
+    private void awaitPending() throws InterruptedException {
+        while (unresolved > 0) {
+            mailbox.yield();
+        }
+    }
+
+    @Override
+    public void processWatermark(Watermark mark) throws Exception {
+        awaitPending(); // windows fire on resolved epochs only
+        super.processWatermark(mark);
+    }
+
+    @Override
+    public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+        awaitPending(); // snapshots hold resolved epochs only
+        super.prepareSnapshotPreBarrier(checkpointId);
+    }
+
+    @Override
+    public void endInput() throws Exception {
+        awaitPending();
+    }
+
+    @Override
+    public void finish() throws Exception {
+        awaitPending();
+        super.finish();
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            if (pending != null) {
+                for (IncomingEpoch<K> e : pending.values()) {
+                    e.closed = true;
+                    IncomingTransfer t = e.transfer;
+                    if (t != null) {
+                        t.report().cancel(true);
+                    }
+                }
+                pending.clear();
+            }
+            if (exchange != null) {
+                exchange.release();
+                exchange = null;
+            }
+        } finally {
+            super.close();
+        }
+    }
+}

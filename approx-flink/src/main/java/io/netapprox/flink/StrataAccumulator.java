@@ -1,0 +1,11 @@
+package io.netapprox.flink;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** Window state of the approximate topology: the strata of one (window, group) so far. */
+final class StrataAccumulator<K> {
+    List<StratumSample<K>> strata = new ArrayList<>();
+
+    StrataAccumulator() {}
+}

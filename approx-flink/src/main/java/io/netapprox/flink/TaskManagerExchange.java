@@ -1,0 +1,503 @@
+package io.netapprox.flink;
+
+import io.netapprox.core.control.ControlConfig;
+import io.netapprox.core.control.ControlException;
+import io.netapprox.core.control.ErrorCode;
+import io.netapprox.core.engine.AtpConfig;
+import io.netapprox.core.engine.OutgoingJob;
+import io.netapprox.core.job.JobSpec;
+import io.netapprox.core.job.Target;
+import io.netapprox.core.transport.ApproxPeer;
+import io.netapprox.core.transport.ApproxTransport;
+import io.netapprox.core.transport.ApproxTransportConfig;
+import io.netapprox.core.transport.OutgoingTransfer;
+import io.netapprox.core.transport.SendScheduler;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The NetApprox exchange of one TaskManager: one {@link ApproxTransport} (ATP engine + control
+ * server), shared by every approximate sender and receiver running in the TaskManager's slots, and
+ * the TaskManager's outboxes (epochs encoded by its senders, waiting to be pulled by receivers).
+ *
+ * <p>Created by the first operator that needs it ({@link #acquire}), closed when the last operator
+ * and the last outbox let go of it. Keyed by TaskManager and by the engine-relevant settings
+ * (secret, addresses, rate, mode, faults), so two jobs with different secrets never share an
+ * engine. A receiver on the same TaskManager as the sender takes the outbox directly (no network:
+ * every message is delivered, the stratum is a census); others send a DATA_REQUEST naming the
+ * {@link OutboxKey} to the sender's control address and get the epoch as one ATP job, one ATP group
+ * per stratum.
+ *
+ * <p>Memory: outboxes are bounded by {@code approx.sendBuffer} per TaskManager; {@link #register}
+ * blocks the sender (Flink backpressure) until pulls free space.
+ */
+final class TaskManagerExchange {
+    private static final Logger LOG = LoggerFactory.getLogger(TaskManagerExchange.class);
+    private static final Map<String, TaskManagerExchange> EXCHANGES = new HashMap<>();
+
+    /** Outboxes nobody pulled for this long are dropped (their receiver is gone). */
+    private static final long OUTBOX_TTL_MIN_NANOS = TimeUnit.MINUTES.toNanos(10);
+
+    private final String mapKey;
+    private final ApproxConfig config;
+    private final String engineId = UUID.randomUUID().toString();
+    private final ApproxTransport transport;
+    private final String controlHost;
+    private final Map<OutboxKey, EpochOutbox> outboxes = new ConcurrentHashMap<>();
+
+    /** Peers by the remote exchange's engine id (one session per pair of TaskManagers). */
+    private final Map<String, CompletableFuture<ApproxPeer>> peers = new ConcurrentHashMap<>();
+
+    private final Object space = new Object();
+    private final long outboxTtlNanos;
+    private long outboxBytes; // guarded by space
+    private int refs; // guarded by EXCHANGES
+
+    private TaskManagerExchange(String mapKey, ApproxConfig config, String host) {
+        this.mapKey = mapKey;
+        this.config = config;
+        this.controlHost = host;
+        this.outboxTtlNanos = Math.max(OUTBOX_TTL_MIN_NANOS, 10 * config.epochTimeout().toNanos());
+        this.transport =
+                ApproxTransport.start(transportConfig(config, host, engineId), this::serve);
+        LOG.info(
+                "NetApprox exchange {} started: control {}, ATP data port {}",
+                engineId,
+                transport.controlAddress(),
+                transport.dataPort());
+    }
+
+    /**
+     * The exchange of the TaskManager identified by {@code taskManagerId} for {@code config}'s
+     * engine settings, created on first use. Every call must be matched by one {@link #release()}.
+     *
+     * @param defaultHost the TaskManager's address, used when {@code approx.bindAddress} is unset
+     */
+    static TaskManagerExchange acquire(
+            ApproxConfig config, String taskManagerId, String defaultHost) {
+        String host =
+                numericHost(config.bindAddress() != null ? config.bindAddress() : defaultHost);
+        String key = taskManagerId + "|" + host + "|" + engineSettings(config);
+        synchronized (EXCHANGES) {
+            TaskManagerExchange x = EXCHANGES.get(key);
+            if (x == null) {
+                x = new TaskManagerExchange(key, config, host);
+                EXCHANGES.put(key, x);
+            }
+            x.refs++;
+            return x;
+        }
+    }
+
+    /** Drops an operator's reference; the last one closes the transport (on this thread). */
+    void release() {
+        release(false);
+    }
+
+    /**
+     * Drops one reference. The last one closes the transport; {@code async} when called on one of
+     * the transport's own threads (an outbox removed when its report arrives), which must not wait
+     * for themselves to stop.
+     */
+    private void release(boolean async) {
+        boolean close;
+        synchronized (EXCHANGES) {
+            close = --refs == 0;
+            if (close) {
+                EXCHANGES.remove(mapKey);
+            }
+        }
+        if (close) {
+            if (async) {
+                Thread t = new Thread(this::close, "netapprox-exchange-close");
+                t.setDaemon(true);
+                t.start();
+            } else {
+                close();
+            }
+        }
+    }
+
+    private void close() {
+        LOG.info("NetApprox exchange {} closing", engineId);
+        for (CompletableFuture<ApproxPeer> p : peers.values()) {
+            p.cancel(false);
+        }
+        transport.close();
+    }
+
+    /** Number of live exchanges in this JVM (tests). */
+    static int liveExchanges() {
+        synchronized (EXCHANGES) {
+            return EXCHANGES.size();
+        }
+    }
+
+    String engineId() {
+        return engineId;
+    }
+
+    String controlHost() {
+        return controlHost;
+    }
+
+    int controlPort() {
+        return transport.controlAddress().getPort();
+    }
+
+    // ---- outboxes (sender side)
+    // -------------------------------------------------------------------
+
+    /**
+     * Makes {@code outbox} available to its receiver, waiting while the TaskManager's outboxes
+     * exceed {@code approx.sendBuffer} (an outbox larger than the whole buffer waits until it is
+     * alone).
+     *
+     * @throws InterruptedException the task was cancelled while waiting
+     */
+    void register(EpochOutbox outbox) throws InterruptedException {
+        synchronized (space) {
+            dropExpired();
+            while (outboxBytes > 0 && outboxBytes + outbox.bytes > config.sendBufferBytes()) {
+                space.wait(100);
+                dropExpired();
+            }
+            outboxBytes += outbox.bytes;
+        }
+        synchronized (EXCHANGES) {
+            refs++; // an outbox keeps the exchange open after its sender finished
+        }
+        outboxes.put(outbox.key, outbox);
+    }
+
+    /** Removes an outbox (pulled, taken locally, expired, or its sender failed). */
+    private void remove(OutboxKey key) {
+        EpochOutbox o = outboxes.remove(key);
+        if (o != null) {
+            synchronized (space) {
+                outboxBytes -= o.bytes;
+                space.notifyAll();
+            }
+            release(true);
+        }
+    }
+
+    private void dropExpired() {
+        long now = System.nanoTime();
+        for (Iterator<EpochOutbox> it = outboxes.values().iterator(); it.hasNext(); ) {
+            EpochOutbox o = it.next();
+            if (now - o.createdNanos > outboxTtlNanos) {
+                LOG.warn(
+                        "NetApprox: dropping {}, not pulled for {} s",
+                        o.key,
+                        outboxTtlNanos / 1_000_000_000L);
+                // remove() takes the monitor we may hold: it is reentrant
+                remove(o.key);
+            }
+        }
+    }
+
+    /** A failed or cancelled sender's outboxes will never be pulled by a live receiver. */
+    void dropSender(long exchangeId, int sender, int attempt) {
+        for (OutboxKey k : outboxes.keySet()) {
+            if (k.exchangeId() == exchangeId && k.sender() == sender && k.attempt() == attempt) {
+                remove(k);
+            }
+        }
+    }
+
+    /** Receiver on the same TaskManager: takes the outbox without the network, or null. */
+    EpochOutbox takeLocal(OutboxKey key) {
+        EpochOutbox o = outboxes.get(key);
+        if (o != null) {
+            remove(key);
+        }
+        return o;
+    }
+
+    /** Control connections with a data-plane session, both directions (tests). */
+    int peerCount() {
+        return transport.peers().size();
+    }
+
+    /** Bytes of outboxes waiting (tests, metrics). */
+    long outboxBytes() {
+        synchronized (space) {
+            return outboxBytes;
+        }
+    }
+
+    /**
+     * Serves one DATA_REQUEST (a serving thread): the outbox as one ATP job, one group per stratum
+     * (N_g messages, MSR_g). The engine stops each group at its target {@code ceil(MSR_g N_g)}; the
+     * outbox is dropped once the receiver's report (or the failure) is in.
+     */
+    private void serve(OutgoingTransfer request) throws Exception {
+        OutboxKey key;
+        try {
+            key = OutboxKey.fromBytes(request.payload());
+        } catch (IllegalArgumentException e) {
+            throw new ControlException(ErrorCode.REQUEST_REJECTED, e.getMessage());
+        }
+        EpochOutbox o = outboxes.get(key);
+        if (o == null) {
+            throw new ControlException(
+                    ErrorCode.REQUEST_REJECTED, "NetApprox: no such epoch " + key);
+        }
+        request.report()
+                .whenComplete(
+                        (r, err) -> {
+                            remove(key);
+                            if (r != null && r.localReport() != null) {
+                                o.onServed.accept(r.localReport());
+                            }
+                        });
+        // submit=all: every message, ATP stops each group at its target. submit=target: only the
+        // first
+        // ceil(MSR_g N_g) messages (a random sample: the records were permuted), reliably (MSR 1):
+        // the
+        // engine has no "end of submissions", so a group announced with N_g but sent partially
+        // could
+        // give up losses it can never make good.
+        boolean all = config.submit() == ApproxConfig.Submit.ALL;
+        JobSpec.Builder spec = JobSpec.builder();
+        for (int g = 0; g < o.messages.length; g++) {
+            int n = o.messages[g].length;
+            spec.addGroup(g, all ? n : Target.of(o.msr[g], n), all ? o.msr[g] : 1.0);
+        }
+        JobSpec js = spec.build();
+        OutgoingJob job = request.startJob(js);
+        // approx-core's send order: the groups interleaved by target, each in message order (a
+        // random
+        // order of its records), until the receiver's completion notice ends the job
+        new SendScheduler(js)
+                .sendAll(
+                        job,
+                        (g, i, out) -> out.writeBytes(o.messages[g][i]),
+                        config.epochTimeout().toMillis(),
+                        TimeUnit.MILLISECONDS);
+    }
+
+    // ---- peers (receiver side)
+    // --------------------------------------------------------------------
+
+    /**
+     * The peer for the exchange {@code remoteEngineId} (at {@code addr}): one control connection
+     * and one ATP session per pair of TaskManagers, used for pulls in both directions. The exchange
+     * with the smaller engine id connects; the other first waits up to {@link #RENDEZVOUS_MS} for
+     * that connection and connects itself only if none comes (its peer may never need to pull from
+     * it). Two sessions in opposite directions between the same two engines, both carrying data,
+     * stalled transfers in the engine (see docs/flink.md, Gaps); with one session per pair they do
+     * not.
+     */
+    CompletableFuture<ApproxPeer> peer(String remoteEngineId, InetSocketAddress addr) {
+        ApproxPeer existing = activePeer(remoteEngineId);
+        if (existing != null) {
+            return CompletableFuture.completedFuture(existing);
+        }
+        CompletableFuture<ApproxPeer> f =
+                peers.compute(
+                        remoteEngineId,
+                        (id, old) -> {
+                            if (old != null
+                                    && (!old.isDone()
+                                            || (!old.isCompletedExceptionally()
+                                                    && old.join().isActive()))) {
+                                return old;
+                            }
+                            return engineId.compareTo(id) < 0
+                                    ? transport.connect(addr)
+                                    : awaitIncoming(
+                                            id,
+                                            addr,
+                                            System.nanoTime() + RENDEZVOUS_MS * 1_000_000L);
+                        });
+        f.whenComplete(
+                (p, err) -> {
+                    if (err != null) {
+                        peers.remove(remoteEngineId, f);
+                    }
+                });
+        return f;
+    }
+
+    /**
+     * Starts a pull from the exchange {@code remoteEngineId}: {@code start} requests the epoch and
+     * returns the transfer's report. At most {@code approx.concurrentPulls} pulls per peer run at
+     * once; the others wait their turn (they are bounded by the peer's outboxes, i.e. by its {@code
+     * approx.sendBuffer}). Several concurrent ATP jobs on one session under heavy receive loss
+     * ended in a retransmission storm without progress (docs/flink.md, Gaps).
+     */
+    void pull(String remoteEngineId, Supplier<CompletableFuture<?>> start) {
+        gates.computeIfAbsent(remoteEngineId, k -> new PullGate(config.concurrentPulls()))
+                .submit(start);
+    }
+
+    private final Map<String, PullGate> gates = new ConcurrentHashMap<>();
+
+    /** The pulls from one peer: a few run, the rest wait in arrival order. */
+    private static final class PullGate {
+        private final int limit;
+        private final ArrayDeque<Supplier<CompletableFuture<?>>> waiting = new ArrayDeque<>();
+        private int running;
+
+        PullGate(int limit) {
+            this.limit = limit;
+        }
+
+        void submit(Supplier<CompletableFuture<?>> start) {
+            synchronized (this) {
+                if (running >= limit) {
+                    waiting.add(start);
+                    return;
+                }
+                running++;
+            }
+            run(start);
+        }
+
+        private void run(Supplier<CompletableFuture<?>> start) {
+            CompletableFuture<?> done;
+            try {
+                done = start.get();
+            } catch (RuntimeException e) {
+                done = CompletableFuture.failedFuture(e);
+            }
+            done.whenComplete((r, e) -> next());
+        }
+
+        private void next() {
+            Supplier<CompletableFuture<?>> start;
+            synchronized (this) {
+                start = waiting.poll();
+                if (start == null) {
+                    running--;
+                    return;
+                }
+            }
+            run(start);
+        }
+    }
+
+    /** How long the exchange with the larger engine id waits for its peer to connect. */
+    static final long RENDEZVOUS_MS = 2000;
+
+    private CompletableFuture<ApproxPeer> awaitIncoming(
+            String remoteEngineId, InetSocketAddress addr, long deadlineNanos) {
+        ApproxPeer p = activePeer(remoteEngineId);
+        if (p != null) {
+            return CompletableFuture.completedFuture(p);
+        }
+        if (System.nanoTime() >= deadlineNanos || !transport.isOpen()) {
+            return transport.connect(addr);
+        }
+        return CompletableFuture.supplyAsync(
+                        () -> null, CompletableFuture.delayedExecutor(20, TimeUnit.MILLISECONDS))
+                .thenCompose(x -> awaitIncoming(remoteEngineId, addr, deadlineNanos));
+    }
+
+    /** An active peer (connected by either side) whose control endpoint id names that exchange. */
+    private ApproxPeer activePeer(String remoteEngineId) {
+        String endpoint = endpointId(remoteEngineId);
+        for (ApproxPeer p : transport.peers()) {
+            if (p.isActive() && endpoint.equals(p.peerEndpointId())) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    /** The control endpoint id an exchange announces in HELLO: its engine id. */
+    private static String endpointId(String engineId) {
+        return "netapprox-flink-" + engineId;
+    }
+
+    // ---- configuration
+    // ----------------------------------------------------------------------------
+
+    private static String numericHost(String host) {
+        try {
+            return InetAddress.getByName(host).getHostAddress();
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException(
+                    "NetApprox: cannot resolve "
+                            + host
+                            + " (set "
+                            + ApproxOptions.BIND_ADDRESS.key()
+                            + " to a numeric address)",
+                    e);
+        }
+    }
+
+    private static String engineSettings(ApproxConfig c) {
+        return String.join(
+                "|",
+                c.authSecret(),
+                String.valueOf(c.controlPort()),
+                String.valueOf(c.lineRateBps()),
+                c.mode().name(),
+                c.submit().name(),
+                java.util.Arrays.toString(c.dscp()),
+                c.peerDeathTimeout().toString(),
+                c.connectTimeout().toString(),
+                String.valueOf(c.serveThreads()),
+                String.valueOf(c.faultDropOutgoing()),
+                String.valueOf(c.faultSeed()),
+                String.valueOf(c.sendBufferBytes()),
+                String.valueOf(c.receiveWindowBytes()),
+                c.epochTimeout().toString(),
+                String.valueOf(c.concurrentPulls()));
+    }
+
+    static ApproxTransportConfig transportConfig(ApproxConfig c, String host, String engineId) {
+        InetAddress bind;
+        try {
+            bind = InetAddress.getByName(host);
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException("NetApprox: bad bind address " + host, e);
+        }
+        AtpConfig.Builder atp =
+                ApproxTransportConfig.defaultAtp()
+                        .bindAddress(host)
+                        .bindPort(0)
+                        .lineRateBps(c.lineRateBps())
+                        .mode(c.mode())
+                        .peerDeathTimeout(c.peerDeathTimeout())
+                        .recvBufferBytes(c.receiveWindowBytes());
+        if (c.dscp() != null) {
+            atp.dscpByClass(c.dscp());
+        }
+        if (c.faultDropOutgoing() > 0) {
+            atp.faultInjection(c.faultDropOutgoing(), 0.0, c.faultSeed());
+        }
+        Duration request = c.epochTimeout().plus(c.connectTimeout());
+        ControlConfig ctl =
+                ControlConfig.builder()
+                        .bindAddress(bind)
+                        .port(c.controlPort())
+                        .connectTimeout(c.connectTimeout())
+                        .requestTimeout(request)
+                        .authSecret(c.authSecret())
+                        .endpointId(endpointId(engineId))
+                        .build();
+        return ApproxTransportConfig.builder()
+                .atp(atp.build())
+                .control(ctl)
+                .serveThreads(c.serveThreads())
+                .reportTimeout(request)
+                .build();
+    }
+}

@@ -1,0 +1,175 @@
+package io.netapprox.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Map;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindows;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingProcessingTimeWindows;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** Every approx.* option is validated when the query is built, and errors name the key. */
+class ApproxConfigTest {
+
+    @Test
+    void defaults() {
+        ApproxConfig c = ApproxConfig.parse(Map.of());
+        assertFalse(c.enabled());
+        assertEquals(0.05, c.errorBound());
+        assertEquals(0.95, c.confidence());
+        assertEquals(16, c.recordsPerMessage());
+        assertEquals(ApproxConfig.Planning.BALANCED, c.planning());
+        assertEquals(ApproxConfig.Submit.ALL, c.submit());
+        assertEquals(Duration.ofSeconds(30), c.epochTimeout());
+        assertEquals(128L << 20, c.sendBufferBytes());
+        assertTrue(c.authSecretGenerated());
+        assertEquals(64, c.authSecret().length());
+        assertEquals(0.0, c.faultDropOutgoing());
+    }
+
+    @Test
+    void everyOptionHasADescriptionAndTheKnownKeysAreExactlyTheOptions() {
+        for (ConfigOption<?> o : ApproxOptions.ALL) {
+            assertTrue(o.key().startsWith(ApproxOptions.PREFIX), o.key());
+            assertFalse(o.description().toString().isBlank(), o.key());
+        }
+        Map<String, String> all = new java.util.HashMap<>();
+        all.put("approx.enabled", "true");
+        all.put("approx.errorBound", "0.1");
+        all.put("approx.confidence", "0.9");
+        all.put("approx.recordsPerMessage", "8");
+        all.put("approx.planning", "conservative");
+        all.put("approx.submit", "target");
+        all.put("approx.epochTimeout", "5 s");
+        all.put("approx.epochMaxRecords", "1000");
+        all.put("approx.sendBuffer", "64 mb");
+        all.put("approx.receiveWindow", "1 mb");
+        all.put("approx.concurrentPulls", "2");
+        all.put("approx.bindAddress", "127.0.0.1");
+        all.put("approx.controlPort", "7337");
+        all.put("approx.lineRateBps", "1000000000");
+        all.put("approx.mode", "rc_mrdf");
+        all.put("approx.dscp", "46,40,32,24,18,16,10,8");
+        all.put("approx.authSecret", "0123456789abcdef0123");
+        all.put("approx.peerDeathTimeout", "2 s");
+        all.put("approx.connectTimeout", "3 s");
+        all.put("approx.serveThreads", "2");
+        all.put("approx.faultDropOutgoing", "0.3");
+        all.put("approx.faultSeed", "9");
+        assertEquals(ApproxOptions.ALL.size(), all.size());
+        ApproxConfig c = ApproxConfig.parse(all);
+        assertTrue(c.enabled());
+        assertEquals(ApproxConfig.Planning.CONSERVATIVE, c.planning());
+        assertEquals(ApproxConfig.Submit.TARGET, c.submit());
+        assertEquals(Duration.ofSeconds(5), c.epochTimeout());
+        assertEquals(64L << 20, c.sendBufferBytes());
+        assertEquals(1L << 20, c.receiveWindowBytes());
+        assertEquals(2, c.concurrentPulls());
+        assertEquals("0123456789abcdef0123", c.authSecret());
+        assertFalse(c.authSecretGenerated());
+        assertEquals(8, c.dscp()[7]);
+    }
+
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "approx.enabled|yes",
+                "approx.errorBound|0",
+                "approx.errorBound|1.5",
+                "approx.errorBound|five",
+                "approx.confidence|1",
+                "approx.recordsPerMessage|0",
+                "approx.recordsPerMessage|100000",
+                "approx.planning|optimistic",
+                "approx.submit|some",
+                "approx.epochTimeout|0 ms",
+                "approx.epochTimeout|soon",
+                "approx.epochMaxRecords|0",
+                "approx.sendBuffer|1 kb",
+                "approx.receiveWindow|1 kb",
+                "approx.concurrentPulls|0",
+                "approx.bindAddress|taskmanager-1",
+                "approx.controlPort|70000",
+                "approx.lineRateBps|10",
+                "approx.mode|FAST",
+                "approx.dscp|1,2,3",
+                "approx.dscp|1,2,3,4,5,6,7,64",
+                "approx.authSecret|short",
+                "approx.peerDeathTimeout|1 ms",
+                "approx.connectTimeout|2 h",
+                "approx.serveThreads|0",
+                "approx.faultDropOutgoing|1.0",
+                "approx.faultSeed|x",
+                "approx.enable|true"
+            })
+    void badValueFailsWhenTheQueryIsBuiltNamingTheKey(String key, String value) {
+        Configuration conf = new Configuration();
+        conf.setString(key, value);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                Approx.of(new Rides(1, 10, 1, 2).stream(env))
+                                        .stratifyBy(Ride::getGroup)
+                                        .window(TumblingEventTimeWindows.of(Duration.ofMinutes(1)))
+                                        .aggregate(Aggregate.count()));
+        assertTrue(e.getMessage().contains(key), e.getMessage());
+        if (key.equals("approx.authSecret")) {
+            assertFalse(
+                    e.getMessage().contains(value),
+                    "the secret must not appear: " + e.getMessage());
+        }
+    }
+
+    @Test
+    void queriesOfOneJobShareTheGeneratedSecretAndJobsDoNot() {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        Rides rides = new Rides(1, 10, 1, 2);
+        String a = Approx.of(rides.stream(env)).config().authSecret();
+        String b = Approx.of(rides.stream(env)).config().authSecret();
+        assertEquals(a, b);
+        StreamExecutionEnvironment other = StreamExecutionEnvironment.getExecutionEnvironment();
+        assertNotEquals(a, Approx.of(rides.stream(other)).config().authSecret());
+    }
+
+    @Test
+    void queryErrorsAreCaughtWhenBuilt() {
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+        var q = Approx.of(new Rides(1, 10, 1, 2).stream(env)).stratifyBy(Ride::getGroup);
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> q.window(EventTimeSessionWindows.withGap(Duration.ofMinutes(1))));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> q.window(TumblingProcessingTimeWindows.of(Duration.ofMinutes(1))));
+        var w = q.window(TumblingEventTimeWindows.of(Duration.ofMinutes(1)));
+        assertThrows(IllegalArgumentException.class, () -> w.errorBound(0));
+        assertThrows(IllegalArgumentException.class, () -> w.errorBound(1, 1.0));
+        assertThrows(IllegalArgumentException.class, () -> w.confidence(1.0));
+        assertThrows(IllegalArgumentException.class, w::aggregate);
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> w.aggregate(Aggregate.count(), Aggregate.count()));
+        assertThrows(
+                IllegalArgumentException.class,
+                () ->
+                        w.aggregate(
+                                Aggregate.topK("a", 3, Ride::getKey),
+                                Aggregate.topK("b", 3, Ride::getKey)));
+        assertThrows(
+                IllegalArgumentException.class, () -> Aggregate.quantile("v", 1.0, Ride::getValue));
+        assertThrows(IllegalArgumentException.class, () -> Aggregate.topK("k", 0, Ride::getKey));
+    }
+}

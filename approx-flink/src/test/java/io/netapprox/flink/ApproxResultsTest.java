@@ -1,0 +1,121 @@
+package io.netapprox.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.Unpooled;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
+import org.apache.flink.util.Collector;
+import org.junit.jupiter.api.Test;
+
+/** Estimates from hand-built strata: census, sample, and a stratum of which nothing arrived. */
+class ApproxResultsTest {
+    private static final QuerySpec<Ride, Integer> SPEC =
+            new QuerySpec<>(
+                    Ride::getGroup,
+                    List.of(
+                            Aggregate.avg("value", Ride::getValue),
+                            Aggregate.sum("value", Ride::getValue),
+                            Aggregate.count(),
+                            Aggregate.median("value", Ride::getValue)),
+                    0.05,
+                    Map.of(),
+                    0.95);
+
+    @Test
+    void aggregatesNamingTheSameValueShareIt() {
+        assertEquals(1, SPEC.valueCount());
+        assertEquals(0, SPEC.valueIndex(0));
+        assertEquals(0, SPEC.valueIndex(1));
+        assertEquals(-1, SPEC.valueIndex(2));
+        assertEquals(0, SPEC.valueIndex(3));
+    }
+
+    /**
+     * A stratum of {@code records} records with values 1..records in messages of 4, first {@code
+     * arrived} delivered.
+     */
+    private static StratumSample<Integer> stratum(int records, int arrived) {
+        StratumBuffer buf = new StratumBuffer(1, false);
+        for (int i = 1; i <= records; i++) {
+            buf.add(new double[] {i}, null);
+        }
+        int messages = (records + 3) / 4;
+        StratumSample<Integer> s =
+                new StratumSample<>(
+                        new StratumInfo<>(0, 60_000, 7, messages, records, 0.5),
+                        new boolean[] {true},
+                        new boolean[] {true},
+                        false);
+        for (int m = 0; m < arrived; m++) {
+            s.addMessage(
+                    Unpooled.wrappedBuffer(
+                            MessageCodec.encode(
+                                    buf,
+                                    StratumBuffer.start(m, records, messages),
+                                    StratumBuffer.start(m + 1, records, messages))));
+        }
+        return s;
+    }
+
+    private static Map<String, WindowEstimate> answers(List<StratumSample<Integer>> strata) {
+        List<WindowEstimate> out = new ArrayList<>();
+        new ApproxResults<>(SPEC)
+                .emit(
+                        7,
+                        new TimeWindow(0, 60_000),
+                        strata,
+                        new Collector<>() {
+                            @Override
+                            public void collect(WindowEstimate e) {
+                                out.add(e);
+                            }
+
+                            @Override
+                            public void close() {}
+                        });
+        Map<String, WindowEstimate> m = new java.util.HashMap<>();
+        out.forEach(e -> m.put(e.aggregate, e));
+        return m;
+    }
+
+    @Test
+    void aCensusIsExact() {
+        Map<String, WindowEstimate> a = answers(List.of(stratum(40, 10), stratum(8, 2)));
+        assertEquals((820 + 36) / 48.0, a.get("avg(value)").estimate, 1e-12);
+        assertEquals(a.get("avg(value)").estimate, a.get("avg(value)").low, 1e-12);
+        assertEquals(856, a.get("sum(value)").estimate, 1e-9);
+        assertEquals(48, a.get("count").estimate);
+        assertEquals(48, a.get("count").sampleRecords);
+        assertTrue(a.get("avg(value)").approximate);
+    }
+
+    @Test
+    void aSampleHasAnIntervalAndCountsStayExact() {
+        Map<String, WindowEstimate> a = answers(List.of(stratum(400, 30), stratum(400, 100)));
+        WindowEstimate avg = a.get("avg(value)");
+        assertTrue(avg.low < avg.estimate && avg.estimate < avg.high, avg.toString());
+        assertEquals(800, a.get("count").estimate);
+        assertEquals(800, a.get("count").populationRecords);
+        assertEquals(520, a.get("count").sampleRecords);
+        assertEquals(800 * avg.estimate, a.get("sum(value)").estimate, 1e-6);
+    }
+
+    @Test
+    void aStratumOfWhichNothingArrivedRemovesTheBound() {
+        Map<String, WindowEstimate> a = answers(List.of(stratum(400, 50), stratum(40, 0)));
+        for (String agg : List.of("avg(value)", "sum(value)", "median(value)")) {
+            WindowEstimate e = a.get(agg);
+            assertEquals(Double.NEGATIVE_INFINITY, e.low, agg);
+            assertEquals(Double.POSITIVE_INFINITY, e.high, agg);
+            assertTrue(Double.isFinite(e.estimate), agg);
+        }
+        assertEquals(440, a.get("count").estimate);
+        Map<String, WindowEstimate> none = answers(List.of(stratum(40, 0)));
+        assertTrue(Double.isNaN(none.get("avg(value)").estimate));
+        assertEquals(40, none.get("count").estimate);
+    }
+}

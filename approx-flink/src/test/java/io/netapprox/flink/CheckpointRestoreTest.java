@@ -1,0 +1,181 @@
+package io.netapprox.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.test.junit5.InjectMiniCluster;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.util.CloseableIterator;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Checkpoints and restore mid-stream: a task upstream of the senders fails once after a checkpoint
+ * completed, or a TaskManager (with its ATP engine) is killed; Flink restores the job from that
+ * checkpoint (senders never snapshot an open epoch, receivers snapshot resolved epochs only), and
+ * every (window, group) is answered exactly once by the exactly-once collect sink, with exact
+ * counts (nothing counted twice, nothing lost) and estimates within their bound.
+ */
+class CheckpointRestoreTest {
+    static final FlinkCluster FLINK = new FlinkCluster();
+
+    @RegisterExtension static final MiniClusterExtension CLUSTER = FLINK.extension;
+
+    static final AtomicBoolean FAILED = new AtomicBoolean();
+    static final AtomicInteger CHECKPOINTS = new AtomicInteger();
+    static volatile CompletableFuture<Void> triggered = new CompletableFuture<>();
+
+    @Test
+    void jobRecoversFromAFailedTaskWithEveryWindowAnsweredOnce() throws Exception {
+        FAILED.set(false);
+        CHECKPOINTS.set(0);
+        triggered = new CompletableFuture<>();
+        runAndCheck(new FailOnceAfterCheckpoint(30_000 / 4, true), null, "a failed task");
+        assertTrue(FAILED.get(), "the task never failed");
+    }
+
+    @Test
+    void jobRecoversFromALostTaskManager(@InjectMiniCluster MiniCluster cluster) throws Exception {
+        FAILED.set(false);
+        CHECKPOINTS.set(0);
+        triggered = new CompletableFuture<>();
+        runAndCheck(
+                new FailOnceAfterCheckpoint(30_000 / 4, false),
+                () -> {
+                    // the TaskManager dies with its engine and exchange; a fresh one replaces its
+                    // slots
+                    cluster.terminateTaskManager(0).get();
+                    cluster.startTaskManager();
+                },
+                "a lost TaskManager");
+    }
+
+    private void runAndCheck(
+            FailOnceAfterCheckpoint trigger, ThrowingRunnable whenTriggered, String what)
+            throws Exception {
+        Rides rides = new Rides(21, 60_000, 6, 4);
+        Configuration conf = new Configuration();
+        conf.setString("approx.enabled", "true");
+        conf.setString("approx.faultDropOutgoing", "0.3");
+        conf.setString("restart-strategy.type", "fixed-delay");
+        conf.setString("restart-strategy.fixed-delay.attempts", "3");
+        conf.setString("restart-strategy.fixed-delay.delay", "100 ms");
+        conf.setString("execution.checkpointing.interval", "200 ms");
+        conf.setString("pipeline.auto-watermark-interval", "20 ms");
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(FlinkCluster.PARALLELISM);
+        // 5,000 rides per checkpoint: a map subtask past 7,500 of its 15,000 rides has seen several
+        // checkpoints complete, so the failure comes mid-stream on any machine
+        DataStream<Ride> input = rides.streamPerCheckpoint(env, 5_000).rebalance().map(trigger);
+        DataStream<WindowEstimate> out =
+                Approx.of(input)
+                        .stratifyBy(Ride::getGroup)
+                        .window(TumblingEventTimeWindows.of(Duration.ofMinutes(1)))
+                        .errorBound(0.05)
+                        .aggregate(Aggregate.avg("value", Ride::getValue), Aggregate.count());
+        List<WindowEstimate> result = new ArrayList<>();
+        JobID job;
+        try (CloseableIterator<WindowEstimate> it = out.collectAsync()) {
+            JobClient client = env.executeAsync("checkpoint and restore: " + what);
+            job = client.getJobID();
+            if (whenTriggered != null) {
+                // the collect iterator is read only after the TaskManager is gone; a job that ends
+                // without the trigger fails the test instead of leaving it waiting forever
+                CompletableFuture.anyOf(triggered, client.getJobExecutionResult()).get();
+                assertTrue(
+                        triggered.isDone(),
+                        "the job ended before a map subtask passed a completed checkpoint");
+                whenTriggered.run();
+            }
+            it.forEachRemaining(result::add);
+        }
+        Map<Long, Map<Integer, double[]>> truth = rides.truth();
+        Map<String, Integer> seen = new HashMap<>();
+        int avgs = 0;
+        int within = 0;
+        for (WindowEstimate e : result) {
+            seen.merge(e.windowStart + "/" + e.group + "/" + e.aggregate, 1, Integer::sum);
+            double[] t = truth.get(e.windowStart).get(Integer.parseInt(e.group));
+            assertEquals((long) t[0], e.populationRecords, "nothing counted twice or lost: " + e);
+            if (e.aggregate.equals("count")) {
+                assertEquals(t[0], e.estimate, e.toString());
+            } else {
+                avgs++;
+                within += e.relativeError(t[1] / t[0]) <= e.eMax ? 1 : 0;
+                assertTrue(
+                        e.covers(t[1] / t[0]) || e.relativeError(t[1] / t[0]) <= 3 * e.eMax,
+                        e.toString());
+            }
+        }
+        int windows = truth.values().stream().mapToInt(Map::size).sum();
+        assertEquals(2 * windows, seen.size(), "every (window, group) answered");
+        seen.forEach((k, n) -> assertEquals(1, n, "answered once: " + k));
+        System.out.printf(
+                "[flink-restore] restored after %s: %d answers, avg within e_max %d/%d, %d"
+                        + " checkpoints before the failure, %d epoch deadlines%n",
+                what,
+                result.size(),
+                within,
+                avgs,
+                CHECKPOINTS.get(),
+                FLINK.receiverCounter(job, "approxEpochDeadlines"));
+        assertTrue(within >= avgs - 2, "avg within e_max " + within + "/" + avgs);
+    }
+
+    interface ThrowingRunnable {
+        void run() throws Exception;
+    }
+
+    /**
+     * On the first record after a completed checkpoint past {@code after} records: throws once
+     * ({@code fail}) or completes {@link #triggered} so that the test can kill a TaskManager.
+     */
+    static final class FailOnceAfterCheckpoint extends RichMapFunction<Ride, Ride>
+            implements CheckpointListener {
+        private final long after;
+        private final boolean fail;
+        private long seen;
+        private boolean checkpointed;
+
+        FailOnceAfterCheckpoint(long after, boolean fail) {
+            this.after = after;
+            this.fail = fail;
+        }
+
+        @Override
+        public Ride map(Ride r) {
+            if (++seen > after && checkpointed && FAILED.compareAndSet(false, true)) {
+                if (fail) {
+                    throw new IllegalStateException("injected failure after a checkpoint");
+                }
+                triggered.complete(null);
+            }
+            return r;
+        }
+
+        @Override
+        public void notifyCheckpointComplete(long checkpointId) {
+            checkpointed = true;
+            if (!FAILED.get()) {
+                CHECKPOINTS.incrementAndGet();
+            }
+        }
+    }
+}
