@@ -20,7 +20,6 @@ import org.apache.spark.Partitioner;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.scheduler.MapStatus;
-import org.apache.spark.scheduler.MapStatus$;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
@@ -257,7 +256,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
             return Option.empty();
         }
         BlockManagerId loc = transport.advertisedLocation();
-        return Option.apply(MapStatus$.MODULE$.apply(loc, lengths, mapId, 0L));
+        return Option.apply(SparkCompat.mapStatus(loc, lengths, mapId));
     }
 
     @Override
