@@ -12,9 +12,9 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.storage.BlockManagerId;
 
 /**
- * The calls whose signature differs between Spark 3.5 and 4.x, resolved once by reflection so
- * that one jar runs on both (checked with javap against spark-core/spark-sql 3.5.8 and 4.1.3;
- * everything else the plugin calls has the same descriptor in both):
+ * The calls whose signature differs between Spark 3.5 and 4.x, resolved once by reflection so that
+ * one jar runs on both (checked with javap against spark-core/spark-sql 3.5.8 and 4.1.3; everything
+ * else the plugin calls has the same descriptor in both):
  *
  * <ul>
  *   <li>{@code MapStatus.apply}: {@code (loc, sizes, mapTaskId)} in 3.5, {@code (loc, sizes,
@@ -23,9 +23,10 @@ import org.apache.spark.storage.BlockManagerId;
  *       org.apache.spark.sql.classic.Dataset$} (taking the classic session) in 4.x.
  * </ul>
  *
- * Netty (4.1 in Spark 3.5, 4.2 in 4.1) is handled in approx-core ({@code NioEventLoops}).
+ * Netty (4.1 in Spark 3.5, 4.2 in 4.1) is handled in approx-core ({@code NioEventLoops}). Public
+ * for the SQL extension's package only; not an API.
  */
-final class SparkCompat {
+public final class SparkCompat {
     private static final MethodHandle MAP_STATUS = mapStatusFactory();
     private static final boolean MAP_STATUS_HAS_CHECKSUM =
             MAP_STATUS.type().parameterCount() == 5; // receiver + 4
@@ -33,11 +34,13 @@ final class SparkCompat {
     private SparkCompat() {}
 
     /** The Spark version this JVM runs, e.g. "3.5.8". */
-    static String sparkVersion() {
+    public static String sparkVersion() {
         return org.apache.spark.package$.MODULE$.SPARK_VERSION();
     }
 
-    /** A map task's status (no checksum: 0 where 4.x takes one, as sort shuffle without checksums). */
+    /**
+     * A map task's status (no checksum: 0 where 4.x takes one, as sort shuffle without checksums).
+     */
     static MapStatus mapStatus(BlockManagerId loc, long[] sizes, long mapTaskId) {
         try {
             return (MapStatus)
@@ -80,7 +83,7 @@ final class SparkCompat {
 
     /** A DataFrame over a logical plan (analysed when created, as {@code spark.sql} does). */
     @SuppressWarnings("unchecked")
-    static Dataset<Row> dataFrame(SparkSession session, LogicalPlan plan) {
+    public static Dataset<Row> dataFrame(SparkSession session, LogicalPlan plan) {
         try {
             return (Dataset<Row>) OfRows.HANDLE.invoke(OfRows.MODULE, session, plan);
         } catch (RuntimeException | Error e) {

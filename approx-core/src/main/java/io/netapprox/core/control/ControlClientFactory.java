@@ -41,7 +41,8 @@ public final class ControlClientFactory implements AutoCloseable {
         this.handler = handler != null ? handler : new ControlHandler() {};
         this.group =
                 NioEventLoops.create(
-                        config.eventLoopThreads(), new DefaultThreadFactory("netapprox-ctl-client", true));
+                        config.eventLoopThreads(),
+                        new DefaultThreadFactory("netapprox-ctl-client", true));
     }
 
     /**

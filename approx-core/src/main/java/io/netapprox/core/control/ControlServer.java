@@ -52,7 +52,8 @@ public final class ControlServer implements AutoCloseable {
         this.config = config;
         this.group =
                 NioEventLoops.create(
-                        config.eventLoopThreads(), new DefaultThreadFactory("netapprox-ctl-server", true));
+                        config.eventLoopThreads(),
+                        new DefaultThreadFactory("netapprox-ctl-server", true));
         try {
             ServerBootstrap b =
                     new ServerBootstrap()
