@@ -6,9 +6,11 @@ import io.netapprox.spark.sql.ApproxStrategy;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.parser.ParserInterface;
+import org.apache.spark.sql.catalyst.plans.logical.AnalysisHelper$;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.SparkStrategy;
 import scala.Function1;
+import scala.runtime.AbstractFunction0;
 import scala.runtime.AbstractFunction1;
 import scala.runtime.AbstractFunction2;
 import scala.runtime.BoxedUnit;
@@ -52,7 +54,15 @@ public final class ApproxExtensions extends AbstractFunction1<SparkSessionExtens
                             @Override
                             public BoxedUnit apply(LogicalPlan plan) {
                                 if (plan instanceof ApproxAggregate a) {
-                                    a.query().checkInput(session);
+                                    // a separate analysis of the input, not a rewrite of this plan
+                                    AnalysisHelper$.MODULE$.allowInvokingTransformsInAnalyzer(
+                                            new AbstractFunction0<BoxedUnit>() {
+                                                @Override
+                                                public BoxedUnit apply() {
+                                                    a.query().checkInput(session);
+                                                    return BoxedUnit.UNIT;
+                                                }
+                                            });
                                 }
                                 return BoxedUnit.UNIT;
                             }

@@ -380,6 +380,19 @@ public final class ApproxQuery implements Serializable {
         }
     }
 
+    /**
+     * A column by its exact name when the input has one (SQL names expressions by their text, e.g.
+     * {@code distance * 1.609}, dots included), else as Spark parses the name (nested fields).
+     */
+    private Column column(String name) {
+        for (String c : input.columns()) {
+            if (c.equals(name)) {
+                return functions.col("`" + name.replace("`", "``") + "`");
+            }
+        }
+        return functions.col(name);
+    }
+
     private Shuffled shuffle(ApproxSpec unplanned) {
         ApproxSpec spec = unplanned;
         SparkSession spark = input.sparkSession();
@@ -392,13 +405,13 @@ public final class ApproxQuery implements Serializable {
                         .orElse(null);
         List<Column> sel = new ArrayList<>();
         for (String g : groupColumns) {
-            sel.add(functions.col(g).cast(DataTypes.StringType));
+            sel.add(column(g).cast(DataTypes.StringType));
         }
         for (String v : valueCols) {
-            sel.add(functions.col(v).cast(DataTypes.DoubleType));
+            sel.add(column(v).cast(DataTypes.DoubleType));
         }
         if (topCol != null) {
-            sel.add(functions.col(topCol).cast(DataTypes.StringType));
+            sel.add(column(topCol).cast(DataTypes.StringType));
         }
         Dataset<Row> projected = input.select(sel.toArray(new Column[0]));
         String[] gcols = groupColumns.toArray(new String[0]);

@@ -86,11 +86,15 @@ public final class SparkCompat {
     public static Dataset<Row> dataFrame(SparkSession session, LogicalPlan plan) {
         try {
             return (Dataset<Row>) OfRows.HANDLE.invoke(OfRows.MODULE, session, plan);
-        } catch (RuntimeException | Error e) {
-            throw e;
         } catch (Throwable t) {
-            throw new IllegalStateException(t);
+            throw SparkCompat.<RuntimeException>sneaky(
+                    t); // e.g. AnalysisException, as Spark throws it
         }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> T sneaky(Throwable t) throws T {
+        throw (T) t;
     }
 
     /** {@code Dataset.ofRows}, looked up when first used (SQL only). */

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.AttributeSet;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.types.StructField;
@@ -66,6 +67,12 @@ public final class ApproxAggregate extends LogicalPlan {
     @Override
     public LogicalPlan withNewChildrenInternal(IndexedSeq<LogicalPlan> newChildren) {
         return this;
+    }
+
+    /** The output is made here, not read from children (else Spark sees dangling references). */
+    @Override
+    public AttributeSet producedAttributes() {
+        return outputSet();
     }
 
     @Override

@@ -8,6 +8,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeSet;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection$;
@@ -80,6 +81,12 @@ public final class ApproxAggregateExec extends SparkPlan {
     @Override
     public SparkPlan withNewChildrenInternal(IndexedSeq<SparkPlan> newChildren) {
         return this;
+    }
+
+    /** The output is made here, not read from children (else Spark sees dangling references). */
+    @Override
+    public AttributeSet producedAttributes() {
+        return outputSet();
     }
 
     @Override

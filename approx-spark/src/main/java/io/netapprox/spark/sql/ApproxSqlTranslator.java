@@ -208,6 +208,19 @@ final class ApproxSqlTranslator {
                     case "GlobalLimit", "LocalLimit", "Limit", "Offset" ->
                             "LIMIT/OFFSET is not supported with WITH ERROR (limit the result"
                                     + " instead)";
+                    case "Project" ->
+                            ((Project) top)
+                                            .projectList()
+                                            .exists(e -> containsAggregate((Expression) e))
+                                    ? "WITH ERROR needs GROUP BY: the error bound holds per group"
+                                            + " (a query over the whole table is one group: GROUP"
+                                            + " BY a constant column)"
+                                    : "WITH ERROR applies to a SELECT ... GROUP BY query with"
+                                            + " aggregates ("
+                                            + SUPPORTED
+                                            + ")";
+                    case "UnresolvedHaving" ->
+                            "HAVING is not supported with WITH ERROR (filter the result instead)";
                     case "Filter" ->
                             top.children().head()
                                             instanceof
@@ -328,8 +341,12 @@ final class ApproxSqlTranslator {
         return unalias(select.get(i));
     }
 
+    /** 0-based, or -1: a literal (Spark 3.5's parser) or an UnresolvedOrdinal (4.x's). */
     private static int ordinalIndex(Expression g) {
         if (g instanceof Literal l && l.value() instanceof Integer i) {
+            return i - 1;
+        }
+        if (g.nodeName().equals("UnresolvedOrdinal") && g.productElement(0) instanceof Integer i) {
             return i - 1;
         }
         return -1;
