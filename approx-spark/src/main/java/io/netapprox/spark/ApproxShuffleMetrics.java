@@ -37,6 +37,7 @@ public final class ApproxShuffleMetrics implements Serializable {
     final LongAccumulator messagesPlanned = new LongAccumulator();
     final LongAccumulator messagesSent = new LongAccumulator();
     final LongAccumulator messagesDelivered = new LongAccumulator();
+    final LongAccumulator messagesLocal = new LongAccumulator();
     final LongAccumulator messagesUsed = new LongAccumulator();
     final LongAccumulator messagesBeyondTarget = new LongAccumulator();
     final LongAccumulator groups = new LongAccumulator();
@@ -63,6 +64,7 @@ public final class ApproxShuffleMetrics implements Serializable {
         sc.register(m.messagesPlanned, p + "messages planned");
         sc.register(m.messagesSent, p + "messages sent");
         sc.register(m.messagesDelivered, p + "messages delivered");
+        sc.register(m.messagesLocal, p + "messages read from local disk");
         sc.register(m.messagesUsed, p + "messages used");
         sc.register(m.messagesBeyondTarget, p + "messages beyond target");
         sc.register(m.groups, p + "groups");
@@ -97,6 +99,7 @@ public final class ApproxShuffleMetrics implements Serializable {
         v.put("messages planned", messagesPlanned.value());
         v.put("messages sent", messagesSent.value());
         v.put("messages delivered", messagesDelivered.value());
+        v.put("messages read from local disk", messagesLocal.value());
         v.put("messages used", messagesUsed.value());
         v.put("messages beyond target", messagesBeyondTarget.value());
         v.put("groups", groups.value());

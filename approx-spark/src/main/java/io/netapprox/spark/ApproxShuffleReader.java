@@ -168,6 +168,7 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
             m.messagesPlanned.add(tally.planned);
             m.messagesDelivered.add(tally.delivered);
             m.messagesUsed.add(tally.used);
+            m.messagesLocal.add(tally.localMessages);
             m.messagesBeyondTarget.add(tally.beyond);
             m.messagesSent.add(served.messagesSubmitted());
             m.packetsSent.add(served.packetsSent());
@@ -256,6 +257,7 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
             sink.stratum(s);
             tally.planned += s.target;
             tally.delivered += s.deliveredMessages();
+            tally.localMessages += s.deliveredMessages();
             tally.used += s.deliveredMessages();
         }
         tally.bytesRead += bytes;

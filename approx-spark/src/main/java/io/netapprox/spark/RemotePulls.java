@@ -437,6 +437,7 @@ final class RemotePulls implements AutoCloseable {
         long blockBytes;
         long remoteBlocks;
         long localBlocks;
+        long localMessages;
         long localBytes;
     }
 }
