@@ -150,7 +150,7 @@ class LocalClusterTest {
 
     @Test
     @Order(2)
-    void shuffleMetricsAreInSparkAndAgreeWithTheResult() {
+    void shuffleMetricsAreInSparkAndAgreeWithTheResult() throws Exception {
         ApproxQuery q =
                 ApproxQuery.on(trips)
                         .groupBy("hour")

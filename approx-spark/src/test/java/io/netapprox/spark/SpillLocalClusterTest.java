@@ -76,7 +76,7 @@ class SpillLocalClusterTest {
     }
 
     @Test
-    void queryOverSeveralTimesExecutorMemoryCompletes() {
+    void queryOverSeveralTimesExecutorMemoryCompletes() throws Exception {
         Dataset<Row> input =
                 spark.range(0, ROWS, 1, 8)
                         .selectExpr(
