@@ -97,11 +97,11 @@ class MapOutputSorterTest {
     @Test
     void spillsUnderASmallGrantAndKeepsEveryGroupWholeAndRandom() throws IOException {
         int[] spills = new int[1];
-        List<double[]> groups = sortThrough(memory(6L << 20), spills);
-        assertTrue(spills[0] >= 2, "spilled under a 6 MB grant: " + spills[0] + " spills");
+        List<double[]> groups = sortThrough(memory(2L << 20), spills);
+        assertTrue(spills[0] >= 2, "spilled under a 2 MB grant: " + spills[0] + " spills");
         checkWholeAndShuffled(groups);
         System.out.printf(
-                "[spark] sorter: %d records through a 6 MB grant, %d spills%n", RECORDS, spills[0]);
+                "[spark] sorter: %d records through a 2 MB grant, %d spills%n", RECORDS, spills[0]);
     }
 
     @Test
