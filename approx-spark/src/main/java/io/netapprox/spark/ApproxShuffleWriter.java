@@ -109,6 +109,8 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                 tmp.delete();
             }
             context.taskMetrics().incDiskBytesSpilled(sorter.spilledBytes());
+            context.taskMetrics().incMemoryBytesSpilled(sorter.memorySpilled());
+            context.taskMetrics().incPeakExecutionMemory(sorter.peakMemory());
             metrics.incBytesWritten(out.total());
             metrics.incRecordsWritten(n);
             metrics.incWriteTime(System.nanoTime() - t0);

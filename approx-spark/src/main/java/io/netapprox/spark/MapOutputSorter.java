@@ -77,6 +77,8 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
     private final List<File> spills = new ArrayList<>();
     private final List<BlockId> spillIds = new ArrayList<>();
     private long spilledBytes;
+    private long memorySpilled;
+    private long peakMemory;
     private boolean reading;
     private final Scratch scratch = new Scratch();
     private final DataOutputStream scratchOut = new DataOutputStream(scratch);
@@ -136,6 +138,7 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
         }
         long want = Math.max(GRANT_STEP, footprint + bytes - getUsed());
         long got = acquireMemory(want); // may call spill(..., this): the buffer is then empty
+        peakMemory = Math.max(peakMemory, getUsed());
         if (footprint + bytes <= getUsed()) {
             return;
         }
@@ -143,6 +146,7 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
             spillToDisk();
             if (footprint + bytes > getUsed()) {
                 acquireMemory(Math.max(GRANT_STEP, footprint + bytes - getUsed()));
+                peakMemory = Math.max(peakMemory, getUsed());
             }
         }
         // Still short with an empty buffer: proceed (a task must make progress with one page).
@@ -265,6 +269,7 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
         }
         spilledBytes += f._2().length();
         long freed = getUsed();
+        memorySpilled += freed;
         clearBuffer();
         freeMemory(freed);
         LOG.info(
@@ -297,8 +302,19 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
         return spills.size();
     }
 
+    /** Bytes of spill files written (Spark's "spill (disk)"). */
     long spilledBytes() {
         return spilledBytes;
+    }
+
+    /** Memory released by spilling, summed over the spills (Spark's "spill (memory)"). */
+    long memorySpilled() {
+        return memorySpilled;
+    }
+
+    /** The largest grant this sorter held (Spark's "peak execution memory"). */
+    long peakMemory() {
+        return peakMemory;
     }
 
     /** One group while reading: its records in random order. */

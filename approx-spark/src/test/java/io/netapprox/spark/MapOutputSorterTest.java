@@ -30,7 +30,7 @@ class MapOutputSorterTest {
     }
 
     /** Inserts RECORDS records, record i of group "g=" + i % 3, value i; returns the output. */
-    private static List<double[]> sortThrough(TaskMemoryManager tmm, int[] spills)
+    private static List<double[]> sortThrough(TaskMemoryManager tmm, long grant, int[] spills)
             throws IOException {
         List<double[]> groups = new ArrayList<>();
         List<String> order = new ArrayList<>();
@@ -40,6 +40,9 @@ class MapOutputSorterTest {
                 s.insert(g == 2 ? 0 : 1, "g=" + g, new ApproxRow(new double[] {i}, null), false);
             }
             spills[0] = s.spillCount();
+            assertTrue(
+                    s.peakMemory() > 0 && s.peakMemory() <= grant,
+                    "peak " + s.peakMemory() + " within the grant " + grant);
             s.read(
                     (partition, key, count, stream) -> {
                         order.add(partition + ":" + key);
@@ -97,7 +100,7 @@ class MapOutputSorterTest {
     @Test
     void spillsUnderASmallGrantAndKeepsEveryGroupWholeAndRandom() throws IOException {
         int[] spills = new int[1];
-        List<double[]> groups = sortThrough(memory(2L << 20), spills);
+        List<double[]> groups = sortThrough(memory(2L << 20), 2L << 20, spills);
         assertTrue(spills[0] >= 2, "spilled under a 2 MB grant: " + spills[0] + " spills");
         checkWholeAndShuffled(groups);
         System.out.printf(
@@ -107,7 +110,7 @@ class MapOutputSorterTest {
     @Test
     void staysInMemoryUnderALargeGrant() throws IOException {
         int[] spills = new int[1];
-        List<double[]> groups = sortThrough(memory(512L << 20), spills);
+        List<double[]> groups = sortThrough(memory(512L << 20), 512L << 20, spills);
         assertEquals(0, spills[0]);
         checkWholeAndShuffled(groups);
     }

@@ -12,25 +12,31 @@ import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.functions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Bounded memory: local-cluster[2,1,512] (two executor JVMs of 512 MB), an approximate query over
- * an input whose shuffle data is several times an executor's memory (80M rows, 10M per map task:
- * held as objects, as the map side used to, one task's rows alone would need about 1 GB). The map
- * tasks spill through Spark's memory manager, the reducers aggregate as they read, and the query
- * completes with the counts exact and every group's average and median near the truth (within 2
- * e_max, so that one run cannot fail by chance; the e_max promise itself is tested statistically
- * elsewhere). {@code -Dnetapprox.spill.rows=N} changes the size.
+ * Bounded memory: local-cluster[2,1,512] (two executor JVMs of 512 MB, Spark's production 300 MB
+ * reserve, so about 120 MB of execution memory each), an approximate query whose approximate
+ * shuffle data is more than twice an executor's heap (140M rows, 17.5M per map task: held in
+ * memory, one task's records alone would need about 400 MB). The map tasks spill through Spark's
+ * memory manager (Spark's own task metrics show it), no task's execution memory exceeds the pool,
+ * the reducers aggregate as they read, and the query completes with the counts exact and every
+ * group's average and median within 2 e_max of the truth (x is uniform on [hour, hour + 10], so the
+ * population's mean and median are hour + 5 up to about 0.002; an exact pass over 140M rows would
+ * dominate the test's time), so that one run cannot fail by chance (the e_max promise itself is
+ * tested statistically elsewhere). {@code -Dnetapprox.spill.rows=N} changes the size.
  */
 @Timeout(value = 1200, unit = TimeUnit.SECONDS)
 class SpillLocalClusterTest {
-    static final long ROWS = Long.getLong("netapprox.spill.rows", 80_000_000L);
+    static final long ROWS = Long.getLong("netapprox.spill.rows", 140_000_000L);
     static final long EXECUTOR_BYTES = 512L << 20;
+
+    /** Spark's reserve outside the unified memory pool (spark.testing would make it 0). */
+    static final long RESERVED_BYTES = 300L << 20;
+
     static SparkSession spark;
     static final AtomicLong spilled = new AtomicLong();
     static final AtomicLong written = new AtomicLong();
@@ -44,6 +50,7 @@ class SpillLocalClusterTest {
                         512,
                         "512m",
                         SparkTestSupport.conf(
+                                "spark.testing.reservedMemory", Long.toString(RESERVED_BYTES),
                                 "spark.approx.faultDropOutgoing", "0.05",
                                 "spark.approx.fetchTimeoutMs", "300000"));
         spark.sparkContext()
@@ -82,20 +89,13 @@ class SpillLocalClusterTest {
                         .selectExpr(
                                 "cast(id % 24 as int) as hour",
                                 "rand(3) * 10 + cast(id % 24 as double) as x");
+        // the truth without an exact pass over the input (one would dominate the test's time):
+        // hour h has every id = h (mod 24), and x is uniform on [h, h + 10], so the population's
+        // mean and median are h + 5 up to about 0.002 (10 / sqrt(12 * 5.8M) standard deviations)
         Map<String, double[]> exact = new HashMap<>();
-        for (Row r :
-                input.groupBy("hour")
-                        .agg(
-                                functions.avg("x"),
-                                functions.count(functions.lit(1)),
-                                functions.percentile_approx(
-                                        functions.col("x"),
-                                        functions.lit(0.5),
-                                        functions.lit(100_000)))
-                        .collectAsList()) {
-            exact.put(
-                    "hour=" + r.getInt(0),
-                    new double[] {r.getDouble(1), r.getLong(2), r.getDouble(3)});
+        for (int h = 0; h < 24; h++) {
+            long rows = ROWS / 24 + (h < ROWS % 24 ? 1 : 0);
+            exact.put("hour=" + h, new double[] {h + 5, rows, h + 5});
         }
         long spilledBefore = spilled.get();
         long writtenBefore = written.get();
@@ -126,6 +126,14 @@ class SpillLocalClusterTest {
                 seconds,
                 q.metrics().values());
         assertTrue(spillBytes > 0, "the map tasks spilled");
+        // the unified pool: (heap - reserve) * spark.memory.fraction, heap at most 512 MB
+        long pool = (long) ((EXECUTOR_BYTES - RESERVED_BYTES) * 0.6);
+        assertTrue(
+                peakTaskMemory.get() > 0 && peakTaskMemory.get() <= pool,
+                "largest task execution memory "
+                        + peakTaskMemory.get()
+                        + " within the pool "
+                        + pool);
         if (ROWS >= 80_000_000L) {
             assertTrue(
                     shuffleBytes > 2 * EXECUTOR_BYTES,
