@@ -140,6 +140,7 @@ void parse_all(const uint8_t* p, size_t n) {
     w32(v, static_cast<uint32_t>(dn.status));
     w32(v, dn.delivered);
     w32(v, dn.lost);
+    w32(v, dn.attempt);
     if (!dn.group_delivered.empty()) {
       w32(v, static_cast<uint32_t>(dn.group_delivered.size()));
       for (uint32_t g : dn.group_delivered) w32(v, g);
@@ -241,7 +242,7 @@ class Harness {
     c.max_messages_per_job = 1 << 16;
     c.max_groups_per_job = 256;
     c.max_pending_events = 64;
-    c.mode = static_cast<Mode>(((control >> fuzz::kModeShift) & 7) % 6);
+    c.mode = static_cast<Mode>(((control >> fuzz::kModeShift) & 7) % 7);
     c.payload_auth = ((control >> fuzz::kModeShift) & 7) < 6;
     if (control & fuzz::kFaults) {
       c.faults.drop_incoming = 0.1;

@@ -7,7 +7,7 @@
 //                         record, appends its body and seals it with the session key, so that the body parsers and the
 //                         state machine behind authentication are reached
 //   bit 1   the engine also runs a send job (kSendJob) on the session, so ACK/DONE/... reach sender state
-//   bits 2-4 atp::Mode = value % 6; values 6 and 7 (modes Base and RC) also turn EngineConfig.payload_auth off
+//   bits 2-4 atp::Mode = value % 7; values 6 and 7 (modes Paper and Base) also turn EngineConfig.payload_auth off
 //   bit 5   epoch tracing on
 //   bit 6   fault injection (drop 10% of incoming and outgoing datagrams, seeded)
 //   bit 7   keep kMessage handles until the end (do not release at once): exercises flow control

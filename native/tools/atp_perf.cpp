@@ -1,7 +1,7 @@
 // atp-perf: an iperf-like tool for ATP, with a plain-TCP mode over the same path for comparisons in one run.
 //
 //   atp-perf server --bind ADDR --port P [--tcp] [--verify] [--max-connections N]
-//   atp-perf client --connect ADDR --port P --messages N --size S --groups "1.0,0.8,0.5" [--mode full|base|rc|
+//   atp-perf client --connect ADDR --port P --messages N --size S --groups "1.0,0.8,0.5" [--mode full|paper|base|rc|
 //                   rc_mrdf|fixtlr|fixprio] [--rate-gbps R] [--drop-out F --drop-in F --seed X] [--tcp]
 //                   [--json FILE]
 //   atp-perf demo   (both endpoints in one process over 127.0.0.1)
@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "connection_slots.hpp"
+#include "control_path_json.hpp"
 #include "driver/driver.hpp"
 #include "perf_json.hpp"
 #include "perf_rendezvous.hpp"
@@ -105,7 +106,7 @@ void usage(FILE* f) {
                "      --max-connections N (default 64): TCP connections served at once; more are answered busy.\n"
                "      SIGINT/SIGTERM: stops and prints one summary line (connections, sessions, threads).\n"
                "  atp-perf client --connect ADDR [--port P] --messages N --size S [--groups \"1.0,0.8,...\"]\n"
-               "      [--mode full|base|rc|rc_mrdf|fixtlr|fixprio] [--rate-gbps R] [--no-mrdf]\n"
+               "      [--mode full|paper|base|rc|rc_mrdf|fixtlr|fixprio] [--rate-gbps R] [--no-mrdf]\n"
                "      [--drop-out F] [--drop-in F] [--seed X] [--tcp] [--json FILE] [--timeout SEC]\n"
                "      N messages of S bytes split evenly over the groups (one MSR each; default one group, MSR 1).\n"
                "      --drop-out/--drop-in inject loss on the client engine's outgoing/incoming datagrams.\n"
@@ -207,6 +208,7 @@ struct Result {
   uint64_t delivered_bytes = 0;
   double measured_loss = 0;
   uint64_t retransmissions = 0, packets_sent = 0;
+  netapprox::perf::ControlPath control;  // ATP sender report: control-path counters
   std::vector<GroupResult> groups;
   std::string receiver_json;  // the server's receiver report, if any
   std::string verify_json;    // the receiver's --verify verdict, if it verified
@@ -232,6 +234,7 @@ std::string result_json(const Result& r) {
   j.uinteger("delivered_bytes", r.delivered_bytes);
   j.num("measured_loss", r.measured_loss);
   j.uinteger("retransmissions", r.retransmissions).uinteger("packets_sent", r.packets_sent);
+  r.control.write(j);
   j.begin_array("groups");
   for (const auto& g : r.groups) {
     j.begin_object()
@@ -268,6 +271,7 @@ std::string report_json(const atp::JobReport& rep) {
   j.str("status", atp::status_name(rep.status)).uinteger("messages", rep.messages);
   j.uinteger("delivered", rep.delivered).uinteger("lost", rep.lost).num("measured_loss", rep.measured_loss);
   j.num("jct_ms", double(rep.finished - rep.started) / 1e6);
+  netapprox::perf::ControlPath::of(rep).write(j);
   j.begin_array("groups");
   for (const auto& g : rep.groups)
     j.begin_object()
@@ -576,6 +580,7 @@ Result run_atp_sender(drv::Driver& d, atp::SessionId sid, const Options& o) {
   r.measured_loss = report->measured_loss;
   r.retransmissions = report->packets_retransmitted;
   r.packets_sent = report->packets_sent;
+  r.control = netapprox::perf::ControlPath::of(*report);
   return r;
 }
 

@@ -3,7 +3,7 @@
 //   netlab-agent serve --bind ADDR [--port P] [--no-payload-auth]
 //       Receiver of every scheme: ATP sessions (UDP port P, rendezvous on TCP port P), TCP transfers (TCP port P)
 //       and UDP-blast datagrams (UDP port P+1). Runs until SIGINT/SIGTERM.
-//   netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|base|rc|rc_mrdf|fixtlr|fixprio]
+//   netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|paper|base|rc|rc_mrdf|fixtlr|fixprio]
 //       [--rate-gbps R] [--trace FILE.csv] [--no-payload-auth] [--timeout SEC] [--start-at UNIX_S]
 //       Replays a schedule of jobs (several concurrent jobs, each with its own messages' sizes and production
 //       times, to any peer) with one scheme per job; writes one JSON line per job. --start-at puts the
@@ -57,6 +57,7 @@
 
 #include "driver/driver.hpp"
 #include "socket_io.hpp"
+#include "control_path_json.hpp"
 #include "perf_json.hpp"
 
 namespace atp = netapprox::atp;
@@ -462,6 +463,7 @@ struct JobResult {
   uint64_t bytes_sent = 0, retrans = 0, packets = 0, epochs = 0;
   double rx_loss = 0, tx_loss = 0;
   std::vector<double> time_in_class;
+  netapprox::perf::ControlPath control;  // ATP: the sender report's control-path counters (0 for other schemes)
   // set-up done before the schedule (see Client::run)
   int cfd = -1, fd = -1;
   atp::SessionId sid = 0;
@@ -709,6 +711,7 @@ class Client {
       for (int k = 0; k < atp::kNumPriorityClasses; ++k) r.time_in_class.push_back(double(rep.time_in_class[k]) / 1e6);
       r.delivered = rep.delivered;
       r.lost = rep.lost;
+      r.control = netapprox::perf::ControlPath::of(rep);
     } else {
       r.status = w->error != Status::kOk ? std::string("session: ") + atp::status_name(w->error) : "timeout";
       r.jct_ms = (now_s() - t0) * 1e3;
@@ -897,6 +900,7 @@ class Client {
     js.boolean("met_msr", r.status == "ok" && r.delivered >= r.target);
     js.uinteger("bytes_sent", r.bytes_sent).uinteger("packets", r.packets).uinteger("retransmissions", r.retrans);
     js.uinteger("epochs", r.epochs);
+    r.control.write(js);
     js.begin_array("time_in_class_ms");
     for (double v : r.time_in_class) js.num(nullptr, v);
     js.end_array();
@@ -923,7 +927,7 @@ class Client {
 void usage(FILE* f) {
   std::fprintf(f,
                "netlab-agent serve --bind ADDR [--port P] [--no-payload-auth]\n"
-               "netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|base|rc|rc_mrdf|fixtlr|fixprio]\n"
+               "netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|paper|base|rc|rc_mrdf|fixtlr|fixprio]\n"
                "                 [--rate-gbps R] [--reaction-speed M] [--trace FILE.csv] [--no-payload-auth] [--timeout SEC]\n"
                "                 [--start-at UNIX_S]\n"
                "See the header of native/tools/netlab_agent.cpp and docs/netlab.md.\n");

@@ -66,7 +66,8 @@ enum na_mode {
   NA_MODE_RC_MRDF = 2,  /* + minimal-remaining-data-first scheduling */
   NA_MODE_FIX_TLR = 3,  /* + slack priority from the static TLR */
   NA_MODE_FIX_PRIO = 4, /* dynamic TLR for rate control, static priority class */
-  NA_MODE_FULL = 5      /* dynamic TLR, rate control, MRDF, dynamic slack priority */
+  NA_MODE_FULL = 5,     /* dynamic TLR, rate control, MRDF, dynamic slack priority (the product) */
+  NA_MODE_PAPER = 6     /* FULL with the paper's rate law (eqs. 2-3 exactly) */
 };
 
 typedef struct na_config {
@@ -200,6 +201,12 @@ typedef struct na_report_info {
   uint64_t started_ns, finished_ns, jct_ns;  /* engine clock (CLOCK_MONOTONIC) */
   uint64_t time_in_class_ns[8];
   uint32_t n_groups;
+  /* control path (docs/protocol.md section 14); sender reports (receiver: 0 except the two times) */
+  uint32_t announces_sent;        /* ANNOUNCE datagrams, first copies and repeats */
+  uint32_t updates_sent;          /* UPDATE datagrams */
+  uint32_t dones_sent;            /* which transmission of the receiver's DONE arrived first (1 = the first) */
+  uint64_t start_to_running_ns;   /* sender: start -> announce acknowledged; receiver: first packet -> table known */
+  uint64_t last_data_to_done_ns;  /* sender: last DATA sent -> DONE; receiver: last DATA received -> completion */
 } na_report_info;
 
 typedef struct na_group_report {

@@ -81,6 +81,7 @@ static_assert(NA_EVENT_JOB_DONE == static_cast<int>(atp::EventType::kJobDone), "
 static_assert(NA_EVENT_SESSION_ERROR == static_cast<int>(atp::EventType::kSessionError), "event mismatch");
 static_assert(NA_EVENT_EPOCH == static_cast<int>(atp::EventType::kEpoch), "event mismatch");
 static_assert(NA_MODE_FULL == static_cast<int>(atp::Mode::kFull), "mode mismatch");
+static_assert(NA_MODE_PAPER == static_cast<int>(atp::Mode::kPaper), "mode mismatch");
 
 void set_err(char* errbuf, size_t errlen, const std::string& msg) {
   if (!errbuf || errlen == 0) return;
@@ -161,7 +162,7 @@ NA_API int na_engine_open(const na_config* cfg, na_engine** out, char* errbuf, s
       set_err(errbuf, errlen, "na_config.struct_size mismatch: call na_config_init first");
       return NA_ERR_INVALID_ARGUMENT;
     }
-    if (cfg->mode < NA_MODE_BASE || cfg->mode > NA_MODE_FULL) {
+    if (cfg->mode < NA_MODE_BASE || cfg->mode > NA_MODE_PAPER) {
       set_err(errbuf, errlen, "mode out of range");
       return NA_ERR_INVALID_ARGUMENT;
     }
@@ -427,6 +428,11 @@ NA_API int na_report_get_info(const na_report* r, na_report_info* out) {
     out->jct_ns = j.finished >= j.started ? j.finished - j.started : 0;
     for (int k = 0; k < 8; ++k) out->time_in_class_ns[k] = j.time_in_class[k];
     out->n_groups = static_cast<uint32_t>(j.groups.size());
+    out->announces_sent = j.announces_sent;
+    out->updates_sent = j.updates_sent;
+    out->dones_sent = j.dones_sent;
+    out->start_to_running_ns = j.start_to_running;
+    out->last_data_to_done_ns = j.last_data_to_done;
     return NA_OK;
   });
 }

@@ -1,7 +1,10 @@
+// The engine: sessions, packet building and parsing, the dispatch of each datagram to its job, timers, and the
+// public API. The protocol's parts live in their own units: recovery (packet log, loss detection, RTT),
+// rate_control + rate_law (epochs, TLR, the rate law), send_job (retransmission criterion, MRDF scheduling),
+// recv_job (reassembly, in-order delivery, completion).
 #include "core/engine.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -11,9 +14,10 @@
 namespace netapprox::atp {
 
 using wire::PacketType;
+constexpr TimeNs kSecond = 1'000'000'000;
 
 // ---------------------------------------------------------------------------------------------------------------
-// Names, modes, config
+// Names, config
 
 const char* status_name(Status s) {
   switch (s) {
@@ -30,31 +34,6 @@ const char* status_name(Status s) {
     case Status::kInternal: return "internal error";
   }
   return "unknown";
-}
-
-static const char* const kModeNames[] = {"base", "rc", "rc_mrdf", "fixtlr", "fixprio", "full"};
-
-const char* mode_name(Mode m) {
-  const int i = static_cast<int>(m);
-  return i >= 0 && i < 6 ? kModeNames[i] : "unknown";
-}
-
-std::optional<Mode> parse_mode(const std::string& name) {
-  for (int i = 0; i < 6; ++i)
-    if (name == kModeNames[i]) return static_cast<Mode>(i);
-  return std::nullopt;
-}
-
-ModeFlags mode_flags(Mode m) {
-  switch (m) {
-    case Mode::kBase: return {false, false, false, false, false};
-    case Mode::kRc: return {true, false, false, false, false};
-    case Mode::kRcMrdf: return {true, false, true, false, false};
-    case Mode::kFixTlr: return {true, false, true, true, true};
-    case Mode::kFixPrio: return {true, true, true, true, false};
-    case Mode::kFull: return {true, true, true, true, true};
-  }
-  return {true, true, true, true, true};
 }
 
 std::string EngineConfig::validate() const {
@@ -74,97 +53,11 @@ std::string EngineConfig::validate() const {
   for (uint8_t d : dscp_by_class)
     if (d > 63) return "DSCP values must be in [0, 63]";
   if (no_priority_dscp > 63) return "no_priority_dscp must be in [0, 63]";
-  if (static_cast<int>(mode) < 0 || static_cast<int>(mode) > 5) return "unknown mode";
-  if (!(faults.drop_outgoing >= 0 && faults.drop_outgoing < 1) || !(faults.drop_incoming >= 0 && faults.drop_incoming < 1))
+  if (!mode_valid(mode)) return "unknown mode";
+  if (!(faults.drop_outgoing >= 0 && faults.drop_outgoing < 1) ||
+      !(faults.drop_incoming >= 0 && faults.drop_incoming < 1))
     return "fault drop fractions must be in [0, 1)";
   return "";
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Small helpers
-
-void RttEstimator::on_sample(TimeNs sample, TimeNs ack_delay) {
-  latest = sample;
-  min_rtt = std::min(min_rtt, sample);
-  if (sample >= min_rtt + ack_delay) sample -= ack_delay;
-  if (!has_sample) {
-    srtt = sample;
-    rttvar = sample / 2;
-    has_sample = true;
-    return;
-  }
-  const TimeNs diff = srtt > sample ? srtt - sample : sample - srtt;
-  rttvar = (3 * rttvar + diff) / 4;
-  srtt = (7 * srtt + sample) / 8;
-}
-
-ReceivedWindow::Check ReceivedWindow::check(uint64_t pn) const {
-  if (!any_ || pn > largest_) return Check::kNew;
-  if (largest_ - pn >= kBits) return Check::kTooOld;
-  return test(pn) ? Check::kDuplicate : Check::kNew;
-}
-
-void ReceivedWindow::mark(uint64_t pn) {
-  if (!any_ || pn > largest_) {
-    const uint64_t from = any_ ? largest_ + 1 : pn;
-    if (pn - from >= kBits - 1) {
-      bits_.fill(0);
-    } else {
-      for (uint64_t k = 0, n = pn - from + 1; k < n; ++k) {  // by count: pn may be 2^64 - 1
-        const uint64_t q = from + k;
-        bits_[(q % kBits) / 64] &= ~(uint64_t{1} << (q % 64));
-      }
-    }
-    largest_ = pn;
-    any_ = true;
-  }
-  bits_[(pn % kBits) / 64] |= uint64_t{1} << (pn % 64);
-}
-
-std::vector<wire::AckRange> ReceivedWindow::ranges(size_t max_ranges) const {
-  std::vector<wire::AckRange> out;
-  if (!any_) return out;
-  const uint64_t floor = largest_ >= kBits - 1 ? largest_ - (kBits - 1) : 0;
-  uint64_t pn = largest_;
-  while (out.size() < max_ranges) {
-    const uint64_t high = pn;
-    while (pn > floor && test(pn - 1)) {
-      // Whole words of received packets are skipped at once (the common case: everything arrived).
-      if (pn % 64 == 0 && pn >= floor + 64 && bits_[((pn - 64) % kBits) / 64] == ~uint64_t{0}) {
-        pn -= 64;
-      } else {
-        --pn;
-      }
-    }
-    out.push_back({pn, high});
-    // skip the gap
-    if (pn <= floor) break;
-    --pn;
-    while (pn > floor && !test(pn)) --pn;
-    if (!test(pn)) break;
-  }
-  return out;
-}
-
-uint32_t SendJob::group_of(MessageId m) const {
-  auto it = std::upper_bound(groups.begin(), groups.end(), m,
-                             [](MessageId v, const SendGroup& g) { return v < g.base; });
-  return static_cast<uint32_t>(it - groups.begin()) - 1;
-}
-
-uint32_t RecvJob::group_of(MessageId m) const {
-  auto it = std::upper_bound(groups.begin(), groups.end(), m,
-                             [](MessageId v, const RecvGroup& g) { return v < g.base; });
-  return static_cast<uint32_t>(it - groups.begin()) - 1;
-}
-
-static bool bit_get(const std::vector<uint64_t>& b, uint32_t i) { return b[i / 64] >> (i % 64) & 1; }
-static void bit_set(std::vector<uint64_t>& b, uint32_t i) { b[i / 64] |= uint64_t{1} << (i % 64); }
-
-static uint32_t target_of(double msr, uint32_t size) {
-  // ceil(msr * size) with a tolerance so that 0.8 * 10 is 8, not 9.
-  const double t = std::ceil(msr * double(size) - 1e-9);
-  return static_cast<uint32_t>(std::clamp(t, 0.0, double(size)));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -173,6 +66,7 @@ static uint32_t target_of(double msr, uint32_t size) {
 struct Engine::Impl {
   EngineConfig cfg;
   ModeFlags flags;
+  const rate_law::RateLaw& law;
   std::map<SessionId, std::unique_ptr<Session>> sessions;
   std::deque<Event> events;
   struct Held {
@@ -202,37 +96,29 @@ struct Engine::Impl {
   std::deque<Farewell> farewells;
 
   explicit Impl(const EngineConfig& c)
-      : cfg(c), flags(mode_flags(c.mode)), fault_rng(c.faults.seed), use_aes(c.prefer_aes_gcm && crypto::aes_available()) {}
+      : cfg(c),
+        flags(mode_flags(c.mode)),
+        law(rate_law::for_mode(c.mode)),
+        fault_rng(c.faults.seed),
+        use_aes(c.prefer_aes_gcm && crypto::aes_available()) {}
 
   // Every session's payload budget per packet: the datagram minus the header, tag and the data header.
   uint32_t seg_size() const {
     return cfg.max_datagram - static_cast<uint32_t>(wire::kOverheadBytes + wire::kDataHeaderBytes);
   }
-  TimeNs srtt(const Session& s) const { return s.rtt.smoothed(cfg.initial_rtt); }
-  TimeNs pto(const Session& s) const {
-    const TimeNs var = s.rtt.has_sample ? std::max<TimeNs>(4 * s.rtt.rttvar, 1'000'000) : srtt(s);
-    return srtt(s) + var + cfg.ack_delay;
-  }
-  // An epoch is one smoothed RTT (the paper), stretched at low rates so that it spans at least kMinEpochPackets
-  // packets (up to 4 RTTs): with only a handful of packets per RTT, rho_i is mostly exactly 0 or 1 and eqs. 2-3
-  // swing between full increase and deep cuts.
-  static constexpr double kMinEpochPackets = 16;
-  TimeNs epoch_len(const Session& s, const SendJob& j) const {
-    const TimeNs rtt = std::max(srtt(s), cfg.min_epoch);
-    if (!flags.rate_control || j.rate <= 0) return rtt;
-    const double span = kMinEpochPackets * double(cfg.max_datagram) * 1e9 / j.rate;
-    return std::clamp<TimeNs>(static_cast<TimeNs>(span), rtt, 4 * rtt);
-  }
-  // The TLR is a message loss budget; rate control compares it with the packet loss rho_i. A message of k packets
-  // is lost (without repair) if any of its packets is, so the packet loss that keeps message loss at TLR is
-  // 1 - (1 - TLR)^(1/k), with k the job's mean packets per message (k = 1 gives the paper's equations).
-  static double packet_tlr(const SendJob& j, double tlr) {
-    if (j.messages_submitted == 0 || j.segments_submitted <= j.messages_submitted) return tlr;
-    const double k = double(j.segments_submitted) / double(j.messages_submitted);
-    return 1.0 - std::pow(1.0 - std::clamp(tlr, 0.0, 1.0), 1.0 / k);
-  }
   double r_max() const { return double(cfg.line_rate_bps) / 8.0; }
-  double r_min(const Session& s) const { return double(cfg.max_datagram) * 1e9 / double(srtt(s)); }
+  // A job's first window goes right behind its ANNOUNCE, before the receiver confirmed it: one bandwidth-delay
+  // product at the line rate (the session's RTT, or initial_rtt before a sample), at most kMaxFirstWindow and the
+  // peer's advertised window, at least one datagram.
+  static constexpr uint64_t kMaxFirstWindow = 64 * 1024;
+  uint64_t first_window(const Session& s) const {
+    const double bdp = r_max() * double(s.recovery.srtt()) / 1e9;
+    const uint64_t w = std::min<uint64_t>({static_cast<uint64_t>(bdp), kMaxFirstWindow, s.peer_window});
+    return std::max<uint64_t>(w, seg_size());
+  }
+  RateControlConfig rate_config() const {
+    return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor}, flags, cfg.min_epoch, cfg.max_datagram};
+  }
 
   bool push_event(Event ev, bool essential) {
     if (!essential && events.size() >= cfg.max_pending_events) {
@@ -248,73 +134,23 @@ struct Engine::Impl {
     return it == sessions.end() ? nullptr : it->second.get();
   }
 
-  // ------------------------------------------------------------------ reports
-
-  std::shared_ptr<JobReport> sender_report(const Session& s, SendJob& j, Status status, TimeNs now) {
-    j.time_in_class[j.klass] += now - j.class_since;
-    j.class_since = now;
-    auto r = std::make_shared<JobReport>();
-    r->session = s.id;
-    r->job = j.id;
-    r->is_sender = true;
-    r->status = status;
-    r->messages = j.n;
-    r->packets_sent = j.packets_sent;
-    r->packets_retransmitted = j.retransmitted;
-    r->bytes_sent = j.bytes_sent;
-    r->epochs = j.epochs;
-    r->started = j.started;
-    r->finished = now;
-    const uint64_t resolved = j.packets_acked + j.packets_lost;
-    r->measured_loss = resolved ? double(j.packets_lost) / double(resolved) : 0.0;
-    std::copy(std::begin(j.time_in_class), std::end(j.time_in_class), r->time_in_class);
-    for (const auto& g : j.groups) {
-      GroupReport gr{g.spec.group_id, g.spec.size, g.target, g.delivered, g.spec.size - g.delivered, g.unreachable, {}, {}};
-      r->delivered += g.delivered;
-      r->groups.push_back(std::move(gr));
-    }
-    r->lost = r->messages - r->delivered;
-    return r;
-  }
-
-  std::shared_ptr<JobReport> receiver_report(const Session& s, const RecvJob& j, Status status, TimeNs now) {
-    auto r = std::make_shared<JobReport>();
-    r->session = s.id;
-    r->job = j.id;
-    r->is_sender = false;
-    r->status = status;
-    r->messages = j.n;
-    r->delivered = j.delivered;
-    r->lost = j.n - j.delivered;
-    r->measured_loss = j.n ? double(j.n - j.delivered) / double(j.n) : 0.0;
-    r->started = j.started;
-    r->finished = now;
-    for (const auto& g : j.groups) {
-      GroupReport gr{g.id, g.size, g.target, g.delivered, g.size - g.delivered, false, {}, {}};
-      if (j.ready) {
-        for (uint32_t i = 0; i < g.size; ++i) {
-          const MessageId m = g.base + i;
-          (bit_get(j.delivered_bits, m) ? gr.delivered_ids : gr.lost_ids).push_back(m);
-        }
-      }
-      r->groups.push_back(std::move(gr));
-    }
-    return r;
-  }
-
   // ------------------------------------------------------------------ job lifecycle
 
   void finish_send_job(Session& s, JobId id, Status status, TimeNs now, const wire::Done* done = nullptr) {
     auto it = s.send_jobs.find(id);
     if (it == s.send_jobs.end()) return;
     SendJob& j = *it->second;
-    for (auto& [m, msg] : j.live) s.send_buffered -= msg.data.size();
+    j.release_buffers();
     Event ev;
     ev.type = EventType::kJobDone;
     ev.session = s.id;
     ev.job = id;
     ev.status = status;
-    auto report = sender_report(s, j, status, now);
+    auto report = std::make_shared<JobReport>();
+    report->session = s.id;
+    report->status = status;
+    j.fill_report(*report, now);
+    if (done) report->dones_sent = done->attempt;
     if (done && done->delivered <= j.n) {  // the receiver's counts are authoritative
       report->delivered = done->delivered;
       report->lost = j.n - done->delivered;
@@ -335,34 +171,46 @@ struct Engine::Impl {
                                    }),
                     s.control.end());
     s.send_jobs.erase(it);
-    s.finished_send.push_back(id);  // ids are not reused while the peer may still know them
-    while (s.finished_send.size() > 1024) s.finished_send.pop_front();
+    remember_finished(s.finished_send, id);  // ids are not reused while the peer may still know them
+  }
+
+  static void remember_finished(std::deque<JobId>& list, JobId id) {
+    list.push_back(id);
+    while (list.size() > 1024) list.pop_front();
   }
 
   void finish_recv_job(Session& s, JobId id, Status status, TimeNs now, bool tell_sender) {
     auto it = s.recv_jobs.find(id);
     if (it == s.recv_jobs.end()) return;
     RecvJob& j = *it->second;
-    for (auto& [m, p] : j.partial) s.recv_used -= p.buf.size();
-    for (auto& [m, h] : j.held) s.recv_used -= h.size();
-    s.recv_used -= std::min(s.recv_used, j.table_bytes);
+    j.release_buffers(s.recv);
+    if (!j.announced()) {  // known only from early data: the application never heard of it
+      s.recv_jobs.erase(it);
+      remember_finished(s.finished_recv, id);
+      return;
+    }
     Event ev;
     ev.type = EventType::kJobDone;
     ev.session = s.id;
     ev.job = id;
     ev.status = status;
-    ev.report = receiver_report(s, j, status, now);
+    auto report = std::make_shared<JobReport>();
+    report->session = s.id;
+    report->status = status;
+    j.fill_report(*report, now);
+    ev.report = std::move(report);
     push_event(std::move(ev), true);
     if (tell_sender) {
       // The per-group counts ride along when they fit one datagram, so the sender's report can use them.
       const size_t room = (cfg.max_datagram - wire::kOverheadBytes - 20) / 4;
-      const size_t n = j.ready && j.groups.size() <= room ? j.groups.size() : 0;
-      std::vector<uint8_t> body(16 + (n ? 4 + 4 * n : 0));
+      const size_t n = j.ready() && j.groups.size() <= room ? j.groups.size() : 0;
+      std::vector<uint8_t> body(wire::kDoneFixedBytes + (n ? 4 + 4 * n : 0));
       wire::Writer w(body.data(), body.size());
       w.u32(id);
       w.u32(static_cast<uint32_t>(static_cast<int32_t>(status)));
       w.u32(j.delivered);
       w.u32(j.lost);
+      w.u32(0);  // attempt: set at each transmission
       if (n) {
         w.u32(static_cast<uint32_t>(n));
         for (const auto& g : j.groups) w.u32(g.delivered);
@@ -371,8 +219,7 @@ struct Engine::Impl {
       s.ack_now = true;  // acknowledge the last data before the DONE goes out
     }
     s.recv_jobs.erase(it);
-    s.finished_recv.push_back(id);
-    while (s.finished_recv.size() > 1024) s.finished_recv.pop_front();
+    remember_finished(s.finished_recv, id);
   }
 
   void fail_session(Session& s, Status status, TimeNs now) {
@@ -397,7 +244,7 @@ struct Engine::Impl {
     wire::Writer w(bytes.data() + wire::kHeaderBytes, 4);
     w.u32(static_cast<uint32_t>(static_cast<int32_t>(status)));
     bytes.resize(seal(s, bytes.data(), PacketType::kClose, 4));
-    s.next_pn++;
+    s.recovery.skip_pn();
     if (farewells.size() >= kMaxFarewells) {
       farewells.pop_front();
       st.farewells_dropped++;
@@ -409,211 +256,118 @@ struct Engine::Impl {
     s.control.push_back(ControlFrame{s.next_ctrl_id++, type, job, std::move(body), false});
   }
 
-  // ------------------------------------------------------------------ sender: scheduling state
+  // ------------------------------------------------------------------ packet fates (recovery -> jobs)
 
-  uint64_t ready_key(const SendJob& j, const SendGroup& g, MessageId m, const SendMessage& msg) const {
-    // MRDF: least remaining (unacknowledged) bytes first; otherwise message order. Ties by id keep order.
-    if (!(flags.mrdf && j.mrdf) || g.exact()) return 0;
-    return uint64_t(msg.data.size() - msg.acked_bytes);
-  }
+  // What an acknowledged or lost packet means for the session's jobs and control frames.
+  struct Fate final : PacketFate {
+    Impl& I;
+    Session& s;
+    Fate(Impl& impl, Session& sess) : I(impl), s(sess) {}
 
-  void refresh_ready(SendJob& j, MessageId m, SendMessage& msg) {
-    if (msg.in_ready) j.ready.erase({msg.ready_key, m});
-    msg.in_ready = false;
-    if (msg.need > 0 && j.running) {
-      msg.ready_key = ready_key(j, j.groups[msg.group], m, msg);
-      j.ready.insert({msg.ready_key, m});
-      msg.in_ready = true;
-    }
-  }
-
-  void abandon_message(Session& s, SendJob& j, MessageId m) {
-    auto it = j.live.find(m);
-    if (it == j.live.end()) return;
-    if (it->second.in_ready) j.ready.erase({it->second.ready_key, m});
-    s.send_buffered -= it->second.data.size();
-    j.groups[it->second.group].lost++;
-    j.pending_abandon.push_back(m);
-    j.live.erase(it);
-  }
-
-  // A group that met its target sends nothing more: its unfinished messages are given up.
-  void on_group_satisfied(Session& s, SendJob& j, uint32_t gi) {
-    std::vector<MessageId> rest;
-    for (auto& [m, msg] : j.live)
-      if (msg.group == gi) rest.push_back(m);
-    for (MessageId m : rest) abandon_message(s, j, m);
-  }
-
-  void on_data_acked(Session& s, SendJob& j, MessageId m, uint32_t seg) {
-    auto it = j.live.find(m);
-    if (it == j.live.end()) return;
-    SendMessage& msg = it->second;
-    if (seg >= msg.segs.size()) return;
-    SegState& state = msg.segs[seg];
-    if (state == SegState::kAcked) return;
-    if (state == SegState::kResend || state == SegState::kNew) msg.need--;
-    state = SegState::kAcked;
-    msg.acked_bytes += msg.seg_len(seg);
-    if (msg.acked_bytes == msg.data.size()) {
-      const uint32_t gi = msg.group;
-      if (msg.in_ready) j.ready.erase({msg.ready_key, m});
-      s.send_buffered -= msg.data.size();
-      j.live.erase(it);
-      SendGroup& g = j.groups[gi];
-      g.delivered++;
-      if (g.delivered == g.target && !g.exact()) on_group_satisfied(s, j, gi);
-      return;
-    }
-    refresh_ready(j, m, msg);
-  }
-
-  void on_data_lost(Session& s, SendJob& j, MessageId m, uint32_t seg) {
-    auto it = j.live.find(m);
-    if (it == j.live.end()) return;
-    SendMessage& msg = it->second;
-    if (seg >= msg.segs.size() || msg.segs[seg] != SegState::kInFlight) return;
-    SendGroup& g = j.groups[msg.group];
-    // Retransmission criterion: while the group can still afford to lose messages, give this one up (it counts
-    // against the allowance, eq. 1's TotalNumLostMsg); once the allowance is used, retransmit. Exact groups have
-    // no allowance and always retransmit.
-    if (!g.exact() && g.lost < g.allowance()) {
-      abandon_message(s, j, m);
-      return;
-    }
-    msg.segs[seg] = SegState::kResend;
-    msg.need++;
-    msg.hint = std::min(msg.hint, seg);
-    refresh_ready(j, m, msg);
-  }
-
-  void resolve_packet(Session& s, SentPacket& p, bool acked) {
-    if (p.resolved) return;
-    p.resolved = true;
-    if (p.kind == SentPacket::Kind::kData) s.inflight_bytes -= p.bytes;
-    switch (p.kind) {
-      case SentPacket::Kind::kData: {
-        auto it = s.send_jobs.find(p.job);
-        if (it == s.send_jobs.end()) break;
-        SendJob& j = *it->second;
-        if (acked) {
-          j.packets_acked++;
-          j.epoch_acked++;
-          on_data_acked(s, j, p.msg, p.seg);
-        } else {
-          j.packets_lost++;
-          j.epoch_lost++;
-          on_data_lost(s, j, p.msg, p.seg);
+    void on_acked(const SentPacket& p) override {
+      if (p.kind == SentPacket::Kind::kData) {
+        if (SendJob* j = job(p.job)) {
+          j->packets_acked++;
+          j->rate.on_resolved(true, p.size);
+          j->on_segment_acked(p.msg, p.seg);
         }
-        break;
-      }
-      case SentPacket::Kind::kControl: {
-        auto it = std::find_if(s.control.begin(), s.control.end(),
-                               [&](const ControlFrame& f) { return f.id == p.ctrl; });
-        if (it == s.control.end()) break;
-        if (!acked) {  // send it again, backing off so a dead or congested path is not flooded
-          it->in_flight = false;
-          it->losses = std::min<uint32_t>(it->losses + 1, 16);
-          it->not_before = clock + std::min<TimeNs>(pto(s) << std::min<uint32_t>(it->losses - 1, 10), 1'000'000'000);
-          break;
-        }
-        const PacketType type = it->type;
-        const JobId job = it->job;
-        s.control.erase(it);
-        if (type == PacketType::kAnnounce) {
-          auto jt = s.send_jobs.find(job);
-          if (jt != s.send_jobs.end() && --jt->second->announce_unacked == 0) {
-            SendJob& j = *jt->second;
-            j.running = true;
-            for (auto& [m, msg] : j.live) refresh_ready(j, m, msg);
-          }
-        }
-        break;
-      }
-      case SentPacket::Kind::kPing:
-      case SentPacket::Kind::kAck:
-        break;
-    }
-  }
-
-  void pop_resolved(Session& s) {
-    while (!s.sent.empty() && s.sent.front().resolved) {
-      s.sent.pop_front();
-      s.base_pn++;
-    }
-  }
-
-  // Declares packets lost: by packet threshold (3) or time threshold (9/8 RTT) behind the largest
-  // acknowledged packet, and, when `pto_deadline` is given, everything sent before it (probe timeout).
-  void detect_losses(Session& s, TimeNs now, bool on_pto) {
-    const TimeNs rtt = std::max(srtt(s), s.rtt.latest);
-    const TimeNs time_thresh = rtt + rtt / 8;
-    const TimeNs pto_thresh = pto(s);
-    for (size_t i = 0; i < s.sent.size(); ++i) {
-      SentPacket& p = s.sent[i];
-      if (p.resolved) continue;
-      const uint64_t pn = s.base_pn + i;
-      const bool behind = s.any_acked && pn < s.largest_acked;
-      const bool lost = (behind && (pn + 3 <= s.largest_acked || p.sent + time_thresh <= now)) ||
-                        (on_pto && std::max(p.sent, s.last_ack_progress) + pto_thresh <= now);
-      if (lost) {
-        resolve_packet(s, p, false);
-      } else if (!behind) {
-        break;  // later packets are newer still
+      } else if (p.kind == SentPacket::Kind::kControl) {
+        frame_acked(p.ctrl);
       }
     }
-    pop_resolved(s);
+
+    void on_lost(const SentPacket& p) override {
+      if (p.kind == SentPacket::Kind::kData) {
+        if (SendJob* j = job(p.job)) {
+          j->packets_lost++;
+          j->rate.on_resolved(false, p.size);
+          j->on_segment_lost(p.msg, p.seg);
+        }
+      } else if (p.kind == SentPacket::Kind::kControl) {
+        auto it = frame(p.ctrl);
+        if (it == s.control.end()) return;
+        // Send it again: at once after a first loss, then backing off so a dead or congested path is not flooded.
+        it->in_flight = false;
+        it->losses = std::min<uint32_t>(it->losses + 1, 16);
+        const TimeNs backoff =
+            it->losses < 2 ? 0 : std::min<TimeNs>(s.recovery.pto() << std::min<uint32_t>(it->losses - 2, 10), kSecond);
+        it->not_before = I.clock + backoff;
+      }
+    }
+
+    // Declared lost, then acknowledged: not a loss after all. Undo what can still be undone.
+    void on_late_ack(const SentPacket& p) override {
+      if (p.kind == SentPacket::Kind::kData) {
+        if (SendJob* j = job(p.job)) {
+          if (j->packets_lost > 0) j->packets_lost--;
+          j->packets_acked++;
+          j->rate.on_late_ack(p.size);
+          j->on_segment_late_ack(p.msg, p.seg);
+        }
+      } else if (p.kind == SentPacket::Kind::kControl) {
+        frame_acked(p.ctrl);  // any copy of a frame acknowledges it
+      }
+    }
+
+    void frame_acked(uint64_t id) {
+      auto it = frame(id);
+      if (it == s.control.end()) return;  // an earlier copy was acknowledged already
+      const PacketType type = it->type;
+      const JobId job_id = it->job;
+      s.control.erase(it);
+      if (type != PacketType::kAnnounce) return;
+      SendJob* j = job(job_id);
+      if (j && --j->announce_unacked == 0) j->set_running(I.clock);
+    }
+
+    SendJob* job(JobId id) {
+      auto it = s.send_jobs.find(id);
+      return it == s.send_jobs.end() ? nullptr : it->second.get();
+    }
+    std::deque<ControlFrame>::iterator frame(uint64_t id) {
+      return std::find_if(s.control.begin(), s.control.end(), [&](const ControlFrame& f) { return f.id == id; });
+    }
+  };
+
+  // A probe timeout: one ack-eliciting packet now - a copy of the oldest control frame in flight, else a PING.
+  void send_probe(Session& s, TimeNs now) {
+    for (auto& f : s.control) {
+      if (!control_ready(s, f)) continue;
+      if (f.in_flight) {
+        f.in_flight = false;
+        f.not_before = now;
+        return;
+      }
+      if (f.not_before <= now) return;  // goes out now anyway
+    }
+    s.ping_now = true;
   }
 
   // ------------------------------------------------------------------ sender: epochs
 
-  std::vector<control::GroupProgress> progress(const SendJob& j) const {
-    std::vector<control::GroupProgress> v;
-    v.reserve(j.groups.size());
-    for (const auto& g : j.groups) v.push_back({g.spec.size, g.target, g.delivered, g.lost});
-    return v;
-  }
-
   void end_epoch(Session& s, SendJob& j, TimeNs now) {
-    const uint64_t resolved = j.epoch_acked + j.epoch_lost;
-    // rho_i = 1 - acked/sent over the packets whose fate became known in this epoch (see docs/protocol.md).
-    const double rho = resolved ? double(j.epoch_lost) / double(resolved) : 0.0;
-    const auto prog = progress(j);
-    if (flags.dynamic_tlr) j.tlr = control::target_loss_rate(prog);
-    if (flags.rate_control && resolved > 0)
-      j.rate = control::next_rate(j.rate, rho, packet_tlr(j, j.tlr), cfg.tlr_floor, cfg.reaction_speed, r_max(),
-                                  r_min(s));
-    if (flags.rate_control) j.rate = std::max(j.rate, std::min(r_min(s), r_max()));
-    int k = j.klass;  // static TLR (FixTLR) or static priority (FixPrio) keep the class chosen at the start
-    if (flags.slack_priority && flags.dynamic_priority && flags.dynamic_tlr)
-      k = control::priority_class(control::target_loss_rate(prog, true), false);
-    if (k != j.klass) {
-      j.time_in_class[j.klass] += now - j.class_since;
-      j.class_since = now;
-      j.klass = k;
-    }
-    j.epochs++;
-    if (!j.pending_abandon.empty() && j.epochs % 16 == 0) flush_abandons(s, j);  // bounded delay, few frames
+    EpochSample sample = j.rate.end_epoch(now, j.progress(), j.packets_per_message(), s.recovery.srtt());
+    if (!j.pending_abandons().empty() && j.rate.epochs() % 16 == 0) flush_abandons(s, j);  // bounded delay
     if (trace) {
+      sample.session = s.id;
+      sample.job = j.id;
       Event ev;
-    ev.type = EventType::kEpoch;
+      ev.type = EventType::kEpoch;
       ev.session = s.id;
       ev.job = j.id;
-      ev.epoch = EpochSample{s.id, j.id, now, j.tlr, rho, j.rate * 8.0, j.klass};
+      ev.epoch = sample;
       push_event(std::move(ev), false);
     }
-    j.epoch_start = now;
-    j.epoch_acked = j.epoch_lost = 0;
   }
 
   // ------------------------------------------------------------------ packet building
 
   size_t seal(Session& s, uint8_t* buf, PacketType type, size_t body_len) {
-    const uint64_t pn = s.next_pn;
+    const uint64_t pn = s.recovery.next_pn();
     const bool header_only = !cfg.payload_auth && type == PacketType::kData;
-    const uint8_t flags = static_cast<uint8_t>((use_aes && s.peer_aes_capable ? wire::kFlagAesGcm : 0) |
-                                               (use_aes ? wire::kFlagAesCapable : 0) |
-                                               (header_only ? wire::kFlagHeaderOnlyAuth : 0));
+    const uint8_t flags =
+        static_cast<uint8_t>((use_aes && s.peer_aes_capable ? wire::kFlagAesGcm : 0) |
+                             (use_aes ? wire::kFlagAesCapable : 0) | (header_only ? wire::kFlagHeaderOnlyAuth : 0));
     wire::write_header(buf, type, s.initiator, s.id, pn, flags);
     wire::set_body_len(buf, static_cast<uint16_t>(body_len));
     const size_t covered = wire::kHeaderBytes + (header_only ? wire::kDataHeaderBytes : body_len);
@@ -621,17 +375,9 @@ struct Engine::Impl {
     return wire::kHeaderBytes + body_len + wire::kTagBytes;
   }
 
-  void record_sent(Session& s, SentPacket p, TimeNs now) {
-    p.sent = now;
-    if (s.sent.empty()) s.base_pn = s.next_pn;
-    s.sent.push_back(p);
-    s.next_pn++;
+  void record_sent(Session& s, const SentPacket& p, TimeNs now) {
+    s.recovery.on_sent(p, now);
     s.last_tx = now;
-    pop_resolved(s);
-  }
-
-  uint64_t free_window(const Session& s) const {
-    return cfg.recv_buffer_bytes > s.recv_used ? cfg.recv_buffer_bytes - s.recv_used : 0;
   }
 
   size_t build_ack(Session& s, uint8_t* buf, TimeNs now) {
@@ -640,10 +386,9 @@ struct Engine::Impl {
     const size_t max_ranges = std::min(wire::kMaxAckRanges, 1 + (room - wire::kAckFixedBytes) / 8);
     auto ranges = s.received.ranges(max_ranges);
     wire::Writer w(body, room);
-    const TimeNs delay = s.ack_deadline != kNever && now + cfg.ack_delay > s.ack_deadline
-                             ? now - (s.ack_deadline - cfg.ack_delay)
-                             : 0;
-    const uint64_t window = free_window(s);
+    const TimeNs delay =
+        s.ack_deadline != kNever && now + cfg.ack_delay > s.ack_deadline ? now - (s.ack_deadline - cfg.ack_delay) : 0;
+    const uint64_t window = s.recv.free();
     w.u64(s.received.largest());
     w.u32(static_cast<uint32_t>(std::min<TimeNs>(delay / 1000, UINT32_MAX)));
     w.u16(static_cast<uint16_t>(ranges.size()));
@@ -659,33 +404,37 @@ struct Engine::Impl {
     s.unacked_eliciting = 0;
     s.last_advertised_window = window;
     const size_t len = seal(s, buf, PacketType::kAck, w.size());
-    record_sent(s, SentPacket{SentPacket::Kind::kAck, true, false, 0, 0, 0, 0, 0, 0}, now);
+    SentPacket p;
+    p.kind = SentPacket::Kind::kAck;
+    p.state = SentPacket::State::kAcked;
+    record_sent(s, p, now);
     return len;
   }
 
+  size_t abandons_per_frame() const { return (cfg.max_datagram - wire::kOverheadBytes - wire::kListFixedBytes) / 4; }
+
   // Turns pending abandon notices into control frames.
   void flush_abandons(Session& s, SendJob& j) {
-    const size_t per = (cfg.max_datagram - wire::kOverheadBytes - wire::kListFixedBytes) / 4;
-    size_t i = 0;
-    while (i < j.pending_abandon.size()) {
-      const size_t n = std::min(per, j.pending_abandon.size() - i);
+    const size_t per = abandons_per_frame();
+    const std::vector<MessageId> ids = j.take_abandons();
+    for (size_t i = 0; i < ids.size();) {
+      const size_t n = std::min(per, ids.size() - i);
       std::vector<uint8_t> body(wire::kListFixedBytes + 4 * n);
       wire::Writer w(body.data(), body.size());
       w.u32(j.id);
       w.u16(static_cast<uint16_t>(n));
       w.u16(0);
-      for (size_t k = 0; k < n; ++k) w.u32(j.pending_abandon[i + k]);
+      for (size_t k = 0; k < n; ++k) w.u32(ids[i + k]);
       queue_control(s, PacketType::kAbandon, j.id, std::move(body));
       i += n;
     }
-    j.pending_abandon.clear();
   }
 
   // Abandon notices are batched: sent when a frame is full, when the job has nothing else to send, or at the end
-  // of an epoch (end_epoch flushes).
+  // of every 16th epoch (end_epoch flushes).
   bool abandons_due(const SendJob& j) const {
-    const size_t per = (cfg.max_datagram - wire::kOverheadBytes - wire::kListFixedBytes) / 4;
-    return !j.pending_abandon.empty() && (j.pending_abandon.size() >= per || j.ready.empty());
+    const size_t pending = j.pending_abandons().size();
+    return pending > 0 && (pending >= abandons_per_frame() || !j.has_ready());
   }
 
   // A job's UPDATE and ABANDON frames wait until its announce is acknowledged, so they can never overtake it.
@@ -696,67 +445,78 @@ struct Engine::Impl {
   }
 
   bool data_sendable(const Session& s, const SendJob& j) const {
-    return j.running && !j.ready.empty() && s.inflight_bytes + cfg.max_datagram <= std::max<uint64_t>(s.peer_window, cfg.max_datagram) &&
-           s.sent.size() < ReceivedWindow::kBits / 2;
+    return j.may_send_data() && j.has_ready() &&
+           s.recovery.inflight_bytes() + cfg.max_datagram <= std::max<uint64_t>(s.peer_window, cfg.max_datagram) &&
+           s.recovery.span() < ReceivedWindow::kBits / 2;
   }
 
-  TimeNs data_time(const Session& s, const SendJob& j) const {
-    return std::max(j.next_send, global_next_send);
-  }
+  TimeNs data_time(const SendJob& j) const { return std::max(j.rate.next_send(), global_next_send); }
 
-  uint8_t dscp_for(const SendJob* j, bool exact) const {
+  // DATA: exact groups in class 0, approximate ones in the job's class (no_priority_dscp when the mode has no
+  // slack priority). Everything else - ACKs, control frames, probes, CLOSE - always in class 0 (the exact queue,
+  // with most of the buffer): a job's start and end must not wait behind its own congested data class.
+  uint8_t data_dscp(const SendJob& j, bool exact) const {
     if (!flags.slack_priority) return cfg.no_priority_dscp;
-    if (!j || exact) return cfg.dscp_by_class[0];
-    return cfg.dscp_by_class[j->klass];
+    return cfg.dscp_by_class[exact ? 0 : j.rate.priority_class()];
   }
+  uint8_t control_dscp() const { return cfg.dscp_by_class[0]; }
 
   size_t build_data(Session& s, SendJob& j, uint8_t* buf, TimeNs now, uint8_t* dscp) {
-    const MessageId m = j.ready.begin()->second;
-    SendMessage& msg = j.live.at(m);
-    uint32_t seg = msg.hint;
-    while (seg < msg.segs.size() && msg.segs[seg] != SegState::kNew && msg.segs[seg] != SegState::kResend) ++seg;
-    if (seg == msg.segs.size()) {  // cannot happen while need > 0; repair rather than loop
-      msg.need = 0;
-      refresh_ready(j, m, msg);
-      return 0;
-    }
-    const bool retrans = msg.segs[seg] == SegState::kResend;
-    msg.segs[seg] = SegState::kInFlight;
-    msg.need--;
-    msg.hint = seg + 1;
-    const uint32_t len = msg.seg_len(seg);
+    SegmentToSend seg;
+    if (!j.take_next_segment(&seg)) return 0;
     uint8_t* body = buf + wire::kHeaderBytes;
     wire::Writer w(body, cfg.max_datagram - wire::kOverheadBytes);
     w.u32(j.id);
-    w.u32(m);
-    w.u32(static_cast<uint32_t>(msg.data.size()));
-    w.u32(seg * msg.seg_size);
-    w.u16(static_cast<uint16_t>(msg.seg_size));
+    w.u32(seg.msg);
+    w.u32(seg.msg_len);
+    w.u32(seg.offset);
+    w.u16(seg.seg_size);
     w.u16(0);
-    w.bytes(msg.data.data() + size_t{seg} * msg.seg_size, len);
+    w.bytes(seg.payload, seg.len);
     const size_t total = seal(s, buf, PacketType::kData, w.size());
-    const bool exact = j.groups[msg.group].exact();
-    *dscp = dscp_for(&j, exact);
-    record_sent(s, SentPacket{SentPacket::Kind::kData, false, retrans, len, 0, j.id, m, seg, 0}, now);
-    s.inflight_bytes += len;
+    *dscp = data_dscp(j, seg.exact);
+    j.last_data_sent = now;
+    SentPacket p;
+    p.kind = SentPacket::Kind::kData;
+    p.dscp = *dscp;
+    p.retransmission = seg.retransmission;
+    p.bytes = seg.len;
+    p.size = static_cast<uint32_t>(total);
+    p.job = j.id;
+    p.msg = seg.msg;
+    p.seg = seg.seg;
+    record_sent(s, p, now);
     j.packets_sent++;
     j.bytes_sent += total;
-    if (retrans) j.retransmitted++;
+    if (seg.retransmission) j.retransmitted++;
     // Pacing: the job at its rate R, the host at the line rate; a short burst allowance lets drivers batch.
-    const double rate = flags.rate_control ? j.rate : r_max();
-    const TimeNs burst = 50'000;
-    j.next_send = std::max(j.next_send, now > burst ? now - burst : 0) + TimeNs(double(total) * 1e9 / rate);
+    j.rate.on_sent(now, total);
+    const TimeNs burst = RateController::kBurstAllowance;
     global_next_send =
         std::max(global_next_send, now > burst ? now - burst : 0) + TimeNs(double(total) * 1e9 / r_max());
-    refresh_ready(j, m, msg);
     return total;
   }
 
   size_t build_control(Session& s, ControlFrame& f, uint8_t* buf, TimeNs now) {
+    f.sends++;
+    if (f.type == PacketType::kDone) {  // the DONE says which transmission it is
+      wire::Writer attempt(f.body.data() + 16, 4);
+      attempt.u32(f.sends);
+    }
+    if (f.type == PacketType::kAnnounce || f.type == PacketType::kUpdate) {
+      auto it = s.send_jobs.find(f.job);
+      if (it != s.send_jobs.end())
+        (f.type == PacketType::kAnnounce ? it->second->announces_sent : it->second->updates_sent)++;
+    }
     std::memcpy(buf + wire::kHeaderBytes, f.body.data(), f.body.size());
     const size_t len = seal(s, buf, f.type, f.body.size());
     f.in_flight = true;
-    record_sent(s, SentPacket{SentPacket::Kind::kControl, false, false, 0, 0, f.job, 0, 0, f.id}, now);
+    SentPacket p;
+    p.kind = SentPacket::Kind::kControl;
+    p.dscp = control_dscp();
+    p.job = f.job;
+    p.ctrl = f.id;
+    record_sent(s, p, now);
     return len;
   }
 
@@ -764,13 +524,15 @@ struct Engine::Impl {
     const size_t len = seal(s, buf, PacketType::kPing, 0);
     s.ping_now = false;
     s.last_ping = now;
-    record_sent(s, SentPacket{SentPacket::Kind::kPing, false, false, 0, 0, 0, 0, 0, 0}, now);
+    SentPacket p;
+    p.dscp = control_dscp();
+    record_sent(s, p, now);
     return len;
   }
 
   // One datagram from session s, or 0.
   size_t transmit_from(Session& s, TimeNs now, uint8_t* buf, uint8_t* dscp) {
-    *dscp = flags.slack_priority ? cfg.dscp_by_class[0] : cfg.no_priority_dscp;
+    *dscp = control_dscp();
     if (s.ack_now || (s.ack_deadline != kNever && s.ack_deadline <= now)) {
       if (s.received.any()) return build_ack(s, buf, now);
       s.ack_now = false;
@@ -783,8 +545,8 @@ struct Engine::Impl {
     if (s.ping_now) return build_ping(s, buf, now);
     SendJob* best = nullptr;
     for (auto& [id, j] : s.send_jobs) {
-      if (!data_sendable(s, *j) || data_time(s, *j) > now) continue;
-      if (!best || j->next_send < best->next_send) best = j.get();
+      if (!data_sendable(s, *j) || data_time(*j) > now) continue;
+      if (!best || j->rate.next_send() < best->rate.next_send()) best = j.get();
     }
     if (best) return build_data(s, *best, buf, now, dscp);
     return 0;
@@ -794,26 +556,8 @@ struct Engine::Impl {
 
   void on_ack(Session& s, const wire::Ack& a, TimeNs now) {
     s.peer_window = a.window;
-    if (a.largest >= s.next_pn) return;  // acknowledges something never sent: ignore
-    bool newly_acked_largest = false;
-    for (const auto& r : a.ranges) {
-      const uint64_t lo = std::max(r.low, s.base_pn);
-      const uint64_t hi = std::min(r.high, s.next_pn - 1);
-      for (uint64_t pn = lo; pn <= hi && pn >= s.base_pn && pn - s.base_pn < s.sent.size(); ++pn) {
-        SentPacket& p = s.sent[pn - s.base_pn];
-        if (p.resolved) continue;
-        if (pn == a.largest) {
-          newly_acked_largest = true;
-          s.rtt.on_sample(now - p.sent, TimeNs(a.ack_delay_us) * 1000);
-        }
-        resolve_packet(s, p, true);
-        s.last_ack_progress = now;
-      }
-    }
-    (void)newly_acked_largest;
-    if (!s.any_acked || a.largest > s.largest_acked) s.largest_acked = a.largest;
-    s.any_acked = true;
-    detect_losses(s, now, false);
+    Fate fate(*this, s);
+    s.recovery.on_ack(a, now, fate);
   }
 
   size_t max_control_frames() const { return size_t{cfg.max_jobs_per_session} * 4 + 64; }
@@ -824,207 +568,152 @@ struct Engine::Impl {
   bool on_announce(Session& s, const wire::Announce& a, TimeNs now) {
     if (std::find(s.finished_recv.begin(), s.finished_recv.end(), a.job) != s.finished_recv.end()) return true;
     auto it = s.recv_jobs.find(a.job);
-    if (it == s.recv_jobs.end()) {
+    if (it == s.recv_jobs.end() || !it->second->announced()) {
+      const bool early = it != s.recv_jobs.end();  // early data came first
       if (events.size() + 2 > cfg.max_pending_events || s.control.size() >= max_control_frames()) {
         st.dropped_no_buffer++;
         return false;
       }
       if (a.n_groups > cfg.max_groups_per_job || a.n_messages > cfg.max_messages_per_job || a.n_messages == 0 ||
-          s.recv_jobs.size() >= cfg.max_jobs_per_session) {
+          (!early && s.recv_jobs.size() >= cfg.max_jobs_per_session)) {
         st.dropped_malformed++;
         refuse_job(s, a.job, Status::kLimitExceeded);
         return true;
       }
       // The job's bookkeeping (group table, delivered/lost bitmaps) is charged to the receive buffer like data,
       // so a peer cannot make us hold more than the buffer in tables either. A table larger than the whole buffer
-      // is refused; one that does not fit right now waits (no ack: the sender repeats the ANNOUNCE).
-      const uint64_t table = sizeof(RecvJob) + uint64_t{a.n_groups} * sizeof(RecvGroup) +
-                             2 * ((uint64_t{a.n_messages} + 63) / 64) * sizeof(uint64_t);
+      // is refused; one that does not fit right now waits (no ack: the sender repeats the ANNOUNCE) - unless the
+      // job's own early data fills the buffer: that data only leaves once the table is known, so the table may
+      // then go beyond the buffer, by at most one more buffer in total.
+      const uint64_t table = RecvJob::table_bytes(a.n_messages, a.n_groups);
       if (table > cfg.recv_buffer_bytes) {
         st.dropped_no_buffer++;
         refuse_job(s, a.job, Status::kLimitExceeded);
         return true;
       }
-      if (s.recv_used + table > cfg.recv_buffer_bytes) {
+      const uint64_t before = early ? it->second->charged_table : 0;
+      const uint64_t limit = early ? 2 * cfg.recv_buffer_bytes : cfg.recv_buffer_bytes;
+      if (s.recv.used - before + table > limit) {
         st.dropped_no_buffer++;
         return false;
       }
-      auto j = std::make_unique<RecvJob>();
-      j->id = a.job;
-      j->table_bytes = table;
-      s.recv_used += table;
-      j->n = a.n_messages;
-      j->mrdf = (a.flags & wire::kAnnounceFlagMrdf) != 0;
-      j->groups.resize(a.n_groups);
-      j->started = now;
-      mark_active(s, now);
-      it = s.recv_jobs.emplace(a.job, std::move(j)).first;
-      st.jobs++;
+      if (!early) {
+        it = s.recv_jobs.emplace(a.job, std::make_unique<RecvJob>(a.job, now)).first;
+        mark_active(s, now);
+        st.jobs++;
+      }
+      RecvJob& j = *it->second;
+      j.set_size(a.n_messages, a.n_groups, (a.flags & wire::kAnnounceFlagMrdf) != 0);
+      s.recv.used += table - before;
+      j.charged_table = table;
     }
     RecvJob& j = *it->second;
-    if (j.n != a.n_messages || j.groups.size() != a.n_groups) {
-      st.dropped_malformed++;
-      return true;
+    std::vector<Delivery> out;
+    switch (j.add_groups(a, now, s.recv, &out, &st.dropped_malformed)) {
+      case RecvJob::TableResult::kMismatch: st.dropped_malformed++; return true;
+      case RecvJob::TableResult::kIncomplete: return true;
+      case RecvJob::TableResult::kBadSizes:  // inconsistent announce: end the job with a protocol error
+        st.dropped_malformed++;
+        finish_recv_job(s, j.id, Status::kProtocolError, now, true);
+        return true;
+      case RecvJob::TableResult::kReady: break;
     }
-    for (size_t i = 0; i < a.entries.size(); ++i) {
-      RecvGroup& g = j.groups[a.first_group + i];
-      if (g.known) continue;
-      g.known = true;
-      g.id = a.entries[i].group_id;
-      g.size = a.entries[i].size;
-      g.target = a.entries[i].target;
-      j.groups_known++;
-    }
-    if (j.ready || j.groups_known != j.groups.size()) return true;
-    uint64_t sum = 0;
-    for (auto& g : j.groups) {
-      g.base = static_cast<uint32_t>(sum);
-      sum += g.size;
-    }
-    if (sum != j.n) {  // inconsistent announce: end the job with a protocol error
-      st.dropped_malformed++;
-      finish_recv_job(s, j.id, Status::kProtocolError, now, true);
-      return true;
-    }
-    j.delivered_bits.assign((j.n + 63) / 64, 0);
-    j.lost_bits.assign((j.n + 63) / 64, 0);
-    for (auto& g : j.groups) g.ordered = g.exact();  // in-order delivery is decided once, at the announce
-    j.ready = true;
     Event ev;
     ev.type = EventType::kJobStarted;
     ev.session = s.id;
     ev.job = j.id;
     push_event(std::move(ev), true);
+    deliver(s, j, out);  // early data that waited for the table
     check_recv_complete(s, j, now);
     return true;
   }
 
   void refuse_job(Session& s, JobId id, Status why) {
-    std::vector<uint8_t> body(16);
+    if (auto it = s.recv_jobs.find(id); it != s.recv_jobs.end()) {  // early data of a job that cannot be taken
+      it->second->release_buffers(s.recv);
+      s.recv_jobs.erase(it);
+    }
+    std::vector<uint8_t> body(wire::kDoneFixedBytes);
     wire::Writer w(body.data(), body.size());
     w.u32(id);
     w.u32(static_cast<uint32_t>(static_cast<int32_t>(why)));
     w.u32(0);
     w.u32(0);
+    w.u32(0);  // attempt: set at each transmission
     queue_control(s, PacketType::kDone, id, std::move(body));
-    s.finished_recv.push_back(id);
-    while (s.finished_recv.size() > 1024) s.finished_recv.pop_front();
+    remember_finished(s.finished_recv, id);
   }
 
   void check_recv_complete(Session& s, RecvJob& j, TimeNs now) {
-    for (const auto& g : j.groups)
-      if (g.delivered < g.target && g.delivered + g.lost < g.size) return;
-    finish_recv_job(s, j.id, Status::kOk, now, true);
+    if (j.complete()) finish_recv_job(s, j.id, Status::kOk, now, true);
   }
 
-  void deliver(Session& s, RecvJob& j, RecvGroup& g, MessageId m, Buffer buf) {
-    bit_set(j.delivered_bits, m);
-    g.delivered++;
-    j.delivered++;
-    const uint64_t handle = next_handle++;
-    Event ev;
-    ev.type = EventType::kMessage;
-    ev.session = s.id;
-    ev.job = j.id;
-    ev.message = m;
-    ev.group_id = g.id;
-    ev.len = buf.size();
-    ev.handle = handle;
-    s.app_held += buf.size();
-    auto& slot = delivered[handle];
-    slot.session = s.id;
-    slot.generation = s.generation;
-    slot.buf = std::move(buf);
-    ev.data = slot.buf.data();
-    push_event(std::move(ev), true);
-  }
-
-  // Delivers an ordered group's held messages from next_in_order on, skipping ids already resolved.
-  void advance_in_order(Session& s, RecvJob& j, RecvGroup& g) {
-    while (g.next_in_order < g.size) {
-      const MessageId m = g.base + g.next_in_order;
-      if (bit_get(j.delivered_bits, m) || bit_get(j.lost_bits, m)) {
-        g.next_in_order++;
-        continue;
-      }
-      auto h = j.held.find(m);
-      if (h == j.held.end()) return;
-      Buffer b = std::move(h->second);
-      j.held.erase(h);
-      deliver(s, j, g, m, std::move(b));
-      g.next_in_order++;
+  // Hands complete messages to the application: one kMessage event each, the buffer held until release().
+  void deliver(Session& s, const RecvJob& j, std::vector<Delivery>& out) {
+    for (Delivery& d : out) {
+      const uint64_t handle = next_handle++;
+      Event ev;
+      ev.type = EventType::kMessage;
+      ev.session = s.id;
+      ev.job = j.id;
+      ev.message = d.msg;
+      ev.group_id = d.group_id;
+      ev.len = d.buf.size();
+      ev.handle = handle;
+      s.recv.app_held += d.buf.size();
+      auto& slot = delivered[handle];
+      slot.session = s.id;
+      slot.generation = s.generation;
+      slot.buf = std::move(d.buf);
+      ev.data = slot.buf.data();
+      push_event(std::move(ev), true);
     }
+    out.clear();
   }
 
   // Returns true when the packet was accepted (and so may be acknowledged).
   bool on_data(Session& s, const wire::Data& d, TimeNs now) {
     auto it = s.recv_jobs.find(d.job);
-    if (it == s.recv_jobs.end() || !it->second->ready) {
+    if (it == s.recv_jobs.end()) {
       if (std::find(s.finished_recv.begin(), s.finished_recv.end(), d.job) != s.finished_recv.end()) return true;
-      st.dropped_unknown_job++;
-      return false;
-    }
-    RecvJob& j = *it->second;
-    if (d.msg >= j.n || d.msg_len > cfg.max_message_bytes) {
-      st.dropped_malformed++;
-      return false;
-    }
-    if (bit_get(j.delivered_bits, d.msg) || bit_get(j.lost_bits, d.msg) || j.held.count(d.msg)) return true;
-    RecvGroup& g = j.groups[j.group_of(d.msg)];
-    auto pit = j.partial.find(d.msg);
-    const bool head_of_line = g.ordered && d.msg == g.base + g.next_in_order;
-    if (pit == j.partial.end()) {
-      // Admission: the whole message is charged to the receive buffer up front; the next in-order message of an
-      // exact group is always admitted so that order can never deadlock the buffer.
-      const uint64_t charge = d.msg_len;
-      // (Only engine-held bytes can cause that deadlock: bytes the application holds still push back.)
-      // The exception is bounded: at most one more buffer's worth in total, however many ordered groups.
-      const bool fits = s.recv_used + charge <= cfg.recv_buffer_bytes;
-      const bool hol_fits = head_of_line && s.app_held + charge <= cfg.recv_buffer_bytes &&
-                            s.recv_used + charge <= 2 * cfg.recv_buffer_bytes;
-      if (!fits && !hol_fits) {
+      // Early data: the job's ANNOUNCE has not arrived yet. Hold the data within the receive buffer.
+      if (s.recv_jobs.size() >= cfg.max_jobs_per_session) {
+        st.dropped_unknown_job++;
+        return false;
+      }
+      if (s.recv.used + RecvJob::kEarlyJobBytes > cfg.recv_buffer_bytes) {
         st.dropped_no_buffer++;
         return false;
       }
-      RecvMessage rm;
-      rm.len = d.msg_len;
-      rm.seg_size = d.seg_size;
-      rm.nseg = (d.msg_len + d.seg_size - 1) / d.seg_size;
-      rm.bits.assign((rm.nseg + 63) / 64, 0);
-      rm.buf.resize(d.msg_len);
-      s.recv_used += charge;
-      pit = j.partial.emplace(d.msg, std::move(rm)).first;
+      auto j = std::make_unique<RecvJob>(d.job, now);
+      j->charged_table = RecvJob::kEarlyJobBytes;
+      s.recv.used += RecvJob::kEarlyJobBytes;
+      mark_active(s, now);
+      it = s.recv_jobs.emplace(d.job, std::move(j)).first;
+      st.jobs++;
     }
-    RecvMessage& rm = pit->second;
-    if (rm.len != d.msg_len || rm.seg_size != d.seg_size) {
+    RecvJob& j = *it->second;
+    std::vector<Delivery> out;
+    bool completed = false;
+    const auto r =
+        j.on_data(d, s.recv, cfg.max_message_bytes, events.size() >= cfg.max_pending_events, now, &out, &completed);
+    if (r == RecvJob::DataResult::kMalformed) {
       st.dropped_malformed++;
       return false;
     }
-    const uint32_t seg = d.offset / d.seg_size;
-    if (bit_get(rm.bits, seg)) return true;  // duplicate segment
-    if (rm.got + 1 == rm.nseg && events.size() >= cfg.max_pending_events) {
-      st.dropped_no_buffer++;  // the application is not draining events: push back on the sender
+    if (r == RecvJob::DataResult::kNoBuffer) {
+      st.dropped_no_buffer++;
       return false;
     }
-    std::memcpy(rm.buf.data() + d.offset, d.payload, d.payload_len);
-    bit_set(rm.bits, seg);
-    if (++rm.got < rm.nseg) return true;
-    Buffer buf = std::move(rm.buf);
-    j.partial.erase(pit);
-    if (!g.ordered) {
-      deliver(s, j, g, d.msg, std::move(buf));
-    } else {
-      j.held.emplace(d.msg, std::move(buf));
-      advance_in_order(s, j, g);
-    }
-    check_recv_complete(s, j, now);
+    deliver(s, j, out);
+    if (completed) check_recv_complete(s, j, now);
     return true;
   }
 
   // Frames for a job whose announce is still incomplete are not acknowledged, so the sender repeats them.
   bool job_pending_or_finished(const Session& s, JobId job, bool* accepted) const {
     auto it = s.recv_jobs.find(job);
-    if (it != s.recv_jobs.end() && it->second->ready) return false;
+    if (it != s.recv_jobs.end() && it->second->ready()) return false;
     *accepted = std::find(s.finished_recv.begin(), s.finished_recv.end(), job) != s.finished_recv.end();
     return true;
   }
@@ -1032,28 +721,16 @@ struct Engine::Impl {
   bool on_abandon(Session& s, const wire::Abandon& a, TimeNs now) {
     bool accepted;
     if (job_pending_or_finished(s, a.job, &accepted)) return accepted;
-    auto it = s.recv_jobs.find(a.job);
-    RecvJob& j = *it->second;
-    for (MessageId m : a.msgs) {
-      if (m >= j.n || bit_get(j.delivered_bits, m) || bit_get(j.lost_bits, m)) continue;
-      RecvGroup& g = j.groups[j.group_of(m)];
-      if (g.exact()) {  // exact messages are never given up
-        st.dropped_malformed++;
-        continue;
-      }
-      bit_set(j.lost_bits, m);
-      g.lost++;
-      j.lost++;
-      if (auto p = j.partial.find(m); p != j.partial.end()) {
-        s.recv_used -= p->second.buf.size();
-        j.partial.erase(p);
-      }
+    RecvJob& j = *s.recv_jobs.find(a.job)->second;
+    std::vector<std::pair<MessageId, uint64_t>> lost;
+    j.on_abandon(a.msgs, s.recv, &lost, &st.dropped_malformed);
+    for (const auto& [m, gid] : lost) {
       Event ev;
-    ev.type = EventType::kMessageLost;
+      ev.type = EventType::kMessageLost;
       ev.session = s.id;
       ev.job = j.id;
       ev.message = m;
-      ev.group_id = g.id;
+      ev.group_id = gid;
       push_event(std::move(ev), false);
     }
     check_recv_complete(s, j, now);
@@ -1064,27 +741,29 @@ struct Engine::Impl {
     bool accepted;
     if (job_pending_or_finished(s, u.job, &accepted)) return accepted;
     RecvJob& j = *s.recv_jobs.find(u.job)->second;
-    for (const auto& e : u.entries) {
-      if (e.group_index >= j.groups.size() || e.target > j.groups[e.group_index].size) {
-        st.dropped_malformed++;
-        continue;
-      }
-      RecvGroup& g = j.groups[e.group_index];
-      g.target = e.target;
-      // A group raised to MSR 1 mid-job becomes reliable but not ordered (earlier messages were already
-      // delivered out of order); a group lowered below 1 stops ordering and hands over what it held.
-      if (g.ordered && !g.exact()) {
-        g.ordered = false;
-        for (auto h = j.held.lower_bound(g.base); h != j.held.end() && h->first < g.base + g.size;) {
-          Buffer b = std::move(h->second);
-          const MessageId m = h->first;
-          h = j.held.erase(h);
-          deliver(s, j, g, m, std::move(b));
-        }
-      }
-    }
+    std::vector<Delivery> out;
+    j.on_update(u.entries, &out, &st.dropped_malformed);
+    deliver(s, j, out);
     check_recv_complete(s, j, now);
     return true;
+  }
+
+  void on_done(Session& s, const wire::Done& d, TimeNs now) {
+    const Status status = d.status == 0 ? Status::kOk
+                          : d.status < 0 && d.status >= static_cast<int32_t>(Status::kInternal)
+                              ? static_cast<Status>(d.status)
+                              : Status::kProtocolError;
+    finish_send_job(s, d.job, status, now, &d);
+  }
+
+  void on_cancel(Session& s, JobId job, TimeNs now) {
+    if (s.recv_jobs.count(job)) {
+      finish_recv_job(s, job, Status::kClosed, now, false);
+    } else if (std::find(s.finished_recv.begin(), s.finished_recv.end(), job) == s.finished_recv.end()) {
+      // The CANCEL overtook the job's ANNOUNCE (lost or reordered; the sender may still repeat it): remember the
+      // id so a late ANNOUNCE cannot start a job nobody will ever send or cancel again.
+      remember_finished(s.finished_recv, job);
+    }
   }
 
   void handle_datagram(const uint8_t* data, size_t len, PeerId from, TimeNs now) {
@@ -1117,7 +796,8 @@ struct Engine::Impl {
       return;
     }
     const size_t covered = wire::kHeaderBytes + (header_only ? wire::kDataHeaderBytes : body_len);
-    if (!crypto::verify(s.key, h.from_initiator, h.packet_number, data, covered, data + wire::kHeaderBytes + body_len)) {
+    if (!crypto::verify(s.key, h.from_initiator, h.packet_number, data, covered,
+                        data + wire::kHeaderBytes + body_len)) {
       st.dropped_auth++;
       return;
     }
@@ -1171,27 +851,20 @@ struct Engine::Impl {
       case PacketType::kDone: {
         wire::Done d;
         err = wire::parse_done(body, body_len, &d);
-        if (err == wire::ParseError::kOk) {
-          const Status status = d.status == 0 ? Status::kOk
-                                : d.status < 0 && d.status >= static_cast<int32_t>(Status::kInternal)
-                                    ? static_cast<Status>(d.status)
-                                    : Status::kProtocolError;
-          finish_send_job(s, d.job, status, now, &d);
-        }
+        if (err == wire::ParseError::kOk) on_done(s, d, now);
         break;
       }
-      case PacketType::kPing:
-        err = body_len == 0 ? wire::ParseError::kOk : wire::ParseError::kBadBody;
-        break;
+      case PacketType::kPing: err = body_len == 0 ? wire::ParseError::kOk : wire::ParseError::kBadBody; break;
       case PacketType::kClose: {
         int32_t code;
         err = wire::parse_close(body, body_len, &code);
         if (err == wire::ParseError::kOk) {
           // The peer says why (kClosed for an ordinary close); anything unknown reads as a protocol error.
-          const Status why = code == static_cast<int32_t>(Status::kClosed) ||
-                                     code == static_cast<int32_t>(Status::kProtocolError)
-                                 ? static_cast<Status>(code)
-                                 : code == 0 ? Status::kClosed : Status::kProtocolError;
+          const Status why =
+              code == static_cast<int32_t>(Status::kClosed) || code == static_cast<int32_t>(Status::kProtocolError)
+                  ? static_cast<Status>(code)
+              : code == 0 ? Status::kClosed
+                          : Status::kProtocolError;
           fail_session(s, why, now);
           return;  // s is gone
         }
@@ -1200,16 +873,7 @@ struct Engine::Impl {
       case PacketType::kCancel: {
         uint32_t job;
         err = wire::parse_cancel(body, body_len, &job);
-        if (err == wire::ParseError::kOk) {
-          if (s.recv_jobs.count(job)) {
-            finish_recv_job(s, job, Status::kClosed, now, false);
-          } else if (std::find(s.finished_recv.begin(), s.finished_recv.end(), job) == s.finished_recv.end()) {
-            // The CANCEL overtook the job's ANNOUNCE (lost or reordered; the sender may still repeat it):
-            // remember the id so a late ANNOUNCE cannot start a job nobody will ever send or cancel again.
-            s.finished_recv.push_back(job);
-            while (s.finished_recv.size() > 1024) s.finished_recv.pop_front();
-          }
-        }
+        if (err == wire::ParseError::kOk) on_cancel(s, job, now);
         break;
       }
     }
@@ -1239,15 +903,6 @@ struct Engine::Impl {
 
   // ------------------------------------------------------------------ timers
 
-  // Probe timeout: fires only when acknowledgements stopped making progress for a PTO, not merely because a
-  // packet is old (a growing queue inflates the RTT; while acks keep arriving, the packet and time thresholds
-  // detect losses).
-  TimeNs loss_deadline(const Session& s) const {
-    for (size_t i = 0; i < s.sent.size(); ++i)
-      if (!s.sent[i].resolved) return std::max(s.sent[i].sent, s.last_ack_progress) + pto(s);
-    return kNever;
-  }
-
   // A session that was idle (no jobs, so nobody pinged) starts its peer-death clock when a job starts, not at the
   // last packet heard, which may be long ago.
   void mark_active(Session& s, TimeNs now) {
@@ -1267,15 +922,16 @@ struct Engine::Impl {
   }
 
   TimeNs session_timeout(const Session& s) const {
-    TimeNs t = std::min({loss_deadline(s), liveness_deadline(s), keepalive_deadline(s)});
+    TimeNs t =
+        std::min({s.recovery.loss_timer(), s.recovery.probe_deadline(), liveness_deadline(s), keepalive_deadline(s)});
     if (s.ack_now || s.ping_now) return 0;
     t = std::min(t, s.ack_deadline);
     for (const auto& f : s.control)
       if (!f.in_flight && control_ready(s, f)) t = std::min(t, f.not_before);
     for (const auto& [id, j] : s.send_jobs) {
       if (abandons_due(*j)) return 0;
-      if (j->running) t = std::min(t, j->epoch_start + epoch_len(s, *j));
-      if (data_sendable(s, *j)) t = std::min(t, data_time(s, *j));
+      if (j->running) t = std::min(t, j->rate.epoch_deadline(s.recovery.srtt()));
+      if (data_sendable(s, *j)) t = std::min(t, data_time(*j));
     }
     return t;
   }
@@ -1285,10 +941,15 @@ struct Engine::Impl {
       fail_session(s, s.has_active_jobs() ? Status::kPeerDead : Status::kIdleTimeout, now);
       return;
     }
-    if (loss_deadline(s) <= now) detect_losses(s, now, true);
+    Fate fate(*this, s);
+    if (s.recovery.loss_timer() <= now) s.recovery.detect_losses(now, fate);
+    if (s.recovery.probe_deadline() <= now) {
+      s.recovery.on_probe_timeout(now, fate);
+      send_probe(s, now);
+    }
     if (keepalive_deadline(s) <= now) s.ping_now = true;
     for (auto& [id, j] : s.send_jobs)
-      if (j->running && j->epoch_start + epoch_len(s, *j) <= now) end_epoch(s, *j, now);
+      if (j->running && j->rate.epoch_deadline(s.recovery.srtt()) <= now) end_epoch(s, *j, now);
   }
 };
 
@@ -1305,7 +966,7 @@ Status Engine::open_session(SessionId id, const uint8_t key[kKeyBytes], PeerId p
   if (!key) return Status::kInvalidArgument;
   if (I.sessions.count(id)) return Status::kAlreadyExists;
   if (I.sessions.size() >= I.cfg.max_sessions) return Status::kLimitExceeded;
-  auto s = std::make_unique<Session>();
+  auto s = std::make_unique<Session>(I.cfg.initial_rtt, I.cfg.ack_delay);
   s->id = id;
   crypto::prepare(&s->key, key);
   s->generation = I.next_generation++;
@@ -1313,6 +974,7 @@ Status Engine::open_session(SessionId id, const uint8_t key[kKeyBytes], PeerId p
   s->initiator = initiator;
   s->created = s->last_rx = s->last_tx = now;
   s->peer_window = I.cfg.recv_buffer_bytes;
+  s->recv.capacity = I.cfg.recv_buffer_bytes;
   I.sessions.emplace(id, std::move(s));
   I.st.sessions = I.sessions.size();
   return Status::kOk;
@@ -1359,28 +1021,14 @@ Status Engine::start_job(SessionId sid, const JobSpec& spec, TimeNs now) {
     total += g.size;
   }
   if (total > I.cfg.max_messages_per_job) return Status::kLimitExceeded;
-  auto j = std::make_unique<SendJob>();
-  j->id = spec.job_id;
-  j->n = static_cast<uint32_t>(total);
-  j->mrdf = spec.mrdf;
-  j->submitted.assign((total + 63) / 64, 0);
-  uint32_t base = 0;
-  for (const auto& gs : spec.groups) {
-    SendGroup g;
-    g.spec = gs;
-    g.base = base;
-    g.target = target_of(gs.msr, gs.size);
-    base += gs.size;
-    j->groups.push_back(g);
-  }
-  const auto prog = I.progress(*j);
-  j->tlr = j->tlr0 = control::target_loss_rate(prog);
-  j->approx_tlr0 = control::target_loss_rate(prog, true);
-  j->klass = I.flags.slack_priority ? control::priority_class(j->approx_tlr0, false) : 0;
-  j->rate = I.r_max();  // start aggressively at the line rate; eq. 3 brings it down under loss
-  j->started = j->class_since = j->epoch_start = j->next_send = now;
+  auto j = std::make_unique<SendJob>(spec, I.flags.mrdf, I.seg_size(), I.law, I.rate_config(), s.send_buffered);
+  j->first_window = I.first_window(s);
+  const auto prog = j->progress();
+  j->rate.start(now, slack::target_loss_rate(prog), slack::target_loss_rate(prog, true));
+  j->started = now;
   // Announce: group table in chunks; data waits until every chunk is acknowledged.
-  const size_t per = (I.cfg.max_datagram - wire::kOverheadBytes - wire::kAnnounceFixedBytes) / wire::kAnnounceEntryBytes;
+  const size_t per =
+      (I.cfg.max_datagram - wire::kOverheadBytes - wire::kAnnounceFixedBytes) / wire::kAnnounceEntryBytes;
   for (size_t first = 0; first < j->groups.size(); first += per) {
     const size_t n = std::min(per, j->groups.size() - first);
     std::vector<uint8_t> body(wire::kAnnounceFixedBytes + n * wire::kAnnounceEntryBytes);
@@ -1399,15 +1047,14 @@ Status Engine::start_job(SessionId sid, const JobSpec& spec, TimeNs now) {
     I.queue_control(s, PacketType::kAnnounce, j->id, std::move(body));
     j->announce_unacked++;
   }
-  // Groups with target 0 are satisfied from the start.
   I.mark_active(s, now);
   s.send_jobs.emplace(spec.job_id, std::move(j));
   I.st.jobs++;
   return Status::kOk;
 }
 
-Status Engine::submit(SessionId sid, JobId jid, uint32_t group_index, uint32_t index, const uint8_t* data,
-                      size_t len, TimeNs now) {
+Status Engine::submit(SessionId sid, JobId jid, uint32_t group_index, uint32_t index, const uint8_t* data, size_t len,
+                      TimeNs now) {
   auto& I = *impl_;
   Session* sp = I.find(sid);
   if (!sp) return Status::kNotFound;
@@ -1418,31 +1065,8 @@ Status Engine::submit(SessionId sid, JobId jid, uint32_t group_index, uint32_t i
   if (group_index >= j.groups.size() || index >= j.groups[group_index].spec.size) return Status::kInvalidArgument;
   if (len == 0 || !data) return Status::kInvalidArgument;
   if (len > I.cfg.max_message_bytes) return Status::kLimitExceeded;
-  SendGroup& g = j.groups[group_index];
-  const MessageId m = g.base + index;
-  if (bit_get(j.submitted, m)) return Status::kAlreadyExists;
-  if (g.satisfied() && !g.exact()) {  // nothing more is needed from this group
-    bit_set(j.submitted, m);
-    g.lost++;
-    j.pending_abandon.push_back(m);
-    return Status::kOk;
-  }
-  if (s.send_buffered + len > I.cfg.send_buffer_bytes) return Status::kWouldBlock;
-  bit_set(j.submitted, m);
-  SendMessage msg;
-  msg.group = group_index;
-  msg.data.assign(data, data + len);
-  msg.seg_size = I.seg_size();
-  const uint32_t nseg = static_cast<uint32_t>((len + msg.seg_size - 1) / msg.seg_size);
-  msg.segs.assign(nseg, SegState::kNew);
-  msg.need = nseg;
-  j.messages_submitted++;
-  j.segments_submitted += nseg;
-  s.send_buffered += len;
-  auto [mit, ok] = j.live.emplace(m, std::move(msg));
-  I.refresh_ready(j, m, mit->second);
   (void)now;
-  return Status::kOk;
+  return j.submit(group_index, index, data, len, I.cfg.send_buffer_bytes);
 }
 
 Status Engine::update_msr(SessionId sid, JobId jid, const std::vector<std::pair<uint32_t, double>>& msrs, TimeNs now) {
@@ -1455,23 +1079,10 @@ Status Engine::update_msr(SessionId sid, JobId jid, const std::vector<std::pair<
   SendJob& j = *it->second;
   for (const auto& [gi, msr] : msrs)
     if (gi >= j.groups.size() || !(msr >= 0.0 && msr <= 1.0)) return Status::kInvalidArgument;
-  std::vector<uint8_t> body(wire::kListFixedBytes);
-  wire::Writer hdr(body.data(), body.size());
-  hdr.u32(jid);
-  hdr.u16(static_cast<uint16_t>(msrs.size()));
-  hdr.u16(0);
   const size_t per = (I.cfg.max_datagram - wire::kOverheadBytes - wire::kListFixedBytes) / wire::kUpdateEntryBytes;
   std::vector<wire::UpdateEntry> entries;
-  for (const auto& [gi, msr] : msrs) {
-    SendGroup& g = j.groups[gi];
-    uint32_t t = target_of(msr, g.spec.size);
-    // Messages already given up cannot be brought back: clamp, and say so in the report.
-    g.unreachable = t > g.spec.size - g.lost;
-    if (g.unreachable) t = g.spec.size - g.lost;
-    g.target = t;
-    entries.push_back({gi, t});
-    if (g.satisfied() && !g.exact()) I.on_group_satisfied(s, j, gi);
-  }
+  for (const auto& [gi, msr] : msrs)
+    entries.push_back({gi, j.set_target(gi, slack::target_of(msr, j.groups[gi].spec.size))});
   for (size_t first = 0; first < entries.size(); first += per) {
     const size_t n = std::min(per, entries.size() - first);
     std::vector<uint8_t> b(wire::kListFixedBytes + n * wire::kUpdateEntryBytes);
@@ -1508,8 +1119,8 @@ Status Engine::release(uint64_t handle) {
   if (it == I.delivered.end()) return Status::kNotFound;
   Session* s = I.find(it->second.session);
   if (s && s->generation == it->second.generation) {
-    s->recv_used -= std::min<uint64_t>(s->recv_used, it->second.buf.size());
-    s->app_held -= std::min<uint64_t>(s->app_held, it->second.buf.size());
+    s->recv.used -= std::min<uint64_t>(s->recv.used, it->second.buf.size());
+    s->recv.app_held -= std::min<uint64_t>(s->recv.app_held, it->second.buf.size());
     // Reopen a window the sender may be waiting on.
     if (s->last_advertised_window < I.cfg.recv_buffer_bytes / 4) s->ack_now = true;
   }
@@ -1539,7 +1150,7 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
     I.st.datagrams_out++;
     I.st.bytes_out += f.bytes.size();
     out->peer = f.peer;
-    out->dscp = I.dscp_for(nullptr, true);
+    out->dscp = I.control_dscp();
     out->len = f.bytes.size();
     return true;
   }
@@ -1609,7 +1220,7 @@ EngineStats Engine::stats() const {
   s.sessions = impl_->sessions.size();
   for (const auto& [id, sess] : impl_->sessions) {
     s.send_buffered += sess->send_buffered;
-    s.recv_buffered += sess->recv_used;
+    s.recv_buffered += sess->recv.used;
   }
   return s;
 }

@@ -58,7 +58,8 @@ enum class Mode : int {
   kRcMrdf = 2,  // + minimal-remaining-data-first scheduling
   kFixTlr = 3,  // + slack priority, but from the static TLR (so the class never changes)
   kFixPrio = 4, // dynamic TLR for rate control, static priority class from the MSR
-  kFull = 5,    // dynamic TLR, rate control, MRDF, dynamic slack priority
+  kFull = 5,    // dynamic TLR, rate control, MRDF, dynamic slack priority (the product)
+  kPaper = 6,   // Full with the paper's rate law (eqs. 2-3 exactly, R_max start, R_min = 1 packet per RTT)
 };
 const char* mode_name(Mode m);
 std::optional<Mode> parse_mode(const std::string& name);
@@ -71,6 +72,7 @@ struct ModeFlags {
   bool dynamic_priority; // class follows the per-epoch TLR (else computed once from 1 - MSR)
 };
 ModeFlags mode_flags(Mode m);
+bool mode_valid(Mode m);  // one of the modes above
 
 struct FaultInjection {
   double drop_outgoing = 0.0;  // fraction of datagrams poll_transmit swallows (counted as sent)
@@ -83,7 +85,9 @@ struct EngineConfig {
   uint32_t max_datagram = 1472;                // UDP payload bytes for a 1500-byte MTU (IPv4)
   double reaction_speed = 0.125;               // m in eq. 2
   double tlr_floor = 0.01;                     // rate control treats TLR below this as this (exact traffic)
-  TimeNs initial_rtt = 1'000'000;              // before the first sample (1 ms)
+  // RTT before the first sample (1 ms). Safe on any path length: until a sample exists a probe timeout only sends
+  // a probe and backs off, and a late acknowledgement still gives the sample (docs/protocol.md sections 3, 15).
+  TimeNs initial_rtt = 1'000'000;
   TimeNs min_epoch = 100'000;                  // epochs are max(srtt, min_epoch)
   TimeNs ack_delay = 200'000;                  // max delay before acknowledging
   uint32_t ack_every = 8;                      // ack at least every n ack-eliciting packets
@@ -158,6 +162,15 @@ struct JobReport {
   TimeNs started;
   TimeNs finished;
   TimeNs time_in_class[kNumPriorityClasses];  // sender: time spent marked with each priority class
+  // Control path (docs/protocol.md section 14). Sender: ANNOUNCE and UPDATE datagrams sent (first copies and
+  // repeats); which transmission of the receiver's DONE arrived first (1 = the first; 0 = no DONE, e.g. an error).
+  // Receiver: 0 (its DONE goes out after its report).
+  uint32_t announces_sent = 0, updates_sent = 0, dones_sent = 0;
+  // Sender: start_job -> announce acknowledged (data flows at its rate); receiver: the job's first packet -> its
+  // group table complete.
+  TimeNs start_to_running = 0;
+  // Sender: the last DATA datagram sent -> the DONE received; receiver: the last DATA received -> completion.
+  TimeNs last_data_to_done = 0;
   std::vector<GroupReport> groups;
 };
 

@@ -190,17 +190,18 @@ ParseError parse_abandon(const uint8_t* b, size_t len, Abandon* a) {
 }
 
 ParseError parse_done(const uint8_t* b, size_t len, Done* d) {
-  if (len != 16 && len < 24) return ParseError::kBadBody;
+  if (len != kDoneFixedBytes && len < kDoneFixedBytes + 8) return ParseError::kBadBody;
   d->job = load32(b);
   d->status = static_cast<int32_t>(load32(b + 4));
   d->delivered = load32(b + 8);
   d->lost = load32(b + 12);
+  d->attempt = load32(b + 16);
   d->group_delivered.clear();
-  if (len == 16) return ParseError::kOk;
-  const uint32_t n = load32(b + 16);
-  if (n == 0 || len != 20 + size_t{n} * 4) return ParseError::kBadBody;
+  if (len == kDoneFixedBytes) return ParseError::kOk;
+  const uint32_t n = load32(b + kDoneFixedBytes);
+  if (n == 0 || len != kDoneFixedBytes + 4 + size_t{n} * 4) return ParseError::kBadBody;
   d->group_delivered.resize(n);
-  for (uint32_t i = 0; i < n; ++i) d->group_delivered[i] = load32(b + 20 + 4 * size_t{i});
+  for (uint32_t i = 0; i < n; ++i) d->group_delivered[i] = load32(b + kDoneFixedBytes + 4 + 4 * size_t{i});
   return ParseError::kOk;
 }
 

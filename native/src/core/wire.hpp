@@ -1,8 +1,8 @@
-// ATP wire format (version 1). Every datagram is:
+// ATP wire format (version 2). Every datagram is:
 //
 //   offset  size  field
 //   0       2     magic 0x4E41 ("NA")
-//   2       1     version (1)
+//   2       1     version (2)
 //   3       1     type (PacketType)
 //   4       1     flags: bit 0 = sent by the session's initiator; bit 1 = tag is AES-256-GCM (else
 //                 ChaCha20-Poly1305); bit 2 = the tag covers only header + data header (payload_auth off);
@@ -27,7 +27,7 @@
 namespace netapprox::atp::wire {
 
 constexpr uint16_t kMagic = 0x4E41;
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;  // 2: DONE carries its transmission number
 constexpr size_t kHeaderBytes = 24;
 constexpr size_t kTagBytes = 16;
 constexpr size_t kOverheadBytes = kHeaderBytes + kTagBytes;
@@ -49,7 +49,7 @@ enum class PacketType : uint8_t {
                   // count x {group_id u64, size u32, target u32}
   kUpdate = 4,    // job u32, count u16, reserved u16, count x {group_index u32, target u32}
   kAbandon = 5,   // job u32, count u16, reserved u16, count x msg u32
-  kDone = 6,      // job u32, status i32, delivered u32, lost u32   (receiver -> sender)
+  kDone = 6,      // job u32, status i32, delivered u32, lost u32, attempt u32   (receiver -> sender)
                   // [, n u32 >= 1, n x delivered u32 per group]   (when the group table fits one datagram)
   kPing = 7,      // empty; elicits an ack (keep-alive, probes)
   kClose = 8,     // code i32
@@ -63,6 +63,7 @@ constexpr size_t kAnnounceFixedBytes = 20;
 constexpr size_t kAnnounceEntryBytes = 16;
 constexpr size_t kListFixedBytes = 8;  // kUpdate and kAbandon
 constexpr size_t kUpdateEntryBytes = 8;
+constexpr size_t kDoneFixedBytes = 20;
 constexpr uint16_t kAnnounceFlagMrdf = 0x0001;
 
 struct Header {
@@ -118,6 +119,7 @@ struct Done {
   uint32_t job;
   int32_t status;
   uint32_t delivered, lost;
+  uint32_t attempt;  // which transmission of this DONE (1 = the first), for the sender's report
   std::vector<uint32_t> group_delivered;  // optional: the receiver's per-group counts, in announce order
 };
 

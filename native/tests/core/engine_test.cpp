@@ -6,79 +6,14 @@
 #include <numeric>
 #include <set>
 
-#include "core/control.hpp"
+#include "core/rate_control.hpp"
+#include "core/slack.hpp"
 #include "core/crypto.hpp"
 #include "core/wire.hpp"
-#include "sim.hpp"
+#include "sim_jobs.hpp"
 
 using namespace netapprox::atp;
-using sim::LinkConfig;
-using sim::Sim;
-
-namespace {
-
-constexpr TimeNs kMs = 1'000'000;
-constexpr TimeNs kSec = 1'000'000'000;
-
-EngineConfig test_config(Mode mode = Mode::kFull) {
-  EngineConfig c;
-  c.line_rate_bps = 1'000'000'000;  // 1 Gbit/s keeps simulated runs short
-  c.mode = mode;
-  c.peer_death_timeout = 2 * kSec;
-  return c;
-}
-
-// Message payload that encodes (job, id, byte index) so corruption and misplacement are detectable.
-std::vector<uint8_t> payload(JobId job, MessageId id, size_t len) {
-  std::vector<uint8_t> v(len);
-  for (size_t i = 0; i < len; ++i) v[i] = static_cast<uint8_t>((id * 131 + job * 7 + i * 17 + (i >> 8)) & 0xff);
-  return v;
-}
-
-struct Job {
-  JobSpec spec;
-  std::vector<size_t> sizes;  // by message id
-};
-
-Job make_job(JobId id, std::vector<std::pair<uint32_t, double>> groups, size_t msg_bytes, bool mrdf = true) {
-  Job j;
-  j.spec.job_id = id;
-  j.spec.mrdf = mrdf;
-  uint64_t gid = 100;
-  for (auto [n, msr] : groups) {
-    j.spec.groups.push_back({gid++, n, msr});
-    for (uint32_t i = 0; i < n; ++i) j.sizes.push_back(msg_bytes);
-  }
-  return j;
-}
-
-// Submits every message of the job, in order, waiting for send buffer space when needed.
-void submit_all(Sim& s, const Job& j) {
-  ASSERT_EQ(s.a().start_job(Sim::kSession, j.spec, s.now()), Status::kOk);
-  MessageId id = 0;
-  for (uint32_t g = 0; g < j.spec.groups.size(); ++g) {
-    for (uint32_t i = 0; i < j.spec.groups[g].size; ++i, ++id) {
-      auto data = payload(j.spec.job_id, id, j.sizes[id]);
-      Status st;
-      while ((st = s.a().submit(Sim::kSession, j.spec.job_id, g, i, data.data(), data.size(), s.now())) ==
-             Status::kWouldBlock) {
-        const TimeNs deadline = s.now() + kMs;
-        s.run([] { return false; }, deadline);
-      }
-      ASSERT_EQ(st, Status::kOk);
-    }
-  }
-}
-
-std::shared_ptr<const JobReport> report_of(const std::vector<Event>& evs, JobId job) {
-  for (const auto& e : evs)
-    if (e.type == EventType::kJobDone && e.job == job) return e.report;
-  return nullptr;
-}
-
-uint32_t target(double msr, uint32_t n) { return static_cast<uint32_t>(std::ceil(msr * n - 1e-9)); }
-
-}  // namespace
+using namespace netapprox::atp::sim;
 
 // MSR = 1: every byte arrives exactly once, in order, whatever the link does.
 TEST(EngineTest, ExactGroupIsCompleteAndInOrderUnderLossReorderingAndDuplication) {
@@ -199,11 +134,12 @@ TEST(EngineTest, ApproximateJobSendsLessThanExactJobUnderLoss) {
 
 // Eq. 1 in the running engine: TLR_0 = 1 - MSR, and without loss the TLR only grows (the remaining allowance is
 // spread over fewer undelivered messages). Eqs. 2-3: without loss the rate never falls.
+// Paper mode: the rate follows eqs. 2-3 exactly, epoch by epoch, against eq. 1's TLR.
 TEST(EngineTest, EpochTraceFollowsEquations) {
   LinkConfig link;
   link.rate_bps = 200e6;  // a bottleneck below the line rate creates real queue loss
   link.buffer_bytes = 30'000;
-  Sim s(test_config(), test_config(), link, LinkConfig{}, 3);
+  Sim s(test_config(Mode::kPaper), test_config(Mode::kPaper), link, LinkConfig{}, 3);
   s.a().set_trace_epochs(true);
   Job j = make_job(6, {{800, 0.7}}, 4000);
   submit_all(s, j);
@@ -329,13 +265,27 @@ TEST(EngineTest, PriorityClassFollowsTlr) {
                                    class_of_dscp.at(dscp)});
   };
   Job exact = make_job(12, {{20, 1.0}}, 3000);
-  Job approx = make_job(13, {{300, 0.5}}, 3000);
+  Job approx = make_job(13, {{2000, 0.5}}, 3000);
   submit_all(s, exact);
   submit_all(s, approx);
   ASSERT_TRUE(s.run([&] { return report_of(s.events_a, 12) && report_of(s.events_a, 13); }, 60 * kSec));
   std::vector<EpochSample> ep;
   for (const auto& e : s.events_a)
     if (e.type == EventType::kEpoch && e.job == 13) ep.push_back(e.epoch);
+  std::vector<std::pair<TimeNs, int>> classes_over_time = {{0, 4}};  // TLR_0 = 0.5: class 4
+  for (const auto& e : ep) {
+    const int cur = classes_over_time.back().second;
+    const int want = slack::priority_class(e.tlr, false);
+    const int next = want < cur || e.tlr > cur / 8.0 + RateController::kClassMargin ? want : cur;
+    classes_over_time.push_back({e.at, next});
+    EXPECT_EQ(e.priority_class, next) << "epoch at " << e.at;
+  }
+  auto class_in_force = [&](TimeNs at) {
+    int k = 4;
+    for (const auto& [t, c] : classes_over_time)
+      if (t <= at) k = c;
+    return k;
+  };
   int exact_packets = 0, approx_packets = 0;
   std::set<int> classes;
   for (const auto& p : sent) {
@@ -344,11 +294,10 @@ TEST(EngineTest, PriorityClassFollowsTlr) {
       ++exact_packets;
       continue;
     }
-    // The class in force is the one chosen at the last epoch end before the packet, else the initial one.
-    double tlr = 0.5;
-    for (const auto& e : ep)
-      if (e.at <= p.at) tlr = e.tlr;
-    EXPECT_EQ(p.klass, control::priority_class(tlr, false)) << "at " << p.at;
+    // The class in force is the one chosen at the last epoch end before the packet, else the initial one: the
+    // TLR's class, moving towards lower priority only once the TLR is kClassMargin past the threshold (no
+    // starvation boost here: with 16+ packets per epoch at 10 % loss no epoch loses them all).
+    EXPECT_EQ(p.klass, class_in_force(p.at)) << "at " << p.at;
     classes.insert(p.klass);
     ++approx_packets;
   }

@@ -17,7 +17,8 @@ struct LinkConfig {
   double burst_enter = 0;   // Gilbert-Elliott: P(good -> bad) per packet; bad drops everything
   double burst_exit = 0.5;  // P(bad -> good) per packet
   TimeNs delay = 50'000;    // one-way propagation
-  TimeNs jitter = 0;        // uniform extra delay in [0, jitter): reorders packets
+  TimeNs jitter = 0;        // uniform extra delay in [0, jitter): reorders packets (without it a link is FIFO,
+                            // also when its delay changes)
   double duplicate = 0;     // probability a packet is delivered twice
   double rate_bps = 0;      // bottleneck rate; 0 = unlimited
   uint64_t buffer_bytes = 1 << 20;  // bottleneck drop-tail buffer
@@ -53,8 +54,10 @@ class Sim {
 
   // Called for every event; the default records deliveries on B and releases buffers at once.
   std::function<void(Engine&, Event&)> on_event_a, on_event_b;
-  // Observes every datagram A transmits (before the link).
-  std::function<void(const uint8_t*, size_t, uint8_t dscp)> on_transmit_a;
+  // Observe every datagram A / B transmits (before the link).
+  std::function<void(const uint8_t*, size_t, uint8_t dscp)> on_transmit_a, on_transmit_b;
+  // Return true to drop a datagram A / B transmits before it reaches the link (targeted losses in tests).
+  std::function<bool(const uint8_t*, size_t)> drop_a, drop_b;
 
   std::vector<Delivered> delivered_b;
   std::vector<Event> events_a, events_b;  // non-message events
@@ -92,6 +95,7 @@ class Sim {
     LinkConfig cfg;
     bool bad = false;
     TimeNs busy_until = 0;
+    TimeNs last_arrival = 0;
     uint64_t queued_bytes = 0;
     std::multimap<TimeNs, Packet> in_flight;
     std::multimap<TimeNs, uint64_t> dequeue;  // when queued bytes leave the bottleneck
@@ -105,7 +109,10 @@ class Sim {
     Transmit t;
     int budget = 4096;
     while (budget-- > 0 && e.poll_transmit(now, buf, sizeof buf, &t)) {
-      if (dir == 0 && on_transmit_a) on_transmit_a(buf, t.len, t.dscp);
+      auto& observe = dir == 0 ? on_transmit_a : on_transmit_b;
+      if (observe) observe(buf, t.len, t.dscp);
+      auto& drop = dir == 0 ? drop_a : drop_b;
+      if (drop && drop(buf, t.len)) continue;
       send(dir, buf, t.len, now);
     }
   }
@@ -133,8 +140,14 @@ class Sim {
     if (uni() < l.cfg.loss) return;
     const int copies = uni() < l.cfg.duplicate ? 2 : 1;
     for (int c = 0; c < copies; ++c) {
-      TimeNs jitter = l.cfg.jitter ? TimeNs(uni() * double(l.cfg.jitter)) : 0;
-      l.in_flight.emplace(depart + l.cfg.delay + jitter, Packet{dir, std::vector<uint8_t>(p, p + len)});
+      TimeNs arrival = depart + l.cfg.delay;
+      if (l.cfg.jitter) {
+        arrival += TimeNs(uni() * double(l.cfg.jitter));
+      } else {
+        arrival = std::max(arrival, l.last_arrival);  // a shorter delay does not overtake packets on the way
+      }
+      l.last_arrival = arrival;
+      l.in_flight.emplace(arrival, Packet{dir, std::vector<uint8_t>(p, p + len)});
     }
   }
 

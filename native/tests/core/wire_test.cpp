@@ -98,8 +98,8 @@ Bytes abandon_body(uint32_t job, const std::vector<uint32_t>& msgs) {
   for (uint32_t m : msgs) b.u32(m);
   return b;
 }
-Bytes done_body(uint32_t job, int32_t status, uint32_t delivered, uint32_t lost) {
-  return B().u32(job).u32(static_cast<uint32_t>(status)).u32(delivered).u32(lost);
+Bytes done_body(uint32_t job, int32_t status, uint32_t delivered, uint32_t lost, uint32_t attempt = 1) {
+  return B().u32(job).u32(static_cast<uint32_t>(status)).u32(delivered).u32(lost).u32(attempt);
 }
 
 ParseError header_of(const Bytes& p, wire::Header* h = nullptr) {
@@ -184,7 +184,8 @@ TEST(WireTest, HeaderRejectsEveryMalformedField) {
   EXPECT_EQ(with(1, 0x40), ParseError::kBadMagic);
   // version
   EXPECT_EQ(with(2, 0), ParseError::kBadVersion);
-  EXPECT_EQ(with(2, 2), ParseError::kBadVersion);
+  EXPECT_EQ(with(2, 1), ParseError::kBadVersion);  // version 1 DONE frames had no attempt field
+  EXPECT_EQ(with(2, 3), ParseError::kBadVersion);
   EXPECT_EQ(with(2, 0xFF), ParseError::kBadVersion);
   // type: 0 and everything above kCancel (9)
   EXPECT_EQ(with(3, 0), ParseError::kBadType);
@@ -492,22 +493,23 @@ TEST(WireTest, UpdateAndAbandonRejectMalformedBodies) {
 // ============================================================================================ done / close / cancel
 
 TEST(WireTest, DoneCloseCancelRoundTripAndExactLengths) {
-  const Bytes d = done_body(9, -9, 123, 456);
+  const Bytes d = done_body(9, -9, 123, 456, 3);
   wire::Done dn;
   ASSERT_EQ(wire::parse_done(d.data(), d.size(), &dn), ParseError::kOk);
   EXPECT_EQ(dn.job, 9u);
   EXPECT_EQ(dn.status, -9);
   EXPECT_EQ(dn.delivered, 123u);
   EXPECT_EQ(dn.lost, 456u);
-  for (size_t n : {0, 15, 17, 20, 23, 32}) {
+  EXPECT_EQ(dn.attempt, 3u);
+  for (size_t n : {0, 15, 16, 19, 21, 24, 27, 36}) {
     Bytes b(n, 0);
     EXPECT_EQ(wire::parse_done(b.data(), b.size(), &dn), ParseError::kBadBody) << n;
   }
   // Optional per-group counts: n >= 1 followed by exactly n values.
-  const Bytes g = B().u32(9).u32(0).u32(5).u32(1).u32(2).u32(3).u32(2);
+  const Bytes g = B().u32(9).u32(0).u32(5).u32(1).u32(1).u32(2).u32(3).u32(2);
   ASSERT_EQ(wire::parse_done(g.data(), g.size(), &dn), ParseError::kOk);
   EXPECT_EQ(dn.group_delivered, (std::vector<uint32_t>{3, 2}));
-  const Bytes short_list = B().u32(9).u32(0).u32(5).u32(1).u32(3).u32(3).u32(2);
+  const Bytes short_list = B().u32(9).u32(0).u32(5).u32(1).u32(1).u32(3).u32(3).u32(2);
   EXPECT_EQ(wire::parse_done(short_list.data(), short_list.size(), &dn), ParseError::kBadBody);
   const Bytes c = B().u32(0xFFFFFFF7u);
   int32_t code = 0;
@@ -1049,7 +1051,7 @@ Bytes announce_groups(uint32_t job, const std::vector<std::pair<uint32_t, uint32
   return announce_body(job, n, static_cast<uint32_t>(gs.size()), 0, gs, 0);
 }
 
-// engine.cpp ReceivedWindow::mark: `for (q = from; q <= pn; ++q)` never ends for pn = 2^64 - 1 (q wraps to 0).
+// ReceivedWindow::mark (then in engine.cpp): `for (q = from; q <= pn; ++q)` never ends for pn = 2^64 - 1 (q wraps to 0).
 TEST(KnownBugs, MaxPacketNumberDoesNotHang) {
   Rx r;
   r.feed(PacketType::kPing, {});

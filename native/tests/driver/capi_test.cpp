@@ -211,9 +211,15 @@ TEST(CApi, TransferWithReports) {
   EXPECT_GE(gr.delivered, 30u);
   EXPECT_EQ(na_report_get_group(rrep, 2, &gr), NA_ERR_NOT_FOUND);
   EXPECT_EQ(na_report_get_group(rrep, 0, nullptr), NA_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(info.announces_sent, 0u);
+  EXPECT_LE(info.start_to_running_ns, info.jct_ns);
   ASSERT_EQ(na_report_get_info(srep, &info), NA_OK);
   EXPECT_EQ(info.is_sender, 1);
   EXPECT_EQ(info.status, NA_OK);
+  EXPECT_GE(info.announces_sent, 1u);
+  EXPECT_GE(info.dones_sent, 1u);
+  EXPECT_GT(info.start_to_running_ns, 0u);
+  EXPECT_LE(info.start_to_running_ns, info.jct_ns);
   na_stats st;
   ASSERT_EQ(na_engine_stats(a, &st), NA_OK);
   EXPECT_GT(st.udp_datagrams_sent, 0u);

@@ -8,7 +8,7 @@ import io.netty.buffer.ByteBuf;
  * ranges {@code count u32, count x (first u32, length u32)}, tag 1 = a bitmap {@code base u32,
  * nbits u32, ceil(nbits/8) bytes} (bit i of the set is bit {@code i % 8} of byte {@code i / 8};
  * padding bits 0). The encoder picks whichever is smaller, the same rule {@link IdSet} uses in
- * memory.
+ * memory; the decoder accepts only that canonical form (a bitmap starts and ends on a member).
  */
 final class IdSetCodec {
     static final int ENC_RANGES = 0;
@@ -111,7 +111,12 @@ final class IdSetCodec {
                 l[i] = (int) last;
                 prevLast = last;
             }
-            return IdSet.ofRanges(f, l);
+            IdSet set = IdSet.ofRanges(f, l);
+            if (usesBitmap(set)) {
+                throw new WireFormat.MalformedException(
+                        field + ": not canonical, these ranges are smaller as a bitmap");
+            }
+            return set;
         }
         if (enc == ENC_BITMAP) {
             long base = WireFormat.readU32(in, field + ".base");
@@ -150,7 +155,19 @@ final class IdSetCodec {
                             field + ": bitset padding bits are not zero");
                 }
             }
-            return IdSet.ofBitmap((int) base, (int) nbits, words);
+            IdSet set = IdSet.ofBitmap((int) base, (int) nbits, words);
+            // Canonical: the bitmap spans exactly first..last and beats the ranges form; one set,
+            // one encoding, so a peer cannot make two reports that differ only in their bytes.
+            if (set.isEmpty()
+                    || set.first() != base
+                    || set.last() != base + nbits - 1
+                    || !usesBitmap(set)) {
+                throw new WireFormat.MalformedException(
+                        field
+                                + ": not canonical, a bitmap must start and end on a member and"
+                                + " be smaller than the ranges form");
+            }
+            return set;
         }
         throw new WireFormat.MalformedException(field + ": unknown id-set encoding " + enc);
     }

@@ -246,7 +246,15 @@ final class WireFormat {
         }
         byte[] raw = readFixed(in, n, field);
         try {
-            return InetAddress.getByAddress(raw);
+            InetAddress addr = InetAddress.getByAddress(raw);
+            if (family == 6 && addr instanceof Inet4Address) {
+                // Java folds ::ffff:a.b.c.d into an IPv4 address, which re-encodes as family 4.
+                throw new MalformedException(
+                        "field '"
+                                + field
+                                + "' is an IPv4-mapped IPv6 address; send it as family 4");
+            }
+            return addr;
         } catch (UnknownHostException e) {
             throw new MalformedException("field '" + field + "' is not an address");
         }
@@ -521,6 +529,11 @@ final class WireFormat {
                 {
                     int job = readI32(in, "jobId");
                     int status = readI32(in, "status");
+                    if (AtpStatus.of(status).code() != status) {
+                        // Canonical: a code the engine does not have would re-encode as UNKNOWN.
+                        throw new MalformedException(
+                                "JOB_REPORT status " + status + " is not an engine status code");
+                    }
                     long jct = readNonNegativeI64(in, "jctNanos");
                     long retx = readNonNegativeI64(in, "retransmissions");
                     double loss = readF64(in, "measuredLoss");
@@ -535,6 +548,11 @@ final class WireFormat {
                     long[] prio = new long[nprio];
                     for (int i = 0; i < nprio; i++) {
                         prio[i] = readNonNegativeI64(in, "priorityTimeNanos[" + i + "]");
+                    }
+                    if (nprio > 0 && prio[nprio - 1] == 0) {
+                        // Canonical: the encoder leaves trailing zero classes out.
+                        throw new MalformedException(
+                                "JOB_REPORT ends its priority classes with a zero time");
                     }
                     int ngroups = readCount(in, "groupCount");
                     if ((long) ngroups * 22

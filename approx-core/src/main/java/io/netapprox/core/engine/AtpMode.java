@@ -12,8 +12,13 @@ public enum AtpMode {
     FIX_TLR(3),
     /** Dynamic TLR for rate control, static priority class (ATP_FixPrio). */
     FIX_PRIO(4),
-    /** Dynamic TLR, rate control, MRDF, dynamic slack priority (ATP_Full). */
-    FULL(5);
+    /**
+     * Dynamic TLR, rate control (the slack law), MRDF, dynamic slack priority (ATP_Full): the
+     * product.
+     */
+    FULL(5),
+    /** FULL with the paper's rate law (eqs. 2-3 exactly), for comparisons. */
+    PAPER(6);
 
     private final int nativeValue;
 

@@ -246,8 +246,93 @@ class WireFormatTest {
                         .writeInt(0x7FFF_FFFF)
                         .writeInt(2);
         assertThrows(WireFormat.MalformedException.class, () -> IdSetCodec.decode(overflow, "x"));
+        // Found by FrameDecoderFuzzTest in CI: these decoded into sets that re-encode differently.
+        // Ranges where the bitmap is smaller: ids 0, 2, 4, 6 are 37 bytes as ranges, 10 as a
+        // bitmap.
+        ByteBuf rangesNotBitmap = Unpooled.buffer().writeByte(IdSetCodec.ENC_RANGES).writeInt(4);
+        for (int id = 0; id <= 6; id += 2) {
+            rangesNotBitmap.writeInt(id).writeInt(1);
+        }
+        assertThrows(
+                WireFormat.MalformedException.class, () -> IdSetCodec.decode(rangesNotBitmap, "x"));
+        // A bitmap that does not start on a member (bit 0 clear): the set {1, 3} spans 1..3.
+        ByteBuf bitmapLeadingZero =
+                Unpooled.buffer()
+                        .writeByte(IdSetCodec.ENC_BITMAP)
+                        .writeInt(0)
+                        .writeInt(4)
+                        .writeByte(0b1010);
+        assertThrows(
+                WireFormat.MalformedException.class,
+                () -> IdSetCodec.decode(bitmapLeadingZero, "x"));
+        // A bitmap of one range: the ranges form (13 bytes) is smaller than the bitmap (8 + 64).
+        ByteBuf bitmapOfARange =
+                Unpooled.buffer().writeByte(IdSetCodec.ENC_BITMAP).writeInt(0).writeInt(512);
+        bitmapOfARange.writeBytes(new byte[64], 0, 64);
+        for (int i = 0; i < 64; i++) {
+            bitmapOfARange.setByte(9 + i, 0xFF);
+        }
+        assertThrows(
+                WireFormat.MalformedException.class, () -> IdSetCodec.decode(bitmapOfARange, "x"));
+        // An all-zero bitmap is the empty set, whose canonical form is zero ranges.
+        ByteBuf bitmapEmpty =
+                Unpooled.buffer()
+                        .writeByte(IdSetCodec.ENC_BITMAP)
+                        .writeInt(0)
+                        .writeInt(8)
+                        .writeByte(0);
+        assertThrows(
+                WireFormat.MalformedException.class, () -> IdSetCodec.decode(bitmapEmpty, "x"));
         ByteBuf unknown = Unpooled.buffer().writeByte(7);
         assertThrows(WireFormat.MalformedException.class, () -> IdSetCodec.decode(unknown, "x"));
+    }
+
+    @Test
+    void nonCanonicalJobReportsAreMalformed() throws Exception {
+        // Found by FrameDecoderFuzzTest: status 0x030000F9 decoded as UNKNOWN and re-encoded as
+        // Integer.MIN_VALUE, so the frame did not re-encode to its own bytes.
+        Msg report =
+                samples().stream()
+                        .filter(m -> m instanceof Messages.JobReportMsg)
+                        .findFirst()
+                        .orElseThrow();
+        byte[] frame = TestSupport.encode(1, report);
+        java.nio.ByteBuffer.wrap(frame).putInt(WireFormat.HEADER_LENGTH + 4, 0x030000F9);
+        List<Object> out = FrameDecoderFuzzTest.decode(frame, 1 << 20, frame.length);
+        assertEquals(1, out.size());
+        assertTrue(
+                out.get(0) instanceof Messages.DecodeFailure f && f.message().contains("status"),
+                "decoded: " + out);
+        // Found by FrameDecoderFuzzTest: trailing zero priority classes, which the encoder leaves
+        // out (the sample's classes are {1, 2, 3}: set the last one to 0).
+        byte[] zeroClass = TestSupport.encode(1, report);
+        java.nio.ByteBuffer.wrap(zeroClass).putLong(WireFormat.HEADER_LENGTH + 33 + 16, 0);
+        List<Object> zero = FrameDecoderFuzzTest.decode(zeroClass, 1 << 20, zeroClass.length);
+        assertTrue(
+                zero.get(0) instanceof Messages.DecodeFailure f
+                        && f.message().contains("priority classes"),
+                "decoded: " + zero);
+        // A known code still decodes.
+        java.nio.ByteBuffer.wrap(frame)
+                .putInt(WireFormat.HEADER_LENGTH + 4, AtpStatus.IDLE_TIMEOUT.code());
+        assertTrue(
+                FrameDecoderFuzzTest.decode(frame, 1 << 20, frame.length).get(0)
+                        instanceof Messages.Frame);
+    }
+
+    @Test
+    void anIpv4MappedIpv6AddressIsMalformed() {
+        // Found by FrameDecoderFuzzTest: ::ffff:255.253.0.1 decoded as an Inet4Address and
+        // re-encoded as family 4, so the HELLO did not re-encode to its own bytes.
+        ByteBuf mapped = Unpooled.buffer().writeByte(6).writeZero(10).writeShort(0xFFFF);
+        mapped.writeBytes(new byte[] {(byte) 255, (byte) 253, 0, 1});
+        WireFormat.MalformedException e =
+                assertThrows(
+                        WireFormat.MalformedException.class,
+                        () -> WireFormat.readAddress(mapped, "udpAddress"));
+        assertTrue(e.getMessage().contains("IPv4-mapped"), e.getMessage());
+        ByteBuf v6 = Unpooled.buffer().writeByte(6).writeZero(15).writeByte(1); // ::1
+        assertEquals("/0:0:0:0:0:0:0:1", WireFormat.readAddress(v6, "udpAddress").toString());
     }
 
     @Test

@@ -1,10 +1,14 @@
-// The paper's control laws as pure functions, so tests can check them against the equations directly.
+// A job's slack (NetApprox section 4.2, eq. 1) and the slack-based priority classes (section 5.2), as pure
+// functions so tests can check them against the equations directly.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-namespace netapprox::atp::control {
+namespace netapprox::atp::slack {
+
+// target = ceil(msr * size), with a tolerance so that 0.8 * 10 is 8, not 9.
+uint32_t target_of(double msr, uint32_t size);
 
 // Per-group progress as the sender sees it (acknowledged = delivered).
 struct GroupProgress {
@@ -23,14 +27,13 @@ struct GroupProgress {
 // class of approximate packets; exact packets always use class 0).
 double target_loss_rate(const std::vector<GroupProgress>& groups, bool approx_only = false);
 
-// Eqs. 2-3: one rate update at the end of an epoch. Rates are in bytes per second.
-//   rho < max(tlr, tlr_floor):  R' = (1 - m) R + m R_max
-//   otherwise:                  R' = R (1 - rho / 2)
-// and R' >= r_min (one packet per RTT, the starvation guard).
-double next_rate(double rate, double rho, double tlr, double tlr_floor, double m, double r_max, double r_min);
+// The TLR is a budget of messages; rate control measures packets. A message of k packets is lost (unless
+// repaired) when any of them is, so the packet loss that costs a message loss of `tlr` is 1 - (1 - tlr)^(1/k).
+// k <= 1 returns tlr unchanged (the paper's one-packet messages).
+double packet_tlr(double tlr, double packets_per_message);
 
 // Slack-based priority (section 5.2): class 0 is reserved for exact traffic; approximate traffic goes to class k
 // with (k-1)/8 < TLR <= k/8, k in 1..7 (TLR above 7/8 also maps to 7, TLR 0 to 1).
 int priority_class(double tlr, bool exact);
 
-}  // namespace netapprox::atp::control
+}  // namespace netapprox::atp::slack

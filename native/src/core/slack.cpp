@@ -1,9 +1,14 @@
-#include "core/control.hpp"
+#include "core/slack.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace netapprox::atp::control {
+namespace netapprox::atp::slack {
+
+uint32_t target_of(double msr, uint32_t size) {
+  const double t = std::ceil(msr * double(size) - 1e-9);
+  return static_cast<uint32_t>(std::clamp(t, 0.0, double(size)));
+}
 
 double target_loss_rate(const std::vector<GroupProgress>& groups, bool approx_only) {
   double allowance = 0, remaining = 0;
@@ -18,14 +23,9 @@ double target_loss_rate(const std::vector<GroupProgress>& groups, bool approx_on
   return std::clamp(allowance / remaining, 0.0, 1.0);
 }
 
-double next_rate(double rate, double rho, double tlr, double tlr_floor, double m, double r_max, double r_min) {
-  double next;
-  if (rho < std::max(tlr, tlr_floor)) {
-    next = (1.0 - m) * rate + m * r_max;
-  } else {
-    next = rate * (1.0 - rho / 2.0);
-  }
-  return std::clamp(next, std::min(r_min, r_max), r_max);
+double packet_tlr(double tlr, double packets_per_message) {
+  if (!(packets_per_message > 1.0)) return tlr;
+  return 1.0 - std::pow(1.0 - std::clamp(tlr, 0.0, 1.0), 1.0 / packets_per_message);
 }
 
 int priority_class(double tlr, bool exact) {
@@ -34,4 +34,4 @@ int priority_class(double tlr, bool exact) {
   return std::clamp(k, 1, 7);
 }
 
-}  // namespace netapprox::atp::control
+}  // namespace netapprox::atp::slack

@@ -1,0 +1,194 @@
+// incast-sim: rate laws and queue plans on the simulated incast fabric (native/tests/core/fabric.hpp), with a fake
+// clock, so every number is reproducible (seeded) and independent of the machine's load.
+//
+//   incast-sim [--senders 3,8,16,32] [--msgs 300] [--size 200] [--msr 0.75] [--modes full,paper]
+//              [--queues slack,fifo] [--port-mbps 200] [--host-mbps 200] [--rtt-us 100] [--jobs 1]
+//              [--load 0] [--seed 1]
+//
+// Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
+// (synchronised incast); --load L > 0: Poisson arrivals at L x the port rate, senders picked at random. Prints one
+// line per (mode, queue, senders): JCT p50/p99 in ms and over the ideal (MSR x job bytes / port rate + base RTT, a
+// job alone on the path), packet loss seen by the senders, bytes sent over the bytes the targets needed, port
+// utilisation while jobs ran, drops per class.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fabric.hpp"
+
+using namespace netapprox::atp;
+
+namespace {
+
+constexpr TimeNs kMs = 1'000'000;
+
+template <class T>
+std::vector<T> list(const char* s, T (*conv)(const std::string&)) {
+  std::vector<T> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(conv(item));
+  return out;
+}
+int to_int(const std::string& s) { return std::stoi(s); }
+std::string to_str(const std::string& s) { return s; }
+
+double pct(std::vector<double> v, double p) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(std::ceil(p * double(v.size())) - 1));
+  return v[i];
+}
+
+struct Options {
+  std::vector<int> senders{3, 8, 16, 32};
+  uint32_t msgs = 300, size = 200;
+  double msr = 0.75;
+  std::vector<std::string> modes{"full", "paper"};
+  std::vector<std::string> queues{"slack", "fifo"};
+  double port_mbps = 200, host_mbps = 200;
+  TimeNs rtt_us = 100;
+  int jobs = 1;
+  double load = 0;
+  uint64_t seed = 1;
+};
+
+struct JobPlan {
+  int sender;
+  TimeNs start;
+  JobId id;
+};
+
+void run(const Options& o, const std::string& mode, const std::string& queue, int n) {
+  fabric::Config c;
+  c.senders = n;
+  c.host_rate_bps = o.host_mbps * 1e6;
+  c.port_rate_bps = o.port_mbps * 1e6;
+  c.host_delay = o.rtt_us * 1000 / 4;
+  c.slack_queues = queue == "slack";
+  c.engine.line_rate_bps = static_cast<uint64_t>(c.host_rate_bps);
+  c.engine.mode = *parse_mode(mode);
+  c.engine.peer_death_timeout = 20'000'000'000ULL;
+  fabric::Fabric f(c, o.seed);
+  // The plan: who sends which job when.
+  std::mt19937_64 rng(o.seed);
+  std::vector<JobPlan> plan;
+  const double job_bytes = double(o.msgs) * o.size;
+  const double ideal_ms = (o.msr * job_bytes * 8 / c.port_rate_bps) * 1e3 + double(o.rtt_us) / 1e3;
+  TimeNs t = f.now();
+  JobId next_id = 1;
+  for (int j = 0; j < o.jobs; ++j) {
+    for (int s = 0; s < n; ++s) {
+      if (o.load > 0) {
+        const double mean_gap_s = job_bytes * 8 / (o.load * c.port_rate_bps);
+        t += TimeNs(std::exponential_distribution<double>(1.0 / mean_gap_s)(rng) * 1e9);
+        plan.push_back({int(rng() % n), t, next_id++});
+      } else {
+        plan.push_back({s, f.now() + TimeNs(j) * 0, next_id++});
+      }
+    }
+  }
+  std::vector<double> jct_ms;
+  double sent_bytes = 0, needed_bytes = 0, lost_pkts = 0, resolved_pkts = 0;
+  uint64_t failed = 0, below = 0;
+  size_t done = 0;
+  std::map<std::pair<int, JobId>, TimeNs> started;
+  f.on_sender_event = [&](int s, Event& e) {
+    if (e.type != EventType::kJobDone || !e.report) return;
+    done++;
+    const auto& r = *e.report;
+    if (r.status != Status::kOk) failed++;
+    if (r.delivered < static_cast<uint32_t>(std::ceil(o.msr * o.msgs - 1e-9))) below++;
+    jct_ms.push_back(double(r.finished - r.started) / 1e6);
+    sent_bytes += double(r.packets_sent) * std::min<uint32_t>(o.size, c.engine.max_datagram - 60);
+    needed_bytes += std::ceil(o.msr * o.msgs - 1e-9) * o.size;
+    resolved_pkts += double(r.packets_sent);
+    lost_pkts += r.measured_loss * double(r.packets_sent);
+  };
+  std::sort(plan.begin(), plan.end(), [](const JobPlan& a, const JobPlan& b) { return a.start < b.start; });
+  const TimeNs t0 = f.now();
+  std::vector<uint8_t> payload(o.size, 0x5a);
+  for (const auto& p : plan) {
+    f.run([] { return false; }, p.start);
+    Engine& e = f.sender(p.sender);
+    JobSpec spec{p.id, {{1, o.msgs, o.msr}}, true};
+    if (e.start_job(fabric::Fabric::session_of(p.sender), spec, f.now()) != Status::kOk) {
+      failed++;
+      continue;
+    }
+    for (uint32_t i = 0; i < o.msgs; ++i)
+      e.submit(fabric::Fabric::session_of(p.sender), p.id, 0, i, payload.data(), payload.size(), f.now());
+  }
+  f.run([&] { return done == plan.size(); }, f.now() + 120'000 * kMs);
+  const double span = double(f.now() - t0);
+  const auto& port = f.port();
+  std::printf(
+      "%-7s %-5s %3d  jobs %3zu/%3zu  p50 %8.2f ms (%5.2fx)  p99 %8.2f ms (%5.2fx)  loss %.3f  sent/needed %.2f  "
+      "util %.2f  drops",
+      mode.c_str(), queue.c_str(), n, done, plan.size(), pct(jct_ms, 0.5), pct(jct_ms, 0.5) / ideal_ms,
+      pct(jct_ms, 0.99), pct(jct_ms, 0.99) / ideal_ms, resolved_pkts > 0 ? lost_pkts / resolved_pkts : 0.0,
+      needed_bytes > 0 ? sent_bytes / needed_bytes : 0.0, double(port.busy) / span);
+  for (int k = 0; k < kNumPriorityClasses; ++k)
+    if (port.dropped[k])
+      std::printf(" c%d:%llu/%llu", k, (unsigned long long)port.dropped[k],
+                  (unsigned long long)(port.dropped[k] + port.enqueued[k]));
+  std::printf("  failed %llu below %llu\n", (unsigned long long)failed, (unsigned long long)below);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i];
+    const char* v = argv[i + 1];
+    if (k == "--senders")
+      o.senders = list<int>(v, to_int);
+    else if (k == "--msgs")
+      o.msgs = std::atoi(v);
+    else if (k == "--size")
+      o.size = std::atoi(v);
+    else if (k == "--msr")
+      o.msr = std::atof(v);
+    else if (k == "--modes")
+      o.modes = list<std::string>(v, to_str);
+    else if (k == "--queues")
+      o.queues = list<std::string>(v, to_str);
+    else if (k == "--port-mbps")
+      o.port_mbps = std::atof(v);
+    else if (k == "--host-mbps")
+      o.host_mbps = std::atof(v);
+    else if (k == "--rtt-us")
+      o.rtt_us = std::atoi(v);
+    else if (k == "--jobs")
+      o.jobs = std::atoi(v);
+    else if (k == "--load")
+      o.load = std::atof(v);
+    else if (k == "--seed")
+      o.seed = std::strtoull(v, nullptr, 10);
+    else {
+      std::fprintf(stderr, "incast-sim: unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  for (const auto& m : o.modes) {
+    if (!parse_mode(m)) {
+      std::fprintf(stderr, "incast-sim: unknown mode %s\n", m.c_str());
+      return 2;
+    }
+  }
+  std::printf(
+      "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
+      "sender, load %.2f\n",
+      o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load);
+  for (const auto& m : o.modes)
+    for (const auto& q : o.queues)
+      for (int n : o.senders) run(o, m, q, n);
+}

@@ -1,0 +1,88 @@
+#include "core/rate_control.hpp"
+
+#include <algorithm>
+
+namespace netapprox::atp {
+
+RateController::RateController(const rate_law::RateLaw& law, const RateControlConfig& cfg) : law_(law), cfg_(cfg) {}
+
+void RateController::start(TimeNs now, double tlr0, double approx_tlr0) {
+  tlr_ = tlr0;
+  klass_ = tlr_class_ = cfg_.flags.slack_priority ? slack::priority_class(approx_tlr0, false) : 0;
+  law_.start(state_, cfg_.law);
+  class_since_ = epoch_start_ = next_send_ = now;
+}
+
+TimeNs RateController::epoch_length(TimeNs srtt) const {
+  const TimeNs rtt = std::max(srtt, cfg_.min_epoch);
+  if (!law_.adaptive || state_.rate <= 0) return rtt;
+  const double span = kMinEpochPackets * double(cfg_.max_datagram) * 1e9 / state_.rate;
+  return std::clamp<TimeNs>(static_cast<TimeNs>(span), rtt, 4 * rtt);
+}
+
+double RateController::r_min(TimeNs srtt) const {
+  return double(cfg_.max_datagram) * 1e9 / (double(std::max<TimeNs>(srtt, 1)) * law_.rtts_per_min_packet);
+}
+
+EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::GroupProgress>& progress,
+                                      double packets_per_message, TimeNs srtt) {
+  const double floor = r_min(srtt);
+  const uint64_t resolved = epoch_acked_ + epoch_lost_;
+  // rho_i = 1 - acked/sent over the packets whose fate became known in this epoch (see docs/protocol.md).
+  const double rho = resolved ? double(epoch_lost_) / double(resolved) : 0.0;
+  if (cfg_.flags.dynamic_tlr) tlr_ = slack::target_loss_rate(progress);
+  if (law_.adaptive) {
+    if (resolved > 0) {
+      rate_law::Epoch e;
+      e.acked = epoch_acked_;
+      e.lost = epoch_lost_;
+      e.acked_bytes = epoch_acked_bytes_;
+      e.duration = now - epoch_start_;
+      e.rho = rho;
+      e.tlr_pkt = slack::packet_tlr(tlr_, packets_per_message);
+      e.r_min = floor;
+      e.srtt = srtt;
+      law_.on_epoch(state_, cfg_.law, e);
+    }
+    state_.rate = std::max(state_.rate, std::min(floor, cfg_.law.r_max));  // R_min also after empty epochs
+  }
+  int k = klass_;
+  if (cfg_.flags.slack_priority) {
+    // The TLR's class: static TLR (FixTLR) or static priority (FixPrio) keep the one chosen at the start.
+    if (cfg_.flags.dynamic_priority && cfg_.flags.dynamic_tlr) {
+      const double approx_tlr = slack::target_loss_rate(progress, true);
+      const int want = slack::priority_class(approx_tlr, false);
+      if (want < tlr_class_ || approx_tlr > double(tlr_class_) / 8 + kClassMargin) tlr_class_ = want;
+    }
+    // A job whose packets all went lost in this epoch is starved by busier classes above it: climb one class.
+    if (resolved > 0 && epoch_acked_ == 0) {
+      boost_ = std::min(boost_ + 1, kMaxBoost);
+      quiet_epochs_ = 0;
+    } else if (boost_ > 0 && ++quiet_epochs_ >= kBoostDecay) {
+      boost_--;
+      quiet_epochs_ = 0;
+    }
+    k = std::max(1, tlr_class_ - boost_);
+  }
+  if (k != klass_) {
+    time_in_class_[klass_] += now - class_since_;
+    class_since_ = now;
+    klass_ = k;
+  }
+  epochs_++;
+  epoch_start_ = now;
+  epoch_acked_ = epoch_lost_ = epoch_acked_bytes_ = 0;
+  return EpochSample{0, 0, now, tlr_, rho, state_.rate * 8.0, klass_};
+}
+
+void RateController::on_sent(TimeNs now, size_t bytes) {
+  const TimeNs floor = now > kBurstAllowance ? now - kBurstAllowance : 0;
+  next_send_ = std::max(next_send_, floor) + TimeNs(double(bytes) * 1e9 / state_.rate);
+}
+
+void RateController::time_in_class(TimeNs now, TimeNs out[kNumPriorityClasses]) const {
+  std::copy(std::begin(time_in_class_), std::end(time_in_class_), out);
+  out[klass_] += now - class_since_;
+}
+
+}  // namespace netapprox::atp

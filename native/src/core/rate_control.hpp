@@ -1,0 +1,96 @@
+// Rate control of one sending job: epochs, the measured loss rho_i, the dynamic TLR (eq. 1), the priority class
+// (section 5.2), the job's pacing clock, and the rate law the mode picked (rate_law.hpp).
+#pragma once
+
+#include <vector>
+
+#include "core/engine.hpp"
+#include "core/rate_law.hpp"
+#include "core/slack.hpp"
+
+namespace netapprox::atp {
+
+struct RateControlConfig {
+  rate_law::Params law;
+  ModeFlags flags;
+  TimeNs min_epoch;       // shortest epoch
+  uint32_t max_datagram;  // bytes per packet, for epoch stretching and R_min
+};
+
+class RateController {
+ public:
+  // An epoch spans at least this many packets at the job's rate (up to 4 RTTs): with only a handful of packets
+  // per RTT, rho_i is mostly exactly 0 or 1 and the laws swing between full increase and deep cuts.
+  static constexpr double kMinEpochPackets = 16;
+  // Pacing may lag `now` by at most this much: after an idle moment a short burst lets drivers batch.
+  static constexpr TimeNs kBurstAllowance = 50'000;
+
+  RateController(const rate_law::RateLaw& law, const RateControlConfig& cfg);
+
+  // tlr0 / approx_tlr0: eq. 1 at the start over all groups / approximate groups only.
+  void start(TimeNs now, double tlr0, double approx_tlr0);
+
+  // A DATA packet of the job (`bytes` of payload) was acknowledged or declared lost.
+  void on_resolved(bool acked, uint32_t bytes) {
+    if (acked) {
+      epoch_acked_++;
+      epoch_acked_bytes_ += bytes;
+    } else {
+      epoch_lost_++;
+    }
+  }
+  // A packet counted lost in this epoch was acknowledged late: it was not a loss (earlier epochs stay decided).
+  void on_late_ack(uint32_t bytes) {
+    if (epoch_lost_ > 0) {
+      epoch_lost_--;
+      epoch_acked_++;
+      epoch_acked_bytes_ += bytes;
+    }
+  }
+
+  TimeNs epoch_length(TimeNs srtt) const;
+  TimeNs epoch_deadline(TimeNs srtt) const { return epoch_start_ + epoch_length(srtt); }
+  // Ends the epoch: rho_i, TLR_{i+1} (eq. 1), the rate law, the priority class. `packets_per_message` turns
+  // the message TLR into a packet loss rate.
+  EpochSample end_epoch(TimeNs now, const std::vector<slack::GroupProgress>& progress, double packets_per_message,
+                        TimeNs srtt);
+  // R_min: one packet per law.rtts_per_min_packet smoothed RTTs.
+  double r_min(TimeNs srtt) const;
+
+  // Pacing: when the job may send next, and the send of a datagram of `bytes`.
+  TimeNs next_send() const { return next_send_; }
+  void on_sent(TimeNs now, size_t bytes);
+
+  // Starvation guard (strict-priority queues): an epoch in which packets were resolved and none was acknowledged
+  // moves the job up one class (towards class 1), at most kMaxBoost; kBoostDecay epochs in a row without such an
+  // epoch move it one back. Class changes towards lower priority need the TLR kClassMargin past the threshold, so
+  // a TLR that hovers around one does not flap.
+  static constexpr int kMaxBoost = 6;
+  static constexpr int kBoostDecay = 8;
+  static constexpr double kClassMargin = 1.0 / 64;
+
+  double rate() const { return state_.rate; }  // bytes per second
+  double tlr() const { return tlr_; }
+  int priority_class() const { return klass_; }
+  uint64_t epochs() const { return epochs_; }
+  // Time spent in each class up to `now` (the current class included).
+  void time_in_class(TimeNs now, TimeNs out[kNumPriorityClasses]) const;
+
+ private:
+  const rate_law::RateLaw& law_;
+  RateControlConfig cfg_;
+  rate_law::State state_;
+  TimeNs next_send_ = 0;
+  TimeNs epoch_start_ = 0;
+  uint64_t epoch_acked_ = 0, epoch_lost_ = 0, epoch_acked_bytes_ = 0;
+  uint64_t epochs_ = 0;
+  double tlr_ = 0;
+  int klass_ = 0;
+  int tlr_class_ = 0;  // the class the TLR asks for (with hysteresis)
+  int boost_ = 0;      // classes the job climbed for starvation
+  int quiet_epochs_ = 0;
+  TimeNs class_since_ = 0;
+  TimeNs time_in_class_[kNumPriorityClasses] = {};
+};
+
+}  // namespace netapprox::atp

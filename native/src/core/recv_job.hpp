@@ -1,0 +1,128 @@
+// A receiving job: the group table from the ANNOUNCE, reassembly of DATA segments into messages within the
+// session's receive buffer, in-order delivery of exact groups, ABANDON and UPDATE, and completion (the receiver
+// decides when a job is complete). Deliveries are returned to the caller, which turns them into events.
+//
+// A job's first window of DATA travels right behind its ANNOUNCE, so DATA may arrive before the group table is
+// complete (the ANNOUNCE lost, reordered, or in several chunks). Such early data is held - reassembled within the
+// receive buffer, charged with a per-message overhead - and handed over when the table is known; it is refused
+// (and counted) only when the buffer is full.
+#pragma once
+
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "core/engine.hpp"
+#include "core/wire.hpp"
+
+namespace netapprox::atp {
+
+// A session's receive buffer: reassembly, messages held for order, delivered messages the application holds.
+struct RecvBudget {
+  uint64_t capacity = 0;
+  uint64_t used = 0;
+  uint64_t app_held = 0;  // part of `used`: delivered, not released yet
+  uint64_t free() const { return capacity > used ? capacity - used : 0; }
+};
+
+struct RecvMessage {
+  uint32_t len;
+  uint16_t seg_size;
+  uint32_t nseg;
+  uint32_t got = 0;
+  std::vector<uint64_t> bits;
+  Buffer buf;
+};
+
+struct RecvGroup {
+  uint64_t id = 0;
+  uint32_t size = 0, target = 0, base = 0;
+  uint32_t delivered = 0, lost = 0;
+  uint32_t next_in_order = 0;  // ordered groups: next message index to deliver
+  bool known = false;
+  bool ordered = false;  // announced with MSR 1: delivered in order
+  bool exact() const { return target >= size; }
+};
+
+// A complete message handed to the application.
+struct Delivery {
+  MessageId msg;
+  uint64_t group_id;
+  Buffer buf;
+};
+
+class RecvJob {
+ public:
+  // Bookkeeping charged to the receive buffer while the job lives: the group table and two bitmaps of N bits.
+  static uint64_t table_bytes(uint32_t n_messages, uint32_t n_groups);
+  // Charged while the job is known only from early data, and per message of early data on top of its length.
+  static constexpr uint64_t kEarlyJobBytes = 256;
+  static constexpr uint64_t kEarlyMessageBytes = 128;
+
+  // A job appears with its first packet: an ANNOUNCE chunk, or early DATA.
+  RecvJob(JobId id, TimeNs now);
+
+  const JobId id;
+  const TimeNs started;
+  uint32_t n = 0;  // messages (from the ANNOUNCE)
+  bool mrdf = true;
+  TimeNs ready_at = kNever;    // group table complete
+  TimeNs last_data = kNever;   // last DATA segment taken
+  uint64_t charged_table = 0;  // bytes of this job's bookkeeping charged to the budget
+  std::vector<RecvGroup> groups;
+  uint32_t delivered = 0, lost = 0;
+
+  bool announced() const { return announced_; }  // an ANNOUNCE chunk arrived: size and group count are known
+  bool ready() const { return ready_; }          // every group known and consistent
+  uint32_t group_of(MessageId m) const;
+  bool resolved(MessageId m) const;  // delivered or given up
+
+  // The first ANNOUNCE chunk fixes the job's size and group count.
+  void set_size(uint32_t n_messages, uint32_t n_groups, bool mrdf_flag);
+  enum class TableResult { kIncomplete, kReady, kMismatch, kBadSizes };
+  // One ANNOUNCE chunk (after set_size). kMismatch: its job size or group count differ from the first chunk's (the
+  // chunk is ignored); kBadSizes: the group sizes do not add up to N (the job must end with a protocol error);
+  // kReady: the table just became complete - early data is then handed over (`out`: its complete messages that
+  // can be delivered; early message ids beyond the job are discarded and counted in *refused);
+  // kIncomplete otherwise (also for chunks after the table was complete).
+  TableResult add_groups(const wire::Announce& a, TimeNs now, RecvBudget& budget, std::vector<Delivery>* out,
+                         uint64_t* refused);
+
+  enum class DataResult { kAccepted, kNoBuffer, kMalformed };
+  // One DATA segment. Admission charges the whole message to the budget; the next in-order message of an exact
+  // group is admitted beyond the buffer (bounded: see docs/protocol.md section 8) so order cannot deadlock it.
+  // Before the table is complete the segment is held as early data (no head-of-line exception).
+  // `events_full`: a message's last segment is refused while the event queue is full.
+  // Complete messages are appended to `out`; *completed tells whether one completed (completion may follow).
+  DataResult on_data(const wire::Data& d, RecvBudget& budget, uint32_t max_message_bytes, bool events_full, TimeNs now,
+                     std::vector<Delivery>* out, bool* completed);
+  // Messages the sender gave up (the table is complete). Ids of exact groups are refused (counted in *refused);
+  // newly lost ids are appended to `lost_out` as (message, group id).
+  void on_abandon(const std::vector<uint32_t>& msgs, RecvBudget& budget,
+                  std::vector<std::pair<MessageId, uint64_t>>* lost_out, uint64_t* refused);
+  // New targets. Invalid entries are counted in *refused. A group lowered below MSR 1 hands over what it held.
+  void on_update(const std::vector<wire::UpdateEntry>& entries, std::vector<Delivery>* out, uint64_t* refused);
+
+  // Every group has delivered its target, or has nothing left.
+  bool complete() const;
+  // Returns every byte the job holds (reassembly, held messages, its bookkeeping) to the budget.
+  void release_buffers(RecvBudget& budget);
+  void fill_report(JobReport& r, TimeNs now) const;
+  uint32_t early_messages() const { return early_messages_; }  // messages of early data now held
+
+ private:
+  void deliver(RecvGroup& g, MessageId m, Buffer buf, std::vector<Delivery>* out);
+  void advance_in_order(RecvGroup& g, std::vector<Delivery>* out);
+  void adopt_early_data(RecvBudget& budget, std::vector<Delivery>* out, uint64_t* refused);
+
+  bool announced_ = false;
+  uint32_t groups_known_ = 0;
+  bool ready_ = false;
+  std::vector<uint64_t> delivered_bits_, lost_bits_;
+  std::unordered_map<MessageId, RecvMessage> partial_;
+  std::map<MessageId, Buffer> held_;  // complete messages of ordered groups waiting for order (or early ones)
+  uint32_t early_messages_ = 0;       // messages started before the table was complete: kEarlyMessageBytes each
+};
+
+}  // namespace netapprox::atp

@@ -1,0 +1,262 @@
+#include "core/send_job.hpp"
+
+#include <algorithm>
+
+namespace netapprox::atp {
+
+SendJob::SendJob(const JobSpec& spec, bool mrdf_scheduling, uint32_t seg_size, const rate_law::RateLaw& law,
+                 const RateControlConfig& rc, uint64_t& session_buffered)
+    : id(spec.job_id),
+      n([&] {
+        uint64_t total = 0;
+        for (const auto& g : spec.groups) total += g.size;
+        return static_cast<uint32_t>(total);
+      }()),
+      mrdf(spec.mrdf),
+      rate(law, rc),
+      mrdf_scheduling_(mrdf_scheduling),
+      seg_size_(seg_size),
+      session_buffered_(session_buffered),
+      submitted_(bitmap(n)) {
+  uint32_t base = 0;
+  for (const auto& gs : spec.groups) {
+    SendGroup g;
+    g.spec = gs;
+    g.base = base;
+    g.target = slack::target_of(gs.msr, gs.size);
+    base += gs.size;
+    groups.push_back(g);
+  }
+}
+
+uint32_t SendJob::group_of(MessageId m) const {
+  auto it =
+      std::upper_bound(groups.begin(), groups.end(), m, [](MessageId v, const SendGroup& g) { return v < g.base; });
+  return static_cast<uint32_t>(it - groups.begin()) - 1;
+}
+
+Status SendJob::submit(uint32_t group_index, uint32_t index, const uint8_t* data, size_t len, uint64_t buffer_limit) {
+  SendGroup& g = groups[group_index];
+  const MessageId m = g.base + index;
+  if (bit_get(submitted_, m)) return Status::kAlreadyExists;
+  if (g.satisfied() && !g.exact()) {  // nothing more is needed from this group
+    bit_set(submitted_, m);
+    g.lost++;
+    pending_abandon_.push_back(m);
+    return Status::kOk;
+  }
+  if (session_buffered_ + len > buffer_limit) return Status::kWouldBlock;
+  bit_set(submitted_, m);
+  SendMessage msg;
+  msg.group = group_index;
+  msg.data.assign(data, data + len);
+  msg.seg_size = seg_size_;
+  const uint32_t nseg = static_cast<uint32_t>((len + msg.seg_size - 1) / msg.seg_size);
+  msg.segs.assign(nseg, SegState::kNew);
+  msg.need = nseg;
+  messages_submitted_++;
+  segments_submitted_ += nseg;
+  session_buffered_ += len;
+  auto [it, ok] = live_.emplace(m, std::move(msg));
+  refresh_ready(m, it->second);
+  return Status::kOk;
+}
+
+void SendJob::set_running(TimeNs now) {
+  running = true;
+  running_at = now;
+}
+
+uint32_t SendJob::set_target(uint32_t gi, uint32_t t) {
+  SendGroup& g = groups[gi];
+  // Messages already given up cannot be brought back: clamp, and say so in the report.
+  g.unreachable = t > g.spec.size - g.lost;
+  if (g.unreachable) t = g.spec.size - g.lost;
+  g.target = t;
+  if (g.satisfied() && !g.exact()) give_up_rest(gi);
+  return t;
+}
+
+uint64_t SendJob::ready_key(const SendGroup& g, const SendMessage& msg) const {
+  // MRDF: least remaining (unacknowledged) bytes first; otherwise message order. Ties by id keep order.
+  if (!(mrdf_scheduling_ && mrdf) || g.exact()) return 0;
+  return uint64_t(msg.data.size() - msg.acked_bytes);
+}
+
+void SendJob::refresh_ready(MessageId m, SendMessage& msg) {
+  if (msg.in_ready) ready_.erase({msg.ready_key, m});
+  msg.in_ready = false;
+  if (msg.need > 0) {
+    msg.ready_key = ready_key(groups[msg.group], msg);
+    ready_.insert({msg.ready_key, m});
+    msg.in_ready = true;
+  }
+}
+
+void SendJob::abandon(MessageId m, bool for_loss) {
+  auto it = live_.find(m);
+  if (it == live_.end()) return;
+  if (it->second.in_ready) ready_.erase({it->second.ready_key, m});
+  if (for_loss) {
+    GivenUp g{it->second.group, 0, std::vector<bool>(it->second.segs.size())};
+    for (size_t i = 0; i < g.acked.size(); ++i) {
+      g.acked[i] = it->second.segs[i] == SegState::kAcked;
+      if (!g.acked[i]) g.unacked++;
+    }
+    given_up_.emplace(m, std::move(g));
+  }
+  session_buffered_ -= it->second.data.size();
+  groups[it->second.group].lost++;
+  pending_abandon_.push_back(m);
+  live_.erase(it);
+}
+
+void SendJob::give_up_rest(uint32_t gi) {
+  std::vector<MessageId> rest;
+  for (auto& [m, msg] : live_)
+    if (msg.group == gi) rest.push_back(m);
+  for (MessageId m : rest) abandon(m);
+}
+
+void SendJob::on_segment_acked(MessageId m, uint32_t seg) {
+  auto it = live_.find(m);
+  if (it == live_.end()) return;
+  SendMessage& msg = it->second;
+  if (seg >= msg.segs.size()) return;
+  SegState& state = msg.segs[seg];
+  if (state == SegState::kAcked) return;
+  if (state == SegState::kResend || state == SegState::kNew) msg.need--;
+  state = SegState::kAcked;
+  msg.acked_bytes += msg.seg_len(seg);
+  if (msg.acked_bytes == msg.data.size()) {
+    const uint32_t gi = msg.group;
+    if (msg.in_ready) ready_.erase({msg.ready_key, m});
+    session_buffered_ -= msg.data.size();
+    live_.erase(it);
+    SendGroup& g = groups[gi];
+    g.delivered++;
+    if (g.delivered == g.target && !g.exact()) give_up_rest(gi);
+    return;
+  }
+  refresh_ready(m, msg);
+}
+
+void SendJob::on_segment_lost(MessageId m, uint32_t seg) {
+  auto it = live_.find(m);
+  if (it == live_.end()) return;
+  SendMessage& msg = it->second;
+  if (seg >= msg.segs.size() || msg.segs[seg] != SegState::kInFlight) return;
+  const SendGroup& g = groups[msg.group];
+  if (!g.exact() && g.lost < g.allowance()) {
+    abandon(m, true);
+    return;
+  }
+  msg.segs[seg] = SegState::kResend;
+  msg.need++;
+  msg.hint = std::min(msg.hint, seg);
+  refresh_ready(m, msg);
+}
+
+void SendJob::on_segment_late_ack(MessageId m, uint32_t seg) {
+  if (live_.count(m)) {
+    on_segment_acked(m, seg);  // waiting for retransmission, or retransmitted: done either way
+    return;
+  }
+  auto it = given_up_.find(m);
+  if (it == given_up_.end() || seg >= it->second.acked.size() || it->second.acked[seg]) return;
+  GivenUp& g = it->second;
+  g.acked[seg] = true;
+  if (--g.unacked > 0) return;
+  // Every segment arrived: the message was delivered after all, and the peer never heard it was given up.
+  const uint32_t gi = g.group;
+  given_up_.erase(it);
+  auto pending = std::find(pending_abandon_.begin(), pending_abandon_.end(), m);
+  if (pending != pending_abandon_.end()) pending_abandon_.erase(pending);
+  SendGroup& grp = groups[gi];
+  grp.lost--;
+  grp.delivered++;
+  if (grp.delivered == grp.target && !grp.exact()) give_up_rest(gi);
+}
+
+bool SendJob::take_next_segment(SegmentToSend* out) {
+  while (!ready_.empty()) {
+    const MessageId m = ready_.begin()->second;
+    SendMessage& msg = live_.at(m);
+    uint32_t seg = msg.hint;
+    while (seg < msg.segs.size() && msg.segs[seg] != SegState::kNew && msg.segs[seg] != SegState::kResend) ++seg;
+    if (seg == msg.segs.size()) {  // cannot happen while need > 0; repair rather than loop
+      msg.need = 0;
+      refresh_ready(m, msg);
+      continue;
+    }
+    out->msg = m;
+    out->seg = seg;
+    out->retransmission = msg.segs[seg] == SegState::kResend;
+    out->exact = groups[msg.group].exact();
+    out->msg_len = static_cast<uint32_t>(msg.data.size());
+    out->offset = seg * msg.seg_size;
+    out->seg_size = static_cast<uint16_t>(msg.seg_size);
+    out->payload = msg.data.data() + size_t{seg} * msg.seg_size;
+    out->len = msg.seg_len(seg);
+    msg.segs[seg] = SegState::kInFlight;
+    msg.need--;
+    msg.hint = seg + 1;
+    if (!running) early_bytes_sent += out->len;
+    refresh_ready(m, msg);
+    return true;
+  }
+  return false;
+}
+
+std::vector<MessageId> SendJob::take_abandons() {
+  std::vector<MessageId> out;
+  out.swap(pending_abandon_);
+  given_up_.clear();  // the peer will hear of them: too late to take them back
+  return out;
+}
+
+void SendJob::release_buffers() {
+  for (auto& [m, msg] : live_) session_buffered_ -= msg.data.size();
+  live_.clear();
+  ready_.clear();
+  given_up_.clear();
+}
+
+std::vector<slack::GroupProgress> SendJob::progress() const {
+  std::vector<slack::GroupProgress> v;
+  v.reserve(groups.size());
+  for (const auto& g : groups) v.push_back({g.spec.size, g.target, g.delivered, g.lost});
+  return v;
+}
+
+double SendJob::packets_per_message() const {
+  return messages_submitted_ ? double(segments_submitted_) / double(messages_submitted_) : 1.0;
+}
+
+void SendJob::fill_report(JobReport& r, TimeNs now) const {
+  r.job = id;
+  r.is_sender = true;
+  r.messages = n;
+  r.packets_sent = packets_sent;
+  r.packets_retransmitted = retransmitted;
+  r.bytes_sent = bytes_sent;
+  r.epochs = rate.epochs();
+  r.started = started;
+  r.finished = now;
+  const uint64_t resolved = packets_acked + packets_lost;
+  r.measured_loss = resolved ? double(packets_lost) / double(resolved) : 0.0;
+  rate.time_in_class(now, r.time_in_class);
+  r.announces_sent = announces_sent;
+  r.updates_sent = updates_sent;
+  r.start_to_running = (running ? running_at : now) - started;  // a job that never ran waited all its life
+  r.last_data_to_done = last_data_sent == kNever ? 0 : now - last_data_sent;
+  r.delivered = 0;
+  for (const auto& g : groups) {
+    r.groups.push_back(GroupReport{
+        g.spec.group_id, g.spec.size, g.target, g.delivered, g.spec.size - g.delivered, g.unreachable, {}, {}});
+    r.delivered += g.delivered;
+  }
+  r.lost = r.messages - r.delivered;
+}
+
+}  // namespace netapprox::atp

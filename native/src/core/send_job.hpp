@@ -1,0 +1,143 @@
+// A sending job: its groups and messages, the retransmission criterion (NetApprox section 4.1: give a message up
+// while its group can afford it, else retransmit), group satisfaction, and send scheduling - which segment goes
+// next, minimal remaining data first (MRDF, section 4.3) or in message order.
+#pragma once
+
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "core/engine.hpp"
+#include "core/rate_control.hpp"
+#include "core/slack.hpp"
+
+namespace netapprox::atp {
+
+enum class SegState : uint8_t { kNew = 0, kInFlight = 1, kAcked = 2, kResend = 3 };
+
+struct SendMessage {
+  uint32_t group;
+  Buffer data;
+  std::vector<SegState> segs;
+  uint32_t seg_size;
+  uint32_t acked_bytes = 0;
+  uint32_t need = 0;  // segments in kNew or kResend
+  uint32_t hint = 0;  // no segment below this index needs sending
+  uint64_t ready_key = 0;
+  bool in_ready = false;
+  uint32_t seg_len(uint32_t i) const {
+    return std::min<uint32_t>(seg_size, static_cast<uint32_t>(data.size()) - i * seg_size);
+  }
+};
+
+struct SendGroup {
+  GroupSpec spec;
+  uint32_t base = 0;
+  uint32_t target = 0;
+  uint32_t delivered = 0;  // fully acknowledged messages
+  uint32_t lost = 0;       // messages given up (network loss within the allowance, or not needed any more)
+  bool unreachable = false;
+  bool exact() const { return target >= spec.size; }
+  bool satisfied() const { return delivered >= target; }
+  uint32_t allowance() const { return spec.size - target; }
+};
+
+// The next segment to put on the wire (taken from the ready set, now in flight).
+struct SegmentToSend {
+  MessageId msg;
+  uint32_t seg;
+  bool retransmission;
+  bool exact;  // the message's group is exact (class 0)
+  uint32_t msg_len, offset;
+  uint16_t seg_size;
+  const uint8_t* payload;  // valid until the job changes
+  uint32_t len;
+};
+
+class SendJob {
+ public:
+  // `mrdf_scheduling`: the mode and the job both enable MRDF. `session_buffered` is the session's count of
+  // submitted, unacknowledged bytes, kept up to date by the job.
+  SendJob(const JobSpec& spec, bool mrdf_scheduling, uint32_t seg_size, const rate_law::RateLaw& law,
+          const RateControlConfig& rc, uint64_t& session_buffered);
+
+  const JobId id;
+  const uint32_t n;  // messages
+  const bool mrdf;   // the job's own flag (announced)
+  std::vector<SendGroup> groups;
+  RateController rate;
+  bool running = false;  // the announce was acknowledged: data flows at the job's rate
+  uint32_t announce_unacked = 0;
+  // Before that, the job's first window: at most this many payload bytes, right behind the ANNOUNCE.
+  uint64_t first_window = 0;
+  uint64_t early_bytes_sent = 0;
+  // statistics
+  uint64_t packets_sent = 0, packets_acked = 0, packets_lost = 0, retransmitted = 0, bytes_sent = 0;
+  uint32_t announces_sent = 0, updates_sent = 0;
+  TimeNs started = 0;
+  TimeNs running_at = kNever;  // when the announce was acknowledged
+  TimeNs last_data_sent = kNever;
+
+  uint32_t group_of(MessageId m) const;
+  // Copies message `index` of group `group_index`. kAlreadyExists, kWouldBlock (the session buffer would exceed
+  // `buffer_limit`), or kOk - also for a message of a satisfied approximate group, which is given up at once.
+  Status submit(uint32_t group_index, uint32_t index, const uint8_t* data, size_t len, uint64_t buffer_limit);
+  // The announce was acknowledged.
+  void set_running(TimeNs now);
+  // May DATA go now as far as the announce is concerned: running, or still within the first window.
+  bool may_send_data() const { return running || early_bytes_sent < first_window; }
+  // A new target for group gi (update_msr), clamped to what the remaining messages can give.
+  uint32_t set_target(uint32_t gi, uint32_t target);
+
+  void on_segment_acked(MessageId m, uint32_t seg);
+  // A segment declared lost was acknowledged after all. A segment waiting for retransmission needs none; a message
+  // given up for that loss is taken back while its ABANDON has not been sent (take_abandons), and counts as
+  // delivered once all its segments are acknowledged.
+  void on_segment_late_ack(MessageId m, uint32_t seg);
+  // Retransmission criterion: while the group can still afford to lose messages the message is given up (it
+  // counts against the allowance, eq. 1's TotalNumLostMsg); once the allowance is used, the segment is resent.
+  // Exact groups have no allowance and always retransmit.
+  void on_segment_lost(MessageId m, uint32_t seg);
+
+  bool has_ready() const { return !ready_.empty(); }
+  // Marks the next segment in flight; false when nothing is ready.
+  bool take_next_segment(SegmentToSend* out);
+
+  // Abandon notices waiting to become ABANDON frames.
+  const std::vector<MessageId>& pending_abandons() const { return pending_abandon_; }
+  std::vector<MessageId> take_abandons();
+
+  // Frees the buffers of every unfinished message (the job ends).
+  void release_buffers();
+
+  std::vector<slack::GroupProgress> progress() const;
+  double packets_per_message() const;
+  // The sender's report (receiver counts are merged in by the engine when a DONE carries them).
+  void fill_report(JobReport& r, TimeNs now) const;
+
+ private:
+  uint64_t ready_key(const SendGroup& g, const SendMessage& msg) const;
+  void refresh_ready(MessageId m, SendMessage& msg);
+  // Gives a message up; `for_loss` keeps a record of its segments so a late acknowledgement can undo it.
+  void abandon(MessageId m, bool for_loss = false);
+  void give_up_rest(uint32_t gi);  // a group that met its target sends nothing more
+
+  const bool mrdf_scheduling_;
+  const uint32_t seg_size_;
+  uint64_t& session_buffered_;
+  std::vector<uint64_t> submitted_;  // bitmap over message ids
+  std::unordered_map<MessageId, SendMessage> live_;
+  std::set<std::pair<uint64_t, MessageId>> ready_;
+  std::vector<MessageId> pending_abandon_;
+  // Messages given up for a loss whose ABANDON has not been sent yet: which of their segments were acknowledged.
+  struct GivenUp {
+    uint32_t group;
+    uint32_t unacked;
+    std::vector<bool> acked;
+  };
+  std::unordered_map<MessageId, GivenUp> given_up_;
+  uint64_t messages_submitted_ = 0, segments_submitted_ = 0;  // mean packets per message (packet-level TLR)
+};
+
+}  // namespace netapprox::atp

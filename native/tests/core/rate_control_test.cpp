@@ -1,0 +1,140 @@
+// A job's rate controller (native/src/core/rate_control.*) on its own: epoch length, rho_i, the TLR and class
+// updates, the law's decision, and pacing.
+#include "core/rate_control.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace netapprox::atp;
+
+namespace {
+
+constexpr TimeNs kUs = 1'000;
+constexpr TimeNs kMs = 1'000'000;
+constexpr double kRmax = 1.25e8;  // 1 Gbit/s
+
+RateControlConfig config(Mode m) { return RateControlConfig{{kRmax, 0.125, 0.01}, mode_flags(m), 100 * kUs, 1472}; }
+
+}  // namespace
+
+TEST(RateControlTest, EpochIsOneRttAtLineRateAndSpansSixteenPacketsWhenSlow) {
+  RateController base(rate_law::kLineRate, config(Mode::kBase));
+  base.start(0, 0.5, 0.5);
+  EXPECT_EQ(base.epoch_length(300 * kUs), 300 * kUs);
+  EXPECT_EQ(base.epoch_length(10 * kUs), 100 * kUs) << "min_epoch";
+  RateController full(rate_law::kPaper, config(Mode::kFull));
+  full.start(0, 0.5, 0.5);  // at R_max, 16 packets take 188 us
+  EXPECT_EQ(full.epoch_length(100 * kUs), 188'416u);
+  EXPECT_EQ(full.epoch_length(20 * kUs), 188'416u) << "min_epoch, stretched to 16 packets";
+  EXPECT_EQ(full.epoch_length(300 * kUs), 300 * kUs) << "16 packets take less than one RTT";
+  for (int i = 0; i < 4; ++i) {  // rho = 1 halves the rate: R_max / 16, 16 packets take 3 ms
+    full.on_resolved(false, 1000);
+    full.end_epoch(TimeNs(i + 1) * 1000 * kUs, {{100, 50, 0, 0}}, 1.0, 1000 * kMs);
+  }
+  EXPECT_DOUBLE_EQ(full.rate(), kRmax / 16);
+  EXPECT_EQ(full.epoch_length(300 * kUs), 1200 * kUs) << "at most 4 RTTs";
+}
+
+TEST(RateControlTest, EndOfEpochAppliesTheLawToResolvedPackets) {
+  RateController rc(rate_law::kPaper, config(Mode::kFull));
+  rc.start(0, 0.3, 0.3);
+  EXPECT_EQ(rc.rate(), kRmax);
+  EXPECT_EQ(rc.priority_class(), 3);
+  for (int i = 0; i < 6; ++i) rc.on_resolved(true, 1000);
+  for (int i = 0; i < 4; ++i) rc.on_resolved(false, 1000);  // rho = 0.4 >= TLR 0.3: eq. 3
+  EpochSample e = rc.end_epoch(1000 * kUs, {{100, 70, 0, 0}}, 1.0, kMs);
+  EXPECT_DOUBLE_EQ(e.loss, 0.4);
+  EXPECT_DOUBLE_EQ(rc.rate(), kRmax * 0.8);
+  EXPECT_DOUBLE_EQ(e.rate_bps, kRmax * 0.8 * 8);
+  // A clean epoch: eq. 2; the TLR follows eq. 1 (10 lost of an allowance of 30, 50 delivered: 20/50).
+  for (int i = 0; i < 10; ++i) rc.on_resolved(true, 1000);
+  e = rc.end_epoch(2000 * kUs, {{100, 70, 50, 10}}, 1.0, kMs);
+  EXPECT_DOUBLE_EQ(e.tlr, 0.4);
+  EXPECT_DOUBLE_EQ(rc.rate(), 0.875 * kRmax * 0.8 + 0.125 * kRmax);
+  EXPECT_EQ(rc.priority_class(), 4) << "the class follows the TLR in Full";
+  // An epoch that resolved nothing leaves the rate alone.
+  const double before = rc.rate();
+  rc.end_epoch(3000 * kUs, {{100, 70, 50, 10}}, 1.0, kMs);
+  EXPECT_DOUBLE_EQ(rc.rate(), before);
+  EXPECT_EQ(rc.epochs(), 3u);
+}
+
+TEST(RateControlTest, PacketLevelTlrDecidesForMultiPacketMessages) {
+  // TLR 0.3 with 10-packet messages is ~3.5 % packet loss: rho 0.1 is a decrease, not an increase.
+  RateController rc(rate_law::kPaper, config(Mode::kFull));
+  rc.start(0, 0.3, 0.3);
+  for (int i = 0; i < 9; ++i) rc.on_resolved(true, 1000);
+  rc.on_resolved(false, 1000);
+  rc.end_epoch(1000 * kUs, {{100, 70, 0, 0}}, 10.0, kMs);
+  EXPECT_DOUBLE_EQ(rc.rate(), kRmax * 0.95);
+}
+
+TEST(RateControlTest, StaticModesKeepTheirClass) {
+  RateController rc(rate_law::kPaper, config(Mode::kFixPrio));
+  rc.start(0, 0.5, 0.5);
+  EXPECT_EQ(rc.priority_class(), 4);
+  rc.on_resolved(true, 1000);
+  rc.end_epoch(1000 * kUs, {{100, 50, 90, 0}}, 1.0, kMs);  // TLR now 1: Full would move to class 7
+  EXPECT_EQ(rc.priority_class(), 4);
+  RateController none(rate_law::kPaper, config(Mode::kRc));
+  none.start(0, 0.5, 0.5);
+  EXPECT_EQ(none.priority_class(), 0) << "no slack priority: everything in the default class";
+  TimeNs t[kNumPriorityClasses];
+  rc.time_in_class(5000 * kUs, t);
+  EXPECT_EQ(t[4], 5000 * kUs);
+}
+
+TEST(RateControlTest, PacingAdvancesByBytesOverRateWithABurstAllowance) {
+  RateController rc(rate_law::kPaper, config(Mode::kFull));
+  rc.start(1'000'000, 0.5, 0.5);
+  rc.on_sent(1'000'000, 1250);  // 1250 bytes at 125 MB/s = 10 us
+  EXPECT_EQ(rc.next_send(), 1'000'000 + 10 * kUs);
+  // After idling, the clock restarts at most 50 us in the past.
+  rc.on_sent(2'000'000, 1250);
+  EXPECT_EQ(rc.next_send(), 2'000'000 - 50 * kUs + 10 * kUs);
+}
+
+// Strict-priority queues can starve a job whose class is below a saturated one: an epoch in which every packet
+// was lost moves it up one class, down to class 1 (class 0 stays exact traffic); quiet epochs move it back.
+TEST(RateControlTest, StarvedEpochsClimbClassesAndQuietOnesReturn) {
+  RateController rc(rate_law::kSlack, config(Mode::kFull));
+  rc.start(0, 0.5, 0.5);
+  ASSERT_EQ(rc.priority_class(), 4);
+  TimeNs t = 0;
+  auto epoch = [&](int acked, int lost) {
+    for (int i = 0; i < acked; ++i) rc.on_resolved(true, 1000);
+    for (int i = 0; i < lost; ++i) rc.on_resolved(false, 1000);
+    t += 1000 * kUs;
+    rc.end_epoch(t, {{1000, 500, 0, 0}}, 1.0, kMs);  // TLR stays 0.5
+  };
+  for (int k = 3; k >= 1; --k) {
+    epoch(0, 4);
+    EXPECT_EQ(rc.priority_class(), k);
+  }
+  epoch(0, 4);
+  EXPECT_EQ(rc.priority_class(), 1) << "never class 0";
+  epoch(1, 3);  // some progress: no further climb
+  EXPECT_EQ(rc.priority_class(), 1);
+  for (int i = 0; i < RateController::kBoostDecay * RateController::kMaxBoost; ++i) epoch(4, 0);
+  EXPECT_EQ(rc.priority_class(), 4) << "back to the TLR's class";
+}
+
+// A TLR hovering around a threshold does not make the class flap: moving to a lower priority needs a margin.
+TEST(RateControlTest, ClassMovesTowardsLowerPriorityOnlyPastAMargin) {
+  RateController rc(rate_law::kSlack, config(Mode::kFull));
+  rc.start(0, 0.5, 0.5);
+  ASSERT_EQ(rc.priority_class(), 4);
+  rc.on_resolved(true, 1000);
+  rc.end_epoch(1000 * kUs, {{1000, 495, 0, 0}}, 1.0, kMs);  // TLR 0.505: class 5 by the threshold, within margin
+  EXPECT_EQ(rc.priority_class(), 4);
+  rc.on_resolved(true, 1000);
+  rc.end_epoch(2000 * kUs, {{1000, 480, 0, 0}}, 1.0, kMs);  // TLR 0.52 > 0.5 + 1/64
+  EXPECT_EQ(rc.priority_class(), 5);
+  rc.on_resolved(true, 1000);
+  rc.end_epoch(3000 * kUs, {{1000, 495, 0, 0}}, 1.0, kMs);  // 0.505: class 5 by the threshold, stays
+  EXPECT_EQ(rc.priority_class(), 5);
+  rc.on_resolved(true, 1000);
+  rc.end_epoch(4000 * kUs, {{1000, 510, 0, 0}}, 1.0, kMs);  // 0.49: towards higher priority at once
+  EXPECT_EQ(rc.priority_class(), 4);
+}
