@@ -6,11 +6,13 @@
 #                            and scripts/check-native-format.sh (native/, clang-format; NETAPPROX_NATIVE_FORMAT_CHECK=0 skips it)
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
 #                            examples/taxi, approx-spark on local[2] and local-cluster, approx-flink on a Flink
-#                            MiniCluster of 2 TaskManagers x 2 slots) + native GoogleTest suites
+#                            MiniCluster of 2 TaskManagers x 2 slots, approx-kafka on an in-process KRaft broker with
+#                            relays over loopback ATP) + native GoogleTest suites
 #                            and atp-perf end-to-end tests (ctest, in the Maven test phase) + Jazzer fuzzing of the
 #                            control-plane frame decoder for JAVA_FUZZ_SECONDS (approx-core execution control-fuzz)
 #   4. approx-core jar       ships META-INF/native/linux-x86_64/libnetapprox.so, which loads and binds JNI
-#   5. approx-spark jar      the spark-submit --jars jar: self-contained, and only the plugin (no examples)
+#   5. approx-spark jar      the spark-submit --jars jar: self-contained, and only the plugin (no examples);
+#                            approx-kafka-relay.jar runs (--version) and refuses bad arguments (exit 2)
 #   6. approx-flink jar      the Flink job-jar / lib/ jar: self-contained, no Flink classes, only the plugin
 #   7. network lab           benchmarks/netlab/test_netlab.py (lab tests skip without root / namespaces)
 #   8. ASan + UBSan          second native build in native/build-asan, ctest on it
@@ -151,6 +153,22 @@ if [ -n "$NOT_PLUGIN" ]; then
   exit 1
 fi
 log "$(basename "$SPARK_JAR") is self-contained ($(wc -l <<<"$SPARK_LISTING") entries, libnetapprox.so inside)"
+end
+
+# The Kafka relay as users run it: java -jar approx-kafka-relay.jar (its behaviour is tested in the Maven step;
+# here: the shaded jar starts, and a missing required option is exit 2 naming it).
+begin "approx-kafka relay jar"
+RELAY_JAR="$ROOT/approx-kafka/target/approx-kafka-relay.jar"
+java -jar "$RELAY_JAR" --version
+set +e
+RELAY_ERR="$(java -jar "$RELAY_JAR" --listen 127.0.0.1:0 2>&1)"
+RELAY_RC=$?
+set -e
+if [ "$RELAY_RC" -ne 2 ] || ! grep -q -- "--bootstrap" <<<"$RELAY_ERR"; then
+  log "ERROR: approx-kafka-relay.jar without --bootstrap exited $RELAY_RC: $RELAY_ERR" >&2
+  exit 1
+fi
+log "$(basename "$RELAY_JAR") runs ($(unzip -Z1 "$RELAY_JAR" | wc -l) entries)"
 end
 
 # approx-flink: its tests (MiniCluster, 2 TaskManagers x 2 slots, ATP between them) ran in the Maven step; check

@@ -70,6 +70,7 @@ public final class ApproxQuery implements Serializable {
     private boolean exact;
     private long seed = System.nanoTime();
     private int partitions;
+    private transient ApproxShuffleMetrics lastMetrics;
 
     private ApproxQuery(Dataset<Row> input) {
         this.input = input;
@@ -233,10 +234,10 @@ public final class ApproxQuery implements Serializable {
     /**
      * Runs the query; the result is computed when an action runs on the returned Dataset. Under
      * {@link ApproxShuffleManager} with {@code spark.approx.planning=shares} (the default) this
-     * first runs the statistics pass, a Spark job over the input that gives every map output's
-     * share of every group (so each group's sample can be allocated over its map outputs; see
-     * docs/sampling.md), and fails if an {@link #errorBound(String, double)} override names no
-     * group.
+     * first runs the shuffle's map stage, whose tasks learn every map output's share of every group
+     * while they write it (so each group's sample is allocated over its map outputs before the
+     * reduce stage; see docs/sampling.md), and fails if an {@link #errorBound(String, double)}
+     * override names no group. {@link #metrics()} then holds the shuffle's metrics.
      */
     public Dataset<Row> run() {
         SparkSession spark = input.sparkSession();
@@ -290,45 +291,70 @@ public final class ApproxQuery implements Serializable {
     }
 
     /**
-     * The statistics pass: every (map output, group)'s {@link ShareStatistics}, collected to the
-     * driver and planned into one {@link SamplingPlan}. Small: a few numbers per (map output,
-     * group, aggregate), a 256-point sketch for quantile columns and the most frequent keys for
-     * top-k; its cost is one more computation of the input (cache the input if that is expensive).
+     * Registers the shuffle's accumulators and, under {@code planning=shares}, plans it: runs the
+     * map stage now ({@code SparkContext.submitMapStage}, as adaptive query execution does), whose
+     * writers send every (map output, group)'s {@link ShareStatistics} with their task results,
+     * then allocates each group over its map outputs ({@link SamplingPlan}) and attaches the plan
+     * for the reduce stage. The input is computed once; the reduce stage reuses the map output.
      */
-    private SamplingPlan statisticsPass(
-            JavaRDD<Tuple2<String, ApproxRow>> pairs, ApproxSpec spec, int recordsPerMessage) {
-        List<Tuple2<Integer, Map<String, ShareStatistics>>> parts =
-                pairs.mapPartitionsWithIndex(
-                                (idx, it) -> {
-                                    Map<String, ShareStatistics.Builder> builders =
-                                            new LinkedHashMap<>();
-                                    while (it.hasNext()) {
-                                        Tuple2<String, ApproxRow> r = it.next();
-                                        builders.computeIfAbsent(
-                                                        r._1(),
-                                                        k ->
-                                                                new ShareStatistics.Builder(
-                                                                        spec, recordsPerMessage))
-                                                .add(r._2());
-                                    }
-                                    Map<String, ShareStatistics> built = new LinkedHashMap<>();
-                                    builders.forEach((g, b) -> built.put(g, b.build()));
-                                    return java.util.List.of(new Tuple2<>(idx, built)).iterator();
-                                },
-                                true)
-                        .collect();
-        Map<String, Map<Integer, ShareStatistics>> byGroup = new java.util.HashMap<>();
-        for (Tuple2<Integer, Map<String, ShareStatistics>> p : parts) {
-            p._2().forEach(
-                            (g, st) ->
-                                    byGroup.computeIfAbsent(g, k -> new java.util.HashMap<>())
-                                            .put(p._1(), st));
+    private void instrumentAndPlan(
+            org.apache.spark.SparkContext sc,
+            ShuffledRDD<String, ApproxRow, ApproxRow> shuffled,
+            ApproxSpec spec,
+            QueryState state,
+            ApproxConf approx) {
+        @SuppressWarnings("unchecked")
+        org.apache.spark.ShuffleDependency<String, ApproxRow, ApproxRow> dep =
+                (org.apache.spark.ShuffleDependency<String, ApproxRow, ApproxRow>)
+                        shuffled.dependencies().head();
+        boolean shares = approx.planning() == ApproxConf.Planning.SHARES;
+        ShareStatisticsAccumulator statistics = null;
+        if (shares) {
+            statistics = new ShareStatisticsAccumulator();
+            sc.register(statistics);
         }
+        ApproxShuffleMetrics metrics = ApproxShuffleMetrics.register(sc, dep.shuffleId());
+        state.instrument(statistics, metrics);
+        lastMetrics = metrics;
+        if (!shares) {
+            return;
+        }
+        if (shuffled.prev().partitions().length > 0) {
+            String before = sc.getLocalProperty("spark.job.description");
+            sc.setJobDescription(
+                    "NetApprox: map stage of approximate shuffle "
+                            + dep.shuffleId()
+                            + " (per-group statistics for the plan)");
+            try {
+                sc.submitMapStage(dep).get();
+            } catch (Exception e) {
+                throw e instanceof RuntimeException r
+                        ? r
+                        : new IllegalStateException(
+                                "the map stage of approximate shuffle "
+                                        + dep.shuffleId()
+                                        + " failed: "
+                                        + e.getMessage(),
+                                e);
+            } finally {
+                sc.setLocalProperty("spark.job.description", before);
+            }
+        }
+        Map<String, Map<Integer, ShareStatistics>> byGroup = statistics.byGroup();
         checkOverridesName(spec, byGroup.keySet());
-        return SamplingPlan.of(spec, byGroup);
+        state.plan(JavaSparkContext.fromSparkContext(sc).broadcast(SamplingPlan.of(spec, byGroup)));
     }
 
-    /** Every override must name a group of the query (the statistics pass knows them all). */
+    /**
+     * The metrics of the approximate shuffle of this query's most recent {@link #run()} (Spark
+     * accumulators, also shown in the Spark UI; filled as its reduce tasks finish), or null when
+     * that run did not take the approximate path.
+     */
+    public ApproxShuffleMetrics metrics() {
+        return lastMetrics;
+    }
+
+    /** Every override must name a group of the query (the map stage's statistics know them all). */
     static void checkOverridesName(ApproxSpec spec, java.util.Set<String> groups) {
         List<String> unknown = new ArrayList<>();
         for (String key : spec.errorBounds().keySet()) {
@@ -380,6 +406,19 @@ public final class ApproxQuery implements Serializable {
         }
     }
 
+    /**
+     * A column by its exact name when the input has one (SQL names expressions by their text, e.g.
+     * {@code distance * 1.609}, dots included), else as Spark parses the name (nested fields).
+     */
+    private Column column(String name) {
+        for (String c : input.columns()) {
+            if (c.equals(name)) {
+                return functions.col("`" + name.replace("`", "``") + "`");
+            }
+        }
+        return functions.col(name);
+    }
+
     private Shuffled shuffle(ApproxSpec unplanned) {
         ApproxSpec spec = unplanned;
         SparkSession spark = input.sparkSession();
@@ -392,13 +431,13 @@ public final class ApproxQuery implements Serializable {
                         .orElse(null);
         List<Column> sel = new ArrayList<>();
         for (String g : groupColumns) {
-            sel.add(functions.col(g).cast(DataTypes.StringType));
+            sel.add(column(g).cast(DataTypes.StringType));
         }
         for (String v : valueCols) {
-            sel.add(functions.col(v).cast(DataTypes.DoubleType));
+            sel.add(column(v).cast(DataTypes.DoubleType));
         }
         if (topCol != null) {
-            sel.add(functions.col(topCol).cast(DataTypes.StringType));
+            sel.add(column(topCol).cast(DataTypes.StringType));
         }
         Dataset<Row> projected = input.select(sel.toArray(new Column[0]));
         String[] gcols = groupColumns.toArray(new String[0]);
@@ -439,13 +478,8 @@ public final class ApproxQuery implements Serializable {
                                             .iterator();
                                 });
         ApproxConf approx = approximatePath();
-        if (approx != null && approx.planning() == ApproxConf.Planning.SHARES) {
-            SamplingPlan plan = statisticsPass(pairs, spec, approx.recordsPerMessage());
-            spec =
-                    spec.withPlan(
-                            JavaSparkContext.fromSparkContext(spark.sparkContext())
-                                    .broadcast(plan));
-        }
+        QueryState state = new QueryState();
+        spec = spec.withState(state);
         int np = partitions > 0 ? partitions : spark.sparkContext().defaultParallelism();
         org.apache.spark.Partitioner partitioner =
                 exact ? new org.apache.spark.HashPartitioner(np) : new ApproxPartitioner(np, spec);
@@ -455,6 +489,10 @@ public final class ApproxQuery implements Serializable {
         RDD<scala.Product2<String, ApproxRow>> prev = (RDD) pairs.rdd();
         ShuffledRDD<String, ApproxRow, ApproxRow> shuffled =
                 new ShuffledRDD<>(prev, partitioner, kt, vt, vt);
+        lastMetrics = null;
+        if (approx != null) {
+            instrumentAndPlan(spark.sparkContext(), shuffled, spec, state, approx);
+        }
         @SuppressWarnings({"unchecked", "rawtypes"})
         JavaRDD<Object> reduced = new JavaRDD(shuffled, ClassTag$.MODULE$.apply(Object.class));
         return new Shuffled(reduced, spec);

@@ -1,6 +1,5 @@
 package io.netapprox.spark;
 
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.Serializable;
@@ -31,7 +30,7 @@ public final class ApproxRow implements Serializable {
         }
     }
 
-    static ApproxRow read(DataInputStream in, int numValues, boolean withKey) throws IOException {
+    static ApproxRow read(java.io.DataInput in, int numValues, boolean withKey) throws IOException {
         double[] v = new double[numValues];
         for (int i = 0; i < numValues; i++) {
             v[i] = in.readDouble();

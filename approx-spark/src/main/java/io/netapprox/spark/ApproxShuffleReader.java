@@ -1,20 +1,15 @@
 package io.netapprox.spark;
 
-import io.netapprox.core.engine.AtpMessage;
-import io.netapprox.core.transport.ApproxPeer;
-import io.netapprox.core.transport.IncomingTransfer;
-import io.netapprox.core.transport.TransferListener;
-import io.netapprox.core.transport.TransferReport;
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.apache.spark.InterruptibleIterator;
+import org.apache.spark.Partitioner;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.FetchFailedException;
@@ -25,6 +20,7 @@ import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.storage.ShuffleBlockId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import scala.Option;
 import scala.Product2;
 import scala.Tuple2;
 import scala.Tuple3;
@@ -32,11 +28,15 @@ import scala.Tuple3;
 /**
  * Reduce side of an approximate shuffle: for every non-empty (map output, reduce partition) block
  * in the requested map-index and partition ranges (Spark's {@code MapOutputTracker} decides which,
- * so partial map ranges are honoured and missing outputs fail the usual way), pull the block over
- * ATP from the executor that wrote it; the engine stops once every group has its MSR target. Yields
- * {@code (groupKey, StratumSample)} per group and map. Any failure of a pull (peer gone, refused,
- * timeout) becomes a {@link FetchFailedException} for that block, so Spark reruns the map stage as
- * it would for sort shuffle.
+ * so partial map ranges are honoured and missing outputs fail the usual way), takes each group's
+ * target - {@code ceil(MSR N_g)} messages, the MSR the driver planned for the share ({@link
+ * SamplingPlan}) or, without a plan, the one in the map output's group table - and stops there.
+ * Blocks this executor wrote are read from its local disk, as Spark reads local blocks; the others
+ * are pulled over ATP ({@link RemotePulls}). Every message taken is aggregated into its stratum's
+ * accumulators as it is read ({@link StratumSample}); yields {@code (groupKey, StratumSample)} per
+ * group and map output. A failed pull becomes a {@link FetchFailedException} for that block, so
+ * Spark reruns the map stage as it would for sort shuffle. Counts what it did into Spark's shuffle
+ * read metrics and the shuffle's {@link ApproxShuffleMetrics}.
  */
 final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
     private static final Logger LOG = LoggerFactory.getLogger(ApproxShuffleReader.class);
@@ -49,9 +49,6 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
     private final TaskContext context;
     private final ShuffleReadMetricsReporter metrics;
     private final ExecutorTransport transport;
-
-    /** Outstanding pulls per reduce task. */
-    static final int MAX_IN_FLIGHT = 32;
 
     ApproxShuffleReader(
             ApproxShuffleHandle<K, ?, C> handle,
@@ -72,51 +69,13 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
         this.transport = transport;
     }
 
-    private record Pull(
-            BlockManagerId loc,
-            ShuffleBlockId block,
-            int mapIndex,
-            long size,
-            CompletableFuture<IncomingTransfer> transfer,
-            ConcurrentLinkedQueue<Object[]> messages) {}
-
-    private Pull start(BlockManagerId loc, ShuffleBlockId sb, int mapIndex, long size) {
-        ConcurrentLinkedQueue<Object[]> q = new ConcurrentLinkedQueue<>();
-        CompletableFuture<IncomingTransfer> tf;
-        InetSocketAddress ctl = ExecutorTransport.controlAddressOf(loc).orElse(null);
-        if (ctl == null) {
-            tf =
-                    CompletableFuture.failedFuture(
-                            new IOException(
-                                    "map output "
-                                            + sb
-                                            + " at "
-                                            + loc
-                                            + " carries no NetApprox control address"));
-        } else {
-            TransferListener l =
-                    new TransferListener() {
-                        @Override
-                        public void onMessage(IncomingTransfer t, AtpMessage m) {
-                            try {
-                                byte[] bytes = new byte[m.content().readableBytes()];
-                                m.content().getBytes(m.content().readerIndex(), bytes);
-                                q.add(new Object[] {m.groupId(), bytes});
-                            } finally {
-                                m.release();
-                            }
-                        }
-                    };
-            byte[] req = ExecutorTransport.request(handle.shuffleId(), sb.mapId(), sb.reduceId());
-            tf = transport.peer(ctl).thenApply((ApproxPeer p) -> p.request(req, l));
-        }
-        return new Pull(loc, sb, mapIndex, size, tf, q);
-    }
-
     @Override
     @SuppressWarnings("unchecked")
     public scala.collection.Iterator<Product2<K, C>> read() {
         int shuffleId = handle.shuffleId();
+        ApproxSpec spec = handle.spec();
+        List<RemotePulls.Block> local = new ArrayList<>();
+        List<RemotePulls.Block> remote = new ArrayList<>();
         scala.collection.Iterator<
                         Tuple2<
                                 BlockManagerId,
@@ -130,12 +89,11 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                                         endMapIndex,
                                         startPartition,
                                         endPartition);
-        List<Object[]> blocksToPull = new ArrayList<>();
-        long t0 = System.nanoTime();
         while (it.hasNext()) {
             Tuple2<BlockManagerId, scala.collection.Seq<Tuple3<BlockId, Object, Object>>> e =
                     it.next();
             BlockManagerId loc = e._1();
+            boolean isLocal = transport.isLocal(loc);
             scala.collection.Iterator<Tuple3<BlockId, Object, Object>> blocks = e._2().iterator();
             while (blocks.hasNext()) {
                 Tuple3<BlockId, Object, Object> b = blocks.next();
@@ -144,131 +102,179 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                             "unexpected block " + b._1() + " in approximate shuffle " + shuffleId);
                 }
                 long size = (Long) b._2();
-                int mapIndex = (Integer) b._3();
                 if (size == 0) {
                     continue;
                 }
-                blocksToPull.add(new Object[] {loc, sb, mapIndex, size});
+                RemotePulls.Block block = new RemotePulls.Block(loc, sb, (Integer) b._3(), size);
+                (isLocal ? local : remote).add(block);
             }
         }
+        Map<Integer, Map<String, Double>> planned = plannedMsrs(spec);
         List<Product2<K, C>> out = new ArrayList<>();
-        long bytesRead = 0;
-        long recordsRead = 0;
-        List<Pull> pulls = new ArrayList<>();
-        for (int pi = 0; pi < blocksToPull.size(); pi++) {
-            // keep at most MAX_IN_FLIGHT pulls outstanding (each map executor queues a bounded
-            // number of requests)
-            while (pulls.size() < blocksToPull.size() && pulls.size() < pi + MAX_IN_FLIGHT) {
-                Object[] b = blocksToPull.get(pulls.size());
-                pulls.add(
-                        start(
-                                (BlockManagerId) b[0],
-                                (ShuffleBlockId) b[1],
-                                (Integer) b[2],
-                                (Long) b[3]));
+        RemotePulls.ReadTally tally = new RemotePulls.ReadTally();
+        long t0 = System.nanoTime();
+        RemotePulls.Sink sink =
+                new RemotePulls.Sink() {
+                    @Override
+                    public void stratum(StratumSample s) {
+                        out.add((Product2<K, C>) (Product2<?, ?>) new Tuple2<>(s.group, s));
+                    }
+
+                    @Override
+                    public RuntimeException fetchFailed(
+                            RemotePulls.Block b, String message, Throwable cause) {
+                        return ApproxShuffleReader.this.fetchFailed(b, message, cause);
+                    }
+                };
+        ServedTransfers.Counters served = ServedTransfers.Counters.NONE;
+        try (RemotePulls pulls =
+                new RemotePulls(
+                        spec,
+                        transport,
+                        remote,
+                        b ->
+                                new BlockRequest(
+                                        shuffleId,
+                                        b.id().mapId(),
+                                        b.id().reduceId(),
+                                        planned.getOrDefault(b.mapIndex(), Map.of())),
+                        sink,
+                        tally)) {
+            pulls.start(); // the remote pulls run while this thread reads the local blocks
+            for (RemotePulls.Block b : local) {
+                readLocal(spec, b, planned.getOrDefault(b.mapIndex(), Map.of()), sink, tally);
+                pulls.drainAvailable();
             }
-            Pull p = pulls.get(pi);
-            // fetchTimeoutMs bounds each block's pull (from the moment this task waits for it)
-            long deadline =
-                    System.nanoTime()
-                            + TimeUnit.MILLISECONDS.toNanos(transport.conf().fetchTimeoutMs());
-            boolean retried = false;
-            while (true) {
-                try {
-                    IncomingTransfer in =
-                            p.transfer().get(remaining(deadline), TimeUnit.NANOSECONDS);
-                    TransferReport report =
-                            in.report().get(remaining(deadline), TimeUnit.NANOSECONDS);
-                    if (!report.isSuccess()) {
-                        throw new IOException("transfer ended with status " + report.status());
-                    }
-                    MapOutputFormat.Header h =
-                            ExecutorTransport.readHeader(
-                                    in.response().get(remaining(deadline), TimeUnit.NANOSECONDS));
-                    // every delivered message is dispatched before the job's report; wait briefly
-                    // if not yet seen
-                    long want = report.delivered();
-                    while (p.messages().size() < want && System.nanoTime() < deadline) {
-                        Thread.sleep(1);
-                    }
-                    List<List<ApproxRow[]>> byGroup = new ArrayList<>();
-                    for (int g = 0; g < h.groups().size(); g++) {
-                        byGroup.add(new ArrayList<>());
-                    }
-                    for (Object[] m : p.messages()) {
-                        int g = (int) (long) (Long) m[0];
-                        byte[] bytes = (byte[]) m[1];
-                        bytesRead += bytes.length;
-                        ApproxRow[] rows =
-                                MapOutputFormat.decodeMessage(bytes, h.numValues(), h.withKey());
-                        recordsRead += rows.length;
-                        byGroup.get(g).add(rows);
-                    }
-                    for (int g = 0; g < h.groups().size(); g++) {
-                        MapOutputFormat.Group gr = h.groups().get(g);
-                        out.add(
-                                (Product2<K, C>)
-                                        (Product2<?, ?>)
-                                                new Tuple2<>(
-                                                        gr.key(),
-                                                        new StratumSample(
-                                                                gr.key(),
-                                                                p.mapIndex(),
-                                                                gr.messages(),
-                                                                gr.records(),
-                                                                gr.msr(),
-                                                                gr.errorBound(),
-                                                                byGroup.get(g),
-                                                                gr.nonFinite())));
-                    }
-                    break;
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw fetchFailed(p, "interrupted", e);
-                } catch (TimeoutException e) {
-                    throw fetchFailed(
-                            p, "no answer within " + transport.conf().fetchTimeoutMs() + " ms", e);
-                } catch (ExecutionException | IOException | RuntimeException e) {
-                    Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-                    if (retried || System.nanoTime() >= deadline) {
-                        throw fetchFailed(p, String.valueOf(cause), cause);
-                    }
-                    // One fresh pull (new connection if the old one ended) before giving up: a
-                    // transient transport
-                    // failure then costs one block, not a map-stage rerun. A dead executor fails
-                    // the reconnect fast.
-                    LOG.warn(
-                            "NetApprox: pull of {} from {} failed ({}); retrying once",
-                            p.block(),
-                            p.loc(),
-                            cause.toString());
-                    retried = true;
-                    p = start(p.loc(), p.block(), p.mapIndex(), p.size());
-                }
+            pulls.finish();
+            if (spec.metrics() != null) {
+                served = pulls.servedCounters();
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while reading approximate shuffle", e);
         }
-        metrics.incRemoteBlocksFetched(pulls.size());
-        metrics.incRemoteBytesRead(bytesRead);
-        metrics.incRecordsRead(recordsRead);
+        metrics.incRemoteBlocksFetched(tally.remoteBlocks);
+        metrics.incLocalBlocksFetched(tally.localBlocks);
+        metrics.incRemoteBytesRead(tally.bytesRead - tally.localBytes);
+        metrics.incLocalBytesRead(tally.localBytes);
+        long records = 0;
+        for (Product2<K, C> p : out) {
+            records += ((StratumSample) p._2()).sampledRecords();
+        }
+        metrics.incRecordsRead(records);
         metrics.incFetchWaitTime(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+        ApproxShuffleMetrics m = spec.metrics();
+        if (m != null) {
+            m.messagesPlanned.add(tally.planned);
+            m.messagesDelivered.add(tally.delivered);
+            m.messagesUsed.add(tally.used);
+            m.messagesLocal.add(tally.localMessages);
+            m.messagesBeyondTarget.add(tally.beyond);
+            m.messagesSent.add(served.messagesSubmitted());
+            m.packetsSent.add(served.packetsSent());
+            m.packetsRetransmitted.add(served.packetsRetransmitted());
+            m.packetsLost.add(served.packetsLost());
+            m.blockBytes.add(tally.blockBytes);
+            m.bytesRead.add(tally.bytesRead);
+            m.bytesSaved.add(tally.blockBytes - tally.bytesRead);
+        }
         scala.collection.Iterator<Product2<K, C>> sit =
                 scala.jdk.javaapi.CollectionConverters.asScala(out.iterator());
         return new InterruptibleIterator<>(context, sit);
     }
 
-    private static long remaining(long deadline) {
-        return Math.max(1, deadline - System.nanoTime());
+    /**
+     * The planned MSR of every share of this reader's groups, by map index then group (empty
+     * without a plan).
+     */
+    private Map<Integer, Map<String, Double>> plannedMsrs(ApproxSpec spec) {
+        Map<Integer, Map<String, Double>> m = new HashMap<>();
+        SamplingPlan plan = spec.plan();
+        if (plan == null) {
+            return m;
+        }
+        Partitioner partitioner = handle.dependency().partitioner();
+        plan.forEachShare(
+                g -> {
+                    int p = partitioner.getPartition(g);
+                    return p >= startPartition && p < endPartition;
+                },
+                (g, map, msr) -> m.computeIfAbsent(map, k -> new HashMap<>()).put(g, msr));
+        return m;
     }
 
-    private RuntimeException fetchFailed(Pull p, String msg, Throwable cause) {
-        LOG.warn("NetApprox: pull of {} from {} failed: {}", p.block(), p.loc(), msg);
+    /** Reads each group's target from a block this executor wrote, from its local disk. */
+    private void readLocal(
+            ApproxSpec spec,
+            RemotePulls.Block b,
+            Map<String, Double> msrs,
+            RemotePulls.Sink sink,
+            RemotePulls.ReadTally tally) {
+        List<StratumSample> strata = new ArrayList<>();
+        long bytes = 0;
+        try (SegmentFile seg =
+                SegmentFile.open(transport.resolver().getBlockData(b.id(), Option.empty()))) {
+            MapOutputFormat.Table t = seg.table();
+            byte[] buf = new byte[4096];
+            for (int g = 0; g < t.groups().size(); g++) {
+                MapOutputFormat.Group gr = t.groups().get(g);
+                Double planned = msrs.get(gr.key());
+                if (planned == null && !msrs.isEmpty()) {
+                    LOG.warn(
+                            "NetApprox: group {} in map output {} was not planned (is the input deterministic?);"
+                                    + " using the MSR planned from the share alone",
+                            gr.key(),
+                            b.mapIndex());
+                }
+                StratumSample s =
+                        new StratumSample(
+                                spec,
+                                planned == null ? gr : gr.withMsr(planned),
+                                b.mapIndex(),
+                                t.numValues(),
+                                t.withKey());
+                try (DataInputStream in = seg.stream(g)) {
+                    for (int i = 0; i < s.target; i++) {
+                        int len = in.readInt();
+                        if (len <= 0 || len > gr.length()) {
+                            throw new IOException(
+                                    "corrupt NetApprox segment: message of " + len + " bytes");
+                        }
+                        if (buf.length < len) {
+                            buf = new byte[len];
+                        }
+                        in.readFully(buf, 0, len);
+                        s.addMessage(new DataInputStream(new ByteArrayInputStream(buf, 0, len)));
+                        bytes += len;
+                    }
+                }
+                strata.add(s);
+            }
+        } catch (IOException | RuntimeException e) {
+            throw fetchFailed(b, "reading local map output: " + e, e);
+        }
+        for (StratumSample s : strata) {
+            sink.stratum(s);
+            tally.planned += s.target;
+            tally.delivered += s.deliveredMessages();
+            tally.localMessages += s.deliveredMessages();
+            tally.used += s.deliveredMessages();
+        }
+        tally.bytesRead += bytes;
+        tally.localBytes += bytes;
+        tally.blockBytes += b.size();
+        tally.localBlocks++;
+    }
+
+    private RuntimeException fetchFailed(RemotePulls.Block b, String msg, Throwable cause) {
+        LOG.warn("NetApprox: pull of {} from {} failed: {}", b.id(), b.loc(), msg);
         FetchFailedException f =
                 new FetchFailedException(
-                        p.loc(),
+                        b.loc(),
                         handle.shuffleId(),
-                        p.block().mapId(),
-                        p.mapIndex(),
-                        p.block().reduceId(),
+                        b.id().mapId(),
+                        b.mapIndex(),
+                        b.id().reduceId(),
                         "NetApprox pull failed: " + msg,
                         cause);
         return ApproxShuffleReader.<RuntimeException>sneaky(f);

@@ -1,16 +1,17 @@
 package io.netapprox.spark;
 
 import java.io.BufferedOutputStream;
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.File;
 import java.io.FileOutputStream;
+import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
+import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.zip.Adler32;
 import java.util.zip.CRC32;
@@ -20,7 +21,6 @@ import org.apache.spark.Partitioner;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.scheduler.MapStatus;
-import org.apache.spark.scheduler.MapStatus$;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
@@ -29,22 +29,23 @@ import scala.Option;
 import scala.Product2;
 
 /**
- * Map side of an approximate shuffle. Buckets the task's records by reduce partition and group,
- * randomly permutes each group (so that any subset of messages is a simple random sample of
- * records), frames the records into messages of {@code recordsPerMessage}, and gives each group's
- * share its MSR: the one the statistics pass planned for it over all map outputs ({@link
- * SamplingPlan}), or one planned from this share alone ({@code spark.approx.planning=local}). The
- * group table also carries each value column's NaN and infinity counts (the reducer then knows a
- * non-finite result exactly). The output is one data file committed through Spark's {@link
- * IndexShuffleBlockResolver}; the {@link MapStatus} reports its true partition lengths and a {@link
- * BlockManagerId} whose topology info carries this executor's NetApprox control address.
+ * Map side of an approximate shuffle. Records go into a {@link MapOutputSorter} (memory granted by
+ * Spark's memory manager, spilled to disk beyond it), which gives them back group by group in
+ * uniformly random order; each group's records are framed into messages of {@code
+ * recordsPerMessage} as they stream out, and while they do the writer learns the group's share
+ * statistics ({@link ShareStatistics}: counts, moments, a sketch of the quantile columns, the
+ * non-finite counts). The statistics go to the driver ({@link ShareStatisticsAccumulator}, under
+ * {@code planning=shares}), which plans every group over its map outputs before the reduce stage;
+ * the group table at the end of each segment ({@link MapOutputFormat}) carries the share's counts
+ * and the MSR planned from the share alone (used under {@code planning=local}). The output is one
+ * data file committed through Spark's {@link IndexShuffleBlockResolver}; the {@link MapStatus}
+ * reports its true partition lengths and a {@link BlockManagerId} whose topology info carries this
+ * executor's NetApprox control address.
  *
- * <p>Memory: the task's records are held until the end of {@link #write} (no spill); see
- * docs/spark.md.
+ * <p>Memory: the sorter's grant, one message and one group's statistics (its sketch sample is
+ * bounded), plus a few numbers per group of the task.
  */
 final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
-    private static final org.slf4j.Logger LOG =
-            org.slf4j.LoggerFactory.getLogger(ApproxShuffleWriter.class);
     private final ApproxShuffleHandle<K, V, ?> handle;
     private final long mapId;
     private final TaskContext context;
@@ -77,173 +78,205 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         ApproxSpec spec = handle.spec();
         Partitioner partitioner = handle.dependency().partitioner();
         int numPartitions = partitioner.numPartitions();
-        List<Map<String, List<ApproxRow>>> buckets = new ArrayList<>(numPartitions);
-        for (int p = 0; p < numPartitions; p++) {
-            buckets.add(new LinkedHashMap<>());
-        }
-        long n = 0;
-        while (records.hasNext()) {
-            Product2<K, V> r = records.next();
-            String key = (String) r._1();
-            ApproxRow row = (ApproxRow) r._2();
-            buckets.get(partitioner.getPartition(key))
-                    .computeIfAbsent(key, k -> new ArrayList<>())
-                    .add(row);
-            n++;
-        }
-        long t0 = System.nanoTime();
         int mapIndex = context.partitionId();
+        boolean withKey = spec.hasTopK();
         SplittableRandom rnd =
                 new SplittableRandom(
                         spec.seed() * 0x9E3779B97F4A7C15L
                                 + ((long) handle.shuffleId() << 32)
                                 + mapIndex);
-        File output = resolver.getDataFile(handle.shuffleId(), mapId);
-        File tmp = resolver.createTempFile(output);
-        lengths = new long[numPartitions];
-        long[] checksums = new long[numPartitions];
-        String algo =
-                SparkEnv.get() == null
-                        ? "ADLER32"
-                        : SparkEnv.get().conf().get("spark.shuffle.checksum.algorithm", "ADLER32");
-        boolean withKey = spec.hasTopK();
+        long n = 0;
+        try (MapOutputSorter sorter = new MapOutputSorter(context.taskMemoryManager(), rnd)) {
+            while (records.hasNext()) {
+                Product2<K, V> r = records.next();
+                String key = (String) r._1();
+                sorter.insert(partitioner.getPartition(key), key, (ApproxRow) r._2(), withKey);
+                n++;
+            }
+            long t0 = System.nanoTime();
+            File output = resolver.getDataFile(handle.shuffleId(), mapId);
+            File tmp = resolver.createTempFile(output);
+            lengths = new long[numPartitions];
+            long[] checksums = new long[numPartitions];
+            SegmentOutput out = new SegmentOutput(tmp, checksumAlgorithm());
+            try (out) {
+                writeSegments(spec, mapIndex, sorter, out, checksums);
+            }
+            resolver.writeMetadataFileAndCommit(handle.shuffleId(), mapId, lengths, checksums, tmp);
+            if (tmp.exists()) {
+                // another attempt committed first: its file (and lengths, copied into ours) stand
+                tmp.delete();
+            }
+            context.taskMetrics().incDiskBytesSpilled(sorter.spilledBytes());
+            context.taskMetrics().incMemoryBytesSpilled(sorter.memorySpilled());
+            context.taskMetrics().incPeakExecutionMemory(sorter.peakMemory());
+            metrics.incBytesWritten(out.total());
+            metrics.incRecordsWritten(n);
+            metrics.incWriteTime(System.nanoTime() - t0);
+        }
+    }
+
+    private void writeSegments(
+            ApproxSpec spec,
+            int mapIndex,
+            MapOutputSorter sorter,
+            SegmentOutput out,
+            long[] checksums)
+            throws IOException {
         int rpm = conf.recordsPerMessage();
-        SamplingPlan plan = spec.plan();
-        long bytes = 0;
-        try (DataOutputStream file =
-                new DataOutputStream(
-                        new BufferedOutputStream(new FileOutputStream(tmp), 1 << 16))) {
-            for (int p = 0; p < numPartitions; p++) {
-                Map<String, List<ApproxRow>> groups = buckets.get(p);
-                if (groups.isEmpty()) {
-                    continue;
-                }
-                ByteArrayOutputStream seg = new ByteArrayOutputStream();
-                List<MapOutputFormat.Group> table = new ArrayList<>();
-                ByteArrayOutputStream body = new ByteArrayOutputStream();
-                DataOutputStream bodyOut = new DataOutputStream(body);
-                for (Map.Entry<String, List<ApproxRow>> e : groups.entrySet()) {
-                    List<ApproxRow> rows = e.getValue();
-                    shuffle(rows, rnd);
-                    int messages = (rows.size() + rpm - 1) / rpm;
-                    double msr =
-                            msr(
-                                    plan,
-                                    spec,
-                                    e.getKey(),
-                                    mapIndex,
-                                    () -> {
-                                        ShareStatistics.Builder stats =
-                                                new ShareStatistics.Builder(spec, rpm);
-                                        for (ApproxRow r : rows) {
-                                            stats.add(r);
-                                        }
-                                        return stats.build();
-                                    });
-                    long[] nonFinite = nonFinite(rows, spec.numValues());
-                    table.add(
-                            new MapOutputFormat.Group(
-                                    e.getKey(),
-                                    messages,
-                                    rows.size(),
-                                    msr,
-                                    spec.errorBound(e.getKey()),
-                                    nonFinite));
-                    ByteArrayOutputStream msg = new ByteArrayOutputStream();
-                    DataOutputStream msgOut = new DataOutputStream(msg);
+        int nv = spec.numValues();
+        boolean withKey = spec.hasTopK();
+        List<MapOutputFormat.Group> table = new ArrayList<>();
+        int[] current = {-1};
+        byte[][] buf = new byte[1][];
+        ByteArrayOutputStream msg = new ByteArrayOutputStream();
+        DataOutputStream msgOut = new DataOutputStream(msg);
+        sorter.read(
+                (partition, key, count, stream) -> {
+                    if (partition != current[0]) {
+                        if (current[0] >= 0) {
+                            finishSegment(out, current[0], nv, withKey, table, checksums);
+                        }
+                        current[0] = partition;
+                        out.startSegment();
+                    }
+                    long offset = out.segmentBytes();
+                    int messages = (int) ((count + rpm - 1) / rpm);
+                    ShareStatistics.Builder stats = new ShareStatistics.Builder(spec, rpm);
                     for (int m = 0; m < messages; m++) {
                         msg.reset();
-                        int from = start(m, rows.size(), messages);
-                        int to = start(m + 1, rows.size(), messages);
-                        msgOut.writeInt(to - from);
-                        for (int i = from; i < to; i++) {
-                            rows.get(i).write(msgOut, withKey);
+                        long from = start(m, count, messages);
+                        long to = start(m + 1, count, messages);
+                        msgOut.writeInt((int) (to - from));
+                        for (long i = from; i < to; i++) {
+                            int len = stream.next(buf);
+                            stats.add(
+                                    ApproxRow.read(
+                                            new DataInputStream(
+                                                    new ByteArrayInputStream(buf[0], 0, len)),
+                                            nv,
+                                            withKey));
+                            msgOut.write(buf[0], 0, len);
                         }
                         msgOut.flush();
-                        bodyOut.writeInt(msg.size());
-                        msg.writeTo(bodyOut);
+                        out.writeInt(msg.size());
+                        msg.writeTo(out);
                     }
-                }
-                bodyOut.flush();
-                DataOutputStream segOut = new DataOutputStream(seg);
-                MapOutputFormat.writeHeader(segOut, spec.numValues(), withKey, table);
-                segOut.flush();
-                body.writeTo(seg);
-                byte[] b = seg.toByteArray();
-                file.write(b);
-                lengths[p] = b.length;
-                Checksum c =
-                        switch (algo.toUpperCase(java.util.Locale.ROOT)) {
-                            case "CRC32" -> new CRC32();
-                            case "CRC32C" -> new CRC32C();
-                            default -> new Adler32();
-                        };
-                c.update(b, 0, b.length);
-                checksums[p] = c.getValue();
-                bytes += b.length;
-            }
+                    ShareStatistics share = stats.build();
+                    double msr = SamplingPlan.allocate(spec, key, List.of(share)).rate(0);
+                    long[] nonFinite = new long[3 * nv];
+                    for (int v = 0; v < nv; v++) {
+                        System.arraycopy(share.nonFinite(v), 0, nonFinite, 3 * v, 3);
+                    }
+                    table.add(
+                            new MapOutputFormat.Group(
+                                    key,
+                                    messages,
+                                    count,
+                                    msr,
+                                    spec.errorBound(key),
+                                    offset,
+                                    out.segmentBytes() - offset,
+                                    nonFinite));
+                    if (spec.statistics() != null) {
+                        spec.statistics().add(mapIndex, key, share);
+                    }
+                });
+        if (current[0] >= 0) {
+            finishSegment(out, current[0], nv, withKey, table, checksums);
         }
-        resolver.writeMetadataFileAndCommit(handle.shuffleId(), mapId, lengths, checksums, tmp);
-        if (tmp.exists()) {
-            // another attempt committed first: its file (and lengths, copied into ours) stand
-            tmp.delete();
-        }
-        metrics.incBytesWritten(bytes);
-        metrics.incRecordsWritten(n);
-        metrics.incWriteTime(System.nanoTime() - t0);
     }
 
-    /**
-     * MSR of one group's share in this map output: the one planned for it over all map outputs
-     * ({@code planning=shares}); else (planning=local, or a share the statistics pass did not see,
-     * e.g. because the input is not deterministic) planned from this share alone, as if it held the
-     * whole group.
-     */
-    static double msr(
-            SamplingPlan plan,
-            ApproxSpec spec,
-            String group,
-            int mapIndex,
-            java.util.function.Supplier<ShareStatistics> share) {
-        if (plan != null) {
-            double r = plan.rate(group, mapIndex);
-            if (!Double.isNaN(r)) {
-                return r;
-            }
-            LOG.warn(
-                    "NetApprox: group {} in map output {} was not planned by the statistics pass (is the input "
-                            + "deterministic?); planning this share on its own",
-                    group,
-                    mapIndex);
-        }
-        return SamplingPlan.allocate(spec, group, List.of(share.get())).rate(0);
+    private void finishSegment(
+            SegmentOutput out,
+            int partition,
+            int nv,
+            boolean withKey,
+            List<MapOutputFormat.Group> table,
+            long[] checksums)
+            throws IOException {
+        byte[] t =
+                MapOutputFormat.tableBytes(
+                        new MapOutputFormat.Table(nv, withKey, List.copyOf(table)));
+        out.write(t);
+        out.writeInt(t.length);
+        out.writeInt(MapOutputFormat.MAGIC);
+        lengths[partition] = out.segmentBytes();
+        checksums[partition] = out.checksum();
+        table.clear();
     }
 
-    /** Per value column: how many values are NaN, +Infinity, -Infinity (3 counts per column). */
-    static long[] nonFinite(List<ApproxRow> rows, int numValues) {
-        long[] c = new long[3 * numValues];
-        for (ApproxRow r : rows) {
-            for (int v = 0; v < numValues; v++) {
-                double x = r.values[v];
-                if (!Double.isFinite(x)) {
-                    c[3 * v + (Double.isNaN(x) ? 0 : x > 0 ? 1 : 2)]++;
-                }
-            }
-        }
-        return c;
+    private static String checksumAlgorithm() {
+        return SparkEnv.get() == null
+                ? "ADLER32"
+                : SparkEnv.get().conf().get("spark.shuffle.checksum.algorithm", "ADLER32");
     }
 
     /**
      * First record of message m when n records are spread evenly over k messages (sizes differ by
      * <= 1).
      */
-    static int start(int m, int n, int k) {
-        return (int) ((long) m * n / k);
+    static long start(long m, long n, long k) {
+        return m * n / k;
     }
 
-    private static void shuffle(List<ApproxRow> rows, SplittableRandom rnd) {
-        for (int i = rows.size() - 1; i > 0; i--) {
-            Collections.swap(rows, i, rnd.nextInt(i + 1));
+    /**
+     * The data file being written: counts each segment's bytes and keeps its checksum (Spark's
+     * algorithm, per reduce partition, as sort shuffle does).
+     */
+    private static final class SegmentOutput extends FilterOutputStream {
+        private final String algorithm;
+        private final DataOutputStream data;
+        private Checksum checksum;
+        private long segment;
+        private long total;
+
+        SegmentOutput(File file, String algorithm) throws IOException {
+            super(new BufferedOutputStream(new FileOutputStream(file), 1 << 16));
+            this.algorithm = algorithm.toUpperCase(Locale.ROOT);
+            this.data = new DataOutputStream(this);
+        }
+
+        void startSegment() {
+            checksum =
+                    switch (algorithm) {
+                        case "CRC32" -> new CRC32();
+                        case "CRC32C" -> new CRC32C();
+                        default -> new Adler32();
+                    };
+            segment = 0;
+        }
+
+        long segmentBytes() {
+            return segment;
+        }
+
+        long checksum() {
+            return checksum.getValue();
+        }
+
+        long total() {
+            return total;
+        }
+
+        void writeInt(int v) throws IOException {
+            data.writeInt(v);
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            out.write(b);
+            checksum.update(b);
+            segment++;
+            total++;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            out.write(b, off, len);
+            checksum.update(b, off, len);
+            segment += len;
+            total += len;
         }
     }
 
@@ -257,7 +290,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
             return Option.empty();
         }
         BlockManagerId loc = transport.advertisedLocation();
-        return Option.apply(MapStatus$.MODULE$.apply(loc, lengths, mapId, 0L));
+        return Option.apply(SparkCompat.mapStatus(loc, lengths, mapId));
     }
 
     @Override

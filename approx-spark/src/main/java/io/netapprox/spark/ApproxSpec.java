@@ -6,7 +6,6 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.spark.broadcast.Broadcast;
 
 /**
  * What an approximate shuffle must guarantee, frozen into its {@link ApproxShuffleHandle}: the
@@ -53,8 +52,8 @@ public final class ApproxSpec implements Serializable {
     private final double confidence;
     private final long seed;
 
-    /** The per-(group, map output) MSRs from the statistics pass (planning=shares), or null. */
-    private final Broadcast<SamplingPlan> plan;
+    /** Accumulators and plan the driver attaches (null for a spec not run as a query). */
+    private final QueryState state;
 
     ApproxSpec(
             List<String> groupColumns,
@@ -83,7 +82,7 @@ public final class ApproxSpec implements Serializable {
             Map<String, Double> errorBounds,
             double confidence,
             long seed,
-            Broadcast<SamplingPlan> plan) {
+            QueryState state) {
         this.groupColumns = List.copyOf(groupColumns);
         this.aggregates = List.copyOf(aggregates);
         this.numValues = numValues;
@@ -91,11 +90,11 @@ public final class ApproxSpec implements Serializable {
         this.errorBounds = Collections.unmodifiableMap(new LinkedHashMap<>(errorBounds));
         this.confidence = confidence;
         this.seed = seed;
-        this.plan = plan;
+        this.state = state;
     }
 
-    /** This spec with the MSRs planned over all map outputs. */
-    ApproxSpec withPlan(Broadcast<SamplingPlan> p) {
+    /** This spec with a state to attach accumulators and the plan to. */
+    ApproxSpec withState(QueryState st) {
         return new ApproxSpec(
                 groupColumns,
                 aggregates,
@@ -104,12 +103,25 @@ public final class ApproxSpec implements Serializable {
                 errorBounds,
                 confidence,
                 seed,
-                p);
+                st);
     }
 
-    /** The plan of the statistics pass, or null (planning=local, or not planned). */
+    /**
+     * The per-(group, map output) MSRs planned over all map outputs (planning=shares), or null
+     * (planning=local, or before the map stage).
+     */
     SamplingPlan plan() {
-        return plan == null ? null : plan.value();
+        return state == null ? null : state.plan();
+    }
+
+    /** Where map tasks put their share statistics (planning=shares), or null. */
+    ShareStatisticsAccumulator statistics() {
+        return state == null ? null : state.statistics();
+    }
+
+    /** The shuffle's metrics, or null. */
+    ApproxShuffleMetrics metrics() {
+        return state == null ? null : state.metrics();
     }
 
     public List<String> groupColumns() {

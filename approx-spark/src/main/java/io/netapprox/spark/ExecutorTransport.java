@@ -1,26 +1,27 @@
 package io.netapprox.spark;
 
 import io.netapprox.core.engine.OutgoingJob;
+import io.netapprox.core.engine.SendResult;
 import io.netapprox.core.job.JobSpec;
 import io.netapprox.core.job.Target;
 import io.netapprox.core.transport.ApproxPeer;
 import io.netapprox.core.transport.ApproxTransport;
 import io.netapprox.core.transport.OutgoingTransfer;
 import io.netapprox.core.transport.SendScheduler;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.spark.SparkEnv;
-import org.apache.spark.network.buffer.ManagedBuffer;
 import org.apache.spark.shuffle.IndexShuffleBlockResolver;
 import org.apache.spark.storage.BlockManagerId;
 import org.apache.spark.storage.BlockManagerId$;
@@ -30,51 +31,46 @@ import org.slf4j.LoggerFactory;
 import scala.Option;
 
 /**
- * The executor's transport pair (one per executor JVM, or the driver's in local mode): two {@link
- * ApproxTransport}s, one serving this executor's approximate map output over ATP and one requesting
- * other executors' output (a transport cannot open a session to itself). Started lazily on the
- * first approximate shuffle task (never in a constructor: SparkEnv may not exist yet). Its control
- * address travels to reducers inside the map output's {@link BlockManagerId} ({@code topologyInfo =
- * "netapprox=host:port"}), so no registry is needed and Spark's own map-output bookkeeping
- * (executor loss, retries) stays authoritative.
+ * The executor's NetApprox transport (one per executor JVM, or the driver's in local mode): one
+ * {@link ApproxTransport} - one ATP engine and one control server - that serves this executor's
+ * approximate map output to other executors' reducers and requests theirs for its own reducers. A
+ * reducer reads its own executor's map output from local disk ({@link ApproxShuffleReader}), as
+ * Spark does for local blocks, so the transport never needs a session to itself. Started lazily on
+ * the first approximate shuffle task (never in a constructor: SparkEnv may not exist yet). Its
+ * control address travels to reducers inside the map output's {@link BlockManagerId} ({@code
+ * topologyInfo = "netapprox=host:port"}), so no registry is needed and Spark's own map-output
+ * bookkeeping (executor loss, retries) stays authoritative.
  */
 final class ExecutorTransport {
     private static final Logger LOG = LoggerFactory.getLogger(ExecutorTransport.class);
     static final String TOPOLOGY_PREFIX = "netapprox=";
 
+    /**
+     * After a job's targets are submitted, how long the server waits (at least, and at most) for
+     * the receiver's completion notice before it sends more messages (which only help when messages
+     * were lost). See {@link #serve}.
+     */
+    static final long HOLD_MIN_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
+    static final long HOLD_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+
     private static ExecutorTransport instance;
 
     private final ApproxConf conf;
     private final IndexShuffleBlockResolver resolver;
-
-    /** Serves this executor's map output (ATP endpoint + control server). */
-    private final ApproxTransport server;
-
-    /**
-     * Requests go through a second, client-only transport: a transport cannot open a session to
-     * itself.
-     */
-    private final ApproxTransport requester;
-
+    private final ApproxTransport transport;
+    private final BlockManagerId own;
     private final BlockManagerId location;
     private final Map<InetSocketAddress, CompletableFuture<ApproxPeer>> peers =
             new ConcurrentHashMap<>();
+    private final ServedTransfers served = new ServedTransfers();
 
     private ExecutorTransport(ApproxConf conf, IndexShuffleBlockResolver resolver) {
         this.conf = conf;
         this.resolver = resolver;
-        BlockManagerId own = SparkEnv.get().blockManager().shuffleServerId();
-        io.netapprox.core.transport.ApproxTransportConfig tc = conf.transportConfig(own.host());
-        this.server = ApproxTransport.start(tc, this::serve);
-        ApproxTransport req;
-        try {
-            req = ApproxTransport.start(tc.toBuilder().serverEnabled(false).build());
-        } catch (RuntimeException e) {
-            server.close();
-            throw e;
-        }
-        this.requester = req;
-        InetSocketAddress ctl = server.controlAddress();
+        this.own = SparkEnv.get().blockManager().shuffleServerId();
+        this.transport = ApproxTransport.start(conf.transportConfig(own.host()), this::serve);
+        InetSocketAddress ctl = transport.controlAddress();
         String topo = TOPOLOGY_PREFIX + own.host() + ":" + ctl.getPort();
         this.location =
                 BlockManagerId$.MODULE$.apply(
@@ -83,7 +79,7 @@ final class ExecutorTransport {
                 "NetApprox transport started for executor {}: control {}, ATP data port {}",
                 own.executorId(),
                 ctl,
-                server.dataPort());
+                transport.dataPort());
     }
 
     static synchronized ExecutorTransport get(ApproxConf conf, IndexShuffleBlockResolver resolver) {
@@ -96,8 +92,7 @@ final class ExecutorTransport {
     static synchronized void shutdown() {
         if (instance != null) {
             try {
-                instance.requester.close();
-                instance.server.close();
+                instance.transport.close();
             } catch (RuntimeException e) {
                 LOG.warn("closing the NetApprox transport", e);
             }
@@ -111,6 +106,19 @@ final class ExecutorTransport {
 
     ApproxConf conf() {
         return conf;
+    }
+
+    IndexShuffleBlockResolver resolver() {
+        return resolver;
+    }
+
+    ServedTransfers served() {
+        return served;
+    }
+
+    /** True when a map output at {@code loc} was written by this executor (read it from disk). */
+    boolean isLocal(BlockManagerId loc) {
+        return loc.executorId().equals(own.executorId()) && loc.host().equals(own.host());
     }
 
     /**
@@ -140,7 +148,7 @@ final class ExecutorTransport {
                                                     && old.join().isActive()))) {
                                 return old;
                             }
-                            return requester.connect(a);
+                            return transport.connect(a);
                         });
         f.whenComplete(
                 (p, err) -> {
@@ -151,81 +159,117 @@ final class ExecutorTransport {
         return f;
     }
 
-    static byte[] request(int shuffleId, long mapId, int reduceId) {
-        ByteBuffer b = ByteBuffer.allocate(16);
-        b.putInt(shuffleId).putLong(mapId).putInt(reduceId);
-        return b.array();
-    }
-
     /**
-     * Serves one DATA_REQUEST: one (map output, reduce partition) block as an ATP job, one ATP
-     * group per group.
+     * Serves one DATA_REQUEST: a {@link BlockRequest} for one (map output, reduce partition) block
+     * as an ATP job, one ATP group per group, with the MSRs the request carries; or a {@link
+     * ServedTransfers} query (the sender-side counters of earlier transfers). The segment is read
+     * from the data file message by message, in {@link SendScheduler} order (the groups interleaved
+     * so that they all reach their targets together); nothing is loaded whole.
+     *
+     * <p>Stop at the target: under {@code submit=all} the job announces every message of every
+     * group and the engine may deliver any {@code ceil(MSR_g N_g)} of them, so the messages beyond
+     * the targets only make up for lost ones. Once every group's target is submitted the server
+     * holds the rest until the receiver's completion notice or a hold time (the time the targets
+     * took, within [{@value #HOLD_MIN_NANOS} ns, {@value #HOLD_MAX_NANOS} ns]) has passed: on an
+     * idle network the job completes within the hold and nothing beyond the targets is sent; under
+     * loss the rest follows the targets as before (the engine stops it once every target is met).
      */
     private void serve(OutgoingTransfer request) throws IOException {
-        ByteBuffer req = ByteBuffer.wrap(request.payload());
-        int shuffleId = req.getInt();
-        long mapId = req.getLong();
-        int reduceId = req.getInt();
-        ManagedBuffer mb =
-                resolver.getBlockData(
-                        new ShuffleBlockId(shuffleId, mapId, reduceId), Option.empty());
-        ByteBuffer nio = mb.nioByteBuffer();
-        byte[] data = new byte[nio.remaining()];
-        nio.get(data);
-        MapOutputFormat.Segment seg = MapOutputFormat.parse(data);
-        if (seg.groups().isEmpty()) {
-            throw new IOException(
-                    "empty NetApprox segment for shuffle "
-                            + shuffleId
-                            + " map "
-                            + mapId
-                            + " reduce "
-                            + reduceId);
+        byte[] payload = request.payload();
+        if (ServedTransfers.isQuery(payload)) {
+            served.answer(request, payload);
+            return;
         }
-        // MRDF stays on (messages of a group have similar sizes, and their order is random, so it
-        // does not bias
-        // the sample). Measured on the demo: MRDF off delivered more (69% vs 38% of rows), not
-        // less.
-        JobSpec.Builder js = JobSpec.builder();
-        ByteArrayOutputStream hdr = new ByteArrayOutputStream();
-        DataOutputStream hout = new DataOutputStream(hdr);
-        MapOutputFormat.writeHeader(hout, seg.numValues(), seg.withKey(), seg.groups());
-        hout.flush();
-        // submit=all: announce N_g messages with MSR_g and submit them all; ATP stops once every
-        // group has its
-        // target. submit=target: only the first ceil(MSR_g N_g) messages of each group (a random
-        // sample, as the
-        // records are permuted) are announced, reliably (MSR 1): the engine has no "end of
-        // submissions", so a
-        // group of N_g with fewer submitted messages could otherwise give up losses it can never
-        // make good.
-        for (int g = 0; g < seg.groups().size(); g++) {
-            MapOutputFormat.Group gr = seg.groups().get(g);
-            if (conf.submit() == ApproxConf.Submit.TARGET) {
-                js.addGroup(g, Target.of(gr.msr(), gr.messages()), 1.0);
-            } else {
-                js.addGroup(g, gr.messages(), gr.msr());
+        BlockRequest req = BlockRequest.decode(payload);
+        try (SegmentFile seg =
+                SegmentFile.open(
+                        resolver.getBlockData(
+                                new ShuffleBlockId(req.shuffleId(), req.mapId(), req.reduceId()),
+                                Option.empty()))) {
+            MapOutputFormat.Table table = seg.table();
+            if (table.groups().isEmpty()) {
+                throw new IOException(
+                        "empty NetApprox segment for shuffle "
+                                + req.shuffleId()
+                                + " map "
+                                + req.mapId()
+                                + " reduce "
+                                + req.reduceId());
             }
+            // MRDF stays on (messages of a group have similar sizes, and their order is random, so
+            // it does not bias the sample).
+            List<MapOutputFormat.Group> applied = new ArrayList<>();
+            JobSpec.Builder js = JobSpec.builder();
+            int[] targets = new int[table.groups().size()];
+            for (int g = 0; g < table.groups().size(); g++) {
+                MapOutputFormat.Group gr = table.groups().get(g);
+                double msr = req.msrOf(gr);
+                applied.add(gr.withMsr(msr));
+                targets[g] = Target.of(msr, gr.messages());
+                // submit=target: only the first ceil(MSR_g N_g) messages of each group (a random
+                // sample, as the records are permuted) are announced, reliably (MSR 1): the engine
+                // has no "end of submissions", so a group of N_g with fewer submitted messages
+                // could otherwise give up losses it can never make good.
+                if (conf.submit() == ApproxConf.Submit.TARGET) {
+                    js.addGroup(g, Math.max(1, targets[g]), 1.0);
+                } else {
+                    js.addGroup(g, gr.messages(), msr);
+                }
+            }
+            JobSpec spec = js.build();
+            byte[] response =
+                    MapOutputFormat.tableBytes(
+                            new MapOutputFormat.Table(table.numValues(), table.withKey(), applied));
+            OutgoingJob job = request.reply(response).startJob(spec);
+            ServedTransfers.Entry entry = served.started(request, spec);
+            long sent = sendTargetsFirst(job, spec, targets, seg);
+            entry.submitted(sent);
         }
-        JobSpec spec = js.build();
-        OutgoingJob job = request.reply(hdr.toByteArray()).startJob(spec);
-        // The groups interleaved so that they all reach their targets together (each group's
-        // messages are in
-        // random record order already); under submit=target every group's limit is its target.
-        new SendScheduler(spec)
-                .sendAll(
-                        job,
-                        (g, i, out) ->
-                                out.writeBytes(
-                                        seg.data(),
-                                        seg.offsets().get(g)[i],
-                                        seg.lengths().get(g)[i]),
-                        conf.fetchTimeoutMs(),
-                        TimeUnit.MILLISECONDS);
     }
 
-    /** Decodes a DATA_RESPONSE (the group table). */
-    static MapOutputFormat.Header readHeader(byte[] response) throws IOException {
-        return MapOutputFormat.readHeader(new DataInputStream(new ByteArrayInputStream(response)));
+    private long sendTargetsFirst(OutgoingJob job, JobSpec spec, int[] targets, SegmentFile seg)
+            throws IOException {
+        SendScheduler schedule = new SendScheduler(spec);
+        ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
+        long timeoutMs = conf.fetchTimeoutMs();
+        long started = System.nanoTime();
+        boolean held = false;
+        long sent = 0;
+        try {
+            while (schedule.hasNext() && !job.outcome().isDone()) {
+                SendScheduler.Message m = schedule.next();
+                if (!held && m.index() >= Math.max(1, targets[m.group()])) {
+                    held = true;
+                    long hold =
+                            Math.min(
+                                    HOLD_MAX_NANOS,
+                                    Math.max(HOLD_MIN_NANOS, System.nanoTime() - started));
+                    try {
+                        job.outcome().get(hold, TimeUnit.NANOSECONDS);
+                    } catch (TimeoutException e) {
+                        // not complete yet (messages were lost): send the rest
+                    } catch (ExecutionException e) {
+                        break; // the job failed; the transfer reports it
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IOException("interrupted while serving", e);
+                    }
+                    if (job.outcome().isDone()) {
+                        break;
+                    }
+                }
+                buf.clear();
+                seg.readNext(m.group(), buf);
+                if (job.send(m.group(), m.index(), buf, timeoutMs, TimeUnit.MILLISECONDS)
+                        == SendResult.NOT_NEEDED) {
+                    continue; // this group (or the whole job) reached its target
+                }
+                schedule.sent(m);
+                sent++;
+            }
+        } finally {
+            buf.release();
+        }
+        return sent;
     }
 }

@@ -8,7 +8,6 @@ import io.netapprox.core.sampling.StratifiedQuantile;
 import io.netapprox.core.sampling.StratifiedTopK;
 import io.netapprox.core.sampling.StratumAccumulator;
 import io.netapprox.core.sampling.StratumSummary;
-import io.netapprox.core.sampling.TopKAccumulator;
 import io.netapprox.core.sampling.TopKResult;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -100,9 +99,34 @@ final class GroupAggregator {
                 exact(spec, e.getKey(), s.rows, out);
             } else {
                 approximate(spec, e.getKey(), s.strata, out);
+                count(spec.metrics(), s.strata);
             }
         }
         return out;
+    }
+
+    /**
+     * Adds a group to its shuffle's metrics: its sample fraction, and whether it met its targets.
+     */
+    private static void count(ApproxShuffleMetrics m, List<StratumSample> strata) {
+        if (m == null) {
+            return;
+        }
+        long population = 0;
+        long sampled = 0;
+        boolean below = false;
+        for (StratumSample s : strata) {
+            population += s.records;
+            sampled += s.sampledRecords();
+            below |= s.deliveredMessages() < s.target;
+        }
+        m.groups.add(1);
+        m.rows.add(population);
+        m.rowsSampled.add(sampled);
+        m.sampleFraction.add(population == 0 ? 1.0 : (double) sampled / population);
+        if (below) {
+            m.groupsBelowTarget.add(1);
+        }
     }
 
     private static Row row(
@@ -140,7 +164,7 @@ final class GroupAggregator {
         for (StratumSample s : strata) {
             population += s.records;
             sampled += s.sampledRecords();
-            complete &= s.delivered.size() == s.messages;
+            complete &= s.isComplete();
         }
         for (ApproxSpec.Aggregate a : spec.aggregates()) {
             int v = a.valueIndex();
@@ -151,11 +175,7 @@ final class GroupAggregator {
                     if (r == null && complete) {
                         ExactSum exact = new ExactSum();
                         for (StratumSample s : strata) {
-                            for (ApproxRow[] m : s.delivered) {
-                                for (ApproxRow row : m) {
-                                    exact.add(row.values[v]);
-                                }
-                            }
+                            exact.merge(s.exact[v]);
                         }
                         r =
                                 sum
@@ -199,15 +219,7 @@ final class GroupAggregator {
                 case TOPK -> {
                     StratifiedTopK<String> est = new StratifiedTopK<>();
                     for (StratumSample s : strata) {
-                        TopKAccumulator<String> acc = new TopKAccumulator<>();
-                        for (ApproxRow[] m : s.delivered) {
-                            Map<String, Long> counts = new HashMap<>();
-                            for (ApproxRow r : m) {
-                                counts.merge(r.key, 1L, Long::sum);
-                            }
-                            acc.addMessage(counts);
-                        }
-                        est.addShare(acc, s.messages);
+                        est.addShare(s.topK, s.messages);
                     }
                     int rank = 1;
                     for (TopKResult.KeyCount<String> kc : est.topK(a.k(), conf).top()) {
@@ -290,14 +302,7 @@ final class GroupAggregator {
             String group, List<StratumSample> strata, int v, double conf, long records) {
         List<StratumSummary> sums = new ArrayList<>();
         for (StratumSample s : strata) {
-            StratumAccumulator acc = new StratumAccumulator();
-            for (ApproxRow[] m : s.delivered) {
-                double y = 0;
-                for (ApproxRow r : m) {
-                    y += r.values[v];
-                }
-                acc.add(y, m.length);
-            }
+            StratumAccumulator acc = s.totals[v];
             if (acc.count() == 0) {
                 throw new IllegalStateException(
                         "group "
@@ -355,15 +360,8 @@ final class GroupAggregator {
         QuantileAccumulator pooled = new QuantileAccumulator();
         boolean missing = false;
         for (StratumSample s : strata) {
-            QuantileAccumulator acc = new QuantileAccumulator();
-            for (ApproxRow[] m : s.delivered) {
-                for (ApproxRow r : m) {
-                    if (!Double.isNaN(r.values[v])) {
-                        acc.add(r.values[v]);
-                        pooled.add(r.values[v]);
-                    }
-                }
-            }
+            QuantileAccumulator acc = s.quantileSample(v);
+            pooled.merge(acc);
             long numbers = s.records - s.nonFinite(v)[0];
             if (numbers > 0 && acc.count() == 0) {
                 missing =

@@ -1,9 +1,14 @@
 package io.netapprox.spark;
 
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInput;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -13,20 +18,32 @@ import java.util.List;
  * index and cleanup are Spark's):
  *
  * <pre>
- *   int magic 'NAS2', int numValues, boolean withKey, int groups
- *   per group:   UTF key, int messages (N_g), long records, double msr, double e_max,
- *                byte nonFinite (0: every value finite; 1: followed by, per value column, long NaN, long +Inf,
- *                long -Inf counts)
- *   per group, per message: int length, bytes   (message = int records, then records)
+ *   per group, contiguous:  its messages, each  int length, then the message (int records, records)
+ *   group table:            int magic 'NAS3', int numValues, boolean withKey, int groups, then per group:
+ *                           UTF key, int messages (N_g), long records, double msr, double e_max,
+ *                           long offset (of its first message, from the segment's start), long length (its bytes),
+ *                           byte nonFinite (0: every value finite; 1: followed by, per value column,
+ *                           long NaN, long +Inf, long -Inf counts)
+ *   trailer:                int table length, int magic
  * </pre>
  *
- * A record is {@code numValues} doubles, then (withKey) a UTF string. The same group table (without
- * messages) is the DATA_RESPONSE of the ATP transfer, so the reducer knows N_g, the record count
- * and the non-finite value counts of every group's share exactly (a sum over a column with NaN is
- * NaN whatever the sample).
+ * A record is {@code numValues} doubles, then (withKey) a UTF string. A group's messages are its
+ * records in random order, so any prefix of them is a simple random sample. The table comes last:
+ * the writer streams each group's messages out of its sorter and learns the group's counts (and,
+ * under {@code planning=local}, its MSR) while doing so; a reader seeks to the trailer, reads the
+ * table, then reads each group's messages in order ({@link SegmentFile}). The same table, with the
+ * MSRs the server applies, is the DATA_RESPONSE of the ATP transfer, so the reducer knows N_g, the
+ * record count and the non-finite value counts of every group's share exactly.
  */
 final class MapOutputFormat {
-    static final int MAGIC = 0x4E415332;
+    static final int MAGIC = 0x4E415333;
+    static final int TRAILER_BYTES = 8;
+
+    /** Largest group table a reader accepts. */
+    static final int MAX_TABLE_BYTES = 256 << 20;
+
+    /** Most records in one message a reader accepts. */
+    static final int MAX_RECORDS_PER_MESSAGE = 1 << 20;
 
     private MapOutputFormat() {}
 
@@ -40,6 +57,8 @@ final class MapOutputFormat {
             long records,
             double msr,
             double errorBound,
+            long offset,
+            long length,
             long[] nonFinite) {
         /**
          * @return NaN, +Infinity and -Infinity counts of value column v
@@ -47,32 +66,29 @@ final class MapOutputFormat {
         long[] nonFinite(int v) {
             return new long[] {nonFinite[3 * v], nonFinite[3 * v + 1], nonFinite[3 * v + 2]};
         }
+
+        /** This entry with another MSR (the one the server applies). */
+        Group withMsr(double m) {
+            return new Group(key, messages, records, m, errorBound, offset, length, nonFinite);
+        }
     }
 
-    /**
-     * A parsed segment: table, numValues/withKey, and per group the byte ranges of its messages.
-     */
-    record Segment(
-            int numValues,
-            boolean withKey,
-            List<Group> groups,
-            List<int[]> offsets,
-            List<int[]> lengths,
-            byte[] data) {}
+    /** A segment's table. */
+    record Table(int numValues, boolean withKey, List<Group> groups) {}
 
-    static void writeHeader(
-            DataOutputStream out, int numValues, boolean withKey, List<Group> groups)
-            throws IOException {
+    static void writeTable(DataOutputStream out, Table t) throws IOException {
         out.writeInt(MAGIC);
-        out.writeInt(numValues);
-        out.writeBoolean(withKey);
-        out.writeInt(groups.size());
-        for (Group g : groups) {
+        out.writeInt(t.numValues());
+        out.writeBoolean(t.withKey());
+        out.writeInt(t.groups().size());
+        for (Group g : t.groups()) {
             out.writeUTF(g.key());
             out.writeInt(g.messages());
             out.writeLong(g.records());
             out.writeDouble(g.msr());
             out.writeDouble(g.errorBound());
+            out.writeLong(g.offset());
+            out.writeLong(g.length());
             boolean any = false;
             for (long c : g.nonFinite()) {
                 any |= c != 0;
@@ -86,9 +102,36 @@ final class MapOutputFormat {
         }
     }
 
-    record Header(int numValues, boolean withKey, List<Group> groups) {}
+    static byte[] tableBytes(Table t) throws IOException {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        DataOutputStream out = new DataOutputStream(b);
+        writeTable(out, t);
+        out.flush();
+        return b.toByteArray();
+    }
 
-    static Header readHeader(DataInputStream in) throws IOException {
+    /**
+     * Parses a table (from a segment or a DATA_RESPONSE: untrusted bytes), checking every field.
+     *
+     * @param segmentBody bytes of the segment before the table (its groups' messages must lie
+     *     within), or -1 when unknown (a DATA_RESPONSE)
+     */
+    static Table readTable(byte[] bytes, long segmentBody) throws IOException {
+        DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
+        try {
+            Table t = readTable(in, segmentBody, bytes.length);
+            if (in.available() != 0) {
+                throw new IOException(
+                        "corrupt NetApprox group table: " + in.available() + " trailing bytes");
+            }
+            return t;
+        } catch (EOFException e) {
+            throw new IOException("truncated NetApprox group table", e);
+        }
+    }
+
+    private static Table readTable(DataInput in, long segmentBody, int tableBytes)
+            throws IOException {
         int magic = in.readInt();
         if (magic != MAGIC) {
             throw new IOException(
@@ -99,17 +142,37 @@ final class MapOutputFormat {
         int nv = in.readInt();
         boolean wk = in.readBoolean();
         int n = in.readInt();
-        if (nv < 0 || nv > 4096 || n < 0) {
+        // an entry takes at least 2 + 4 + 8 + 8 + 8 + 8 + 8 + 1 bytes
+        if (nv < 0 || nv > 4096 || n < 0 || n > tableBytes / 47) {
             throw new IOException(
-                    "corrupt NetApprox segment header: values=" + nv + ", groups=" + n);
+                    "corrupt NetApprox segment table: values=" + nv + ", groups=" + n);
         }
         List<Group> groups = new ArrayList<>(n);
+        long end = 0;
         for (int i = 0; i < n; i++) {
             String key = in.readUTF();
             int messages = in.readInt();
             long records = in.readLong();
             double msr = in.readDouble();
             double eMax = in.readDouble();
+            long offset = in.readLong();
+            long length = in.readLong();
+            String what = "corrupt NetApprox segment table: group " + key + ": ";
+            if (messages < 1
+                    || records < messages
+                    || records > (long) messages * MAX_RECORDS_PER_MESSAGE) {
+                throw new IOException(what + messages + " messages of " + records + " records");
+            }
+            if (!(msr >= 0 && msr <= 1) || !(eMax > 0 && eMax < 1)) {
+                throw new IOException(what + "msr " + msr + ", e_max " + eMax);
+            }
+            if (offset < end
+                    || length < 8L * messages
+                    || (segmentBody >= 0 && offset + length > segmentBody)) {
+                throw new IOException(
+                        what + "messages at " + offset + " (" + length + " bytes) out of place");
+            }
+            end = offset + length;
             long[] nonFinite = new long[3 * nv];
             byte flag = in.readByte();
             if (flag == 1) {
@@ -117,9 +180,7 @@ final class MapOutputFormat {
                     nonFinite[j] = in.readLong();
                     if (nonFinite[j] < 0 || nonFinite[j] > records) {
                         throw new IOException(
-                                "corrupt NetApprox segment: group "
-                                        + key
-                                        + " has "
+                                what
                                         + nonFinite[j]
                                         + " non-finite values of "
                                         + records
@@ -127,57 +188,94 @@ final class MapOutputFormat {
                     }
                 }
             } else if (flag != 0) {
-                throw new IOException("corrupt NetApprox segment: non-finite flag " + flag);
+                throw new IOException(what + "non-finite flag " + flag);
             }
-            groups.add(new Group(key, messages, records, msr, eMax, nonFinite));
+            groups.add(new Group(key, messages, records, msr, eMax, offset, length, nonFinite));
         }
-        return new Header(nv, wk, groups);
+        return new Table(nv, wk, groups);
     }
 
-    static Segment parse(byte[] data) throws IOException {
-        ByteArrayInputStream bin = new ByteArrayInputStream(data);
-        DataInputStream in = new DataInputStream(bin);
-        Header h = readHeader(in);
-        List<int[]> offsets = new ArrayList<>();
-        List<int[]> lengths = new ArrayList<>();
-        int pos = data.length - bin.available();
-        for (Group g : h.groups()) {
-            int[] off = new int[g.messages()];
-            int[] len = new int[g.messages()];
-            for (int i = 0; i < g.messages(); i++) {
-                if (pos + 4 > data.length) {
-                    throw new IOException("truncated NetApprox segment");
-                }
-                int l =
-                        ((data[pos] & 0xff) << 24)
-                                | ((data[pos + 1] & 0xff) << 16)
-                                | ((data[pos + 2] & 0xff) << 8)
-                                | (data[pos + 3] & 0xff);
-                pos += 4;
-                if (l <= 0 || pos + l > data.length) {
-                    throw new IOException("corrupt NetApprox segment: message length " + l);
-                }
-                off[i] = pos;
-                len[i] = l;
-                pos += l;
-            }
-            offsets.add(off);
-            lengths.add(len);
+    /**
+     * Reads the table of the segment at {@code [start, start + length)} of a data file.
+     *
+     * @return the table; its groups' offsets are relative to {@code start}
+     */
+    static Table readTable(FileChannel file, long start, long length) throws IOException {
+        if (length < TRAILER_BYTES) {
+            throw new IOException("NetApprox segment of " + length + " bytes has no trailer");
         }
-        return new Segment(h.numValues(), h.withKey(), h.groups(), offsets, lengths, data);
+        ByteBuffer trailer = ByteBuffer.allocate(TRAILER_BYTES);
+        readFully(file, trailer, start + length - TRAILER_BYTES);
+        trailer.flip();
+        int tableLength = trailer.getInt();
+        int magic = trailer.getInt();
+        if (magic != MAGIC) {
+            throw new IOException(
+                    "not a NetApprox map output segment (trailer magic "
+                            + Integer.toHexString(magic)
+                            + ")");
+        }
+        if (tableLength < 13
+                || tableLength > MAX_TABLE_BYTES
+                || tableLength > length - TRAILER_BYTES) {
+            throw new IOException(
+                    "corrupt NetApprox segment: table of "
+                            + tableLength
+                            + " bytes in a segment of "
+                            + length);
+        }
+        long body = length - TRAILER_BYTES - tableLength;
+        ByteBuffer table = ByteBuffer.allocate(tableLength);
+        readFully(file, table, start + body);
+        return readTable(table.array(), body);
     }
 
-    static ApproxRow[] decodeMessage(byte[] msg, int numValues, boolean withKey)
+    static void readFully(FileChannel file, ByteBuffer dst, long position) throws IOException {
+        long pos = position;
+        while (dst.hasRemaining()) {
+            int n = file.read(dst, pos);
+            if (n < 0) {
+                throw new EOFException("NetApprox segment ends early at byte " + pos);
+            }
+            pos += n;
+        }
+    }
+
+    /** Writes the trailer after a table of {@code tableLength} bytes. */
+    static void writeTrailer(DataOutputStream out, int tableLength) throws IOException {
+        out.writeInt(tableLength);
+        out.writeInt(MAGIC);
+    }
+
+    /**
+     * Reads one message's records (untrusted bytes), calling {@code sink} for each.
+     *
+     * @return the number of records
+     */
+    static int readMessage(DataInput in, int numValues, boolean withKey, RecordSink sink)
             throws IOException {
-        DataInputStream in = new DataInputStream(new ByteArrayInputStream(msg));
         int n = in.readInt();
-        if (n <= 0 || n > (1 << 20)) {
+        if (n <= 0 || n > MAX_RECORDS_PER_MESSAGE) {
             throw new IOException("corrupt NetApprox message: " + n + " records");
         }
-        ApproxRow[] rows = new ApproxRow[n];
         for (int i = 0; i < n; i++) {
-            rows[i] = ApproxRow.read(in, numValues, withKey);
+            sink.accept(ApproxRow.read(in, numValues, withKey));
         }
-        return rows;
+        return n;
+    }
+
+    /** Receives the records of a message. */
+    @FunctionalInterface
+    interface RecordSink {
+        void accept(ApproxRow row) throws IOException;
+    }
+
+    /** Decodes a whole message (tests and tools). */
+    static ApproxRow[] decodeMessage(byte[] msg, int numValues, boolean withKey)
+            throws IOException {
+        List<ApproxRow> rows = new ArrayList<>();
+        DataInputStream in = new DataInputStream(new ByteArrayInputStream(msg));
+        readMessage(in, numValues, withKey, rows::add);
+        return rows.toArray(new ApproxRow[0]);
     }
 }

@@ -13,12 +13,13 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The MSR of every (group, map output) of an approximate query, planned on the driver from the
- * statistics pass over all map outputs ({@code spark.approx.planning=shares}): each group's shares
- * are allocated together by approx-core's {@link SharePlanner}, so a group's e_max holds however
- * its records are spread over the map outputs. Broadcast to the map tasks inside the {@link
- * ApproxSpec}. {@link #allocate} is also what a map task uses alone for its own share under {@code
- * planning=local}.
+ * The MSR of every (group, map output) of an approximate query, planned on the driver between the
+ * map and the reduce stage from the statistics every map task computed of its shares while writing
+ * them ({@code spark.approx.planning=shares}): each group's shares are allocated together by
+ * approx-core's {@link SharePlanner}, so a group's e_max holds however its records are spread over
+ * the map outputs. Broadcast to the reduce tasks inside the {@link ApproxSpec}; each reducer sends
+ * the MSRs of a block's groups with its request. {@link #allocate} is also what a map task uses
+ * alone for its own share (the MSR in its group table, applied under {@code planning=local}).
  */
 final class SamplingPlan implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -66,8 +67,27 @@ final class SamplingPlan implements Serializable {
         return i < 0 ? Double.NaN : rates.get(group)[i];
     }
 
+    /** Receives one planned share. */
+    @FunctionalInterface
+    interface ShareConsumer {
+        void accept(String group, int mapIndex, double msr);
+    }
+
+    /** Calls {@code c} for every planned (group, map output) share of the groups {@code want}s. */
+    void forEachShare(java.util.function.Predicate<String> want, ShareConsumer c) {
+        for (Map.Entry<String, int[]> e : maps.entrySet()) {
+            if (!want.test(e.getKey())) {
+                continue;
+            }
+            double[] r = rates.get(e.getKey());
+            for (int i = 0; i < e.getValue().length; i++) {
+                c.accept(e.getKey(), e.getValue()[i], r[i]);
+            }
+        }
+    }
+
     /**
-     * @return the groups of the query (as the statistics pass saw them).
+     * @return the groups of the query (as the map tasks' statistics saw them).
      */
     Set<String> groups() {
         return maps.keySet();

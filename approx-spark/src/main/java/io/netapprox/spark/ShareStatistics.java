@@ -9,8 +9,9 @@ import java.io.Serializable;
  * What planning needs to know about one share of a group (the group's records in one map output),
  * computed from the records themselves: per value column the census moments of its finite values
  * ({@link ShareMoments}) and its NaN / +Infinity / -Infinity counts, and a {@link ValueSketch} of
- * the columns a quantile is asked of. Built by the statistics pass of {@link ApproxQuery} for every
- * (map output, group), or by the writer for its own share ({@code spark.approx.planning=local}).
+ * the columns a quantile is asked of. Built by the map task's writer for each of its shares while
+ * it writes them ({@link ApproxShuffleWriter}); sent to the driver for planning ({@link
+ * ShareStatisticsAccumulator}) or planned on the spot ({@code spark.approx.planning=local}).
  */
 final class ShareStatistics implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -43,17 +44,29 @@ final class ShareStatistics implements Serializable {
         this.sketches = sketches;
     }
 
-    /** Accumulates one share's records. */
+    /**
+     * Values a quantile column's sketch is built from, at most: a share with more is sketched from
+     * its first this many values, which the writer reads in random order (a simple random sample;
+     * see {@link ValueSketch#ofSample}). Bounds the builder's memory (512 KB per quantile column).
+     */
+    static final int SKETCH_SAMPLE = 1 << 16;
+
+    /**
+     * Accumulates one share's records (its quantile columns' values in random order, see {@link
+     * #SKETCH_SAMPLE}).
+     */
     static final class Builder {
         private final int recordsPerMessage;
         private final StratumAccumulator[] accumulators;
         private final long[][] nonFinite;
         private final double[][] sketchValues;
         private final int[] sketchSizes;
+        private final long[] sketchCounts;
         private long records;
 
         Builder(ApproxSpec spec, int recordsPerMessage) {
             this.recordsPerMessage = recordsPerMessage;
+            this.sketchCounts = new long[spec.numValues()];
             int nv = spec.numValues();
             accumulators = new StratumAccumulator[nv];
             nonFinite = new long[nv][3];
@@ -81,7 +94,7 @@ final class ShareStatistics implements Serializable {
                 } else if (accumulators[v] != null) {
                     accumulators[v].add(x);
                 }
-                if (sketchValues[v] != null) {
+                if (sketchValues[v] != null && sketchCounts[v]++ < SKETCH_SAMPLE) {
                     if (sketchSizes[v] == sketchValues[v].length) {
                         sketchValues[v] =
                                 java.util.Arrays.copyOf(sketchValues[v], sketchSizes[v] * 2);
@@ -106,8 +119,11 @@ final class ShareStatistics implements Serializable {
                 }
                 if (sketchValues[v] != null) {
                     sketches[v] =
-                            ValueSketch.of(
-                                    sketchValues[v], sketchSizes[v], ValueSketch.DEFAULT_POINTS);
+                            ValueSketch.ofSample(
+                                    sketchValues[v],
+                                    sketchSizes[v],
+                                    sketchCounts[v],
+                                    ValueSketch.DEFAULT_POINTS);
                 }
             }
             return new ShareStatistics(units, records, moments, nonFinite, sketches);

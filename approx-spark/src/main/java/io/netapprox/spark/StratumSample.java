@@ -1,16 +1,36 @@
 package io.netapprox.spark;
 
+import io.netapprox.core.job.Target;
+import io.netapprox.core.sampling.ExactSum;
+import io.netapprox.core.sampling.QuantileAccumulator;
+import io.netapprox.core.sampling.StratumAccumulator;
+import io.netapprox.core.sampling.TopKAccumulator;
+import java.io.DataInput;
+import java.io.IOException;
 import java.io.Serializable;
-import java.util.List;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.SplittableRandom;
 
 /**
- * What a reducer of an approximate shuffle received for one group from one map output: a stratum.
- * The delivered messages are a simple random sample (without replacement) of the stratum's {@code
- * messages} messages (the map side permuted the records randomly before framing them); {@code
- * records} is the stratum's exact record count from the map side's group table.
+ * What a reducer of an approximate shuffle took from one map output for one group - a stratum - as
+ * accumulators, never the records: the delivered messages are a simple random sample (without
+ * replacement) of the stratum's {@code messages} messages (the map side permuted the records before
+ * framing them), and the reducer stops at {@code target = ceil(msr * messages)} of them. {@code
+ * records} and the non-finite counts are the stratum's exact numbers from the map side's group
+ * table.
+ *
+ * <p>Per value column, as the query's aggregates need: a {@link StratumAccumulator} of the
+ * messages' totals (averages, sums), an {@link ExactSum} when the stratum is taken whole, the
+ * sampled values of a quantile column - at most {@link #QUANTILE_VALUES} of them, a uniform
+ * subsample (reservoir) beyond, so that the interval, computed from what is kept, accounts for it -
+ * and a {@link TopKAccumulator} of the top-k column.
  */
 public final class StratumSample implements Serializable {
-    private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 2L;
+
+    /** Sampled values kept per quantile column and stratum (8 bytes each). */
+    static final int QUANTILE_VALUES = 1 << 18;
 
     public final String group;
     public final int mapIndex;
@@ -18,7 +38,9 @@ public final class StratumSample implements Serializable {
     public final long records;
     public final double msr;
     public final double errorBound;
-    public final List<ApproxRow[]> delivered;
+
+    /** Messages the reducer takes: {@code ceil(msr * messages)}. */
+    public final int target;
 
     /**
      * Per value column of the stratum (all its records, not only the delivered ones): NaN, +Inf,
@@ -26,23 +48,151 @@ public final class StratumSample implements Serializable {
      */
     final long[] nonFinite;
 
+    private final int numValues;
+    private final boolean withKey;
+    private int delivered;
+    private long sampledRecords;
+    final StratumAccumulator[] totals;
+    final ExactSum[] exact;
+    private final double[][] quantileValues;
+    private final int[] quantileKept;
+    private final long[] quantileSeen;
+    private long quantileDropped;
+    final TopKAccumulator<String> topK;
+    private final SplittableRandom rnd;
+
     StratumSample(
-            String group,
+            ApproxSpec spec,
+            MapOutputFormat.Group g,
             int mapIndex,
-            int messages,
-            long records,
-            double msr,
-            double errorBound,
-            List<ApproxRow[]> delivered,
-            long[] nonFinite) {
-        this.group = group;
+            int numValues,
+            boolean withKey) {
+        this.group = g.key();
         this.mapIndex = mapIndex;
-        this.messages = messages;
-        this.records = records;
-        this.msr = msr;
-        this.errorBound = errorBound;
-        this.delivered = delivered;
-        this.nonFinite = nonFinite;
+        this.messages = g.messages();
+        this.records = g.records();
+        this.msr = g.msr();
+        this.errorBound = g.errorBound();
+        this.nonFinite = g.nonFinite();
+        this.target = Target.of(g.msr(), g.messages());
+        this.numValues = numValues;
+        this.withKey = withKey;
+        this.totals = new StratumAccumulator[numValues];
+        this.exact = new ExactSum[numValues];
+        this.quantileValues = new double[numValues][];
+        this.quantileKept = new int[numValues];
+        this.quantileSeen = new long[numValues];
+        TopKAccumulator<String> top = null;
+        for (ApproxSpec.Aggregate a : spec.aggregates()) {
+            int v = a.valueIndex();
+            switch (a.kind()) {
+                case AVG, SUM -> {
+                    if (v < numValues && totals[v] == null) {
+                        totals[v] = new StratumAccumulator();
+                        if (target == messages) {
+                            exact[v] = new ExactSum();
+                        }
+                    }
+                }
+                case QUANTILE -> {
+                    if (v < numValues && quantileValues[v] == null) {
+                        quantileValues[v] = new double[16];
+                    }
+                }
+                case TOPK -> top = withKey ? new TopKAccumulator<>() : null;
+                default -> {}
+            }
+        }
+        this.topK = top;
+        this.rnd = new SplittableRandom(spec.seed() ^ (31L * mapIndex + group.hashCode()));
+    }
+
+    /** Adds one delivered message (read from {@code in}: {@code int records}, then the records). */
+    void addMessage(DataInput in) throws IOException {
+        double[] sums = new double[numValues];
+        Map<String, Long> keys = topK != null ? new HashMap<>() : null;
+        int n =
+                MapOutputFormat.readMessage(
+                        in,
+                        numValues,
+                        withKey,
+                        row -> {
+                            for (int v = 0; v < numValues; v++) {
+                                double x = row.values[v];
+                                if (totals[v] != null) {
+                                    sums[v] += x;
+                                    if (exact[v] != null) {
+                                        exact[v].add(x);
+                                    }
+                                }
+                                if (quantileValues[v] != null && !Double.isNaN(x)) {
+                                    keep(v, x);
+                                }
+                            }
+                            if (keys != null) {
+                                keys.merge(row.key == null ? "" : row.key, 1L, Long::sum);
+                            }
+                        });
+        for (int v = 0; v < numValues; v++) {
+            // a column with NaN or infinities has a known result (the group tables count them)
+            if (totals[v] != null && Double.isFinite(sums[v])) {
+                totals[v].add(sums[v], n);
+            }
+        }
+        if (keys != null) {
+            topK.addMessage(keys);
+        }
+        delivered++;
+        sampledRecords += n;
+    }
+
+    private void keep(int v, double x) {
+        long seen = ++quantileSeen[v];
+        if (quantileKept[v] < QUANTILE_VALUES) {
+            if (quantileKept[v] == quantileValues[v].length) {
+                quantileValues[v] =
+                        java.util.Arrays.copyOf(
+                                quantileValues[v],
+                                Math.min(QUANTILE_VALUES, 2 * quantileValues[v].length));
+            }
+            quantileValues[v][quantileKept[v]++] = x;
+            return;
+        }
+        // reservoir: every value seen so far is kept with probability QUANTILE_VALUES / seen
+        quantileDropped++;
+        long j = rnd.nextLong(seen);
+        if (j < QUANTILE_VALUES) {
+            quantileValues[v][(int) j] = x;
+        }
+    }
+
+    /** Messages taken (delivered and used). */
+    public int deliveredMessages() {
+        return delivered;
+    }
+
+    /** Records in the messages taken. */
+    public long sampledRecords() {
+        return sampledRecords;
+    }
+
+    /** True when every message of the stratum was taken. */
+    public boolean isComplete() {
+        return delivered == messages;
+    }
+
+    /** The kept sampled values of quantile column v (a uniform subsample beyond the cap). */
+    QuantileAccumulator quantileSample(int v) {
+        QuantileAccumulator acc = new QuantileAccumulator();
+        for (int i = 0; i < quantileKept[v]; i++) {
+            acc.add(quantileValues[v][i]);
+        }
+        return acc;
+    }
+
+    /** Sampled quantile values not kept (beyond {@link #QUANTILE_VALUES}). */
+    long quantileValuesDropped() {
+        return quantileDropped;
     }
 
     /**
@@ -55,14 +205,6 @@ public final class StratumSample implements Serializable {
         return new long[] {nonFinite[3 * v], nonFinite[3 * v + 1], nonFinite[3 * v + 2]};
     }
 
-    public long sampledRecords() {
-        long n = 0;
-        for (ApproxRow[] m : delivered) {
-            n += m.length;
-        }
-        return n;
-    }
-
     @Override
     public String toString() {
         return "StratumSample{"
@@ -70,10 +212,12 @@ public final class StratumSample implements Serializable {
                 + ", map "
                 + mapIndex
                 + ", "
-                + delivered.size()
+                + delivered
                 + "/"
                 + messages
-                + " messages, msr "
+                + " messages (target "
+                + target
+                + "), msr "
                 + msr
                 + "}";
     }

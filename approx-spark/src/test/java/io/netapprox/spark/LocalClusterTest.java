@@ -150,6 +150,86 @@ class LocalClusterTest {
 
     @Test
     @Order(2)
+    void shuffleMetricsAreInSparkAndAgreeWithTheResult() throws Exception {
+        ApproxQuery q =
+                ApproxQuery.on(trips)
+                        .groupBy("hour")
+                        .avg("distance")
+                        .count()
+                        .errorBound(0.05)
+                        .seed(6)
+                        .partitions(4);
+        Map<String, Row> approx = SparkTestSupport.byKey(q.run());
+        ApproxShuffleMetrics m = q.metrics();
+        Map<String, Object> v = m.values();
+        System.out.printf("[spark] metrics of shuffle %d: %s%n", m.shuffleId(), v);
+        long sampleRows = 0;
+        long population = 0;
+        double minFraction = 1;
+        double maxFraction = 0;
+        for (Row r : approx.values()) {
+            if (r.getString(1).equals("count")) {
+                sampleRows += r.getLong(9);
+                population += r.getLong(10);
+                double f = (double) r.getLong(9) / r.getLong(10);
+                minFraction = Math.min(minFraction, f);
+                maxFraction = Math.max(maxFraction, f);
+            }
+        }
+        // groups and rows: as in the result
+        assertEquals(24L, v.get("groups"));
+        assertEquals(0L, v.get("groups below target"));
+        assertEquals(population, v.get("rows"));
+        assertEquals(sampleRows, v.get("rows sampled"));
+        SampleFractionSummary.Summary f = m.sampleFraction();
+        assertEquals(24, f.groups());
+        assertEquals(minFraction, f.min(), 1e-12);
+        assertEquals(maxFraction, f.max(), 1e-12);
+        // messages: the reducers took exactly the targets; every executor read its own map output
+        // from disk and pulled the other's over ATP
+        long planned = (Long) v.get("messages planned");
+        long used = (Long) v.get("messages used");
+        long delivered = (Long) v.get("messages delivered");
+        long local = (Long) v.get("messages read from local disk");
+        long sent = (Long) v.get("messages sent");
+        assertEquals(planned, used);
+        assertEquals(delivered - used, v.get("messages beyond target"));
+        assertTrue(local > 0 && delivered - local > 0, "local and remote blocks");
+        assertTrue(sent >= delivered - local, "every message delivered over ATP was sent");
+        // ATP under 10% injected loss: packets were lost and retransmitted
+        assertTrue((Long) v.get("ATP packets sent") > 0);
+        assertTrue((Long) v.get("ATP packets lost") > 0, "10% of the datagrams dropped");
+        assertTrue((Long) v.get("ATP packets retransmitted") > 0);
+        long blocks = (Long) v.get("block bytes");
+        long read = (Long) v.get("bytes read");
+        assertEquals(blocks - read, v.get("bytes saved vs exact"));
+        assertTrue(read > 0 && read < blocks, "a sample was read, not every block whole");
+        // and Spark's status store (what the UI shows) has them on the reduce stage
+        spark.sparkContext().listenerBus().waitUntilEmpty();
+        boolean shown = false;
+        for (org.apache.spark.status.api.v1.StageData st :
+                scala.jdk.javaapi.CollectionConverters.asJava(
+                        spark.sparkContext()
+                                .statusStore()
+                                .stageList(
+                                        null,
+                                        false,
+                                        false,
+                                        new double[0],
+                                        java.util.Collections.emptyList()))) {
+            for (org.apache.spark.status.api.v1.AccumulableInfo a :
+                    scala.jdk.javaapi.CollectionConverters.asJava(st.accumulatorUpdates())) {
+                if (a.name().equals("NetApprox shuffle " + m.shuffleId() + ": groups")) {
+                    assertEquals("24", a.value());
+                    shown = true;
+                }
+            }
+        }
+        assertTrue(shown, "the shuffle's metrics are in Spark's status store (the UI's source)");
+    }
+
+    @Test
+    @Order(3)
     void killedExecutorDuringApproximateShuffleLeadsToSparkRetry() throws Exception {
         Map<String, Row> exact = exact();
         int removedBefore = executorsRemoved.get();

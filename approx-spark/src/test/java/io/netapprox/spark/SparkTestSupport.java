@@ -44,10 +44,18 @@ final class SparkTestSupport {
      * them.
      */
     static SparkSession cluster(String app, Map<String, String> extra) {
+        return cluster(app, 1024, "768m", extra);
+    }
+
+    /**
+     * local-cluster[2,1,workerMb]: two executors of {@code executorMemory} each (separate JVMs).
+     */
+    static SparkSession cluster(
+            String app, int workerMb, String executorMemory, Map<String, String> extra) {
         String cp = System.getProperty("java.class.path");
         SparkSession.Builder b =
-                base("local-cluster[2,1,1024]", app)
-                        .config("spark.executor.memory", "768m")
+                base("local-cluster[2,1," + workerMb + "]", app)
+                        .config("spark.executor.memory", executorMemory)
                         .config("spark.executor.extraClassPath", cp)
                         .config("spark.driver.extraClassPath", cp)
                         .config("spark.testing", "true")

@@ -6,8 +6,6 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -42,10 +40,9 @@ public final class ControlClientFactory implements AutoCloseable {
         this.dataPlane = Objects.requireNonNull(dataPlane, "dataPlane");
         this.handler = handler != null ? handler : new ControlHandler() {};
         this.group =
-                new MultiThreadIoEventLoopGroup(
+                NioEventLoops.create(
                         config.eventLoopThreads(),
-                        new DefaultThreadFactory("netapprox-ctl-client", true),
-                        NioIoHandler.newFactory());
+                        new DefaultThreadFactory("netapprox-ctl-client", true));
     }
 
     /**

@@ -6,9 +6,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -53,10 +51,9 @@ public final class ControlServer implements AutoCloseable {
     private ControlServer(ControlConfig config, DataPlane dataPlane, ControlHandler handler) {
         this.config = config;
         this.group =
-                new MultiThreadIoEventLoopGroup(
+                NioEventLoops.create(
                         config.eventLoopThreads(),
-                        new DefaultThreadFactory("netapprox-ctl-server", true),
-                        NioIoHandler.newFactory());
+                        new DefaultThreadFactory("netapprox-ctl-server", true));
         try {
             ServerBootstrap b =
                     new ServerBootstrap()

@@ -79,6 +79,45 @@ public final class ValueSketch implements Serializable {
     }
 
     /**
+     * A sketch of a share of {@code count} values from a simple random sample of {@code length} of
+     * them (e.g. the first values of a share kept in random order): the sample's values at equally
+     * spaced ranks, each rank scaled to the share ({@code count / length}). Not exact (unless the
+     * sample is the whole share); the relative rank error adds the sample's, about {@code sqrt(p (1
+     * - p) / length)} of the share at fraction p.
+     *
+     * @param sample the sampled values (not modified), none NaN
+     * @param length how many of {@code sample} to use
+     * @param count the share's number of values, {@code >= length}
+     * @param points how many values to keep at most, {@code >= 2}
+     * @return the sketch
+     */
+    public static ValueSketch ofSample(double[] sample, int length, long count, int points) {
+        if (count < length) {
+            throw new IllegalArgumentException(
+                    "a sample of " + length + " values from a share of " + count);
+        }
+        ValueSketch s = of(sample, length, points);
+        if (count == length || length == 0) {
+            return s;
+        }
+        double scale = (double) count / length;
+        long[] ranks = new long[s.ranks.length];
+        for (int j = 0; j < ranks.length; j++) {
+            // rank r of the sample stands for the share's ranks ((r - 1) * scale, r * scale]
+            ranks[j] = Math.max(1, Math.round(s.ranks[j] * scale));
+            if (j > 0 && ranks[j] <= ranks[j - 1]) {
+                ranks[j] = ranks[j - 1] + 1;
+            }
+        }
+        ranks[0] = 1;
+        ranks[ranks.length - 1] = count;
+        for (int j = ranks.length - 2; j > 0 && ranks[j] >= ranks[j + 1]; j--) {
+            ranks[j] = ranks[j + 1] - 1;
+        }
+        return new ValueSketch(count, s.values, ranks);
+    }
+
+    /**
      * @param data all values of the share @return a sketch with {@link #DEFAULT_POINTS} points
      */
     public static ValueSketch of(double[] data) {

@@ -61,7 +61,7 @@ public final class IncomingTransfer {
 
     /**
      * The job's announcement (groups in message-id order: group g owns ids {@code [base_g, base_g +
-     * N_g)}).
+     * N_g)}); null when the serving side answered without a job.
      */
     public CompletableFuture<JobAnnouncement> announced() {
         return announced;
@@ -165,8 +165,17 @@ public final class IncomingTransfer {
         return JobDecision.accept();
     }
 
+    /**
+     * DATA_RESPONSE (control event loop). The serving side announces a job before it answers, and
+     * JOB_ANNOUNCE arrives first on the same connection: a response to a transfer that was not
+     * announced means no job follows ({@link OutgoingTransfer#answerWithoutJob}).
+     */
     void responded(byte[] reply) {
         response.complete(reply);
+        if (!announced.isDone()) {
+            announced.complete(null);
+            report.complete(TransferReport.withoutJob(jobId));
+        }
     }
 
     /**

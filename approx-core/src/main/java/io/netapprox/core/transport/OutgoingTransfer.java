@@ -46,6 +46,7 @@ public final class OutgoingTransfer {
     private OutgoingJob job;
     private final Map<Integer, Double> pendingMsr = new LinkedHashMap<>();
     private boolean outcomeDone;
+    private boolean answeredWithoutJob;
     private JobReport senderReport;
     private JobReport wireReport;
     private ScheduledFuture<?> reportTimer;
@@ -77,6 +78,32 @@ public final class OutgoingTransfer {
     public OutgoingTransfer reply(byte[] bytes) {
         this.reply = Objects.requireNonNull(bytes, "bytes").clone();
         return this;
+    }
+
+    /**
+     * Answers the request with {@code bytes} (DATA_RESPONSE) and no job: there is nothing to send
+     * (e.g. a long poll that found no new data). The requester's transfer completes at once with an
+     * empty report ({@link TransferReport#hasJob()} false), and so does {@link #report()}. Call
+     * instead of {@link #startJob}, once, from the serving thread.
+     *
+     * @throws IllegalStateException {@link #startJob} or this method was already called
+     * @throws TransportException the transfer already failed (peer ended)
+     */
+    public void answerWithoutJob(byte[] bytes) {
+        Objects.requireNonNull(bytes, "bytes");
+        synchronized (this) {
+            if (started) {
+                throw new IllegalStateException(
+                        "job "
+                                + Integer.toUnsignedString(jobId)
+                                + " was already started or answered");
+            }
+            started = true;
+            answeredWithoutJob = true;
+        }
+        checkRunning();
+        dataResponse.complete(bytes.clone());
+        report.complete(TransferReport.withoutJob(jobId));
     }
 
     /**
@@ -208,6 +235,10 @@ public final class OutgoingTransfer {
 
     CompletableFuture<byte[]> dataResponse() {
         return dataResponse;
+    }
+
+    private synchronized boolean answered() {
+        return answeredWithoutJob;
     }
 
     synchronized boolean started() {
@@ -373,7 +404,7 @@ public final class OutgoingTransfer {
     void served(Throwable error) {
         OutgoingJob j = job();
         if (error == null) {
-            if (j == null) {
+            if (j == null && !answered()) {
                 ControlException e =
                         new ControlException(
                                 ErrorCode.REQUEST_REJECTED,

@@ -24,6 +24,20 @@ public final class TransferReport {
         this.localReport = localReport;
     }
 
+    /**
+     * The outcome of a request answered without a job ({@link OutgoingTransfer#answerWithoutJob}):
+     * no group, no message, status OK.
+     */
+    static TransferReport withoutJob(int jobId) {
+        return new TransferReport(
+                JobReport.outcome(jobId, AtpStatus.OK, 0, 0, 0.0, new long[0], List.of()), null);
+    }
+
+    /** False when the serving side answered without a job (nothing was sent). */
+    public boolean hasJob() {
+        return !report.groups().isEmpty();
+    }
+
     /** The receiver's authoritative report (what JOB_REPORT carried). */
     public JobReport report() {
         return report;

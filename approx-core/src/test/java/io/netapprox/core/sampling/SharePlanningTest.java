@@ -309,6 +309,39 @@ class SharePlanningTest {
     }
 
     @Test
+    void sketchOfARandomSampleScalesRanksToTheShare() {
+        // the Spark writer sketches a large share from the first 65,536 of its values in random
+        // order (a simple random sample); counts below x then carry the sample's rank error
+        double[] pop = SamplingTestSupport.lognormalPopulation(400_000, 52);
+        double[] shuffled = pop.clone();
+        java.util.Random rnd = new java.util.Random(53);
+        for (int i = shuffled.length - 1; i > 0; i--) {
+            int j = rnd.nextInt(i + 1);
+            double t = shuffled[i];
+            shuffled[i] = shuffled[j];
+            shuffled[j] = t;
+        }
+        ValueSketch s = ValueSketch.ofSample(shuffled, 65_536, pop.length, 256);
+        assertFalse(s.isExact());
+        assertEquals(pop.length, s.count());
+        for (double q : new double[] {0.1, 0.5, 0.9}) {
+            double x = SamplingTestSupport.quantile(pop, q);
+            // 1/256 of the share (the points) plus 4 sampling SEs of the fraction
+            double tol = pop.length * (1.0 / 256 + 4 * Math.sqrt(q * (1 - q) / 65_536));
+            assertEquals(q * pop.length, s.atMost(x), tol, "q=" + q);
+        }
+        assertEquals(
+                SamplingTestSupport.quantile(pop, 0.5),
+                SharePlanner.groupValueAtRank(List.of(s), pop.length / 2),
+                0.02 * SamplingTestSupport.quantile(pop, 0.5));
+        ValueSketch whole = ValueSketch.ofSample(new double[] {3, 1, 2}, 3, 3, 256);
+        assertTrue(whole.isExact());
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> ValueSketch.ofSample(new double[] {1, 2}, 2, 1, 256));
+    }
+
+    @Test
     void topKCountsMeetEmaxOnClusteredEqualAndGeometricLayouts() {
         // Zipf keys; the top-15 keys' counts must each be within e_max (per key), at the stated
         // rate

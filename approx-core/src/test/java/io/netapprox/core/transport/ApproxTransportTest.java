@@ -7,6 +7,7 @@ import static io.netapprox.core.transport.TransportTestSupport.config;
 import static io.netapprox.core.transport.TransportTestSupport.control;
 import static io.netapprox.core.transport.TransportTestSupport.failure;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -20,6 +21,7 @@ import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.job.GroupReport;
 import io.netapprox.core.job.GroupSpec;
 import io.netapprox.core.job.IdSet;
+import io.netapprox.core.job.JobSpec;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
@@ -30,6 +32,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -411,6 +414,70 @@ class ApproxTransportTest {
                             + " in a job that completed with status OK (sender "
                             + sr.localReport().groups().get(updated7)
                             + ")");
+        }
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void aRequestAnsweredWithoutAJobCompletesBothSidesAndTheSessionServesJobsAfterIt()
+            throws Exception {
+        List<OutgoingTransfer> served = new CopyOnWriteArrayList<>();
+        DataRequestHandler handler =
+                request -> {
+                    served.add(request);
+                    if (request.payload().length == 0) {
+                        request.answerWithoutJob("nothing new".getBytes(StandardCharsets.UTF_8));
+                        assertThrows(
+                                IllegalStateException.class,
+                                () -> request.startJob(JobSpec.of(1, 1.0)));
+                        return;
+                    }
+                    OutgoingJob job =
+                            request.startJob(TransportTestSupport.spec(request.payload()));
+                    TransportTestSupport.sendAll(
+                            job, TransportTestSupport.messageBytes(request.payload()), -1, null);
+                };
+        try (ApproxTransport server =
+                        ApproxTransport.start(
+                                config(atp().build(), control().build()).build(), handler);
+                ApproxTransport client =
+                        ApproxTransport.start(config(atp().build(), control().build()).build())) {
+            ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
+            for (int round = 0; round < 3; round++) {
+                AtomicInteger messages = new AtomicInteger();
+                IncomingTransfer none =
+                        peer.request(
+                                new byte[0],
+                                (t, m) -> {
+                                    messages.incrementAndGet();
+                                    m.release();
+                                });
+                TransferReport r = none.report().get(10, TimeUnit.SECONDS);
+                assertFalse(r.hasJob());
+                assertEquals(0, r.messages());
+                assertNull(none.announced().get(1, TimeUnit.SECONDS));
+                assertEquals(
+                        "nothing new",
+                        new String(
+                                none.response().get(1, TimeUnit.SECONDS), StandardCharsets.UTF_8));
+                assertFalse(
+                        served.get(served.size() - 1).report().get(10, TimeUnit.SECONDS).hasJob());
+                byte[] req =
+                        TransportTestSupport.request(
+                                256, new long[] {5}, new int[] {40}, new double[] {1.0});
+                IncomingTransfer job =
+                        peer.request(
+                                req,
+                                (t, m) -> {
+                                    messages.incrementAndGet();
+                                    m.release();
+                                });
+                TransferReport jr = job.report().get(20, TimeUnit.SECONDS);
+                assertTrue(jr.hasJob());
+                assertEquals(40, jr.delivered());
+                assertEquals(40, messages.get(), "only the job's messages arrived");
+            }
+            assertEquals(0, peer.incomingTransfers());
         }
     }
 

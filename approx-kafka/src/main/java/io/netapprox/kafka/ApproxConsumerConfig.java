@@ -1,0 +1,334 @@
+package io.netapprox.kafka;
+
+import io.netapprox.kafka.relay.SecretFile;
+import io.netapprox.kafka.relay.Stratification;
+import io.netapprox.kafka.relay.StreamSpec;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.common.config.ConfigException;
+
+/**
+ * The {@code approx.*} keys of an {@link ApproxKafkaConsumer}, parsed and validated: an unknown
+ * {@code approx.} key or a bad value is a {@link ConfigException} naming it. Every other key is the
+ * Kafka consumer's own. The table in {@code approx-kafka/README.md} documents each key.
+ */
+public final class ApproxConsumerConfig {
+    public static final String PREFIX = "approx.";
+    public static final String ENABLE = "approx.enable";
+    public static final String EMAX = "approx.emax";
+    public static final String CONFIDENCE = "approx.confidence";
+    public static final String WINDOW_MS = "approx.window.ms";
+    public static final String WINDOW_GRACE_MS = "approx.window.grace.ms";
+    public static final String STRATUM = "approx.stratum";
+    public static final String CV = "approx.cv";
+    public static final String SEED = "approx.seed";
+    public static final String RELAY_PORT = "approx.relay.port";
+    public static final String RELAY_FALLBACK = "approx.relay.fallback";
+    public static final String RELAY_PULL_WAIT_MS = "approx.relay.pull.wait.ms";
+    public static final String HEADROOM = "approx.headroom";
+    public static final String AUTH_SECRET = "approx.auth.secret";
+    public static final String AUTH_SECRET_FILE = "approx.auth.secret.file";
+
+    private static final Pattern GROUP_EMAX = Pattern.compile("approx\\.group\\.(.+)\\.emax");
+    private static final Pattern RELAY_ADDRESS =
+            Pattern.compile("approx\\.relay\\.address\\.(\\d+)");
+
+    /** What a consumer does when the relay of a partition cannot be reached or dies. */
+    public enum Fallback {
+        /** poll() throws a {@link io.netapprox.kafka.relay.RelayException}: no silent change */
+        ERROR,
+        /**
+         * the partition is read exactly by a plain fetch (weight 1) until the consumer is
+         * reassigned
+         */
+        FETCH
+    }
+
+    private final boolean enabled;
+    private final double emax;
+    private final Map<String, Double> groupEmax;
+    private final double confidence;
+    private final long windowMs;
+    private final long graceMs;
+    private final Stratification stratification;
+    private final double cv;
+    private final long seed;
+    private final int relayPort;
+    private final Map<Integer, String> relayAddresses;
+    private final Fallback fallback;
+    private final long pullWaitMs;
+    private final double headroom;
+    private final byte[] authSecret;
+    private final Map<String, Object> kafkaProps;
+
+    private ApproxConsumerConfig(Map<String, ?> props) {
+        Map<String, Object> approx = new LinkedHashMap<>();
+        Map<String, Object> kafka = new HashMap<>();
+        props.forEach(
+                (k, v) -> {
+                    if (k.startsWith(PREFIX)) {
+                        approx.put(k, v);
+                    } else {
+                        kafka.put(k, v);
+                    }
+                });
+        this.kafkaProps = kafka;
+        Map<String, Double> groups = new HashMap<>();
+        Map<Integer, String> relays = new HashMap<>();
+        for (Map.Entry<String, Object> e : approx.entrySet()) {
+            String k = e.getKey();
+            Matcher g = GROUP_EMAX.matcher(k);
+            Matcher a = RELAY_ADDRESS.matcher(k);
+            if (g.matches()) {
+                groups.put(g.group(1), bound(k, e.getValue()));
+            } else if (a.matches()) {
+                relays.put(Integer.parseInt(a.group(1)), address(k, e.getValue()));
+            } else if (!known(k)) {
+                throw new ConfigException(
+                        k,
+                        e.getValue(),
+                        "unknown NetApprox key (see approx-kafka/README.md for the keys)");
+            }
+        }
+        this.enabled = bool(ENABLE, approx.getOrDefault(ENABLE, "false"));
+        this.emax = bound(EMAX, approx.getOrDefault(EMAX, "0.05"));
+        this.groupEmax = Map.copyOf(groups);
+        this.confidence = bound(CONFIDENCE, approx.getOrDefault(CONFIDENCE, "0.95"));
+        this.windowMs =
+                longIn(WINDOW_MS, approx.getOrDefault(WINDOW_MS, "60000"), 1, Long.MAX_VALUE / 4);
+        this.graceMs =
+                longIn(
+                        WINDOW_GRACE_MS,
+                        approx.getOrDefault(WINDOW_GRACE_MS, "1000"),
+                        0,
+                        86_400_000);
+        this.stratification =
+                Stratification.parse(STRATUM, string(approx.getOrDefault(STRATUM, "partition")));
+        this.cv = positive(CV, approx.getOrDefault(CV, "1.5"));
+        Object s = approx.get(SEED);
+        this.seed =
+                s == null
+                        ? new SecureRandom().nextLong()
+                        : longIn(SEED, s, Long.MIN_VALUE, Long.MAX_VALUE);
+        this.relayPort =
+                (int) longIn(RELAY_PORT, approx.getOrDefault(RELAY_PORT, "7390"), 1, 65535);
+        this.relayAddresses = Map.copyOf(relays);
+        this.fallback = fallback(string(approx.getOrDefault(RELAY_FALLBACK, "error")));
+        this.pullWaitMs =
+                longIn(
+                        RELAY_PULL_WAIT_MS,
+                        approx.getOrDefault(RELAY_PULL_WAIT_MS, "5000"),
+                        10,
+                        600_000);
+        this.headroom = number(HEADROOM, approx.getOrDefault(HEADROOM, "1.0"));
+        if (!(headroom >= 1 && headroom <= 4)) {
+            throw new ConfigException(HEADROOM, approx.get(HEADROOM), "must be in [1, 4]");
+        }
+        this.authSecret = secret(approx.get(AUTH_SECRET), approx.get(AUTH_SECRET_FILE));
+    }
+
+    /**
+     * The shared secret of the relays' control plane, from the key or the file; null if neither.
+     */
+    private static byte[] secret(Object literal, Object file) {
+        if (literal != null && file != null) {
+            throw new ConfigException(
+                    AUTH_SECRET_FILE,
+                    file,
+                    "set " + AUTH_SECRET + " or " + AUTH_SECRET_FILE + ", not both");
+        }
+        byte[] s;
+        String key;
+        if (literal != null) {
+            key = AUTH_SECRET;
+            s = string(literal).getBytes(StandardCharsets.UTF_8);
+        } else if (file != null) {
+            key = AUTH_SECRET_FILE;
+            try {
+                s = SecretFile.read(Path.of(string(file)));
+            } catch (IOException | IllegalArgumentException e) {
+                throw new ConfigException(AUTH_SECRET_FILE, file, e.getMessage());
+            }
+        } else {
+            return null;
+        }
+        if (s.length < 16) {
+            // never echo the secret itself
+            throw new ConfigException(
+                    key + " must be at least 16 bytes long (got " + s.length + ")");
+        }
+        return s;
+    }
+
+    private static boolean known(String k) {
+        return switch (k) {
+            case ENABLE,
+                    EMAX,
+                    CONFIDENCE,
+                    WINDOW_MS,
+                    WINDOW_GRACE_MS,
+                    STRATUM,
+                    CV,
+                    SEED,
+                    RELAY_PORT,
+                    RELAY_FALLBACK,
+                    RELAY_PULL_WAIT_MS,
+                    HEADROOM,
+                    AUTH_SECRET,
+                    AUTH_SECRET_FILE ->
+                    true;
+            default -> false;
+        };
+    }
+
+    public static ApproxConsumerConfig parse(Map<String, ?> props) {
+        return new ApproxConsumerConfig(props);
+    }
+
+    public static ApproxConsumerConfig parse(Properties props) {
+        Map<String, Object> m = new HashMap<>();
+        props.stringPropertyNames().forEach(k -> m.put(k, props.getProperty(k)));
+        props.forEach((k, v) -> m.put(String.valueOf(k), v));
+        return new ApproxConsumerConfig(m);
+    }
+
+    public boolean enabled() {
+        return enabled;
+    }
+
+    /** The consumer's properties without the {@code approx.*} keys (for the Kafka consumers). */
+    public Map<String, Object> kafkaProperties() {
+        return new HashMap<>(kafkaProps);
+    }
+
+    /** The sampling the relay applies, with the consumer's isolation level. */
+    public StreamSpec streamSpec(boolean readCommitted) {
+        return new StreamSpec(
+                emax,
+                groupEmax,
+                confidence,
+                cv,
+                headroom,
+                windowMs,
+                graceMs,
+                stratification,
+                readCommitted,
+                seed);
+    }
+
+    public double confidence() {
+        return confidence;
+    }
+
+    public long windowMs() {
+        return windowMs;
+    }
+
+    public int relayPort() {
+        return relayPort;
+    }
+
+    /** The relay beside broker {@code nodeId}: the configured address, else the broker's host. */
+    public String relayAddress(int nodeId, String brokerHost) {
+        String a = relayAddresses.get(nodeId);
+        return a != null ? a : brokerHost + ":" + relayPort;
+    }
+
+    public Fallback fallback() {
+        return fallback;
+    }
+
+    public long pullWaitMs() {
+        return pullWaitMs;
+    }
+
+    /** The relays' shared secret (a copy), or null when the relays do not authenticate. */
+    public byte[] authSecret() {
+        return authSecret == null ? null : authSecret.clone();
+    }
+
+    private static String string(Object v) {
+        return String.valueOf(v).trim();
+    }
+
+    private static boolean bool(String k, Object v) {
+        String s = string(v);
+        if (s.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (s.equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new ConfigException(k, v, "expected true or false");
+    }
+
+    private static double number(String k, Object v) {
+        try {
+            double d = v instanceof Number n ? n.doubleValue() : Double.parseDouble(string(v));
+            if (Double.isNaN(d) || Double.isInfinite(d)) {
+                throw new NumberFormatException();
+            }
+            return d;
+        } catch (NumberFormatException e) {
+            throw new ConfigException(k, v, "expected a finite number");
+        }
+    }
+
+    private static double bound(String k, Object v) {
+        double d = number(k, v);
+        if (!(d > 0 && d < 1)) {
+            throw new ConfigException(k, v, "must be in (0, 1)");
+        }
+        return d;
+    }
+
+    private static double positive(String k, Object v) {
+        double d = number(k, v);
+        if (!(d > 0)) {
+            throw new ConfigException(k, v, "must be > 0");
+        }
+        return d;
+    }
+
+    private static long longIn(String k, Object v, long min, long max) {
+        long l;
+        try {
+            l =
+                    v instanceof Integer || v instanceof Long
+                            ? ((Number) v).longValue()
+                            : Long.parseLong(string(v));
+        } catch (NumberFormatException e) {
+            throw new ConfigException(k, v, "expected an integer");
+        }
+        if (l < min || l > max) {
+            throw new ConfigException(k, v, "must be in [" + min + ", " + max + "]");
+        }
+        return l;
+    }
+
+    private static String address(String k, Object v) {
+        String s = string(v);
+        int colon = s.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new ConfigException(k, v, "expected host:port");
+        }
+        longIn(k, s.substring(colon + 1), 1, 65535);
+        return s;
+    }
+
+    private static Fallback fallback(String s) {
+        return switch (s) {
+            case "error" -> Fallback.ERROR;
+            case "fetch" -> Fallback.FETCH;
+            default -> throw new ConfigException(RELAY_FALLBACK, s, "expected error or fetch");
+        };
+    }
+}

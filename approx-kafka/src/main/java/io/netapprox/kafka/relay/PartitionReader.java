@@ -1,0 +1,165 @@
+package io.netapprox.kafka.relay;
+
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * One partition of a relay session: the segment being built, at most a few closed segments waiting
+ * to be pulled, and the one outstanding pull. Reads ahead by one segment: once a closed segment
+ * waits, the partition is not fetched until it is pulled. Not thread-safe; {@link RelaySession}
+ * guards it.
+ */
+final class PartitionReader {
+    record Pull(long from, long deadlineNanos, CompletableFuture<Segment> future) {}
+
+    final TopicPartition partition;
+    private final StreamSpec spec;
+    private final SamplingPlan plan;
+    private final Stratifier stratifier;
+    private final long maxSegmentBytes;
+    private final ArrayDeque<Segment> ready = new ArrayDeque<>();
+    private SegmentBuilder building;
+    private Pull pending;
+    private long seekTo = -1;
+    private long generation;
+    private long logEnd = -1;
+
+    PartitionReader(
+            TopicPartition partition,
+            StreamSpec spec,
+            SamplingPlan plan,
+            Stratifier stratifier,
+            long maxSegmentBytes) {
+        this.partition = partition;
+        this.spec = spec;
+        this.plan = plan;
+        this.stratifier = stratifier;
+        this.maxSegmentBytes = maxSegmentBytes;
+    }
+
+    /** Registers a pull; returns the pull it replaces (to fail), if any. */
+    Pull onPull(Pull pull) {
+        Pull old = pending;
+        pending = pull;
+        boolean continues =
+                ready.isEmpty()
+                        ? building != null && building.from() == pull.from()
+                        : ready.peek().from() == pull.from();
+        if (!continues) {
+            ready.clear();
+            building = new SegmentBuilder(partition, pull.from(), spec, plan, stratifier);
+            seekTo = pull.from();
+            generation++;
+        }
+        return old;
+    }
+
+    Pull pending() {
+        return pending;
+    }
+
+    /** Offset to seek the log reader to before the next fetch, or -1; clears it. */
+    long takeSeek() {
+        long s = seekTo;
+        seekTo = -1;
+        return s;
+    }
+
+    long generation() {
+        return generation;
+    }
+
+    /** Whether the log reader should fetch this partition now. */
+    boolean wantsFetch() {
+        return building != null && ready.isEmpty();
+    }
+
+    boolean isIdle() {
+        return building == null;
+    }
+
+    /** Records fetched for generation {@code gen}, in offset order. */
+    void onRecords(long gen, List<ConsumerRecord<byte[], byte[]>> records) {
+        if (gen != generation || building == null) {
+            return; // fetched for a position that a newer pull replaced
+        }
+        for (ConsumerRecord<byte[], byte[]> r : records) {
+            if (r.offset() < building.position()) {
+                continue;
+            }
+            if (!building.accepts(r)
+                    || building.bytes() >= maxSegmentBytes
+                    || building.headerBytes() >= RelayProtocol.MAX_HEADER_BYTES) {
+                closeBuilding();
+            }
+            building.add(r);
+        }
+    }
+
+    /**
+     * After a fetch: the reader's position (past markers and aborted records), the lag behind the
+     * readable end, and the wall clock. Closes the segment when it reached the end of the readable
+     * log and either holds no record (coverage only) or its latest window ended {@code graceMs}
+     * ago.
+     */
+    void onProgress(long gen, long position, OptionalLong lag, long nowMs) {
+        if (gen != generation || building == null) {
+            return;
+        }
+        building.advanceTo(position);
+        if (lag.isPresent()) {
+            logEnd = position + lag.getAsLong();
+        }
+        if (building.bytes() >= maxSegmentBytes) {
+            closeBuilding();
+            return;
+        }
+        boolean caughtUp = lag.isPresent() && lag.getAsLong() == 0;
+        if (!caughtUp || building.position() == building.from()) {
+            return;
+        }
+        long windowEnd = building.maxWindow() + spec.windowMs();
+        if (building.records() == 0 || nowMs >= windowEnd + spec.graceMs()) {
+            closeBuilding();
+        }
+    }
+
+    private void closeBuilding() {
+        Segment s = building.close(logEnd);
+        ready.add(s);
+        building = new SegmentBuilder(partition, s.to(), spec, plan, stratifier);
+    }
+
+    /** The segment that answers the pending pull, if ready; clears the pull. */
+    Segment takeAnswer() {
+        if (pending == null || ready.isEmpty() || ready.peek().from() != pending.from()) {
+            return null;
+        }
+        pending = null;
+        return ready.poll();
+    }
+
+    /** The pending pull if its deadline passed (answered with an empty segment); clears it. */
+    Pull takeExpired(long nowNanos) {
+        if (pending == null || nowNanos - pending.deadlineNanos() < 0) {
+            return null;
+        }
+        Pull p = pending;
+        pending = null;
+        return p;
+    }
+
+    long logEnd() {
+        return logEnd;
+    }
+
+    Pull clearPending() {
+        Pull p = pending;
+        pending = null;
+        return p;
+    }
+}

@@ -1,0 +1,250 @@
+package io.netapprox.kafka.relay;
+
+import io.netapprox.core.engine.AtpConfig;
+import io.netapprox.core.transport.ApproxTransportConfig;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Configuration of a {@link KafkaRelay}, validated by {@link Builder#build()} (an {@link
+ * IllegalArgumentException} names the setting).
+ *
+ * <pre>{@code
+ * RelayConfig c = RelayConfig.builder("127.0.0.1:9092")        // the broker beside the relay
+ *     .brokerId(1).listen("0.0.0.0:7390").secret(secretBytes).build();
+ * }</pre>
+ */
+public final class RelayConfig {
+    public static final long DEFAULT_MAX_SEGMENT_BYTES = 16L << 20;
+    public static final int DEFAULT_MAX_SESSIONS = 64;
+    public static final int DEFAULT_SERVE_THREADS = 64;
+    public static final String DEFAULT_LISTEN = "0.0.0.0:7390";
+
+    private final String bootstrap;
+    private final int brokerId;
+    private final String listenHost;
+    private final int listenPort;
+    private final int dataPort;
+    private final byte[] secret;
+    private final long maxSegmentBytes;
+    private final int maxSessions;
+    private final int serveThreads;
+    private final Map<String, Object> consumerOverrides;
+    private final AtpConfig atp;
+
+    private RelayConfig(Builder b, String host, int port) {
+        this.bootstrap = b.bootstrap;
+        this.brokerId = b.brokerId;
+        this.listenHost = host;
+        this.listenPort = port;
+        this.dataPort = b.dataPort < 0 ? port : b.dataPort;
+        this.secret = b.secret == null ? null : b.secret.clone();
+        this.maxSegmentBytes = b.maxSegmentBytes;
+        this.maxSessions = b.maxSessions;
+        this.serveThreads = b.serveThreads;
+        this.consumerOverrides = Map.copyOf(b.consumerOverrides);
+        this.atp = b.atp;
+    }
+
+    public static Builder builder(String bootstrap) {
+        return new Builder(bootstrap);
+    }
+
+    /** The broker beside the relay (loopback, e.g. {@code 127.0.0.1:9092}). */
+    public String bootstrap() {
+        return bootstrap;
+    }
+
+    /**
+     * The broker's node id: the relay serves only partitions that node leads. -1: serve any
+     * partition (a single-broker cluster, tests).
+     */
+    public int brokerId() {
+        return brokerId;
+    }
+
+    /** Host (address) consumers reach the relay's control plane at; also the ATP bind address. */
+    public String listenHost() {
+        return listenHost;
+    }
+
+    /** TCP port of the control plane (0: ephemeral, see {@link KafkaRelay#address()}). */
+    public int listenPort() {
+        return listenPort;
+    }
+
+    /** UDP port of the ATP data plane (default: the listen port; 0: ephemeral). */
+    public int dataPort() {
+        return dataPort;
+    }
+
+    /** The consumers' shared secret (a copy), or null: no authentication. */
+    public byte[] secret() {
+        return secret == null ? null : secret.clone();
+    }
+
+    /** A segment closes early once its reservoirs hold this many bytes. */
+    public long maxSegmentBytes() {
+        return maxSegmentBytes;
+    }
+
+    /** Consumer streams served at once. */
+    public int maxSessions() {
+        return maxSessions;
+    }
+
+    /**
+     * Pulls served at once (each holds a thread while it waits for its segment and sends it); more
+     * wait in a queue.
+     */
+    public int serveThreads() {
+        return serveThreads;
+    }
+
+    /** Extra properties of the relay's own Kafka consumers (security settings). */
+    public Map<String, Object> consumerOverrides() {
+        return consumerOverrides;
+    }
+
+    /** The engine settings the relay starts from (bind address and port are set from listen). */
+    public AtpConfig atp() {
+        return atp;
+    }
+
+    @Override
+    public String toString() {
+        return "RelayConfig{bootstrap="
+                + bootstrap
+                + ", brokerId="
+                + brokerId
+                + ", listen="
+                + listenHost
+                + ":"
+                + listenPort
+                + ", dataPort="
+                + dataPort
+                + ", auth="
+                + (secret != null)
+                + ", maxSegmentBytes="
+                + maxSegmentBytes
+                + ", maxSessions="
+                + maxSessions
+                + ", serveThreads="
+                + serveThreads
+                + "}";
+    }
+
+    /** Builder; every setter returns this. */
+    public static final class Builder {
+        private final String bootstrap;
+        private int brokerId = -1;
+        private String listen = DEFAULT_LISTEN;
+        private int dataPort = -1;
+        private byte[] secret;
+        private long maxSegmentBytes = DEFAULT_MAX_SEGMENT_BYTES;
+        private int maxSessions = DEFAULT_MAX_SESSIONS;
+        private int serveThreads = DEFAULT_SERVE_THREADS;
+        private final Map<String, Object> consumerOverrides = new HashMap<>();
+        private AtpConfig atp = ApproxTransportConfig.defaultAtp().build();
+
+        private Builder(String bootstrap) {
+            this.bootstrap = Objects.requireNonNull(bootstrap, "bootstrap");
+        }
+
+        /** Default -1 (serve any partition). */
+        public Builder brokerId(int id) {
+            this.brokerId = id;
+            return this;
+        }
+
+        /** {@code host:port} of the control plane; default {@value #DEFAULT_LISTEN}. */
+        public Builder listen(String hostPort) {
+            this.listen = Objects.requireNonNull(hostPort, "listen");
+            return this;
+        }
+
+        /** Default: the listen port. */
+        public Builder dataPort(int port) {
+            this.dataPort = port;
+            return this;
+        }
+
+        /** Shared secret (>= 16 bytes) consumers must prove; null (default): no authentication. */
+        public Builder secret(byte[] secret) {
+            this.secret = secret == null ? null : secret.clone();
+            return this;
+        }
+
+        public Builder maxSegmentBytes(long bytes) {
+            this.maxSegmentBytes = bytes;
+            return this;
+        }
+
+        public Builder maxSessions(int n) {
+            this.maxSessions = n;
+            return this;
+        }
+
+        public Builder serveThreads(int n) {
+            this.serveThreads = n;
+            return this;
+        }
+
+        public Builder consumerOverrides(Map<String, ?> props) {
+            this.consumerOverrides.putAll(props);
+            return this;
+        }
+
+        /** Engine settings (e.g. line rate, fault injection in tests); default: the defaults. */
+        public Builder atp(AtpConfig c) {
+            this.atp = Objects.requireNonNull(c, "atp");
+            return this;
+        }
+
+        public RelayConfig build() {
+            if (bootstrap.isBlank()) {
+                throw new IllegalArgumentException("relay bootstrap must not be empty");
+            }
+            int colon = listen.lastIndexOf(':');
+            if (colon <= 0) {
+                throw new IllegalArgumentException("relay listen must be host:port, got " + listen);
+            }
+            String host = listen.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            int port;
+            try {
+                port = Integer.parseInt(listen.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("relay listen port is not a number: " + listen);
+            }
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException(
+                        "relay listen port must be in [0, 65535]: " + listen);
+            }
+            if (dataPort < -1 || dataPort > 65535) {
+                throw new IllegalArgumentException(
+                        "relay dataPort must be in [0, 65535]: " + dataPort);
+            }
+            if (secret != null && secret.length < 16) {
+                throw new IllegalArgumentException(
+                        "relay secret must be at least 16 bytes long (got " + secret.length + ")");
+            }
+            if (maxSegmentBytes < 1024) {
+                throw new IllegalArgumentException(
+                        "relay maxSegmentBytes must be >= 1024: " + maxSegmentBytes);
+            }
+            if (maxSessions < 1) {
+                throw new IllegalArgumentException(
+                        "relay maxSessions must be >= 1: " + maxSessions);
+            }
+            if (serveThreads < 1 || serveThreads > 1024) {
+                throw new IllegalArgumentException(
+                        "relay serveThreads must be in [1, 1024]: " + serveThreads);
+            }
+            return new RelayConfig(this, host, port);
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package io.netapprox.kafka.relay;
+
+import org.apache.kafka.common.KafkaException;
+
+/**
+ * A relay cannot serve a pull: it is closed or unreachable ({@link Reason#UNAVAILABLE}), it does
+ * not lead the partition ({@link Reason#NOT_LEADER}, {@link #leaderId()} names the leader), the
+ * offset is out of the log's range ({@link Reason#OFFSET_OUT_OF_RANGE}), or the read failed ({@link
+ * Reason#READ_FAILED}).
+ */
+public class RelayException extends KafkaException {
+    private static final long serialVersionUID = 1L;
+
+    public enum Reason {
+        UNAVAILABLE,
+        NOT_LEADER,
+        OFFSET_OUT_OF_RANGE,
+        READ_FAILED
+    }
+
+    private final Reason reason;
+    private final int leaderId;
+
+    public RelayException(Reason reason, String message) {
+        this(reason, message, -1, null);
+    }
+
+    public RelayException(Reason reason, String message, int leaderId, Throwable cause) {
+        super(message, cause);
+        this.reason = reason;
+        this.leaderId = leaderId;
+    }
+
+    public Reason reason() {
+        return reason;
+    }
+
+    /** The partition's leader when the reason is NOT_LEADER, else -1. */
+    public int leaderId() {
+        return leaderId;
+    }
+}

@@ -1,0 +1,386 @@
+package io.netapprox.kafka.relay;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One consumer's stream through a relay: a {@link KafkaConsumer} of its own (assign mode, byte
+ * arrays, the consumer's isolation level, over the relay's bootstrap address - loopback beside the
+ * broker) and one reader thread that fetches the partitions with demand, samples them into segments
+ * ({@link PartitionReader}) and answers pulls. Only the reader thread touches the Kafka consumer.
+ */
+public final class RelaySession implements RelayStream {
+    private static final Logger log = LoggerFactory.getLogger(RelaySession.class);
+    private static final long LEADER_CHECK_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private final KafkaRelay relay;
+    private final StreamSpec spec;
+    private final SamplingPlan plan;
+    private final Stratifier stratifier;
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final Thread reader;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final Map<TopicPartition, PartitionReader> readers = new HashMap<>();
+    private final Set<TopicPartition> unchecked = new HashSet<>();
+    private volatile boolean closed;
+    private long lastLeaderCheck = System.nanoTime();
+
+    RelaySession(KafkaRelay relay, StreamSpec spec, String name) {
+        this.relay = relay;
+        this.spec = spec;
+        this.plan = new SamplingPlan(spec);
+        this.stratifier = new Stratifier(spec.stratification());
+        Map<String, Object> p = new HashMap<>(relay.config().consumerOverrides());
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, relay.config().bootstrap());
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
+        p.put(ConsumerConfig.CLIENT_ID_CONFIG, name);
+        p.put(
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                spec.readCommitted() ? "read_committed" : "read_uncommitted");
+        p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 2000);
+        p.putIfAbsent(ConsumerConfig.METADATA_MAX_AGE_CONFIG, 5000);
+        this.consumer = new KafkaConsumer<>(p);
+        this.reader = new Thread(this::run, name);
+        this.reader.setDaemon(true);
+        this.reader.start();
+    }
+
+    public StreamSpec spec() {
+        return spec;
+    }
+
+    /**
+     * The next segment of {@code partition} starting at offset {@code from}. Completes when the
+     * segment closes (see {@link PartitionReader#onProgress}), or after {@code maxWait} with an
+     * empty segment. A pull at the offset where the previous answer ended continues the read-ahead;
+     * any other offset is a seek. A new pull of the same partition replaces (fails) an outstanding
+     * one.
+     */
+    @Override
+    public CompletableFuture<Segment> pull(TopicPartition partition, long from, Duration maxWait) {
+        CompletableFuture<Segment> f = new CompletableFuture<>();
+        if (from < 0) {
+            f.completeExceptionally(new IllegalArgumentException("offset must be >= 0: " + from));
+            return f;
+        }
+        PartitionReader.Pull replaced;
+        lock.lock();
+        try {
+            if (closed) {
+                f.completeExceptionally(
+                        new RelayException(
+                                RelayException.Reason.UNAVAILABLE, "relay session closed"));
+                return f;
+            }
+            PartitionReader r =
+                    readers.computeIfAbsent(
+                            partition,
+                            tp -> {
+                                unchecked.add(tp);
+                                return new PartitionReader(
+                                        tp,
+                                        spec,
+                                        plan,
+                                        stratifier,
+                                        relay.config().maxSegmentBytes());
+                            });
+            replaced =
+                    r.onPull(
+                            new PartitionReader.Pull(
+                                    from, System.nanoTime() + maxWait.toNanos(), f));
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        if (replaced != null) {
+            replaced.future().cancel(false);
+        }
+        // No consumer.wakeup() here: a wakeup can surface in position() after a poll returned
+        // records,
+        // and those records would be lost to the segment. A new pull waits at most one poll (100
+        // ms).
+        return f;
+    }
+
+    /** The consumer no longer reads these partitions (revoked); outstanding pulls are cancelled. */
+    @Override
+    public void release(Collection<TopicPartition> partitions) {
+        List<PartitionReader.Pull> cancelled = new ArrayList<>();
+        lock.lock();
+        try {
+            for (TopicPartition tp : partitions) {
+                PartitionReader r = readers.remove(tp);
+                if (r != null && r.pending() != null) {
+                    cancelled.add(r.clearPending());
+                }
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        cancelled.forEach(p -> p.future().cancel(false));
+    }
+
+    private void run() {
+        try {
+            while (!closed) {
+                step();
+            }
+        } catch (WakeupException e) {
+            if (!closed) {
+                failAll(
+                        new RelayException(
+                                RelayException.Reason.READ_FAILED, "relay reader woken", -1, e));
+            }
+        } catch (Throwable t) {
+            log.warn("relay session {} failed", reader.getName(), t);
+            failAll(
+                    new RelayException(
+                            RelayException.Reason.READ_FAILED, "relay read failed: " + t, -1, t));
+        } finally {
+            closed = true;
+            consumer.close(Duration.ZERO);
+            relay.sessionClosed(this);
+        }
+    }
+
+    private void step() throws InterruptedException {
+        Set<TopicPartition> assigned;
+        Set<TopicPartition> fetch = new HashSet<>();
+        Map<TopicPartition, Long> seeks = new HashMap<>();
+        Map<TopicPartition, Long> generations = new HashMap<>();
+        Set<TopicPartition> toCheck;
+        List<Runnable> expired;
+        lock.lock();
+        try {
+            expired = expirePulls();
+            expired.addAll(answers()); // read-ahead segments that answer a new pull need no fetch
+            assigned = new HashSet<>(readers.keySet());
+            for (PartitionReader r : readers.values()) {
+                long s = r.takeSeek();
+                if (s >= 0) {
+                    seeks.put(r.partition, s);
+                }
+                generations.put(r.partition, r.generation());
+                if (r.wantsFetch()) {
+                    fetch.add(r.partition);
+                }
+            }
+            boolean periodic = System.nanoTime() - lastLeaderCheck > LEADER_CHECK_NANOS;
+            toCheck = periodic ? new HashSet<>(assigned) : new HashSet<>(unchecked);
+            if (periodic) {
+                lastLeaderCheck = System.nanoTime();
+            }
+            unchecked.clear();
+            if (fetch.isEmpty() && toCheck.isEmpty() && seeks.isEmpty() && expired.isEmpty()) {
+                changed.await(100, TimeUnit.MILLISECONDS);
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        expired.forEach(Runnable::run);
+        checkLeadership(toCheck);
+        if (!consumer.assignment().equals(assigned)) {
+            consumer.assign(assigned);
+        }
+        seeks.forEach(consumer::seek);
+        Set<TopicPartition> idle = new HashSet<>(assigned);
+        idle.removeAll(fetch);
+        consumer.pause(idle);
+        consumer.resume(fetch);
+        if (fetch.isEmpty()) {
+            return;
+        }
+        ConsumerRecords<byte[], byte[]> records;
+        try {
+            records = consumer.poll(Duration.ofMillis(100));
+        } catch (OffsetOutOfRangeException e) {
+            failPartitions(
+                    e.offsetOutOfRangePartitions().keySet(),
+                    tp ->
+                            new RelayException(
+                                    RelayException.Reason.OFFSET_OUT_OF_RANGE,
+                                    tp
+                                            + ": offset "
+                                            + e.offsetOutOfRangePartitions().get(tp)
+                                            + " is out of range",
+                                    -1,
+                                    e));
+            return;
+        }
+        Map<TopicPartition, Long> positions = new HashMap<>();
+        Map<TopicPartition, OptionalLong> lags = new HashMap<>();
+        for (TopicPartition tp : fetch) {
+            positions.put(tp, consumer.position(tp));
+            lags.put(tp, consumer.currentLag(tp));
+        }
+        long now = System.currentTimeMillis();
+        List<Runnable> answers = new ArrayList<>();
+        lock.lock();
+        try {
+            for (TopicPartition tp : records.partitions()) {
+                PartitionReader r = readers.get(tp);
+                if (r != null) {
+                    r.onRecords(generations.get(tp), records.records(tp));
+                }
+            }
+            for (TopicPartition tp : fetch) {
+                PartitionReader r = readers.get(tp);
+                if (r != null) {
+                    r.onProgress(generations.get(tp), positions.get(tp), lags.get(tp), now);
+                }
+            }
+            answers.addAll(answers());
+        } finally {
+            lock.unlock();
+        }
+        answers.forEach(Runnable::run);
+    }
+
+    /** Fails pulls of partitions this relay's broker no longer leads (the consumer re-routes). */
+    private void checkLeadership(Set<TopicPartition> partitions) {
+        int brokerId = relay.config().brokerId();
+        if (brokerId < 0 || partitions.isEmpty()) {
+            return;
+        }
+        Map<String, List<PartitionInfo>> byTopic = new HashMap<>();
+        for (TopicPartition tp : partitions) {
+            List<PartitionInfo> infos =
+                    byTopic.computeIfAbsent(
+                            tp.topic(), t -> consumer.partitionsFor(t, Duration.ofSeconds(5)));
+            int leader = -1;
+            for (PartitionInfo pi : infos) {
+                if (pi.partition() == tp.partition()) {
+                    Node n = pi.leader();
+                    leader = n == null ? -1 : n.id();
+                }
+            }
+            if (leader != brokerId) {
+                int l = leader;
+                failPartitions(
+                        Set.of(tp),
+                        p ->
+                                new RelayException(
+                                        RelayException.Reason.NOT_LEADER,
+                                        "relay of broker "
+                                                + brokerId
+                                                + " does not lead "
+                                                + p
+                                                + " (leader: "
+                                                + l
+                                                + ")",
+                                        l,
+                                        null));
+            }
+        }
+    }
+
+    private void failPartitions(
+            Collection<TopicPartition> partitions,
+            java.util.function.Function<TopicPartition, RelayException> error) {
+        List<Runnable> failures = new ArrayList<>();
+        lock.lock();
+        try {
+            for (TopicPartition tp : partitions) {
+                PartitionReader r = readers.remove(tp);
+                if (r != null && r.pending() != null) {
+                    PartitionReader.Pull p = r.clearPending();
+                    RelayException e = error.apply(tp);
+                    failures.add(() -> p.future().completeExceptionally(e));
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        failures.forEach(Runnable::run);
+    }
+
+    /** Completions of pending pulls that a ready segment answers (run them outside the lock). */
+    private List<Runnable> answers() {
+        List<Runnable> out = new ArrayList<>();
+        for (PartitionReader r : readers.values()) {
+            PartitionReader.Pull p = r.pending();
+            Segment s = r.takeAnswer();
+            if (s != null) {
+                out.add(() -> p.future().complete(s));
+            }
+        }
+        return out;
+    }
+
+    private List<Runnable> expirePulls() {
+        long now = System.nanoTime();
+        List<Runnable> out = new ArrayList<>();
+        for (PartitionReader r : readers.values()) {
+            PartitionReader.Pull p = r.takeExpired(now);
+            if (p != null) {
+                Segment empty = Segment.empty(r.partition, p.from(), r.logEnd());
+                out.add(() -> p.future().complete(empty));
+            }
+        }
+        return out;
+    }
+
+    private void failAll(RelayException e) {
+        List<PartitionReader.Pull> pulls = new ArrayList<>();
+        lock.lock();
+        try {
+            for (PartitionReader r : readers.values()) {
+                if (r.pending() != null) {
+                    pulls.add(r.clearPending());
+                }
+            }
+            readers.clear();
+        } finally {
+            lock.unlock();
+        }
+        pulls.forEach(p -> p.future().completeExceptionally(e));
+    }
+
+    @Override
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        consumer.wakeup();
+        failAll(new RelayException(RelayException.Reason.UNAVAILABLE, "relay session closed"));
+        try {
+            reader.join(TimeUnit.SECONDS.toMillis(10));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,155 @@
+package io.netapprox.kafka.relay;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SplittableRandom;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * Builds one {@link Segment} of a partition: records are offered in offset order, each goes to the
+ * reservoir of its (window, stratum) cell, and {@link #close} draws each cell's candidates.
+ *
+ * <p>A segment holds records of at most one "current" window plus late records of earlier windows:
+ * a record of a later window than any seen is a boundary ({@link #accepts} is false) and starts the
+ * next segment. Memory is bounded by the reservoirs (at most {@link SamplingPlan#capacity} records
+ * per cell) and by {@code maxBytes}, past which the owner closes the segment early.
+ */
+final class SegmentBuilder {
+    private final TopicPartition partition;
+    private final long from;
+    private final StreamSpec spec;
+    private final SamplingPlan plan;
+    private final Stratifier stratifier;
+    private final Map<CellKey, CellReservoir> cells = new LinkedHashMap<>();
+    private long position;
+    private long maxWindow = Long.MIN_VALUE;
+    private long bytes;
+    private long records;
+    private long headerBytes;
+
+    private record CellKey(long windowStart, String stratum) {}
+
+    SegmentBuilder(
+            TopicPartition partition,
+            long from,
+            StreamSpec spec,
+            SamplingPlan plan,
+            Stratifier stratifier) {
+        this.partition = partition;
+        this.from = from;
+        this.position = from;
+        this.spec = spec;
+        this.plan = plan;
+        this.stratifier = stratifier;
+    }
+
+    long from() {
+        return from;
+    }
+
+    /** Every offset below this is in the builder (offered, or skipped by the log reader). */
+    long position() {
+        return position;
+    }
+
+    long bytes() {
+        return bytes;
+    }
+
+    /** Bytes of this segment's header (its cells) on the wire. */
+    long headerBytes() {
+        return headerBytes;
+    }
+
+    long records() {
+        return records;
+    }
+
+    /** Start of the latest window seen, or {@code Long.MIN_VALUE} if none. */
+    long maxWindow() {
+        return maxWindow;
+    }
+
+    /** False if the record opens a window later than every window of this segment. */
+    boolean accepts(ConsumerRecord<byte[], byte[]> r) {
+        return records == 0 || spec.windowStart(r.timestamp()) <= maxWindow;
+    }
+
+    void add(ConsumerRecord<byte[], byte[]> r) {
+        if (r.offset() < position) {
+            throw new IllegalStateException(
+                    partition
+                            + ": record at offset "
+                            + r.offset()
+                            + " below the position "
+                            + position);
+        }
+        long window = spec.windowStart(r.timestamp());
+        String stratum = stratifier.stratumOf(r);
+        CellReservoir cell =
+                cells.computeIfAbsent(
+                        new CellKey(window, stratum),
+                        k -> {
+                            headerBytes += RelayProtocol.headerBytes(stratum);
+                            return new CellReservoir(
+                                    window,
+                                    stratum,
+                                    plan.capacity(stratum),
+                                    random(window, stratum));
+                        });
+        SampledRecord s =
+                new SampledRecord(
+                        r.offset(),
+                        r.timestamp(),
+                        r.timestampType(),
+                        r.key(),
+                        r.value(),
+                        r.headers().toArray(),
+                        -1);
+        bytes += cell.offer(s);
+        records++;
+        maxWindow = Math.max(maxWindow, window);
+        position = r.offset() + 1;
+    }
+
+    /** The log reader moved past offsets that hold no record for us (markers, aborted records). */
+    void advanceTo(long offset) {
+        position = Math.max(position, offset);
+    }
+
+    /**
+     * Draws each cell's candidates (its target times the headroom, at most what the reservoir
+     * holds) and returns the segment {@code [from, position)}.
+     */
+    Segment close(long logEnd) {
+        List<Cell> out = new ArrayList<>(cells.size());
+        List<SampledRecord> sampled = new ArrayList<>();
+        int index = 0;
+        for (CellReservoir c : cells.values()) {
+            int n = plan.sampleSize(c.stratum, c.count());
+            int held = Math.min(c.size(), plan.held(n, c.count()));
+            out.add(new Cell(c.windowStart, c.stratum, c.count(), n, held));
+            for (SampledRecord r : c.sample(held)) {
+                sampled.add(r.withCell(index));
+            }
+            index++;
+        }
+        sampled.sort(Comparator.comparingLong(SampledRecord::offset));
+        return new Segment(partition, from, position, logEnd, out, sampled);
+    }
+
+    /** The same seed, partition, start offset and cell always sample the same records. */
+    private SplittableRandom random(long window, String stratum) {
+        long h = spec.seed();
+        h = h * 0x9E3779B97F4A7C15L + Objects.hash(partition.topic(), partition.partition());
+        h = h * 0x9E3779B97F4A7C15L + from;
+        h = h * 0x9E3779B97F4A7C15L + window;
+        h = h * 0x9E3779B97F4A7C15L + stratum.hashCode();
+        return new SplittableRandom(h);
+    }
+}

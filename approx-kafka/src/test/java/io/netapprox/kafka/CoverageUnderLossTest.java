@@ -1,0 +1,144 @@
+package io.netapprox.kafka;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netapprox.core.sampling.ApproxResult;
+import io.netapprox.core.transport.ApproxTransportConfig;
+import io.netapprox.kafka.ApproxConsumerRecords.CoveredRange;
+import io.netapprox.kafka.Records.Polled;
+import io.netapprox.kafka.Records.Produced;
+import io.netapprox.kafka.relay.Cell;
+import io.netapprox.kafka.relay.KafkaRelay;
+import io.netapprox.kafka.testkit.KafkaBroker;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The statistical promise end to end, under loss: 40 seeded runs, each a fresh relay whose ATP
+ * engine drops 30 % of its outgoing datagrams and a fresh consumer with its own sampling seed, over
+ * one topic (2 partitions, 2 windows, 8 header strata, 600 records per partition, window and
+ * stratum; values exp(N(0,1))). Per window and stratum the estimated total must have a confidence
+ * interval that covers the truth in at least 93 % of the 640 (run, window, stratum) cases (nominal
+ * 95 %), be within e_max of the truth as often, and every cell must have delivered at least its
+ * planned sample with exact counts.
+ */
+class CoverageUnderLossTest {
+    private static final int RUNS = 40;
+    private static final double EMAX = 0.1;
+
+    private static final List<String> ZONES = List.of("a", "b", "c", "d", "e", "f", "g", "h");
+    private static String topic;
+    private static List<Produced> produced;
+
+    @BeforeAll
+    static void produce() throws Exception {
+        // a fixed name: the relay's sampling seed mixes in the topic, so the runs are the same in
+        // every JVM (with headroom 1 the outcome is deterministic)
+        topic = "coverage-under-loss";
+        KafkaBroker.shared().createTopic(topic, 2);
+        produced = Records.produce(topic, 2, 2, ZONES, 600, 2024);
+    }
+
+    /** approx.headroom 1 (the default): each cell's planned sample, sent reliably (MSR 1). */
+    @Test
+    void intervalsCoverTheTruthAndNoCellFallsBelowItsTargetWith30PercentLoss() throws Exception {
+        runTrials("1.0");
+    }
+
+    /**
+     * The same trials with approx.headroom 1.25: the relay sends 25 % extra candidates per cell and
+     * each ATP group has MSR = target / candidates below 1 (MRDF off), so lost records may be given
+     * up. Engine defect (native ATP engine, being fixed on branch {@code engine}): under 30 % loss
+     * about one job in a few hundred never completes - both engines keep exchanging datagrams
+     * without end (in one capture the relay sent 883 MB for a job of ~1 MB), the pull never
+     * answers, and a run fails with a position short of the end after pollToEnd's 60 s. This is why
+     * approx.headroom defaults to 1. Enable once the engine is fixed (then the default can rise):
+     * remove @Disabled, or run with
+     * -Djunit.jupiter.conditions.deactivate=org.junit.*DisabledCondition.
+     */
+    @Test
+    @Disabled(
+            "ATP engine livelock: approximate groups (MSR < 1, MRDF off) under 30 % loss - about"
+                    + " one job in a few hundred never completes; approx.headroom defaults to 1")
+    void headroomAboveOneCompletesEveryRunWith30PercentLoss() throws Exception {
+        runTrials("1.25");
+    }
+
+    private static void runTrials(String headroom) throws Exception {
+        Map<String, Double> truth = new HashMap<>();
+        for (Produced p : produced) {
+            truth.merge(p.window() + "/" + p.zone(), p.value(), Double::sum);
+        }
+        List<TopicPartition> tps =
+                List.of(new TopicPartition(topic, 0), new TopicPartition(topic, 1));
+        int estimates = 0;
+        int covered = 0;
+        int withinEmax = 0;
+        long dropped = 0;
+        for (int run = 0; run < RUNS; run++) {
+            long seed = 1000 + run;
+            Polled got;
+            try (KafkaRelay relay =
+                    TestRelays.start(
+                            b ->
+                                    b.atp(
+                                            ApproxTransportConfig.defaultAtp()
+                                                    .faultInjection(0.3, 0.0, seed)
+                                                    .build()))) {
+                Properties p = Records.approxProps(KafkaBroker.unique("g"), relay.address());
+                p.put("approx.seed", Long.toString(seed));
+                p.put("approx.emax", Double.toString(EMAX));
+                p.put("approx.headroom", headroom);
+                try (Consumer<String, String> c = ApproxConsumers.create(p)) {
+                    c.assign(tps);
+                    got = Records.pollToEnd(c, tps, 2 * ZONES.size() * 600, new Polled());
+                    for (TopicPartition tp : tps) {
+                        assertEquals(2 * ZONES.size() * 600, c.position(tp), "run " + run);
+                    }
+                }
+                dropped += relay.engineStats().get("dropped_fault_out");
+            }
+            for (CoveredRange r : got.ranges) {
+                for (Cell cell : r.cells()) {
+                    assertTrue(cell.sampled() >= cell.target(), "run " + run + ": " + cell);
+                }
+            }
+            ApproxEstimates<String, String> est =
+                    new ApproxEstimates<>(r -> Double.parseDouble(r.value()), 0.95);
+            got.polls.forEach(est::add);
+            for (long w : List.of(Records.T0, Records.T0 + 60_000)) {
+                for (String z : ZONES) {
+                    assertEquals(
+                            2 * 600, est.count(w, z), "exact count, run " + run + ", " + w + z);
+                    double exact = truth.get(w + "/" + z);
+                    ApproxResult sum = est.sum(w, z);
+                    estimates++;
+                    if (sum.low() <= exact && exact <= sum.high()) {
+                        covered++;
+                    }
+                    if (Math.abs(sum.mean() - exact) <= EMAX * exact) {
+                        withinEmax++;
+                    }
+                }
+            }
+        }
+        double coverage = (double) covered / estimates;
+        double within = (double) withinEmax / estimates;
+        System.out.printf(
+                "coverage under 30%% loss: %d runs, %d estimates, CI coverage %.3f, within e_max %.3f,"
+                        + " %d datagrams dropped by the relays' engines, headroom %s%n",
+                RUNS, estimates, coverage, within, dropped, headroom);
+        assertEquals(RUNS * 2 * ZONES.size(), estimates);
+        assertTrue(coverage >= 0.93, "CI coverage " + coverage);
+        assertTrue(within >= 0.93, "estimates within e_max: " + within);
+        assertTrue(dropped > 0, "the loss was injected");
+    }
+}

@@ -1,0 +1,31 @@
+package io.netapprox.kafka;
+
+import io.netapprox.kafka.relay.KafkaRelay;
+import io.netapprox.kafka.relay.RelayConfig;
+import io.netapprox.kafka.testkit.KafkaBroker;
+import java.nio.charset.StandardCharsets;
+import java.util.function.UnaryOperator;
+
+/**
+ * Relays for the tests: real {@link KafkaRelay}s beside the shared broker, on loopback with
+ * ephemeral ports, authenticating consumers with {@link #SECRET}.
+ */
+final class TestRelays {
+    static final String SECRET = "kafka-relay-test-secret-0123456789";
+
+    private TestRelays() {}
+
+    static KafkaRelay start() throws Exception {
+        return start(b -> b);
+    }
+
+    static KafkaRelay start(UnaryOperator<RelayConfig.Builder> tune) throws Exception {
+        RelayConfig.Builder b =
+                RelayConfig.builder(KafkaBroker.shared().bootstrapServers())
+                        .listen("127.0.0.1:0")
+                        .dataPort(0)
+                        .serveThreads(16)
+                        .secret(SECRET.getBytes(StandardCharsets.UTF_8));
+        return KafkaRelay.start(tune.apply(b).build());
+    }
+}

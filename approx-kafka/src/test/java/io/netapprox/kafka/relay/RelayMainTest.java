@@ -1,0 +1,122 @@
+package io.netapprox.kafka.relay;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netapprox.kafka.ApproxConsumers;
+import io.netapprox.kafka.testkit.KafkaBroker;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** The runnable relay's command line: validation, and a consumer served by the relay it starts. */
+class RelayMainTest {
+    @TempDir Path dir;
+
+    private static int run(String... args) {
+        StringWriter err = new StringWriter();
+        CommandLine cl = RelayMain.commandLine(new RelayMain());
+        cl.setErr(new PrintWriter(err));
+        int code = cl.execute(args);
+        lastErr = err.toString();
+        return code;
+    }
+
+    private static String lastErr;
+
+    @Test
+    void badArgumentsExitWith2AndSayWhy() throws Exception {
+        assertEquals(2, run("--listen", "127.0.0.1:0"));
+        assertTrue(lastErr.contains("--bootstrap"), lastErr);
+        assertEquals(2, run("--bootstrap", "127.0.0.1:9"));
+        assertTrue(lastErr.contains("--secret-file is required"), lastErr);
+        Path shortSecret = Files.writeString(dir.resolve("short"), "tooshort\n");
+        assertEquals(2, run("--bootstrap", "127.0.0.1:9", "--secret-file", shortSecret.toString()));
+        assertTrue(lastErr.contains("at least 16 bytes"), lastErr);
+        assertEquals(
+                2,
+                run(
+                        "--bootstrap",
+                        "127.0.0.1:9",
+                        "--secret-file",
+                        shortSecret.toString(),
+                        "--no-auth"));
+        assertTrue(lastErr.contains("exclude each other"), lastErr);
+        assertEquals(2, run("--bootstrap", "127.0.0.1:9", "--no-auth", "--listen", "nohostport"));
+        assertTrue(lastErr.contains("host:port"), lastErr);
+    }
+
+    @Test
+    void aConsumerWithTheSecretFileReadsThroughTheRelayTheCommandStarts() throws Exception {
+        String topic = KafkaBroker.unique("main");
+        KafkaBroker.shared().createTopic(topic, 1);
+        try (KafkaProducer<String, String> p = KafkaBroker.shared().stringProducer()) {
+            for (int i = 0; i < 300; i++) {
+                p.send(new ProducerRecord<>(topic, 0, "k" + i, "v" + i)).get();
+            }
+        }
+        Path secret = Files.writeString(dir.resolve("secret"), "relay-main-test-secret-0123\n");
+        String bootstrap = KafkaBroker.shared().bootstrapServers();
+        RelayMain main = new RelayMain();
+        CommandLine cl = RelayMain.commandLine(main);
+        CompletableFuture<Integer> exit =
+                CompletableFuture.supplyAsync(
+                        () ->
+                                cl.execute(
+                                        "--bootstrap",
+                                        bootstrap,
+                                        "--listen",
+                                        "127.0.0.1:0",
+                                        "--data-port",
+                                        "0",
+                                        "--secret-file",
+                                        secret.toString(),
+                                        "--metrics-interval",
+                                        "1"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (main.running() == null && !exit.isDone() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        KafkaRelay relay = main.running();
+        assertNotNull(relay, "the relay started");
+        Properties props = KafkaBroker.shared().stringConsumerProps(KafkaBroker.unique("g"));
+        props.put("approx.enable", "true");
+        props.put("approx.auth.secret.file", secret.toString());
+        props.put("approx.emax", "0.001"); // cells this small are taken whole
+        props.put("approx.window.ms", "1000"); // records of now: their window closes soon
+        props.put("approx.window.grace.ms", "0");
+        for (int id : KafkaBroker.shared().brokerIds()) {
+            props.put("approx.relay.address." + id, relay.address());
+        }
+        TopicPartition tp = new TopicPartition(topic, 0);
+        int seen = 0;
+        try (Consumer<String, String> c = ApproxConsumers.create(props)) {
+            c.assign(List.of(tp));
+            while (c.position(tp) < 300 && System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(100))) {
+                    assertEquals("v" + r.offset(), r.value());
+                    seen++;
+                }
+            }
+        }
+        assertEquals(300, seen);
+        main.stop();
+        assertEquals(0, exit.get(30, TimeUnit.SECONDS));
+        assertEquals(1, relay.metrics().sessionsOpened());
+    }
+}

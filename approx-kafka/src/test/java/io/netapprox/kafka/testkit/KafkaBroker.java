@@ -1,0 +1,218 @@
+package io.netapprox.kafka.testkit;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.test.KafkaClusterTestKit;
+import org.apache.kafka.common.test.TestKitNodes;
+import org.apache.kafka.common.utils.Exit;
+
+/**
+ * A real KRaft cluster in this JVM (Apache Kafka's own test kit), shared by all test classes of the
+ * module: started on first use, closed at JVM exit. Every test creates its own topics and groups.
+ *
+ * <p>The pitfalls this handles: storage is formatted before startup (KRaft, no ZooKeeper); Kafka's
+ * {@code Exit} is redirected so a broker fault cannot end the test JVM; ports are random; internal
+ * topics have replication factor 1 and consumer groups rebalance without the initial delay;
+ * time-based retention is off (test records carry old timestamps); a start that times out on a
+ * loaded machine is retried once.
+ */
+public final class KafkaBroker {
+    private static KafkaBroker shared;
+    private static final AtomicInteger names = new AtomicInteger();
+
+    private final KafkaClusterTestKit cluster;
+
+    private KafkaBroker(int brokers) throws Exception {
+        Exit.setExitProcedure(
+                (code, msg) -> {
+                    throw new IllegalStateException("Kafka asked to exit(" + code + "): " + msg);
+                });
+        Exit.setHaltProcedure(
+                (code, msg) -> {
+                    throw new IllegalStateException("Kafka asked to halt(" + code + "): " + msg);
+                });
+        KafkaClusterTestKit started = null;
+        Exception last = null;
+        for (int attempt = 0; attempt < 2 && started == null; attempt++) {
+            KafkaClusterTestKit kit = null;
+            try {
+                kit = build(brokers);
+                kit.format();
+                kit.startup();
+                kit.waitForReadyBrokers();
+                started = kit;
+            } catch (Exception e) {
+                last = e;
+                if (kit != null) {
+                    try {
+                        kit.close();
+                    } catch (Exception ignored) {
+                        // the retry starts from a fresh directory
+                    }
+                }
+            }
+        }
+        if (started == null) {
+            throw last;
+        }
+        cluster = started;
+    }
+
+    private static KafkaClusterTestKit build(int brokers) throws Exception {
+        int replication = Math.min(brokers, 3);
+        return new KafkaClusterTestKit.Builder(
+                        new TestKitNodes.Builder()
+                                .setCombined(true)
+                                .setNumBrokerNodes(brokers)
+                                .setNumControllerNodes(1)
+                                .build())
+                .setConfigProp("group.initial.rebalance.delay.ms", "0")
+                .setConfigProp("offsets.topic.replication.factor", String.valueOf(replication))
+                .setConfigProp("offsets.topic.num.partitions", "4")
+                .setConfigProp(
+                        "transaction.state.log.replication.factor", String.valueOf(replication))
+                .setConfigProp("transaction.state.log.min.isr", "1")
+                .setConfigProp("transaction.state.log.num.partitions", "4")
+                .setConfigProp("auto.create.topics.enable", "false")
+                // the tests' records carry timestamps years in the past (windows that are closed):
+                // time-based retention must never delete them; the check runs every second so a
+                // regression shows at once (KafkaBrokerTest)
+                .setConfigProp("log.retention.ms", "-1")
+                .setConfigProp("log.retention.check.interval.ms", "1000")
+                .setConfigProp("log.initial.task.delay.ms", "0")
+                .setConfigProp("log.flush.interval.messages", "1000000")
+                .setConfigProp("num.network.threads", "2")
+                .setConfigProp("num.io.threads", "2")
+                .setConfigProp("group.consumer.heartbeat.interval.ms", "500")
+                .setConfigProp("group.consumer.min.heartbeat.interval.ms", "500")
+                .build();
+    }
+
+    /** The broker shared by every test of this JVM. */
+    public static synchronized KafkaBroker shared() throws Exception {
+        if (shared == null) {
+            shared = new KafkaBroker(1);
+            KafkaBroker b = shared;
+            Runtime.getRuntime()
+                    .addShutdownHook(new Thread(b::closeQuietly, "kafka-test-broker-close"));
+        }
+        return shared;
+    }
+
+    /** A separate cluster with {@code brokers} combined nodes (leader-change tests); close it. */
+    public static KafkaBroker cluster(int brokers) throws Exception {
+        return new KafkaBroker(brokers);
+    }
+
+    public String bootstrapServers() {
+        return cluster.bootstrapServers();
+    }
+
+    public KafkaClusterTestKit kit() {
+        return cluster;
+    }
+
+    /** A fresh name with the given prefix (topics and groups are never shared between tests). */
+    public static String unique(String prefix) {
+        return prefix
+                + "-"
+                + names.incrementAndGet()
+                + "-"
+                + Long.toHexString(System.nanoTime() & 0xffffff);
+    }
+
+    public Admin admin() {
+        return Admin.create(Map.of("bootstrap.servers", bootstrapServers()));
+    }
+
+    public void createTopic(String name, int partitions)
+            throws ExecutionException, InterruptedException {
+        createTopic(name, partitions, (short) 1);
+    }
+
+    public void createTopic(String name, int partitions, short replication)
+            throws ExecutionException, InterruptedException {
+        try (Admin admin = admin()) {
+            admin.createTopics(List.of(new NewTopic(name, partitions, replication)))
+                    .all()
+                    .get(60, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("topic " + name + " not created in 60 s", e);
+        }
+    }
+
+    public KafkaProducer<String, String> stringProducer() {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        return new KafkaProducer<>(p);
+    }
+
+    public KafkaProducer<byte[], byte[]> bytesProducer(Properties extra) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+        // a loaded CI machine: long timeouts and one request in flight, so a slow broker means
+        // waiting, never a batch expired and re-sent out of sequence
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "120000");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "300000");
+        p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
+        p.putAll(extra);
+        return new KafkaProducer<>(p);
+    }
+
+    /** Consumer properties for a string consumer in {@code group} (earliest, no auto commit). */
+    public Properties stringConsumerProps(String group) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        return p;
+    }
+
+    public Properties bytesConsumerProps(String group) {
+        Properties p = stringConsumerProps(group);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                ByteArrayDeserializer.class.getName());
+        return p;
+    }
+
+    public List<Integer> brokerIds() {
+        return new ArrayList<>(cluster.brokers().keySet());
+    }
+
+    private void closeQuietly() {
+        try {
+            cluster.close();
+        } catch (Exception ignored) {
+            // JVM exit
+        }
+    }
+
+    public void close() throws Exception {
+        cluster.close();
+    }
+}

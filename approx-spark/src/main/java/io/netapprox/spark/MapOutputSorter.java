@@ -1,0 +1,492 @@
+package io.netapprox.spark;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.File;
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.memory.MemoryConsumer;
+import org.apache.spark.memory.MemoryMode;
+import org.apache.spark.memory.TaskMemoryManager;
+import org.apache.spark.storage.BlockId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.Tuple2;
+
+/**
+ * The map side's record buffer of an approximate shuffle, bounded by Spark's memory manager:
+ * records tagged by group are held in on-heap pages granted by the task's {@link
+ * TaskMemoryManager}; when a grant is refused (or another consumer of the task needs the memory)
+ * the buffer is spilled to a temporary file and emptied. Read back group by group - groups ordered
+ * by (reduce partition, key) - each group's records in uniformly random order:
+ *
+ * <ul>
+ *   <li>a group's records in memory are permuted (Fisher-Yates) when they are spilled or read;
+ *   <li>a spill writes every group's records, permuted, in the group order;
+ *   <li>reading merges a group's runs (one per spill that has it, plus memory) by a random riffle:
+ *       the next record comes from a run with probability proportional to the records it has left.
+ *       A uniformly random interleaving of uniformly random permutations is a uniformly random
+ *       permutation of the union, so every prefix of a group is a simple random sample of it.
+ * </ul>
+ *
+ * Memory: the pages plus 8 bytes per buffered record (its address) plus a few words per group; the
+ * groups themselves (key, counts) stay in memory, so the bound is per group, not per record. Spills
+ * go through Spark's {@code SerializerManager} (spill compression and I/O encryption as
+ * configured). Not thread-safe: the task's thread inserts and reads; {@link #spill(long,
+ * MemoryConsumer)} is called by the memory manager on that thread.
+ */
+final class MapOutputSorter extends MemoryConsumer implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(MapOutputSorter.class);
+
+    /** Page size (a record larger than a page gets a page of its own). */
+    static final int PAGE_BYTES = 1 << 20;
+
+    /** Memory is requested in steps of this many bytes at least. */
+    static final long GRANT_STEP = 4L << 20;
+
+    private final SplittableRandom rnd;
+    private final Map<String, Integer> ids = new HashMap<>();
+    private final List<String> keys = new ArrayList<>();
+    private int[] partitionOf = new int[16];
+    private long[] records = new long[16];
+
+    // in memory: pages of [int length][record bytes], and per group the records' addresses
+    // (page << 32 | offset)
+    private final List<byte[]> pages = new ArrayList<>();
+    private int pageUsed;
+    private long[][] addresses = new long[16][];
+    private int[] buffered = new int[16];
+    private long bufferedRecords;
+    private long footprint;
+
+    private final List<File> spills = new ArrayList<>();
+    private final List<BlockId> spillIds = new ArrayList<>();
+    private long spilledBytes;
+    private long memorySpilled;
+    private long peakMemory;
+    private boolean reading;
+    private final Scratch scratch = new Scratch();
+    private final DataOutputStream scratchOut = new DataOutputStream(scratch);
+
+    MapOutputSorter(TaskMemoryManager memory, SplittableRandom rnd) {
+        super(memory, memory.pageSizeBytes(), MemoryMode.ON_HEAP);
+        this.rnd = rnd;
+    }
+
+    /** Buffers one record of {@code group} (whose reduce partition is {@code partition}). */
+    void insert(int partition, String group, ApproxRow row, boolean withKey) throws IOException {
+        if (reading) {
+            throw new IllegalStateException("insert after reading started");
+        }
+        scratch.reset();
+        row.write(scratchOut, withKey);
+        scratchOut.flush();
+        int gid = groupId(group, partition);
+        int length = scratch.size();
+        // reserve before touching the buffer: a refused grant spills (and empties) it
+        long need = 0;
+        if (pages.isEmpty() || pageUsed + 4 + length > pages.get(pages.size() - 1).length) {
+            need += Math.max(PAGE_BYTES, 4 + length);
+        }
+        long[] a = addresses[gid];
+        if (a == null || buffered[gid] == a.length) {
+            need += 8L * Math.max(8, a == null ? 0 : a.length);
+        }
+        reserve(need);
+        append(gid, length);
+        records[gid]++;
+    }
+
+    private int groupId(String group, int partition) {
+        Integer id = ids.get(group);
+        if (id != null) {
+            return id;
+        }
+        int gid = keys.size();
+        ids.put(group, gid);
+        keys.add(group);
+        if (gid == partitionOf.length) {
+            int n = gid * 2;
+            partitionOf = Arrays.copyOf(partitionOf, n);
+            records = Arrays.copyOf(records, n);
+            addresses = Arrays.copyOf(addresses, n);
+            buffered = Arrays.copyOf(buffered, n);
+        }
+        partitionOf[gid] = partition;
+        return gid;
+    }
+
+    /** Makes {@code bytes} more of footprint fit the grant, spilling if the grant is refused. */
+    private void reserve(long bytes) throws IOException {
+        if (bytes == 0 || footprint + bytes <= getUsed()) {
+            return;
+        }
+        long want = Math.max(GRANT_STEP, footprint + bytes - getUsed());
+        long got = acquireMemory(want); // may call spill(..., this): the buffer is then empty
+        peakMemory = Math.max(peakMemory, getUsed());
+        if (footprint + bytes <= getUsed()) {
+            return;
+        }
+        if (got < want && bufferedRecords > 0) {
+            spillToDisk();
+            if (footprint + bytes > getUsed()) {
+                acquireMemory(Math.max(GRANT_STEP, footprint + bytes - getUsed()));
+                peakMemory = Math.max(peakMemory, getUsed());
+            }
+        }
+        // Still short with an empty buffer: proceed (a task must make progress with one page).
+    }
+
+    private void append(int gid, int length) {
+        if (pages.isEmpty() || pageUsed + 4 + length > pages.get(pages.size() - 1).length) {
+            byte[] p = new byte[Math.max(PAGE_BYTES, 4 + length)];
+            pages.add(p);
+            pageUsed = 0;
+            footprint += p.length;
+        }
+        long[] a = addresses[gid];
+        if (a == null || buffered[gid] == a.length) {
+            int n = a == null ? 8 : a.length * 2;
+            addresses[gid] = a == null ? new long[n] : Arrays.copyOf(a, n);
+            footprint += 8L * (n - (a == null ? 0 : a.length));
+        }
+        int page = pages.size() - 1;
+        byte[] p = pages.get(page);
+        int at = pageUsed;
+        p[at] = (byte) (length >>> 24);
+        p[at + 1] = (byte) (length >>> 16);
+        p[at + 2] = (byte) (length >>> 8);
+        p[at + 3] = (byte) length;
+        System.arraycopy(scratch.buffer(), 0, p, at + 4, length);
+        pageUsed = at + 4 + length;
+        addresses[gid][buffered[gid]++] = ((long) page << 32) | at;
+        bufferedRecords++;
+    }
+
+    /** The encoding buffer of one record, read in place. */
+    private static final class Scratch extends ByteArrayOutputStream {
+        Scratch() {
+            super(256);
+        }
+
+        byte[] buffer() {
+            return buf;
+        }
+    }
+
+    /** Groups in output order (reduce partition, then key), among {@code gids}. */
+    private int[] sorted(int[] gids) {
+        Integer[] boxed = new Integer[gids.length];
+        for (int i = 0; i < gids.length; i++) {
+            boxed[i] = gids[i];
+        }
+        Arrays.sort(
+                boxed,
+                Comparator.<Integer>comparingInt(g -> partitionOf[g]).thenComparing(keys::get));
+        int[] out = new int[gids.length];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = boxed[i];
+        }
+        return out;
+    }
+
+    private int[] bufferedGroups() {
+        int n = 0;
+        for (int g = 0; g < keys.size(); g++) {
+            if (buffered[g] > 0) {
+                n++;
+            }
+        }
+        int[] out = new int[n];
+        n = 0;
+        for (int g = 0; g < keys.size(); g++) {
+            if (buffered[g] > 0) {
+                out[n++] = g;
+            }
+        }
+        return sorted(out);
+    }
+
+    private void permute(int gid) {
+        long[] a = addresses[gid];
+        for (int i = buffered[gid] - 1; i > 0; i--) {
+            int j = rnd.nextInt(i + 1);
+            long t = a[i];
+            a[i] = a[j];
+            a[j] = t;
+        }
+    }
+
+    /**
+     * Called by the memory manager (on the task's thread) when this task needs memory: spills the
+     * buffer unless reading has started (then the buffer is being read and stays).
+     */
+    @Override
+    public long spill(long size, MemoryConsumer trigger) throws IOException {
+        if (reading || bufferedRecords == 0) {
+            return 0;
+        }
+        return spillToDisk();
+    }
+
+    private long spillToDisk() throws IOException {
+        Tuple2<BlockId, File> f = SpillFiles.create();
+        spills.add(f._2());
+        spillIds.add(f._1());
+        long n = bufferedRecords;
+        try (DataOutputStream out =
+                new DataOutputStream(
+                        SpillFiles.wrap(
+                                f._1(),
+                                new BufferedOutputStream(new FileOutputStream(f._2()), 1 << 16)))) {
+            for (int gid : bufferedGroups()) {
+                permute(gid);
+                out.writeInt(gid);
+                out.writeInt(buffered[gid]);
+                long[] a = addresses[gid];
+                for (int i = 0; i < buffered[gid]; i++) {
+                    byte[] p = pages.get((int) (a[i] >>> 32));
+                    int at = (int) a[i];
+                    out.write(p, at, 4 + lengthAt(p, at));
+                }
+            }
+            out.writeInt(-1);
+        }
+        spilledBytes += f._2().length();
+        long freed = getUsed();
+        memorySpilled += freed;
+        clearBuffer();
+        freeMemory(freed);
+        LOG.info(
+                "NetApprox map output: spilled {} records ({} bytes on disk, spill {})",
+                n,
+                f._2().length(),
+                spills.size());
+        return freed;
+    }
+
+    private void clearBuffer() {
+        pages.clear();
+        pageUsed = 0;
+        for (int g = 0; g < keys.size(); g++) {
+            addresses[g] = null;
+            buffered[g] = 0;
+        }
+        bufferedRecords = 0;
+        footprint = 0;
+    }
+
+    private static int lengthAt(byte[] p, int at) {
+        return ((p[at] & 0xff) << 24)
+                | ((p[at + 1] & 0xff) << 16)
+                | ((p[at + 2] & 0xff) << 8)
+                | (p[at + 3] & 0xff);
+    }
+
+    int spillCount() {
+        return spills.size();
+    }
+
+    /** Bytes of spill files written (Spark's "spill (disk)"). */
+    long spilledBytes() {
+        return spilledBytes;
+    }
+
+    /** Memory released by spilling, summed over the spills (Spark's "spill (memory)"). */
+    long memorySpilled() {
+        return memorySpilled;
+    }
+
+    /** The largest grant this sorter held (Spark's "peak execution memory"). */
+    long peakMemory() {
+        return peakMemory;
+    }
+
+    /** One group while reading: its records in random order. */
+    interface GroupVisitor {
+        /**
+         * @param partition the group's reduce partition
+         * @param key the group key
+         * @param count its records
+         * @param records yields them in random order
+         */
+        void visit(int partition, String key, long count, RecordStream records) throws IOException;
+    }
+
+    /** The records of one group, each as its encoded bytes. */
+    interface RecordStream {
+        /** Reads the next record into {@code buf} (grown as needed) and returns its length. */
+        int next(byte[][] buf) throws IOException;
+    }
+
+    /**
+     * Visits every group in output order (reduce partition, then key). Call once, after the last
+     * insert.
+     */
+    void read(GroupVisitor visitor) throws IOException {
+        reading = true;
+        List<DataInputStream> runs = new ArrayList<>();
+        try {
+            for (int i = 0; i < spills.size(); i++) {
+                runs.add(
+                        new DataInputStream(
+                                SpillFiles.wrap(
+                                        spillIds.get(i),
+                                        new BufferedInputStream(
+                                                new FileInputStream(spills.get(i)), 1 << 16))));
+            }
+            int[] runGroup = new int[runs.size()];
+            int[] runLeft = new int[runs.size()];
+            for (int r = 0; r < runs.size(); r++) {
+                runGroup[r] = runs.get(r).readInt();
+                runLeft[r] = runGroup[r] >= 0 ? runs.get(r).readInt() : 0;
+            }
+            int[] all = new int[keys.size()];
+            for (int g = 0; g < all.length; g++) {
+                all[g] = g;
+            }
+            for (int gid : sorted(all)) {
+                permute(gid);
+                long[] left = new long[runs.size() + 1];
+                long total = 0;
+                for (int r = 0; r < runs.size(); r++) {
+                    if (runGroup[r] == gid) {
+                        left[r] = runLeft[r];
+                        total += left[r];
+                    }
+                }
+                left[runs.size()] = buffered[gid];
+                total += buffered[gid];
+                if (total != records[gid]) {
+                    throw new IOException(
+                            "NetApprox map output: group "
+                                    + keys.get(gid)
+                                    + " has "
+                                    + records[gid]
+                                    + " records but its runs hold "
+                                    + total);
+                }
+                final int g = gid;
+                final long[] remaining = {total};
+                final int[] fromMemory = {0};
+                visitor.visit(
+                        partitionOf[gid],
+                        keys.get(gid),
+                        total,
+                        buf -> {
+                            if (remaining[0] == 0) {
+                                throw new IllegalStateException("no record left");
+                            }
+                            long pick = rnd.nextLong(remaining[0]);
+                            int src = 0;
+                            while (pick >= left[src]) {
+                                pick -= left[src];
+                                src++;
+                            }
+                            left[src]--;
+                            remaining[0]--;
+                            if (src == runs.size()) {
+                                long a = addresses[g][fromMemory[0]++];
+                                byte[] p = pages.get((int) (a >>> 32));
+                                int at = (int) a;
+                                int len = lengthAt(p, at);
+                                ensure(buf, len);
+                                System.arraycopy(p, at + 4, buf[0], 0, len);
+                                return len;
+                            }
+                            DataInputStream in = runs.get(src);
+                            int len = in.readInt();
+                            if (len < 0 || len > (64 << 20)) {
+                                throw new IOException(
+                                        "corrupt NetApprox spill: record of " + len + " bytes");
+                            }
+                            ensure(buf, len);
+                            in.readFully(buf[0], 0, len);
+                            return len;
+                        });
+                if (remaining[0] != 0) {
+                    throw new IllegalStateException(
+                            "group " + keys.get(gid) + ": " + remaining[0] + " records not read");
+                }
+                for (int r = 0; r < runs.size(); r++) {
+                    if (runGroup[r] == gid) {
+                        runGroup[r] = runs.get(r).readInt();
+                        runLeft[r] = runGroup[r] >= 0 ? runs.get(r).readInt() : 0;
+                    }
+                }
+            }
+        } finally {
+            for (DataInputStream in : runs) {
+                try {
+                    in.close();
+                } catch (IOException e) {
+                    LOG.debug("closing a spill", e);
+                }
+            }
+        }
+    }
+
+    private static void ensure(byte[][] buf, int len) {
+        if (buf[0] == null || buf[0].length < len) {
+            buf[0] = new byte[Math.max(len, 256)];
+        }
+    }
+
+    /** Frees the memory and deletes the spill files. Idempotent. */
+    @Override
+    public void close() {
+        clearBuffer();
+        long used = getUsed();
+        if (used > 0) {
+            freeMemory(used);
+        }
+        for (File f : spills) {
+            if (f.exists() && !f.delete()) {
+                LOG.warn("NetApprox: could not delete spill file {}", f);
+            }
+        }
+        spills.clear();
+        spillIds.clear();
+    }
+
+    /** Spill files where Spark puts its own (the block manager's local directories). */
+    static final class SpillFiles {
+        private SpillFiles() {}
+
+        static Tuple2<BlockId, File> create() throws IOException {
+            SparkEnv env = SparkEnv.get();
+            if (env == null) {
+                File f = File.createTempFile("netapprox-spill", ".bin");
+                f.deleteOnExit();
+                return new Tuple2<>(null, f);
+            }
+            Tuple2<?, File> t = env.blockManager().diskBlockManager().createTempShuffleBlock();
+            return new Tuple2<>((BlockId) t._1(), t._2());
+        }
+
+        static OutputStream wrap(BlockId id, OutputStream out) {
+            SparkEnv env = SparkEnv.get();
+            return env == null || id == null ? out : env.serializerManager().wrapStream(id, out);
+        }
+
+        static InputStream wrap(BlockId id, InputStream in) {
+            SparkEnv env = SparkEnv.get();
+            return env == null || id == null ? in : env.serializerManager().wrapStream(id, in);
+        }
+    }
+}

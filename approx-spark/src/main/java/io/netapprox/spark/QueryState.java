@@ -1,0 +1,48 @@
+package io.netapprox.spark;
+
+import java.io.Serializable;
+import org.apache.spark.broadcast.Broadcast;
+
+/**
+ * What the driver attaches to an approximate query's spec once its shuffle exists: the statistics
+ * accumulator the map tasks fill ({@code planning=shares}) and the shuffle's metrics, then - after
+ * the map stage, before the reduce stage is submitted - the plan. Each is set once, on the driver;
+ * tasks see the values as they were when their stage was submitted (the map stage's tasks carry no
+ * plan and need none: the reducers apply it).
+ */
+final class QueryState implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private ShareStatisticsAccumulator statistics;
+    private ApproxShuffleMetrics metrics;
+    private Broadcast<SamplingPlan> plan;
+    private boolean instrumented;
+
+    synchronized void instrument(ShareStatisticsAccumulator s, ApproxShuffleMetrics m) {
+        if (instrumented) {
+            throw new IllegalStateException("query state already instrumented");
+        }
+        instrumented = true;
+        this.statistics = s;
+        this.metrics = m;
+    }
+
+    synchronized void plan(Broadcast<SamplingPlan> p) {
+        if (plan != null) {
+            throw new IllegalStateException("query already planned");
+        }
+        this.plan = p;
+    }
+
+    synchronized ShareStatisticsAccumulator statistics() {
+        return statistics;
+    }
+
+    synchronized ApproxShuffleMetrics metrics() {
+        return metrics;
+    }
+
+    synchronized SamplingPlan plan() {
+        return plan == null ? null : plan.value();
+    }
+}

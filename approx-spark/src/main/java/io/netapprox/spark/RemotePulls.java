@@ -1,0 +1,443 @@
+package io.netapprox.spark;
+
+import io.netapprox.core.engine.AtpMessage;
+import io.netapprox.core.job.GroupSpec;
+import io.netapprox.core.transport.ApproxPeer;
+import io.netapprox.core.transport.IncomingTransfer;
+import io.netapprox.core.transport.TransferListener;
+import io.netapprox.core.transport.TransferReport;
+import io.netty.buffer.ByteBufInputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.spark.storage.BlockManagerId;
+import org.apache.spark.storage.ShuffleBlockId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A reduce task's pulls of other executors' map output over ATP: at most {@link #MAX_IN_FLIGHT}
+ * blocks at a time, one ATP job per block with the MSRs of the plan ({@link BlockRequest}), each
+ * delivered message aggregated into its stratum ({@link StratumSample}) by the task's thread as it
+ * arrives - never collected.
+ *
+ * <p>Stop at the target: the engine's event thread hands a message over only while its group has
+ * fewer than its target ({@code ceil(MSR_g N_g)}, from the job's announcement); later ones are
+ * released unread and counted ({@code beyond target}). Handed-over messages stay unreleased until
+ * the task has aggregated them, so the queue between the threads is bounded by the session's
+ * receive window (the engine's flow control throttles the sender), not by the data.
+ *
+ * <p>Failures: a pull that fails (peer gone, refused, job failed, bad data) is retried once with a
+ * fresh request; a second failure or no outcome within {@code fetchTimeoutMs} of the pull's start
+ * throws Spark's {@code FetchFailedException}, so Spark reruns the map stage.
+ */
+final class RemotePulls implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RemotePulls.class);
+
+    /** Outstanding pulls per reduce task. */
+    static final int MAX_IN_FLIGHT = 32;
+
+    /** One block to pull. */
+    record Block(BlockManagerId loc, ShuffleBlockId id, int mapIndex, long size) {}
+
+    /** Where finished strata go, and how a failed block becomes Spark's fetch failure. */
+    interface Sink {
+        void stratum(StratumSample s);
+
+        RuntimeException fetchFailed(Block b, String message, Throwable cause);
+    }
+
+    private final ApproxSpec spec;
+    private final ExecutorTransport transport;
+    private final List<Block> blocks;
+    private final java.util.function.Function<Block, BlockRequest> requests;
+    private final Sink sink;
+    private final ReadTally tally;
+    private final LinkedBlockingQueue<Item> queue = new LinkedBlockingQueue<>();
+    private final List<Pull> running = new ArrayList<>();
+    private final Map<ApproxPeer, List<Integer>> succeeded = new IdentityHashMap<>();
+    private int next;
+    private int finished;
+
+    RemotePulls(
+            ApproxSpec spec,
+            ExecutorTransport transport,
+            List<Block> blocks,
+            java.util.function.Function<Block, BlockRequest> requests,
+            Sink sink,
+            ReadTally tally) {
+        this.spec = spec;
+        this.transport = transport;
+        this.blocks = blocks;
+        this.requests = requests;
+        this.sink = sink;
+        this.tally = tally;
+    }
+
+    /** A message handed over, or the end (report or failure) of an attempt. */
+    private record Item(
+            Attempt attempt, AtpMessage message, TransferReport report, Throwable error) {}
+
+    private final class Pull {
+        final Block block;
+        final long deadline;
+        boolean retried;
+        Attempt current;
+
+        Pull(Block block) {
+            this.block = block;
+            this.deadline =
+                    System.nanoTime()
+                            + TimeUnit.MILLISECONDS.toNanos(transport.conf().fetchTimeoutMs());
+        }
+    }
+
+    /** One request of a block (a retry is a new attempt; the old one's leftovers are ignored). */
+    private final class Attempt implements TransferListener {
+        final Pull pull;
+        volatile IncomingTransfer transfer;
+        volatile ApproxPeer peer;
+        // event thread only
+        private int[] targets;
+        private int[] accepted;
+        // read by the task thread after the attempt's end item (the queue orders them)
+        volatile long dispatched;
+        volatile long beyond;
+        volatile long beyondBytes;
+        // task thread only
+        MapOutputFormat.Table table;
+        StratumSample[] strata;
+        long bytes;
+
+        Attempt(Pull pull) {
+            this.pull = pull;
+        }
+
+        @Override
+        public void onMessage(IncomingTransfer t, AtpMessage m) {
+            transfer = t;
+            dispatched++;
+            if (targets == null) {
+                List<GroupSpec> groups = t.groups();
+                targets = new int[groups == null ? 0 : groups.size()];
+                accepted = new int[targets.length];
+                for (int g = 0; g < targets.length; g++) {
+                    targets[g] = groups.get(g).target();
+                }
+            }
+            long g = m.groupId();
+            if (g < 0 || g >= targets.length || accepted[(int) g] >= targets[(int) g]) {
+                beyond++;
+                beyondBytes += m.content().readableBytes();
+                m.release();
+                return;
+            }
+            accepted[(int) g]++;
+            queue.add(new Item(this, m, null, null));
+        }
+    }
+
+    /** Starts pulls up to the in-flight bound. */
+    void start() {
+        while (next < blocks.size() && running.size() < MAX_IN_FLIGHT) {
+            Pull p = new Pull(blocks.get(next++));
+            running.add(p);
+            launch(p);
+        }
+    }
+
+    private void launch(Pull p) {
+        Attempt a = new Attempt(p);
+        p.current = a;
+        InetSocketAddress ctl = ExecutorTransport.controlAddressOf(p.block.loc()).orElse(null);
+        if (ctl == null) {
+            queue.add(
+                    new Item(
+                            a,
+                            null,
+                            null,
+                            new IOException(
+                                    "map output "
+                                            + p.block.id()
+                                            + " at "
+                                            + p.block.loc()
+                                            + " carries no NetApprox control address")));
+            return;
+        }
+        byte[] req = requests.apply(p.block).encode();
+        transport
+                .peer(ctl)
+                .thenApply(
+                        peer -> {
+                            a.peer = peer;
+                            IncomingTransfer t = peer.request(req, a);
+                            a.transfer = t;
+                            return t;
+                        })
+                .whenComplete(
+                        (t, err) -> {
+                            if (err != null) {
+                                queue.add(new Item(a, null, null, unwrap(err)));
+                            } else {
+                                t.report()
+                                        .whenComplete(
+                                                (r, e) ->
+                                                        queue.add(
+                                                                new Item(
+                                                                        a,
+                                                                        null,
+                                                                        r,
+                                                                        e == null
+                                                                                ? null
+                                                                                : unwrap(e))));
+                            }
+                        });
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        while ((t instanceof java.util.concurrent.CompletionException
+                        || t instanceof ExecutionException)
+                && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    /** Processes what has arrived, without waiting. */
+    void drainAvailable() {
+        Item it;
+        while ((it = queue.poll()) != null) {
+            process(it);
+        }
+        start();
+    }
+
+    /** Waits for every pull to finish, processing messages as they arrive. */
+    void finish() throws InterruptedException {
+        start();
+        while (finished < blocks.size()) {
+            long earliest = Long.MAX_VALUE;
+            for (Pull p : running) {
+                earliest = Math.min(earliest, p.deadline);
+            }
+            long wait = Math.max(1, earliest - System.nanoTime());
+            Item it = queue.poll(wait, TimeUnit.NANOSECONDS);
+            if (it != null) {
+                process(it);
+                start();
+                continue;
+            }
+            long now = System.nanoTime();
+            for (Pull p : running) {
+                if (now >= p.deadline) {
+                    throw sink.fetchFailed(
+                            p.block,
+                            "no answer within " + transport.conf().fetchTimeoutMs() + " ms",
+                            new TimeoutException());
+                }
+            }
+        }
+    }
+
+    private void process(Item it) {
+        Attempt a = it.attempt();
+        Pull p = a.pull;
+        if (p.current != a) { // a given-up attempt
+            if (it.message() != null) {
+                it.message().release();
+            }
+            return;
+        }
+        try {
+            if (it.message() != null) {
+                try {
+                    StratumSample s = stratum(a, (int) it.message().groupId());
+                    a.bytes += it.message().content().readableBytes();
+                    s.addMessage(
+                            new DataInputStream(new ByteBufInputStream(it.message().content())));
+                } finally {
+                    it.message().release();
+                }
+                return;
+            }
+            if (it.error() != null) {
+                throw it.error();
+            }
+            complete(a, it.report());
+        } catch (Throwable e) {
+            failed(p, a, e);
+        }
+    }
+
+    /** The stratum of group g of an attempt. */
+    private StratumSample stratum(Attempt a, int g) throws Exception {
+        ensureTable(a);
+        return a.strata[g];
+    }
+
+    /** Reads the attempt's table (the job's DATA_RESPONSE) and sets up its strata, once. */
+    private void ensureTable(Attempt a) throws Exception {
+        if (a.table == null) {
+            long left = Math.max(1, a.pull.deadline - System.nanoTime());
+            byte[] response = a.transfer.response().get(left, TimeUnit.NANOSECONDS);
+            MapOutputFormat.Table t = MapOutputFormat.readTable(response, -1);
+            List<GroupSpec> announced = a.transfer.groups();
+            if (announced == null || announced.size() != t.groups().size()) {
+                throw new IOException(
+                        "the table of "
+                                + a.pull.block.id()
+                                + " has "
+                                + t.groups().size()
+                                + " groups, the job "
+                                + (announced == null ? "none" : announced.size()));
+            }
+            a.strata = new StratumSample[t.groups().size()];
+            for (int i = 0; i < a.strata.length; i++) {
+                a.strata[i] =
+                        new StratumSample(
+                                spec,
+                                t.groups().get(i),
+                                a.pull.block.mapIndex(),
+                                t.numValues(),
+                                t.withKey());
+                int announcedTarget = announced.get(i).target();
+                if (announcedTarget < a.strata[i].target) {
+                    throw new IOException(
+                            "group "
+                                    + t.groups().get(i).key()
+                                    + " of "
+                                    + a.pull.block.id()
+                                    + ": target "
+                                    + a.strata[i].target
+                                    + ", announced "
+                                    + announcedTarget);
+                }
+            }
+            a.table = t;
+        }
+    }
+
+    private void complete(Attempt a, TransferReport report) throws Exception {
+        if (!report.isSuccess()) {
+            throw new IOException("transfer ended with status " + report.status());
+        }
+        ensureTable(a); // (no message came when every group's target is 0)
+        long used = 0;
+        for (StratumSample s : a.strata) {
+            if (s.deliveredMessages() < s.target) {
+                throw new IOException(
+                        s + " of " + a.pull.block.id() + ": below its target after the job ended");
+            }
+            used += s.deliveredMessages();
+        }
+        for (StratumSample s : a.strata) {
+            sink.stratum(s);
+            tally.planned += s.target;
+        }
+        tally.used += used;
+        tally.delivered += report.delivered();
+        tally.beyond += a.beyond;
+        tally.bytesRead += a.bytes + a.beyondBytes;
+        tally.blockBytes += a.pull.block.size();
+        tally.remoteBlocks++;
+        if (a.peer != null) {
+            succeeded.computeIfAbsent(a.peer, k -> new ArrayList<>()).add(a.transfer.jobId());
+        }
+        running.remove(a.pull);
+        finished++;
+    }
+
+    private void failed(Pull p, Attempt a, Throwable e) {
+        if (e instanceof InterruptedException) {
+            Thread.currentThread().interrupt();
+            throw sink.fetchFailed(p.block, "interrupted", e);
+        }
+        giveUp(a);
+        if (p.retried || System.nanoTime() >= p.deadline) {
+            throw sink.fetchFailed(p.block, String.valueOf(e), e);
+        }
+        // One fresh pull (new connection if the old one ended) before giving up: a transient
+        // transport failure then costs one block, not a map-stage rerun. A dead executor fails the
+        // reconnect fast.
+        LOG.warn(
+                "NetApprox: pull of {} from {} failed ({}); retrying once",
+                p.block.id(),
+                p.block.loc(),
+                e.toString());
+        p.retried = true;
+        launch(p);
+    }
+
+    private static void giveUp(Attempt a) {
+        IncomingTransfer t = a.transfer;
+        if (t != null && !t.isDone()) {
+            t.report().cancel(false); // later messages are released unseen
+        }
+    }
+
+    /**
+     * Asks every executor this task pulled from for the sender-side numbers of its transfers
+     * ({@link ServedTransfers}); a peer that does not answer in time is left out.
+     */
+    ServedTransfers.Counters servedCounters() {
+        ServedTransfers.Counters sum = ServedTransfers.Counters.NONE;
+        for (Map.Entry<ApproxPeer, List<Integer>> e : succeeded.entrySet()) {
+            int[] jobs = e.getValue().stream().mapToInt(Integer::intValue).toArray();
+            try {
+                IncomingTransfer t =
+                        e.getKey().request(ServedTransfers.query(jobs), (tr, m) -> m.release());
+                byte[] answer =
+                        t.response().get(2 * ServedTransfers.ANSWER_WAIT_MS, TimeUnit.MILLISECONDS);
+                sum = sum.plus(ServedTransfers.Counters.decode(answer));
+                t.report().get(ServedTransfers.ANSWER_WAIT_MS, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                break;
+            } catch (IOException | ExecutionException | TimeoutException | RuntimeException ex) {
+                LOG.info(
+                        "NetApprox: no sender counters from {} ({}); metrics leave them out",
+                        e.getKey(),
+                        ex.toString());
+            }
+        }
+        return sum;
+    }
+
+    /** Gives up every running pull and releases the messages not yet processed. */
+    @Override
+    public void close() {
+        for (Pull p : running) {
+            if (p.current != null) {
+                giveUp(p.current);
+            }
+        }
+        Item it;
+        while ((it = queue.poll()) != null) {
+            if (it.message() != null) {
+                it.message().release();
+            }
+        }
+    }
+
+    /** Counts of one reduce task's reading, for Spark's metrics. */
+    static final class ReadTally {
+        long planned;
+        long delivered;
+        long used;
+        long beyond;
+        long bytesRead;
+        long blockBytes;
+        long remoteBlocks;
+        long localBlocks;
+        long localMessages;
+        long localBytes;
+    }
+}

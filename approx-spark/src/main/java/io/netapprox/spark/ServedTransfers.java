@@ -1,0 +1,214 @@
+package io.netapprox.spark;
+
+import io.netapprox.core.engine.OutgoingJob;
+import io.netapprox.core.job.JobReport;
+import io.netapprox.core.job.JobSpec;
+import io.netapprox.core.transport.OutgoingTransfer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The sender-side numbers of the transfers an executor served (messages it submitted; packets the
+ * engine sent and retransmitted, and lost), kept until the reducer that requested them asks: only
+ * the sender's engine knows them, and the reducer's task is where Spark's metrics are counted.
+ * After its pulls a reducer sends one query per peer session listing its job ids ({@link #query});
+ * the answer, in the DATA_RESPONSE of a one-message exact job, sums them ({@link Counters}).
+ * Bounded: at most {@value #MAX_ENTRIES} transfers are kept (the oldest are dropped, e.g. those of
+ * reducers that died before asking).
+ */
+final class ServedTransfers {
+    static final int QUERY_MAGIC = 0x4E415131;
+    static final int MAX_ENTRIES = 16_384;
+
+    /** Longest a query waits for the sender reports of the transfers it names. */
+    static final long ANSWER_WAIT_MS = 2_000;
+
+    /** Sums over transfers. */
+    record Counters(
+            long transfers,
+            long messagesSubmitted,
+            long packetsSent,
+            long packetsRetransmitted,
+            long packetsLost,
+            long bytesSent) {
+        static final Counters NONE = new Counters(0, 0, 0, 0, 0, 0);
+
+        Counters plus(Counters o) {
+            return new Counters(
+                    transfers + o.transfers,
+                    messagesSubmitted + o.messagesSubmitted,
+                    packetsSent + o.packetsSent,
+                    packetsRetransmitted + o.packetsRetransmitted,
+                    packetsLost + o.packetsLost,
+                    bytesSent + o.bytesSent);
+        }
+
+        byte[] encode() {
+            try {
+                ByteArrayOutputStream b = new ByteArrayOutputStream(48);
+                DataOutputStream out = new DataOutputStream(b);
+                for (long v :
+                        new long[] {
+                            transfers,
+                            messagesSubmitted,
+                            packetsSent,
+                            packetsRetransmitted,
+                            packetsLost,
+                            bytesSent
+                        }) {
+                    out.writeLong(v);
+                }
+                out.flush();
+                return b.toByteArray();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        static Counters decode(byte[] bytes) throws IOException {
+            if (bytes.length != 48) {
+                throw new IOException("NetApprox served-transfer counters of " + bytes.length);
+            }
+            DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
+            long[] v = new long[6];
+            for (int i = 0; i < 6; i++) {
+                v[i] = in.readLong();
+                if (v[i] < 0) {
+                    throw new IOException("negative NetApprox served-transfer counter");
+                }
+            }
+            return new Counters(v[0], v[1], v[2], v[3], v[4], v[5]);
+        }
+    }
+
+    /** One served transfer. */
+    static final class Entry {
+        private volatile long submitted;
+        private final CompletableFuture<JobReport> senderReport = new CompletableFuture<>();
+
+        void submitted(long n) {
+            submitted = n;
+        }
+
+        Counters counters() {
+            JobReport r = senderReport.getNow(null);
+            if (r == null) {
+                return new Counters(1, submitted, 0, 0, 0, 0);
+            }
+            return new Counters(
+                    1,
+                    submitted,
+                    r.packetsSent(),
+                    r.packetsRetransmitted(),
+                    Math.round(r.measuredLoss() * r.packetsSent()),
+                    r.bytesSent());
+        }
+    }
+
+    private record Key(long session, int job) {}
+
+    private final Map<Key, Entry> entries =
+            new LinkedHashMap<>() {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<Key, Entry> eldest) {
+                    return size() > MAX_ENTRIES;
+                }
+            };
+
+    /** Records a transfer this executor started serving. */
+    Entry started(OutgoingTransfer t, JobSpec spec) {
+        Entry e = new Entry();
+        synchronized (entries) {
+            entries.put(new Key(t.peer().sessionId(), t.jobId()), e);
+        }
+        t.report()
+                .whenComplete(
+                        (r, err) -> {
+                            JobReport local = r != null ? r.localReport() : null;
+                            e.senderReport.complete(local);
+                        });
+        return e;
+    }
+
+    static boolean isQuery(byte[] payload) {
+        return payload.length >= 4
+                && ((payload[0] & 0xff) << 24
+                                | (payload[1] & 0xff) << 16
+                                | (payload[2] & 0xff) << 8
+                                | (payload[3] & 0xff))
+                        == QUERY_MAGIC;
+    }
+
+    /** The query for the counters of {@code jobIds} (transfers on one peer session). */
+    static byte[] query(int[] jobIds) {
+        try {
+            ByteArrayOutputStream b = new ByteArrayOutputStream(8 + 4 * jobIds.length);
+            DataOutputStream out = new DataOutputStream(b);
+            out.writeInt(QUERY_MAGIC);
+            out.writeInt(jobIds.length);
+            for (int j : jobIds) {
+                out.writeInt(j);
+            }
+            out.flush();
+            return b.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Answers a query (serving thread): waits up to {@value #ANSWER_WAIT_MS} ms for the named
+     * transfers' sender reports, sums and forgets them, and replies with the sum in a one-message
+     * exact job.
+     */
+    void answer(OutgoingTransfer request, byte[] payload) throws IOException {
+        DataInputStream in = new DataInputStream(new ByteArrayInputStream(payload));
+        in.readInt();
+        int n = in.readInt();
+        if (n < 0 || n != (payload.length - 8) / 4 || payload.length != 8 + 4L * n) {
+            throw new IOException("corrupt NetApprox counters query: " + n + " jobs");
+        }
+        long session = request.peer().sessionId();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ANSWER_WAIT_MS);
+        Counters sum = Counters.NONE;
+        for (int i = 0; i < n; i++) {
+            Key k = new Key(session, in.readInt());
+            Entry e;
+            synchronized (entries) {
+                e = entries.remove(k);
+            }
+            if (e == null) {
+                continue;
+            }
+            try {
+                e.senderReport.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException | ExecutionException ignored) {
+                // counted without the engine's numbers
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted", ie);
+            }
+            sum = sum.plus(e.counters());
+        }
+        OutgoingJob job =
+                request.reply(sum.encode()).startJob(JobSpec.builder().addGroup(0, 1, 1.0).build());
+        ByteBuf one = Unpooled.directBuffer(1).writeByte(0);
+        try {
+            job.send(0, 0, one, ANSWER_WAIT_MS, TimeUnit.MILLISECONDS);
+        } finally {
+            one.release();
+        }
+    }
+}

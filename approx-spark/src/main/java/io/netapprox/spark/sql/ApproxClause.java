@@ -1,0 +1,30 @@
+package io.netapprox.spark.sql;
+
+import java.util.List;
+
+/**
+ * The parsed {@code WITH ERROR} clause of a query:
+ *
+ * <pre>
+ * WITH ERROR 0.05 [CONFIDENCE 0.95] [REPEATABLE (42)] [, ERROR 0.01 FOR hour = 17 [AND zone = 4]]...
+ * </pre>
+ *
+ * @param errorBound the default relative bound e_max of every group
+ * @param confidence the confidence, or null for {@code spark.approx.confidence}
+ * @param seed the seed of the sample ({@code REPEATABLE}), or null for a fresh one
+ * @param groupBounds per-group bounds, in the order written
+ * @param queryEnd where the query text before {@code WITH} ends (the clause starts there)
+ */
+record ApproxClause(
+        double errorBound,
+        Double confidence,
+        Long seed,
+        List<GroupBound> groupBounds,
+        int queryEnd) {
+
+    /** {@code ERROR e FOR col = value AND ...}; {@code offset} is where it starts in the text. */
+    record GroupBound(double errorBound, List<ColumnValue> values, int offset, int length) {}
+
+    /** {@code col = value}: the value as Spark shows it cast to a string. */
+    record ColumnValue(String column, String value, int offset) {}
+}

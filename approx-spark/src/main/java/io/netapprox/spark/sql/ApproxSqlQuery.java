@@ -1,0 +1,113 @@
+package io.netapprox.spark.sql;
+
+import io.netapprox.spark.ApproxQuery;
+import io.netapprox.spark.SparkCompat;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.NumericType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * A SQL query with a {@code WITH ERROR} clause, translated ({@link ApproxSqlTranslator}) into what
+ * {@link ApproxQuery} runs: the input (the query's FROM, WHERE and the grouping and aggregated
+ * expressions, one named column each) and the groups, aggregates and bounds.
+ *
+ * @param input the projection the approximate aggregation reads (unresolved; analysed per run)
+ * @param groups the grouping columns of {@code input}, in GROUP BY order
+ * @param aggregates the aggregates in SELECT order
+ * @param errorBound default e_max
+ * @param groupBounds per-group e_max by group key ({@code "hour=17"})
+ * @param confidence confidence, or null for {@code spark.approx.confidence}
+ * @param seed sample seed ({@code REPEATABLE}), or null
+ */
+public record ApproxSqlQuery(
+        LogicalPlan input,
+        List<String> groups,
+        List<Aggregate> aggregates,
+        double errorBound,
+        Map<String, Double> groupBounds,
+        Double confidence,
+        Long seed) {
+
+    /** One aggregate: kind, input column, quantile q, top-k k; {@code sql} as written. */
+    public record Aggregate(Kind kind, String column, double q, int k, String sql) {}
+
+    public enum Kind {
+        AVG,
+        SUM,
+        COUNT,
+        QUANTILE,
+        TOPK
+    }
+
+    /** The input as a DataFrame, analysed (Spark's errors for unknown tables or columns). */
+    Dataset<Row> inputFrame(SparkSession session) {
+        Dataset<Row> df = SparkCompat.dataFrame(session, input);
+        checkNumeric(df.schema());
+        return df;
+    }
+
+    /** Analyses the input (Spark's errors for unknown tables or columns, ours for types). */
+    public void checkInput(SparkSession session) {
+        inputFrame(session);
+    }
+
+    /** The approximate query this SQL stands for (the statistics pass runs in {@code run()}). */
+    ApproxQuery approxQuery(SparkSession session) {
+        ApproxQuery q = ApproxQuery.on(inputFrame(session)).groupBy(groups.toArray(new String[0]));
+        for (Aggregate a : aggregates) {
+            switch (a.kind()) {
+                case AVG -> q.avg(a.column());
+                case SUM -> q.sum(a.column());
+                case COUNT -> q.count();
+                case QUANTILE -> q.quantile(a.column(), a.q());
+                case TOPK -> q.topK(a.column(), a.k());
+            }
+        }
+        q.errorBound(errorBound);
+        groupBounds.forEach(q::errorBound);
+        if (confidence != null) {
+            q.confidence(confidence);
+        }
+        if (seed != null) {
+            q.seed(seed);
+        }
+        return q;
+    }
+
+    /** avg, sum and quantiles need numbers (ApproxQuery would cast anything else to null). */
+    private void checkNumeric(StructType schema) {
+        for (Aggregate a : aggregates) {
+            if (a.kind() == Kind.AVG || a.kind() == Kind.SUM || a.kind() == Kind.QUANTILE) {
+                StructField f = schema.apply(a.column());
+                DataType t = f.dataType();
+                if (!(t instanceof NumericType)) {
+                    throw new ApproxSqlException(
+                            a.sql()
+                                    + ": the argument has type "
+                                    + t.simpleString()
+                                    + ", not a number (cast it, e.g. CAST(x AS DOUBLE))");
+                }
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "groups="
+                + groups
+                + ", aggregates="
+                + aggregates.stream().map(Aggregate::sql).toList()
+                + ", e_max="
+                + errorBound
+                + (groupBounds.isEmpty() ? "" : ", per group " + groupBounds)
+                + (confidence == null ? "" : ", confidence=" + confidence)
+                + (seed == null ? "" : ", seed=" + seed);
+    }
+}

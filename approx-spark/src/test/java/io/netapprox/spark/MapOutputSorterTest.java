@@ -1,0 +1,117 @@
+package io.netapprox.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.apache.spark.SparkConf;
+import org.apache.spark.memory.TaskMemoryManager;
+import org.apache.spark.memory.UnifiedMemoryManager;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The map side's sorter under a real Spark memory manager: with a grant far below the data it
+ * spills, and every group still comes back whole (each record exactly once) and in uniformly random
+ * order across the spills (records inserted early - all in the first spill - are spread evenly over
+ * the output, not bunched at its start); its memory is returned and its spill files deleted.
+ */
+class MapOutputSorterTest {
+    private static final int RECORDS = 300_000;
+
+    private static TaskMemoryManager memory(long bytes) {
+        SparkConf conf = new SparkConf(false).set("spark.buffer.pageSize", "1m");
+        return new TaskMemoryManager(new UnifiedMemoryManager(conf, bytes, bytes / 2, 1), 0);
+    }
+
+    /** Inserts RECORDS records, record i of group "g=" + i % 3, value i; returns the output. */
+    private static List<double[]> sortThrough(TaskMemoryManager tmm, long grant, int[] spills)
+            throws IOException {
+        List<double[]> groups = new ArrayList<>();
+        List<String> order = new ArrayList<>();
+        try (MapOutputSorter s = new MapOutputSorter(tmm, new SplittableRandom(7))) {
+            for (int i = 0; i < RECORDS; i++) {
+                int g = i % 3;
+                s.insert(g == 2 ? 0 : 1, "g=" + g, new ApproxRow(new double[] {i}, null), false);
+            }
+            spills[0] = s.spillCount();
+            assertTrue(
+                    s.peakMemory() > 0 && s.peakMemory() <= grant,
+                    "peak " + s.peakMemory() + " within the grant " + grant);
+            s.read(
+                    (partition, key, count, stream) -> {
+                        order.add(partition + ":" + key);
+                        double[] v = new double[(int) count];
+                        byte[][] buf = new byte[1][];
+                        for (int i = 0; i < count; i++) {
+                            int len = stream.next(buf);
+                            v[i] =
+                                    ApproxRow.read(
+                                                    new DataInputStream(
+                                                            new ByteArrayInputStream(
+                                                                    buf[0], 0, len)),
+                                                    1,
+                                                    false)
+                                            .values[0];
+                        }
+                        groups.add(v);
+                    });
+            assertTrue(tmm.getMemoryConsumptionForThisTask() > 0 || spills[0] > 0);
+        }
+        assertEquals(0, tmm.getMemoryConsumptionForThisTask(), "memory returned on close");
+        assertEquals(List.of("0:g=2", "1:g=0", "1:g=1"), order, "partition, then key order");
+        return groups;
+    }
+
+    private static void checkWholeAndShuffled(List<double[]> groups) {
+        BitSet seen = new BitSet(RECORDS);
+        for (double[] g : groups) {
+            for (double x : g) {
+                int i = (int) x;
+                assertTrue(!seen.get(i), "record " + i + " came back twice");
+                seen.set(i);
+            }
+        }
+        assertEquals(RECORDS, seen.cardinality(), "every record came back");
+        // the records inserted first (the earliest 10% of each group) must be spread over the
+        // group's output: among its first tenth, about a tenth of them (binomial, +-5 SD)
+        for (double[] g : groups) {
+            int n = g.length;
+            int tenth = n / 10;
+            int early = 0;
+            for (int i = 0; i < tenth; i++) {
+                if (g[i] < RECORDS / 10.0) {
+                    early++;
+                }
+            }
+            double mean = tenth * 0.1;
+            double sd = Math.sqrt(tenth * 0.1 * 0.9);
+            assertTrue(
+                    Math.abs(early - mean) < 5 * sd,
+                    "early records in the first tenth: " + early + ", expected " + mean);
+        }
+    }
+
+    @Test
+    void spillsUnderASmallGrantAndKeepsEveryGroupWholeAndRandom() throws IOException {
+        int[] spills = new int[1];
+        List<double[]> groups = sortThrough(memory(2L << 20), 2L << 20, spills);
+        assertTrue(spills[0] >= 2, "spilled under a 2 MB grant: " + spills[0] + " spills");
+        checkWholeAndShuffled(groups);
+        System.out.printf(
+                "[spark] sorter: %d records through a 2 MB grant, %d spills%n", RECORDS, spills[0]);
+    }
+
+    @Test
+    void staysInMemoryUnderALargeGrant() throws IOException {
+        int[] spills = new int[1];
+        List<double[]> groups = sortThrough(memory(512L << 20), 512L << 20, spills);
+        assertEquals(0, spills[0]);
+        checkWholeAndShuffled(groups);
+    }
+}
