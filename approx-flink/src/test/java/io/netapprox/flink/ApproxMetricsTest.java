@@ -3,15 +3,12 @@ package io.netapprox.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -37,13 +34,9 @@ class ApproxMetricsTest {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(FlinkCluster.PARALLELISM);
         DataStream<WindowEstimate> out = FlagOffTest.query(rides.stream(env).rebalance());
-        List<WindowEstimate> result = new ArrayList<>();
-        JobID job;
-        try (CloseableIterator<WindowEstimate> it = out.collectAsync()) {
-            JobClient client = env.executeAsync("metrics");
-            job = client.getJobID();
-            it.forEachRemaining(result::add);
-        }
+        FlinkCluster.Run done = FlinkCluster.collect(env, out, "metrics");
+        List<WindowEstimate> result = done.results();
+        JobID job = done.job();
         long answeredSample = 0;
         long answeredPopulation = 0;
         for (WindowEstimate e : result) {

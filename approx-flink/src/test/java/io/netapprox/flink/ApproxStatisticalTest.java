@@ -4,17 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -65,13 +62,9 @@ class ApproxStatisticalTest {
                                     Aggregate.avg("value", Ride::getValue),
                                     Aggregate.sum("value", Ride::getValue),
                                     Aggregate.count());
-            List<WindowEstimate> result = new ArrayList<>();
-            JobID job;
-            try (CloseableIterator<WindowEstimate> it = out.collectAsync()) {
-                JobClient client = env.executeAsync("statistical run " + run);
-                job = client.getJobID();
-                it.forEachRemaining(result::add);
-            }
+            FlinkCluster.Run done = FlinkCluster.collect(env, out, "statistical run " + run);
+            List<WindowEstimate> result = done.results();
+            JobID job = done.job();
             Map<Long, Map<Integer, double[]>> truth = rides.truth();
             Map<String, WindowEstimate> byKey = new java.util.HashMap<>();
             for (WindowEstimate e : result) {

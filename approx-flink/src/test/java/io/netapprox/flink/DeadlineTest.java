@@ -3,16 +3,13 @@ package io.netapprox.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -36,13 +33,9 @@ class DeadlineTest {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(FlinkCluster.PARALLELISM);
         DataStream<WindowEstimate> out = FlagOffTest.query(rides.stream(env).rebalance());
-        List<WindowEstimate> result = new ArrayList<>();
-        JobID job;
-        try (CloseableIterator<WindowEstimate> it = out.collectAsync()) {
-            JobClient client = env.executeAsync("deadline");
-            job = client.getJobID();
-            it.forEachRemaining(result::add);
-        }
+        FlinkCluster.Run done = FlinkCluster.collect(env, out, "deadline");
+        List<WindowEstimate> result = done.results();
+        JobID job = done.job();
         Map<Long, Map<Integer, double[]>> truth = rides.truth();
         int counts = 0;
         int unbounded = 0;

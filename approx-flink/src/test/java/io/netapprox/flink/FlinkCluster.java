@@ -1,5 +1,7 @@
 package io.netapprox.flink;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
@@ -9,7 +11,10 @@ import org.apache.flink.metrics.Metric;
 import org.apache.flink.metrics.groups.OperatorMetricGroup;
 import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.util.CloseableIterator;
 
 /**
  * A test cluster: a real Flink MiniCluster with 2 TaskManagers x 2 slots (so ATP runs between two
@@ -33,6 +38,20 @@ final class FlinkCluster {
                                 .setNumberTaskManagers(TASK_MANAGERS)
                                 .setNumberSlotsPerTaskManager(SLOTS)
                                 .build());
+    }
+
+    /** One finished job: its id (for the metrics) and every result it produced. */
+    record Run(JobID job, List<WindowEstimate> results) {}
+
+    /** Runs {@code out}'s job on {@code env} to the end and collects every result. */
+    static Run collect(StreamExecutionEnvironment env, DataStream<WindowEstimate> out, String name)
+            throws Exception {
+        List<WindowEstimate> results = new ArrayList<>();
+        try (CloseableIterator<WindowEstimate> it = out.collectAsync()) {
+            JobID job = env.executeAsync(name).getJobID();
+            it.forEachRemaining(results::add);
+            return new Run(job, results);
+        }
     }
 
     /** Sum of a NetApprox receiver counter over the job's subtasks and attempts. */
