@@ -67,6 +67,25 @@ bool verify(const uint8_t key[kKeyBytes], bool from_initiator, uint64_t pn, cons
   return crypto_aead_chacha20poly1305_ietf_decrypt_detached(&none, nullptr, &none, 0, tag, ad, ad_len, nonce, key) == 0;
 }
 
+static_assert(crypto_generichash_KEYBYTES_MAX >= kKeyBytes);
+void derive_session(const uint8_t master[kKeyBytes], const uint8_t initiator_nonce[kSessionNonceBytes],
+                    const uint8_t responder_nonce[kSessionNonceBytes], SessionSecrets* out) {
+  static const char kLabel[] = "netapprox/atp/session/v1";
+  uint8_t derived[kKeyBytes + 8];
+  crypto_generichash_state st;
+  crypto_generichash_init(&st, master, kKeyBytes, sizeof derived);
+  crypto_generichash_update(&st, reinterpret_cast<const uint8_t*>(kLabel), sizeof kLabel);
+  crypto_generichash_update(&st, initiator_nonce, kSessionNonceBytes);
+  crypto_generichash_update(&st, responder_nonce, kSessionNonceBytes);
+  crypto_generichash_final(&st, derived, sizeof derived);
+  std::memcpy(out->key, derived, kKeyBytes);
+  uint64_t id = 0;
+  for (int i = 0; i < 8; ++i) id = (id << 8) | derived[kKeyBytes + i];
+  out->session_id = id ? id : 1;
+  sodium_memzero(derived, sizeof derived);
+  sodium_memzero(&st, sizeof st);
+}
+
 static_assert(sizeof(crypto_aead_aes256gcm_state) <= sizeof(SessionKey::aes_state));
 
 void prepare(SessionKey* k, const uint8_t key[kKeyBytes]) {

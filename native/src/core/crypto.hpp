@@ -27,6 +27,22 @@ struct SessionKey {
 };
 void prepare(SessionKey* k, const uint8_t key[kKeyBytes]);
 
+// The key schedule. A (key, direction, packet number) triple must never seal two packets: packet numbers
+// restart at 0 in every session, so every session needs a key of its own. A session's key and id are derived
+// from a long-term master key (the shared secret) and fresh randomness from BOTH ends - the initiator's nonce
+// and the responder's nonce, each kSessionNonceBytes from a CSPRNG - with keyed BLAKE2b (libsodium's
+// crypto_generichash, the PRF under crypto_kdf) over a label and both nonces. The initiator cannot replay an old
+// session (the responder's fresh nonce changes the key), nor can the responder; a new session under one secret
+// gets a new key with overwhelming probability. Callers that hand out keys some other way (the Java control
+// plane draws a fresh random key per session) must keep the same rule: never open two sessions with one key.
+constexpr size_t kSessionNonceBytes = 16;
+struct SessionSecrets {
+  uint8_t key[kKeyBytes];
+  uint64_t session_id;  // never 0
+};
+void derive_session(const uint8_t master[kKeyBytes], const uint8_t initiator_nonce[kSessionNonceBytes],
+                    const uint8_t responder_nonce[kSessionNonceBytes], SessionSecrets* out);
+
 bool init();           // idempotent; false if libsodium cannot initialise
 bool aes_available();  // AES-256-GCM usable on this CPU
 // `ad` starts with the packet header; its flags byte (ad[4]) selects the algorithm. ad_len >= 5.

@@ -16,6 +16,12 @@
       (80000 connections: about 33k of them get a thread, past the ~32k at which the old server died with
       std::system_error; the rest are answered busy).
 
+  atp_perf_test.py replay --atp-perf PATH
+      An eavesdropper between a client and the server (a relay on the client's path that records the TCP hello and
+      every UDP datagram the client sends) replays the whole session afterwards without knowing the secret: the
+      server must not run the replayed job (its fresh nonce gives the new session another key and id), and the
+      client's own transfer through the relay passes --verify.
+
 Exit status 0 when every check holds; each failed check is printed.
 """
 import argparse
@@ -28,6 +34,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 FAILURES = []
@@ -241,9 +248,132 @@ def test_soak(perf, churn, aborts, max_conn):
     check(started is not None and started == joined, f"every connection thread was joined ({started}/{joined})")
 
 
+# ---- replay -------------------------------------------------------------------------------------------------------
+
+class RecordingRelay:
+    """A man in the middle on 127.0.0.1: one TCP connection and the UDP flow of one client, relayed to the server
+    on the same port numbers' convention (TCP and UDP share the listening port) and recorded."""
+
+    def __init__(self, server_port):
+        self.server = ("127.0.0.1", server_port)
+        for _ in range(50):
+            self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            self.udp.bind(("127.0.0.1", 0))
+            self.port = self.udp.getsockname()[1]
+            self.lst = socket.socket()
+            try:
+                self.lst.bind(("127.0.0.1", self.port))
+                break
+            except OSError:
+                self.lst.close()
+                self.udp.close()
+        self.lst.listen(1)
+        self.udp.settimeout(0.1)
+        self.tcp_from_client = bytearray()
+        self.datagrams = []
+        self.client_udp = None
+        self.forwarding = True
+        self.stop = False
+        self.threads = [threading.Thread(target=self._udp, daemon=True), threading.Thread(target=self._tcp,
+                                                                                         daemon=True)]
+        for t in self.threads:
+            t.start()
+
+    def _udp(self):
+        while not self.stop:
+            try:
+                data, src = self.udp.recvfrom(65536)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            if not self.forwarding:
+                continue
+            if src == self.server:
+                if self.client_udp:
+                    self.udp.sendto(data, self.client_udp)
+            else:
+                self.client_udp = src
+                self.datagrams.append(data)
+                self.udp.sendto(data, self.server)
+
+    def _tcp(self):
+        c, _ = self.lst.accept()
+        s = socket.create_connection(self.server)
+
+        def pump(a, b, record):
+            while True:
+                try:
+                    data = a.recv(65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    try:
+                        b.shutdown(socket.SHUT_WR)
+                    except OSError:
+                        pass
+                    return
+                if record is not None:
+                    record.extend(data)
+                b.sendall(data)
+
+        back = threading.Thread(target=pump, args=(s, c, None), daemon=True)
+        back.start()
+        pump(c, s, self.tcp_from_client)
+        back.join(30)
+        c.close()
+        s.close()
+
+    def close(self):
+        self.stop = True
+        self.udp.close()
+        self.lst.close()
+
+
+def test_replay(perf):
+    srv = Server(perf, "--verify", "--timeout", "5")
+    relay = RecordingRelay(srv.port)
+    try:
+        rc, r, err = client(perf, relay.port, "--messages", "300", "--size", "1000", "--groups", "1.0,0.5")
+        check(rc == 0 and r is not None and r["verify"]["errors"] == 0,
+              "a transfer through the recording relay passes --verify" + ("" if rc == 0 else "\n" + err[-2000:]))
+        relay.forwarding = False
+        check(len(relay.tcp_from_client) > 0 and len(relay.datagrams) >= 100,
+              f"the relay recorded the hello ({len(relay.tcp_from_client)} bytes) and the client's datagrams "
+              f"({len(relay.datagrams)})")
+        # The replay: the recorded hello on a new connection, then every recorded datagram except CLOSE (type 8,
+        # which would end the session early), from the relay's UDP socket.
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+            s.sendall(bytes(relay.tcp_from_client))
+            reply = s.recv(1)
+            check(reply == b"K", f"the server opens a session for the replayed hello ({reply!r})")
+            for i, d in enumerate(relay.datagrams):
+                if len(d) > 3 and d[3] != 8:
+                    relay.udp.sendto(d, ("127.0.0.1", srv.port))
+                if i % 20 == 0:
+                    time.sleep(0.002)
+            s.settimeout(20)
+            got = b""
+            try:
+                while True:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    got += chunk
+            except socket.timeout:
+                pass
+            # after the reply byte(s): a report would start with the 12-byte header
+            check(len(got) < 12, f"no report for the replayed session ({len(got)} bytes came back)")
+        wait_for(lambda: "ended without a report" in srv.log(), 30, "the replayed session ends without a report")
+    finally:
+        relay.close()
+        line = srv.stop()
+    check(summary_field(line, r"(\d+) verified \(") == 1, f"only the real session was verified: {line}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("test", choices=["verify", "soak"])
+    ap.add_argument("test", choices=["verify", "soak", "replay"])
     ap.add_argument("--atp-perf", required=True)
     ap.add_argument("--churn", type=int, default=2000)
     ap.add_argument("--aborts", type=int, default=6)
@@ -251,6 +381,8 @@ def main():
     a = ap.parse_args()
     if a.test == "verify":
         test_verify(a.atp_perf)
+    elif a.test == "replay":
+        test_replay(a.atp_perf)
     else:
         test_soak(a.atp_perf, a.churn, a.aborts, a.max_connections)
     print(f"{'PASSED' if not FAILURES else 'FAILED'}: atp-perf {a.test}, {len(FAILURES)} failed checks")
