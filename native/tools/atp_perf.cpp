@@ -6,10 +6,12 @@
 //                   [--json FILE]
 //   atp-perf demo   (both endpoints in one process over 127.0.0.1)
 //
-// There is no control plane: the session key is derived from --secret with BLAKE2b (crypto_generichash). The
+// There is no control plane: a master key is derived from --secret with BLAKE2b (crypto_generichash). The
 // client picks a random nonce per run and sends it, its UDP port and the job's layout to the server over a tiny
-// TCP rendezvous on the same port (perf_rendezvous.hpp); both sides derive the session id from (secret, nonce),
-// the server opens the session toward the client's address, and at the end it sends the receiver's report (and
+// TCP rendezvous on the same port (perf_rendezvous.hpp); the server answers with a random nonce of its own, both
+// sides derive the session's key and id from the master key and both nonces (crypto::derive_session: no two
+// sessions share a key, a recorded session cannot be replayed), the server opens the session toward the client's
+// address, and at the end it sends the receiver's report (and
 // with --verify the verdict of perf_verify.hpp) back over that TCP connection. The server serves at most
 // --max-connections connections at once (connection_slots.hpp). The TCP mode (magic "TCP1") streams the same
 // N x S messages length-prefixed over one TCP connection and times first byte -> receiver's final acknowledgement.
@@ -115,8 +117,9 @@ void usage(FILE* f) {
                "      both endpoints in this process over 127.0.0.1 (default: 2000 x 16 KiB, groups 1.0,0.8,0.5,\n"
                "      20%% injected loss on data packets). The demo always verifies what the receiver gets.\n"
                "\n"
-               "Common: --secret STR (session key = BLAKE2b(STR); both ends must agree). The default secret is a\n"
-               "fixed, PUBLIC development value (\"%s\"): anyone can forge packets for sessions keyed with it.\n"
+               "Common: --secret STR (master key = BLAKE2b(STR), session keys = BLAKE2b(master; both ends' nonces);\n"
+               "both ends must agree). The default secret is a fixed, PUBLIC development value (\"%s\"): anyone\n"
+               "can forge packets for sessions keyed with it.\n"
                "Use --secret on untrusted networks. --max-datagram B (default 1472 = 1500-byte IPv4 MTU).\n"
                "--no-payload-auth: data tags cover headers only (sessions stay authenticated, payload integrity\n"
                "is not checked; both ends must say it, a receiver with payload auth on drops such packets).\n"
@@ -139,19 +142,10 @@ bool parse_groups(const std::string& s, std::vector<double>* out) {
 
 // ---- keys --------------------------------------------------------------------------------------------------------
 
-void derive_key(const std::string& secret, uint8_t key[32]) {
+// The long-term master key; every session's key comes from it and both ends' nonces (crypto::derive_session).
+void derive_master_key(const std::string& secret, uint8_t key[32]) {
   const std::string in = "atp-perf/key/v1|" + secret;
   crypto_generichash(key, 32, reinterpret_cast<const uint8_t*>(in.data()), in.size(), nullptr, 0);
-}
-
-atp::SessionId derive_session(const std::string& secret, uint64_t nonce) {
-  std::string in = "atp-perf/session/v1|" + secret + "|";
-  in.append(reinterpret_cast<const char*>(&nonce), sizeof nonce);
-  uint8_t h[8];
-  crypto_generichash(h, sizeof h, reinterpret_cast<const uint8_t*>(in.data()), in.size(), nullptr, 0);
-  uint64_t sid;
-  memcpy(&sid, h, sizeof sid);
-  return sid;
 }
 
 // ---- small socket helpers --------------------------------------------------------------------------------------
@@ -753,7 +747,7 @@ struct ServerCounters {
 
 // One ATP rendezvous: opens the session the client asks for, waits for the job's receiver report (or the
 // client's hang-up) and returns it; the session is closed and forgotten whatever happens.
-void serve_atp_session(int cfd, const Options& o, drv::Driver& d, ReceiverPump& pump, const uint8_t key[32],
+void serve_atp_session(int cfd, const Options& o, drv::Driver& d, ReceiverPump& pump, const uint8_t master[32],
                        ServerCounters& counters) {
   perf::SessionHello hello;
   std::string why;
@@ -763,13 +757,20 @@ void serve_atp_session(int cfd, const Options& o, drv::Driver& d, ReceiverPump& 
     write_full(cfd, &reply, 1);
     return;
   }
-  atp::SessionId sid = derive_session(o.secret, hello.nonce);
+  uint8_t responder_nonce[perf::kNonceBytes];
+  randombytes_buf(responder_nonce, sizeof responder_nonce);
+  atp::crypto::SessionSecrets secrets;
+  atp::crypto::derive_session(master, hello.nonce, responder_nonce, &secrets);
+  const atp::SessionId sid = secrets.session_id;
   std::string ip = peer_ip(cfd);
   pump.expect(sid, o.verify ? std::make_unique<perf::MessageVerifier>(hello.messages, hello.message_bytes, hello.msrs)
                             : nullptr);
-  Status st = d.open_session(sid, key, ip, hello.udp_port, false);
-  uint8_t reply = st == Status::kOk ? perf::kReplyOk : perf::kReplyRefused;
-  write_full(cfd, &reply, 1);
+  Status st = d.open_session(sid, secrets.key, ip, hello.udp_port, false);
+  sodium_memzero(secrets.key, sizeof secrets.key);
+  uint8_t reply[1 + perf::kNonceBytes];
+  reply[0] = st == Status::kOk ? perf::kReplyOk : perf::kReplyRefused;
+  std::memcpy(reply + 1, responder_nonce, perf::kNonceBytes);
+  write_full(cfd, reply, st == Status::kOk ? sizeof reply : 1);
   if (st != Status::kOk) {
     std::fprintf(stderr, "[server] open_session for %s:%u: %s\n", ip.c_str(), hello.udp_port, atp::status_name(st));
     pump.forget(sid);
@@ -817,7 +818,7 @@ int run_server(const Options& o) {
   std::unique_ptr<drv::Driver> d;
   std::unique_ptr<ReceiverPump> pump;
   uint8_t key[32];
-  derive_key(o.secret, key);
+  derive_master_key(o.secret, key);
   // The UDP port and the TCP port have the same number; with --port 0 the driver picks it and the TCP listener
   // follows (retried if that number is taken for TCP).
   int lfd = -1;
@@ -917,25 +918,30 @@ int run_client(const Options& o) {
     std::fprintf(stderr, "atp-perf client: %s\n", err.c_str());
     return 1;
   }
-  uint8_t key[32];
-  derive_key(o.secret, key);
+  uint8_t master[32];
+  derive_master_key(o.secret, master);
   perf::SessionHello hello;
-  randombytes_buf(&hello.nonce, sizeof hello.nonce);
+  randombytes_buf(hello.nonce, sizeof hello.nonce);
   hello.udp_port = d->local_port();
   hello.messages = o.messages;
   hello.message_bytes = o.size;
   hello.msrs = o.groups;
-  atp::SessionId sid = derive_session(o.secret, hello.nonce);
   const std::vector<uint8_t> hello_bytes = perf::encode_hello(hello);
   uint8_t reply = 0;
+  uint8_t responder_nonce[perf::kNonceBytes];
   if (!write_full(cfd, hello_bytes.data(), hello_bytes.size()) || !read_full(cfd, &reply, 1, 10'000) ||
-      reply != perf::kReplyOk) {
+      reply != perf::kReplyOk || !read_full(cfd, responder_nonce, sizeof responder_nonce, 10'000)) {
     std::fprintf(stderr, "atp-perf client: %s\n",
                  reply == perf::kReplyBusy ? "server busy (all its connection slots are taken); try again later"
                                            : "server refused the session (is it running without --tcp?)");
     return 1;
   }
-  Status st = d->open_session(sid, key, o.connect, o.port, true);
+  atp::crypto::SessionSecrets secrets;
+  atp::crypto::derive_session(master, hello.nonce, responder_nonce, &secrets);
+  sodium_memzero(master, sizeof master);
+  const atp::SessionId sid = secrets.session_id;
+  Status st = d->open_session(sid, secrets.key, o.connect, o.port, true);
+  sodium_memzero(secrets.key, sizeof secrets.key);
   if (st != Status::kOk) {
     std::fprintf(stderr, "atp-perf client: open_session: %s\n", atp::status_name(st));
     return 1;
@@ -977,11 +983,13 @@ int run_demo(const Options& o) {
     std::fprintf(stderr, "atp-perf demo: %s\n", err.c_str());
     return 1;
   }
-  uint8_t key[32];
-  derive_key(o.secret, key);
-  uint64_t nonce;
-  randombytes_buf(&nonce, sizeof nonce);
-  atp::SessionId sid = derive_session(o.secret, nonce);
+  uint8_t master[32], nonces[2][perf::kNonceBytes];
+  derive_master_key(o.secret, master);
+  randombytes_buf(nonces, sizeof nonces);
+  atp::crypto::SessionSecrets secrets;
+  atp::crypto::derive_session(master, nonces[0], nonces[1], &secrets);
+  const uint8_t* key = secrets.key;
+  const atp::SessionId sid = secrets.session_id;
   ReceiverPump pump(rx.get(), false);
   pump.expect(sid, std::make_unique<perf::MessageVerifier>(o.messages, o.size, o.groups));  // the demo always verifies
   if (tx->open_session(sid, key, "127.0.0.1", rx->local_port(), true) != Status::kOk ||

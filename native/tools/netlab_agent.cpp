@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "control_path_json.hpp"
+#include "core/crypto.hpp"
 #include "driver/driver.hpp"
 #include "perf_json.hpp"
 #include "socket_io.hpp"
@@ -115,19 +116,13 @@ std::string peer_ip(int fd) {
   inet_ntop(AF_INET, &a.sin_addr, buf, sizeof buf);
   return buf;
 }
+// The master key; each session's key and id come from it and both ends' nonces (crypto::derive_session), so no
+// two sessions share a key (docs/security.md).
 void derive_key(uint8_t key[32]) {
   const std::string in = std::string("netlab-agent/key|") + kSecret;
   crypto_generichash(key, 32, reinterpret_cast<const uint8_t*>(in.data()), in.size(), nullptr, 0);
 }
-atp::SessionId derive_session(uint64_t nonce) {
-  std::string in = std::string("netlab-agent/session|") + kSecret + "|";
-  in.append(reinterpret_cast<const char*>(&nonce), sizeof nonce);
-  uint8_t h[8];
-  crypto_generichash(h, sizeof h, reinterpret_cast<const uint8_t*>(in.data()), in.size(), nullptr, 0);
-  uint64_t sid;
-  memcpy(&sid, h, sizeof sid);
-  return sid;
-}
+constexpr size_t kNonceBytes = atp::crypto::kSessionNonceBytes;
 uint32_t target_of(double msr, uint32_t n) {
   double t = std::ceil(msr * double(n) - 1e-9);
   return static_cast<uint32_t>(std::clamp(t, 0.0, double(n)));
@@ -304,17 +299,19 @@ class Server {
   void handle(int cfd) {
     char magic[4];
     if (!read_full(cfd, magic, 4, 10'000)) return;
-    if (!memcmp(magic, "ATP1", 4)) {
-      uint8_t b[10];
-      if (!read_full(cfd, b, 10, 10'000)) return;
-      uint64_t nonce;
+    if (!memcmp(magic, "ATP2", 4)) {  // initiator nonce, client UDP port; answered 'K' + responder nonce
+      uint8_t b[kNonceBytes + 2];
+      if (!read_full(cfd, b, sizeof b, 10'000)) return;
       uint16_t uport;
-      memcpy(&nonce, b, 8);
-      memcpy(&uport, b + 8, 2);
-      atp::SessionId sid = derive_session(nonce);
-      Status st = d_->open_session(sid, key_, peer_ip(cfd), ntohs(uport), false);
-      uint8_t reply = st == Status::kOk ? 'K' : 'E';
-      write_full(cfd, &reply, 1);
+      memcpy(&uport, b + kNonceBytes, 2);
+      uint8_t reply[1 + kNonceBytes];
+      randombytes_buf(reply + 1, kNonceBytes);
+      atp::crypto::SessionSecrets secrets;
+      atp::crypto::derive_session(key_, b, reply + 1, &secrets);
+      const atp::SessionId sid = secrets.session_id;
+      Status st = d_->open_session(sid, secrets.key, peer_ip(cfd), ntohs(uport), false);
+      reply[0] = st == Status::kOk ? 'K' : 'E';
+      write_full(cfd, reply, st == Status::kOk ? sizeof reply : 1);
       if (st != Status::kOk) return;
       std::shared_ptr<const atp::JobReport> rep;
       Status err = Status::kOk;
@@ -633,19 +630,19 @@ class Client {
       r.status = "connect failed";
       return;
     }
-    uint64_t nonce;
-    randombytes_buf(&nonce, sizeof nonce);
-    atp::SessionId sid = derive_session(nonce);
-    uint8_t hello[14] = {'A', 'T', 'P', '1'};
-    memcpy(hello + 4, &nonce, 8);
+    uint8_t hello[4 + kNonceBytes + 2] = {'A', 'T', 'P', '2'};
+    randombytes_buf(hello + 4, kNonceBytes);
     uint16_t pbe = htons(d_->local_port());
-    memcpy(hello + 12, &pbe, 2);
-    uint8_t reply = 0;
-    if (!write_full(cfd, hello, sizeof hello) || !read_full(cfd, &reply, 1, 10'000) || reply != 'K') {
+    memcpy(hello + 4 + kNonceBytes, &pbe, 2);
+    uint8_t reply[1 + kNonceBytes] = {0};
+    if (!write_full(cfd, hello, sizeof hello) || !read_full(cfd, reply, sizeof reply, 10'000) || reply[0] != 'K') {
       close(cfd);
       r.status = "rendezvous failed";
       return;
     }
+    atp::crypto::SessionSecrets secrets;
+    atp::crypto::derive_session(key_, hello + 4, reply + 1, &secrets);
+    const atp::SessionId sid = secrets.session_id;
     auto w = std::make_shared<AtpWaitT>();
     w->job_id = j.id;
     w->trace = j.trace;
@@ -653,7 +650,7 @@ class Client {
       std::lock_guard<std::mutex> lk(mu_);
       waits_[sid] = w;
     }
-    Status st = d_->open_session(sid, key_, j.dst, j.port, true);
+    Status st = d_->open_session(sid, secrets.key, j.dst, j.port, true);
     if (st != Status::kOk) {
       r.status = std::string("open_session: ") + atp::status_name(st);
       close(cfd);

@@ -2,9 +2,13 @@
 // what job it will send; the server answers, and returns the receiver's report at the end. Everything the server
 // reads is bounded and validated before use.
 //
-//   client -> server   "ATP2", nonce u64, client UDP port u16, messages u32, message bytes u32,
-//                      group count u16, count x MSR (IEEE-754 f64 bits)            all integers big-endian
-//   server -> client   'K' session opened | 'E' refused | 'B' busy (every connection slot taken)
+//   client -> server   "ATP3", initiator nonce (16 random bytes), client UDP port u16, messages u32,
+//                      message bytes u32, group count u16, count x MSR (IEEE-754 f64 bits)   integers big-endian
+//   server -> client   'K' session opened, then the responder nonce (16 random bytes)
+//                      | 'E' refused | 'B' busy (every connection slot taken)
+//   Both ends derive the session key and id from the secret and both nonces (crypto::derive_session), so a
+//   recorded session cannot be replayed: the server's fresh nonce gives the replay another key and id.
+//   ("ATP2" carried a u64 nonce and used one key for every session; it is refused.)
 //   ... the job runs over ATP ...
 //   server -> client   verify errors u32 (0xFFFFFFFF: not verified), report length u32, verify length u32,
 //                      the receiver's report (JSON), the verifier's verdict (JSON; empty when not verified)
@@ -16,11 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "core/crypto.hpp"
 #include "socket_io.hpp"
 
 namespace netapprox::perf {
 
-constexpr char kAtpMagic[4] = {'A', 'T', 'P', '2'};
+constexpr char kAtpMagic[4] = {'A', 'T', 'P', '3'};
 constexpr char kTcpMagic[4] = {'T', 'C', 'P', '1'};
 constexpr uint8_t kReplyOk = 'K', kReplyRefused = 'E', kReplyBusy = 'B';
 constexpr uint32_t kNotVerified = 0xFFFFFFFFu;
@@ -29,8 +34,10 @@ constexpr uint32_t kMaxHelloMessageBytes = 64u << 20;
 constexpr uint16_t kMaxHelloGroups = 1024;
 constexpr uint32_t kMaxReportBytes = 1u << 20;
 
+constexpr size_t kNonceBytes = atp::crypto::kSessionNonceBytes;
+
 struct SessionHello {
-  uint64_t nonce = 0;
+  uint8_t nonce[kNonceBytes] = {};  // the initiator's (client's) nonce
   uint16_t udp_port = 0;
   uint32_t messages = 0;
   uint32_t message_bytes = 0;
@@ -49,8 +56,10 @@ inline uint64_t get(const uint8_t* p, int bytes) {
 }  // namespace detail
 
 inline std::vector<uint8_t> encode_hello(const SessionHello& h) {
-  std::vector<uint8_t> out(kAtpMagic, kAtpMagic + 4);
-  detail::put(&out, h.nonce, 8);
+  std::vector<uint8_t> out;
+  out.reserve(4 + kNonceBytes + 12 + 8 * h.msrs.size());
+  for (char c : kAtpMagic) out.push_back(static_cast<uint8_t>(c));
+  for (uint8_t b : h.nonce) out.push_back(b);
   detail::put(&out, h.udp_port, 2);
   detail::put(&out, h.messages, 4);
   detail::put(&out, h.message_bytes, 4);
@@ -65,16 +74,17 @@ inline std::vector<uint8_t> encode_hello(const SessionHello& h) {
 
 // Reads a hello after its magic. False, with the reason, on a short read or a value out of bounds.
 inline bool read_hello(int fd, SessionHello* h, std::string* why, int timeout_ms) {
-  uint8_t b[20];
+  uint8_t b[kNonceBytes + 12];
   if (!tools::read_full(fd, b, sizeof b, timeout_ms)) {
     *why = "short hello";
     return false;
   }
-  h->nonce = detail::get(b, 8);
-  h->udp_port = static_cast<uint16_t>(detail::get(b + 8, 2));
-  h->messages = static_cast<uint32_t>(detail::get(b + 10, 4));
-  h->message_bytes = static_cast<uint32_t>(detail::get(b + 14, 4));
-  const uint16_t groups = static_cast<uint16_t>(detail::get(b + 18, 2));
+  std::memcpy(h->nonce, b, kNonceBytes);
+  const uint8_t* f = b + kNonceBytes;
+  h->udp_port = static_cast<uint16_t>(detail::get(f, 2));
+  h->messages = static_cast<uint32_t>(detail::get(f + 2, 4));
+  h->message_bytes = static_cast<uint32_t>(detail::get(f + 6, 4));
+  const uint16_t groups = static_cast<uint16_t>(detail::get(f + 10, 2));
   if (h->udp_port == 0 || h->messages == 0 || h->messages > kMaxHelloMessages || h->message_bytes == 0 ||
       h->message_bytes > kMaxHelloMessageBytes || groups == 0 || groups > kMaxHelloGroups || groups > h->messages) {
     *why = "hello out of bounds (port, messages, message size or group count)";
