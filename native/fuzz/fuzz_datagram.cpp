@@ -384,7 +384,8 @@ class Harness {
         FUZZ_CHECK(r.delivered <= r.messages && r.lost <= r.messages);
         for (const auto& g : r.groups) {
           FUZZ_CHECK(g.delivered <= g.size);
-          FUZZ_CHECK(g.delivered_ids.size() + g.lost_ids.size() <= g.size);
+          FUZZ_CHECK(id_count(g.delivered_ranges) + id_count(g.lost_ranges) <= g.size);
+          FUZZ_CHECK(!r.ids_listed || id_count(g.delivered_ranges) == g.delivered);
         }
       }
     }

@@ -209,13 +209,19 @@ typedef struct na_report_info {
   uint64_t last_data_to_done_ns; /* sender: last DATA sent -> DONE; receiver: last DATA received -> completion */
 } na_report_info;
 
+typedef struct na_id_range {
+  uint32_t first, last; /* inclusive */
+} na_id_range;
+
 typedef struct na_group_report {
   uint64_t group_id;
   uint32_t size, target, delivered, lost;
   int32_t target_unreachable;
-  uint32_t n_delivered_ids, n_lost_ids; /* receiver reports only (0 on the sender) */
-  const uint32_t* delivered_ids;        /* valid until na_report_free */
-  const uint32_t* lost_ids;
+  /* Receiver reports only (0 on the sender): the delivered and the other ids as sorted, disjoint ranges. Both are
+     empty when the job's ranges exceed the engine's max_report_ranges (the counts above still hold). */
+  uint32_t n_delivered_ranges, n_lost_ranges;
+  const na_id_range* delivered_ranges; /* valid until na_report_free */
+  const na_id_range* lost_ranges;
 } na_group_report;
 
 NA_API int na_report_get_info(const na_report* r, na_report_info* out);

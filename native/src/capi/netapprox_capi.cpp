@@ -449,10 +449,13 @@ NA_API int na_report_get_group(const na_report* r, uint32_t index, na_group_repo
     out->delivered = g.delivered;
     out->lost = g.lost;
     out->target_unreachable = g.target_unreachable ? 1 : 0;
-    out->n_delivered_ids = static_cast<uint32_t>(g.delivered_ids.size());
-    out->n_lost_ids = static_cast<uint32_t>(g.lost_ids.size());
-    out->delivered_ids = g.delivered_ids.empty() ? nullptr : g.delivered_ids.data();
-    out->lost_ids = g.lost_ids.empty() ? nullptr : g.lost_ids.data();
+    static_assert(sizeof(na_id_range) == sizeof(atp::IdRange) &&
+                  offsetof(na_id_range, last) == offsetof(atp::IdRange, last));
+    out->n_delivered_ranges = static_cast<uint32_t>(g.delivered_ranges.size());
+    out->n_lost_ranges = static_cast<uint32_t>(g.lost_ranges.size());
+    out->delivered_ranges =
+        g.delivered_ranges.empty() ? nullptr : reinterpret_cast<const na_id_range*>(g.delivered_ranges.data());
+    out->lost_ranges = g.lost_ranges.empty() ? nullptr : reinterpret_cast<const na_id_range*>(g.lost_ranges.data());
     return NA_OK;
   });
 }

@@ -197,7 +197,7 @@ struct Engine::Impl {
     auto report = std::make_shared<JobReport>();
     report->session = s.id;
     report->status = status;
-    j.fill_report(*report, now);
+    j.fill_report(*report, now, cfg.max_report_ranges);
     ev.report = std::move(report);
     push_event(std::move(ev), true);
     if (tell_sender) {

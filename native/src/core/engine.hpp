@@ -100,7 +100,8 @@ struct EngineConfig {
   uint32_t max_jobs_per_session = 256;
   uint32_t max_messages_per_job = 1U << 26;
   uint32_t max_groups_per_job = 1U << 20;
-  uint32_t max_pending_events = 65536;  // the event queue never grows beyond this
+  uint32_t max_report_ranges = 1U << 16;  // id ranges a receiver report lists (8 bytes each), all groups together
+  uint32_t max_pending_events = 65536;    // the event queue never grows beyond this
   uint8_t dscp_by_class[kNumPriorityClasses] = {46, 40, 32, 24, 18, 16, 10, 8};  // class 0 = exact
   uint8_t no_priority_dscp = 0;                                                  // DSCP when slack priority is off
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
@@ -135,6 +136,18 @@ struct Transmit {
   size_t len;  // bytes written into the caller's buffer
 };
 
+// An inclusive range of message ids.
+struct IdRange {
+  MessageId first, last;
+  bool operator==(const IdRange& o) const { return first == o.first && last == o.last; }
+};
+
+inline uint64_t id_count(const std::vector<IdRange>& ranges) {
+  uint64_t n = 0;
+  for (const IdRange& r : ranges) n += uint64_t{r.last} - r.first + 1;
+  return n;
+}
+
 struct GroupReport {
   uint64_t group_id;
   uint32_t size;
@@ -142,8 +155,10 @@ struct GroupReport {
   uint32_t delivered;
   uint32_t lost;            // given up by the sender, or never sent because the group already met its target
   bool target_unreachable;  // an MSR raised mid-job above what the remaining messages can give
-  std::vector<MessageId> delivered_ids;  // receiver reports only
-  std::vector<MessageId> lost_ids;       // receiver reports only
+  // Receiver reports only: the delivered and the not delivered ids as sorted, disjoint, separated ranges. Empty
+  // when the job's ranges exceed EngineConfig::max_report_ranges (JobReport::ids_listed is then false).
+  std::vector<IdRange> delivered_ranges;
+  std::vector<IdRange> lost_ranges;
 };
 
 struct JobReport {
@@ -172,6 +187,7 @@ struct JobReport {
   // Sender: the last DATA datagram sent -> the DONE received; receiver: the last DATA received -> completion.
   TimeNs last_data_to_done = 0;
   std::vector<GroupReport> groups;
+  bool ids_listed = false;  // receiver: the groups' id ranges are listed (within max_report_ranges)
 };
 
 // A state sample taken at the end of each epoch (sender side), for plots like the paper's Fig. 10.

@@ -228,7 +228,17 @@ void RecvJob::release_buffers(RecvBudget& budget) {
   early_messages_ = 0;
 }
 
-void RecvJob::fill_report(JobReport& r, TimeNs now) const {
+// The first index in [i, end) whose bit differs from v (end if none), a word at a time.
+static uint32_t run_end(const std::vector<uint64_t>& bits, uint32_t i, uint32_t end, bool v) {
+  while (i < end) {
+    const uint64_t differs = (v ? ~bits[i / 64] : bits[i / 64]) >> (i % 64);
+    if (differs) return std::min<uint32_t>(end, i + static_cast<uint32_t>(__builtin_ctzll(differs)));
+    i = (i / 64 + 1) * 64;
+  }
+  return end;
+}
+
+void RecvJob::fill_report(JobReport& r, TimeNs now, uint32_t max_ranges) const {
   r.job = id;
   r.is_sender = false;
   r.messages = n;
@@ -239,16 +249,24 @@ void RecvJob::fill_report(JobReport& r, TimeNs now) const {
   r.finished = now;
   r.start_to_running = (ready_ ? ready_at : now) - started;
   r.last_data_to_done = last_data == kNever ? 0 : now - last_data;
+  uint64_t ranges = 0;
+  r.ids_listed = ready_;
   for (const auto& g : groups) {
     GroupReport gr{g.id, g.size, g.target, g.delivered, g.size - g.delivered, false, {}, {}};
-    if (ready_) {
-      for (uint32_t i = 0; i < g.size; ++i) {
-        const MessageId m = g.base + i;
-        (bit_get(delivered_bits_, m) ? gr.delivered_ids : gr.lost_ids).push_back(m);
+    for (uint32_t i = g.base, end = g.base + g.size; r.ids_listed && i < end;) {
+      const bool got = bit_get(delivered_bits_, i);
+      const uint32_t j = run_end(delivered_bits_, i, end, got);
+      if (++ranges > max_ranges) {
+        r.ids_listed = false;
+        break;
       }
+      (got ? gr.delivered_ranges : gr.lost_ranges).push_back(IdRange{i, j - 1});
+      i = j;
     }
     r.groups.push_back(std::move(gr));
   }
+  if (!r.ids_listed)
+    for (auto& g : r.groups) g.delivered_ranges.clear(), g.lost_ranges.clear();
 }
 
 }  // namespace netapprox::atp

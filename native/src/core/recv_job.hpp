@@ -108,7 +108,8 @@ class RecvJob {
   bool complete() const;
   // Returns every byte the job holds (reassembly, held messages, its bookkeeping) to the budget.
   void release_buffers(RecvBudget& budget);
-  void fill_report(JobReport& r, TimeNs now) const;
+  // The report lists ids as ranges, at most max_ranges of them (else none): its size is bounded whatever N.
+  void fill_report(JobReport& r, TimeNs now, uint32_t max_ranges) const;
   uint32_t early_messages() const { return early_messages_; }  // messages of early data now held
 
  private:

@@ -204,7 +204,7 @@ constexpr Field<na_report_info> kReportFields[] = {
     NA_RO(na_report_info, n_groups),
 };
 
-// na_group_report without the id pointers (reportGroupIds copies the ids).
+// na_group_report without the range pointers (reportGroupRanges copies the ranges).
 constexpr Field<na_group_report> kGroupFields[] = {
     NA_RO(na_group_report, group_id),
     NA_RO(na_group_report, size),
@@ -212,8 +212,8 @@ constexpr Field<na_group_report> kGroupFields[] = {
     NA_RO(na_group_report, delivered),
     NA_RO(na_group_report, lost),
     NA_RO(na_group_report, target_unreachable),
-    NA_RO(na_group_report, n_delivered_ids),
-    NA_RO(na_group_report, n_lost_ids),
+    NA_RO(na_group_report, n_delivered_ranges),
+    NA_RO(na_group_report, n_lost_ranges),
 };
 
 constexpr Field<na_stats> kStatsFields[] = {
@@ -581,20 +581,30 @@ jint JNICALL reportGroup(JNIEnv* env, jclass, jlong r, jint index, jlongArray ou
   return write_record(env, kGroupFields, g, out);
 }
 
-jint JNICALL reportGroupIds(JNIEnv* env, jclass, jlong r, jint index, jintArray delivered, jintArray lost) {
+// Copies n ranges into firsts/lasts (each at least n long).
+static bool copy_ranges(JNIEnv* env, const na_id_range* ranges, uint32_t n, jintArray firsts, jintArray lasts) {
+  if (n == 0) return true;
+  if (!array_len_at_least(env, firsts, static_cast<jsize>(n)) || !array_len_at_least(env, lasts, static_cast<jsize>(n)))
+    return false;
+  std::vector<jint> f(n), l(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    f[i] = static_cast<jint>(ranges[i].first);
+    l[i] = static_cast<jint>(ranges[i].last);
+  }
+  env->SetIntArrayRegion(firsts, 0, static_cast<jsize>(n), f.data());
+  env->SetIntArrayRegion(lasts, 0, static_cast<jsize>(n), l.data());
+  return true;
+}
+
+jint JNICALL reportGroupRanges(JNIEnv* env, jclass, jlong r, jint index, jintArray delivered_firsts,
+                               jintArray delivered_lasts, jintArray lost_firsts, jintArray lost_lasts) {
   if (index < 0) return NA_ERR_INVALID_ARGUMENT;
   na_group_report g;
   int rc = na_report_get_group(R(r), static_cast<uint32_t>(index), &g);
   if (rc != NA_OK) return rc;
-  if (g.n_delivered_ids > 0) {
-    if (!array_len_at_least(env, delivered, static_cast<jsize>(g.n_delivered_ids))) return NA_ERR_BUFFER_TOO_SMALL;
-    env->SetIntArrayRegion(delivered, 0, static_cast<jsize>(g.n_delivered_ids),
-                           reinterpret_cast<const jint*>(g.delivered_ids));
-  }
-  if (g.n_lost_ids > 0) {
-    if (!array_len_at_least(env, lost, static_cast<jsize>(g.n_lost_ids))) return NA_ERR_BUFFER_TOO_SMALL;
-    env->SetIntArrayRegion(lost, 0, static_cast<jsize>(g.n_lost_ids), reinterpret_cast<const jint*>(g.lost_ids));
-  }
+  if (!copy_ranges(env, g.delivered_ranges, g.n_delivered_ranges, delivered_firsts, delivered_lasts) ||
+      !copy_ranges(env, g.lost_ranges, g.n_lost_ranges, lost_firsts, lost_lasts))
+    return NA_ERR_BUFFER_TOO_SMALL;
   return NA_OK;
 }
 
@@ -644,7 +654,7 @@ const JNINativeMethod kMethods[] = {
     NM("directAddress", "(Ljava/nio/ByteBuffer;)J", directAddress),
     NM("reportInfo", "(J[J)I", reportInfo),
     NM("reportGroup", "(JI[J)I", reportGroup),
-    NM("reportGroupIds", "(JI[I[I)I", reportGroupIds),
+    NM("reportGroupRanges", "(JI[I[I[I[I)I", reportGroupRanges),
     NM("reportFree", "(J)I", reportFree),
     NM("engineStats", "(J[J)I", engineStats),
     NM("mallocInUse", "()J", mallocInUse),

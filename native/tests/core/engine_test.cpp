@@ -77,8 +77,8 @@ TEST(EngineTest, NeverCompletesAGroupBelowItsTarget) {
         EXPECT_GE(got[spec.group_id], target(spec.msr, spec.size))
             << "group " << g << " seed " << seed << " loss " << loss << " mode " << mode_name(mode);
         EXPECT_EQ(gr.delivered, got[spec.group_id]);
-        EXPECT_EQ(gr.delivered_ids.size(), gr.delivered);
-        EXPECT_EQ(gr.delivered_ids.size() + gr.lost_ids.size(), spec.size);
+        EXPECT_EQ(id_count(gr.delivered_ranges), gr.delivered);
+        EXPECT_EQ(id_count(gr.delivered_ranges) + id_count(gr.lost_ranges), spec.size);
       }
       // Delivered messages are intact.
       for (const auto& d : s.delivered_b) ASSERT_EQ(d.data, payload(9, d.message, d.data.size()));

@@ -128,8 +128,8 @@ TEST(RecvJobTest, AbandonMarksApproximateMessagesLostAndRefusesExactOnes) {
   EXPECT_TRUE(j.resolved(0));
   EXPECT_FALSE(j.complete());
   JobReport r;
-  j.fill_report(r, 0);
-  EXPECT_EQ(r.groups[0].lost_ids, (std::vector<MessageId>{0, 1}));
+  j.fill_report(r, 0, 100);
+  EXPECT_EQ(r.groups[0].lost_ranges, (std::vector<IdRange>{{0, 1}}));
 }
 
 TEST(RecvJobTest, LoweringAnExactGroupHandsOverWhatItHeld) {

@@ -204,9 +204,11 @@ TEST(CApi, TransferWithReports) {
   ASSERT_EQ(na_report_get_group(rrep, 0, &gr), NA_OK);
   EXPECT_EQ(gr.group_id, 11u);
   EXPECT_EQ(gr.delivered, 40u);
-  EXPECT_EQ(gr.n_delivered_ids, 40u);
-  ASSERT_NE(gr.delivered_ids, nullptr);
-  EXPECT_EQ(gr.delivered_ids[39], 39u);
+  ASSERT_EQ(gr.n_delivered_ranges, 1u);  // ids 0..39, as one range
+  ASSERT_NE(gr.delivered_ranges, nullptr);
+  EXPECT_EQ(gr.delivered_ranges[0].first, 0u);
+  EXPECT_EQ(gr.delivered_ranges[0].last, 39u);
+  EXPECT_EQ(gr.n_lost_ranges, 0u);
   ASSERT_EQ(na_report_get_group(rrep, 1, &gr), NA_OK);
   EXPECT_GE(gr.delivered, 30u);
   EXPECT_EQ(na_report_get_group(rrep, 2, &gr), NA_ERR_NOT_FOUND);

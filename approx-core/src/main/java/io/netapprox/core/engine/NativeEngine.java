@@ -162,7 +162,13 @@ final class NativeEngine {
 
     static native int reportGroup(long report, int index, long[] out);
 
-    static native int reportGroupIds(long report, int index, int[] delivered, int[] lost);
+    static native int reportGroupRanges(
+            long report,
+            int index,
+            int[] deliveredFirsts,
+            int[] deliveredLasts,
+            int[] lostFirsts,
+            int[] lostLasts);
 
     static native int reportFree(long report);
 

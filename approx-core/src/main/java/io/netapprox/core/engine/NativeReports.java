@@ -54,7 +54,7 @@ final class NativeReports {
                                     "time_in_class_ns[7]", (b, v) -> b.timeInClassNanos(7, v)),
                             NativeRecord.named("n_groups")));
 
-    /** {@code na_group_report} without its id pointers (read by {@code reportGroupIds}). */
+    /** {@code na_group_report} without its range pointers (read by {@code reportGroupRanges}). */
     static final NativeRecord<Void> GROUP =
             new NativeRecord<>(
                     NativeEngine.RECORD_GROUP,
@@ -66,8 +66,8 @@ final class NativeReports {
                             NativeRecord.named("delivered"),
                             NativeRecord.named("lost"),
                             NativeRecord.named("target_unreachable"),
-                            NativeRecord.named("n_delivered_ids"),
-                            NativeRecord.named("n_lost_ids")));
+                            NativeRecord.named("n_delivered_ranges"),
+                            NativeRecord.named("n_lost_ranges")));
 
     private static final int N_GROUPS = REPORT.slot("n_groups");
     private static final int G_ID = GROUP.slot("group_id");
@@ -76,8 +76,8 @@ final class NativeReports {
     private static final int G_DELIVERED = GROUP.slot("delivered");
     private static final int G_LOST = GROUP.slot("lost");
     private static final int G_UNREACHABLE = GROUP.slot("target_unreachable");
-    private static final int G_N_DELIVERED_IDS = GROUP.slot("n_delivered_ids");
-    private static final int G_N_LOST_IDS = GROUP.slot("n_lost_ids");
+    private static final int G_N_DELIVERED_RANGES = GROUP.slot("n_delivered_ranges");
+    private static final int G_N_LOST_RANGES = GROUP.slot("n_lost_ranges");
 
     /** Reads the report (does not free it). Returns null when the pointer is not a live report. */
     static JobReport read(long report) {
@@ -92,9 +92,13 @@ final class NativeReports {
             if (NativeEngine.reportGroup(report, i, g) != 0) {
                 return null;
             }
-            int[] d = new int[(int) g[G_N_DELIVERED_IDS]];
-            int[] l = new int[(int) g[G_N_LOST_IDS]];
-            if (d.length + l.length > 0 && NativeEngine.reportGroupIds(report, i, d, l) != 0) {
+            // Ids travel as ranges: a report's size is bounded by its range count, not by the job's size.
+            int[] df = new int[(int) g[G_N_DELIVERED_RANGES]];
+            int[] dl = new int[df.length];
+            int[] lf = new int[(int) g[G_N_LOST_RANGES]];
+            int[] ll = new int[lf.length];
+            if (df.length + lf.length > 0
+                    && NativeEngine.reportGroupRanges(report, i, df, dl, lf, ll) != 0) {
                 return null;
             }
             groups.add(
@@ -105,8 +109,8 @@ final class NativeReports {
                             g[G_UNREACHABLE] != 0,
                             (int) g[G_DELIVERED],
                             (int) g[G_LOST],
-                            IdSet.of(d),
-                            IdSet.of(l)));
+                            IdSet.ofRanges(df, dl),
+                            IdSet.ofRanges(lf, ll)));
         }
         JobReport.Builder b = JobReport.builder();
         REPORT.read(info, b);
