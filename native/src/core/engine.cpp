@@ -660,7 +660,7 @@ struct Engine::Impl {
       ev.group_id = d.group_id;
       ev.len = d.buf.size();
       ev.handle = handle;
-      s.recv.app_held += d.buf.size();
+      s.recv.app_held += RecvJob::held_charge(d.buf.size());  // already in s.recv.used
       auto& slot = delivered[handle];
       slot.session = s.id;
       slot.generation = s.generation;
@@ -1119,8 +1119,9 @@ Status Engine::release(uint64_t handle) {
   if (it == I.delivered.end()) return Status::kNotFound;
   Session* s = I.find(it->second.session);
   if (s && s->generation == it->second.generation) {
-    s->recv.used -= std::min<uint64_t>(s->recv.used, it->second.buf.size());
-    s->recv.app_held -= std::min<uint64_t>(s->recv.app_held, it->second.buf.size());
+    const uint64_t charge = RecvJob::held_charge(it->second.buf.size());
+    s->recv.used -= std::min<uint64_t>(s->recv.used, charge);
+    s->recv.app_held -= std::min<uint64_t>(s->recv.app_held, charge);
     // Reopen a window the sender may be waiting on.
     if (s->last_advertised_window < I.cfg.recv_buffer_bytes / 4) s->ack_now = true;
   }

@@ -65,13 +65,13 @@ void RecvJob::adopt_early_data(RecvBudget& budget, std::vector<Delivery>* out, u
       ++it;
       continue;
     }
-    budget.used -= it->second.buf.size();
+    budget.used -= partial_charge(it->second);
     (*refused)++;
     it = partial_.erase(it);
   }
   for (auto it = held_.begin(); it != held_.end();) {
     if (it->first >= n) {
-      budget.used -= it->second.size();
+      budget.used -= held_charge(it->second.size());
       (*refused)++;
       it = held_.erase(it);
       continue;
@@ -100,7 +100,8 @@ RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, ui
     // Admission: the whole message is charged up front (early data: plus its bookkeeping). Only engine-held
     // bytes can deadlock an ordered group (bytes the application holds still push back), so the head-of-line
     // exception ignores them, bounded to one more buffer in total however many ordered groups.
-    const uint64_t charge = d.msg_len + (ready_ ? 0 : kEarlyMessageBytes);
+    const uint32_t nseg = (d.msg_len + d.seg_size - 1) / d.seg_size;
+    const uint64_t charge = held_charge(d.msg_len) + segment_bitmap_bytes(nseg) + (ready_ ? 0 : kEarlyMessageBytes);
     const bool fits = budget.used + charge <= budget.capacity;
     bool hol_fits = false;
     if (ready_) {
@@ -113,7 +114,7 @@ RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, ui
     RecvMessage rm;
     rm.len = d.msg_len;
     rm.seg_size = d.seg_size;
-    rm.nseg = (d.msg_len + d.seg_size - 1) / d.seg_size;
+    rm.nseg = nseg;
     rm.bits = bitmap(rm.nseg);
     rm.buf.resize(d.msg_len);
     budget.used += charge;
@@ -130,6 +131,7 @@ RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, ui
   last_data = now;
   if (++rm.got < rm.nseg) return DataResult::kAccepted;
   Buffer buf = std::move(rm.buf);
+  budget.used -= segment_bitmap_bytes(rm.nseg);  // reassembled: the segment bitmap goes, the rest stays charged
   partial_.erase(pit);
   if (!ready_) {  // early: held until the table is known
     held_.emplace(d.msg, std::move(buf));
@@ -182,7 +184,7 @@ void RecvJob::on_abandon(const std::vector<uint32_t>& msgs, RecvBudget& budget,
     g.lost++;
     lost++;
     if (auto p = partial_.find(m); p != partial_.end()) {
-      budget.used -= p->second.buf.size();
+      budget.used -= partial_charge(p->second);
       partial_.erase(p);
     }
     lost_out->emplace_back(m, g.id);
@@ -219,8 +221,8 @@ bool RecvJob::complete() const {
 }
 
 void RecvJob::release_buffers(RecvBudget& budget) {
-  for (auto& [m, p] : partial_) budget.used -= p.buf.size();
-  for (auto& [m, h] : held_) budget.used -= h.size();
+  for (auto& [m, p] : partial_) budget.used -= partial_charge(p);
+  for (auto& [m, h] : held_) budget.used -= held_charge(h.size());
   budget.used -= std::min(budget.used, charged_table + uint64_t{early_messages_} * kEarlyMessageBytes);
   partial_.clear();
   held_.clear();

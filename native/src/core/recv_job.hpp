@@ -59,6 +59,14 @@ class RecvJob {
   // Charged while the job is known only from early data, and per message of early data on top of its length.
   static constexpr uint64_t kEarlyJobBytes = 256;
   static constexpr uint64_t kEarlyMessageBytes = 128;
+  // Every message the engine holds (in reassembly, held for order, delivered and not released yet) is charged
+  // its length plus this, for its map node, event and allocator overhead (about 110-250 bytes measured on glibc),
+  // so one-byte messages cannot hold 100x their charge (HostileMemoryTest); a message in reassembly is also
+  // charged its segment bitmap.
+  static constexpr uint64_t kMessageOverheadBytes = 256;
+  static uint64_t held_charge(uint64_t len) { return len + kMessageOverheadBytes; }
+  static uint64_t segment_bitmap_bytes(uint32_t nseg) { return (uint64_t{nseg} + 63) / 64 * sizeof(uint64_t); }
+  static uint64_t partial_charge(const RecvMessage& m) { return held_charge(m.len) + segment_bitmap_bytes(m.nseg); }
 
   // A job appears with its first packet: an ANNOUNCE chunk, or early DATA.
   RecvJob(JobId id, TimeNs now);

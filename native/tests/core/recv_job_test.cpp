@@ -58,6 +58,11 @@ std::vector<MessageId> ids(const std::vector<Delivery>& v) {
   return out;
 }
 
+// What a message is charged: held (complete), and in reassembly (plus its segment bitmap, one word here).
+constexpr uint64_t kO = RecvJob::kMessageOverheadBytes;
+constexpr uint64_t held(uint64_t len) { return len + kO; }
+constexpr uint64_t partial(uint64_t len) { return len + kO + 8; }
+
 }  // namespace
 
 TEST(RecvJobTest, GroupTableArrivesInChunksAndIsChecked) {
@@ -82,7 +87,7 @@ TEST(RecvJobTest, ExactGroupIsDeliveredInOrderAndApproximateAtOnce) {
   EXPECT_EQ(feed(j, b, 2, 100, 0, 100, &out), RecvJob::DataResult::kAccepted);
   EXPECT_EQ(feed(j, b, 1, 100, 0, 100, &out), RecvJob::DataResult::kAccepted);
   EXPECT_TRUE(out.empty()) << "held until message 0 arrives";
-  EXPECT_EQ(b.used, 200u);
+  EXPECT_EQ(b.used, 2 * held(100)) << "each held message is charged its length and its overhead";
   EXPECT_EQ(feed(j, b, 5, 150, 0, 100, &out), RecvJob::DataResult::kAccepted);
   EXPECT_TRUE(out.empty()) << "first of two segments";
   EXPECT_EQ(feed(j, b, 5, 150, 100, 100, &out), RecvJob::DataResult::kAccepted);
@@ -99,12 +104,12 @@ TEST(RecvJobTest, ExactGroupIsDeliveredInOrderAndApproximateAtOnce) {
 TEST(RecvJobTest, AdmissionRefusesBeyondTheBufferExceptTheNextInOrderMessage) {
   RecvJob j(1, 0);
   ASSERT_EQ(add(j, announce(1, 3, {{10, 3, 3}}, 1)), RecvJob::TableResult::kReady);
-  RecvBudget b{1000};
+  RecvBudget b{partial(800) + 200};
   std::vector<Delivery> out;
-  EXPECT_EQ(feed(j, b, 1, 800, 0, 100, &out), RecvJob::DataResult::kAccepted);  // 800 charged up front
+  EXPECT_EQ(feed(j, b, 1, 800, 0, 100, &out), RecvJob::DataResult::kAccepted);  // 800 + overhead charged up front
   EXPECT_EQ(feed(j, b, 2, 400, 0, 100, &out), RecvJob::DataResult::kNoBuffer);
   EXPECT_EQ(feed(j, b, 0, 400, 0, 100, &out), RecvJob::DataResult::kAccepted) << "head of line";
-  EXPECT_EQ(b.used, 1200u);
+  EXPECT_EQ(b.used, partial(800) + partial(400));  // both in reassembly (one segment each so far)
   EXPECT_EQ(feed(j, b, 2, 10, 0, 100, &out, true), RecvJob::DataResult::kNoBuffer)
       << "a message's last segment waits while the event queue is full";
   EXPECT_EQ(feed(j, b, 2, 10, 0, 100, &out, false), RecvJob::DataResult::kNoBuffer) << "and the buffer is full";
@@ -118,7 +123,7 @@ TEST(RecvJobTest, AbandonMarksApproximateMessagesLostAndRefusesExactOnes) {
   RecvBudget b{1 << 20};
   std::vector<Delivery> out;
   EXPECT_EQ(feed(j, b, 0, 200, 0, 100, &out), RecvJob::DataResult::kAccepted);  // partial
-  EXPECT_EQ(b.used, 200u);
+  EXPECT_EQ(b.used, partial(200));
   std::vector<std::pair<MessageId, uint64_t>> lost;
   uint64_t refused = 0;
   j.on_abandon({0, 2, 9}, b, &lost, &refused);
@@ -159,7 +164,7 @@ TEST(RecvJobTest, EarlyDataIsHeldUntilTheTableIsKnown) {
   EXPECT_EQ(feed(j, b, 9, 100, 0, 100, &out), RecvJob::DataResult::kAccepted);  // beyond the job (6 messages)
   EXPECT_TRUE(out.empty());
   EXPECT_EQ(j.early_messages(), 4u);
-  EXPECT_EQ(b.used, 450 + 4 * RecvJob::kEarlyMessageBytes);
+  EXPECT_EQ(b.used, partial(150) + 3 * held(100) + 4 * RecvJob::kEarlyMessageBytes);
   EXPECT_EQ(feed(j, b, 1, 100, 0, 100, &out), RecvJob::DataResult::kAccepted) << "a duplicate";
   EXPECT_FALSE(j.complete());
   std::vector<Delivery> started;
@@ -167,7 +172,7 @@ TEST(RecvJobTest, EarlyDataIsHeldUntilTheTableIsKnown) {
   ASSERT_EQ(add(j, announce(1, 6, {{10, 3, 1}, {11, 3, 3}}, 2), &b, &started, &refused), RecvJob::TableResult::kReady);
   EXPECT_EQ(ids(started), (std::vector<MessageId>{1})) << "message 4 waits for 3; 0 is partial; 9 is not a message";
   EXPECT_EQ(refused, 1u);
-  EXPECT_EQ(b.used, 350u) << "the early overhead is returned, and message 9's bytes";
+  EXPECT_EQ(b.used, partial(150) + 2 * held(100)) << "the early overhead is returned, and message 9's charge";
   EXPECT_EQ(feed(j, b, 0, 150, 100, 100, &out), RecvJob::DataResult::kAccepted);
   EXPECT_EQ(feed(j, b, 3, 100, 0, 100, &out), RecvJob::DataResult::kAccepted);
   EXPECT_EQ(ids(out), (std::vector<MessageId>{0, 3, 4}));
@@ -175,7 +180,8 @@ TEST(RecvJobTest, EarlyDataIsHeldUntilTheTableIsKnown) {
 
 TEST(RecvJobTest, EarlyDataIsRefusedOnlyWhenTheBufferIsFull) {
   RecvJob j(1, 0);
-  RecvBudget b{1000};
+  constexpr uint64_t kEarly = RecvJob::kEarlyMessageBytes;
+  RecvBudget b{partial(600) + kEarly + partial(100) + kEarly};
   std::vector<Delivery> out;
   EXPECT_EQ(feed(j, b, 0, 600, 0, 100, &out), RecvJob::DataResult::kAccepted);
   EXPECT_EQ(feed(j, b, 1, 200, 0, 100, &out), RecvJob::DataResult::kNoBuffer) << "200 + overhead does not fit";
