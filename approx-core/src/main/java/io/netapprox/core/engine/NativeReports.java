@@ -92,7 +92,7 @@ final class NativeReports {
             if (NativeEngine.reportGroup(report, i, g) != 0) {
                 return null;
             }
-            // Ids travel as ranges: a report's size is bounded by its range count, not by the job's size.
+            // Ids travel as ranges: a report costs its range count, not the job's size.
             int[] df = new int[(int) g[G_N_DELIVERED_RANGES]];
             int[] dl = new int[df.length];
             int[] lf = new int[(int) g[G_N_LOST_RANGES]];
