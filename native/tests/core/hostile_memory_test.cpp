@@ -14,7 +14,8 @@
 #include "core/wire.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/allocator_interface.h>
+// The sanitizer allocator's count (libasan exports it; GCC does not ship the header that declares it).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 using namespace netapprox::atp;
