@@ -16,14 +16,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Per-group error bounds, tested statistically: a query with {@code errorBound(group, e)}
- * overrides (tight 2% and 3%, loose 10%, the rest at the default 5%) runs 30 seeded jobs on the
- * MiniCluster (2 TaskManagers x 2 slots, 30% of every engine's outgoing datagrams dropped, senders
- * submit exactly the planned sample). Every answer carries its own group's bound; per group, the
- * share of sampled (window, group) averages within that group's own bound and the share covered by
- * their interval are each at least 0.95 minus 3 binomial standard errors of that group's number of
- * checks (no group below its target), and overall coverage is at least 0.93. The tight groups get a
- * larger sample than the loose ones, so the bound really reaches the transport's plan.
+ * Per-group error bounds, tested statistically: a query with {@code errorBound(group, e)} overrides
+ * (tight 2% and 3%, loose 10%, the rest at the default 5%) runs 30 seeded jobs on the MiniCluster
+ * (2 TaskManagers x 2 slots, 30% of every engine's outgoing datagrams dropped, senders submit
+ * exactly the planned sample). Every answer carries its own group's bound; per group, the share of
+ * sampled (window, group) averages within that group's own bound and the share covered by their
+ * interval are each at least 0.95 minus 3 binomial standard errors of that group's number of checks
+ * (no group below its target), and overall coverage is at least 0.93. The tight groups get a larger
+ * sample than the loose ones, so the bound really reaches the transport's plan.
  */
 class PerGroupBoundTest {
     static final FlinkCluster FLINK = new FlinkCluster();
@@ -34,6 +34,7 @@ class PerGroupBoundTest {
     static final int GROUPS = 6;
     static final double CONFIDENCE = 0.95;
     static final double DEFAULT_BOUND = 0.05;
+
     /** Group -> its bound: 0 and 1 tight (the largest groups), 4 and 5 loose, 2 and 3 default. */
     static final double[] BOUND = {0.02, 0.03, DEFAULT_BOUND, DEFAULT_BOUND, 0.10, 0.10};
 
@@ -134,8 +135,7 @@ class PerGroupBoundTest {
                 RUNS, coverage, allChecks, report);
         for (int g = 0; g < GROUPS; g++) {
             assertTrue(checks[g] >= 100, "group " + g + ": too few sampled answers " + checks[g]);
-            double floor =
-                    CONFIDENCE - 3 * Math.sqrt(CONFIDENCE * (1 - CONFIDENCE) / checks[g]);
+            double floor = CONFIDENCE - 3 * Math.sqrt(CONFIDENCE * (1 - CONFIDENCE) / checks[g]);
             double w = (double) within[g] / checks[g];
             double c = (double) covered[g] / checks[g];
             assertTrue(w >= floor, "group " + g + " within its bound " + w + " < " + floor);
