@@ -99,7 +99,18 @@ rest.address: {ip(JM)}
 rest.bind-address: {ip(JM)}
 rest.port: {REST_PORT}
 jobmanager.memory.process.size: 768m
-taskmanager.memory.process.size: {self.a.tm_memory}
+# TaskManagerRunner started directly (no flink-dist scripts) needs its resources spelled out
+taskmanager.cpu.cores: 2
+taskmanager.memory.framework.heap.size: 128m
+taskmanager.memory.task.heap.size: 384m
+taskmanager.memory.framework.off-heap.size: 128m
+taskmanager.memory.task.off-heap.size: 64m
+taskmanager.memory.managed.size: 64m
+taskmanager.memory.network.min: 64m
+taskmanager.memory.network.max: 64m
+taskmanager.memory.jvm-metaspace.size: 192m
+taskmanager.memory.jvm-overhead.min: 128m
+taskmanager.memory.jvm-overhead.max: 128m
 taskmanager.numberOfTaskSlots: 2
 parallelism.default: 4
 io.tmp.dirs: {self.tmp}
@@ -108,9 +119,9 @@ io.tmp.dirs: {self.tmp}
         self.spawn(JM, ["java", "-Xmx512m", log4j, "-cp", cp,
                         "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint",
                         "--configDir", conf], "jobmanager.log")
-        self.wait_log("jobmanager.log", r"Rest endpoint listening|Web frontend listening", 1, 120)
+        self.wait_for_slots(0, 120)  # the REST endpoint answers (the lab's log level is WARN)
         for h in TMS:
-            self.spawn(h, ["java", f"-Xmx{self.a.tm_heap}", log4j, "-cp", cp,
+            self.spawn(h, ["java", f"-Xmx{self.a.tm_heap}", "-XX:MaxDirectMemorySize=400m", log4j, "-cp", cp,
                            "org.apache.flink.runtime.taskexecutor.TaskManagerRunner", "--configDir", conf,
                            "-D", f"taskmanager.host={ip(h)}", "-D", f"taskmanager.bind-host={ip(h)}",
                            "-D", f"taskmanager.resource-id=tm-h{h}"],
@@ -215,8 +226,7 @@ def main(argv=None) -> int:
     ap.add_argument("--overhead-rows", default="1000000")
     ap.add_argument("--skip-latency", action="store_true")
     ap.add_argument("--skip-overhead", action="store_true")
-    ap.add_argument("--tm-memory", default="1280m")
-    ap.add_argument("--tm-heap", default="600m")
+    ap.add_argument("--tm-heap", default="512m", help="TaskManager -Xmx (framework + task heap)")
     ap.add_argument("--app-timeout", type=float, default=1800)
     ap.add_argument("--name", default="flinkbench")
     ap.add_argument("--conf", action="append", default=[], help="extra approx.KEY=VALUE for the approximate runs")
