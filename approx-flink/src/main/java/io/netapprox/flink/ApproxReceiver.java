@@ -193,6 +193,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                                 toMailbox(() -> finish(key, null, err));
                                 return;
                             }
+                            toMailbox(() -> armDeadline(key, e));
                             exchange.pull(
                                     m.engineId,
                                     () -> {
@@ -200,7 +201,6 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                                             return CompletableFuture.completedFuture(null);
                                         }
                                         e.pullStartedNanos = System.nanoTime();
-                                        toMailbox(() -> armDeadline(key, e));
                                         IncomingTransfer t =
                                                 peer.request(
                                                         key.toBytes(),
@@ -223,12 +223,13 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     }
 
     /**
-     * The epoch's deadline runs from the start of its pull, not from its manifest: the first epochs
-     * from a peer wait for the connection (up to the rendezvous and the connect timeout), and later
-     * ones queue behind earlier pulls from the same peer ({@code approx.concurrentPulls}); counting
-     * that wait left the first windows of a loaded machine's demo too little time to transfer. The
-     * wait itself is bounded by the connect timeout and by the earlier pulls' deadlines. Task
-     * thread.
+     * The epoch's deadline runs from the moment its peer is connected, not from its manifest: the
+     * first epochs from a peer wait for the connection (up to the rendezvous and the connect
+     * timeout, seconds on a loaded machine), which left the first windows of the demo too little
+     * time to transfer. Queueing behind earlier pulls from the same peer does count, so a watermark
+     * is held at most the connection time plus {@code approx.epochTimeout} however many epochs
+     * queue (with the deadline from the start of each pull, a stalled peer held it for every queued
+     * epoch in turn). Task thread.
      */
     private void armDeadline(OutboxKey key, IncomingEpoch<K> e) {
         if (e.closed || e.emitted || pending.get(key) != e) {
