@@ -65,9 +65,18 @@ public final class FlinkBench {
         String cand = what.equals("overhead") ? "approx-flag-off" : "approximate";
         System.out.printf(
                 "# FlinkBench %s: %,d taxi trips over %d minutes, per zone and 1-minute window avg(fare)"
-                        + " and count, %d runs each after a warm-up, interleaved; local cluster 2 TM x"
-                        + " 2 slots; e_max %.2f, loss %.2f; machine: %d cores (shared)%n",
-                what, rows, minutes, runs, eMax, loss, Runtime.getRuntime().availableProcessors());
+                        + " and count, %d runs each after a warm-up, interleaved; %s; e_max %.2f,"
+                        + " loss %.2f; machine: %d cores (shared)%n",
+                what,
+                rows,
+                minutes,
+                runs,
+                opt.containsKey("cluster")
+                        ? "cluster " + opt.get("cluster")
+                        : "local cluster 2 TM x 2 slots",
+                eMax,
+                loss,
+                Runtime.getRuntime().availableProcessors());
         run(base, rows, minutes, eMax, loss); // warm-up
         run(cand, rows, minutes, eMax, loss);
         List<Double> b = new ArrayList<>();
