@@ -16,6 +16,7 @@
 
 #include <array>
 #include <deque>
+#include <vector>
 
 #include "core/engine.hpp"
 #include "core/wire.hpp"
@@ -43,6 +44,7 @@ struct SentPacket {
   JobId job = 0;                    // DATA and control frames
   MessageId msg = 0;                // DATA
   uint32_t seg = 0;                 // DATA
+  std::vector<MessageId> bundled;   // DATA bundle: the whole messages it carries (msg and seg unused)
   uint64_t ctrl = 0;                // control frame id
   uint8_t dscp = 0;                 // the queue it travels in: ordering holds only among packets of one DSCP
   bool overtaken_in_queue = false;  // declared lost behind a packet of its own DSCP (true reordering if acked late)

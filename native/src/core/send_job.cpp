@@ -178,6 +178,14 @@ void SendJob::on_segment_late_ack(MessageId m, uint32_t seg) {
   if (grp.delivered == grp.target && !grp.exact()) give_up_rest(gi);
 }
 
+bool SendJob::next_is_whole_message(uint32_t max_len, bool* exact) const {
+  if (ready_.empty()) return false;
+  const SendMessage& msg = live_.at(ready_.begin()->second);
+  if (msg.segs.size() != 1 || msg.data.size() > max_len) return false;
+  *exact = groups[msg.group].exact();
+  return true;
+}
+
 bool SendJob::take_next_segment(SegmentToSend* out) {
   while (!ready_.empty()) {
     const MessageId m = ready_.begin()->second;

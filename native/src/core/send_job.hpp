@@ -101,6 +101,10 @@ class SendJob {
   void on_segment_lost(MessageId m, uint32_t seg);
 
   bool has_ready() const { return !ready_.empty(); }
+  // Whether the next segment to send is a whole message (its only segment) of at most max_len bytes, and if so
+  // whether its group is exact. Lets the engine coalesce small messages into one DATA bundle without changing
+  // the send order.
+  bool next_is_whole_message(uint32_t max_len, bool* exact) const;
   // Marks the next segment in flight; false when nothing is ready.
   bool take_next_segment(SegmentToSend* out);
 
