@@ -387,8 +387,8 @@ struct Engine::Impl {
     return wire::kHeaderBytes + body_len + wire::kTagBytes;
   }
 
-  void record_sent(Session& s, const SentPacket& p, TimeNs now) {
-    s.recovery.on_sent(p, now);
+  void record_sent(Session& s, SentPacket& p, TimeNs now) {
+    s.recovery.on_sent(std::move(p), now);
     s.last_tx = now;
   }
 

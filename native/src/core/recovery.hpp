@@ -72,7 +72,7 @@ class Recovery {
 
   uint64_t next_pn() const { return next_pn_; }
   // Records a packet sent now under next_pn() and advances it.
-  void on_sent(const SentPacket& p, TimeNs now);
+  void on_sent(SentPacket p, TimeNs now);
   // A datagram sent outside the log (the CLOSE sealed at close time) still consumes its number.
   void skip_pn() { next_pn_++; }
 
