@@ -502,12 +502,12 @@ struct Engine::Impl {
     bool next_exact = exact;
     const uint32_t room = bundle_room();
     SegmentToSend seg;
-    while (count < UINT16_MAX && j.may_send_data() &&
-           j.next_is_whole_message(std::min<uint32_t>(max_bundled_message(),
-                                                      room - static_cast<uint32_t>(w.size() - wire::kBundleFixedBytes) -
-                                                          static_cast<uint32_t>(wire::kBundleEntryBytes)),
-                                   &next_exact) &&
-           next_exact == exact && w.size() - wire::kBundleFixedBytes + wire::kBundleEntryBytes + 1 <= room) {
+    while (count < UINT16_MAX && j.may_send_data()) {
+      const size_t used = w.size() - wire::kBundleFixedBytes;
+      if (used + wire::kBundleEntryBytes + 1 > room) break;
+      const uint32_t fits =
+          std::min<uint32_t>(max_bundled_message(), room - static_cast<uint32_t>(used + wire::kBundleEntryBytes));
+      if (!j.next_is_whole_message(fits, &next_exact) || next_exact != exact) break;
       if (!j.take_next_segment(&seg)) break;
       w.u32(seg.msg);
       w.u16(static_cast<uint16_t>(seg.len));
@@ -515,10 +515,10 @@ struct Engine::Impl {
       p.bundled.push_back(seg.msg);
       p.bytes += seg.len;
       p.retransmission = p.retransmission || seg.retransmission;
-      if (seg.retransmission) j.retransmitted++;
       ++count;
     }
     if (count == 0) return 0;
+    if (p.retransmission) j.retransmitted++;  // packets, as for DATA
     body[4] = static_cast<uint8_t>(count >> 8);
     body[5] = static_cast<uint8_t>(count);
     const size_t total = seal(s, buf, PacketType::kDataBundle, w.size());
