@@ -14,6 +14,7 @@ PACKAGES=(
   nlohmann-json3-dev   # JSON output of the perf tool
   iproute2             # ip netns / veth / tc for the network lab
   unzip                # scripts/test.sh inspects the approx-core and approx-spark jars
+  linux-perf           # benchmarks/netlab/veth_profile.sh (per-datagram CPU budget, docs/driver.md)
 )
 
 log() { echo "[setup] $*"; }

@@ -57,7 +57,7 @@ void parse_all(const uint8_t* p, size_t n) {
   wire::Header h;
   if (wire::parse_header(p, n, &h) == wire::ParseError::kOk) {
     FUZZ_CHECK(size_t{h.body_len} + wire::kOverheadBytes == n);
-    FUZZ_CHECK(static_cast<uint8_t>(h.type) >= 1 && static_cast<uint8_t>(h.type) <= 9);
+    FUZZ_CHECK(static_cast<uint8_t>(h.type) >= 1 && static_cast<uint8_t>(h.type) <= 10);
   }
   wire::Data d;
   if (wire::parse_data(p, n, &d) == wire::ParseError::kOk) {
@@ -69,6 +69,22 @@ void parse_all(const uint8_t* p, size_t n) {
     // still not accept a length it truncated.
     FUZZ_CHECK(n <= wire::kDataHeaderBytes + 0xFFFF ? d.payload_len == n - wire::kDataHeaderBytes : true);
     touch(d.payload, d.payload_len);
+  }
+  wire::Bundle bu;
+  if (wire::parse_bundle(p, n, &bu) == wire::ParseError::kOk) {
+    // Entries tile the body exactly, each with at least one byte; re-encoding gives back the input.
+    FUZZ_CHECK(!bu.entries.empty());
+    std::vector<uint8_t> v;
+    w32(v, bu.job);
+    w16(v, static_cast<uint16_t>(bu.entries.size()));
+    w16(v, 0);
+    for (const auto& e : bu.entries) {
+      FUZZ_CHECK(e.len > 0 && e.payload >= p && e.payload + e.len <= p + n);
+      w32(v, e.msg);
+      w16(v, e.len);
+      v.insert(v.end(), e.payload, e.payload + e.len);
+    }
+    FUZZ_CHECK(same(v, p, n));
   }
   wire::Ack a;
   if (wire::parse_ack(p, n, &a) == wire::ParseError::kOk) {
@@ -209,8 +225,9 @@ class Harness {
         now_ += dt == 255 ? TimeNs(2'000'000'000) : TimeNs(dt) * 100'000;
       }
       parse_all(body, len);
-      if (op < 9) {
-        send_packet(static_cast<wire::PacketType>(op + 1), flags, pn, body, len);
+      if (op < 9 || op == fuzz::kOpBundle) {
+        send_packet(op < 9 ? static_cast<wire::PacketType>(op + 1) : wire::PacketType::kDataBundle, flags, pn, body,
+                    len);
         if (!(flags & fuzz::kExplicitPn)) ++next_pn_;
       } else if (op == fuzz::kOpUpdateMsr) {
         std::vector<std::pair<uint32_t, double>> msrs;
@@ -359,6 +376,11 @@ class Harness {
         case wire::PacketType::kCancel: {
           uint32_t j;
           e = wire::parse_cancel(b, bl, &j);
+          break;
+        }
+        case wire::PacketType::kDataBundle: {
+          wire::Bundle bu;
+          e = wire::parse_bundle(b, bl, &bu);
           break;
         }
       }

@@ -15,7 +15,8 @@
 // sealed record = op u8, flags u8, [pn u64 if flags & kExplicitPn], dt u8, len u16 (big-endian), len bytes
 //   op % kNumOps: 0..8 = a packet of type op + 1 with the len bytes as its body;
 //                 9 = update_msr on the send job (body: pairs of {group u8, msr u8 (/255)}),
-//                 10 = cancel_job on the send job, 11 = close_session and reopen it, 12 = only let time pass
+//                 10 = cancel_job on the send job, 11 = close_session and reopen it, 12 = only let time pass,
+//                 13 = a DATA bundle (type 10) with the len bytes as its body
 //   flags: kWrongDirection - the initiator flag of our own side (a reflected packet)
 //          kExplicitPn     - a packet number follows instead of the next one in sequence
 //          kBadTag         - one tag bit flipped after sealing
@@ -65,8 +66,8 @@ constexpr uint8_t kNoDrain = 0x20;
 constexpr uint8_t kAesTag = 0x40;
 constexpr uint8_t kHeaderOnly = 0x80;
 
-constexpr uint8_t kNumOps = 13;
-constexpr uint8_t kOpUpdateMsr = 9, kOpCancel = 10, kOpReopen = 11, kOpWait = 12;
+constexpr uint8_t kNumOps = 14;
+constexpr uint8_t kOpUpdateMsr = 9, kOpCancel = 10, kOpReopen = 11, kOpWait = 12, kOpBundle = 13;
 
 // The send job the engine runs when kSendJob is set: job 77, group 0 = 4 exact messages, group 1 = 8 messages
 // with MSR 0.5 (target 4). Message sizes (max_datagram 1472, so 1412 payload bytes per segment): group 0 message i

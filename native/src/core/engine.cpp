@@ -94,6 +94,7 @@ struct Engine::Impl {
   };
   static constexpr size_t kMaxFarewells = 256;
   std::deque<Farewell> farewells;
+  wire::Bundle bundle_scratch;  // parsed DATA bundle, reused (no allocation per datagram)
 
   explicit Impl(const EngineConfig& c)
       : cfg(c),
@@ -269,7 +270,7 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           j->packets_acked++;
           j->rate.on_resolved(true, p.size);
-          j->on_segment_acked(p.msg, p.seg);
+          for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_acked(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
         frame_acked(p.ctrl);
@@ -281,7 +282,7 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           j->packets_lost++;
           j->rate.on_resolved(false, p.size);
-          j->on_segment_lost(p.msg, p.seg);
+          for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_lost(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
         auto it = frame(p.ctrl);
@@ -302,11 +303,22 @@ struct Engine::Impl {
           if (j->packets_lost > 0) j->packets_lost--;
           j->packets_acked++;
           j->rate.on_late_ack(p.size);
-          j->on_segment_late_ack(p.msg, p.seg);
+          for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_late_ack(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
         frame_acked(p.ctrl);  // any copy of a frame acknowledges it
       }
+    }
+
+    // A DATA packet's segments: its one segment, or each whole message of a bundle (its segment 0). A bundle's
+    // fate is every message's fate: its loss loses all of them, each then retransmitted or given up on its own.
+    template <typename F>
+    static void for_each_segment(const SentPacket& p, F&& f) {
+      if (p.bundled.empty()) {
+        f(p.msg, p.seg);
+        return;
+      }
+      for (MessageId m : p.bundled) f(m, 0);
     }
 
     void frame_acked(uint64_t id) {
@@ -365,9 +377,9 @@ struct Engine::Impl {
   size_t seal(Session& s, uint8_t* buf, PacketType type, size_t body_len) {
     const uint64_t pn = s.recovery.next_pn();
     const bool header_only = !cfg.payload_auth && type == PacketType::kData;
-    const uint8_t flags =
-        static_cast<uint8_t>((use_aes && s.peer_aes_capable ? wire::kFlagAesGcm : 0) |
-                             (use_aes ? wire::kFlagAesCapable : 0) | (header_only ? wire::kFlagHeaderOnlyAuth : 0));
+    const uint8_t flags = static_cast<uint8_t>(
+        (use_aes && s.peer_aes_capable ? wire::kFlagAesGcm : 0) | (use_aes ? wire::kFlagAesCapable : 0) |
+        (header_only ? wire::kFlagHeaderOnlyAuth : 0) | (cfg.coalesce_messages ? wire::kFlagBundles : 0));
     wire::write_header(buf, type, s.initiator, s.id, pn, flags);
     wire::set_body_len(buf, static_cast<uint16_t>(body_len));
     const size_t covered = wire::kHeaderBytes + (header_only ? wire::kDataHeaderBytes : body_len);
@@ -375,8 +387,8 @@ struct Engine::Impl {
     return wire::kHeaderBytes + body_len + wire::kTagBytes;
   }
 
-  void record_sent(Session& s, const SentPacket& p, TimeNs now) {
-    s.recovery.on_sent(p, now);
+  void record_sent(Session& s, SentPacket& p, TimeNs now) {
+    s.recovery.on_sent(std::move(p), now);
     s.last_tx = now;
   }
 
@@ -461,7 +473,70 @@ struct Engine::Impl {
   }
   uint8_t control_dscp() const { return cfg.dscp_by_class[0]; }
 
+  // Payload room of a DATA bundle, and the largest message worth bundling (at least two fit).
+  uint32_t bundle_room() const {
+    return cfg.max_datagram - static_cast<uint32_t>(wire::kOverheadBytes + wire::kBundleFixedBytes);
+  }
+  uint32_t max_bundled_message() const { return static_cast<uint32_t>(bundle_room() / 2 - wire::kBundleEntryBytes); }
+
+  // Pacing: the job at its rate R, the host at the line rate; a short burst allowance lets drivers batch.
+  void paced(SendJob& j, TimeNs now, size_t total) {
+    j.rate.on_sent(now, total);
+    const TimeNs burst = RateController::kBurstAllowance;
+    global_next_send =
+        std::max(global_next_send, now > burst ? now - burst : 0) + TimeNs(double(total) * 1e9 / r_max());
+  }
+
+  // Several whole small messages of one job, in send order, of one class (exact or not: one DSCP), in one
+  // datagram. Each keeps its own fate (for_each_segment): acknowledged, given up or retransmitted per message.
+  size_t build_bundle(Session& s, SendJob& j, bool exact, uint8_t* buf, TimeNs now, uint8_t* dscp) {
+    uint8_t* body = buf + wire::kHeaderBytes;
+    wire::Writer w(body, cfg.max_datagram - wire::kOverheadBytes);
+    w.u32(j.id);
+    w.u16(0);  // count, set below
+    w.u16(0);
+    SentPacket p;
+    p.kind = SentPacket::Kind::kData;
+    p.job = j.id;
+    uint16_t count = 0;
+    bool next_exact = exact;
+    const uint32_t room = bundle_room();
+    SegmentToSend seg;
+    while (count < UINT16_MAX && j.may_send_data()) {
+      const size_t used = w.size() - wire::kBundleFixedBytes;
+      if (used + wire::kBundleEntryBytes + 1 > room) break;
+      const uint32_t fits =
+          std::min<uint32_t>(max_bundled_message(), room - static_cast<uint32_t>(used + wire::kBundleEntryBytes));
+      if (!j.next_is_whole_message(fits, &next_exact) || next_exact != exact) break;
+      if (!j.take_next_segment(&seg)) break;
+      w.u32(seg.msg);
+      w.u16(static_cast<uint16_t>(seg.len));
+      w.bytes(seg.payload, seg.len);
+      p.bundled.push_back(seg.msg);
+      p.bytes += seg.len;
+      p.retransmission = p.retransmission || seg.retransmission;
+      ++count;
+    }
+    if (count == 0) return 0;
+    if (p.retransmission) j.retransmitted++;  // packets, as for DATA
+    body[4] = static_cast<uint8_t>(count >> 8);
+    body[5] = static_cast<uint8_t>(count);
+    const size_t total = seal(s, buf, PacketType::kDataBundle, w.size());
+    *dscp = data_dscp(j, exact);
+    p.dscp = *dscp;
+    p.size = static_cast<uint32_t>(total);
+    j.last_data_sent = now;
+    record_sent(s, p, now);
+    j.packets_sent++;
+    j.bytes_sent += total;
+    paced(j, now, total);
+    return total;
+  }
+
   size_t build_data(Session& s, SendJob& j, uint8_t* buf, TimeNs now, uint8_t* dscp) {
+    bool exact = false;
+    if (cfg.coalesce_messages && s.peer_bundles && j.next_is_whole_message(max_bundled_message(), &exact))
+      return build_bundle(s, j, exact, buf, now, dscp);
     SegmentToSend seg;
     if (!j.take_next_segment(&seg)) return 0;
     uint8_t* body = buf + wire::kHeaderBytes;
@@ -489,11 +564,7 @@ struct Engine::Impl {
     j.packets_sent++;
     j.bytes_sent += total;
     if (seg.retransmission) j.retransmitted++;
-    // Pacing: the job at its rate R, the host at the line rate; a short burst allowance lets drivers batch.
-    j.rate.on_sent(now, total);
-    const TimeNs burst = RateController::kBurstAllowance;
-    global_next_send =
-        std::max(global_next_send, now > burst ? now - burst : 0) + TimeNs(double(total) * 1e9 / r_max());
+    paced(j, now, total);
     return total;
   }
 
@@ -710,6 +781,18 @@ struct Engine::Impl {
     return true;
   }
 
+  // Each message of a bundle goes through on_data as a one-segment message. The bundle is acknowledged only when
+  // every message was taken; otherwise the sender learns of its loss and decides per message (messages already
+  // taken are duplicates the receiver ignores, or given-up ones it has: see section 5).
+  bool on_bundle(Session& s, const wire::Bundle& b, TimeNs now) {
+    bool all = true;
+    for (const wire::BundleEntry& e : b.entries) {
+      wire::Data d{b.job, e.msg, e.len, 0, e.len, e.payload, e.len};
+      if (!on_data(s, d, now)) all = false;
+    }
+    return all;
+  }
+
   // Frames for a job whose announce is still incomplete are not acknowledged, so the sender repeats them.
   bool job_pending_or_finished(const Session& s, JobId job, bool* accepted) const {
     auto it = s.recv_jobs.find(job);
@@ -812,6 +895,7 @@ struct Engine::Impl {
       return;  // s is gone
     }
     s.peer_aes_capable = (h.flags & wire::kFlagAesCapable) != 0;  // authenticated: the peer says what it can check
+    s.peer_bundles = (h.flags & wire::kFlagBundles) != 0;
     const uint8_t* body = data + wire::kHeaderBytes;
     bool accepted = true;
     bool eliciting = true;
@@ -821,6 +905,11 @@ struct Engine::Impl {
         wire::Data d;
         err = wire::parse_data(body, body_len, &d);
         if (err == wire::ParseError::kOk) accepted = on_data(s, d, now);
+        break;
+      }
+      case PacketType::kDataBundle: {
+        err = wire::parse_bundle(body, body_len, &bundle_scratch);
+        if (err == wire::ParseError::kOk) accepted = on_bundle(s, bundle_scratch, now);
         break;
       }
       case PacketType::kAck: {
@@ -894,7 +983,8 @@ struct Engine::Impl {
     s.received.mark(h.packet_number);
     if (!eliciting) return;
     s.unacked_eliciting++;
-    if (s.unacked_eliciting >= cfg.ack_every || !in_order || h.type != PacketType::kData) {
+    const bool is_data = h.type == PacketType::kData || h.type == PacketType::kDataBundle;
+    if (s.unacked_eliciting >= cfg.ack_every || !in_order || !is_data) {
       s.ack_now = true;
     } else if (s.ack_deadline == kNever) {
       s.ack_deadline = now + cfg.ack_delay;
@@ -972,6 +1062,9 @@ Status Engine::open_session(SessionId id, const uint8_t key[kKeyBytes], PeerId p
   s->generation = I.next_generation++;
   s->peer = peer;
   s->initiator = initiator;
+  // Bundles go from the first packet on (a peer of this wire version parses them whatever its own setting); the
+  // peer's authenticated packets then say whether it wants them (wire::kFlagBundles).
+  s->peer_bundles = I.cfg.coalesce_messages;
   s->created = s->last_rx = s->last_tx = now;
   s->peer_window = I.cfg.recv_buffer_bytes;
   s->recv.capacity = I.cfg.recv_buffer_bytes;

@@ -110,6 +110,9 @@ struct EngineConfig {
   // with payload_auth on drops packets whose tag does not cover the payload.
   bool payload_auth = true;
   bool prefer_aes_gcm = true;  // AES-256-GCM tags where AES-NI is available (else ChaCha20-Poly1305)
+  // Coalesce small whole messages of one job into DATA bundles (docs/protocol.md section 1) when the peer accepts
+  // them, and tell peers that this endpoint accepts them. Off: plain DATA only (what a pre-bundle peer speaks).
+  bool coalesce_messages = true;
   Mode mode = Mode::kFull;
   FaultInjection faults;
 

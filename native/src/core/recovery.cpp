@@ -1,6 +1,7 @@
 #include "core/recovery.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace netapprox::atp {
 
@@ -29,9 +30,9 @@ TimeNs Recovery::time_threshold() const {
   return rtt + rtt * reorder_eighths_ / 8;
 }
 
-void Recovery::on_sent(const SentPacket& p, TimeNs now) {
+void Recovery::on_sent(SentPacket p, TimeNs now) {
   if (sent_.empty()) base_pn_ = next_pn_;
-  sent_.push_back(p);
+  sent_.push_back(std::move(p));
   SentPacket& q = sent_.back();
   q.sent = now;
   if (q.state == SentPacket::State::kInFlight) {

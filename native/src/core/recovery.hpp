@@ -16,6 +16,7 @@
 
 #include <array>
 #include <deque>
+#include <vector>
 
 #include "core/engine.hpp"
 #include "core/wire.hpp"
@@ -43,6 +44,7 @@ struct SentPacket {
   JobId job = 0;                    // DATA and control frames
   MessageId msg = 0;                // DATA
   uint32_t seg = 0;                 // DATA
+  std::vector<MessageId> bundled;   // DATA bundle: the whole messages it carries (msg and seg unused)
   uint64_t ctrl = 0;                // control frame id
   uint8_t dscp = 0;                 // the queue it travels in: ordering holds only among packets of one DSCP
   bool overtaken_in_queue = false;  // declared lost behind a packet of its own DSCP (true reordering if acked late)
@@ -70,7 +72,7 @@ class Recovery {
 
   uint64_t next_pn() const { return next_pn_; }
   // Records a packet sent now under next_pn() and advances it.
-  void on_sent(const SentPacket& p, TimeNs now);
+  void on_sent(SentPacket p, TimeNs now);
   // A datagram sent outside the log (the CLOSE sealed at close time) still consumes its number.
   void skip_pn() { next_pn_++; }
 

@@ -111,6 +111,13 @@ RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, ui
           head_of_line && budget.app_held + charge <= budget.capacity && budget.used + charge <= 2 * budget.capacity;
     }
     if (!fits && !hol_fits) return DataResult::kNoBuffer;
+    if (d.offset == 0 && d.payload_len == d.msg_len) {          // a whole message in one segment: no reassembly state
+      if (ready_ && events_full) return DataResult::kNoBuffer;  // the application lags
+      budget.used += charge;
+      if (!ready_) early_messages_++;
+      last_data = now;
+      return complete_message(d.msg, Buffer(d.payload, d.payload + d.payload_len), out, completed);
+    }
     RecvMessage rm;
     rm.len = d.msg_len;
     rm.seg_size = d.seg_size;
@@ -133,15 +140,23 @@ RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, ui
   Buffer buf = std::move(rm.buf);
   budget.used -= segment_bitmap_bytes(rm.nseg);  // reassembled: the segment bitmap goes, the rest stays charged
   partial_.erase(pit);
+  return complete_message(d.msg, std::move(buf), out, completed);
+}
+
+RecvJob::DataResult RecvJob::complete_message(MessageId m, Buffer buf, std::vector<Delivery>* out, bool* completed) {
   if (!ready_) {  // early: held until the table is known
-    held_.emplace(d.msg, std::move(buf));
+    held_.emplace(m, std::move(buf));
     return DataResult::kAccepted;
   }
-  RecvGroup& g = groups[group_of(d.msg)];
+  RecvGroup& g = groups[group_of(m)];
   if (!g.ordered) {
-    deliver(g, d.msg, std::move(buf), out);
+    deliver(g, m, std::move(buf), out);
+  } else if (m == g.base + g.next_in_order) {  // the next in order (the common case): no detour through held_
+    deliver(g, m, std::move(buf), out);
+    g.next_in_order++;
+    advance_in_order(g, out);
   } else {
-    held_.emplace(d.msg, std::move(buf));
+    held_.emplace(m, std::move(buf));
     advance_in_order(g, out);
   }
   *completed = true;

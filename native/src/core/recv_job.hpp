@@ -122,6 +122,8 @@ class RecvJob {
 
  private:
   void deliver(RecvGroup& g, MessageId m, Buffer buf, std::vector<Delivery>* out);
+  // A message is complete: delivered, held for order, or (table incomplete) held as early data.
+  DataResult complete_message(MessageId m, Buffer buf, std::vector<Delivery>* out, bool* completed);
   void advance_in_order(RecvGroup& g, std::vector<Delivery>* out);
   void adopt_early_data(RecvBudget& budget, std::vector<Delivery>* out, uint64_t* refused);
 

@@ -49,6 +49,7 @@ Status SendJob::submit(uint32_t group_index, uint32_t index, const uint8_t* data
   bit_set(submitted_, m);
   SendMessage msg;
   msg.group = group_index;
+  msg.data = take_spare(len);
   msg.data.assign(data, data + len);
   msg.seg_size = seg_size_;
   const uint32_t nseg = static_cast<uint32_t>((len + msg.seg_size - 1) / msg.seg_size);
@@ -108,6 +109,7 @@ void SendJob::abandon(MessageId m, bool for_loss) {
   session_buffered_ -= it->second.data.size();
   groups[it->second.group].lost++;
   pending_abandon_.push_back(m);
+  recycle(std::move(it->second.data));
   live_.erase(it);
 }
 
@@ -132,6 +134,7 @@ void SendJob::on_segment_acked(MessageId m, uint32_t seg) {
     const uint32_t gi = msg.group;
     if (msg.in_ready) ready_.erase({msg.ready_key, m});
     session_buffered_ -= msg.data.size();
+    recycle(std::move(msg.data));
     live_.erase(it);
     SendGroup& g = groups[gi];
     g.delivered++;
@@ -176,6 +179,28 @@ void SendJob::on_segment_late_ack(MessageId m, uint32_t seg) {
   grp.lost--;
   grp.delivered++;
   if (grp.delivered == grp.target && !grp.exact()) give_up_rest(gi);
+}
+
+Buffer SendJob::take_spare(size_t len) {
+  if (spare_.empty() || spare_.back().capacity() < len) return Buffer();
+  Buffer b = std::move(spare_.back());
+  spare_.pop_back();
+  spare_bytes_ -= b.capacity();
+  return b;
+}
+
+void SendJob::recycle(Buffer&& b) {
+  if (b.capacity() < kMinSpareBytes || spare_bytes_ + b.capacity() > kMaxSpareBytes) return;
+  spare_bytes_ += b.capacity();
+  spare_.push_back(std::move(b));
+}
+
+bool SendJob::next_is_whole_message(uint32_t max_len, bool* exact) const {
+  if (ready_.empty()) return false;
+  const SendMessage& msg = live_.at(ready_.begin()->second);
+  if (msg.segs.size() != 1 || msg.data.size() > max_len) return false;
+  *exact = groups[msg.group].exact();
+  return true;
 }
 
 bool SendJob::take_next_segment(SegmentToSend* out) {

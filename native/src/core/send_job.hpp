@@ -101,6 +101,10 @@ class SendJob {
   void on_segment_lost(MessageId m, uint32_t seg);
 
   bool has_ready() const { return !ready_.empty(); }
+  // Whether the next segment to send is a whole message (its only segment) of at most max_len bytes, and if so
+  // whether its group is exact. Lets the engine coalesce small messages into one DATA bundle without changing
+  // the send order.
+  bool next_is_whole_message(uint32_t max_len, bool* exact) const;
   // Marks the next segment in flight; false when nothing is ready.
   bool take_next_segment(SegmentToSend* out);
 
@@ -138,6 +142,15 @@ class SendJob {
   };
   std::unordered_map<MessageId, GivenUp> given_up_;
   uint64_t messages_submitted_ = 0, segments_submitted_ = 0;  // mean packets per message (packet-level TLR)
+  // Buffers of finished messages, reused by later submits: a large message then costs no fresh pages (page faults
+  // and zeroing were ~5% of the sender's CPU for 64 KiB messages, docs/driver.md). Bounded per job; small
+  // buffers are not kept (malloc serves them well).
+  static constexpr size_t kMinSpareBytes = 4096;
+  static constexpr uint64_t kMaxSpareBytes = 1 << 20;
+  std::vector<Buffer> spare_;
+  uint64_t spare_bytes_ = 0;
+  Buffer take_spare(size_t len);
+  void recycle(Buffer&& b);
 };
 
 }  // namespace netapprox::atp

@@ -37,6 +37,7 @@ struct Session {
   PeerId peer = 0;
   bool initiator = false;
   bool peer_aes_capable = false;  // learned from the peer's authenticated packets (wire::kFlagAesCapable)
+  bool peer_bundles = false;      // the peer wants DATA bundles (wire::kFlagBundles): assumed, then learned
   TimeNs created = 0, last_rx = 0, last_tx = 0;
   TimeNs active_since = 0;  // when the session last went from no jobs to some: peer death counts from here
   // receive side

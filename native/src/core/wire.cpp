@@ -73,7 +73,7 @@ ParseError parse_header(const uint8_t* p, size_t len, Header* h) {
   if (load16(p) != kMagic) return ParseError::kBadMagic;
   if (p[2] != kVersion) return ParseError::kBadVersion;
   const uint8_t type = p[3];
-  if (type < static_cast<uint8_t>(PacketType::kData) || type > static_cast<uint8_t>(PacketType::kCancel))
+  if (type < static_cast<uint8_t>(PacketType::kData) || type > static_cast<uint8_t>(PacketType::kDataBundle))
     return ParseError::kBadType;
   if ((p[4] & ~kKnownFlags) != 0 || p[5] != 0) return ParseError::kBadFlags;
   // Header-only authentication exists for bulk data only; control packets are always fully covered.
@@ -104,6 +104,28 @@ ParseError parse_data(const uint8_t* b, size_t len, Data* d) {
   // Every segment but the last is exactly seg_size long; the last one ends the message.
   const uint32_t expect = std::min<uint32_t>(d->seg_size, d->msg_len - d->offset);
   if (d->payload_len != expect) return ParseError::kBadBody;
+  return ParseError::kOk;
+}
+
+ParseError parse_bundle(const uint8_t* b, size_t len, Bundle* out) {
+  if (len < kBundleFixedBytes + kBundleEntryBytes + 1) return ParseError::kBadBody;
+  out->job = load32(b);
+  const uint16_t count = load16(b + 4);
+  if (load16(b + 6) != 0 || count == 0) return ParseError::kBadBody;
+  out->entries.clear();
+  size_t off = kBundleFixedBytes;
+  for (uint16_t i = 0; i < count; ++i) {
+    if (len - off < kBundleEntryBytes + 1) return ParseError::kBadBody;
+    BundleEntry e;
+    e.msg = load32(b + off);
+    e.len = load16(b + off + 4);
+    off += kBundleEntryBytes;
+    if (e.len == 0 || e.len > len - off) return ParseError::kBadBody;  // every message has at least one byte
+    e.payload = b + off;
+    off += e.len;
+    out->entries.push_back(e);
+  }
+  if (off != len) return ParseError::kBadBody;  // the entries fill the body exactly
   return ParseError::kOk;
 }
 

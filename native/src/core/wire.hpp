@@ -6,6 +6,7 @@
 //   3       1     type (PacketType)
 //   4       1     flags: bit 0 = sent by the session's initiator; bit 1 = tag is AES-256-GCM (else
 //                 ChaCha20-Poly1305); bit 2 = the tag covers only header + data header (payload_auth off);
+//                 bit 3 = the sender can check AES-GCM tags; bit 4 = the sender accepts DATA bundles (type 10);
 //                 other bits must be 0
 //   5       1     reserved, must be 0
 //   6       2     body length
@@ -39,21 +40,25 @@ constexpr uint8_t kFlagHeaderOnlyAuth = 0x04;
 // The sender can check AES-256-GCM tags and prefers them. A sender tags with AES-GCM only after an authenticated
 // packet from the peer carried this bit, so hosts without AES-NI (or with prefer_aes_gcm off) get ChaCha20-Poly1305.
 constexpr uint8_t kFlagAesCapable = 0x08;
-constexpr uint8_t kKnownFlags = kFlagInitiator | kFlagAesGcm | kFlagHeaderOnlyAuth | kFlagAesCapable;
+// The sender accepts DATA bundles (type 10). A sender coalesces small messages into bundles only after an
+// authenticated packet from the peer carried this bit, so a peer configured without bundles gets plain DATA.
+constexpr uint8_t kFlagBundles = 0x10;
+constexpr uint8_t kKnownFlags = kFlagInitiator | kFlagAesGcm | kFlagHeaderOnlyAuth | kFlagAesCapable | kFlagBundles;
 
 enum class PacketType : uint8_t {
-  kData = 1,      // job u32, msg u32, msg_len u32, offset u32, seg_size u16, reserved u16, payload
-  kAck = 2,       // largest u64, ack_delay_us u32, range_count u16, reserved u16, window u64,
-                  // first_range u32, then range_count-1 x {gap u32, len u32}
-  kAnnounce = 3,  // job u32, n_messages u32, n_groups u32, first_group u32, count u16, flags u16,
-                  // count x {group_id u64, size u32, target u32}
-  kUpdate = 4,    // job u32, count u16, reserved u16, count x {group_index u32, target u32}
-  kAbandon = 5,   // job u32, count u16, reserved u16, count x msg u32
-  kDone = 6,      // job u32, status i32, delivered u32, lost u32, attempt u32   (receiver -> sender)
-                  // [, n u32 >= 1, n x delivered u32 per group]   (when the group table fits one datagram)
-  kPing = 7,      // empty; elicits an ack (keep-alive, probes)
-  kClose = 8,     // code i32
-  kCancel = 9,    // job u32                                         (sender -> receiver)
+  kData = 1,         // job u32, msg u32, msg_len u32, offset u32, seg_size u16, reserved u16, payload
+  kAck = 2,          // largest u64, ack_delay_us u32, range_count u16, reserved u16, window u64,
+                     // first_range u32, then range_count-1 x {gap u32, len u32}
+  kAnnounce = 3,     // job u32, n_messages u32, n_groups u32, first_group u32, count u16, flags u16,
+                     // count x {group_id u64, size u32, target u32}
+  kUpdate = 4,       // job u32, count u16, reserved u16, count x {group_index u32, target u32}
+  kAbandon = 5,      // job u32, count u16, reserved u16, count x msg u32
+  kDone = 6,         // job u32, status i32, delivered u32, lost u32, attempt u32   (receiver -> sender)
+                     // [, n u32 >= 1, n x delivered u32 per group]   (when the group table fits one datagram)
+  kPing = 7,         // empty; elicits an ack (keep-alive, probes)
+  kClose = 8,        // code i32
+  kCancel = 9,       // job u32                                         (sender -> receiver)
+  kDataBundle = 10,  // job u32, count u16, reserved u16, count x {msg u32, len u16, payload[len]}: whole messages
 };
 
 constexpr size_t kDataHeaderBytes = 20;
@@ -65,6 +70,8 @@ constexpr size_t kListFixedBytes = 8;  // kUpdate and kAbandon
 constexpr size_t kUpdateEntryBytes = 8;
 constexpr size_t kDoneFixedBytes = 20;
 constexpr uint16_t kAnnounceFlagMrdf = 0x0001;
+constexpr size_t kBundleFixedBytes = 8;
+constexpr size_t kBundleEntryBytes = 6;  // before each message's payload
 
 struct Header {
   PacketType type;
@@ -80,6 +87,17 @@ struct Data {
   uint16_t seg_size;
   const uint8_t* payload;
   uint16_t payload_len;
+};
+
+// A DATA bundle: several whole messages of one job in one datagram (each is its message's only segment).
+struct BundleEntry {
+  uint32_t msg;
+  const uint8_t* payload;
+  uint16_t len;
+};
+struct Bundle {
+  uint32_t job;
+  std::vector<BundleEntry> entries;  // in wire order; reusing one Bundle keeps its capacity
 };
 
 struct AckRange {
@@ -129,6 +147,7 @@ enum class ParseError { kOk, kTooShort, kBadMagic, kBadVersion, kBadType, kBadFl
 ParseError parse_header(const uint8_t* p, size_t len, Header* h);
 // Body parsers take the body slice (after the header, before the tag).
 ParseError parse_data(const uint8_t* body, size_t len, Data* d);
+ParseError parse_bundle(const uint8_t* body, size_t len, Bundle* b);
 ParseError parse_ack(const uint8_t* body, size_t len, Ack* a);
 ParseError parse_announce(const uint8_t* body, size_t len, Announce* a);
 ParseError parse_update(const uint8_t* body, size_t len, Update* u);

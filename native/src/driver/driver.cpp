@@ -687,17 +687,16 @@ bool Driver::flush_pending(bool* blocked) {
     size_t i = tx_head_;
     while (i < tx_.size() && m < kBatch) {
       const TxSlot& first = tx_[i];
-      uint8_t* base = tx_buf_.data() + i * tx_slot_;
-      // tx_buf_ slots are tx_slot_ apart; a GSO message needs contiguous bytes, so segments are only
-      // coalesced when they fill their slot exactly (the common case: full-size data packets), or when the
-      // short one is the last segment.
+      uint8_t* base = tx_buf_.data() + first.off;
+      // Datagrams lie back to back in tx_buf_, so a run of equal-sized ones (full data packets, or bundles of
+      // equal small messages), possibly ended by a shorter one, is one contiguous GSO message.
       uint32_t segs = 1;
       size_t total = first.len;
       if (gso_) {
         while (i + segs < tx_.size() && segs < static_cast<uint32_t>(kMaxGsoSegments)) {
           const TxSlot& nx = tx_[i + segs];
           const TxSlot& prev = tx_[i + segs - 1];
-          if (prev.len != first.len || prev.len != tx_slot_) break;  // previous must be full and contiguous
+          if (prev.len != first.len) break;  // only the last segment may be shorter
           if (nx.len > first.len || nx.dscp != first.dscp || nx.addrlen != first.addrlen ||
               memcmp(&nx.addr, &first.addr, first.addrlen) != 0)
             break;
@@ -772,6 +771,7 @@ bool Driver::flush_pending(bool* blocked) {
   }
   tx_.clear();
   tx_head_ = 0;
+  tx_used_ = 0;
   return true;
 }
 
@@ -781,8 +781,9 @@ size_t Driver::transmit_batch(atp::TimeNs now, bool* blocked) {
     std::lock_guard<std::mutex> lk(mu_);
     if (stopping_) return 0;
     if (engine_->next_timeout() <= now) engine_->on_timeout(now);
+    // tx_buf_ holds kBatch full datagrams, so there is always room for one more while tx_ has fewer entries.
     while (tx_.size() < static_cast<size_t>(kBatch)) {
-      uint8_t* buf = tx_buf_.data() + tx_.size() * tx_slot_;
+      uint8_t* buf = tx_buf_.data() + tx_used_;
       atp::Transmit t{};
       if (!engine_->poll_transmit(now, buf, tx_slot_, &t)) break;
       ++polled;
@@ -794,6 +795,8 @@ size_t Driver::transmit_batch(atp::TimeNs now, bool* blocked) {
       }
       s.dscp = t.dscp & 0x3f;
       s.len = static_cast<uint32_t>(t.len);
+      s.off = tx_used_;
+      tx_used_ += t.len;
       tx_.push_back(s);
     }
     move_events_locked();

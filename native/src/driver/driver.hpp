@@ -194,11 +194,13 @@ class Driver {
     socklen_t addrlen;
     uint8_t dscp;
     uint32_t len;
+    size_t off;  // where its bytes start in tx_buf_ (datagrams are packed back to back)
   };
   std::vector<uint8_t> rx_buf_, tx_buf_;
   size_t rx_slot_ = 0, tx_slot_ = 0;
   std::vector<TxSlot> tx_;  // polled from the engine, not yet accepted by the kernel
   size_t tx_head_ = 0;      // first unsent entry
+  size_t tx_used_ = 0;      // bytes of tx_buf_ taken by tx_ entries
   bool want_out_ = false;   // EPOLLOUT registered
   DriverStats io_;          // counters owned by the I/O thread, copied into stats_ every iteration
 };

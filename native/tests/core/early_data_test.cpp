@@ -35,7 +35,8 @@ TEST(EarlyDataTest, ASmallJobNeedsOneRoundTrip) {
   s.on_transmit_a = [&](const uint8_t* p, size_t n, uint8_t) {
     const auto t = type_of(p, n);
     if (t == wire::PacketType::kAnnounce && announce_at == kNever) announce_at = s.now();
-    if (t == wire::PacketType::kData && first_data_at == kNever) first_data_at = s.now();
+    const bool data = t == wire::PacketType::kData || t == wire::PacketType::kDataBundle;  // 200 B: bundles
+    if (data && first_data_at == kNever) first_data_at = s.now();
   };
   s.on_event_a = [&](Engine&, Event&) {};
   s.on_transmit_b = [&](const uint8_t* p, size_t n, uint8_t) {

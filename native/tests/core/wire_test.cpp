@@ -206,20 +206,21 @@ TEST(WireTest, HeaderRejectsEveryMalformedField) {
   EXPECT_EQ(with(2, 1), ParseError::kBadVersion);  // version 1 DONE frames had no attempt field
   EXPECT_EQ(with(2, 3), ParseError::kBadVersion);
   EXPECT_EQ(with(2, 0xFF), ParseError::kBadVersion);
-  // type: 0 and everything above kCancel (9)
+  // type: 0 and everything above kDataBundle (10)
   EXPECT_EQ(with(3, 0), ParseError::kBadType);
-  EXPECT_EQ(with(3, 10), ParseError::kBadType);
+  EXPECT_EQ(with(3, 11), ParseError::kBadType);
   EXPECT_EQ(with(3, 0xFF), ParseError::kBadType);
   // flags: bit 0 initiator, bit 1 AES-GCM tag, bit 2 header-only authentication (DATA only), bit 3 AES-capable
-  // sender; others undefined
+  // sender, bit 4 accepts DATA bundles; others undefined
   EXPECT_EQ(with(4, wire::kFlagInitiator), ParseError::kOk);
   EXPECT_EQ(with(4, wire::kFlagAesGcm), ParseError::kOk);
   EXPECT_EQ(with(4, wire::kFlagAesCapable), ParseError::kOk);
+  EXPECT_EQ(with(4, wire::kFlagBundles), ParseError::kOk);
   EXPECT_EQ(with(4, wire::kFlagHeaderOnlyAuth), ParseError::kBadFlags);  // not on a PING
-  for (int bit = 4; bit < 8; ++bit) EXPECT_EQ(with(4, static_cast<uint8_t>(1 << bit)), ParseError::kBadFlags) << bit;
+  for (int bit = 5; bit < 8; ++bit) EXPECT_EQ(with(4, static_cast<uint8_t>(1 << bit)), ParseError::kBadFlags) << bit;
   EXPECT_EQ(with(4, 0xFF), ParseError::kBadFlags);
-  EXPECT_EQ(with(4, static_cast<uint8_t>(wire::kKnownFlags | 0x10)), ParseError::kBadFlags);
-  for (uint8_t t = 2; t <= 9; ++t) {  // header-only authentication exists for DATA only
+  EXPECT_EQ(with(4, static_cast<uint8_t>(wire::kKnownFlags | 0x20)), ParseError::kBadFlags);
+  for (uint8_t t = 2; t <= 10; ++t) {  // header-only authentication exists for DATA only
     Bytes p = seal_packet(static_cast<PacketType>(t), {}, 5);
     p[4] |= wire::kFlagHeaderOnlyAuth;
     EXPECT_EQ(header_of(p), ParseError::kBadFlags) << int(t);
@@ -316,6 +317,44 @@ TEST(WireTest, DataRejectsMalformedBodies) {
   EXPECT_EQ(parse(B().u32(1).u32(2).u32(2500).u32(2000).u16(1000).u16(0).bytes(500, 0)), ParseError::kOk);
   // a single-segment message whose payload is longer than the message
   EXPECT_EQ(parse(B().u32(1).u32(2).u32(10).u32(0).u16(1000).u16(0).bytes(11, 0)), ParseError::kBadBody);
+}
+
+// ============================================================================================ bundle
+
+TEST(WireTest, BundleRoundTrip) {
+  Bytes body =
+      B().u32(9).u16(3).u16(0).u32(4).u16(2).bytes(2, 0xA1).u32(17).u16(1).bytes(1, 0xB2).u32(5).u16(300).bytes(300,
+                                                                                                                0xC3);
+  wire::Bundle b;
+  ASSERT_EQ(wire::parse_bundle(body.data(), body.size(), &b), ParseError::kOk);
+  EXPECT_EQ(b.job, 9u);
+  ASSERT_EQ(b.entries.size(), 3u);
+  EXPECT_EQ(b.entries[0].msg, 4u);
+  EXPECT_EQ(b.entries[0].len, 2u);
+  EXPECT_EQ(b.entries[0].payload, body.data() + 8 + 6);
+  EXPECT_EQ(b.entries[1].msg, 17u);
+  EXPECT_EQ(b.entries[1].payload[0], 0xB2);
+  EXPECT_EQ(b.entries[2].msg, 5u);
+  EXPECT_EQ(b.entries[2].len, 300u);
+  EXPECT_EQ(b.entries[2].payload + 300, body.data() + body.size());
+}
+
+TEST(WireTest, BundleRejectsMalformedBodies) {
+  auto parse = [](const Bytes& b) {
+    wire::Bundle d;
+    return wire::parse_bundle(b.data(), b.size(), &d);
+  };
+  ASSERT_EQ(parse(B().u32(1).u16(1).u16(0).u32(0).u16(1).bytes(1, 7)), ParseError::kOk);
+  EXPECT_EQ(parse(Bytes()), ParseError::kBadBody);
+  EXPECT_EQ(parse(B().u32(1).u16(0).u16(0)), ParseError::kBadBody);                            // no message
+  EXPECT_EQ(parse(B().u32(1).u16(0).u16(0).u32(0).u16(1).bytes(1, 7)), ParseError::kBadBody);  // count 0
+  EXPECT_EQ(parse(B().u32(1).u16(1).u16(1).u32(0).u16(1).bytes(1, 7)), ParseError::kBadBody);  // reserved
+  EXPECT_EQ(parse(B().u32(1).u16(1).u16(0).u32(0).u16(0)), ParseError::kBadBody);              // empty message
+  EXPECT_EQ(parse(B().u32(1).u16(1).u16(0).u32(0).u16(2).bytes(1, 7)), ParseError::kBadBody);  // runs past the end
+  EXPECT_EQ(parse(B().u32(1).u16(1).u16(0).u32(0).u16(1).bytes(2, 7)), ParseError::kBadBody);  // trailing bytes
+  EXPECT_EQ(parse(B().u32(1).u16(2).u16(0).u32(0).u16(1).bytes(1, 7)), ParseError::kBadBody);  // count too big
+  EXPECT_EQ(parse(B().u32(1).u16(2).u16(0).u32(0).u16(1).bytes(1, 7).u32(1)), ParseError::kBadBody);
+  EXPECT_EQ(parse(B().u32(1).u16(1).u16(0).u32(0).u16(0xFFFF).bytes(100, 7)), ParseError::kBadBody);
 }
 
 // ============================================================================================ ack
@@ -1217,6 +1256,8 @@ std::vector<std::pair<std::string, Bytes>> corpus_seeds() {
   raw("raw_done", fz::kSendJob, PacketType::kDone, done_body(fz::kSendJobId, 0, 8, 4));
   raw("raw_close", 0, PacketType::kClose, B().u32(0));
   raw("raw_cancel", 0, PacketType::kCancel, B().u32(5));
+  raw("raw_bundle", 0, PacketType::kDataBundle,
+      B().u32(5).u16(2).u16(0).u32(0).u16(10).bytes(10, 1).u32(2).u16(3).bytes(3, 2));
 
   // Receiver: announce, every message (group 0 exact and multi-segment, out of order), abandon, update, cancel.
   {
@@ -1245,6 +1286,28 @@ std::vector<std::pair<std::string, Bytes>> corpus_seeds() {
     r.push_back(rec(PacketType::kData, data_body(6, 0, 5, 0, 1412)));
     r.push_back(rec(PacketType::kData, data_body(6, 4, 5, 0, 1412)));
     out.push_back({"sealed_announce_chunks_update", fz::encode_sealed(0, r)});
+  }
+  // DATA bundles: messages of both groups in one datagram (one exact, one duplicate of a DATA segment's message),
+  // the same bundle again (duplicates), an abandon for a bundled message, and a bundle with an id beyond the job.
+  {
+    auto bundle = [](uint32_t job, const std::vector<std::pair<uint32_t, uint16_t>>& msgs) {
+      B b;
+      b.u32(job).u16(static_cast<uint16_t>(msgs.size())).u16(0);
+      for (auto [m, len] : msgs) b.u32(m).u16(len).bytes(len, static_cast<uint8_t>(m));
+      return Bytes(b);
+    };
+    std::vector<fz::Record> r;
+    r.push_back(rec(PacketType::kAnnounce, announce_body(5, 6, 2, 0, {{10, 2, 2}, {11, 4, 2}})));
+    fz::Record b1 = rec(PacketType::kData, bundle(5, {{1, 40}, {2, 7}, {4, 1}}));
+    b1.op = fz::kOpBundle;
+    r.push_back(b1);
+    r.push_back(b1);
+    r.push_back(rec(PacketType::kData, data_body(5, 0, 10, 0, 1412)));
+    r.push_back(rec(PacketType::kAbandon, abandon_body(5, {3, 4})));
+    fz::Record b2 = rec(PacketType::kData, bundle(5, {{5, 64}, {6, 3}}));
+    b2.op = fz::kOpBundle;
+    r.push_back(b2);
+    out.push_back({"sealed_bundles", fz::encode_sealed(0, r)});
   }
   // Sender: acknowledge the announce (pn 0), then data as it goes out, then DONE.
   for (int mode : {0, 1, 5}) {
