@@ -239,6 +239,10 @@ void RecvJob::fill_report(JobReport& r, TimeNs now) const {
   r.finished = now;
   r.start_to_running = (ready_ ? ready_at : now) - started;
   r.last_data_to_done = last_data == kNever ? 0 : now - last_data;
+  r.announces_received = announces_received;
+  r.announces_duplicate = announces_duplicate;
+  r.announces_acked = announces_acked;
+  r.early_data_packets = early_data_packets;
   for (const auto& g : groups) {
     GroupReport gr{g.id, g.size, g.target, g.delivered, g.size - g.delivered, false, {}, {}};
     if (ready_) {
