@@ -7,16 +7,16 @@ package io.netapprox.core.job;
  *
  * @param announcesSent sender: ANNOUNCE datagrams, first copies and repeats
  * @param updatesSent sender: UPDATE datagrams
- * @param donesSent sender: which transmission of the receiver's DONE arrived first (1 = the
- *     first; 0 = none)
+ * @param donesSent sender: which transmission of the receiver's DONE arrived first (1 = the first;
+ *     0 = none)
  * @param startToRunningNanos sender: start to announce acknowledged; receiver: the job's first
  *     packet to its group table complete
- * @param lastDataToDoneNanos sender: last DATA sent to DONE received; receiver: last DATA
- *     received to completion
+ * @param lastDataToDoneNanos sender: last DATA sent to DONE received; receiver: last DATA received
+ *     to completion
  * @param announceProbes sender: ANNOUNCE copies sent by the probe timeout (the other repeats
  *     followed a declared loss)
- * @param acksWhileStarting sender: ACKs that arrived before the announce was acknowledged (0 or
- *     1 with repeats: the acknowledgements were late, not ignored)
+ * @param acksWhileStarting sender: ACKs that arrived before the announce was acknowledged (0 or 1
+ *     with repeats: the acknowledgements were late, not ignored)
  * @param announcesReceived receiver: ANNOUNCE datagrams that reached the engine, repeats included
  * @param announcesDuplicate receiver: of those, after the group table was complete
  * @param announcesAcked receiver: acknowledged at once (not: receive buffer or event queue full)
