@@ -3,13 +3,14 @@
 //
 //   incast-sim [--senders 3,8,16,32] [--msgs 300] [--size 200] [--msr 0.75] [--modes full,paper]
 //              [--queues slack,fifo] [--port-mbps 200] [--host-mbps 200] [--rtt-us 100] [--jobs 1]
-//              [--load 0] [--seed 1]
+//              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000]
 //
 // Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
 // (synchronised incast); --load L > 0: Poisson arrivals at L x the port rate, senders picked at random. Prints one
 // line per (mode, queue, senders): JCT p50/p99 in ms and over the ideal (MSR x job bytes / port rate + base RTT, a
 // job alone on the path), packet loss seen by the senders, bytes sent over the bytes the targets needed, port
-// utilisation while jobs ran, drops per class.
+// utilisation while jobs ran, drops per class. --bg-load B: an exact background in class 0, bursts of --bg-on-us at
+// the port's rate averaging B of the port (fabric.hpp), as the network lab's class-0 TCP background.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -57,6 +58,8 @@ struct Options {
   int jobs = 1;
   double load = 0;
   uint64_t seed = 1;
+  double bg_load = 0;
+  TimeNs bg_on_us = 2000;
 };
 
 struct JobPlan {
@@ -72,6 +75,8 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   c.port_rate_bps = o.port_mbps * 1e6;
   c.host_delay = o.rtt_us * 1000 / 4;
   c.slack_queues = queue == "slack";
+  c.bg_load = o.bg_load;
+  c.bg_on = o.bg_on_us * 1000;
   c.engine.line_rate_bps = static_cast<uint64_t>(c.host_rate_bps);
   c.engine.mode = *parse_mode(mode);
   c.engine.peer_death_timeout = 20'000'000'000ULL;
@@ -97,6 +102,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   std::vector<double> jct_ms;
   double sent_bytes = 0, needed_bytes = 0, lost_pkts = 0, resolved_pkts = 0;
   uint64_t failed = 0, below = 0;
+  double announces = 0, repeated = 0, start_wait_ms = 0;
   size_t done = 0;
   std::map<std::pair<int, JobId>, TimeNs> started;
   f.on_sender_event = [&](int s, Event& e) {
@@ -110,6 +116,9 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
     needed_bytes += std::ceil(o.msr * o.msgs - 1e-9) * o.size;
     resolved_pkts += double(r.packets_sent);
     lost_pkts += r.measured_loss * double(r.packets_sent);
+    announces += r.announces_sent;
+    repeated += r.announces_sent > 1;
+    start_wait_ms += double(r.start_to_running) / 1e6;
   };
   std::sort(plan.begin(), plan.end(), [](const JobPlan& a, const JobPlan& b) { return a.start < b.start; });
   const TimeNs t0 = f.now();
@@ -138,7 +147,9 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
     if (port.dropped[k])
       std::printf(" c%d:%llu/%llu", k, (unsigned long long)port.dropped[k],
                   (unsigned long long)(port.dropped[k] + port.enqueued[k]));
-  std::printf("  failed %llu below %llu\n", (unsigned long long)failed, (unsigned long long)below);
+  std::printf("  failed %llu below %llu  announces/job %.2f repeated %.0f start %.2f ms\n", (unsigned long long)failed,
+              (unsigned long long)below, done ? announces / double(done) : 0.0, repeated,
+              done ? start_wait_ms / double(done) : 0.0);
   std::fflush(stdout);
 }
 
@@ -171,6 +182,10 @@ int main(int argc, char** argv) {
       o.jobs = std::atoi(v);
     else if (k == "--load")
       o.load = std::atof(v);
+    else if (k == "--bg-load")
+      o.bg_load = std::atof(v);
+    else if (k == "--bg-on-us")
+      o.bg_on_us = std::strtoull(v, nullptr, 10);
     else if (k == "--seed")
       o.seed = std::strtoull(v, nullptr, 10);
     else {
@@ -186,8 +201,9 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
-      "sender, load %.2f\n",
-      o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load);
+      "sender, load %.2f, class-0 background %.2f (bursts of %llu us)\n",
+      o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load, o.bg_load,
+      (unsigned long long)o.bg_on_us);
   for (const auto& m : o.modes)
     for (const auto& q : o.queues)
       for (int n : o.senders) run(o, m, q, n);

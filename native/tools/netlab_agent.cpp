@@ -346,6 +346,7 @@ class Server {
         uint32_t target = 0;
         for (const auto& g : rep->groups) target += g.target;
         j.uinteger("target", target);
+        netapprox::perf::ControlPath::write_receiver(j, *rep);
         j.end_object();
         js = j.text();
       } else {
@@ -736,6 +737,16 @@ class Client {
         if (num("delivered", &v)) r.delivered = static_cast<uint32_t>(v);
         if (num("lost", &v)) r.lost = static_cast<uint32_t>(v);
         if (num("measured_loss", &v)) r.rx_loss = v;
+        if (num("announces_received", &v)) {
+          r.control.has_rx = true;
+          r.control.rx_announces_received = static_cast<uint64_t>(v);
+          if (num("announces_duplicate", &v)) r.control.rx_announces_duplicate = static_cast<uint64_t>(v);
+          if (num("announces_acked", &v)) r.control.rx_announces_acked = static_cast<uint64_t>(v);
+          if (num("early_data_packets", &v)) r.control.rx_early_data_packets = static_cast<uint64_t>(v);
+          if (num("start_to_running_ns", &v)) r.control.rx_start_to_running_ns = static_cast<uint64_t>(v);
+          if (num("started_ns", &v) && r.control.started_ns)
+            r.control.rx_first_packet_delay_ns = int64_t(v) - int64_t(r.control.started_ns);
+        }
         rx_report_ok_ = true;
       }
     }

@@ -207,6 +207,14 @@ typedef struct na_report_info {
   uint32_t dones_sent;           /* which transmission of the receiver's DONE arrived first (1 = the first) */
   uint64_t start_to_running_ns;  /* sender: start -> announce acknowledged; receiver: first packet -> table known */
   uint64_t last_data_to_done_ns; /* sender: last DATA sent -> DONE; receiver: last DATA received -> completion */
+  /* why a start waited: sender */
+  uint32_t announce_probes;     /* ANNOUNCE copies sent by the probe timeout (the other repeats followed a loss) */
+  uint32_t acks_while_starting; /* ACKs that arrived before the announce was acknowledged */
+  /* receiver */
+  uint32_t announces_received;  /* ANNOUNCE datagrams that reached the engine, repeats included */
+  uint32_t announces_duplicate; /* of those, after the group table was complete */
+  uint32_t announces_acked;     /* acknowledged at once (not: receive buffer or event queue full) */
+  uint64_t early_data_packets;  /* DATA held before the group table was complete */
 } na_report_info;
 
 typedef struct na_id_range {

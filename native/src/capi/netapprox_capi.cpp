@@ -431,6 +431,12 @@ NA_API int na_report_get_info(const na_report* r, na_report_info* out) {
     out->dones_sent = j.dones_sent;
     out->start_to_running_ns = j.start_to_running;
     out->last_data_to_done_ns = j.last_data_to_done;
+    out->announce_probes = j.announce_probes;
+    out->acks_while_starting = j.acks_while_starting;
+    out->announces_received = j.announces_received;
+    out->announces_duplicate = j.announces_duplicate;
+    out->announces_acked = j.announces_acked;
+    out->early_data_packets = j.early_data_packets;
     return NA_OK;
   });
 }

@@ -44,6 +44,7 @@ std::string EngineConfig::validate() const {
   if (!(tlr_floor >= 0 && tlr_floor < 1)) return "tlr_floor must be in [0, 1)";
   if (initial_rtt == 0 || min_epoch == 0) return "initial_rtt and min_epoch must be positive";
   if (ack_every == 0) return "ack_every must be positive";
+  if (wire_overhead_bytes > 1024) return "wire_overhead_bytes must be in [0, 1024]";
   if (peer_death_timeout == 0) return "peer_death_timeout must be positive";
   if (recv_buffer_bytes < 65536 || send_buffer_bytes < 65536) return "buffers must be at least 64 KiB";
   if (max_message_bytes == 0 || max_message_bytes > (1U << 30)) return "max_message_bytes must be in [1, 1 GiB]";
@@ -348,6 +349,7 @@ struct Engine::Impl {
       if (f.in_flight) {
         f.in_flight = false;
         f.not_before = now;
+        f.probe = true;
         return;
       }
       if (f.not_before <= now) return;  // goes out now anyway
@@ -480,11 +482,13 @@ struct Engine::Impl {
   uint32_t max_bundled_message() const { return static_cast<uint32_t>(bundle_room() / 2 - wire::kBundleEntryBytes); }
 
   // Pacing: the job at its rate R, the host at the line rate; a short burst allowance lets drivers batch.
+  // Pacing: the job at its rate R, the host at the line rate (the datagram and its wire overhead); a short burst
+  // allowance lets drivers batch.
   void paced(SendJob& j, TimeNs now, size_t total) {
     j.rate.on_sent(now, total);
     const TimeNs burst = RateController::kBurstAllowance;
-    global_next_send =
-        std::max(global_next_send, now > burst ? now - burst : 0) + TimeNs(double(total) * 1e9 / r_max());
+    global_next_send = std::max(global_next_send, now > burst ? now - burst : 0) +
+                       TimeNs(double(total + cfg.wire_overhead_bytes) * 1e9 / r_max());
   }
 
   // Several whole small messages of one job, in send order, of one class (exact or not: one DSCP), in one
@@ -576,9 +580,12 @@ struct Engine::Impl {
     }
     if (f.type == PacketType::kAnnounce || f.type == PacketType::kUpdate) {
       auto it = s.send_jobs.find(f.job);
-      if (it != s.send_jobs.end())
+      if (it != s.send_jobs.end()) {
         (f.type == PacketType::kAnnounce ? it->second->announces_sent : it->second->updates_sent)++;
+        if (f.probe && f.type == PacketType::kAnnounce) it->second->announce_probes++;
+      }
     }
+    f.probe = false;
     std::memcpy(buf + wire::kHeaderBytes, f.body.data(), f.body.size());
     const size_t len = seal(s, buf, f.type, f.body.size());
     f.in_flight = true;
@@ -627,6 +634,8 @@ struct Engine::Impl {
 
   void on_ack(Session& s, const wire::Ack& a, TimeNs now) {
     s.peer_window = a.window;
+    for (auto& [id, j] : s.send_jobs)
+      if (!j->running) j->acks_while_starting++;
     Fate fate(*this, s);
     s.recovery.on_ack(a, now, fate);
   }
@@ -643,6 +652,7 @@ struct Engine::Impl {
       const bool early = it != s.recv_jobs.end();  // early data came first
       if (events.size() + 2 > cfg.max_pending_events || s.control.size() >= max_control_frames()) {
         st.dropped_no_buffer++;
+        defer_announce(it == s.recv_jobs.end() ? nullptr : it->second.get());
         return false;
       }
       if (a.n_groups > cfg.max_groups_per_job || a.n_messages > cfg.max_messages_per_job || a.n_messages == 0 ||
@@ -666,6 +676,7 @@ struct Engine::Impl {
       const uint64_t limit = early ? 2 * cfg.recv_buffer_bytes : cfg.recv_buffer_bytes;
       if (s.recv.used - before + table > limit) {
         st.dropped_no_buffer++;
+        defer_announce(early ? it->second.get() : nullptr);
         return false;
       }
       if (!early) {
@@ -679,6 +690,9 @@ struct Engine::Impl {
       j.charged_table = table;
     }
     RecvJob& j = *it->second;
+    j.announces_received++;
+    j.announces_acked++;  // every way on from here accepts the packet: it is acknowledged at once
+    if (j.ready()) j.announces_duplicate++;
     std::vector<Delivery> out;
     switch (j.add_groups(a, now, s.recv, &out, &st.dropped_malformed)) {
       case RecvJob::TableResult::kMismatch: st.dropped_malformed++; return true;
@@ -697,6 +711,12 @@ struct Engine::Impl {
     deliver(s, j, out);  // early data that waited for the table
     check_recv_complete(s, j, now);
     return true;
+  }
+
+  // An ANNOUNCE the receiver cannot take now: not acknowledged, so the sender repeats it.
+  void defer_announce(RecvJob* early_job) {
+    st.announces_deferred++;
+    if (early_job) early_job->announces_received++;
   }
 
   void refuse_job(Session& s, JobId id, Status why) {
@@ -776,6 +796,7 @@ struct Engine::Impl {
       st.dropped_no_buffer++;
       return false;
     }
+    if (!j.ready()) j.early_data_packets++;
     deliver(s, j, out);
     if (completed) check_recv_complete(s, j, now);
     return true;

@@ -83,8 +83,12 @@ struct FaultInjection {
 struct EngineConfig {
   uint64_t line_rate_bps = 10'000'000'000ULL;  // R_max
   uint32_t max_datagram = 1472;                // UDP payload bytes for a 1500-byte MTU (IPv4)
-  double reaction_speed = 0.125;               // m in eq. 2
-  double tlr_floor = 0.01;                     // rate control treats TLR below this as this (exact traffic)
+  // Bytes the line carries per datagram beyond its UDP payload (UDP 8 + IPv4 20 + Ethernet 14). The host pacer
+  // spends them at line_rate_bps: without them a host sending 200-byte messages at its line rate overruns its own
+  // uplink by 14 % and queues its next job's ANNOUNCE behind its data (docs/protocol.md section 10).
+  uint32_t wire_overhead_bytes = 42;
+  double reaction_speed = 0.125;  // m in eq. 2
+  double tlr_floor = 0.01;        // rate control treats TLR below this as this (exact traffic)
   // RTT before the first sample (1 ms). Safe on any path length: until a sample exists a probe timeout only sends
   // a probe and backs off, and a late acknowledgement still gives the sample (docs/protocol.md sections 3, 15).
   TimeNs initial_rtt = 1'000'000;
@@ -189,6 +193,15 @@ struct JobReport {
   TimeNs start_to_running = 0;
   // Sender: the last DATA datagram sent -> the DONE received; receiver: the last DATA received -> completion.
   TimeNs last_data_to_done = 0;
+  // Why a start waited (docs/protocol.md section 14). Sender: ANNOUNCE copies sent by the probe timeout (the rest
+  // of announces_sent beyond the first copy followed a declared loss). Receiver: ANNOUNCE datagrams that reached
+  // the engine (first copies and repeats), those that came after the group table was complete (duplicates), those
+  // acknowledged at once (an ANNOUNCE the receiver cannot take yet - buffer or event queue full - is not), and
+  // DATA packets held as early data before the table was complete.
+  uint32_t announce_probes = 0;
+  uint32_t acks_while_starting = 0;  // sender: ACKs that arrived between start_job and the announce's acknowledgement
+  uint32_t announces_received = 0, announces_duplicate = 0, announces_acked = 0;
+  uint64_t early_data_packets = 0;
   std::vector<GroupReport> groups;
   bool ids_listed = false;  // receiver: the groups' id ranges are listed (within max_report_ranges)
 };
@@ -238,8 +251,9 @@ struct EngineStats {
   uint64_t dropped_fault_in = 0, dropped_fault_out = 0;
   uint64_t events_dropped = 0;  // informational events lost because the queue was full
   uint64_t auth_policy_mismatches =
-      0;                           // verified header-only datagrams while payload_auth is required (session failed)
-  uint64_t farewells_dropped = 0;  // CLOSE datagrams dropped because too many sessions closed at once
+      0;                            // verified header-only datagrams while payload_auth is required (session failed)
+  uint64_t farewells_dropped = 0;   // CLOSE datagrams dropped because too many sessions closed at once
+  uint64_t announces_deferred = 0;  // ANNOUNCEs not acknowledged for now (receive buffer or event queue full)
   uint64_t sessions = 0, jobs = 0;
   uint64_t send_buffered = 0;  // bytes of submitted, unacknowledged messages (all sessions)
   uint64_t recv_buffered = 0;  // bytes held for reassembly, ordering or by the application (all sessions)

@@ -61,7 +61,27 @@ void slack_on_epoch(State& s, const Params& p, const Epoch& e) {
   const bool app_limited = s.acc_app_limited;
   s.acc_app_limited = false;
   const double t = std::max(e.tlr_pkt, p.tlr_floor);
+  if (rho < t) {
+    s.cut_from = 0;
+  } else if (s.gap_holds > 0) {
+    s.gap_holds--;  // a service gap: the loss is not the job's to fix, keep the rate
+    return;
+  } else if (s.cut_from > 0 && rho >= kGapLossRatio * s.cut_rho &&
+             delivered < s.cut_delivered * (0.25 + 0.75 * s.rate / s.cut_from)) {
+    // The last cut did not lower the loss: undo it and hold (the job tolerates the loss; the retransmission
+    // criterion spends the allowance, then repairs).
+    s.rate = std::max(s.rate, s.cut_from);
+    s.cut_from = 0;
+    s.gap_holds = kGapHoldDecisions;
+    s.gaps++;
+    return;
+  } else {
+    s.cut_from = s.rate;
+    s.cut_rho = rho;
+    s.cut_delivered = delivered;
+  }
   s.rate = slack_next_rate(s.rate, rho, s.rho_avg, delivered, t, p.m, p.r_max, e.r_min, app_limited);
+  if (s.rate >= s.cut_from) s.cut_from = 0;  // not a cut after all (R_min, or the delivered rate)
 }
 
 }  // namespace

@@ -36,6 +36,11 @@ struct State {
   bool acc_app_limited = false;
   double rho_avg = 0;  // EWMA of rho over decisions
   uint64_t decisions = 0;
+  // Service gaps (slack law): the rate before the last cut for loss and that decision's rho (0: the last decision
+  // was no cut), and how many more loss decisions hold the rate because a cut did not lower the loss.
+  double cut_from = 0, cut_rho = 0, cut_delivered = 0;
+  uint32_t gap_holds = 0;
+  uint64_t gaps = 0;  // cuts undone as service gaps (diagnostics)
 };
 
 struct RateLaw {
@@ -61,6 +66,14 @@ extern const RateLaw kSlack;
 constexpr uint64_t kSlackMinResolved = 8;
 constexpr double kSlackMinRtts = 2;
 constexpr double kSlackRhoGain = 0.25;  // EWMA weight of a decision's rho
+// Service gap vs overload (docs/protocol.md section 10): a cut for excess loss is undone when the next decision
+// still loses at least kGapLossRatio of what the cut was for and the delivered rate fell with the rate (by at least
+// three quarters of the cut) - loss that does not answer the job's rate, and a delivery that follows it, come from a
+// higher priority class's bursts (strict priority serves no approximate queue while class 0 has a backlog), not from
+// the job. Overload is the opposite: the job delivers its share whatever it sends above it. The rate then holds through
+// kGapHoldDecisions loss decisions before a cut is tried again.
+constexpr double kGapLossRatio = 0.75;
+constexpr uint32_t kGapHoldDecisions = 4;
 // One slack-law decision (exposed for the tests). rho: this decision's loss; rho_avg: its EWMA, already updated;
 // delivered: acknowledged bytes per second over the decision; t: the affordable packet loss (TLR_pkt, at least
 // tlr_floor); app_limited: the job left its pacer idle during the decision, so `delivered` is what it had to send,

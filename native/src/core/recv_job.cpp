@@ -268,6 +268,10 @@ void RecvJob::fill_report(JobReport& r, TimeNs now, uint32_t max_ranges) const {
   r.last_data_to_done = last_data == kNever ? 0 : now - last_data;
   uint64_t ranges = 0;
   r.ids_listed = ready_;
+  r.announces_received = announces_received;
+  r.announces_duplicate = announces_duplicate;
+  r.announces_acked = announces_acked;
+  r.early_data_packets = early_data_packets;
   for (const auto& g : groups) {
     GroupReport gr{g.id, g.size, g.target, g.delivered, g.size - g.delivered, false, {}, {}};
     for (uint32_t i = g.base, end = g.base + g.size; r.ids_listed && i < end;) {

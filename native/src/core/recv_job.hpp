@@ -80,6 +80,9 @@ class RecvJob {
   uint64_t charged_table = 0;  // bytes of this job's bookkeeping charged to the budget
   std::vector<RecvGroup> groups;
   uint32_t delivered = 0, lost = 0;
+  // Control-path diagnostics for the report (engine.hpp JobReport).
+  uint32_t announces_received = 0, announces_duplicate = 0, announces_acked = 0;
+  uint64_t early_data_packets = 0;
 
   bool announced() const { return announced_; }  // an ANNOUNCE chunk arrived: size and group count are known
   bool ready() const { return ready_; }          // every group known and consistent

@@ -273,6 +273,8 @@ void SendJob::fill_report(JobReport& r, TimeNs now) const {
   rate.time_in_class(now, r.time_in_class);
   r.announces_sent = announces_sent;
   r.updates_sent = updates_sent;
+  r.announce_probes = announce_probes;
+  r.acks_while_starting = acks_while_starting;
   r.start_to_running = (running ? running_at : now) - started;  // a job that never ran waited all its life
   r.last_data_to_done = last_data_sent == kNever ? 0 : now - last_data_sent;
   r.delivered = 0;

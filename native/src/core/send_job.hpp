@@ -75,6 +75,8 @@ class SendJob {
   // statistics
   uint64_t packets_sent = 0, packets_acked = 0, packets_lost = 0, retransmitted = 0, bytes_sent = 0;
   uint32_t announces_sent = 0, updates_sent = 0;
+  uint32_t announce_probes = 0;      // ANNOUNCE copies sent by the probe timeout
+  uint32_t acks_while_starting = 0;  // ACKs that arrived before the announce was acknowledged
   TimeNs started = 0;
   TimeNs running_at = kNever;  // when the announce was acknowledged
   TimeNs last_data_sent = kNever;

@@ -25,6 +25,7 @@ struct ControlFrame {
   bool in_flight = false;
   uint32_t losses = 0;
   uint32_t sends = 0;     // transmissions so far (a DONE carries its number)
+  bool probe = false;     // the next transmission is a probe timeout's
   TimeNs not_before = 0;  // repeated losses back off exponentially
 };
 

@@ -202,6 +202,17 @@ constexpr Field<na_report_info> kReportFields[] = {
     NA_RO_AT(na_report_info, time_in_class_ns, 6),
     NA_RO_AT(na_report_info, time_in_class_ns, 7),
     NA_RO(na_report_info, n_groups),
+    NA_RO(na_report_info, announces_sent),
+    NA_RO(na_report_info, updates_sent),
+    NA_RO(na_report_info, dones_sent),
+    NA_RO(na_report_info, start_to_running_ns),
+    NA_RO(na_report_info, last_data_to_done_ns),
+    NA_RO(na_report_info, announce_probes),
+    NA_RO(na_report_info, acks_while_starting),
+    NA_RO(na_report_info, announces_received),
+    NA_RO(na_report_info, announces_duplicate),
+    NA_RO(na_report_info, announces_acked),
+    NA_RO(na_report_info, early_data_packets),
 };
 
 // na_group_report without the range pointers (reportGroupRanges copies the ranges).

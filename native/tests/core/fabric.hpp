@@ -2,7 +2,9 @@
 // a fake clock. Each sender's uplink serialises at the host line rate; the switch port toward the receiver is the
 // bottleneck, either one drop-tail FIFO or 8 strict-priority queues by DSCP with the paper's slack buffer plan
 // (class k of 1..7 holds 8 - k frames, class 0 the rest). The way back is uncongested. Every sender has one session
-// to the receiver. Used by the rate-law, fairness and starvation tests and by bench/incast_sim.cpp.
+// to the receiver. Optionally an exact background flow (class 0, as the network lab's TCP background) arrives at
+// the port in on/off bursts at the port's rate: while a burst lasts, strict priority serves no approximate class.
+// Used by the rate-law, fairness and starvation tests and by bench/incast_sim.cpp.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +27,9 @@ struct Config {
   bool slack_queues = true;         // 8 strict-priority queues by DSCP; else one FIFO
   uint64_t buffer_bytes = 150'000;  // the port's buffer: the FIFO's, or class 0's plus the 28 frames of classes 1..7
   uint32_t frame_bytes = 1514;
+  // Class-0 background: bursts of bg_on at the port's rate, repeated so the mean is bg_load of the port (0: none).
+  double bg_load = 0;
+  TimeNs bg_on = 2'000'000;
   EngineConfig engine;  // both ends (line rate, mode, ...)
 };
 
@@ -32,6 +37,7 @@ struct PortStats {
   uint64_t enqueued[kNumPriorityClasses] = {}, dropped[kNumPriorityClasses] = {}, sent_bytes = 0;
   TimeNs busy = 0;  // time the port spent transmitting
   uint64_t max_queue_frames[kNumPriorityClasses] = {};
+  uint64_t background_bytes = 0;  // class-0 background sent by the port
 };
 
 class Fabric {
@@ -79,6 +85,7 @@ class Fabric {
       if (!flight_.empty()) next = std::min(next, flight_.begin()->first);
       if (port_busy_until_ > now_ && !queues_empty()) next = std::min(next, port_busy_until_);
       if (!arrivals_.empty()) next = std::min(next, arrivals_.begin()->first);
+      if (cfg_.bg_load > 0 && next != kNever) next = std::min(next, next_bg_);
       if (next == kNever || next > until) {
         now_ = until;
         return pred();
@@ -126,8 +133,23 @@ class Fabric {
 
   size_t wire_bytes(const Packet& p) const { return p.bytes.size() + 42; }  // UDP/IP/Ethernet headers
 
+  static constexpr int kBackground = -2;  // Packet::from of background frames (the port's sink)
+
+  // Schedules the background bursts due by now_: frames at the port's rate during each on period.
+  void background() {
+    if (cfg_.bg_load <= 0) return;
+    const TimeNs frame_time = TimeNs(double(cfg_.frame_bytes) * 8e9 / cfg_.port_rate_bps);
+    const TimeNs period = TimeNs(double(cfg_.bg_on) / cfg_.bg_load);
+    while (next_bg_ <= now_) {
+      for (TimeNs t = next_bg_; t < next_bg_ + cfg_.bg_on; t += frame_time)
+        arrivals_.emplace(t, Packet{kBackground, 0, 0, std::vector<uint8_t>(cfg_.frame_bytes - 42)});
+      next_bg_ += period;
+    }
+  }
+
   // Moves time to now_: packets reach the switch, the port sends, packets reach their destination.
   void advance() {
+    background();
     for (;;) {
       TimeNs t = kNever;
       if (!arrivals_.empty()) t = arrivals_.begin()->first;
@@ -146,7 +168,9 @@ class Fabric {
     while (!flight_.empty() && flight_.begin()->first <= now_) {
       Packet p = std::move(flight_.begin()->second);
       flight_.erase(flight_.begin());
-      if (p.from < 0) {
+      if (p.from == kBackground) {
+        port_.background_bytes += wire_bytes(p);
+      } else if (p.from < 0) {
         senders_[p.to]->on_datagram(p.bytes.data(), p.bytes.size(), kReceiverPeer, now_);
       } else {
         receiver_.on_datagram(p.bytes.data(), p.bytes.size(), PeerId(p.from), now_);
@@ -209,6 +233,7 @@ class Fabric {
   std::multimap<TimeNs, Packet> flight_;    // toward their destination host
   PortStats port_;
   TimeNs now_ = 1'000'000;
+  TimeNs next_bg_ = 1'000'000;
 };
 
 }  // namespace netapprox::atp::fabric

@@ -104,6 +104,50 @@ TEST(LivenessTest, AnnounceOrItsAcknowledgementLostRepeatedly) {
   }
 }
 
+// The reports tell a lost ANNOUNCE from a lost acknowledgement (the network lab's diagnosis of start waits):
+// the receiver counts the copies that reached it, the duplicates and the ones it acknowledged, and the early data
+// it held; the sender counts the copies its probe timeout sent and the ACKs that came while it waited.
+TEST(LivenessTest, ReportsTellALostAnnounceFromALostAcknowledgement) {
+  for (bool lose_ack : {false, true}) {
+    constexpr int kLosses = 3;
+    EngineConfig c = test_config();
+    c.peer_death_timeout = 30 * kSec;
+    Sim s(c, c, path(2 * kMs), path(2 * kMs), 83);
+    int dropped = 0;
+    if (lose_ack) {
+      s.drop_b = [&](const uint8_t* p, size_t n) {
+        return type_of(p, n) == wire::PacketType::kAck && dropped < kLosses && ++dropped;
+      };
+    } else {
+      s.drop_a = [&](const uint8_t* p, size_t n) {
+        return type_of(p, n) == wire::PacketType::kAnnounce && dropped < kLosses && ++dropped;
+      };
+    }
+    Job j = make_job(3, {{40, 0.75}}, 1000);
+    StartResult r = run_job(s, j, 60 * kSec);
+    const char* what = lose_ack ? "acks lost" : "announces lost";
+    ASSERT_NE(r.sender, nullptr) << what;
+    s.run([&] { return report_of(s.events_b, 3) != nullptr; }, s.now() + 10 * kSec);
+    auto rx = report_of(s.events_b, 3);
+    ASSERT_NE(rx, nullptr) << what;
+    const JobReport& tx = *r.sender;
+    EXPECT_LT(tx.announce_probes, tx.announces_sent) << what;
+    if (lose_ack) {
+      EXPECT_EQ(rx->announces_received, tx.announces_sent) << what << ": every copy arrived";
+      EXPECT_GE(tx.acks_while_starting, 1u) << what;
+    } else {
+      EXPECT_EQ(rx->announces_received, tx.announces_sent - kLosses) << what;
+      EXPECT_GE(tx.announce_probes, 1u) << what;
+      EXPECT_GT(rx->early_data_packets, 0u) << what << ": the first window came before the table";
+      EXPECT_GT(tx.acks_while_starting, 1u) << what << ": the first window's ACKs came, the job still waited";
+    }
+    EXPECT_EQ(rx->announces_acked, rx->announces_received) << what;
+    EXPECT_EQ(rx->announces_duplicate, rx->announces_received - 1) << what;
+    EXPECT_EQ(rx->announces_sent, 0u);
+    EXPECT_EQ(tx.announces_received, 0u);
+  }
+}
+
 // Control frames, acknowledgements and probes go in class 0 (the exact queue, with most of the buffer) whatever
 // the job's class and whether the mode marks data with slack priority at all. Was: modes without slack priority
 // marked them with no_priority_dscp.

@@ -155,6 +155,49 @@ TEST(RateLawTest, SlackDecreaseGoesToTheRateThatLosesWhatTheJobAffords) {
   EXPECT_DOUBLE_EQ(rate_law::slack_next_rate(1e8, 1.0, 1.0, 0.0, 0.25, m, kRmax, kRmin, false), kRmin);
 }
 
+// One slack-law decision per 1 ms epoch for a backlogged job that sent at s.rate and lost `loss` of it.
+void slack_epoch(rate_law::State& s, const rate_law::Params& p, double loss) {
+  const double sent = std::max(1.0, std::round(s.rate * 1e-3 / 1500));  // packets in 1 ms
+  rate_law::Epoch e;
+  e.lost = static_cast<uint64_t>(std::round(sent * loss));
+  e.acked = static_cast<uint64_t>(sent) - e.lost;
+  e.acked_bytes = e.acked * 1500;
+  e.duration = 1'000'000;
+  e.rho = loss;
+  e.tlr_pkt = 0.25;
+  e.r_min = kRmin;
+  e.srtt = 100'000;
+  rate_law::kSlack.on_epoch(s, p, e);
+}
+
+// Was: a job whose class is starved by a higher class's bursts loses ~30 % whatever its rate (strict priority
+// serves no approximate queue while class 0 has a backlog), and every decision cut it again: 200 Mbit/s -> R_min
+// in ~30 decisions. A cut that does not lower the loss (and lowers the delivered rate with it) is undone now.
+TEST(RateLawTest, SlackLawHoldsItsRateThroughServiceGaps) {
+  rate_law::State s;
+  const rate_law::Params p{2.5e7, 0.125, 0.01};
+  rate_law::kSlack.start(s, p);
+  for (int i = 0; i < 60; ++i) slack_epoch(s, p, 0.3);
+  EXPECT_GE(s.rate, 0.5 * 2.5e7) << "the loss does not answer the rate: no collapse towards R_min";
+  EXPECT_GT(s.gaps, 0u);
+}
+
+// Overload is still cut: a path that takes C and drops the rest (loss 1 - C / R) brings the job down to about
+// C / (1 - TLR), the rate that loses what it affords, and no cut is undone - the delivered rate stays at C.
+TEST(RateLawTest, SlackLawStillCutsWhenTheLossAnswersTheRate) {
+  rate_law::State s;
+  const double c = 2.5e7;  // 17 packets per 1 ms epoch at C
+  const rate_law::Params p{2.5e8, 0.125, 0.01};
+  rate_law::kSlack.start(s, p);
+  double max_late = 0;
+  for (int i = 0; i < 60; ++i) {
+    slack_epoch(s, p, std::max(0.0, 1.0 - c / s.rate));
+    if (i >= 40) max_late = std::max(max_late, s.rate);
+  }
+  EXPECT_EQ(s.gaps, 0u);
+  EXPECT_LT(max_late, 2.5 * c / 0.75) << "stays near the bottleneck (eq. 2 probes above it between cuts)";
+}
+
 // The slack law decides only with enough evidence: 8 resolved packets, or 2 round trips.
 TEST(RateLawTest, SlackLawDecidesOverEnoughPackets) {
   rate_law::State s;

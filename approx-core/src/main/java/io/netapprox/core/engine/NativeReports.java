@@ -52,7 +52,24 @@ final class NativeReports {
                                     "time_in_class_ns[6]", (b, v) -> b.timeInClassNanos(6, v)),
                             NativeRecord.in(
                                     "time_in_class_ns[7]", (b, v) -> b.timeInClassNanos(7, v)),
-                            NativeRecord.named("n_groups")));
+                            NativeRecord.named("n_groups"),
+                            NativeRecord.in("announces_sent", (b, v) -> b.announcesSent((int) v)),
+                            NativeRecord.in("updates_sent", (b, v) -> b.updatesSent((int) v)),
+                            NativeRecord.in("dones_sent", (b, v) -> b.donesSent((int) v)),
+                            NativeRecord.in(
+                                    "start_to_running_ns", JobReport.Builder::startToRunningNanos),
+                            NativeRecord.in(
+                                    "last_data_to_done_ns", JobReport.Builder::lastDataToDoneNanos),
+                            NativeRecord.in("announce_probes", (b, v) -> b.announceProbes((int) v)),
+                            NativeRecord.in(
+                                    "acks_while_starting", (b, v) -> b.acksWhileStarting((int) v)),
+                            NativeRecord.in(
+                                    "announces_received", (b, v) -> b.announcesReceived((int) v)),
+                            NativeRecord.in(
+                                    "announces_duplicate", (b, v) -> b.announcesDuplicate((int) v)),
+                            NativeRecord.in("announces_acked", (b, v) -> b.announcesAcked((int) v)),
+                            NativeRecord.in(
+                                    "early_data_packets", JobReport.Builder::earlyDataPackets)));
 
     /** {@code na_group_report} without its range pointers (read by {@code reportGroupRanges}). */
     static final NativeRecord<Void> GROUP =

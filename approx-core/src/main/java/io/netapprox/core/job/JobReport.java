@@ -33,6 +33,7 @@ public final class JobReport {
     private final long finishedNanos;
     private final long jctNanos;
     private final long[] timeInClassNanos;
+    private final ControlPathReport controlPath;
     private final List<GroupReport> groups;
 
     private JobReport(Builder b) {
@@ -83,6 +84,19 @@ public final class JobReport {
         this.finishedNanos = b.finishedNanos;
         this.jctNanos = b.jctNanos;
         this.timeInClassNanos = Arrays.copyOf(b.timeInClassNanos, PRIORITY_CLASSES);
+        this.controlPath =
+                new ControlPathReport(
+                        b.announcesSent,
+                        b.updatesSent,
+                        b.donesSent,
+                        b.startToRunningNanos,
+                        b.lastDataToDoneNanos,
+                        b.announceProbes,
+                        b.acksWhileStarting,
+                        b.announcesReceived,
+                        b.announcesDuplicate,
+                        b.announcesAcked,
+                        b.earlyDataPackets);
         this.groups = List.copyOf(b.groups);
     }
 
@@ -259,6 +273,14 @@ public final class JobReport {
         return timeInClassNanos.clone();
     }
 
+    /**
+     * Control-path counters (why a job waited to start or end); {@link ControlPathReport#NONE} in a
+     * report that crossed the control plane.
+     */
+    public ControlPathReport controlPath() {
+        return controlPath;
+    }
+
     /** Per group, in the job's group order. */
     public List<GroupReport> groups() {
         return groups;
@@ -293,6 +315,7 @@ public final class JobReport {
                 && r.finishedNanos == finishedNanos
                 && r.jctNanos == jctNanos
                 && Arrays.equals(r.timeInClassNanos, timeInClassNanos)
+                && r.controlPath.equals(controlPath)
                 && r.groups.equals(groups);
     }
 
@@ -348,9 +371,91 @@ public final class JobReport {
         private long finishedNanos;
         private long jctNanos;
         private long[] timeInClassNanos = new long[PRIORITY_CLASSES];
+        private int announcesSent;
+        private int updatesSent;
+        private int donesSent;
+        private long startToRunningNanos;
+        private long lastDataToDoneNanos;
+        private int announceProbes;
+        private int acksWhileStarting;
+        private int announcesReceived;
+        private int announcesDuplicate;
+        private int announcesAcked;
+        private long earlyDataPackets;
         private List<GroupReport> groups = List.of();
 
         private Builder() {}
+
+        /** The control-path counters at once (see {@link ControlPathReport}). */
+        public Builder controlPath(ControlPathReport c) {
+            announcesSent = c.announcesSent();
+            updatesSent = c.updatesSent();
+            donesSent = c.donesSent();
+            startToRunningNanos = c.startToRunningNanos();
+            lastDataToDoneNanos = c.lastDataToDoneNanos();
+            announceProbes = c.announceProbes();
+            acksWhileStarting = c.acksWhileStarting();
+            announcesReceived = c.announcesReceived();
+            announcesDuplicate = c.announcesDuplicate();
+            announcesAcked = c.announcesAcked();
+            earlyDataPackets = c.earlyDataPackets();
+            return this;
+        }
+
+        public Builder announcesSent(int v) {
+            announcesSent = v;
+            return this;
+        }
+
+        public Builder updatesSent(int v) {
+            updatesSent = v;
+            return this;
+        }
+
+        public Builder donesSent(int v) {
+            donesSent = v;
+            return this;
+        }
+
+        public Builder startToRunningNanos(long v) {
+            startToRunningNanos = v;
+            return this;
+        }
+
+        public Builder lastDataToDoneNanos(long v) {
+            lastDataToDoneNanos = v;
+            return this;
+        }
+
+        public Builder announceProbes(int v) {
+            announceProbes = v;
+            return this;
+        }
+
+        public Builder acksWhileStarting(int v) {
+            acksWhileStarting = v;
+            return this;
+        }
+
+        public Builder announcesReceived(int v) {
+            announcesReceived = v;
+            return this;
+        }
+
+        public Builder announcesDuplicate(int v) {
+            announcesDuplicate = v;
+            return this;
+        }
+
+        public Builder announcesAcked(int v) {
+            announcesAcked = v;
+            return this;
+        }
+
+        public Builder earlyDataPackets(long v) {
+            earlyDataPackets = v;
+            return this;
+        }
 
         public Builder sessionId(long v) {
             sessionId = v;

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.job.ControlPathReport;
 import io.netapprox.core.job.GroupReport;
 import io.netapprox.core.job.JobReport;
 import io.netapprox.core.job.JobSpec;
@@ -100,6 +101,20 @@ class LoopbackTransferTest {
             assertEquals(7, rr.groups().get(0).groupId());
             assertEquals(n, rr.groups().get(0).deliveredIds().cardinality());
             assertEquals(0, p.receiver.unreleasedMessages());
+            // The control-path counters cross JNI on both sides.
+            ControlPathReport sc = sr.controlPath();
+            ControlPathReport rc = rr.controlPath();
+            assertTrue(sc.announcesSent() >= 1, sc.toString());
+            assertTrue(sc.announceProbes() < sc.announcesSent(), sc.toString());
+            assertTrue(sc.acksWhileStarting() >= 1, "the announce's acknowledgement: " + sc);
+            assertTrue(sc.donesSent() >= 1, sc.toString());
+            assertTrue(sc.startToRunningNanos() > 0 && sc.startToRunningNanos() <= sr.jctNanos());
+            assertEquals(0, sc.announcesReceived());
+            assertTrue(rc.announcesReceived() >= 1, rc.toString());
+            assertTrue(rc.announcesReceived() <= sc.announcesSent(), rc + " vs " + sc);
+            assertEquals(rc.announcesReceived(), rc.announcesAcked(), rc.toString());
+            assertEquals(rc.announcesReceived() - 1, rc.announcesDuplicate(), rc.toString());
+            assertEquals(0, rc.announcesSent());
         }
     }
 
