@@ -113,7 +113,7 @@ RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, ui
     if (!fits && !hol_fits) return DataResult::kNoBuffer;
     if (d.offset == 0 && d.payload_len == d.msg_len) {          // a whole message in one segment: no reassembly state
       if (ready_ && events_full) return DataResult::kNoBuffer;  // the application lags
-      budget.used += charge;
+      budget.used += charge - segment_bitmap_bytes(nseg);       // never had a segment bitmap to return
       if (!ready_) early_messages_++;
       last_data = now;
       return complete_message(d.msg, Buffer(d.payload, d.payload + d.payload_len), out, completed);
