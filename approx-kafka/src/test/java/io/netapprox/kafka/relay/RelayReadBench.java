@@ -31,8 +31,8 @@ import org.apache.kafka.common.serialization.ByteBufferDeserializer;
  *       batch; only records a reservoir keeps are copied out.
  * </ul>
  *
- * Alternating rounds in one run after one warm-up round of each. {@code RelayReadBench [--records 1000000] [--value-bytes 200]
- * [--rounds 3]}
+ * Alternating rounds in one run after one warm-up round of each. {@code RelayReadBench [--records
+ * 1000000] [--value-bytes 200] [--rounds 3]}
  */
 public final class RelayReadBench {
     private static final long WINDOW_MS = 60_000;
