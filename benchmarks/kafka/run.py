@@ -104,8 +104,11 @@ def main(argv=None) -> int:
         procs.append(p)
         return p
 
-    def java(main: str, args: list[str], heap: str) -> list[str]:
-        return ["java", f"-Xmx{heap}", "-cp", cp, main, *args]
+    def java(main: str, args: list[str], heap: str, classpath: str | None = None) -> list[str]:
+        return ["java", f"-Xmx{heap}", "-cp", classpath or cp, main, *args]
+
+    # the broker's own class path: Kafka's jars without the test resources (which set the log level to WARN)
+    kafka_cp = open(os.path.join(target, "test-classpath.txt")).read().strip()
 
     def on_signal(signum, _f):
         raise KeyboardInterrupt(signal.Signals(signum).name)
@@ -132,11 +135,11 @@ def main(argv=None) -> int:
                 "transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1",
                 "group.initial.rebalance.delay.ms=0", "log.retention.ms=-1", f"num.partitions={a.partitions}",
                 "num.network.threads=2", "num.io.threads=2", ""]))
-        uuid = subprocess.run(java("kafka.tools.StorageTool", ["random-uuid"], "256m"), capture_output=True,
+        uuid = subprocess.run(java("kafka.tools.StorageTool", ["random-uuid"], "256m", kafka_cp), capture_output=True,
                               text=True, check=True).stdout.strip().splitlines()[-1]
-        subprocess.run(java("kafka.tools.StorageTool", ["format", "-t", uuid, "-c", props], "256m"),
+        subprocess.run(java("kafka.tools.StorageTool", ["format", "-t", uuid, "-c", props], "256m", kafka_cp),
                        capture_output=True, check=True)
-        spawn(BROKER, java("kafka.Kafka", [props], "768m"), "broker.log")
+        spawn(BROKER, java("kafka.Kafka", [props], "768m", kafka_cp), "broker.log")
         wait_log(os.path.join(tmp, "broker.log"), r"Kafka Server started", 120, procs)
         log(f"KRaft broker {ip(BROKER)}:9092 started (kafka.Kafka 4.3.1, own JVM)")
         spawn(BROKER, ["java", "-Xmx512m", "-jar", relay, "--bootstrap", f"{ip(BROKER)}:9092", "--broker-id", "1",
