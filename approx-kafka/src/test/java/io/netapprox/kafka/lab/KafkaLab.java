@@ -217,10 +217,12 @@ public final class KafkaLab {
                     boolean ended = c.position(tp) >= end.get(tp);
                     atEnd &= ended;
                     // windows below the partition's latest are complete in it (records in order)
-                    done =
-                            Math.min(
-                                    done,
-                                    ended ? Long.MAX_VALUE : maxWindow[tp.partition()] - WINDOW_MS);
+                    long latest = maxWindow[tp.partition()];
+                    if (ended) {
+                        continue;
+                    }
+                    // nothing returned yet: no window complete (MIN_VALUE - window would overflow)
+                    done = Math.min(done, latest == Long.MIN_VALUE ? latest : latest - WINDOW_MS);
                 }
                 long secsMs = (System.nanoTime() - start) / 1_000_000;
                 for (long w : windowsOf(truth)) {
