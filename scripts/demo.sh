@@ -7,9 +7,10 @@
 #
 #   bash scripts/demo.sh [--rows 1000000] [--emax 0.05] [--runs 3] [--input trips.parquet|csv] [--master ...]
 #   bash scripts/demo.sh atp [atp-perf demo args]     # the transport-only demo (two endpoints, one process)
-#   bash scripts/demo.sh kafka [--rows 1000000] [--partitions 4] [--emax 0.05] [--seed 42]
-#                                                     # a KRaft broker + relay, the taxi trips read exactly and
-#                                                     # approximately (docs/kafka.md, "The demo")
+#   bash scripts/demo.sh kafka [--rows 1000000] [--partitions 2] [--emax 0.05] [--seed 42]
+#                                                     # Kafka -> Flink: a KRaft broker + relay, the taxi trips
+#                                                     # produced, the Flink job (ApproxKafkaSource -> Approx.of)
+#                                                     # run exactly and approximately (docs/kafka.md, "The demo")
 #   bash scripts/demo.sh flink [--rows 600000] [--minutes 5] [--emax 0.05] [--approx.KEY VALUE]
 #        # the Flink streaming taxi query: per pickup zone and 1-minute event-time window, average fare and trip
 #        # count, approximate (approx.enabled=true) vs exact, on a local Flink cluster of 2 TaskManagers x 2 slots
@@ -44,15 +45,15 @@ fi
 
 if [ "${1:-}" = "kafka" ]; then
   shift
-  KAFKA_DIR="$ROOT/approx-kafka/target"
+  KAFKA_DIR="$ROOT/approx-kafka-flink/target"
   if [ ! -s "$KAFKA_DIR/test-classpath.txt" ] || [ ! -d "$KAFKA_DIR/test-classes" ]; then
-    echo "[demo] ERROR: approx-kafka is not built (run without SKIP_BUILD=1)" >&2
+    echo "[demo] ERROR: approx-kafka-flink is not built (run without SKIP_BUILD=1)" >&2
     exit 1
   fi
-  echo "[demo] running io.netapprox.kafka.demo.KafkaTaxiDemo $*"
+  echo "[demo] running io.netapprox.kafka.flink.demo.KafkaFlinkTaxiDemo $*"
   # shellcheck disable=SC2086
   exec java ${JAVA_OPTS:--Xmx2g} -cp "$KAFKA_DIR/test-classes:$KAFKA_DIR/classes:$(cat "$KAFKA_DIR/test-classpath.txt")" \
-    io.netapprox.kafka.demo.KafkaTaxiDemo "$@"
+    io.netapprox.kafka.flink.demo.KafkaFlinkTaxiDemo "$@"
 fi
 
 if [ "${1:-}" = "flink" ]; then

@@ -7,12 +7,14 @@
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
 #                            examples/taxi, approx-spark on local[2] and local-cluster, approx-flink on a Flink
 #                            MiniCluster of 2 TaskManagers x 2 slots, approx-kafka on an in-process KRaft broker with
-#                            relays over loopback ATP) + native GoogleTest suites
+#                            relays over loopback ATP, approx-kafka-flink: that broker + a relay + a Flink MiniCluster)
+#                            + native GoogleTest suites
 #                            and atp-perf end-to-end tests (ctest, in the Maven test phase) + Jazzer fuzzing of the
 #                            control-plane frame decoder for JAVA_FUZZ_SECONDS (approx-core execution control-fuzz)
 #   4. approx-core jar       ships META-INF/native/linux-x86_64/libnetapprox.so, which loads and binds JNI
 #   5. approx-spark jar      the spark-submit --jars jar: self-contained, and only the plugin (no examples);
-#                            approx-kafka-relay.jar runs (--version) and refuses bad arguments (exit 2)
+#                            approx-kafka-relay.jar runs (--version) and refuses bad arguments (exit 2);
+#                            approx-kafka-flink's jar holds ApproxKafkaSource and no Flink/Kafka classes
 #   6. approx-flink jar      the Flink job-jar / lib/ jar: self-contained, no Flink classes, only the plugin
 #   7. network lab           benchmarks/netlab/test_netlab.py (lab tests skip without root / namespaces)
 #   8. ASan + UBSan          second native build in native/build-asan, ctest on it
@@ -169,6 +171,15 @@ if [ "$RELAY_RC" -ne 2 ] || ! grep -q -- "--bootstrap" <<<"$RELAY_ERR"; then
   exit 1
 fi
 log "$(basename "$RELAY_JAR") runs ($(unzip -Z1 "$RELAY_JAR" | wc -l) entries)"
+# approx-kafka-flink (the Flink source over the approximate consumer): its jar holds the source, nothing of Flink
+KF_JAR="$ROOT/approx-kafka-flink/target/approx-kafka-flink-0.1.0-SNAPSHOT.jar"
+KF_LISTING="$(unzip -Z1 "$KF_JAR")"
+if ! grep -qx io/netapprox/kafka/flink/ApproxKafkaSource.class <<<"$KF_LISTING" \
+   || grep -qE '^org/apache/(flink|kafka)/' <<<"$KF_LISTING"; then
+  log "ERROR: $KF_JAR lacks ApproxKafkaSource or bundles Flink/Kafka classes" >&2
+  exit 1
+fi
+log "$(basename "$KF_JAR") holds the Flink source ($(wc -l <<<"$KF_LISTING") entries)"
 end
 
 # approx-flink: its tests (MiniCluster, 2 TaskManagers x 2 slots, ATP between them) ran in the Maven step; check

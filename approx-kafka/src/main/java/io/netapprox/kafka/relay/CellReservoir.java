@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.function.Supplier;
 
 /**
  * Reservoir sampling (Vitter's algorithm R) of one (window, stratum) cell: after {@code count}
@@ -31,10 +32,15 @@ final class CellReservoir {
         this.slots = new ArrayList<>(Math.min(capacity, 64));
     }
 
-    /** Offers the next record of the cell; returns the change of bytes held. */
-    long offer(SampledRecord r) {
+    /**
+     * Offers the next record of the cell; returns the change of bytes held. {@code copy} makes the
+     * record to keep and is called only if the reservoir keeps it (records read from the fetched
+     * batch are copied out of it only then).
+     */
+    long offer(Supplier<SampledRecord> copy) {
         count++;
         if (slots.size() < capacity) {
+            SampledRecord r = copy.get();
             slots.add(r);
             bytes += r.sizeBytes();
             return r.sizeBytes();
@@ -43,6 +49,7 @@ final class CellReservoir {
                 random.nextLong(
                         count); // uniform in [0, count): the record is kept w.p. capacity/count
         if (j < capacity) {
+            SampledRecord r = copy.get();
             SampledRecord old = slots.set((int) j, r);
             long delta = r.sizeBytes() - old.sizeBytes();
             bytes += delta;

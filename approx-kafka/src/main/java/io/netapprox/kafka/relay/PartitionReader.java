@@ -1,5 +1,6 @@
 package io.netapprox.kafka.relay;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.OptionalLong;
@@ -83,11 +84,11 @@ final class PartitionReader {
     }
 
     /** Records fetched for generation {@code gen}, in offset order. */
-    void onRecords(long gen, List<ConsumerRecord<byte[], byte[]>> records) {
+    void onRecords(long gen, List<ConsumerRecord<ByteBuffer, ByteBuffer>> records) {
         if (gen != generation || building == null) {
             return; // fetched for a position that a newer pull replaced
         }
-        for (ConsumerRecord<byte[], byte[]> r : records) {
+        for (ConsumerRecord<ByteBuffer, ByteBuffer> r : records) {
             if (r.offset() < building.position()) {
                 continue;
             }

@@ -1,19 +1,20 @@
 package io.netapprox.kafka.relay;
 
-import io.netapprox.core.control.ControlConfig;
-import io.netapprox.core.transport.ApproxTransport;
-import io.netapprox.core.transport.ApproxTransportConfig;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
- * A consumer's side of the relays: one client-only {@link ApproxTransport} (an ATP endpoint and a
- * control client, started on the first {@link #open}) and one {@link RemoteStream} per relay.
+ * A consumer's side of the relays: a hold on the JVM's shared client endpoint ({@link
+ * SharedClientEndpoint}: ATP engine and control client, taken on the first {@link #open}) and one
+ * {@link RemoteStream} (its own connection) per relay.
  */
 public final class RelayClient implements RelayLink {
     private final byte[] secret;
     private final long pullWaitMs;
-    private ApproxTransport transport;
+    private final List<RemoteStream> streams = new ArrayList<>();
+    private SharedClientEndpoint.Lease endpoint;
     private boolean closed;
 
     /**
@@ -30,25 +31,20 @@ public final class RelayClient implements RelayLink {
         if (closed) {
             throw new RelayException(RelayException.Reason.UNAVAILABLE, "consumer closed");
         }
-        if (transport == null) {
-            transport =
-                    ApproxTransport.start(
-                            ApproxTransportConfig.builder()
-                                    .atp(
-                                            ApproxTransportConfig.defaultAtp()
-                                                    .bindAddress("0.0.0.0")
-                                                    .bindPort(0)
-                                                    .build())
-                                    .control(
-                                            ControlConfig.builder()
-                                                    .authSecret(secret)
-                                                    .requestTimeout(
-                                                            Duration.ofMillis(pullWaitMs + 30_000))
-                                                    .build())
-                                    .serverEnabled(false)
-                                    .build());
+        if (endpoint == null) {
+            endpoint = SharedClientEndpoint.acquire(secret, Duration.ofMillis(pullWaitMs + 30_000));
         }
-        return new RemoteStream(transport, address, parse(address), spec);
+        streams.removeIf(
+                old -> {
+                    if (old.isClosed()) {
+                        old.close(); // its connection, if any is left
+                        return true;
+                    }
+                    return false;
+                });
+        RemoteStream s = new RemoteStream(endpoint.transport(), address, parse(address), spec);
+        streams.add(s);
+        return s;
     }
 
     private static InetSocketAddress parse(String address) {
@@ -60,12 +56,17 @@ public final class RelayClient implements RelayLink {
         return new InetSocketAddress(host, Integer.parseInt(address.substring(colon + 1)));
     }
 
+    /** Closes this consumer's relay connections and releases the JVM's shared endpoint. */
     @Override
     public synchronized void close() {
         closed = true;
-        if (transport != null) {
-            transport.close();
-            transport = null;
+        for (RemoteStream s : streams) {
+            s.close();
+        }
+        streams.clear();
+        if (endpoint != null) {
+            endpoint.close();
+            endpoint = null;
         }
     }
 }

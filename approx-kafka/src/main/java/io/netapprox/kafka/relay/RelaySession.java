@@ -1,5 +1,6 @@
 package io.netapprox.kafka.relay;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -21,7 +22,7 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteBufferDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +40,7 @@ public final class RelaySession implements RelayStream {
     private final StreamSpec spec;
     private final SamplingPlan plan;
     private final Stratifier stratifier;
-    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final KafkaConsumer<ByteBuffer, ByteBuffer> consumer;
     private final Thread reader;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
@@ -55,8 +56,10 @@ public final class RelaySession implements RelayStream {
         this.stratifier = new Stratifier(spec.stratification());
         Map<String, Object> p = new HashMap<>(relay.config().consumerOverrides());
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, relay.config().bootstrap());
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        // views of the fetched batches, no copy per record: a record is copied out only when a
+        // cell's reservoir keeps it (SegmentBuilder), so records dropped by sampling cost no copy
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteBufferDeserializer.class);
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteBufferDeserializer.class);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, name);
@@ -218,7 +221,7 @@ public final class RelaySession implements RelayStream {
         if (fetch.isEmpty()) {
             return;
         }
-        ConsumerRecords<byte[], byte[]> records;
+        ConsumerRecords<ByteBuffer, ByteBuffer> records;
         try {
             records = consumer.poll(Duration.ofMillis(100));
         } catch (OffsetOutOfRangeException e) {

@@ -1,5 +1,6 @@
 package io.netapprox.kafka.relay;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -76,11 +77,11 @@ final class SegmentBuilder {
     }
 
     /** False if the record opens a window later than every window of this segment. */
-    boolean accepts(ConsumerRecord<byte[], byte[]> r) {
+    boolean accepts(ConsumerRecord<ByteBuffer, ByteBuffer> r) {
         return records == 0 || spec.windowStart(r.timestamp()) <= maxWindow;
     }
 
-    void add(ConsumerRecord<byte[], byte[]> r) {
+    void add(ConsumerRecord<ByteBuffer, ByteBuffer> r) {
         if (r.offset() < position) {
             throw new IllegalStateException(
                     partition
@@ -102,19 +103,30 @@ final class SegmentBuilder {
                                     plan.capacity(stratum),
                                     random(window, stratum));
                         });
-        SampledRecord s =
-                new SampledRecord(
-                        r.offset(),
-                        r.timestamp(),
-                        r.timestampType(),
-                        r.key(),
-                        r.value(),
-                        r.headers().toArray(),
-                        -1);
-        bytes += cell.offer(s);
+        // key and value are views of the fetched batch: copied only for a record the cell keeps
+        bytes +=
+                cell.offer(
+                        () ->
+                                new SampledRecord(
+                                        r.offset(),
+                                        r.timestamp(),
+                                        r.timestampType(),
+                                        copy(r.key()),
+                                        copy(r.value()),
+                                        r.headers().toArray(),
+                                        -1));
         records++;
         maxWindow = Math.max(maxWindow, window);
         position = r.offset() + 1;
+    }
+
+    static byte[] copy(ByteBuffer view) {
+        if (view == null) {
+            return null;
+        }
+        byte[] b = new byte[view.remaining()];
+        view.duplicate().get(b);
+        return b;
     }
 
     /** The log reader moved past offsets that hold no record for us (markers, aborted records). */

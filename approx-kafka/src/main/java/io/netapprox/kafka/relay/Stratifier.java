@@ -32,18 +32,28 @@ public final class Stratifier {
         this.stratification = stratification;
     }
 
-    public String stratumOf(ConsumerRecord<byte[], byte[]> record) {
+    /** The stratum of a record whose key is {@code byte[]} or a {@link ByteBuffer} view. */
+    public String stratumOf(ConsumerRecord<?, ?> record) {
         switch (stratification.kind()) {
             case PARTITION:
                 return Integer.toString(record.partition());
             case KEY:
-                return name(record.key());
+                return name(keyBytes(record.key()));
             case HEADER:
                 Header h = record.headers().lastHeader(stratification.header());
                 return h == null ? NONE : name(h.value());
             default:
                 throw new IllegalStateException();
         }
+    }
+
+    private static byte[] keyBytes(Object key) {
+        if (key instanceof ByteBuffer view) {
+            byte[] b = new byte[view.remaining()];
+            view.duplicate().get(b);
+            return b;
+        }
+        return (byte[]) key;
     }
 
     static String name(byte[] bytes) {

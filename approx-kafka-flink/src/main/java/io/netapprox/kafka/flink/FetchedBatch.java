@@ -1,0 +1,14 @@
+package io.netapprox.kafka.flink;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * One poll of the approximate consumer: its records and, taken right after the same poll, the
+ * coverage position of every assigned partition (everything below it was in this or an earlier
+ * batch, or was dropped by sampling).
+ */
+record FetchedBatch(
+        List<ConsumerRecord<byte[], byte[]>> records, Map<TopicPartition, Long> positions) {}
