@@ -16,7 +16,9 @@ import org.apache.spark.status.api.v1.ExecutorSummary;
 final class ExecutorPeaks {
     private ExecutorPeaks() {}
 
-    /** Each executor's peak JVM heap use in MB, as Spark's status store has it, e.g. "[180,175]". */
+    /**
+     * Each executor's peak JVM heap use in MB, as Spark's status store has it, e.g. "[180,175]".
+     */
     static String heapMb(SparkSession spark) {
         List<String> out = new ArrayList<>();
         for (ExecutorSummary e :
@@ -25,16 +27,15 @@ final class ExecutorPeaks {
             if (!e.id().equals("driver") && e.peakMemoryMetrics().isDefined()) {
                 out.add(
                         Long.toString(
-                                e.peakMemoryMetrics().get().getMetricValue("JVMHeapMemory")
-                                        >> 20));
+                                e.peakMemoryMetrics().get().getMetricValue("JVMHeapMemory") >> 20));
             }
         }
         return "[" + String.join(",", out) + "]";
     }
 
     /**
-     * Each executor process of application {@code appId} (its command line names it), peak
-     * resident set in MB, e.g. "[610,598]".
+     * Each executor process of application {@code appId} (its command line names it), peak resident
+     * set in MB, e.g. "[610,598]".
      */
     static String rssMb(String appId) {
         List<String> out = new ArrayList<>();
@@ -42,7 +43,8 @@ final class ExecutorPeaks {
         for (File p : procs == null ? new File[0] : procs) {
             try {
                 String cmd =
-                        new String(Files.readAllBytes(p.toPath().resolve("cmdline"))).replace('\0', ' ');
+                        new String(Files.readAllBytes(p.toPath().resolve("cmdline")))
+                                .replace('\0', ' ');
                 if (!cmd.contains("CoarseGrainedExecutorBackend") || !cmd.contains(appId)) {
                     continue;
                 }

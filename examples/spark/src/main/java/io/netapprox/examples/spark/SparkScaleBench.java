@@ -26,11 +26,11 @@ import org.apache.spark.sql.functions;
  *                   [--emax 0.05] [--truth file] [--master local-cluster[2,1,512]] [--spark.x y ...]
  * </pre>
  *
- * The rows are generated inside the job ({@code spark.range} and seeded {@code rand}/{@code
- * randn}: 24 hours of equal size, distance lognormal with a per-hour scale, fare uniform), never
- * stored. {@code exact}: Spark SQL's {@code groupBy(hour).agg(avg, sum, count)} over sort shuffle
- * (partial aggregation on the map side: what a Spark user runs today), writing the answer to
- * {@code --truth}; {@code approx}: the same aggregates as an {@link ApproxQuery} over
+ * The rows are generated inside the job ({@code spark.range} and seeded {@code rand}/{@code randn}:
+ * 24 hours of equal size, distance lognormal with a per-hour scale, fare uniform), never stored.
+ * {@code exact}: Spark SQL's {@code groupBy(hour).agg(avg, sum, count)} over sort shuffle (partial
+ * aggregation on the map side: what a Spark user runs today), writing the answer to {@code
+ * --truth}; {@code approx}: the same aggregates as an {@link ApproxQuery} over
  * ApproxShuffleManager, checked against {@code --truth}. Prints one {@code RESULT} line: median
  * JCT, the largest task's peak execution memory (Spark's task metric), bytes spilled and shuffled,
  * the executors' peak JVM heap (Spark's executor metrics) and peak RSS ({@code VmHWM} of each
@@ -44,7 +44,11 @@ public final class SparkScaleBench {
 
     public static void main(String[] argv) throws Exception {
         Map<String, String> a = TaxiExample.args(argv);
-        a.put("master", a.get("master").equals("local-cluster[2,1,1024]") ? "local-cluster[2,1,512]" : a.get("master"));
+        a.put(
+                "master",
+                a.get("master").equals("local-cluster[2,1,1024]")
+                        ? "local-cluster[2,1,512]"
+                        : a.get("master"));
         a.putIfAbsent("mode", "approx");
         a.putIfAbsent("reducers", "2");
         String mode = a.get("mode");
@@ -165,7 +169,9 @@ public final class SparkScaleBench {
         Map<String, double[]> m = new HashMap<>();
         for (Row r : rows) {
             if (mode.equals("exact")) {
-                m.put("hour=" + r.getInt(0), new double[] {r.getDouble(1), r.getDouble(2), r.getLong(3)});
+                m.put(
+                        "hour=" + r.getInt(0),
+                        new double[] {r.getDouble(1), r.getDouble(2), r.getLong(3)});
             } else {
                 double[] v = m.computeIfAbsent(r.getString(0), k -> new double[3]);
                 String agg = r.getString(1);
@@ -183,7 +189,8 @@ public final class SparkScaleBench {
         for (Map.Entry<String, double[]> e : truth.entrySet()) {
             double[] x = approx.get(e.getKey());
             if (x == null) {
-                throw new IllegalStateException("group " + e.getKey() + " missing from the approximate answer");
+                throw new IllegalStateException(
+                        "group " + e.getKey() + " missing from the approximate answer");
             }
             for (int i = 0; i < 3; i++) {
                 double err = Math.abs(x[i] - e.getValue()[i]) / Math.abs(e.getValue()[i]);
@@ -201,7 +208,16 @@ public final class SparkScaleBench {
 
     static void write(Path p, Map<String, double[]> m) throws IOException {
         StringBuilder b = new StringBuilder();
-        m.forEach((k, v) -> b.append(k).append(' ').append(v[0]).append(' ').append(v[1]).append(' ').append(v[2]).append('\n'));
+        m.forEach(
+                (k, v) ->
+                        b.append(k)
+                                .append(' ')
+                                .append(v[0])
+                                .append(' ')
+                                .append(v[1])
+                                .append(' ')
+                                .append(v[2])
+                                .append('\n'));
         Files.writeString(p, b.toString(), StandardCharsets.UTF_8);
     }
 
@@ -210,7 +226,13 @@ public final class SparkScaleBench {
         for (String line : Files.readAllLines(p, StandardCharsets.UTF_8)) {
             String[] f = line.trim().split(" ");
             if (f.length == 4) {
-                m.put(f[0], new double[] {Double.parseDouble(f[1]), Double.parseDouble(f[2]), Double.parseDouble(f[3])});
+                m.put(
+                        f[0],
+                        new double[] {
+                            Double.parseDouble(f[1]),
+                            Double.parseDouble(f[2]),
+                            Double.parseDouble(f[3])
+                        });
             }
         }
         return m;
