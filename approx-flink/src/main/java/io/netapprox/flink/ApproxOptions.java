@@ -68,8 +68,9 @@ public final class ApproxOptions {
                     .durationType()
                     .defaultValue(Duration.ofSeconds(30))
                     .withDescription(
-                            "the receiver waits at most this long for an epoch's groups to reach their targets;"
-                                    + " then it goes on with what arrived (the watermark is never held longer)");
+                            "the receiver waits at most this long, from the moment the epoch's peer is"
+                                    + " connected, for its groups to reach their targets; then it goes on with"
+                                    + " what arrived (a watermark is held at most the connection time plus this)");
 
     public static final ConfigOption<Integer> EPOCH_MAX_RECORDS =
             ConfigOptions.key("approx.epochMaxRecords")

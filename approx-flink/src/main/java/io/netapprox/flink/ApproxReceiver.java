@@ -119,6 +119,11 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         /** The transfer is no longer wanted (finished, expired, or the task closes). */
         volatile boolean closed;
 
+        /** When the manifest arrived and when the pull started (after connecting and queueing). */
+        long arrivedNanos;
+
+        volatile long pullStartedNanos;
+
         IncomingEpoch(Manifest m, StratumSample<K>[] samples) {
             this.manifest = m;
             this.samples = samples;
@@ -179,11 +184,8 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         }
         pending.put(key, e);
         e.counted = true;
+        e.arrivedNanos = System.nanoTime();
         unresolved++;
-        long now = getProcessingTimeService().getCurrentProcessingTime();
-        e.deadline =
-                getProcessingTimeService()
-                        .registerTimer(now + config.epochTimeout().toMillis(), t -> expire(key));
         exchange.peer(m.engineId, new InetSocketAddress(m.controlHost, m.controlPort))
                 .whenComplete(
                         (peer, err) -> {
@@ -191,12 +193,14 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                                 toMailbox(() -> finish(key, null, err));
                                 return;
                             }
+                            toMailbox(() -> armDeadline(key, e));
                             exchange.pull(
                                     m.engineId,
                                     () -> {
                                         if (e.closed) {
                                             return CompletableFuture.completedFuture(null);
                                         }
+                                        e.pullStartedNanos = System.nanoTime();
                                         IncomingTransfer t =
                                                 peer.request(
                                                         key.toBytes(),
@@ -216,6 +220,25 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                                         return t.report();
                                     });
                         });
+    }
+
+    /**
+     * The epoch's deadline runs from the moment its peer is connected, not from its manifest: the
+     * first epochs from a peer wait for the connection (up to the rendezvous and the connect
+     * timeout, seconds on a loaded machine), which left the first windows of the demo too little
+     * time to transfer. Queueing behind earlier pulls from the same peer does count, so a watermark
+     * is held at most the connection time plus {@code approx.epochTimeout} however many epochs
+     * queue (with the deadline from the start of each pull, a stalled peer held it for every queued
+     * epoch in turn). Task thread.
+     */
+    private void armDeadline(OutboxKey key, IncomingEpoch<K> e) {
+        if (e.closed || e.emitted || pending.get(key) != e) {
+            return;
+        }
+        long now = getProcessingTimeService().getCurrentProcessingTime();
+        e.deadline =
+                getProcessingTimeService()
+                        .registerTimer(now + config.epochTimeout().toMillis(), t -> expire(key));
     }
 
     /** ATP event thread: hand the message to the task thread, which releases it. */
@@ -305,10 +328,25 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         }
         if (!e.emitted) {
             epochDeadlines.inc();
+            long started = e.pullStartedNanos;
+            int delivered = 0;
+            int messages = 0;
+            for (StratumSample<K> s : e.samples) {
+                delivered += s.deliveredMessages;
+                messages += s.messages;
+            }
             LOG.warn(
-                    "NetApprox: {} not complete after {} ms; going on with what arrived",
+                    "NetApprox: {} not complete after {} ms ({}; {} of {} messages arrived);"
+                            + " going on with what arrived",
                     e.manifest,
-                    config.epochTimeout().toMillis());
+                    config.epochTimeout().toMillis(),
+                    started == 0
+                            ? "its pull never started: connecting or queued behind earlier pulls"
+                            : "pull started after "
+                                    + (started - e.arrivedNanos) / 1_000_000
+                                    + " ms of connecting and queueing",
+                    delivered,
+                    messages);
             resolve(e);
         }
     }

@@ -70,6 +70,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
     private transient Counter epochs;
     private transient Counter messages;
     private transient Counter targetMessages;
+    private transient Counter outboxesDropped;
     private transient volatile double plannedMsr;
     private transient Counter retransmissions;
     private transient volatile double atpLoss;
@@ -136,6 +137,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         epochs = getMetricGroup().counter("approxEpochs");
         messages = getMetricGroup().counter("approxMessages");
         targetMessages = getMetricGroup().counter("approxTargetMessages");
+        outboxesDropped = getMetricGroup().counter("approxOutboxesDropped");
         getMetricGroup().gauge("approxPlannedMsr", () -> plannedMsr);
         getMetricGroup().gauge("approxOutboxBytes", () -> exchange.outboxBytes());
         // the sending engine's numbers, from the reports of pulls over ATP (transport threads)
@@ -215,10 +217,11 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
             if (exchange != null) {
                 if (!finished) {
                     // failed or cancelled: no live receiver will pull this attempt's epochs
-                    exchange.dropSender(
-                            exchangeId,
-                            getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-                            getRuntimeContext().getTaskInfo().getAttemptNumber());
+                    outboxesDropped.inc(
+                            exchange.dropSender(
+                                    exchangeId,
+                                    getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                                    getRuntimeContext().getTaskInfo().getAttemptNumber()));
                 }
                 exchange.release();
                 exchange = null;

@@ -7,8 +7,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.api.java.typeutils.GenericTypeInfo;
 import org.apache.flink.api.java.typeutils.TypeExtractor;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
@@ -118,10 +120,44 @@ public final class ApproxWindowedStream<T, K> {
                 keyType != null
                         ? keyType
                         : TypeExtractor.getKeySelectorTypes(groupSelector, stream.getType());
+        checkSerializable(kt);
         if (config.enabled()) {
             return ApproxTopology.build(stream, config, spec, assigner, kt, uidPrefix);
         }
         return exact(spec, kt);
+    }
+
+    /**
+     * Fails the build, naming the type, when a type this query keeps in state or sends (the group
+     * key; with the flag on also the window state) needs Flink's Kryo fallback and the job forbids
+     * it ({@code pipeline.generic-types: false}); Flink itself would only fail on submission or in
+     * a task. With generic types allowed, a generic group key goes through Flink's Kryo serializer
+     * in the manifests and the window state like any other key.
+     */
+    private void checkSerializable(TypeInformation<K> kt) {
+        SerializerConfig serializers =
+                stream.getExecutionEnvironment().getConfig().getSerializerConfig();
+        if (!serializers.hasGenericTypesDisabled()) {
+            return;
+        }
+        if (kt instanceof GenericTypeInfo) {
+            throw new IllegalArgumentException(
+                    "NetApprox: the group key type "
+                            + kt.getTypeClass().getName()
+                            + " is a generic type (Flink serializes it with Kryo), but the job sets"
+                            + " pipeline.generic-types: false; make it a POJO, a tuple or a basic"
+                            + " type, register a serializer, or allow generic types");
+        }
+        if (config.enabled()) {
+            throw new IllegalArgumentException(
+                    "NetApprox: the approximate topology keeps its window state ("
+                            + StrataAccumulator.class.getName()
+                            + ", "
+                            + StratumSample.class.getName()
+                            + ") in Flink's Kryo serializer, but the job sets"
+                            + " pipeline.generic-types: false; allow generic types or set"
+                            + " approx.enabled=false");
+        }
     }
 
     /** Flag off: exactly {@code keyBy(group).window(assigner).aggregate(..)}. */

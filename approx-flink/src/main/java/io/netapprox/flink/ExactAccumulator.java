@@ -2,6 +2,7 @@ package io.netapprox.flink;
 
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.Map;
 
 /**
  * Window state of the exact topology (flag off): everything a group's records contribute, kept
@@ -24,7 +25,7 @@ public class ExactAccumulator {
     public int[] valueCounts;
 
     /** TopK only: records per key. */
-    public HashMap<String, Long> keyCounts;
+    public Map<String, Long> keyCounts;
 
     public ExactAccumulator() {}
 

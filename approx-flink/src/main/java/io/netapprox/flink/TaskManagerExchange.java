@@ -17,8 +17,10 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -139,6 +141,19 @@ final class TaskManagerExchange {
         transport.close();
     }
 
+    /** Bytes of outboxes waiting to be pulled in all exchanges of this JVM (tests). */
+    static long outboxBytesInJvm() {
+        List<TaskManagerExchange> all;
+        synchronized (EXCHANGES) {
+            all = new ArrayList<>(EXCHANGES.values());
+        }
+        long bytes = 0;
+        for (TaskManagerExchange e : all) {
+            bytes += e.outboxBytes();
+        }
+        return bytes;
+    }
+
     /** Number of live exchanges in this JVM (tests). */
     static int liveExchanges() {
         synchronized (EXCHANGES) {
@@ -210,13 +225,19 @@ final class TaskManagerExchange {
         }
     }
 
-    /** A failed or cancelled sender's outboxes will never be pulled by a live receiver. */
-    void dropSender(long exchangeId, int sender, int attempt) {
+    /**
+     * A failed or cancelled sender's outboxes will never be pulled by a live receiver; returns how
+     * many were dropped.
+     */
+    int dropSender(long exchangeId, int sender, int attempt) {
+        int dropped = 0;
         for (OutboxKey k : outboxes.keySet()) {
             if (k.exchangeId() == exchangeId && k.sender() == sender && k.attempt() == attempt) {
                 remove(k);
+                dropped++;
             }
         }
+        return dropped;
     }
 
     /** Receiver on the same TaskManager: takes the outbox without the network, or null. */

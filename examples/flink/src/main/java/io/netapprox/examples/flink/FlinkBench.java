@@ -35,8 +35,11 @@ import org.apache.flink.util.Collector;
  *
  * <pre>
  * examples/flink/run-example.sh io.netapprox.examples.flink.FlinkBench overhead|approx
- *     [--rows 2000000] [--minutes 10] [--runs 5] [--emax 0.05] [--loss 0]
+ *     [--rows 2000000] [--minutes 10] [--runs 5] [--emax 0.05] [--loss 0] [--cluster HOST:PORT]
  * </pre>
+ *
+ * With {@code --cluster} the jobs run on that running cluster (its REST endpoint), whose
+ * TaskManagers have these classes on their classpath (benchmarks/flink/netlab).
  */
 public final class FlinkBench {
     private FlinkBench() {}
@@ -57,13 +60,23 @@ public final class FlinkBench {
         int runs = Integer.parseInt(opt.getOrDefault("runs", "5"));
         double eMax = Double.parseDouble(opt.getOrDefault("emax", "0.05"));
         double loss = Double.parseDouble(opt.getOrDefault("loss", "0"));
+        cluster = opt.get("cluster");
         String base = what.equals("overhead") ? "plain-flink" : "exact";
         String cand = what.equals("overhead") ? "approx-flag-off" : "approximate";
         System.out.printf(
                 "# FlinkBench %s: %,d taxi trips over %d minutes, per zone and 1-minute window avg(fare)"
-                        + " and count, %d runs each after a warm-up, interleaved; local cluster 2 TM x"
-                        + " 2 slots; e_max %.2f, loss %.2f; machine: %d cores (shared)%n",
-                what, rows, minutes, runs, eMax, loss, Runtime.getRuntime().availableProcessors());
+                        + " and count, %d runs each after a warm-up, interleaved; %s; e_max %.2f,"
+                        + " loss %.2f; machine: %d cores (shared)%n",
+                what,
+                rows,
+                minutes,
+                runs,
+                opt.containsKey("cluster")
+                        ? "cluster " + opt.get("cluster")
+                        : "local cluster 2 TM x 2 slots",
+                eMax,
+                loss,
+                Runtime.getRuntime().availableProcessors());
         run(base, rows, minutes, eMax, loss); // warm-up
         run(cand, rows, minutes, eMax, loss);
         List<Double> b = new ArrayList<>();
@@ -85,20 +98,32 @@ public final class FlinkBench {
                 base, mb, cand, mc, cand, base, mc / mb);
     }
 
+    /** {@code --cluster HOST:PORT}: a running cluster's REST endpoint instead of a local one. */
+    private static String cluster;
+
     private record Outcome(double seconds, int answers, double sampledFraction) {}
 
     private static Outcome run(String mode, long rows, int minutes, double eMax, double loss)
             throws Exception {
         Configuration conf = new Configuration();
-        conf.setString("minicluster.number-of-taskmanagers", "2");
-        conf.setString("taskmanager.numberOfTaskSlots", "2");
         conf.setString("parallelism.default", "4");
         conf.setString("pipeline.auto-watermark-interval", "50 ms");
         conf.setString("approx.enabled", String.valueOf(mode.equals("approximate")));
         if (loss > 0) {
             conf.setString("approx.faultDropOutgoing", String.valueOf(loss));
         }
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        StreamExecutionEnvironment env;
+        if (cluster != null) {
+            String[] hp = cluster.split(":");
+            env =
+                    StreamExecutionEnvironment.createRemoteEnvironment(
+                            hp[0], Integer.parseInt(hp[1]), conf);
+            env.setParallelism(4);
+        } else {
+            conf.setString("minicluster.number-of-taskmanagers", "2");
+            conf.setString("taskmanager.numberOfTaskSlots", "2");
+            env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        }
         DataStream<TaxiRide> trips = TaxiRides.stream(env, rows, minutes, 42).rebalance();
         DataStream<WindowEstimate> answers =
                 mode.equals("plain-flink")
