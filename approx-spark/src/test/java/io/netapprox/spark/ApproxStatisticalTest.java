@@ -23,7 +23,9 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class ApproxStatisticalTest {
-    static final int TRIALS = 30;
+    /** {@code -Dnetapprox.stat.trials=N} runs more trials (to measure coverage more finely). */
+    static final int TRIALS = Integer.getInteger("netapprox.stat.trials", 30);
+
     static SparkSession spark;
     static Dataset<Row> trips;
 
@@ -69,6 +71,9 @@ class ApproxStatisticalTest {
         long sampled = 0;
         long population = 0;
         int sampledGroups = 0;
+        // diagnostics per group-aggregate: misses with the truth below / above the interval, the
+        // relative error's sum and sum of squares (a bias shows as a mean error many SE from 0)
+        Map<String, double[]> diag = new java.util.TreeMap<>();
         for (int t = 0; t < TRIALS; t++) {
             Map<String, Row> approx =
                     SparkTestSupport.byKey(
@@ -98,6 +103,13 @@ class ApproxStatisticalTest {
                     continue;
                 }
                 checks++;
+                double[] d = diag.computeIfAbsent(e.getKey(), k -> new double[5]);
+                double rel = (est - truth) / Math.abs(truth);
+                d[0] += truth < a.getDouble(5) ? 1 : 0;
+                d[1] += truth > a.getDouble(6) ? 1 : 0;
+                d[2] += rel;
+                d[3] += rel * rel;
+                d[4] = (double) a.getLong(9) / a.getLong(10);
                 if (a.getDouble(5) <= truth && truth <= a.getDouble(6)) {
                     covered++;
                     if (e.getKey().endsWith("avg(distance)")) {
@@ -120,6 +132,7 @@ class ApproxStatisticalTest {
         System.out.printf(
                 "[spark] coverage by aggregate: avg %.4f, sum %.4f%n",
                 (double) coveredAvg / (checks / 2), (double) (covered - coveredAvg) / (checks / 2));
+        printDiagnostics(diag, TRIALS);
         double win = (double) within / checks;
         // binomial tolerance: 3 standard errors of a proportion at the nominal confidence
         double tol = 3 * Math.sqrt(conf * (1 - conf) / checks);
@@ -157,5 +170,61 @@ class ApproxStatisticalTest {
         // approx-core's
         // intervals are weakest (docs/sampling.md, "Known limitations").
         assertTrue(cov >= conf - tol, "coverage " + cov);
+    }
+
+    /**
+     * Where the intervals miss: per aggregate, misses below/above and the mean relative error with
+     * its standard error; the five group-aggregates with the most misses.
+     */
+    static void printDiagnostics(Map<String, double[]> diag, int trials) {
+        for (String agg : java.util.List.of("avg(distance)", "sum(fare)")) {
+            double below = 0;
+            double above = 0;
+            double bias = 0;
+            double se = 0;
+            int groups = 0;
+            for (Map.Entry<String, double[]> e : diag.entrySet()) {
+                if (e.getKey().endsWith(agg)) {
+                    double[] d = e.getValue();
+                    below += d[0];
+                    above += d[1];
+                    double mean = d[2] / trials;
+                    // the group's mean relative error, in units of its own standard error
+                    double sd = Math.sqrt(Math.max(0, d[3] / trials - mean * mean));
+                    double z = sd > 0 ? mean / (sd / Math.sqrt(trials)) : 0;
+                    bias += z;
+                    se += z * z;
+                    groups++;
+                }
+            }
+            System.out.printf(
+                    "[spark] %s: %d misses with the truth below the interval, %d above, of %d;"
+                            + " group mean errors in SE units: mean %.2f, rms %.2f over %d groups"
+                            + " (no bias: mean 0 +- %.2f, rms 1)%n",
+                    agg,
+                    (long) below,
+                    (long) above,
+                    groups * trials,
+                    bias / groups,
+                    Math.sqrt(se / groups),
+                    groups,
+                    1 / Math.sqrt(groups));
+        }
+        diag.entrySet().stream()
+                .sorted(
+                        (x, y) ->
+                                Double.compare(
+                                        y.getValue()[0] + y.getValue()[1],
+                                        x.getValue()[0] + x.getValue()[1]))
+                .limit(5)
+                .forEach(
+                        e ->
+                                System.out.printf(
+                                        "[spark]   %s: coverage %.3f (%d below, %d above), sample fraction %.3f%n",
+                                        e.getKey(),
+                                        1 - (e.getValue()[0] + e.getValue()[1]) / trials,
+                                        (long) e.getValue()[0],
+                                        (long) e.getValue()[1],
+                                        e.getValue()[4]));
     }
 }
