@@ -94,7 +94,12 @@ class PeerDeathTest {
         } finally {
             p.close();
         }
-        assertEquals(fdsBefore, EngineTestSupport.openFds(), "file descriptors released");
+        // <=, as the other lifecycle tests: the JVM may close a descriptor of its own meanwhile
+        // (CI saw 44 before, 43 after); a descriptor the engine kept would show as more.
+        long fdsAfter = EngineTestSupport.openFds();
+        assertTrue(
+                fdsAfter <= fdsBefore,
+                "file descriptors released: " + fdsBefore + " -> " + fdsAfter);
     }
 
     @Test
