@@ -141,7 +141,9 @@ typedef struct na_group_spec {
 
 NA_API int na_job_start(na_engine* eng, uint64_t session_id, uint32_t job_id, const na_group_spec* groups,
                         size_t n_groups, int mrdf);
-/* Copies len bytes as message `index` of group `group_index`. NA_ERR_WOULD_BLOCK when the send buffer is full. */
+/* Copies len bytes as message `index` of group `group_index`. NA_ERR_WOULD_BLOCK when the send buffer is full.
+ * NA_ERR_NOT_FOUND when the job is no longer known: it may have ended early because the receiver already holds
+ * every group's target (an approximate job needs no more messages) - its NA_EVENT_JOB_DONE says how it ended. */
 NA_API int na_job_submit(na_engine* eng, uint64_t session_id, uint32_t job_id, uint32_t group_index, uint32_t index,
                          const void* data, size_t len);
 /* Like na_job_submit but waits up to timeout_ms (< 0: forever) for buffer space; NA_ERR_WOULD_BLOCK at the

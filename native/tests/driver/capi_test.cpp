@@ -163,7 +163,10 @@ TEST(CApi, TransferWithReports) {
     for (uint32_t i = 0; i < groups[g].size; ++i) {
       msg[0] = static_cast<uint8_t>(g);
       msg[1] = static_cast<uint8_t>(i);
-      ASSERT_EQ(na_job_submit_wait(a, sid, 5, g, i, msg.data(), msg.size(), 10'000), NA_OK);
+      const int rc = na_job_submit_wait(a, sid, 5, g, i, msg.data(), msg.size(), 10'000);
+      // Group 22 needs 30 of 60: once the receiver holds 30 it may end the job before the rest is submitted.
+      if (rc == NA_ERR_NOT_FOUND && g == 1 && i >= 30) break;
+      ASSERT_EQ(rc, NA_OK) << "group " << g << " message " << i;
     }
   na_report* rrep = nullptr;
   na_report* srep = nullptr;
