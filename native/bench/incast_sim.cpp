@@ -4,6 +4,7 @@
 //   incast-sim [--senders 3,8,16,32] [--msgs 300] [--size 200] [--msr 0.75] [--modes full,paper]
 //              [--queues slack,fifo] [--port-mbps 200] [--host-mbps 200] [--rtt-us 100] [--jobs 1]
 //              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000] [--exact-every 0]
+//              [--needy 0.75]
 //
 // Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
 // (synchronised incast); --load L > 0: Poisson arrivals at L x the port rate, senders picked at random. Prints one
@@ -12,7 +13,8 @@
 // utilisation while jobs ran, drops per class. --bg-load B: an exact background in class 0, bursts of --bg-on-us at
 // the port's rate averaging B of the port (fabric.hpp), as the network lab's class-0 TCP background.
 // --exact-every K: every K-th job is exact (MSR 1, class 0) and the line adds the exact jobs' p50 and the approximate
-// ones' separately (the network lab's co-run experiment: exact jobs next to approximate ones).
+// ones' separately (the network lab's co-run experiment: exact jobs next to approximate ones). --needy F: the
+// engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -63,6 +65,7 @@ struct Options {
   double bg_load = 0;
   TimeNs bg_on_us = 2000;
   int exact_every = 0;
+  double needy = EngineConfig{}.needy_class0_fraction;
 };
 
 struct JobPlan {
@@ -82,6 +85,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   c.bg_on = o.bg_on_us * 1000;
   c.engine.line_rate_bps = static_cast<uint64_t>(c.host_rate_bps);
   c.engine.mode = *parse_mode(mode);
+  c.engine.needy_class0_fraction = o.needy;
   c.engine.peer_death_timeout = 20'000'000'000ULL;
   fabric::Fabric f(c, o.seed);
   // The plan: who sends which job when.
@@ -193,6 +197,8 @@ int main(int argc, char** argv) {
       o.bg_load = std::atof(v);
     else if (k == "--bg-on-us")
       o.bg_on_us = std::strtoull(v, nullptr, 10);
+    else if (k == "--needy")
+      o.needy = std::atof(v);
     else if (k == "--exact-every")
       o.exact_every = std::atoi(v);
     else if (k == "--seed")
@@ -210,9 +216,9 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
-      "sender, load %.2f, class-0 background %.2f (bursts of %llu us)\n",
+      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f\n",
       o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load, o.bg_load,
-      (unsigned long long)o.bg_on_us);
+      (unsigned long long)o.bg_on_us, o.needy);
   for (const auto& m : o.modes)
     for (const auto& q : o.queues)
       for (int n : o.senders) run(o, m, q, n);
