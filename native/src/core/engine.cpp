@@ -120,7 +120,10 @@ struct Engine::Impl {
     return std::max<uint64_t>(w, seg_size());
   }
   RateControlConfig rate_config() const {
-    return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor}, flags, cfg.min_epoch, cfg.max_datagram,
+    return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor},
+                             flags,
+                             cfg.min_epoch,
+                             cfg.max_datagram,
                              cfg.needy_class0_fraction};
   }
 
@@ -469,8 +472,9 @@ struct Engine::Impl {
   TimeNs data_time(const SendJob& j) const { return std::max(j.rate.next_send(), global_next_send); }
 
   // DATA: exact groups in class 0, approximate ones in the job's class (no_priority_dscp when the mode has no
-  // slack priority; class 0 for a needy job, RateController::end_epoch). Everything else - ACKs, control frames, probes, CLOSE - always in class 0 (the exact queue,
-  // with most of the buffer): a job's start and end must not wait behind its own congested data class.
+  // slack priority; class 0 for a needy job, RateController::end_epoch). Everything else - ACKs, control frames,
+  // probes, CLOSE - always in class 0 (the exact queue, with most of the buffer): a job's start and end must not wait
+  // behind its own congested data class.
   uint8_t data_dscp(const SendJob& j, bool exact) const {
     if (!flags.slack_priority) return cfg.no_priority_dscp;
     return cfg.dscp_by_class[exact ? 0 : j.rate.priority_class()];
