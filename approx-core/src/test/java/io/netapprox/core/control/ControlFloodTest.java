@@ -228,26 +228,7 @@ class ControlFloodTest {
                                 new InetSocketAddress(TestSupport.LOOPBACK, raw.getLocalPort()));
                 try (Socket peer = raw.accept()) {
                     peer.setSoTimeout(10_000);
-                    Frame hello = readFrame(peer);
-                    assertInstanceOf(Messages.HelloMsg.class, hello.msg());
-                    peer.getOutputStream()
-                            .write(
-                                    encode(
-                                            hello.requestId(),
-                                            new HelloAckMsg(
-                                                    1,
-                                                    false,
-                                                    64 << 10,
-                                                    "raw",
-                                                    TestSupport.LOOPBACK,
-                                                    9,
-                                                    new byte[0])));
-                    assertInstanceOf(SessionSetupMsg.class, readFrame(peer).msg());
-                    peer.getOutputStream()
-                            .write(
-                                    encode(
-                                            hello.requestId(),
-                                            new SessionSetupAckMsg(42, new byte[32])));
+                    TestSupport.rawServerHandshake(peer, 64 << 10, 42);
                     ControlClient c = TestSupport.await(connecting);
                     // The peer reads nothing from now on.
                     Throwable refused = null;
