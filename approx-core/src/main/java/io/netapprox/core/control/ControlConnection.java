@@ -381,7 +381,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     private void onError(long requestId, ErrorMsg err) {
         metrics.errorsReceived.incrementAndGet();
         ErrorCode code = err.errorCode();
-        ControlException ex = new ControlException(code, err.message(), true, null);
+        ControlException ex = new ControlException(code, printable(err.message()), true, null);
         Pending p = requestId != 0 ? pending.remove(requestId) : null;
         if (p != null) {
             p.timer().cancel(false);
@@ -393,7 +393,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                     "control connection {}: peer reported {}: {}",
                     describePeer(),
                     code,
-                    err.message());
+                    printable(err.message()));
             state = State.CLOSING;
             closeCause = ex;
             channel.close();
@@ -960,8 +960,29 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         Channel ch = channel;
         return (ch != null ? String.valueOf(ch.remoteAddress()) : "?")
                 + " ["
-                + peerEndpointId
+                + printable(peerEndpointId)
                 + "]";
+    }
+
+    /**
+     * A peer's string as it may appear in our logs and exception messages: control characters
+     * (newlines included) become '?', so a hostile peer cannot forge log lines.
+     */
+    static String printable(String peerText) {
+        StringBuilder b = null;
+        for (int i = 0; i < peerText.length(); i++) {
+            char c = peerText.charAt(i);
+            int type = Character.getType(c);
+            if (Character.isISOControl(c)
+                    || type == Character.LINE_SEPARATOR
+                    || type == Character.PARAGRAPH_SEPARATOR) {
+                if (b == null) {
+                    b = new StringBuilder(peerText);
+                }
+                b.setCharAt(i, '?');
+            }
+        }
+        return b == null ? peerText : b.toString();
     }
 
     private <T> CompletableFuture<T> request(Msg msg, Duration timeout, Function<Msg, T> mapper) {

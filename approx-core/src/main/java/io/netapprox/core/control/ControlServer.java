@@ -132,7 +132,10 @@ public final class ControlServer implements AutoCloseable {
      */
     private void refuse(SocketChannel ch) {
         metrics.connectionsRefused.incrementAndGet();
-        LOG.debug("control server: refusing {}: {} connections open", ch.remoteAddress(), children.size());
+        LOG.debug(
+                "control server: refusing {}: {} connections open",
+                ch.remoteAddress(),
+                children.size());
         ByteBuf buf = ch.alloc().buffer();
         FrameEncoder.encode(
                 new Messages.Frame(

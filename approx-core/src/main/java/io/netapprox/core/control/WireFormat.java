@@ -40,9 +40,10 @@ import java.util.List;
  */
 final class WireFormat {
     static final int MAGIC = 0x4E43; // "NC": NetApprox Control
+
     /**
-     * Version 2 (issue 12): the data-plane key is derived on both ends ({@link KeySchedule}) instead
-     * of travelling in SESSION_SETUP_ACK. Version 1 is refused: it sends the key in clear.
+     * Version 2 (issue 12): the data-plane key is derived on both ends ({@link KeySchedule})
+     * instead of travelling in SESSION_SETUP_ACK. Version 1 is refused: it sends the key in clear.
      */
     static final int VERSION = 2;
 

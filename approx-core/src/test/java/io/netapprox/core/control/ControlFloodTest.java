@@ -68,7 +68,9 @@ class ControlFloodTest {
     @Test
     void connectionsBeyondMaxConnectionsAreRefusedWithAClearError() throws Exception {
         RecordingDataPlane dp = new RecordingDataPlane(7000);
-        server = ControlServer.start(serverConfig().maxConnections(2).build(), dp, new ControlHandler() {});
+        server =
+                ControlServer.start(
+                        serverConfig().maxConnections(2).build(), dp, new ControlHandler() {});
         try (Socket idle1 = rawConnect(server);
                 Socket idle2 = rawConnect(server)) {
             eventually("two connections open", () -> server.metrics().activeConnections() == 2);
@@ -80,7 +82,9 @@ class ControlFloodTest {
             }
             try (ControlClientFactory clients =
                     new ControlClientFactory(
-                            TestSupport.clientConfig().build(), new RecordingDataPlane(7001), null)) {
+                            TestSupport.clientConfig().build(),
+                            new RecordingDataPlane(7001),
+                            null)) {
                 ControlException refused =
                         assertInstanceOf(
                                 ControlException.class,

@@ -194,10 +194,23 @@ class MalformedFrameTest {
     @Test
     void oversizeLengthIsRejectedAtOnceWithoutWaitingForTheBody() throws IOException {
         byte[] f =
-                rawFrame(WireFormat.MAGIC, WireFormat.VERSION, MessageType.HELLO.code, 1, 0x7FFF_FFFFL, new byte[0]);
+                rawFrame(
+                        WireFormat.MAGIC,
+                        WireFormat.VERSION,
+                        MessageType.HELLO.code,
+                        1,
+                        0x7FFF_FFFFL,
+                        new byte[0]);
         assertError(rejected(f, false), ErrorCode.FRAME_TOO_LARGE, "2147483647");
         // Before the handshake, the limit is the small handshake limit, not the configured 1 MiB.
-        byte[] big = rawFrame(WireFormat.MAGIC, WireFormat.VERSION, MessageType.HELLO.code, 1, 5000, new byte[5000]);
+        byte[] big =
+                rawFrame(
+                        WireFormat.MAGIC,
+                        WireFormat.VERSION,
+                        MessageType.HELLO.code,
+                        1,
+                        5000,
+                        new byte[5000]);
         assertError(rejected(big, false), ErrorCode.FRAME_TOO_LARGE, "4096");
         assertEquals(2, server.metrics().oversizedFrames());
     }

@@ -26,9 +26,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * The data-plane session key never crosses the control connection (issue 12): both ends derive it
@@ -145,10 +145,12 @@ class SessionKeyTest {
     void replayWithoutASecretOpensASessionWhoseKeyTheReplayerDoesNotLearn() throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
         try (ControlServer server =
-                        ControlServer.start(serverConfig().build(), serverDp, new ControlHandler() {});
+                        ControlServer.start(
+                                serverConfig().build(), serverDp, new ControlHandler() {});
                 RecordingRelay relay = new RecordingRelay(addressOf(server));
                 ControlClientFactory clients =
-                        new ControlClientFactory(clientConfig().build(), new RecordingDataPlane(2), null)) {
+                        new ControlClientFactory(
+                                clientConfig().build(), new RecordingDataPlane(2), null)) {
             await(clients.connect(relay.address()));
             TestSupport.eventually("first session", () -> serverDp.openCount() == 1);
             byte[] recordedKey = serverDp.opened.get(0).key();
@@ -178,7 +180,8 @@ class SessionKeyTest {
     void helloWithASmallOrderShareIsRefused() throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
         try (ControlServer server =
-                        ControlServer.start(serverConfig().build(), serverDp, new ControlHandler() {});
+                        ControlServer.start(
+                                serverConfig().build(), serverDp, new ControlHandler() {});
                 Socket s = TestSupport.rawConnect(server)) {
             // u = 0 has small order: X25519 with it is all zero whatever the server's key.
             HelloMsg h =
@@ -208,7 +211,8 @@ class SessionKeyTest {
                 ControlClientFactory clients =
                         new ControlClientFactory(clientConfig().build(), clientDp, null)) {
             CompletableFuture<ControlClient> connecting =
-                    clients.connect(new InetSocketAddress(TestSupport.LOOPBACK, raw.getLocalPort()));
+                    clients.connect(
+                            new InetSocketAddress(TestSupport.LOOPBACK, raw.getLocalPort()));
             try (Socket peer = raw.accept()) {
                 peer.setSoTimeout(10_000);
                 Frame f = readFrame(peer);
@@ -240,13 +244,42 @@ class SessionKeyTest {
                                 encode(
                                         f.requestId(),
                                         new SessionSetupAckMsg(43, keys.sessionConfirm(42))));
-                ControlException e =
-                        assertInstanceOf(ControlException.class, failure(connecting));
+                ControlException e = assertInstanceOf(ControlException.class, failure(connecting));
                 assertEquals(ErrorCode.AUTH_FAILED, e.code());
                 assertTrue(e.getMessage().contains("key confirmation"), e.getMessage());
             }
             assertEquals(0, clientDp.openCount());
         }
+    }
+
+    /** A hostile server's ERROR text cannot forge log lines: control characters are replaced. */
+    @Test
+    void peerErrorTextCannotInjectLogLines() throws Exception {
+        try (ServerSocket raw = new ServerSocket(0, 5, TestSupport.LOOPBACK);
+                ControlClientFactory clients =
+                        new ControlClientFactory(
+                                clientConfig().build(), new RecordingDataPlane(2), null)) {
+            CompletableFuture<ControlClient> connecting =
+                    clients.connect(
+                            new InetSocketAddress(TestSupport.LOOPBACK, raw.getLocalPort()));
+            try (Socket peer = raw.accept()) {
+                peer.setSoTimeout(10_000);
+                Frame f = readFrame(peer);
+                peer.getOutputStream()
+                        .write(
+                                encode(
+                                        f.requestId(),
+                                        new ErrorMsg(
+                                                ErrorCode.AUTH_FAILED.code(),
+                                                "no\n12:00:00 INFO forged line\r\u2028")));
+                ControlException e = assertInstanceOf(ControlException.class, failure(connecting));
+                assertEquals(ErrorCode.AUTH_FAILED, e.code());
+                assertTrue(
+                        e.getMessage().contains("no?12:00:00 INFO forged line??"), e.getMessage());
+            }
+        }
+        assertEquals("a?b", ControlConnection.printable("a\u0000b"));
+        assertEquals("exec-1@host \u00e9", ControlConnection.printable("exec-1@host \u00e9"));
     }
 
     @Test
@@ -273,7 +306,13 @@ class SessionKeyTest {
                         client.sessionConfirm(7),
                         client.clientProof(),
                         client.serverProof(),
-                        KeySchedule.derive(c.agree(s.share()), "another secret!!".getBytes(), cn, sn, h, a)
+                        KeySchedule.derive(
+                                        c.agree(s.share()),
+                                        "another secret!!".getBytes(),
+                                        cn,
+                                        sn,
+                                        h,
+                                        a)
                                 .sessionKey(7),
                         KeySchedule.derive(c.agree(s.share()), null, cn, sn, h, a).sessionKey(7),
                         KeySchedule.derive(c.agree(s.share()), secret, sn, cn, h, a).sessionKey(7),

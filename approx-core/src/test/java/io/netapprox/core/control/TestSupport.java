@@ -154,7 +154,14 @@ final class TestSupport {
         byte[] nonce = Auth.randomBytes(WireFormat.NONCE_LENGTH);
         Messages.HelloAckMsg ack =
                 new Messages.HelloAckMsg(
-                        WireFormat.VERSION, false, maxFrame, "raw", LOOPBACK, 9, nonce, eph.share());
+                        WireFormat.VERSION,
+                        false,
+                        maxFrame,
+                        "raw",
+                        LOOPBACK,
+                        9,
+                        nonce,
+                        eph.share());
         peer.getOutputStream().write(encode(f.requestId(), ack));
         KeySchedule keys =
                 KeySchedule.derive(
