@@ -176,6 +176,71 @@ class SessionKeyTest {
         }
     }
 
+    /**
+     * An active man in the middle without the secret runs its own X25519 exchange with each side
+     * (substituting both shares, which it needs to learn any key): the transcripts differ, the
+     * client's proof fails at the server, and no session opens.
+     */
+    @Test
+    void activeManInTheMiddleWithoutTheSecretGetsNoSession() throws Exception {
+        RecordingDataPlane serverDp = new RecordingDataPlane(1);
+        RecordingDataPlane clientDp = new RecordingDataPlane(2);
+        try (ControlServer server =
+                        ControlServer.start(
+                                serverConfig().authSecret(SECRET).build(),
+                                serverDp,
+                                new ControlHandler() {});
+                ServerSocket mitm = new ServerSocket(0, 5, TestSupport.LOOPBACK);
+                ControlClientFactory clients =
+                        new ControlClientFactory(
+                                clientConfig().authSecret(SECRET).build(), clientDp, null)) {
+            CompletableFuture<ControlClient> connecting =
+                    clients.connect(
+                            new InetSocketAddress(TestSupport.LOOPBACK, mitm.getLocalPort()));
+            try (Socket toClient = mitm.accept();
+                    Socket toServer = TestSupport.rawConnect(server)) {
+                toClient.setSoTimeout(10_000);
+                Frame hf = readFrame(toClient);
+                HelloMsg h = (HelloMsg) hf.msg();
+                HelloMsg forged =
+                        new HelloMsg(
+                                h.minVersion(),
+                                h.maxVersion(),
+                                h.maxFrameLength(),
+                                h.endpointId(),
+                                h.udpAddress(),
+                                h.udpPort(),
+                                h.clientNonce(),
+                                KeySchedule.Ephemeral.generate().share());
+                toServer.getOutputStream().write(encode(hf.requestId(), forged));
+                Frame af = readFrame(toServer);
+                HelloAckMsg a = (HelloAckMsg) af.msg();
+                HelloAckMsg forgedAck =
+                        new HelloAckMsg(
+                                a.version(),
+                                a.authRequired(),
+                                a.maxFrameLength(),
+                                a.endpointId(),
+                                a.udpAddress(),
+                                a.udpPort(),
+                                a.serverNonce(),
+                                KeySchedule.Ephemeral.generate().share());
+                toClient.getOutputStream().write(encode(af.requestId(), forgedAck));
+                Frame proof = readFrame(toClient);
+                assertInstanceOf(Messages.AuthResponseMsg.class, proof.msg());
+                toServer.getOutputStream().write(encode(proof.requestId(), proof.msg()));
+                ErrorMsg err = TestSupport.readError(toServer);
+                assertEquals(ErrorCode.AUTH_FAILED, err.errorCode(), err.toString());
+                toClient.getOutputStream().write(encode(proof.requestId(), err));
+                ControlException e = assertInstanceOf(ControlException.class, failure(connecting));
+                assertEquals(ErrorCode.AUTH_FAILED, e.code());
+            }
+            assertEquals(0, serverDp.openCount());
+            assertEquals(0, clientDp.openCount());
+            assertEquals(1, server.metrics().authFailures());
+        }
+    }
+
     @Test
     void helloWithASmallOrderShareIsRefused() throws Exception {
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
