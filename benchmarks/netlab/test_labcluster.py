@@ -89,12 +89,17 @@ class PureTests(unittest.TestCase):
         lines.append("RESULT mode=exact-warmup run=-1 windows=2 avg_answers=32 expected_pairs=32 outside_emax=9 "
                      "wrong_or_missing_counts=9 max_rel_error=0.9 sample_fraction=1 input_rate=20000 "
                      "sustained_records_per_s=1")
+        lines.append("RESULT mode=plain-flink run=0 seconds=7.366 records_per_s=135759 answers=5260 "
+                     "sampled_fraction=1.0000")  # FlinkBench overhead: not a latency run
+        lines.append("SUMMARY overhead: flag off vs plain 0.98")
         text = "\n".join(run.summarize(lines, "slack"))
         self.assertIn("exact p50 300 ms p99 300 ms", text)
         self.assertIn("before p50 900 ms p99 900 ms; ratio to exact p50 3.00 p99 3.00", text)
         self.assertIn("after p50 150 ms p99 150 ms; ratio to exact p50 0.50 p99 0.50", text)
         self.assertIn("exact: sustained records/s (median of runs) 19900 at input 20000/s; outside e_max 0;", text)
         self.assertNotIn("warmup", text)
+        self.assertNotIn("plain-flink", text)
+        self.assertIn("[slack] overhead: SUMMARY overhead: flag off vs plain 0.98", text)
 
     def test_spark_runner_summarizes_its_result_file(self):
         run = load_runner("spark")

@@ -117,7 +117,8 @@ def summarize(lines: list[str], sw: str) -> list[str]:
         kv = dict(re.findall(r"(\w+)=(\S+)", l))
         if l.startswith("WINDOW"):
             win.setdefault(kv["mode"], []).append(float(kv["latency_ms"]))
-        elif l.startswith("RESULT") and not kv.get("mode", "").endswith("-warmup"):
+        elif l.startswith("RESULT") and "sustained_records_per_s" in kv and not kv["mode"].endswith("-warmup"):
+            # FlinkLatencyBench's runs (FlinkBench overhead's RESULT lines have their own SUMMARY)
             res.setdefault(kv["mode"], []).append(kv)
     if "exact" in win:
         e50, e99 = pct(win["exact"], 0.5), pct(win["exact"], 0.99)
