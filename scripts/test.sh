@@ -222,6 +222,8 @@ end
 # message where root or network namespaces are unavailable.
 begin "network lab smoke test (benchmarks/netlab)"
 python3 "$ROOT/benchmarks/netlab/test_netlab.py" -v
+# the lab-cluster helper the Spark and Flink lab runners share, and the runners' summaries
+PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/netlab/test_labcluster.py" -v
 end
 
 # ---------------------------------------------------------------------------------------------------------

@@ -23,8 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -32,6 +30,7 @@ import tempfile
 import time
 
 from netlab import lab as nlab  # the network lab (benchmarks/netlab; run.sh puts it on PYTHONPATH)
+from netlab.labcluster import LabCluster, interrupt_on_signals, ip, pct, snapshot_jars
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -39,55 +38,12 @@ JM, TMS, BG = 1, (2, 3), 4
 REST_PORT = 8081
 
 
-def ip(h: int) -> str:
-    return f"{nlab.SUBNET}.{h}"
+class Lab(LabCluster):
+    """The lab with a standalone Flink cluster: JobManager and client in h1, TaskManagers in h2 and h3."""
 
-
-def jar(module: str, name: str) -> str:
-    target = os.path.join(ROOT, module, "target")
-    found = [j for j in os.listdir(target) if re.fullmatch(name + r"-.*\.jar", j)
-             and not re.search(r"original|sources|tests", j)] if os.path.isdir(target) else []
-    if not found:
-        raise SystemExit(f"{name} jar missing: mvn -B -ntp -q install -DskipTests at the repository root")
-    return os.path.join(target, found[0])
-
-
-class Lab:
     def __init__(self, a, tmp: str):
-        self.a, self.tmp = a, tmp
-        self.procs: list[subprocess.Popen] = []
-        self.rate_bps = nlab.parse_rate(a.rate)
-
-    def log(self, msg: str) -> None:
-        print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-    def spawn(self, h: int, args: list[str], log_name: str) -> subprocess.Popen:
-        p = nlab.spawn_in(f"{self.a.name}-h{h}", args, os.path.join(self.tmp, log_name), {})
-        self.procs.append(p)
-        return p
-
-    def down(self) -> None:
-        for p in reversed(list(self.procs)):
-            nlab.stop_group(p, 5)
-        self.procs.clear()
-        nlab.down(self.a.name, quiet=True)
-
-    def up(self, mode: str) -> None:
-        plan = nlab.QueuePlan.build(mode, self.a.rate, self.a.buffer)
-        nlab.up(self.a.name, 4, plan, quiet=True, shape_all=True)
-        self.log(f"lab {self.a.name} up: 4 hosts, {mode} switch, every port {self.a.rate}, buffer {self.a.buffer}")
-
-    def wait_log(self, name: str, pattern: str, count: int, timeout: float) -> None:
-        path = os.path.join(self.tmp, name)
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if os.path.exists(path) and len(re.findall(pattern, open(path, errors="replace").read())) >= count:
-                return
-            for p in self.procs:
-                if p.poll() is not None:
-                    raise RuntimeError(f"a lab process exited ({' '.join(p.args[-4:])}); see {self.tmp}")
-            time.sleep(0.5)
-        raise RuntimeError(f"timeout waiting for {pattern!r} x{count} in {path}")
+        super().__init__(a.name, 4, a.rate, a.buffer, tmp)
+        self.a = a
 
     def start_cluster(self, cp: str) -> None:
         conf = os.path.join(self.tmp, "conf")
@@ -137,74 +93,49 @@ io.tmp.dirs: {self.tmp}
             m = re.search(r'"slots-total":(\d+)', r.stdout)
             if m and int(m.group(1)) >= n:
                 return
-            for p in self.procs:
-                if p.poll() is not None:
-                    raise RuntimeError(f"a lab process exited ({' '.join(p.args[-4:])}); see {self.tmp}")
+            self.check_alive()
             time.sleep(1)
         raise RuntimeError(f"the cluster did not reach {n} slots in {timeout} s; see {self.tmp}")
 
-    def start_background(self) -> None:
-        if self.a.bg_load <= 0:
-            return
-        per = int(self.a.bg_load * self.rate_bps)
-        for i, h in enumerate(TMS):
-            port = 5201 + i
-            self.spawn(h, ["iperf3", "-s", "-p", str(port), "-1"], f"iperf3-s-h{h}.log")
-            time.sleep(0.3)
-            self.spawn(BG, ["iperf3", "-c", ip(h), "-p", str(port), "-t", "3600", "-b", str(per), "-C", "cubic"],
-                       f"iperf3-c-h{h}.log")
-        time.sleep(1.0)
-        self.log(f"background TCP: iperf3 h{BG} -> h2, h3 at {per / 1e6:.0f} Mbit/s each ({self.a.bg_load} x port)")
-
     def client(self, cp: str, main: str, args: list[str], tag: str) -> list[str]:
         log4j = f"-Dlog4j2.configurationFile={os.path.join(ROOT, 'examples', 'flink', 'log4j2.properties')}"
-        log_name = f"client-{tag}.log"
-        t0 = time.time()
-        p = self.spawn(JM, ["java", "-Xmx768m", log4j, "-cp", cp, main, *args], log_name)
-        try:
-            rc = p.wait(self.a.app_timeout)
-        except subprocess.TimeoutExpired:
-            nlab.stop_group(p, 5)
-            rc = "timeout"
-        if p in self.procs:
-            self.procs.remove(p)
-        text = open(os.path.join(self.tmp, log_name), errors="replace").read()
+        rc, text, secs = self.run_client(JM, ["java", "-Xmx768m", log4j, "-cp", cp, main, *args],
+                                         f"client-{tag}.log", self.a.app_timeout)
         lines = [l for l in text.splitlines() if l.startswith(("RESULT", "WINDOW", "SUMMARY", "#"))]
-        self.log(f"client {tag}: rc={rc} in {time.time() - t0:.0f} s, {len(lines)} lines")
+        self.log(f"client {tag}: rc={rc} in {secs:.0f} s, {len(lines)} lines")
         if rc != 0:
             self.log("tail:\n" + "\n".join(text.splitlines()[-30:]))
         return lines
 
 
-def pct(v: list[float], q: float) -> float:
-    s = sorted(v)
-    return s[min(len(s) - 1, int(q * len(s)))] if s else float("nan")
-
-
 def summarize(lines: list[str], sw: str) -> list[str]:
+    """Per mode (exact, approx or each --variants name): window latency percentiles and ratios to exact."""
     out = []
-    win = {"exact": [], "approx": []}
-    res = {"exact": [], "approx": []}
+    win: dict[str, list[float]] = {}
+    res: dict[str, list[dict]] = {}
     for l in lines:
         kv = dict(re.findall(r"(\w+)=(\S+)", l))
         if l.startswith("WINDOW"):
-            win[kv["mode"]].append(float(kv["latency_ms"]))
-        elif l.startswith("RESULT") and kv.get("mode") in res:
-            res[kv["mode"]].append(kv)
-    if win["exact"] and win["approx"]:
+            win.setdefault(kv["mode"], []).append(float(kv["latency_ms"]))
+        elif l.startswith("RESULT") and "sustained_records_per_s" in kv and not kv["mode"].endswith("-warmup"):
+            # FlinkLatencyBench's runs (FlinkBench overhead's RESULT lines have their own SUMMARY)
+            res.setdefault(kv["mode"], []).append(kv)
+    if "exact" in win:
         e50, e99 = pct(win["exact"], 0.5), pct(win["exact"], 0.99)
-        a50, a99 = pct(win["approx"], 0.5), pct(win["approx"], 0.99)
-        out.append(f"[{sw}] window result latency over {len(win['exact'])}/{len(win['approx'])} windows: exact p50 "
-                   f"{e50:.0f} ms p99 {e99:.0f} ms; approximate p50 {a50:.0f} ms p99 {a99:.0f} ms; ratio p50 "
-                   f"{a50 / e50:.2f} p99 {a99 / e99:.2f}")
-        for m in ("exact", "approx"):
-            r = res[m]
-            out.append(f"[{sw}] {m}: sustained records/s (median of runs) "
-                       f"{statistics.median(float(x['sustained_records_per_s']) for x in r):.0f} at input "
-                       f"{r[0]['input_rate']}/s; outside e_max {sum(int(x['outside_emax']) for x in r)}; wrong or "
-                       f"missing counts {sum(int(x['wrong_or_missing_counts']) for x in r)}; max rel error "
-                       f"{max(float(x['max_rel_error']) for x in r):.4f}; sample fraction "
-                       f"{statistics.median(float(x['sample_fraction']) for x in r):.3f}")
+        out.append(f"[{sw}] window result latency over {len(win['exact'])} windows: exact p50 {e50:.0f} ms "
+                   f"p99 {e99:.0f} ms")
+        for m, v in win.items():
+            if m != "exact":
+                a50, a99 = pct(v, 0.5), pct(v, 0.99)
+                out.append(f"[{sw}] window result latency over {len(v)} windows: {m} p50 {a50:.0f} ms p99 "
+                           f"{a99:.0f} ms; ratio to exact p50 {a50 / e50:.2f} p99 {a99 / e99:.2f}")
+    for m, r in res.items():
+        out.append(f"[{sw}] {m}: sustained records/s (median of runs) "
+                   f"{statistics.median(float(x['sustained_records_per_s']) for x in r):.0f} at input "
+                   f"{r[0]['input_rate']}/s; outside e_max {sum(int(x['outside_emax']) for x in r)}; wrong or "
+                   f"missing counts {sum(int(x['wrong_or_missing_counts']) for x in r)}; max rel error "
+                   f"{max(float(x['max_rel_error']) for x in r):.4f}; sample fraction "
+                   f"{statistics.median(float(x['sample_fraction']) for x in r):.3f}")
     ov = [l for l in lines if l.startswith("SUMMARY")]
     out += [f"[{sw}] overhead: {l}" for l in ov]
     return out
@@ -230,25 +161,27 @@ def main(argv=None) -> int:
     ap.add_argument("--app-timeout", type=float, default=1800)
     ap.add_argument("--name", default="flinkbench")
     ap.add_argument("--conf", action="append", default=[], help="extra approx.KEY=VALUE for the approximate runs")
+    ap.add_argument("--variants", default=None,
+                    help="several approximate modes compared with exact in one invocation, e.g. "
+                         "'before:approx.flushInterval=0ms;after:approx.flushInterval=250ms'")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     nlab.require_root()
     tmp = tempfile.mkdtemp(prefix="flink-netlab-")
     # snapshots of the jars: a concurrent rebuild must not change the classes under running JVMs
-    jars = [shutil.copy(jar(m, n), os.path.join(tmp, n + ".jar")) for m, n in
-            (("approx-flink", "approx-flink"), (os.path.join("examples", "taxi"), "examples-taxi"),
-             (os.path.join("examples", "flink"), "examples-flink"))]
+    try:
+        jars = snapshot_jars(tmp, [("approx-flink", "approx-flink"), (os.path.join("examples", "taxi"), "examples-taxi"),
+                                   (os.path.join("examples", "flink"), "examples-flink")])
+    except FileNotFoundError as e:
+        print(e, file=sys.stderr)
+        return 1
     flink_cp = open(os.path.join(ROOT, "examples", "flink", "target", "flink-classpath.txt")).read().strip()
     cp = ":".join(jars) + ":" + flink_cp
     os.makedirs(os.path.join(ROOT, "benchmarks", "results", "flink"), exist_ok=True)
     out = a.out or os.path.join(ROOT, "benchmarks", "results", "flink", f"netlab-{time.strftime('%Y%m%d-%H%M%S')}.txt")
     lab = Lab(a, tmp)
 
-    def on_signal(signum, _f):
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    interrupt_on_signals()
     status = 0
     summary: list[str] = []
     with open(out, "w") as f:
@@ -262,7 +195,7 @@ def main(argv=None) -> int:
             try:
                 lab.up(sw)
                 lab.start_cluster(cp)
-                lab.start_background()
+                lab.start_background(BG, TMS, a.bg_load)
                 cluster = f"{ip(JM)}:{REST_PORT}"
                 if not a.skip_latency:
                     extra = []
@@ -272,20 +205,15 @@ def main(argv=None) -> int:
                     lines += lab.client(cp, "io.netapprox.examples.flink.FlinkLatencyBench",
                                         ["--cluster", cluster, "--rate", a.input_rate, "--seconds", a.seconds,
                                          "--window-ms", a.window_ms, "--groups", a.groups, "--runs", a.runs,
-                                         "--emax", a.emax, *extra], f"{sw}-latency")
+                                         "--emax", a.emax, *extra,
+                                         *(["--variants", a.variants] if a.variants else [])], f"{sw}-latency")
                 if not a.skip_overhead:
                     lines += lab.client(cp, "io.netapprox.examples.flink.FlinkBench",
                                         ["overhead", "--cluster", cluster, "--rows", a.overhead_rows,
                                          "--runs", a.overhead_runs], f"{sw}-overhead")
                 for l in lines:
                     f.write(l + (f" switch={sw}" if l.startswith(("RESULT", "WINDOW")) else "") + "\n")
-                for h in TMS:
-                    p = os.path.join(tmp, f"iperf3-c-h{h}.log")
-                    if os.path.exists(p):
-                        rates = [float(m) for m in re.findall(r"([0-9.]+) Mbits/sec", open(p, errors="replace").read())]
-                        if rates:
-                            f.write(f"# [{sw}] iperf3 h{BG}->h{h}: mean of {len(rates)} 1-s intervals "
-                                    f"{statistics.mean(rates):.1f} Mbit/s (min {min(rates):.1f}, max {max(rates):.1f})\n")
+                f.write("".join(l + "\n" for l in lab.background_lines(sw, BG, TMS)))
                 summary += summarize(lines, sw)
             except KeyboardInterrupt as e:
                 lab.log(f"interrupted ({e}); tearing down")

@@ -20,14 +20,13 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 from netlab import lab as nlab  # the network lab (benchmarks/netlab; run.sh puts it on PYTHONPATH)
+from netlab.labcluster import LabCluster, interrupt_on_signals, ip, snapshot_jars
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -46,53 +45,13 @@ OPENS = ("-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.lang=ALL-U
 DRIVER, MASTER, WORKERS, BG = 1, 2, (3, 4), 5
 
 
-def ip(h: int) -> str:
-    return f"{nlab.SUBNET}.{h}"
+class Lab(LabCluster):
+    """The lab with a Spark standalone cluster: driver h1, Master h2, Workers h3 and h4."""
 
-
-class Lab:
-    def __init__(self, a, tmp: str, out):
-        self.a, self.tmp, self.out = a, tmp, out
-        self.procs: list[subprocess.Popen] = []
+    def __init__(self, a, tmp: str):
+        super().__init__(a.name, 5, a.rate, a.buffer, tmp)
+        self.a = a
         self.notes: list[str] = []
-        self.rate_bps = nlab.parse_rate(a.rate)
-
-    def log(self, msg: str) -> None:
-        line = f"[{time.strftime('%H:%M:%S')}] {msg}"
-        print(line, flush=True)
-
-    def ns(self, h: int) -> str:
-        return f"{self.a.name}-h{h}"
-
-    def spawn(self, h: int, args: list[str], log_name: str, env: dict | None = None) -> subprocess.Popen:
-        p = nlab.spawn_in(self.ns(h), args, os.path.join(self.tmp, log_name), env or {})
-        self.procs.append(p)
-        return p
-
-    def stop(self, p: subprocess.Popen, timeout: float = 5) -> None:
-        nlab.stop_group(p, timeout)
-        if p in self.procs:
-            self.procs.remove(p)
-
-    def down(self) -> None:
-        for p in reversed(list(self.procs)):
-            self.stop(p)
-        nlab.down(self.a.name, quiet=True)
-
-    def up(self, mode: str) -> None:
-        plan = nlab.QueuePlan.build(mode, self.a.rate, self.a.buffer)
-        nlab.up(self.a.name, 5, plan, quiet=True, shape_all=True)
-        self.log(f"lab {self.a.name} up: 5 hosts, {mode} switch, every port {self.a.rate}, buffer {self.a.buffer}")
-
-    def tc_classes(self, h: int) -> str:
-        out = subprocess.run(["ip", "netns", "exec", f"{self.a.name}-sw", "tc", "-s", "class", "show", "dev", f"p{h}"],
-                             capture_output=True, text=True).stdout
-        parts = []
-        for m in re.finditer(r"class htb (\S+) parent 1:1 leaf \S+ prio (\d+).*?\n Sent (\d+) bytes (\d+) pkt "
-                             r"\(dropped (\d+)", out):
-            parts.append(f"{m.group(1)}(prio {m.group(2)}): {int(m.group(3)) / 1e6:.2f} MB {m.group(4)} pkt "
-                         f"{m.group(5)} dropped")
-        return "; ".join(sorted(parts)) or "(no leaf classes parsed)"
 
     # -- Spark standalone ----------------------------------------------------------------------------------------
 
@@ -115,33 +74,6 @@ class Lab:
         self.wait_log("master.log", r"Registering worker", len(WORKERS), 120)
         self.log(f"standalone master spark://{ip(MASTER)}:7077 with {len(WORKERS)} workers")
 
-    def wait_log(self, name: str, pattern: str, count: int, timeout: float) -> None:
-        path = os.path.join(self.tmp, name)
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            with open(path, errors="replace") as f:
-                if len(re.findall(pattern, f.read())) >= count:
-                    return
-            for p in self.procs:
-                if p.poll() is not None:
-                    raise RuntimeError(f"a lab process exited ({p.args[3:6]}...); see {self.tmp}")
-            time.sleep(0.5)
-        raise RuntimeError(f"timeout waiting for {pattern!r} x{count} in {path}")
-
-    def start_background(self) -> None:
-        if self.a.bg_load <= 0:
-            return
-        per = int(self.a.bg_load * self.rate_bps)
-        for i, h in enumerate(WORKERS):
-            port = 5201 + i
-            self.spawn(h, ["iperf3", "-s", "-p", str(port), "-1"], f"iperf3-s-h{h}.log")
-            time.sleep(0.3)
-            self.spawn(BG, ["iperf3", "-c", ip(h), "-p", str(port), "-t", "3600", "-b", str(per), "-C", "cubic"],
-                       f"iperf3-c-h{h}.log")
-        time.sleep(1.0)
-        self.log(f"background TCP: iperf3 h{BG} -> h{WORKERS[0]}, h{WORKERS[1]} at {per / 1e6:.0f} Mbit/s each "
-                 f"({self.a.bg_load:.2f} x port rate)")
-
     def app(self, cp: str, mode: str, args: list[str], tag: str) -> list[str]:
         conf = {
             "spark.driver.host": ip(DRIVER), "spark.driver.bindAddress": ip(DRIVER),
@@ -162,14 +94,7 @@ class Lab:
                "io.netapprox.examples.spark.SparkBench", *argv]
         log_name = f"driver-{tag}.log"
         t0 = time.time()
-        p = self.spawn(DRIVER, cmd, log_name, {"SPARK_SCALA_VERSION": "2.13"})
-        try:
-            rc = p.wait(self.a.app_timeout)
-        except subprocess.TimeoutExpired:
-            self.stop(p)
-            rc = "timeout"
-        self.procs.remove(p) if p in self.procs else None
-        text = open(os.path.join(self.tmp, log_name), errors="replace").read()
+        rc, text, _secs = self.run_client(DRIVER, cmd, log_name, self.a.app_timeout, {"SPARK_SCALA_VERSION": "2.13"})
         res = [l for l in text.splitlines() if l.startswith("RESULT")]
         self.log(f"app {tag}: rc={rc} in {time.time() - t0:.0f} s, {len(res)} RESULT line(s)")
         if rc != 0 or not res:
@@ -247,19 +172,13 @@ def main(argv=None) -> int:
               "(set NETLAB_SPARK_FORCE=1 to go ahead)", file=sys.stderr)
         if os.environ.get("NETLAB_SPARK_FORCE") != "1":
             return 2
-    jars = {}
-    for module, name in (("approx-spark", "approx-spark"), (os.path.join("examples", "spark"), "examples-spark")):
-        target = os.path.join(ROOT, module, "target")
-        found = [j for j in os.listdir(target) if re.fullmatch(name + r"-.*\.jar", j)
-                 and not re.search(r"original|sources|tests", j)] if os.path.isdir(target) else []
-        if not found:
-            print(f"{name} jar missing (mvn -o install -DskipTests)", file=sys.stderr)
-            return 1
-        jars[name] = os.path.join(target, found[0])
     tmp = tempfile.mkdtemp(prefix="spark-netlab-")
-    # snapshots of the jars: a concurrent rebuild must not change the classes under running JVMs
-    plugin = shutil.copy(jars["approx-spark"], os.path.join(tmp, "approx-spark.jar"))
-    app = shutil.copy(jars["examples-spark"], os.path.join(tmp, "examples-spark.jar"))
+    try:  # snapshots of the jars: a concurrent rebuild must not change the classes under running JVMs
+        plugin, app = snapshot_jars(tmp, [("approx-spark", "approx-spark"),
+                                          (os.path.join("examples", "spark"), "examples-spark")])
+    except FileNotFoundError as e:
+        print(e, file=sys.stderr)
+        return 1
     spark_cp = open(os.path.join(ROOT, "examples", "spark", "target", "spark-classpath.txt")).read().strip()
     cp = plugin + ":" + app + ":" + spark_cp
     a.spark_home = os.path.join(tmp, "spark-home")
@@ -268,13 +187,8 @@ def main(argv=None) -> int:
     os.makedirs(os.path.join(ROOT, "benchmarks", "results", "spark"), exist_ok=True)
     out = a.out or os.path.join(ROOT, "benchmarks", "results", "spark",
                                 f"netlab-{time.strftime('%Y%m%d-%H%M%S')}.txt")
-    lab = Lab(a, tmp, None)
-
-    def on_signal(signum, _f):
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    lab = Lab(a, tmp)
+    interrupt_on_signals()
     status = 0
     with open(out, "w") as f:
         f.write(f"# {time.strftime('%c %Z')} {os.cpu_count()} cores; spark-netlab: {' '.join(sys.argv[1:]) or '(defaults)'}\n"
@@ -285,7 +199,7 @@ def main(argv=None) -> int:
             try:
                 lab.up(sw)
                 lab.start_cluster(cp)
-                lab.start_background()
+                lab.start_background(BG, WORKERS, a.bg_load)
                 common = ["--partitions", a.partitions, "--runs", a.runs]
                 if not a.skip_query:
                     for r in lab.app(cp, "query", ["--rows", a.rows, *common], f"{sw}-query"):
@@ -302,12 +216,7 @@ def main(argv=None) -> int:
                             f.write(f"{r} switch={sw}\n")
                             f.flush()
                 # background TCP goodput over the measurement: a sanity check that the ports were congested
-                for h in WORKERS:
-                    p = os.path.join(tmp, f"iperf3-c-h{h}.log")
-                    rates = [float(m) for m in re.findall(r"([0-9.]+) Mbits/sec", open(p, errors="replace").read())]
-                    if rates:
-                        f.write(f"# [{sw}] iperf3 h{BG}->h{h}: mean of {len(rates)} 1-s intervals "
-                                f"{statistics.mean(rates):.1f} Mbit/s (min {min(rates):.1f}, max {max(rates):.1f})\n")
+                f.write("".join(l + "\n" for l in lab.background_lines(sw, BG, WORKERS)))
             except KeyboardInterrupt as e:
                 lab.log(f"interrupted ({e}); tearing down")
                 status = 130

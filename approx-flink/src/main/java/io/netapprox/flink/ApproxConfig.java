@@ -47,6 +47,7 @@ public final class ApproxConfig implements Serializable {
     private final Submit submit;
     private final Duration epochTimeout;
     private final int epochMaxRecords;
+    private final Duration flushInterval;
     private final long sendBufferBytes;
     private final long receiveWindowBytes;
     private final int concurrentPulls;
@@ -104,6 +105,13 @@ public final class ApproxConfig implements Serializable {
                 ApproxOptions.EPOCH_MAX_RECORDS,
                 c,
                 "a positive number of records");
+        flushInterval = get(c, ApproxOptions.FLUSH_INTERVAL);
+        check(
+                flushInterval.isZero()
+                        || (flushInterval.toMillis() >= 1 && flushInterval.toHours() <= 24),
+                ApproxOptions.FLUSH_INTERVAL,
+                c,
+                "0 (off) or a duration from 1 ms to 24 h, e.g. 250 ms");
         MemorySize sb = get(c, ApproxOptions.SEND_BUFFER);
         sendBufferBytes = sb.getBytes();
         check(
@@ -315,6 +323,11 @@ public final class ApproxConfig implements Serializable {
 
     public int epochMaxRecords() {
         return epochMaxRecords;
+    }
+
+    /** Processing-time period of a sender's extra epoch ends; zero when off. */
+    public Duration flushInterval() {
+        return flushInterval;
     }
 
     public long sendBufferBytes() {

@@ -79,6 +79,16 @@ public final class ApproxOptions {
                     .withDescription(
                             "a sender ends its epoch early once it holds this many records (memory bound)");
 
+    public static final ConfigOption<Duration> FLUSH_INTERVAL =
+            ConfigOptions.key("approx.flushInterval")
+                    .durationType()
+                    .defaultValue(Duration.ZERO)
+                    .withDescription(
+                            "a sender also ends its epoch every this long (processing time) while windows are"
+                                    + " open, so receivers pull a window's records during the window and only the"
+                                    + " tail is left when it closes; 0 = epochs end only with their windows,"
+                                    + " checkpoints and epochMaxRecords");
+
     public static final ConfigOption<MemorySize> SEND_BUFFER =
             ConfigOptions.key("approx.sendBuffer")
                     .memoryType()
@@ -190,6 +200,7 @@ public final class ApproxOptions {
                     SUBMIT,
                     EPOCH_TIMEOUT,
                     EPOCH_MAX_RECORDS,
+                    FLUSH_INTERVAL,
                     SEND_BUFFER,
                     RECEIVE_WINDOW,
                     CONCURRENT_PULLS,

@@ -33,7 +33,12 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  *   <li>when a watermark reaches the end of a buffered window (before forwarding the watermark),
  *   <li>before a checkpoint barrier ({@link #prepareSnapshotPreBarrier}), so snapshots hold no open
  *       epoch,
- *   <li>at the end of the input, and when it holds {@code approx.epochMaxRecords} records.
+ *   <li>at the end of the input, and when it holds {@code approx.epochMaxRecords} records,
+ *   <li>every {@code approx.flushInterval} of processing time when that is set, so a window's
+ *       records are shipped (and pulled) while the window is still open and its close only has to
+ *       wait for the tail. Each such epoch is a stratum of its own, sampled and weighted on its own
+ *       (weights {@code N_s/n_s} stay exact) and planned as if it held the sender's whole share, so
+ *       the per-group bound holds a fortiori, at the price of larger samples.
  * </ul>
  *
  * <p>At the end of an epoch each stratum's records are permuted, framed into messages of {@code
@@ -71,6 +76,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
     private transient Counter messages;
     private transient Counter targetMessages;
     private transient Counter outboxesDropped;
+    private transient Counter flushEpochs;
     private transient volatile double plannedMsr;
     private transient Counter retransmissions;
     private transient volatile double atpLoss;
@@ -138,6 +144,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         messages = getMetricGroup().counter("approxMessages");
         targetMessages = getMetricGroup().counter("approxTargetMessages");
         outboxesDropped = getMetricGroup().counter("approxOutboxesDropped");
+        flushEpochs = getMetricGroup().counter("approxFlushEpochs");
         getMetricGroup().gauge("approxPlannedMsr", () -> plannedMsr);
         getMetricGroup().gauge("approxOutboxBytes", () -> exchange.outboxBytes());
         // the sending engine's numbers, from the reports of pulls over ATP (transport threads)
@@ -145,6 +152,29 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
                 getMetricGroup().counter("approxRetransmissions", new ThreadSafeSimpleCounter());
         getMetricGroup().gauge("approxAtpLoss", () -> atpLoss);
         getMetricGroup().gauge("approxPriorityClass", () -> priorityClass);
+        scheduleFlush();
+    }
+
+    /** Arms the next {@code approx.flushInterval} timer (on the task thread, like records). */
+    private void scheduleFlush() {
+        long interval = config.flushInterval().toMillis();
+        if (interval <= 0) {
+            return;
+        }
+        long now = getProcessingTimeService().getCurrentProcessingTime();
+        getProcessingTimeService()
+                .registerTimer(
+                        now + interval,
+                        t -> {
+                            if (finished) {
+                                return;
+                            }
+                            if (!epoch.isEmpty()) {
+                                endEpoch();
+                                flushEpochs.inc();
+                            }
+                            scheduleFlush();
+                        });
     }
 
     @Override

@@ -32,6 +32,7 @@ class ApproxConfigTest {
         assertEquals(ApproxConfig.Submit.ALL, c.submit());
         assertEquals(Duration.ofSeconds(30), c.epochTimeout());
         assertEquals(128L << 20, c.sendBufferBytes());
+        assertEquals(Duration.ZERO, c.flushInterval());
         assertTrue(c.authSecretGenerated());
         assertEquals(64, c.authSecret().length());
         assertEquals(0.0, c.faultDropOutgoing());
@@ -52,6 +53,7 @@ class ApproxConfigTest {
         all.put("approx.submit", "target");
         all.put("approx.epochTimeout", "5 s");
         all.put("approx.epochMaxRecords", "1000");
+        all.put("approx.flushInterval", "250 ms");
         all.put("approx.sendBuffer", "64 mb");
         all.put("approx.receiveWindow", "1 mb");
         all.put("approx.concurrentPulls", "2");
@@ -72,6 +74,7 @@ class ApproxConfigTest {
         assertEquals(ApproxConfig.Planning.CONSERVATIVE, c.planning());
         assertEquals(ApproxConfig.Submit.TARGET, c.submit());
         assertEquals(Duration.ofSeconds(5), c.epochTimeout());
+        assertEquals(Duration.ofMillis(250), c.flushInterval());
         assertEquals(64L << 20, c.sendBufferBytes());
         assertEquals(1L << 20, c.receiveWindowBytes());
         assertEquals(2, c.concurrentPulls());
@@ -96,6 +99,9 @@ class ApproxConfigTest {
                 "approx.epochTimeout|0 ms",
                 "approx.epochTimeout|soon",
                 "approx.epochMaxRecords|0",
+                "approx.flushInterval|1 us",
+                "approx.flushInterval|25 h",
+                "approx.flushInterval|often",
                 "approx.sendBuffer|1 kb",
                 "approx.receiveWindow|1 kb",
                 "approx.concurrentPulls|0",

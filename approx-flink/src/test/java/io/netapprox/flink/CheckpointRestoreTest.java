@@ -50,8 +50,29 @@ class CheckpointRestoreTest {
         CHECKPOINTS.set(0);
         triggered = new CompletableFuture<>();
         runAndCheck(
-                new FailOnceAfterCheckpoint(30_000 / 4, true, false), null, "a failed task", null);
+                new FailOnceAfterCheckpoint(30_000 / 4, true, false), null, "a failed task", Map.of());
         assertTrue(FAILED.get(), "the task never failed");
+    }
+
+    /**
+     * The same with {@code approx.flushInterval}: epochs also end on the senders' processing-time
+     * timer between the barriers, and the job still restores with every (window, group) answered
+     * once, counts exact, within its bound.
+     */
+    @Test
+    void flushedEpochsRestoreLikeAnyOther() throws Exception {
+        FAILED.set(false);
+        CHECKPOINTS.set(0);
+        triggered = new CompletableFuture<>();
+        JobID job =
+                runAndCheck(
+                        new FailOnceAfterCheckpoint(30_000 / 4, true, false),
+                        null,
+                        "a failed task, epochs flushed every 20 ms",
+                        Map.of("approx.flushInterval", "20 ms"));
+        assertTrue(FAILED.get(), "the task never failed");
+        assertTrue(
+                FLINK.senderCounter(job, "approxFlushEpochs") > 0, "no epoch ended by the flush");
     }
 
     /**
@@ -73,7 +94,7 @@ class CheckpointRestoreTest {
                         new FailOnceAfterCheckpoint(30_000 / 4, true, true),
                         null,
                         "a failed task with pending outboxes",
-                        "500");
+                        Map.of("approx.epochMaxRecords", "500"));
         assertTrue(FAILED.get(), "the task never failed");
         assertTrue(PENDING_AT_FAILURE.get() > 0, "no outbox was pending at the failure");
         System.out.printf(
@@ -96,14 +117,14 @@ class CheckpointRestoreTest {
                     cluster.startTaskManager();
                 },
                 "a lost TaskManager",
-                null);
+                Map.of());
     }
 
     private JobID runAndCheck(
             FailOnceAfterCheckpoint trigger,
             ThrowingRunnable whenTriggered,
             String what,
-            String epochMaxRecords)
+            Map<String, String> approxConf)
             throws Exception {
         Rides rides = new Rides(21, 60_000, 6, 4);
         Configuration conf = new Configuration();
@@ -114,9 +135,7 @@ class CheckpointRestoreTest {
         conf.setString("restart-strategy.fixed-delay.delay", "100 ms");
         conf.setString("execution.checkpointing.interval", "200 ms");
         conf.setString("pipeline.auto-watermark-interval", "20 ms");
-        if (epochMaxRecords != null) {
-            conf.setString("approx.epochMaxRecords", epochMaxRecords);
-        }
+        approxConf.forEach(conf::setString);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(FlinkCluster.PARALLELISM);
         // 5,000 rides per checkpoint: a map subtask past 7,500 of its 15,000 rides has seen several

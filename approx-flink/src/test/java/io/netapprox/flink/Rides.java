@@ -75,6 +75,11 @@ final class Rides implements java.io.Serializable {
         return stream(env, RateLimiterStrategy.perCheckpoint(perCheckpoint));
     }
 
+    /** The same, paced at {@code perSecond} rides per second (a stream that lasts a while). */
+    DataStream<Ride> streamPerSecond(StreamExecutionEnvironment env, double perSecond) {
+        return stream(env, RateLimiterStrategy.perSecond(perSecond));
+    }
+
     private DataStream<Ride> stream(StreamExecutionEnvironment env, RateLimiterStrategy rate) {
         Rides self = this;
         GeneratorFunction<Long, Ride> gen = self::ride;

@@ -36,9 +36,15 @@ import org.apache.flink.util.CloseableIterator;
  * <pre>
  * FlinkLatencyBench --cluster HOST:PORT [--rate 20000] [--seconds 30] [--window-ms 2000]
  *     [--groups 16] [--runs 5] [--emax 0.05] [--parallelism 4] [--approx.KEY VALUE ...]
+ *     [--variants "NAME:approx.KEY=VALUE,approx.KEY=VALUE;NAME:..."]
  * </pre>
  *
- * Output: one {@code RESULT} line per run, one {@code WINDOW} line per (run, window).
+ * <p>{@code --variants} replaces the one approximate mode by several named ones (each with its own
+ * options on top of the common {@code --approx.*}), so that e.g. two settings of one option are
+ * compared with exact in the same invocation; the modes' order rotates from run to run.
+ *
+ * <p>Output: one {@code RESULT} line per run, one {@code WINDOW} line per (run, window); {@code
+ * mode} is {@code exact}, {@code approx} or the variant's name.
  */
 public final class FlinkLatencyBench {
     private FlinkLatencyBench() {}
@@ -52,7 +58,7 @@ public final class FlinkLatencyBench {
             throw new IllegalArgumentException(
                     "usage: FlinkLatencyBench --cluster HOST:PORT [--rate R] [--seconds S]"
                             + " [--window-ms W] [--groups G] [--runs N] [--emax E] [--parallelism P]"
-                            + " [--approx.KEY VALUE ...]");
+                            + " [--approx.KEY VALUE ...] [--variants NAME:approx.K=V,...;NAME:...]");
         }
         Params p = new Params(opt);
         System.out.printf(
@@ -68,12 +74,15 @@ public final class FlinkLatencyBench {
                 p.cluster,
                 p.runs,
                 Runtime.getRuntime().availableProcessors());
-        run(p, false, -1);
-        run(p, true, -1);
+        List<String> modes = new ArrayList<>();
+        modes.add("exact");
+        modes.addAll(p.variants.keySet());
+        for (String m : modes) {
+            run(p, m, -1);
+        }
         for (int r = 0; r < p.runs; r++) {
-            for (boolean approx :
-                    r % 2 == 0 ? new boolean[] {false, true} : new boolean[] {true, false}) {
-                run(p, approx, r);
+            for (int i = 0; i < modes.size(); i++) {
+                run(p, modes.get((i + r) % modes.size()), r);
             }
         }
     }
@@ -88,6 +97,8 @@ public final class FlinkLatencyBench {
         final double eMax;
         final int parallelism;
         final Map<String, String> approxConf = new HashMap<>();
+        /** Approximate modes by name, each with its own options; "approx" with none by default. */
+        final Map<String, Map<String, String>> variants = new java.util.LinkedHashMap<>();
 
         Params(Map<String, String> opt) {
             cluster = opt.get("cluster");
@@ -104,6 +115,25 @@ public final class FlinkLatencyBench {
                             approxConf.put(k, v);
                         }
                     });
+            String spec = opt.getOrDefault("variants", "approx:");
+            for (String variant : spec.split(";")) {
+                int colon = variant.indexOf(':');
+                String name = (colon < 0 ? variant : variant.substring(0, colon)).trim();
+                if (!name.matches("[A-Za-z][A-Za-z0-9_-]*") || name.equals("exact")) {
+                    throw new IllegalArgumentException("--variants: bad variant name '" + name + "'");
+                }
+                Map<String, String> conf = new HashMap<>();
+                String kvs = colon < 0 ? "" : variant.substring(colon + 1).trim();
+                for (String kv : kvs.isEmpty() ? new String[0] : kvs.split(",")) {
+                    int eq = kv.indexOf('=');
+                    if (eq < 0 || !kv.trim().startsWith("approx.")) {
+                        throw new IllegalArgumentException(
+                                "--variants: expected approx.KEY=VALUE, got '" + kv + "'");
+                    }
+                    conf.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
+                }
+                variants.put(name, conf);
+            }
         }
 
         long rows() {
@@ -111,12 +141,16 @@ public final class FlinkLatencyBench {
         }
     }
 
-    private static void run(Params p, boolean approx, int run) throws Exception {
+    private static void run(Params p, String mode, int run) throws Exception {
+        boolean approx = !mode.equals("exact");
         String[] hp = p.cluster.split(":");
         Configuration conf = new Configuration();
         conf.setString("pipeline.auto-watermark-interval", "50 ms");
         conf.setString("approx.enabled", String.valueOf(approx));
         p.approxConf.forEach(conf::setString);
+        if (approx) {
+            p.variants.get(mode).forEach(conf::setString);
+        }
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.createRemoteEnvironment(
                         hp[0], Integer.parseInt(hp[1]), conf);
@@ -146,7 +180,7 @@ public final class FlinkLatencyBench {
         List<WindowEstimate> all = new ArrayList<>();
         long submitted = System.currentTimeMillis();
         try (CloseableIterator<WindowEstimate> it = answers.collectAsync()) {
-            env.executeAsync((approx ? "approximate" : "exact") + " latency run " + run);
+            env.executeAsync(mode + " latency run " + run);
             while (it.hasNext()) {
                 WindowEstimate e = it.next();
                 long now = System.currentTimeMillis();
@@ -194,7 +228,6 @@ public final class FlinkLatencyBench {
             }
         }
         int expected = truth.values().stream().mapToInt(Map::size).sum();
-        String mode = approx ? "approx" : "exact";
         List<Long> lat = new ArrayList<>();
         for (Map.Entry<Long, Long> w : lastArrival.entrySet()) {
             long l = w.getValue() - w.getKey();
