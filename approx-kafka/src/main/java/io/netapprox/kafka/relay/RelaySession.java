@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * broker) and one reader thread that fetches the partitions with demand, samples them into segments
  * ({@link PartitionReader}) and answers pulls. Only the reader thread touches the Kafka consumer.
  */
-public final class RelaySession implements RelayStream {
+public final class RelaySession {
     private static final Logger log = LoggerFactory.getLogger(RelaySession.class);
     private static final long LEADER_CHECK_NANOS = TimeUnit.SECONDS.toNanos(2);
 
@@ -46,6 +46,12 @@ public final class RelaySession implements RelayStream {
     private final Condition changed = lock.newCondition();
     private final Map<TopicPartition, PartitionReader> readers = new HashMap<>();
     private final Set<TopicPartition> unchecked = new HashSet<>();
+
+    /**
+     * Per partition, the sequence number of the newest PULL or RELEASE taken (kept after a release,
+     * so a pull sent before it is recognised as stale; at most one entry per partition read).
+     */
+    private final Map<TopicPartition, Long> newestRequest = new HashMap<>();
     private volatile boolean closed;
     private long lastLeaderCheck = System.nanoTime();
 
@@ -82,11 +88,13 @@ public final class RelaySession implements RelayStream {
      * The next segment of {@code partition} starting at offset {@code from}. Completes when the
      * segment closes (see {@link PartitionReader#onProgress}), or after {@code maxWait} with an
      * empty segment. A pull at the offset where the previous answer ended continues the read-ahead;
-     * any other offset is a seek. A new pull of the same partition replaces (fails) an outstanding
-     * one.
+     * any other offset is a seek. A newer pull of the same partition replaces an outstanding one,
+     * which fails with {@link RelayException.Reason#SUPERSEDED}; so does, at once, a pull whose
+     * {@code seq} is not above the newest request of the partition taken so far (it reached the
+     * session after a request the consumer sent later: the consumer has given it up).
      */
-    @Override
-    public CompletableFuture<Segment> pull(TopicPartition partition, long from, Duration maxWait) {
+    CompletableFuture<Segment> pull(
+            TopicPartition partition, long from, Duration maxWait, long seq) {
         CompletableFuture<Segment> f = new CompletableFuture<>();
         if (from < 0) {
             f.completeExceptionally(new IllegalArgumentException("offset must be >= 0: " + from));
@@ -99,6 +107,10 @@ public final class RelaySession implements RelayStream {
                 f.completeExceptionally(
                         new RelayException(
                                 RelayException.Reason.UNAVAILABLE, "relay session closed"));
+                return f;
+            }
+            if (!takeRequest(partition, seq)) {
+                f.completeExceptionally(stale(partition, seq));
                 return f;
             }
             PartitionReader r =
@@ -122,32 +134,64 @@ public final class RelaySession implements RelayStream {
             lock.unlock();
         }
         if (replaced != null) {
-            replaced.future().cancel(false);
+            replaced.future().completeExceptionally(superseded(partition));
         }
         // No consumer.wakeup() here: a wakeup can surface in position() after a poll returned
-        // records,
-        // and those records would be lost to the segment. A new pull waits at most one poll (100
-        // ms).
+        // records, and those records would be lost to the segment. A new pull waits at most one
+        // poll (100 ms).
         return f;
     }
 
-    /** The consumer no longer reads these partitions (revoked); outstanding pulls are cancelled. */
-    @Override
-    public void release(Collection<TopicPartition> partitions) {
-        List<PartitionReader.Pull> cancelled = new ArrayList<>();
+    /**
+     * The consumer no longer reads these partitions (revoked); their outstanding pulls fail as
+     * superseded. A partition whose newest request is newer than {@code seq} (the consumer took it
+     * back and pulled before this release arrived) is kept.
+     */
+    void release(Collection<TopicPartition> partitions, long seq) {
+        List<Runnable> cancelled = new ArrayList<>();
         lock.lock();
         try {
             for (TopicPartition tp : partitions) {
+                if (!takeRequest(tp, seq)) {
+                    continue;
+                }
                 PartitionReader r = readers.remove(tp);
                 if (r != null && r.pending() != null) {
-                    cancelled.add(r.clearPending());
+                    PartitionReader.Pull p = r.clearPending();
+                    cancelled.add(() -> p.future().completeExceptionally(superseded(tp)));
                 }
             }
             changed.signalAll();
         } finally {
             lock.unlock();
         }
-        cancelled.forEach(p -> p.future().cancel(false));
+        cancelled.forEach(Runnable::run);
+    }
+
+    /** Whether {@code seq} is the partition's newest request so far (then it is recorded). */
+    private boolean takeRequest(TopicPartition tp, long seq) {
+        Long newest = newestRequest.get(tp);
+        if (newest != null && seq <= newest) {
+            return false;
+        }
+        newestRequest.put(tp, seq);
+        return true;
+    }
+
+    private static RelayException superseded(TopicPartition tp) {
+        return new RelayException(
+                RelayException.Reason.SUPERSEDED, tp + ": the pull was superseded by a newer one");
+    }
+
+    private RelayException stale(TopicPartition tp, long seq) {
+        return new RelayException(
+                RelayException.Reason.SUPERSEDED,
+                tp
+                        + ": pull "
+                        + seq
+                        + " arrived after request "
+                        + newestRequest.get(tp)
+                        + " of the same stream");
     }
 
     private void run() {
@@ -367,12 +411,10 @@ public final class RelaySession implements RelayStream {
         pulls.forEach(p -> p.future().completeExceptionally(e));
     }
 
-    @Override
     public boolean isClosed() {
         return closed;
     }
 
-    @Override
     public void close() {
         if (closed) {
             return;

@@ -10,6 +10,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -25,6 +26,13 @@ final class RemoteStream implements RelayStream {
     private final CompletableFuture<ApproxPeer> connecting;
     private final CompletableFuture<ApproxPeer> opened;
     private volatile boolean failed;
+
+    /**
+     * Numbers PULLs and RELEASEs in the order the consumer makes them (not the order they are sent:
+     * a pull made before the stream is open is sent from a callback), so the relay can tell a
+     * request that reached it late from a newer one.
+     */
+    private final AtomicLong requests = new AtomicLong();
 
     RemoteStream(
             ApproxTransport transport, String address, InetSocketAddress where, StreamSpec spec) {
@@ -55,7 +63,10 @@ final class RemoteStream implements RelayStream {
         byte[] request =
                 RelayProtocol.encode(
                         new RelayProtocol.Pull(
-                                partition, from, (int) Math.min(maxWait.toMillis(), 600_000)));
+                                partition,
+                                from,
+                                (int) Math.min(maxWait.toMillis(), 600_000),
+                                requests.incrementAndGet()));
         opened.whenComplete(
                 (peer, err) -> {
                     if (err != null) {
@@ -119,7 +130,9 @@ final class RemoteStream implements RelayStream {
 
     @Override
     public void release(Collection<TopicPartition> partitions) {
-        byte[] request = RelayProtocol.encode(new RelayProtocol.Release(List.copyOf(partitions)));
+        byte[] request = RelayProtocol.encode(
+                        new RelayProtocol.Release(
+                                List.copyOf(partitions), requests.incrementAndGet()));
         opened.thenAccept(
                 peer -> {
                     if (peer.isActive()) {
