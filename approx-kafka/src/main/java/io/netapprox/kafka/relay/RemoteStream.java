@@ -8,6 +8,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -88,6 +89,11 @@ final class RemoteStream implements RelayStream {
                             .thenCombine(t.report(), rx::assemble)
                             .whenComplete(
                                     (seg, e) -> {
+                                        if (out.isDone()) {
+                                            // given up (cancelled) by the consumer: its answer
+                                            // says nothing about the stream
+                                            return;
+                                        }
                                         if (e != null) {
                                             out.completeExceptionally(failure(e));
                                         } else {
@@ -103,6 +109,12 @@ final class RemoteStream implements RelayStream {
         Throwable c = e;
         while (c instanceof CompletionException && c.getCause() != null) {
             c = c.getCause();
+        }
+        if (c instanceof CancellationException) {
+            // a pull the consumer gave up; the stream is fine (marking it failed would make the
+            // consumer replace it and lose the other partitions' pulls in flight on it)
+            return new RelayException(
+                    RelayException.Reason.SUPERSEDED, "relay at " + address + ": pull given up");
         }
         if (c instanceof RelayException re) {
             return new RelayException(
