@@ -19,7 +19,7 @@ public final class RelayConfig {
     public static final long DEFAULT_MAX_SEGMENT_BYTES = 16L << 20;
     public static final int DEFAULT_MAX_SESSIONS = 64;
     public static final int DEFAULT_SERVE_THREADS = 64;
-    public static final int DEFAULT_READ_THREADS = 2;
+    public static final int DEFAULT_READ_THREADS = 1;
     public static final String DEFAULT_LISTEN = "0.0.0.0:7390";
 
     private final String bootstrap;
