@@ -3,7 +3,8 @@
 //
 //   incast-sim [--senders 3,8,16,32] [--msgs 300] [--size 200] [--msr 0.75] [--modes full,paper]
 //              [--queues slack,fifo] [--port-mbps 200] [--host-mbps 200] [--rtt-us 100] [--jobs 1]
-//              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000]
+//              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000] [--exact-every 0]
+//              [--needy 0.75]
 //
 // Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
 // (synchronised incast); --load L > 0: Poisson arrivals at L x the port rate, senders picked at random. Prints one
@@ -11,6 +12,9 @@
 // job alone on the path), packet loss seen by the senders, bytes sent over the bytes the targets needed, port
 // utilisation while jobs ran, drops per class. --bg-load B: an exact background in class 0, bursts of --bg-on-us at
 // the port's rate averaging B of the port (fabric.hpp), as the network lab's class-0 TCP background.
+// --exact-every K: every K-th job is exact (MSR 1, class 0) and the line adds the exact jobs' p50 and the approximate
+// ones' separately (the network lab's co-run experiment: exact jobs next to approximate ones). --needy F: the
+// engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -60,6 +64,8 @@ struct Options {
   uint64_t seed = 1;
   double bg_load = 0;
   TimeNs bg_on_us = 2000;
+  int exact_every = 0;
+  double needy = EngineConfig{}.needy_class0_fraction;
 };
 
 struct JobPlan {
@@ -79,6 +85,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   c.bg_on = o.bg_on_us * 1000;
   c.engine.line_rate_bps = static_cast<uint64_t>(c.host_rate_bps);
   c.engine.mode = *parse_mode(mode);
+  c.engine.needy_class0_fraction = o.needy;
   c.engine.peer_death_timeout = 20'000'000'000ULL;
   fabric::Fabric f(c, o.seed);
   // The plan: who sends which job when.
@@ -99,7 +106,8 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
       }
     }
   }
-  std::vector<double> jct_ms;
+  std::vector<double> jct_ms, exact_ms, approx_ms;
+  auto is_exact = [&](JobId id) { return o.exact_every > 0 && (id - 1) % JobId(o.exact_every) == 0; };
   double sent_bytes = 0, needed_bytes = 0, lost_pkts = 0, resolved_pkts = 0;
   uint64_t failed = 0, below = 0;
   double announces = 0, repeated = 0, start_wait_ms = 0;
@@ -110,10 +118,12 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
     done++;
     const auto& r = *e.report;
     if (r.status != Status::kOk) failed++;
-    if (r.delivered < static_cast<uint32_t>(std::ceil(o.msr * o.msgs - 1e-9))) below++;
+    const double msr = is_exact(e.job) ? 1.0 : o.msr;
+    if (r.delivered < static_cast<uint32_t>(std::ceil(msr * o.msgs - 1e-9))) below++;
     jct_ms.push_back(double(r.finished - r.started) / 1e6);
+    (is_exact(e.job) ? exact_ms : approx_ms).push_back(jct_ms.back());
     sent_bytes += double(r.packets_sent) * std::min<uint32_t>(o.size, c.engine.max_datagram - 60);
-    needed_bytes += std::ceil(o.msr * o.msgs - 1e-9) * o.size;
+    needed_bytes += std::ceil(msr * o.msgs - 1e-9) * o.size;
     resolved_pkts += double(r.packets_sent);
     lost_pkts += r.measured_loss * double(r.packets_sent);
     announces += r.announces_sent;
@@ -126,7 +136,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   for (const auto& p : plan) {
     f.run([] { return false; }, p.start);
     Engine& e = f.sender(p.sender);
-    JobSpec spec{p.id, {{1, o.msgs, o.msr}}, true};
+    JobSpec spec{p.id, {{1, o.msgs, is_exact(p.id) ? 1.0 : o.msr}}, true};
     if (e.start_job(fabric::Fabric::session_of(p.sender), spec, f.now()) != Status::kOk) {
       failed++;
       continue;
@@ -147,6 +157,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
     if (port.dropped[k])
       std::printf(" c%d:%llu/%llu", k, (unsigned long long)port.dropped[k],
                   (unsigned long long)(port.dropped[k] + port.enqueued[k]));
+  if (o.exact_every > 0) std::printf("  exact p50 %.2f approx p50 %.2f", pct(exact_ms, 0.5), pct(approx_ms, 0.5));
   std::printf("  failed %llu below %llu  announces/job %.2f repeated %.0f start %.2f ms\n", (unsigned long long)failed,
               (unsigned long long)below, done ? announces / double(done) : 0.0, repeated,
               done ? start_wait_ms / double(done) : 0.0);
@@ -186,6 +197,10 @@ int main(int argc, char** argv) {
       o.bg_load = std::atof(v);
     else if (k == "--bg-on-us")
       o.bg_on_us = std::strtoull(v, nullptr, 10);
+    else if (k == "--needy")
+      o.needy = std::atof(v);
+    else if (k == "--exact-every")
+      o.exact_every = std::atoi(v);
     else if (k == "--seed")
       o.seed = std::strtoull(v, nullptr, 10);
     else {
@@ -201,9 +216,9 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
-      "sender, load %.2f, class-0 background %.2f (bursts of %llu us)\n",
+      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f\n",
       o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load, o.bg_load,
-      (unsigned long long)o.bg_on_us);
+      (unsigned long long)o.bg_on_us, o.needy);
   for (const auto& m : o.modes)
     for (const auto& q : o.queues)
       for (int n : o.senders) run(o, m, q, n);

@@ -54,6 +54,7 @@ std::string EngineConfig::validate() const {
   for (uint8_t d : dscp_by_class)
     if (d > 63) return "DSCP values must be in [0, 63]";
   if (no_priority_dscp > 63) return "no_priority_dscp must be in [0, 63]";
+  if (!(needy_class0_fraction >= 0 && needy_class0_fraction <= 1)) return "needy_class0_fraction must be in [0, 1]";
   if (!mode_valid(mode)) return "unknown mode";
   if (!(faults.drop_outgoing >= 0 && faults.drop_outgoing < 1) ||
       !(faults.drop_incoming >= 0 && faults.drop_incoming < 1))
@@ -119,7 +120,11 @@ struct Engine::Impl {
     return std::max<uint64_t>(w, seg_size());
   }
   RateControlConfig rate_config() const {
-    return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor}, flags, cfg.min_epoch, cfg.max_datagram};
+    return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor},
+                             flags,
+                             cfg.min_epoch,
+                             cfg.max_datagram,
+                             cfg.needy_class0_fraction};
   }
 
   bool push_event(Event ev, bool essential) {
@@ -467,8 +472,9 @@ struct Engine::Impl {
   TimeNs data_time(const SendJob& j) const { return std::max(j.rate.next_send(), global_next_send); }
 
   // DATA: exact groups in class 0, approximate ones in the job's class (no_priority_dscp when the mode has no
-  // slack priority). Everything else - ACKs, control frames, probes, CLOSE - always in class 0 (the exact queue,
-  // with most of the buffer): a job's start and end must not wait behind its own congested data class.
+  // slack priority; class 0 for a needy job, RateController::end_epoch). Everything else - ACKs, control frames,
+  // probes, CLOSE - always in class 0 (the exact queue, with most of the buffer): a job's start and end must not wait
+  // behind its own congested data class.
   uint8_t data_dscp(const SendJob& j, bool exact) const {
     if (!flags.slack_priority) return cfg.no_priority_dscp;
     return cfg.dscp_by_class[exact ? 0 : j.rate.priority_class()];

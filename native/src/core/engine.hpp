@@ -70,6 +70,9 @@ struct ModeFlags {
   bool mrdf;
   bool slack_priority;    // mark approximate packets with a TLR-derived class (else class kNoPriorityClass)
   bool dynamic_priority;  // class follows the per-epoch TLR (else computed once from 1 - MSR)
+  // An approximate job whose allowance is spent sends in class 0 once it is near its target
+  // (EngineConfig::needy_class0_fraction; docs/protocol.md section 11, "needy jobs"). Full only: not the paper's.
+  bool needy_exact;
 };
 ModeFlags mode_flags(Mode m);
 bool mode_valid(Mode m);  // one of the modes above
@@ -108,6 +111,10 @@ struct EngineConfig {
   uint32_t max_pending_events = 65536;    // the event queue never grows beyond this
   uint8_t dscp_by_class[kNumPriorityClasses] = {46, 40, 32, 24, 18, 16, 10, 8};  // class 0 = exact
   uint8_t no_priority_dscp = 0;                                                  // DSCP when slack priority is off
+  // Modes with needy_exact (Full): an approximate job whose loss allowance is spent sends its data in class 0 once
+  // the messages it still needs are at most this fraction of its target (0 = never; 1 = as soon as the allowance is
+  // spent). Bounds the class-0 share of approximate traffic; docs/protocol.md section 11, "needy jobs".
+  double needy_class0_fraction = 0.75;
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver

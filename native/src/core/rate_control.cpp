@@ -64,6 +64,7 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       quiet_epochs_ = 0;
     }
     k = std::max(1, tlr_class_ - boost_);
+    if (cfg_.flags.needy_exact && slack::needs_exact_service(progress, cfg_.needy_fraction)) k = 0;
   }
   if (k != klass_) {
     time_in_class_[klass_] += now - class_since_;

@@ -13,8 +13,9 @@ namespace netapprox::atp {
 struct RateControlConfig {
   rate_law::Params law;
   ModeFlags flags;
-  TimeNs min_epoch;       // shortest epoch
-  uint32_t max_datagram;  // bytes per packet, for epoch stretching and R_min
+  TimeNs min_epoch;           // shortest epoch
+  uint32_t max_datagram;      // bytes per packet, for epoch stretching and R_min
+  double needy_fraction = 0;  // EngineConfig::needy_class0_fraction (used with flags.needy_exact)
 };
 
 class RateController {
@@ -61,6 +62,9 @@ class RateController {
   TimeNs next_send() const { return next_send_; }
   void on_sent(TimeNs now, size_t bytes);
 
+  // Needy jobs (flags.needy_exact): a job whose approximate allowance is spent and that still needs at most
+  // cfg.needy_fraction of its target (slack::needs_exact_service) sends in class 0 from the next epoch on: it can
+  // afford no loss, and a 1-7 frame approximate queue behind class 0 drops what arrives while class 0 is busy.
   // Starvation guard (strict-priority queues): an epoch in which packets were resolved and none was acknowledged
   // moves the job up one class (towards class 1), at most kMaxBoost; kBoostDecay epochs in a row without such an
   // epoch move it one back. Class changes towards lower priority need the TLR kClassMargin past the threshold, so

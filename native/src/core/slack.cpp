@@ -28,6 +28,17 @@ double packet_tlr(double tlr, double packets_per_message) {
   return 1.0 - std::pow(1.0 - std::clamp(tlr, 0.0, 1.0), 1.0 / packets_per_message);
 }
 
+bool needs_exact_service(const std::vector<GroupProgress>& groups, double near_fraction) {
+  double targets = 0, needed = 0;
+  for (const auto& g : groups) {
+    if (g.target >= g.size) continue;  // exact groups travel in class 0 anyway
+    targets += double(g.target);
+    needed += double(g.target - std::min(g.delivered, g.target));
+  }
+  if (targets <= 0 || needed <= 0) return false;
+  return target_loss_rate(groups, true) <= 0 && needed <= near_fraction * targets;
+}
+
 int priority_class(double tlr, bool exact) {
   if (exact) return 0;
   const int k = static_cast<int>(std::ceil(tlr * 8.0 - 1e-12));

@@ -32,6 +32,12 @@ double target_loss_rate(const std::vector<GroupProgress>& groups, bool approx_on
 // k <= 1 returns tlr unchanged (the paper's one-packet messages).
 double packet_tlr(double tlr, double packets_per_message);
 
+// A job that can no longer afford a loss and is near its target (docs/protocol.md section 11, "needy jobs"): it has
+// approximate groups, their pooled allowance is spent (target_loss_rate(approx_only) is 0), and the messages they
+// still need, sum_g max(0, target_g - delivered_g), are at most `near_fraction` of their targets. Such a job is
+// exact for the rest of its life; the engine sends its data in class 0 instead of a tiny approximate queue.
+bool needs_exact_service(const std::vector<GroupProgress>& groups, double near_fraction);
+
 // Slack-based priority (section 5.2): class 0 is reserved for exact traffic; approximate traffic goes to class k
 // with (k-1)/8 < TLR <= k/8, k in 1..7 (TLR above 7/8 also maps to 7, TLR 0 to 1).
 int priority_class(double tlr, bool exact);

@@ -178,3 +178,26 @@ TEST(RateControlTest, EpochIsAppLimitedWhenThePacerSatIdle) {
   rc.end_epoch(5400 * kUs, progress, 1, 100 * kUs);
   EXPECT_FALSE(g_app_limited);
 }
+
+// Needy jobs: in Full a job whose approximate allowance is spent moves to class 0 once it needs at most
+// needy_fraction of its target; the paper's mode and the static-priority ablation keep the paper's classes.
+TEST(RateControlTest, NeedyJobMovesToClassZeroInFullOnly) {
+  for (Mode m : {Mode::kFull, Mode::kPaper, Mode::kFixPrio}) {
+    RateControlConfig c = config(m);
+    c.needy_fraction = 0.75;
+    RateController rc(m == Mode::kPaper ? rate_law::kPaper : rate_law::kSlack, c);
+    rc.start(0, 0.25, 0.25);
+    EXPECT_EQ(rc.priority_class(), 2) << mode_name(m);
+    for (int i = 0; i < 10; ++i) rc.on_resolved(true, 1000);
+    rc.end_epoch(1 * kMs, {{100, 75, 10, 25}}, 1.0, kMs);  // allowance spent, 65 of 75 still needed
+    EXPECT_EQ(rc.priority_class(), m == Mode::kFixPrio ? 2 : 1) << mode_name(m) << ": TLR 0 is class 1";
+    for (int i = 0; i < 10; ++i) rc.on_resolved(true, 1000);
+    rc.end_epoch(2 * kMs, {{100, 75, 20, 25}}, 1.0, kMs);  // 55 of 75 needed: near the target
+    EXPECT_EQ(rc.priority_class(), m == Mode::kFull ? 0 : (m == Mode::kFixPrio ? 2 : 1)) << mode_name(m);
+    TimeNs in_class[kNumPriorityClasses];
+    rc.time_in_class(3 * kMs, in_class);
+    if (m == Mode::kFull) {
+      EXPECT_EQ(in_class[0], 1 * kMs) << "reported as time in class 0";
+    }
+  }
+}

@@ -246,6 +246,7 @@ TEST(ModeTest, AblationModeSwitches) {
     EXPECT_EQ(f.mrdf, r.mrdf) << r.name;
     EXPECT_EQ(f.slack_priority, r.slack) << r.name;
     EXPECT_EQ(f.dynamic_priority, r.dyn_prio) << r.name;
+    EXPECT_EQ(f.needy_exact, r.m == Mode::kFull) << r.name;
     EXPECT_STREQ(mode_name(r.m), r.name);
     ASSERT_TRUE(parse_mode(r.name).has_value());
     EXPECT_EQ(*parse_mode(r.name), r.m);

@@ -197,3 +197,21 @@ TEST(SlackTest, PriorityClassThresholdsAreKOver8) {
 }
 
 }  // namespace
+
+// A job is needy (sends in class 0 in Full) when its approximate allowance is spent and it still needs at most the
+// given fraction of its target; exact groups neither count nor make a job needy.
+TEST(SlackTest, NeedsExactServiceOnlyWithoutSlackNearItsTarget) {
+  using slack::GroupProgress;
+  // N 100, target 75: allowance 25.
+  EXPECT_FALSE(slack::needs_exact_service({{100, 75, 10, 24}}, 1.0)) << "one loss still affordable";
+  EXPECT_TRUE(slack::needs_exact_service({{100, 75, 10, 25}}, 1.0)) << "allowance spent, 65 of 75 needed";
+  EXPECT_FALSE(slack::needs_exact_service({{100, 75, 10, 25}}, 0.75)) << "65 > 0.75 x 75";
+  EXPECT_TRUE(slack::needs_exact_service({{100, 75, 20, 25}}, 0.75)) << "55 <= 56.25";
+  EXPECT_FALSE(slack::needs_exact_service({{100, 75, 20, 25}}, 0.0)) << "fraction 0: never";
+  EXPECT_FALSE(slack::needs_exact_service({{100, 75, 75, 25}}, 1.0)) << "target met: nothing needed";
+  EXPECT_FALSE(slack::needs_exact_service({{100, 100, 0, 0}}, 1.0)) << "exact groups only";
+  // Pooled over approximate groups: the second group's allowance keeps the job out of class 0; an exact group
+  // does not.
+  EXPECT_FALSE(slack::needs_exact_service({{100, 75, 20, 25}, {100, 50, 0, 0}}, 1.0));
+  EXPECT_TRUE(slack::needs_exact_service({{100, 75, 20, 25}, {100, 100, 0, 0}}, 1.0));
+}
