@@ -67,6 +67,7 @@ def main(argv=None) -> int:
     ap.add_argument("--value-bytes", default="400")
     ap.add_argument("--emax", default="0.05")
     ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--relay-args", default="", help="extra relay options, e.g. '--read-threads 1'")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     nlab.require_root()
@@ -143,7 +144,8 @@ def main(argv=None) -> int:
         wait_log(os.path.join(tmp, "broker.log"), r"Kafka Server started", 120, procs)
         log(f"KRaft broker {ip(BROKER)}:9092 started (kafka.Kafka 4.3.1, own JVM)")
         spawn(BROKER, ["java", "-Xmx512m", "-jar", relay, "--bootstrap", f"{ip(BROKER)}:9092", "--broker-id", "1",
-                       "--listen", f"{ip(BROKER)}:7390", "--secret-file", secret], "relay.log")
+                       "--listen", f"{ip(BROKER)}:7390", "--secret-file", secret, *a.relay_args.split()],
+              "relay.log")
         wait_log(os.path.join(tmp, "relay.log"), r"serves", 60, procs)
         log(f"relay {ip(BROKER)}:7390 started")
         topic = "trips"

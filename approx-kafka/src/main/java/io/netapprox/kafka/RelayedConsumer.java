@@ -365,6 +365,12 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
                         -1,
                         cause);
             }
+            if (re.reason() == RelayException.Reason.SUPERSEDED) {
+                // the relay took a newer request of this stream first; pulls are numbered, so
+                // this only answers a pull already given up - pull again rather than fail
+                log.debug("{}: {}", f.partition, re.getMessage());
+                return null;
+            }
             onRelayFailure(f, re);
             return null;
         }

@@ -25,6 +25,7 @@ final class TestRelays {
                         .listen("127.0.0.1:0")
                         .dataPort(0)
                         .serveThreads(16)
+                        .readThreads(2) // the tests' streams are read by two log readers
                         .secret(SECRET.getBytes(StandardCharsets.UTF_8));
         return KafkaRelay.start(tune.apply(b).build());
     }

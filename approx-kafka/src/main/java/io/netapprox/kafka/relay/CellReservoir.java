@@ -1,7 +1,6 @@
 package io.netapprox.kafka.relay;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.Supplier;
@@ -71,7 +70,10 @@ final class CellReservoir {
         return bytes;
     }
 
-    /** {@code n} records drawn without replacement from the reservoir, in offset order. */
+    /**
+     * {@code n} records drawn without replacement from the reservoir, in no particular order (the
+     * segment sorts all its cells' records once).
+     */
     List<SampledRecord> sample(int n) {
         if (n > slots.size()) {
             throw new IllegalArgumentException(
@@ -84,8 +86,6 @@ final class CellReservoir {
             s.set(i, s.get(j));
             s.set(j, t);
         }
-        List<SampledRecord> chosen = new ArrayList<>(s.subList(0, n));
-        chosen.sort(Comparator.comparingLong(SampledRecord::offset));
-        return chosen;
+        return s.subList(0, n);
     }
 }

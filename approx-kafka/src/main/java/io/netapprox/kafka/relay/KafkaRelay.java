@@ -15,7 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -49,6 +49,25 @@ public final class KafkaRelay implements AutoCloseable {
     private final RelayMetrics metrics = new RelayMetrics();
     private final Object lock = new Object();
     private boolean closed;
+    private volatile PullHook pullHook = PullHook.NONE;
+
+    /**
+     * Test seam: runs on the serving thread around a PULL's or RELEASE's hand-over to its session,
+     * so a test can force the order in which concurrently served requests reach the session.
+     */
+    interface PullHook {
+        PullHook NONE = new PullHook() {};
+
+        /** Before the request reaches its session. */
+        default void before(RelayProtocol.Request request) throws InterruptedException {}
+
+        /** After the session took (or refused) the request. */
+        default void registered(RelayProtocol.Request request) {}
+    }
+
+    void pullHook(PullHook hook) {
+        this.pullHook = hook;
+    }
 
     private KafkaRelay(RelayConfig config) {
         this.config = config;
@@ -146,10 +165,13 @@ public final class KafkaRelay implements AutoCloseable {
                 open(t.peer(), o.spec());
                 t.answerWithoutJob(RelayProtocol.ok());
             } else if (req instanceof RelayProtocol.Release r) {
+                PullHook hook = pullHook;
+                hook.before(r);
                 RelaySession s = sessions.get(t.peer().sessionId());
                 if (s != null) {
-                    s.release(r.partitions());
+                    s.release(r.partitions(), r.seq());
                 }
+                hook.registered(r);
                 t.answerWithoutJob(RelayProtocol.ok());
             } else {
                 servePull(t, (RelayProtocol.Pull) req);
@@ -200,9 +222,12 @@ public final class KafkaRelay implements AutoCloseable {
         }
         Segment seg;
         try {
-            seg =
-                    s.pull(p.partition(), p.from(), Duration.ofMillis(p.maxWaitMs()))
-                            .get(p.maxWaitMs() + PULL_SLACK_MS, TimeUnit.MILLISECONDS);
+            PullHook hook = pullHook;
+            hook.before(p);
+            CompletableFuture<Segment> answer =
+                    s.pull(p.partition(), p.from(), Duration.ofMillis(p.maxWaitMs()), p.seq());
+            hook.registered(p);
+            seg = answer.get(p.maxWaitMs() + PULL_SLACK_MS, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RelayException re) {
                 throw re;
@@ -212,10 +237,6 @@ public final class KafkaRelay implements AutoCloseable {
                     "read failed: " + e.getCause(),
                     -1,
                     e.getCause());
-        } catch (CancellationException e) {
-            throw new RelayException(
-                    RelayException.Reason.UNAVAILABLE,
-                    p.partition() + ": the pull was superseded by a newer one");
         } catch (TimeoutException e) {
             throw new RelayException(
                     RelayException.Reason.READ_FAILED,

@@ -19,6 +19,7 @@ public final class RelayConfig {
     public static final long DEFAULT_MAX_SEGMENT_BYTES = 16L << 20;
     public static final int DEFAULT_MAX_SESSIONS = 64;
     public static final int DEFAULT_SERVE_THREADS = 64;
+    public static final int DEFAULT_READ_THREADS = 1;
     public static final String DEFAULT_LISTEN = "0.0.0.0:7390";
 
     private final String bootstrap;
@@ -30,6 +31,7 @@ public final class RelayConfig {
     private final long maxSegmentBytes;
     private final int maxSessions;
     private final int serveThreads;
+    private final int readThreads;
     private final Map<String, Object> consumerOverrides;
     private final AtpConfig atp;
 
@@ -43,6 +45,7 @@ public final class RelayConfig {
         this.maxSegmentBytes = b.maxSegmentBytes;
         this.maxSessions = b.maxSessions;
         this.serveThreads = b.serveThreads;
+        this.readThreads = b.readThreads;
         this.consumerOverrides = Map.copyOf(b.consumerOverrides);
         this.atp = b.atp;
     }
@@ -102,6 +105,14 @@ public final class RelayConfig {
         return serveThreads;
     }
 
+    /**
+     * Log readers per consumer stream: each reads its share of the stream's partitions with its own
+     * Kafka consumer and thread, so a stream of several partitions is read and sampled in parallel.
+     */
+    public int readThreads() {
+        return readThreads;
+    }
+
     /** Extra properties of the relay's own Kafka consumers (security settings). */
     public Map<String, Object> consumerOverrides() {
         return consumerOverrides;
@@ -132,6 +143,8 @@ public final class RelayConfig {
                 + maxSessions
                 + ", serveThreads="
                 + serveThreads
+                + ", readThreads="
+                + readThreads
                 + "}";
     }
 
@@ -145,6 +158,7 @@ public final class RelayConfig {
         private long maxSegmentBytes = DEFAULT_MAX_SEGMENT_BYTES;
         private int maxSessions = DEFAULT_MAX_SESSIONS;
         private int serveThreads = DEFAULT_SERVE_THREADS;
+        private int readThreads = DEFAULT_READ_THREADS;
         private final Map<String, Object> consumerOverrides = new HashMap<>();
         private AtpConfig atp = ApproxTransportConfig.defaultAtp().build();
 
@@ -183,6 +197,11 @@ public final class RelayConfig {
 
         public Builder maxSessions(int n) {
             this.maxSessions = n;
+            return this;
+        }
+
+        public Builder readThreads(int n) {
+            this.readThreads = n;
             return this;
         }
 
@@ -243,6 +262,10 @@ public final class RelayConfig {
             if (serveThreads < 1 || serveThreads > 1024) {
                 throw new IllegalArgumentException(
                         "relay serveThreads must be in [1, 1024]: " + serveThreads);
+            }
+            if (readThreads < 1 || readThreads > 64) {
+                throw new IllegalArgumentException(
+                        "relay readThreads must be in [1, 64]: " + readThreads);
             }
             return new RelayConfig(this, host, port);
         }

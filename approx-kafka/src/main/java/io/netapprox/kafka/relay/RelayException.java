@@ -5,8 +5,9 @@ import org.apache.kafka.common.KafkaException;
 /**
  * A relay cannot serve a pull: it is closed or unreachable ({@link Reason#UNAVAILABLE}), it does
  * not lead the partition ({@link Reason#NOT_LEADER}, {@link #leaderId()} names the leader), the
- * offset is out of the log's range ({@link Reason#OFFSET_OUT_OF_RANGE}), or the read failed ({@link
- * Reason#READ_FAILED}).
+ * offset is out of the log's range ({@link Reason#OFFSET_OUT_OF_RANGE}), the read failed ({@link
+ * Reason#READ_FAILED}), or a newer request of the same stream replaced the pull ({@link
+ * Reason#SUPERSEDED}: the consumer had already given the pull up; not a failure of the relay).
  */
 public class RelayException extends KafkaException {
     private static final long serialVersionUID = 1L;
@@ -15,7 +16,8 @@ public class RelayException extends KafkaException {
         UNAVAILABLE,
         NOT_LEADER,
         OFFSET_OUT_OF_RANGE,
-        READ_FAILED
+        READ_FAILED,
+        SUPERSEDED
     }
 
     private final Reason reason;

@@ -103,6 +103,14 @@ public final class RelayMain implements Callable<Integer> {
     int serveThreads;
 
     @Option(
+            names = "--read-threads",
+            defaultValue = "" + RelayConfig.DEFAULT_READ_THREADS,
+            description =
+                    "log readers per consumer stream (its partitions read and sampled in"
+                            + " parallel). Default: ${DEFAULT-VALUE}")
+    int readThreads;
+
+    @Option(
             names = "--metrics-interval",
             defaultValue = "60",
             description =
@@ -144,7 +152,8 @@ public final class RelayMain implements Callable<Integer> {
                         .dataPort(dataPort)
                         .maxSegmentBytes(maxSegmentBytes)
                         .maxSessions(maxSessions)
-                        .serveThreads(serveThreads);
+                        .serveThreads(serveThreads)
+                        .readThreads(readThreads);
         if (secretFile != null) {
             b.secret(SecretFile.read(secretFile));
         }

@@ -27,13 +27,17 @@ import org.apache.kafka.common.record.TimestampType;
  * {@code i32 length (-1 = null) + bytes}.
  *
  * <pre>
- * request  = u8 version(1), u8 kind, body
+ * request  = u8 version(2), u8 kind, body
  *   OPEN    (1): f64 emax, u32 n, n x {string stratum, f64 emax}, f64 confidence, f64 cv,
  *                f64 headroom, i64 windowMs, i64 graceMs, u8 strata (0 partition, 1 key, 2 header),
  *                string header, u8 readCommitted, i64 seed
- *   PULL    (2): string topic, i32 partition, i64 from, i32 maxWaitMs
- *   RELEASE (3): u32 n, n x {string topic, i32 partition}
- * answer   = u8 version(1), u8 status (0 OK, else RelayException.Reason ordinal + 1), body
+ *   PULL    (2): string topic, i32 partition, i64 from, i32 maxWaitMs, i64 seq
+ *   RELEASE (3): u32 n, n x {string topic, i32 partition}, i64 seq
+ *            seq: the stream's request order (the consumer numbers its PULLs and RELEASEs 1, 2, ...
+ *            as it sends them); the relay serves requests on several threads, so a request may
+ *            reach the stream after a later one: it then is stale and has no effect (section 3.2
+ *            of docs/kafka.md)
+ * answer   = u8 version(2), u8 status (0 OK, else RelayException.Reason ordinal + 1), body
  *   failure: i32 leaderId, string message
  *   OK to PULL (the segment header): i64 from, i64 to, i64 logEnd, u32 cells,
  *                cells x {i64 windowStart, string stratum, i64 count, i32 target, i32 sampled}
@@ -49,7 +53,7 @@ import org.apache.kafka.common.record.TimestampType;
  * IllegalArgumentException} naming it.
  */
 public final class RelayProtocol {
-    static final byte VERSION = 1;
+    static final byte VERSION = 2;
     static final byte OPEN = 1;
     static final byte PULL = 2;
     static final byte RELEASE = 3;
@@ -67,11 +71,15 @@ public final class RelayProtocol {
     /** Open the consumer's stream: how its partitions are to be sampled. */
     public record Open(StreamSpec spec) implements Request {}
 
-    /** The next segment of {@code partition} from offset {@code from}. */
-    public record Pull(TopicPartition partition, long from, int maxWaitMs) implements Request {}
+    /**
+     * The next segment of {@code partition} from offset {@code from}; {@code seq} orders it among
+     * the stream's requests.
+     */
+    public record Pull(TopicPartition partition, long from, int maxWaitMs, long seq)
+            implements Request {}
 
-    /** The consumer stopped reading these partitions. */
-    public record Release(List<TopicPartition> partitions) implements Request {}
+    /** The consumer stopped reading these partitions; {@code seq} as for {@link Pull}. */
+    public record Release(List<TopicPartition> partitions, long seq) implements Request {}
 
     /** A segment's header: its range, the readable end and its cells. */
     public record SegmentHeader(long from, long to, long logEnd, List<Cell> cells) {
@@ -120,6 +128,7 @@ public final class RelayProtocol {
             o.i32(p.partition().partition());
             o.i64(p.from());
             o.i32(p.maxWaitMs());
+            o.i64(p.seq());
         } else {
             Release rel = (Release) r;
             o.u8(RELEASE);
@@ -128,6 +137,7 @@ public final class RelayProtocol {
                 o.string(tp.topic());
                 o.i32(tp.partition());
             }
+            o.i64(rel.seq());
         }
         return o.bytes();
     }
@@ -176,10 +186,11 @@ public final class RelayProtocol {
                         TopicPartition tp = in.partition();
                         long from = in.i64();
                         int wait = in.i32();
-                        if (from < 0 || wait < 0) {
-                            throw malformed("negative offset or wait");
+                        long seq = in.i64();
+                        if (from < 0 || wait < 0 || seq < 0) {
+                            throw malformed("negative offset, wait or sequence number");
                         }
-                        yield new Pull(tp, from, wait);
+                        yield new Pull(tp, from, wait, seq);
                     }
                     case RELEASE -> {
                         int n = in.count();
@@ -187,7 +198,11 @@ public final class RelayProtocol {
                         for (int i = 0; i < n; i++) {
                             tps.add(in.partition());
                         }
-                        yield new Release(tps);
+                        long seq = in.i64();
+                        if (seq < 0) {
+                            throw malformed("negative sequence number");
+                        }
+                        yield new Release(tps, seq);
                     }
                     default -> throw malformed("unknown request kind " + kind);
                 };

@@ -27,33 +27,35 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One consumer's stream through a relay: a {@link KafkaConsumer} of its own (assign mode, byte
- * arrays, the consumer's isolation level, over the relay's bootstrap address - loopback beside the
- * broker) and one reader thread that fetches the partitions with demand, samples them into segments
- * ({@link PartitionReader}) and answers pulls. Only the reader thread touches the Kafka consumer.
+ * One consumer's stream through a relay: {@link RelayConfig#readThreads()} log readers, each a
+ * {@link KafkaConsumer} of its own (assign mode, byte buffers, the consumer's isolation level, over
+ * the relay's bootstrap address - loopback beside the broker) and the one thread that uses it, which
+ * fetches its share of the partitions with demand, samples them into segments ({@link
+ * PartitionReader}) and answers their pulls. Partitions are spread over the readers by topic and
+ * number, so a stream of several partitions is read and sampled in parallel.
  */
-public final class RelaySession implements RelayStream {
+public final class RelaySession {
     private static final Logger log = LoggerFactory.getLogger(RelaySession.class);
     private static final long LEADER_CHECK_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private final KafkaRelay relay;
     private final StreamSpec spec;
-    private final SamplingPlan plan;
-    private final Stratifier stratifier;
-    private final KafkaConsumer<ByteBuffer, ByteBuffer> consumer;
-    private final Thread reader;
+    private final Lane[] lanes;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final Map<TopicPartition, PartitionReader> readers = new HashMap<>();
     private final Set<TopicPartition> unchecked = new HashSet<>();
+
+    /**
+     * Per partition, the sequence number of the newest PULL or RELEASE taken (kept after a release,
+     * so a pull sent before it is recognised as stale; at most one entry per partition read).
+     */
+    private final Map<TopicPartition, Long> newestRequest = new HashMap<>();
     private volatile boolean closed;
-    private long lastLeaderCheck = System.nanoTime();
 
     RelaySession(KafkaRelay relay, StreamSpec spec, String name) {
         this.relay = relay;
         this.spec = spec;
-        this.plan = new SamplingPlan(spec);
-        this.stratifier = new Stratifier(spec.stratification());
         Map<String, Object> p = new HashMap<>(relay.config().consumerOverrides());
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, relay.config().bootstrap());
         // views of the fetched batches, no copy per record: a record is copied out only when a
@@ -62,16 +64,222 @@ public final class RelaySession implements RelayStream {
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteBufferDeserializer.class);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
-        p.put(ConsumerConfig.CLIENT_ID_CONFIG, name);
         p.put(
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG,
                 spec.readCommitted() ? "read_committed" : "read_uncommitted");
         p.putIfAbsent(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 2000);
         p.putIfAbsent(ConsumerConfig.METADATA_MAX_AGE_CONFIG, 5000);
-        this.consumer = new KafkaConsumer<>(p);
-        this.reader = new Thread(this::run, name);
-        this.reader.setDaemon(true);
-        this.reader.start();
+        this.lanes = new Lane[relay.config().readThreads()];
+        for (int i = 0; i < lanes.length; i++) {
+            Map<String, Object> lp = new HashMap<>(p);
+            lp.put(ConsumerConfig.CLIENT_ID_CONFIG, name + "-" + i);
+            lanes[i] = new Lane(new KafkaConsumer<>(lp), name + "-" + i);
+        }
+        for (Lane l : lanes) {
+            l.reader.start();
+        }
+    }
+
+    /**
+     * One log reader: a Kafka consumer and the thread that alone uses it, reading and sampling the
+     * stream's partitions that fall to it ({@link #laneOf}); sampling state of its own (the plan
+     * and stratifier cache maps are not shared between threads).
+     */
+    private final class Lane {
+        final KafkaConsumer<ByteBuffer, ByteBuffer> consumer;
+        final Thread reader;
+        final SamplingPlan plan = new SamplingPlan(spec);
+        final Stratifier stratifier = new Stratifier(spec.stratification());
+        long lastLeaderCheck = System.nanoTime();
+
+        Lane(KafkaConsumer<ByteBuffer, ByteBuffer> consumer, String name) {
+            this.consumer = consumer;
+            this.reader = new Thread(this::run, name);
+            this.reader.setDaemon(true);
+        }
+
+        boolean owns(TopicPartition tp) {
+            return laneOf(tp) == this;
+        }
+
+        private void run() {
+            try {
+                while (!closed) {
+                    step();
+                }
+            } catch (WakeupException e) {
+                if (!closed) {
+                    failAll(
+                            new RelayException(
+                                    RelayException.Reason.READ_FAILED, "relay reader woken", -1, e));
+                }
+            } catch (Throwable t) {
+                log.warn("relay reader {} failed", reader.getName(), t);
+                failAll(
+                        new RelayException(
+                                RelayException.Reason.READ_FAILED, "relay read failed: " + t, -1, t));
+            } finally {
+                closed = true; // one reader failing ends the stream: its other readers stop too
+                consumer.close(Duration.ZERO);
+                relay.sessionClosed(RelaySession.this);
+            }
+        }
+
+        private void step() throws InterruptedException {
+            Set<TopicPartition> assigned;
+            Set<TopicPartition> fetch = new HashSet<>();
+            Map<TopicPartition, Long> seeks = new HashMap<>();
+            Map<TopicPartition, Long> generations = new HashMap<>();
+            Set<TopicPartition> toCheck;
+            List<Runnable> expired;
+            lock.lock();
+            try {
+                expired = expirePulls(this);
+                expired.addAll(answers(this)); // read-ahead segments answering a pull need no fetch
+                assigned = new HashSet<>();
+                for (PartitionReader r : readers.values()) {
+                    if (!owns(r.partition)) {
+                        continue;
+                    }
+                    assigned.add(r.partition);
+                    long s = r.takeSeek();
+                    if (s >= 0) {
+                        seeks.put(r.partition, s);
+                    }
+                    generations.put(r.partition, r.generation());
+                    if (r.wantsFetch()) {
+                        fetch.add(r.partition);
+                    }
+                }
+                boolean periodic = System.nanoTime() - lastLeaderCheck > LEADER_CHECK_NANOS;
+                toCheck = new HashSet<>(assigned);
+                if (!periodic) {
+                    toCheck.retainAll(unchecked);
+                } else {
+                    lastLeaderCheck = System.nanoTime();
+                }
+                unchecked.removeAll(toCheck);
+                if (fetch.isEmpty() && toCheck.isEmpty() && seeks.isEmpty() && expired.isEmpty()) {
+                    changed.await(100, TimeUnit.MILLISECONDS);
+                    return;
+                }
+            } finally {
+                lock.unlock();
+            }
+            expired.forEach(Runnable::run);
+            checkLeadership(toCheck);
+            if (!consumer.assignment().equals(assigned)) {
+                consumer.assign(assigned);
+            }
+            seeks.forEach(consumer::seek);
+            Set<TopicPartition> idle = new HashSet<>(assigned);
+            idle.removeAll(fetch);
+            consumer.pause(idle);
+            consumer.resume(fetch);
+            if (fetch.isEmpty()) {
+                return;
+            }
+            ConsumerRecords<ByteBuffer, ByteBuffer> records;
+            try {
+                records = consumer.poll(Duration.ofMillis(100));
+            } catch (OffsetOutOfRangeException e) {
+                failPartitions(
+                        e.offsetOutOfRangePartitions().keySet(),
+                        tp ->
+                                new RelayException(
+                                        RelayException.Reason.OFFSET_OUT_OF_RANGE,
+                                        tp
+                                                + ": offset "
+                                                + e.offsetOutOfRangePartitions().get(tp)
+                                                + " is out of range",
+                                        -1,
+                                        e));
+                return;
+            }
+            Map<TopicPartition, Long> positions = new HashMap<>();
+            Map<TopicPartition, OptionalLong> lags = new HashMap<>();
+            for (TopicPartition tp : fetch) {
+                positions.put(tp, consumer.position(tp));
+                lags.put(tp, consumer.currentLag(tp));
+            }
+            long now = System.currentTimeMillis();
+            List<Runnable> answers = new ArrayList<>();
+            lock.lock();
+            try {
+                for (TopicPartition tp : records.partitions()) {
+                    PartitionReader r = readers.get(tp);
+                    if (r != null) {
+                        r.onRecords(generations.get(tp), records.records(tp));
+                    }
+                }
+                for (TopicPartition tp : fetch) {
+                    PartitionReader r = readers.get(tp);
+                    if (r != null) {
+                        r.onProgress(generations.get(tp), positions.get(tp), lags.get(tp), now);
+                    }
+                }
+                answers.addAll(answers(this));
+            } finally {
+                lock.unlock();
+            }
+            answers.forEach(Runnable::run);
+        }
+
+        /** Fails pulls of partitions this relay's broker no longer leads (the consumer re-routes). */
+        private void checkLeadership(Set<TopicPartition> partitions) {
+            int brokerId = relay.config().brokerId();
+            if (brokerId < 0 || partitions.isEmpty()) {
+                return;
+            }
+            Map<String, List<PartitionInfo>> byTopic = new HashMap<>();
+            for (TopicPartition tp : partitions) {
+                List<PartitionInfo> infos;
+                try {
+                    infos =
+                            byTopic.computeIfAbsent(
+                                    tp.topic(),
+                                    t -> consumer.partitionsFor(t, Duration.ofSeconds(5)));
+                } catch (org.apache.kafka.common.errors.TimeoutException e) {
+                    // metadata slow (a loaded broker): not a read failure - check again next step
+                    log.info("{}: leadership not checked ({}); retrying", tp, e.getMessage());
+                    lock.lock();
+                    try {
+                        unchecked.add(tp);
+                    } finally {
+                        lock.unlock();
+                    }
+                    continue;
+                }
+                int leader = -1;
+                for (PartitionInfo pi : infos) {
+                    if (pi.partition() == tp.partition()) {
+                        Node n = pi.leader();
+                        leader = n == null ? -1 : n.id();
+                    }
+                }
+                if (leader != brokerId) {
+                    int l = leader;
+                    failPartitions(
+                            Set.of(tp),
+                            p ->
+                                    new RelayException(
+                                            RelayException.Reason.NOT_LEADER,
+                                            "relay of broker "
+                                                    + brokerId
+                                                    + " does not lead "
+                                                    + p
+                                                    + " (leader: "
+                                                    + l
+                                                    + ")",
+                                            l,
+                                            null));
+                }
+            }
+        }
+    }
+
+    private Lane laneOf(TopicPartition tp) {
+        return lanes[Math.floorMod(tp.topic().hashCode() + tp.partition(), lanes.length)];
     }
 
     public StreamSpec spec() {
@@ -82,11 +290,13 @@ public final class RelaySession implements RelayStream {
      * The next segment of {@code partition} starting at offset {@code from}. Completes when the
      * segment closes (see {@link PartitionReader#onProgress}), or after {@code maxWait} with an
      * empty segment. A pull at the offset where the previous answer ended continues the read-ahead;
-     * any other offset is a seek. A new pull of the same partition replaces (fails) an outstanding
-     * one.
+     * any other offset is a seek. A newer pull of the same partition replaces an outstanding one,
+     * which fails with {@link RelayException.Reason#SUPERSEDED}; so does, at once, a pull whose
+     * {@code seq} is not above the newest request of the partition taken so far (it reached the
+     * session after a request the consumer sent later: the consumer has given it up).
      */
-    @Override
-    public CompletableFuture<Segment> pull(TopicPartition partition, long from, Duration maxWait) {
+    CompletableFuture<Segment> pull(
+            TopicPartition partition, long from, Duration maxWait, long seq) {
         CompletableFuture<Segment> f = new CompletableFuture<>();
         if (from < 0) {
             f.completeExceptionally(new IllegalArgumentException("offset must be >= 0: " + from));
@@ -101,16 +311,21 @@ public final class RelaySession implements RelayStream {
                                 RelayException.Reason.UNAVAILABLE, "relay session closed"));
                 return f;
             }
+            if (!takeRequest(partition, seq)) {
+                f.completeExceptionally(stale(partition, seq));
+                return f;
+            }
             PartitionReader r =
                     readers.computeIfAbsent(
                             partition,
                             tp -> {
                                 unchecked.add(tp);
+                                Lane lane = laneOf(tp);
                                 return new PartitionReader(
                                         tp,
                                         spec,
-                                        plan,
-                                        stratifier,
+                                        lane.plan,
+                                        lane.stratifier,
                                         relay.config().maxSegmentBytes());
                             });
             replaced =
@@ -122,187 +337,64 @@ public final class RelaySession implements RelayStream {
             lock.unlock();
         }
         if (replaced != null) {
-            replaced.future().cancel(false);
+            replaced.future().completeExceptionally(superseded(partition));
         }
         // No consumer.wakeup() here: a wakeup can surface in position() after a poll returned
-        // records,
-        // and those records would be lost to the segment. A new pull waits at most one poll (100
-        // ms).
+        // records, and those records would be lost to the segment. A new pull waits at most one
+        // poll (100 ms).
         return f;
     }
 
-    /** The consumer no longer reads these partitions (revoked); outstanding pulls are cancelled. */
-    @Override
-    public void release(Collection<TopicPartition> partitions) {
-        List<PartitionReader.Pull> cancelled = new ArrayList<>();
+    /**
+     * The consumer no longer reads these partitions (revoked); their outstanding pulls fail as
+     * superseded. A partition whose newest request is newer than {@code seq} (the consumer took it
+     * back and pulled before this release arrived) is kept.
+     */
+    void release(Collection<TopicPartition> partitions, long seq) {
+        List<Runnable> cancelled = new ArrayList<>();
         lock.lock();
         try {
             for (TopicPartition tp : partitions) {
+                if (!takeRequest(tp, seq)) {
+                    continue;
+                }
                 PartitionReader r = readers.remove(tp);
                 if (r != null && r.pending() != null) {
-                    cancelled.add(r.clearPending());
+                    PartitionReader.Pull p = r.clearPending();
+                    cancelled.add(() -> p.future().completeExceptionally(superseded(tp)));
                 }
             }
             changed.signalAll();
         } finally {
             lock.unlock();
         }
-        cancelled.forEach(p -> p.future().cancel(false));
+        cancelled.forEach(Runnable::run);
     }
 
-    private void run() {
-        try {
-            while (!closed) {
-                step();
-            }
-        } catch (WakeupException e) {
-            if (!closed) {
-                failAll(
-                        new RelayException(
-                                RelayException.Reason.READ_FAILED, "relay reader woken", -1, e));
-            }
-        } catch (Throwable t) {
-            log.warn("relay session {} failed", reader.getName(), t);
-            failAll(
-                    new RelayException(
-                            RelayException.Reason.READ_FAILED, "relay read failed: " + t, -1, t));
-        } finally {
-            closed = true;
-            consumer.close(Duration.ZERO);
-            relay.sessionClosed(this);
+    /** Whether {@code seq} is the partition's newest request so far (then it is recorded). */
+    private boolean takeRequest(TopicPartition tp, long seq) {
+        Long newest = newestRequest.get(tp);
+        if (newest != null && seq <= newest) {
+            return false;
         }
+        newestRequest.put(tp, seq);
+        return true;
     }
 
-    private void step() throws InterruptedException {
-        Set<TopicPartition> assigned;
-        Set<TopicPartition> fetch = new HashSet<>();
-        Map<TopicPartition, Long> seeks = new HashMap<>();
-        Map<TopicPartition, Long> generations = new HashMap<>();
-        Set<TopicPartition> toCheck;
-        List<Runnable> expired;
-        lock.lock();
-        try {
-            expired = expirePulls();
-            expired.addAll(answers()); // read-ahead segments that answer a new pull need no fetch
-            assigned = new HashSet<>(readers.keySet());
-            for (PartitionReader r : readers.values()) {
-                long s = r.takeSeek();
-                if (s >= 0) {
-                    seeks.put(r.partition, s);
-                }
-                generations.put(r.partition, r.generation());
-                if (r.wantsFetch()) {
-                    fetch.add(r.partition);
-                }
-            }
-            boolean periodic = System.nanoTime() - lastLeaderCheck > LEADER_CHECK_NANOS;
-            toCheck = periodic ? new HashSet<>(assigned) : new HashSet<>(unchecked);
-            if (periodic) {
-                lastLeaderCheck = System.nanoTime();
-            }
-            unchecked.clear();
-            if (fetch.isEmpty() && toCheck.isEmpty() && seeks.isEmpty() && expired.isEmpty()) {
-                changed.await(100, TimeUnit.MILLISECONDS);
-                return;
-            }
-        } finally {
-            lock.unlock();
-        }
-        expired.forEach(Runnable::run);
-        checkLeadership(toCheck);
-        if (!consumer.assignment().equals(assigned)) {
-            consumer.assign(assigned);
-        }
-        seeks.forEach(consumer::seek);
-        Set<TopicPartition> idle = new HashSet<>(assigned);
-        idle.removeAll(fetch);
-        consumer.pause(idle);
-        consumer.resume(fetch);
-        if (fetch.isEmpty()) {
-            return;
-        }
-        ConsumerRecords<ByteBuffer, ByteBuffer> records;
-        try {
-            records = consumer.poll(Duration.ofMillis(100));
-        } catch (OffsetOutOfRangeException e) {
-            failPartitions(
-                    e.offsetOutOfRangePartitions().keySet(),
-                    tp ->
-                            new RelayException(
-                                    RelayException.Reason.OFFSET_OUT_OF_RANGE,
-                                    tp
-                                            + ": offset "
-                                            + e.offsetOutOfRangePartitions().get(tp)
-                                            + " is out of range",
-                                    -1,
-                                    e));
-            return;
-        }
-        Map<TopicPartition, Long> positions = new HashMap<>();
-        Map<TopicPartition, OptionalLong> lags = new HashMap<>();
-        for (TopicPartition tp : fetch) {
-            positions.put(tp, consumer.position(tp));
-            lags.put(tp, consumer.currentLag(tp));
-        }
-        long now = System.currentTimeMillis();
-        List<Runnable> answers = new ArrayList<>();
-        lock.lock();
-        try {
-            for (TopicPartition tp : records.partitions()) {
-                PartitionReader r = readers.get(tp);
-                if (r != null) {
-                    r.onRecords(generations.get(tp), records.records(tp));
-                }
-            }
-            for (TopicPartition tp : fetch) {
-                PartitionReader r = readers.get(tp);
-                if (r != null) {
-                    r.onProgress(generations.get(tp), positions.get(tp), lags.get(tp), now);
-                }
-            }
-            answers.addAll(answers());
-        } finally {
-            lock.unlock();
-        }
-        answers.forEach(Runnable::run);
+    private static RelayException superseded(TopicPartition tp) {
+        return new RelayException(
+                RelayException.Reason.SUPERSEDED, tp + ": the pull was superseded by a newer one");
     }
 
-    /** Fails pulls of partitions this relay's broker no longer leads (the consumer re-routes). */
-    private void checkLeadership(Set<TopicPartition> partitions) {
-        int brokerId = relay.config().brokerId();
-        if (brokerId < 0 || partitions.isEmpty()) {
-            return;
-        }
-        Map<String, List<PartitionInfo>> byTopic = new HashMap<>();
-        for (TopicPartition tp : partitions) {
-            List<PartitionInfo> infos =
-                    byTopic.computeIfAbsent(
-                            tp.topic(), t -> consumer.partitionsFor(t, Duration.ofSeconds(5)));
-            int leader = -1;
-            for (PartitionInfo pi : infos) {
-                if (pi.partition() == tp.partition()) {
-                    Node n = pi.leader();
-                    leader = n == null ? -1 : n.id();
-                }
-            }
-            if (leader != brokerId) {
-                int l = leader;
-                failPartitions(
-                        Set.of(tp),
-                        p ->
-                                new RelayException(
-                                        RelayException.Reason.NOT_LEADER,
-                                        "relay of broker "
-                                                + brokerId
-                                                + " does not lead "
-                                                + p
-                                                + " (leader: "
-                                                + l
-                                                + ")",
-                                        l,
-                                        null));
-            }
-        }
+    private RelayException stale(TopicPartition tp, long seq) {
+        return new RelayException(
+                RelayException.Reason.SUPERSEDED,
+                tp
+                        + ": pull "
+                        + seq
+                        + " arrived after request "
+                        + newestRequest.get(tp)
+                        + " of the same stream");
     }
 
     private void failPartitions(
@@ -326,9 +418,12 @@ public final class RelaySession implements RelayStream {
     }
 
     /** Completions of pending pulls that a ready segment answers (run them outside the lock). */
-    private List<Runnable> answers() {
+    private List<Runnable> answers(Lane lane) {
         List<Runnable> out = new ArrayList<>();
         for (PartitionReader r : readers.values()) {
+            if (!lane.owns(r.partition)) {
+                continue;
+            }
             PartitionReader.Pull p = r.pending();
             Segment s = r.takeAnswer();
             if (s != null) {
@@ -338,10 +433,13 @@ public final class RelaySession implements RelayStream {
         return out;
     }
 
-    private List<Runnable> expirePulls() {
+    private List<Runnable> expirePulls(Lane lane) {
         long now = System.nanoTime();
         List<Runnable> out = new ArrayList<>();
         for (PartitionReader r : readers.values()) {
+            if (!lane.owns(r.partition)) {
+                continue;
+            }
             PartitionReader.Pull p = r.takeExpired(now);
             if (p != null) {
                 Segment empty = Segment.empty(r.partition, p.from(), r.logEnd());
@@ -367,21 +465,23 @@ public final class RelaySession implements RelayStream {
         pulls.forEach(p -> p.future().completeExceptionally(e));
     }
 
-    @Override
     public boolean isClosed() {
         return closed;
     }
 
-    @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
-        consumer.wakeup();
+        for (Lane l : lanes) {
+            l.consumer.wakeup();
+        }
         failAll(new RelayException(RelayException.Reason.UNAVAILABLE, "relay session closed"));
         try {
-            reader.join(TimeUnit.SECONDS.toMillis(10));
+            for (Lane l : lanes) {
+                l.reader.join(TimeUnit.SECONDS.toMillis(10));
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -8,8 +8,10 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -25,6 +27,13 @@ final class RemoteStream implements RelayStream {
     private final CompletableFuture<ApproxPeer> connecting;
     private final CompletableFuture<ApproxPeer> opened;
     private volatile boolean failed;
+
+    /**
+     * Numbers PULLs and RELEASEs in the order the consumer makes them (not the order they are sent:
+     * a pull made before the stream is open is sent from a callback), so the relay can tell a
+     * request that reached it late from a newer one.
+     */
+    private final AtomicLong requests = new AtomicLong();
 
     RemoteStream(
             ApproxTransport transport, String address, InetSocketAddress where, StreamSpec spec) {
@@ -55,7 +64,10 @@ final class RemoteStream implements RelayStream {
         byte[] request =
                 RelayProtocol.encode(
                         new RelayProtocol.Pull(
-                                partition, from, (int) Math.min(maxWait.toMillis(), 600_000)));
+                                partition,
+                                from,
+                                (int) Math.min(maxWait.toMillis(), 600_000),
+                                requests.incrementAndGet()));
         opened.whenComplete(
                 (peer, err) -> {
                     if (err != null) {
@@ -77,6 +89,11 @@ final class RemoteStream implements RelayStream {
                             .thenCombine(t.report(), rx::assemble)
                             .whenComplete(
                                     (seg, e) -> {
+                                        if (out.isDone()) {
+                                            // given up (cancelled) by the consumer: its answer
+                                            // says nothing about the stream
+                                            return;
+                                        }
                                         if (e != null) {
                                             out.completeExceptionally(failure(e));
                                         } else {
@@ -92,6 +109,12 @@ final class RemoteStream implements RelayStream {
         Throwable c = e;
         while (c instanceof CompletionException && c.getCause() != null) {
             c = c.getCause();
+        }
+        if (c instanceof CancellationException) {
+            // a pull the consumer gave up; the stream is fine (marking it failed would make the
+            // consumer replace it and lose the other partitions' pulls in flight on it)
+            return new RelayException(
+                    RelayException.Reason.SUPERSEDED, "relay at " + address + ": pull given up");
         }
         if (c instanceof RelayException re) {
             return new RelayException(
@@ -119,7 +142,9 @@ final class RemoteStream implements RelayStream {
 
     @Override
     public void release(Collection<TopicPartition> partitions) {
-        byte[] request = RelayProtocol.encode(new RelayProtocol.Release(List.copyOf(partitions)));
+        byte[] request = RelayProtocol.encode(
+                        new RelayProtocol.Release(
+                                List.copyOf(partitions), requests.incrementAndGet()));
         opened.thenAccept(
                 peer -> {
                     if (peer.isActive()) {

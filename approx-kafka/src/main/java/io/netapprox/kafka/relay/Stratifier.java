@@ -6,7 +6,9 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 
@@ -15,6 +17,10 @@ import org.apache.kafka.common.header.Header;
  * ({@code 0x<hex>} when the bytes are not valid UTF-8, so distinct byte strings never share a name;
  * {@code sha256:<hex>} when longer than {@link #MAX_NAME_BYTES}). A missing key or header is the
  * stratum {@link #NONE}.
+ *
+ * <p>Names are cached by the bytes they name (at most {@link #MAX_CACHED_NAMES}, then the cache
+ * starts over): streams have few strata, and copying and decoding a key per record cost the relay
+ * more than sampling it. Not thread-safe: one per reading thread.
  */
 public final class Stratifier {
     /** Stratum of records with a null key, or without the header. */
@@ -26,7 +32,10 @@ public final class Stratifier {
      */
     public static final int MAX_NAME_BYTES = 1024;
 
+    static final int MAX_CACHED_NAMES = 4096;
+
     private final Stratification stratification;
+    private final Map<ByteBuffer, String> names = new HashMap<>();
 
     public Stratifier(Stratification stratification) {
         this.stratification = stratification;
@@ -38,22 +47,48 @@ public final class Stratifier {
             case PARTITION:
                 return Integer.toString(record.partition());
             case KEY:
-                return name(keyBytes(record.key()));
+                return cachedName(keyView(record.key()));
             case HEADER:
                 Header h = record.headers().lastHeader(stratification.header());
-                return h == null ? NONE : name(h.value());
+                return h == null || h.value() == null
+                        ? NONE
+                        : cachedName(ByteBuffer.wrap(h.value()));
             default:
                 throw new IllegalStateException();
         }
     }
 
-    private static byte[] keyBytes(Object key) {
-        if (key instanceof ByteBuffer view) {
-            byte[] b = new byte[view.remaining()];
-            view.duplicate().get(b);
-            return b;
+    private static ByteBuffer keyView(Object key) {
+        if (key == null) {
+            return null;
         }
-        return (byte[]) key;
+        return key instanceof ByteBuffer view ? view : ByteBuffer.wrap((byte[]) key);
+    }
+
+    /** {@link #name} of the view's remaining bytes, from the cache when named before. */
+    private String cachedName(ByteBuffer view) {
+        if (view == null) {
+            return NONE;
+        }
+        if (view.remaining() > MAX_NAME_BYTES) {
+            return name(copy(view)); // hashing it for the cache would cost as much
+        }
+        String n = names.get(view); // content equality; does not move the view
+        if (n == null) {
+            byte[] b = copy(view);
+            n = name(b);
+            if (names.size() >= MAX_CACHED_NAMES) {
+                names.clear();
+            }
+            names.put(ByteBuffer.wrap(b), n);
+        }
+        return n;
+    }
+
+    private static byte[] copy(ByteBuffer view) {
+        byte[] b = new byte[view.remaining()];
+        view.duplicate().get(b);
+        return b;
     }
 
     static String name(byte[] bytes) {

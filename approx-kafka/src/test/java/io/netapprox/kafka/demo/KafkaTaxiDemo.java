@@ -1,35 +1,24 @@
 package io.netapprox.kafka.demo;
 
 import io.netapprox.core.sampling.ApproxResult;
-import io.netapprox.examples.taxi.TaxiTrip;
-import io.netapprox.examples.taxi.TaxiTripGenerator;
 import io.netapprox.kafka.ApproxConsumers;
 import io.netapprox.kafka.ApproxEstimates;
-import io.netapprox.kafka.relay.KafkaRelay;
-import io.netapprox.kafka.relay.RelayConfig;
-import io.netapprox.kafka.testkit.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.Future;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.internals.RecordHeader;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 
 /**
- * {@code bash scripts/demo.sh kafka}: a real single-node KRaft broker (Kafka's test kit, in this
- * JVM), a relay beside it (real ATP over loopback), the synthetic taxi trips produced to a topic
- * (one day; header {@code hour} = the pickup hour, value = the trip distance), then the average
+ * The consumer-only taxi demo (Kafka -> Flink is {@code bash scripts/demo.sh kafka}): the broker,
+ * trips and relay of {@link TaxiDemoKafka} (one day; header {@code hour} = the pickup hour, key =
+ * the zone, value = the trip distance), then the average
  * trip distance per pickup hour read twice: by a plain {@code KafkaConsumer} (exact) and by an
  * approximate consumer ({@code approx.stratum=header:hour}, one window for the day, e_max 5 %, hour
  * 17 at 1 %). Prints both per hour with the interval and whether the error is within the bound.
@@ -39,115 +28,29 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * </pre>
  */
 public final class KafkaTaxiDemo {
-    /** 2024-01-15T00:00Z: a whole day in the past, so the day's window is closed at once. */
-    private static final long DAY = 1_705_276_800_000L;
-
-    private static final String TOPIC = "taxi-trips";
-    private static final String SECRET = "kafka-taxi-demo-secret-0123456789";
+    private static final long DAY = TaxiDemoKafka.DAY;
+    private static final String TOPIC = TaxiDemoKafka.TOPIC;
 
     private KafkaTaxiDemo() {}
 
-    public static void main(String[] args) throws Exception {
-        long rows = 1_000_000;
-        int partitions = 4;
-        double emax = 0.05;
-        long seed = 42;
-        for (int i = 0; i < args.length; i++) {
-            String v = i + 1 < args.length ? args[i + 1] : "";
-            switch (args[i]) {
-                case "--rows" -> rows = Long.parseLong(v);
-                case "--partitions" -> partitions = Integer.parseInt(v);
-                case "--emax" -> emax = Double.parseDouble(v);
-                case "--seed" -> seed = Long.parseLong(v);
-                default -> {
-                    System.err.println(
-                            "usage: KafkaTaxiDemo [--rows N] [--partitions P] [--emax E] [--seed S]"
-                                    + " (unknown: "
-                                    + args[i]
-                                    + ")");
-                    System.exit(2);
-                }
-            }
-            i++;
-        }
-
-        KafkaBroker broker = KafkaBroker.cluster(1);
-        try {
-            broker.createTopic(TOPIC, partitions);
+    public static void main(String[] argv) throws Exception {
+        TaxiDemoKafka.Args args = TaxiDemoKafka.Args.parse("KafkaTaxiDemo", argv, 4);
+        try (TaxiDemoKafka kafka =
+                TaxiDemoKafka.start(
+                        args,
+                        new TaxiDemoKafka.Encoding(
+                                trip -> Integer.toString(trip.zone()),
+                                trip -> Double.toString(trip.distance()),
+                                true))) {
             long t = System.nanoTime();
-            produce(broker, rows, partitions, seed);
-            System.out.printf(
-                    "[demo] KRaft broker %s: produced %,d taxi trips to %s (%d partitions) in %.1f s%n",
-                    broker.bootstrapServers(), rows, TOPIC, partitions, secs(t));
-
+            Hours exact = readExact(kafka, args.partitions());
+            double exactSecs = TaxiDemoKafka.secondsSince(t);
             t = System.nanoTime();
-            Hours exact = readExact(broker, partitions);
-            double exactSecs = secs(t);
-
-            try (KafkaRelay relay =
-                    KafkaRelay.start(
-                            RelayConfig.builder(broker.bootstrapServers())
-                                    .listen("127.0.0.1:0")
-                                    .dataPort(0)
-                                    .secret(SECRET.getBytes(StandardCharsets.UTF_8))
-                                    .build())) {
-                t = System.nanoTime();
-                Approx approx = readApprox(broker, relay, partitions, emax, seed);
-                double approxSecs = secs(t);
-                report(exact, approx, emax, exactSecs, approxSecs);
-            }
-        } finally {
-            broker.close();
+            Approx approx = readApprox(kafka, args.partitions(), args.emax(), args.seed());
+            double approxSecs = TaxiDemoKafka.secondsSince(t);
+            report(exact, approx, args.emax(), exactSecs, approxSecs);
         }
         System.exit(0); // the test kit's non-daemon threads
-    }
-
-    private static double secs(long since) {
-        return (System.nanoTime() - since) / 1e9;
-    }
-
-    private static void produce(KafkaBroker broker, long rows, int partitions, long seed)
-            throws Exception {
-        try (KafkaProducer<byte[], byte[]> p = broker.bytesProducer(new Properties())) {
-            List<Future<?>> acks = new ArrayList<>();
-            for (int part = 0; part < partitions; part++) {
-                Iterator<TaxiTrip> trips =
-                        TaxiTripGenerator.partition(rows, partitions, part, seed);
-                long i = 0;
-                while (trips.hasNext()) {
-                    TaxiTrip trip = trips.next();
-                    RecordHeaders h = new RecordHeaders();
-                    h.add(
-                            new RecordHeader(
-                                    "hour",
-                                    Integer.toString(trip.hour())
-                                            .getBytes(StandardCharsets.UTF_8)));
-                    long ts = DAY + trip.hour() * 3_600_000L + (i++ % 3_600_000L);
-                    Future<?> ack =
-                            p.send(
-                                    new ProducerRecord<>(
-                                            TOPIC,
-                                            part,
-                                            ts,
-                                            Integer.toString(trip.zone())
-                                                    .getBytes(StandardCharsets.UTF_8),
-                                            Double.toString(trip.distance())
-                                                    .getBytes(StandardCharsets.UTF_8),
-                                            h));
-                    acks.add(ack);
-                    if (acks.size() >= 10_000) {
-                        for (Future<?> a : acks) {
-                            a.get();
-                        }
-                        acks.clear();
-                    }
-                }
-            }
-            p.flush();
-            for (Future<?> a : acks) {
-                a.get();
-            }
-        }
     }
 
     /** Per-hour record counts and distance sums. */
@@ -157,10 +60,10 @@ public final class KafkaTaxiDemo {
         long records;
     }
 
-    private static Hours readExact(KafkaBroker broker, int partitions) {
+    private static Hours readExact(TaxiDemoKafka kafka, int partitions) {
         Hours h = new Hours();
         try (KafkaConsumer<String, String> c =
-                new KafkaConsumer<>(broker.stringConsumerProps("taxi-demo-exact"))) {
+                new KafkaConsumer<>(kafka.broker().stringConsumerProps("taxi-demo-exact"))) {
             List<TopicPartition> tps = assign(c, partitions);
             Map<TopicPartition, Long> end = c.endOffsets(tps);
             while (!reached(c, tps, end)) {
@@ -183,19 +86,14 @@ public final class KafkaTaxiDemo {
     private record Approx(ApproxEstimates<String, String> est, String relayMetrics) {}
 
     private static Approx readApprox(
-            KafkaBroker broker, KafkaRelay relay, int partitions, double emax, long seed) {
-        Properties p = broker.stringConsumerProps("taxi-demo-approx");
-        p.put("approx.enable", "true");
+            TaxiDemoKafka kafka, int partitions, double emax, long seed) {
+        Properties p = kafka.consumerProps("taxi-demo-approx", true);
         p.put("approx.stratum", "header:hour");
         p.put("approx.window.ms", "86400000");
         p.put("approx.window.grace.ms", "0");
         p.put("approx.emax", Double.toString(emax));
         p.put("approx.group.17.emax", "0.01");
         p.put("approx.seed", Long.toString(seed));
-        p.put("approx.auth.secret", SECRET);
-        for (int id : broker.brokerIds()) {
-            p.put("approx.relay.address." + id, relay.address());
-        }
         ApproxEstimates<String, String> est =
                 new ApproxEstimates<>(r -> Double.parseDouble(r.value()), 0.95);
         try (Consumer<String, String> c = ApproxConsumers.create(p)) {
@@ -210,7 +108,7 @@ public final class KafkaTaxiDemo {
                 ConsumerRecords<String, String> polled = c.poll(Duration.ofMillis(200));
                 est.add(polled);
             }
-            return new Approx(est, relay.metrics().toString());
+            return new Approx(est, kafka.relay().metrics().toString());
         }
     }
 

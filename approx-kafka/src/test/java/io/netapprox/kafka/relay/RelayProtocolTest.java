@@ -59,8 +59,8 @@ class RelayProtocolTest {
         for (RelayProtocol.Request r :
                 List.of(
                         new RelayProtocol.Open(spec()),
-                        new RelayProtocol.Pull(TP, 12345, 5000),
-                        new RelayProtocol.Release(List.of(TP, new TopicPartition("x", 0))))) {
+                        new RelayProtocol.Pull(TP, 12345, 5000, 17),
+                        new RelayProtocol.Release(List.of(TP, new TopicPartition("x", 0)), 18))) {
             assertEquals(r, RelayProtocol.decodeRequest(RelayProtocol.encode(r)));
         }
     }
@@ -129,8 +129,8 @@ class RelayProtocolTest {
         byte[] record = Arrays.copyOf(rec.array(), rec.writerIndex());
         byte[][] valid = {
             RelayProtocol.encode(new RelayProtocol.Open(spec())),
-            RelayProtocol.encode(new RelayProtocol.Pull(TP, 1, 1)),
-            RelayProtocol.encode(new RelayProtocol.Release(List.of(TP))),
+            RelayProtocol.encode(new RelayProtocol.Pull(TP, 1, 1, 1)),
+            RelayProtocol.encode(new RelayProtocol.Release(List.of(TP), 2)),
             RelayProtocol.header(segment()),
             RelayProtocol.failure(new RelayException(RelayException.Reason.READ_FAILED, "x")),
             record

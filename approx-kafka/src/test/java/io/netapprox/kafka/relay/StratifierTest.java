@@ -81,4 +81,29 @@ class StratifierTest {
             assertTrue(e.getMessage().contains("approx.stratum"), e.getMessage());
         }
     }
+
+    /**
+     * Keys as views into one shared buffer (as the relay's consumer returns them), more distinct
+     * keys than the name cache holds, each asked twice: every name is that of its own bytes.
+     */
+    @Test
+    void cachedNamesAreThoseOfTheViewsBytes() {
+        Stratifier s = new Stratifier(Stratification.parse("approx.stratum", "key"));
+        int n = Stratifier.MAX_CACHED_NAMES + 100;
+        java.nio.ByteBuffer all = java.nio.ByteBuffer.allocate(n * 8);
+        for (int i = 0; i < n; i++) {
+            all.put(utf8(String.format("k%07d", i)));
+        }
+        for (int round = 0; round < 2; round++) {
+            for (int i = 0; i < n; i++) {
+                java.nio.ByteBuffer view = all.duplicate().position(i * 8).limit(i * 8 + 8).slice();
+                ConsumerRecord<java.nio.ByteBuffer, byte[]> r =
+                        new ConsumerRecord<>(
+                                "t", 0, 0L, 0L, TimestampType.CREATE_TIME, -1, -1, view,
+                                new byte[1], new RecordHeaders(), Optional.empty());
+                assertEquals(String.format("k%07d", i), s.stratumOf(r));
+                assertEquals(0, view.position(), "the view is not moved");
+            }
+        }
+    }
 }

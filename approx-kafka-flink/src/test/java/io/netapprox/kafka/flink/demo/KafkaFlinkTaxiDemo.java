@@ -1,31 +1,22 @@
 package io.netapprox.kafka.flink.demo;
 
 import io.netapprox.examples.taxi.TaxiTrip;
-import io.netapprox.examples.taxi.TaxiTripGenerator;
 import io.netapprox.flink.Aggregate;
 import io.netapprox.flink.Approx;
 import io.netapprox.flink.WindowEstimate;
+import io.netapprox.kafka.demo.TaxiDemoKafka;
 import io.netapprox.kafka.flink.ApproxKafkaSource;
 import io.netapprox.kafka.relay.KafkaRelay;
-import io.netapprox.kafka.relay.RelayConfig;
-import io.netapprox.kafka.testkit.KafkaBroker;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
-import java.util.concurrent.Future;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
  * {@code bash scripts/demo.sh kafka}: Kafka -> Flink end to end. A real single-node KRaft broker
@@ -42,118 +33,31 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * </pre>
  */
 public final class KafkaFlinkTaxiDemo {
-    /** 2024-01-15T00:00Z: a day in the past, so every window is closed at once. */
-    private static final long DAY = 1_705_276_800_000L;
-
-    private static final long HOUR = 3_600_000L;
+    private static final long DAY = TaxiDemoKafka.DAY;
+    private static final long HOUR = TaxiDemoKafka.HOUR;
     private static final int BOROUGHS = 3;
-    private static final String TOPIC = "taxi-trips";
-    private static final String SECRET = "kafka-flink-taxi-demo-secret-0123456789";
 
     private KafkaFlinkTaxiDemo() {}
 
-    public static void main(String[] args) throws Exception {
-        long rows = 1_000_000;
-        int partitions = 2;
-        double emax = 0.05;
-        long seed = 42;
-        for (int i = 0; i < args.length; i++) {
-            String v = i + 1 < args.length ? args[i + 1] : "";
-            switch (args[i]) {
-                case "--rows" -> rows = Long.parseLong(v);
-                case "--partitions" -> partitions = Integer.parseInt(v);
-                case "--emax" -> emax = Double.parseDouble(v);
-                case "--seed" -> seed = Long.parseLong(v);
-                default -> {
-                    System.err.println(
-                            "usage: KafkaFlinkTaxiDemo [--rows N] [--partitions P] [--emax E]"
-                                    + " [--seed S] (unknown: "
-                                    + args[i]
-                                    + ")");
-                    System.exit(2);
-                }
-            }
-            i++;
-        }
-
-        KafkaBroker broker = KafkaBroker.cluster(1);
-        try {
-            broker.createTopic(TOPIC, partitions);
+    public static void main(String[] argv) throws Exception {
+        TaxiDemoKafka.Args args = TaxiDemoKafka.Args.parse("KafkaFlinkTaxiDemo", argv, 2);
+        try (TaxiDemoKafka kafka =
+                TaxiDemoKafka.start(
+                        args,
+                        new TaxiDemoKafka.Encoding(
+                                KafkaFlinkTaxiDemo::borough,
+                                trip -> Double.toString(trip.fare()),
+                                false))) {
             long t = System.nanoTime();
-            produce(broker, rows, partitions, seed);
-            System.out.printf(
-                    "[demo] KRaft broker %s: produced %,d taxi trips to %s (%d partitions) in %.1f s%n",
-                    broker.bootstrapServers(), rows, TOPIC, partitions, secs(t));
-            try (KafkaRelay relay =
-                    KafkaRelay.start(
-                            RelayConfig.builder(broker.bootstrapServers())
-                                    .listen("127.0.0.1:0")
-                                    .dataPort(0)
-                                    .secret(SECRET.getBytes(StandardCharsets.UTF_8))
-                                    .build())) {
-                t = System.nanoTime();
-                Map<String, Row> exact = run(broker, relay, partitions, false, emax, seed);
-                double exactSecs = secs(t);
-                t = System.nanoTime();
-                Map<String, Row> approx = run(broker, relay, partitions, true, emax, seed);
-                double approxSecs = secs(t);
-                report(exact, approx, emax, rows, exactSecs, approxSecs, relay);
-            }
-        } finally {
-            broker.close();
+            Map<String, Row> exact = run(kafka, args, false);
+            double exactSecs = TaxiDemoKafka.secondsSince(t);
+            t = System.nanoTime();
+            Map<String, Row> approx = run(kafka, args, true);
+            double approxSecs = TaxiDemoKafka.secondsSince(t);
+            report(
+                    exact, approx, args.emax(), args.rows(), exactSecs, approxSecs, kafka.relay());
         }
         System.exit(0); // the test kit's non-daemon threads
-    }
-
-    private static double secs(long since) {
-        return (System.nanoTime() - since) / 1e9;
-    }
-
-    /** Each partition's trips in pickup-hour order, spread over the hour (event-time order). */
-    private static void produce(KafkaBroker broker, long rows, int partitions, long seed)
-            throws Exception {
-        try (KafkaProducer<byte[], byte[]> p = broker.bytesProducer(new Properties())) {
-            List<Future<?>> acks = new ArrayList<>();
-            for (int part = 0; part < partitions; part++) {
-                List<List<TaxiTrip>> byHour = new ArrayList<>();
-                for (int h = 0; h < 24; h++) {
-                    byHour.add(new ArrayList<>());
-                }
-                Iterator<TaxiTrip> trips =
-                        TaxiTripGenerator.partition(rows, partitions, part, seed);
-                while (trips.hasNext()) {
-                    TaxiTrip trip = trips.next();
-                    byHour.get(trip.hour()).add(trip);
-                }
-                for (int h = 0; h < 24; h++) {
-                    List<TaxiTrip> hour = byHour.get(h);
-                    for (int i = 0; i < hour.size(); i++) {
-                        TaxiTrip trip = hour.get(i);
-                        long ts = DAY + h * HOUR + (i * HOUR) / hour.size();
-                        acks.add(
-                                p.send(
-                                        new ProducerRecord<>(
-                                                TOPIC,
-                                                part,
-                                                ts,
-                                                borough(trip).getBytes(StandardCharsets.UTF_8),
-                                                Double.toString(trip.fare())
-                                                        .getBytes(StandardCharsets.UTF_8))));
-                        if (acks.size() >= 10_000) {
-                            for (Future<?> a : acks) {
-                                a.get();
-                            }
-                            acks.clear();
-                        }
-                    }
-                    hour.clear();
-                }
-            }
-            p.flush();
-            for (Future<?> a : acks) {
-                a.get();
-            }
-        }
     }
 
     private static String borough(TaxiTrip trip) {
@@ -167,34 +71,24 @@ public final class KafkaFlinkTaxiDemo {
         }
     }
 
-    private static Map<String, Row> run(
-            KafkaBroker broker,
-            KafkaRelay relay,
-            int partitions,
-            boolean approximate,
-            double emax,
-            long seed)
+    private static Map<String, Row> run(TaxiDemoKafka kafka, TaxiDemoKafka.Args args, boolean approximate)
             throws Exception {
-        Properties consumer = broker.bytesConsumerProps(approximate ? "demo-approx" : "demo-exact");
-        consumer.put("approx.enable", String.valueOf(approximate));
+        Properties consumer =
+                kafka.consumerProps(approximate ? "demo-approx" : "demo-exact", approximate);
         consumer.put("approx.stratum", "key");
         consumer.put("approx.window.ms", Long.toString(HOUR));
         consumer.put("approx.window.grace.ms", "0");
-        consumer.put("approx.emax", Double.toString(emax));
-        consumer.put("approx.seed", Long.toString(seed));
-        consumer.put("approx.auth.secret", SECRET);
-        for (int id : broker.brokerIds()) {
-            consumer.put("approx.relay.address." + id, relay.address());
-        }
+        consumer.put("approx.emax", Double.toString(args.emax()));
+        consumer.put("approx.seed", Long.toString(args.seed()));
         Configuration conf = new Configuration();
         conf.setString("minicluster.number-of-taskmanagers", "2");
         conf.setString("taskmanager.numberOfTaskSlots", "2");
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(Math.min(partitions, 4));
+        env.setParallelism(Math.min(args.partitions(), 4));
         ApproxKafkaSource<Trip> source =
                 ApproxKafkaSource.<Trip>builder()
                         .consumerProperties(consumer)
-                        .topic(TOPIC)
+                        .topic(TaxiDemoKafka.TOPIC)
                         .mapper(Trip::of)
                         .type(TypeInformation.of(Trip.class))
                         .bounded()
