@@ -48,7 +48,7 @@ class ConsumerContractTest {
 
     private static Map<TopicPartition, List<String>> pollUntil(
             Consumer<String, String> c, int wanted, Map<TopicPartition, List<String>> into) {
-        // A liveness bound, not a timing check: a group join on a loaded 2-core machine took most of a minute.
+        // A liveness bound, not a timing check: a group join under load can take most of a minute.
         long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
         int n = into.values().stream().mapToInt(List::size).sum();
         while (n < wanted && System.nanoTime() < deadline) {
