@@ -123,8 +123,11 @@ final class EndpointCore implements Runnable {
     // ---- messages -------------------------------------------------------------------------------
     /**
      * Called by NativeMessageBuf.deallocate (any thread). On the event thread, while it dispatches a
-     * batch, the handle is queued and released with the rest of the batch (flushReleases); the
-     * message's memory is not read again after its last release either way.
+     * batch, the handle is queued and handed to the engine with the rest of the batch
+     * (flushReleases); the message's memory is not read again after its last release either way.
+     * The message counts as released at once ({@link #outstandingMessages()}); should the engine be
+     * closed before the flush, the flush gets NA_ERR_CLOSED_HANDLE (engine handles are never
+     * reused), which is harmless.
      */
     void releaseMessage(long messageHandle) {
         if (dispatching && inEventThread() && releasesAddress != 0) {
@@ -132,10 +135,10 @@ final class EndpointCore implements Runnable {
             if (++pendingReleases == batch) {
                 flushReleases();
             }
-            return;
+        } else {
+            NativeEngine.messageRelease(
+                    handle, messageHandle); // NA_ERR_CLOSED_HANDLE after close: harmless
         }
-        NativeEngine.messageRelease(
-                handle, messageHandle); // NA_ERR_CLOSED_HANDLE after close: harmless
         released(1);
     }
 
@@ -148,7 +151,6 @@ final class EndpointCore implements Runnable {
         pendingReleases = 0;
         NativeEngine.messageReleaseBatch(
                 handle, releasesAddress, n); // NA_ERR_CLOSED_HANDLE after close: harmless
-        released(n);
     }
 
     private void released(int n) {
