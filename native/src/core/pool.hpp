@@ -18,6 +18,15 @@
 
 #include "core/buffer.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define NETAPPROX_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define NETAPPROX_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define NETAPPROX_POISON(p, n) ((void)(p), (void)(n))
+#define NETAPPROX_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 namespace netapprox::atp {
 
 // Free lists of small fixed-size blocks (16-byte size classes up to kMaxBlock bytes), at most kMaxFreePerClass
@@ -121,10 +130,16 @@ class PoolAllocator {
 
 // Spare message buffers, reused by later messages. take(len) returns a buffer with capacity >= len when the most
 // recently returned one is large enough (messages of one job are usually alike), else a fresh one; put() keeps a
-// buffer while the spares' capacities stay within max_bytes.
+// buffer while the spares' capacities stay within max_bytes. Under AddressSanitizer a spare's bytes are poisoned
+// while it waits, so reading a released message (use after release) is caught as if its memory had been freed.
 class BufferPool {
  public:
   explicit BufferPool(uint64_t max_bytes) : max_bytes_(max_bytes) {}
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
+  ~BufferPool() {
+    for (Buffer& b : spare_) NETAPPROX_UNPOISON(b.data(), b.capacity());
+  }
 
   // A buffer holding a copy of [data, data + len).
   Buffer copy(const uint8_t* data, size_t len) {
@@ -138,6 +153,7 @@ class BufferPool {
     Buffer b = std::move(spare_.back());
     spare_.pop_back();
     bytes_ -= b.capacity();
+    NETAPPROX_UNPOISON(b.data(), b.capacity());
     b.clear();
     return b;
   }
@@ -150,6 +166,7 @@ class BufferPool {
     }
     bytes_ += cap;
     spare_.push_back(std::move(b));
+    NETAPPROX_POISON(spare_.back().data(), cap);
   }
 
   uint64_t bytes() const { return bytes_; }

@@ -2,7 +2,9 @@
 //  * na_job_submit copies the message before it returns (docs/java-api.md "Buffer ownership"): the caller may
 //    overwrite and free its buffer at once. Run under the ASan build (native/build-asan, scripts/test.sh), an
 //    engine that kept the caller's pointer would read freed memory here and abort.
-//  * na_message_release_batch releases many delivered messages at once; a handle released already is skipped.
+//  * na_message_release_batch releases many delivered messages at once; a handle released already is skipped;
+//    under ASan a released message's bytes are poisoned (freed or parked in the engine's buffer pool), so an
+//    application reading them after release is caught.
 //  * coalesce_messages, wire_overhead_bytes and max_report_ranges reach the engine and bad values are refused
 //    with a message naming the field.
 #include <gtest/gtest.h>
@@ -13,6 +15,10 @@
 #include <vector>
 
 #include "netapprox/netapprox.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 
 namespace {
 
@@ -205,4 +211,51 @@ TEST(CApiOptions, MaxReportRangesZeroListsNoIds) {
   EXPECT_EQ(none.report_delivered, sizes.size());
   EXPECT_EQ(none.delivered_ranges, 0u);  // counts only
   EXPECT_EQ(listed.delivered_ranges, 1u);  // ids 0..49 as one range
+}
+
+// ASan build only: after release, a message's bytes are poisoned whether its buffer was freed or kept for reuse.
+TEST(CApiOwnership, ReleasedMessageMemoryIsPoisonedUnderAsan) {
+#if !defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "needs the AddressSanitizer build (native/build-asan)";
+#else
+  na_engine* a = open(loopback_config());
+  na_engine* b = open(loopback_config());
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  uint8_t key[32];
+  for (int i = 0; i < 32; ++i) key[i] = static_cast<uint8_t>(i + 9);
+  const uint64_t sid = 0x5eed0022ULL;
+  ASSERT_EQ(na_session_open(a, sid, key, "127.0.0.1", static_cast<uint16_t>(na_engine_local_port(b)), 1), NA_OK);
+  ASSERT_EQ(na_session_open(b, sid, key, "127.0.0.1", static_cast<uint16_t>(na_engine_local_port(a)), 0), NA_OK);
+  const uint32_t n = 40;
+  na_group_spec group{3, n, 1.0};
+  ASSERT_EQ(na_job_start(a, sid, 1, &group, 1, 1), NA_OK);
+  std::vector<uint8_t> msg(100, 0x5a);
+  for (uint32_t m = 0; m < n; ++m) ASSERT_EQ(na_job_submit_wait(a, sid, 1, 0, m, msg.data(), msg.size(), 10'000), NA_OK);
+  // Hold every message until the job is done (no later delivery can take a pooled buffer back), then release.
+  std::vector<uint64_t> handles;
+  std::vector<const uint8_t*> data;
+  na_report* rrep = nullptr;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  na_event ev[64];
+  while (!rrep && std::chrono::steady_clock::now() < deadline) {
+    const int k = na_poll_events(b, ev, 64, 20);
+    ASSERT_GE(k, 0);
+    for (int i = 0; i < k; ++i) {
+      if (ev[i].type == NA_EVENT_MESSAGE) {
+        EXPECT_FALSE(__asan_address_is_poisoned(ev[i].data));  // held: readable
+        handles.push_back(ev[i].handle);
+        data.push_back(ev[i].data);
+      }
+      if (ev[i].type == NA_EVENT_JOB_DONE) rrep = ev[i].report;
+    }
+  }
+  ASSERT_NE(rrep, nullptr);
+  ASSERT_EQ(handles.size(), n);
+  EXPECT_EQ(na_message_release_batch(b, handles.data(), handles.size()), static_cast<int>(n));
+  for (const uint8_t* p : data) EXPECT_TRUE(__asan_address_is_poisoned(p));  // released: reading it would abort
+  na_report_free(rrep);
+  EXPECT_EQ(na_engine_close(a), NA_OK);
+  EXPECT_EQ(na_engine_close(b), NA_OK);
+#endif
 }
