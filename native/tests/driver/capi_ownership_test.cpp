@@ -253,7 +253,9 @@ TEST(CApiOwnership, ReleasedMessageMemoryIsPoisonedUnderAsan) {
   ASSERT_NE(rrep, nullptr);
   ASSERT_EQ(handles.size(), n);
   EXPECT_EQ(na_message_release_batch(b, handles.data(), handles.size()), static_cast<int>(n));
-  for (const uint8_t* p : data) EXPECT_TRUE(__asan_address_is_poisoned(p));  // released: reading it would abort
+  for (size_t i = 0; i < data.size(); ++i)  // released: reading it would abort
+    EXPECT_TRUE(__asan_address_is_poisoned(data[i])) << "message " << i << " of " << data.size() << " at "
+                                                      << static_cast<const void*>(data[i]);
   na_report_free(rrep);
   EXPECT_EQ(na_engine_close(a), NA_OK);
   EXPECT_EQ(na_engine_close(b), NA_OK);
