@@ -108,6 +108,11 @@ typedef struct na_config {
   int32_t trace_epochs;          /* emit NA_EVENT_EPOCH samples */
   int32_t payload_auth;          /* 1 (default): tags cover data payloads; 0: headers only (see engine.hpp) */
   int32_t prefer_aes_gcm;        /* 1 (default): AES-256-GCM tags where AES-NI exists, else ChaCha20-Poly1305 */
+  /* protocol, continued (added after the fields above; na_config_init sets them) */
+  int32_t coalesce_messages;    /* 1 (default): several small whole messages per datagram (DATA bundles); 0: one */
+  uint32_t wire_overhead_bytes; /* bytes per datagram beyond the UDP payload the pacer counts, [0, 1024]: 42 (default,
+                                   UDP + IPv4 + Ethernet); 62 on IPv6 paths */
+  uint32_t max_report_ranges;   /* id ranges a receiver report lists, [0, 2^24]; beyond it counts only (65536) */
 } na_config;
 
 /* Fills *cfg with the defaults (those of atp::EngineConfig; bind 0.0.0.0:0). Returns NA_OK or an error. */
@@ -190,6 +195,10 @@ typedef struct na_event {
  * Returns the number of events (0 on timeout) or a negative error. */
 NA_API int na_poll_events(na_engine* eng, na_event* out, int max, int timeout_ms);
 NA_API int na_message_release(na_engine* eng, uint64_t handle);
+/* Releases n messages in one call (one lock, at most one wake-up of the I/O thread). Returns how many were released
+ * (a handle that is not held - released already, or of a closed session - is skipped, not an error), or a negative
+ * error: NA_ERR_INVALID_ARGUMENT (handles NULL with n > 0), NA_ERR_CLOSED_HANDLE. */
+NA_API int na_message_release_batch(na_engine* eng, const uint64_t* handles, size_t n);
 
 /* ---- reports -------------------------------------------------------------------------------------------------- */
 typedef struct na_report_info {

@@ -147,6 +147,9 @@ NA_API int na_config_init(na_config* cfg) {
   cfg->trace_epochs = d.trace_epochs ? 1 : 0;
   cfg->payload_auth = e.payload_auth ? 1 : 0;
   cfg->prefer_aes_gcm = e.prefer_aes_gcm ? 1 : 0;
+  cfg->coalesce_messages = e.coalesce_messages ? 1 : 0;
+  cfg->wire_overhead_bytes = e.wire_overhead_bytes;
+  cfg->max_report_ranges = e.max_report_ranges;
   return NA_OK;
 }
 
@@ -209,6 +212,9 @@ NA_API int na_engine_open(const na_config* cfg, na_engine** out, char* errbuf, s
     d.trace_epochs = cfg->trace_epochs != 0;
     e.payload_auth = cfg->payload_auth != 0;
     e.prefer_aes_gcm = cfg->prefer_aes_gcm != 0;
+    e.coalesce_messages = cfg->coalesce_messages != 0;
+    e.wire_overhead_bytes = cfg->wire_overhead_bytes;
+    e.max_report_ranges = cfg->max_report_ranges;
 
     std::string err;
     std::unique_ptr<drv::Driver> driver;
@@ -400,6 +406,17 @@ NA_API int na_message_release(na_engine* eng, uint64_t handle) {
     auto box = lookup(eng);
     if (!box) return NA_ERR_CLOSED_HANDLE;
     return code(box->driver->release(handle));
+  });
+}
+
+NA_API int na_message_release_batch(na_engine* eng, const uint64_t* handles, size_t n) {
+  return guarded([&]() -> int {
+    auto box = lookup(eng);
+    if (!box) return NA_ERR_CLOSED_HANDLE;
+    if (n == 0) return 0;
+    if (!handles || n > static_cast<size_t>(INT32_MAX)) return NA_ERR_INVALID_ARGUMENT;
+    const int64_t r = box->driver->release_batch(handles, n);
+    return r < 0 ? code(static_cast<Status>(r)) : static_cast<int>(r);
   });
 }
 

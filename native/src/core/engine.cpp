@@ -45,6 +45,7 @@ std::string EngineConfig::validate() const {
   if (initial_rtt == 0 || min_epoch == 0) return "initial_rtt and min_epoch must be positive";
   if (ack_every == 0) return "ack_every must be positive";
   if (wire_overhead_bytes > 1024) return "wire_overhead_bytes must be in [0, 1024]";
+  if (max_report_ranges > kMaxReportRangesLimit) return "max_report_ranges must be in [0, 16777216]";
   if (peer_death_timeout == 0) return "peer_death_timeout must be positive";
   if (recv_buffer_bytes < 65536 || send_buffer_bytes < 65536) return "buffers must be at least 64 KiB";
   if (max_message_bytes == 0 || max_message_bytes > (1U << 30)) return "max_message_bytes must be in [1, 1 GiB]";
@@ -76,7 +77,11 @@ struct Engine::Impl {
     uint64_t generation;  // a session reopened under the same id is a different session
     Buffer buf;
   };
-  std::unordered_map<uint64_t, Held> delivered;  // handle -> buffer the application holds
+  NodePool delivered_nodes;  // nodes of `delivered`, one per message the application holds: declared before it
+  using DeliveredMap = std::unordered_map<uint64_t, Held, std::hash<uint64_t>, std::equal_to<uint64_t>,
+                                          PoolAllocator<std::pair<const uint64_t, Held>>>;
+  DeliveredMap delivered{16, std::hash<uint64_t>{}, std::equal_to<uint64_t>{},
+                         DeliveredMap::allocator_type(&delivered_nodes)};  // handle -> buffer the application holds
   uint64_t next_generation = 1;
   uint64_t next_handle = 1;
   EngineStats st;
@@ -1244,6 +1249,7 @@ Status Engine::release(uint64_t handle) {
     s->recv.app_held -= std::min<uint64_t>(s->recv.app_held, charge);
     // Reopen a window the sender may be waiting on.
     if (s->last_advertised_window < I.cfg.recv_buffer_bytes / 4) s->ack_now = true;
+    s->recv.spare.put(std::move(it->second.buf));  // the session's next message reuses it
   }
   I.delivered.erase(it);
   return Status::kOk;

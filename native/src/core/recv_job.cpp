@@ -116,13 +116,14 @@ RecvJob::DataResult RecvJob::on_data(const wire::Data& d, RecvBudget& budget, ui
       budget.used += charge - segment_bitmap_bytes(nseg);       // never had a segment bitmap to return
       if (!ready_) early_messages_++;
       last_data = now;
-      return complete_message(d.msg, Buffer(d.payload, d.payload + d.payload_len), out, completed);
+      return complete_message(d.msg, budget.spare.copy(d.payload, d.payload_len), out, completed);
     }
     RecvMessage rm;
     rm.len = d.msg_len;
     rm.seg_size = d.seg_size;
     rm.nseg = nseg;
     rm.bits = bitmap(rm.nseg);
+    rm.buf = budget.spare.take(d.msg_len);
     rm.buf.resize(d.msg_len);
     budget.used += charge;
     if (!ready_) early_messages_++;

@@ -14,6 +14,7 @@
 
 #include "core/buffer.hpp"
 #include "core/engine.hpp"
+#include "core/pool.hpp"
 #include "core/wire.hpp"
 
 namespace netapprox::atp {
@@ -23,6 +24,10 @@ struct RecvBudget {
   uint64_t capacity = 0;
   uint64_t used = 0;
   uint64_t app_held = 0;  // part of `used`: delivered, not released yet
+  // Buffers of released messages, reused for the next ones (no malloc/free per delivered message). Not charged to
+  // `used` (nothing is held in them); bounded per session.
+  static constexpr uint64_t kSpareBytes = 256 << 10;
+  BufferPool spare{kSpareBytes};
   uint64_t free() const { return capacity > used ? capacity - used : 0; }
 };
 
@@ -134,8 +139,14 @@ class RecvJob {
   uint32_t groups_known_ = 0;
   bool ready_ = false;
   std::vector<uint64_t> delivered_bits_, lost_bits_;
-  std::unordered_map<MessageId, RecvMessage> partial_;
-  std::map<MessageId, Buffer> held_;  // complete messages of ordered groups waiting for order (or early ones)
+  // Nodes of partial_ and held_ come from here (no allocation per message): declared before them.
+  NodePool nodes_;
+  using PartialMap = std::unordered_map<MessageId, RecvMessage, std::hash<MessageId>, std::equal_to<MessageId>,
+                                        PoolAllocator<std::pair<const MessageId, RecvMessage>>>;
+  using HeldMap = std::map<MessageId, Buffer, std::less<MessageId>, PoolAllocator<std::pair<const MessageId, Buffer>>>;
+  PartialMap partial_{16, std::hash<MessageId>{}, std::equal_to<MessageId>{}, PartialMap::allocator_type(&nodes_)};
+  HeldMap held_{std::less<MessageId>{}, HeldMap::allocator_type(&nodes_)};  // complete messages of ordered groups
+                                                                             // waiting for order (or early ones)
   uint32_t early_messages_ = 0;       // messages started before the table was complete: kEarlyMessageBytes each
 };
 

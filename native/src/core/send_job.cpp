@@ -17,7 +17,9 @@ SendJob::SendJob(const JobSpec& spec, bool mrdf_scheduling, uint32_t seg_size, c
       mrdf_scheduling_(mrdf_scheduling),
       seg_size_(seg_size),
       session_buffered_(session_buffered),
-      submitted_(bitmap(n)) {
+      submitted_(bitmap(n)),
+      live_(16, std::hash<MessageId>{}, std::equal_to<MessageId>{}, LiveMap::allocator_type(&nodes_)),
+      ready_(ReadySet::key_compare{}, ReadySet::allocator_type(&nodes_)) {
   uint32_t base = 0;
   for (const auto& gs : spec.groups) {
     SendGroup g;
@@ -47,10 +49,9 @@ Status SendJob::submit(uint32_t group_index, uint32_t index, const uint8_t* data
   }
   if (session_buffered_ + len > buffer_limit) return Status::kWouldBlock;
   bit_set(submitted_, m);
-  SendMessage msg;
+  SendMessage& msg = live_.try_emplace(m).first->second;  // built in place: its node comes from nodes_
   msg.group = group_index;
-  msg.data = take_spare(len);
-  msg.data.assign(data, data + len);
+  msg.data = spare_.copy(data, len);
   msg.seg_size = seg_size_;
   const uint32_t nseg = static_cast<uint32_t>((len + msg.seg_size - 1) / msg.seg_size);
   msg.segs.assign(nseg, SegState::kNew);
@@ -58,8 +59,7 @@ Status SendJob::submit(uint32_t group_index, uint32_t index, const uint8_t* data
   messages_submitted_++;
   segments_submitted_ += nseg;
   session_buffered_ += len;
-  auto [it, ok] = live_.emplace(m, std::move(msg));
-  refresh_ready(m, it->second);
+  refresh_ready(m, msg);
   return Status::kOk;
 }
 
@@ -85,6 +85,8 @@ uint64_t SendJob::ready_key(const SendGroup& g, const SendMessage& msg) const {
 }
 
 void SendJob::refresh_ready(MessageId m, SendMessage& msg) {
+  // Unchanged place (exact groups always have key 0; a 64 KiB message stays put for 45 segments): no tree work.
+  if (msg.in_ready && msg.need > 0 && msg.ready_key == ready_key(groups[msg.group], msg)) return;
   if (msg.in_ready) ready_.erase({msg.ready_key, m});
   msg.in_ready = false;
   if (msg.need > 0) {
@@ -109,7 +111,7 @@ void SendJob::abandon(MessageId m, bool for_loss) {
   session_buffered_ -= it->second.data.size();
   groups[it->second.group].lost++;
   pending_abandon_.push_back(m);
-  recycle(std::move(it->second.data));
+  spare_.put(std::move(it->second.data));
   live_.erase(it);
 }
 
@@ -134,7 +136,7 @@ void SendJob::on_segment_acked(MessageId m, uint32_t seg) {
     const uint32_t gi = msg.group;
     if (msg.in_ready) ready_.erase({msg.ready_key, m});
     session_buffered_ -= msg.data.size();
-    recycle(std::move(msg.data));
+    spare_.put(std::move(msg.data));
     live_.erase(it);
     SendGroup& g = groups[gi];
     g.delivered++;
@@ -179,20 +181,6 @@ void SendJob::on_segment_late_ack(MessageId m, uint32_t seg) {
   grp.lost--;
   grp.delivered++;
   if (grp.delivered == grp.target && !grp.exact()) give_up_rest(gi);
-}
-
-Buffer SendJob::take_spare(size_t len) {
-  if (spare_.empty() || spare_.back().capacity() < len) return Buffer();
-  Buffer b = std::move(spare_.back());
-  spare_.pop_back();
-  spare_bytes_ -= b.capacity();
-  return b;
-}
-
-void SendJob::recycle(Buffer&& b) {
-  if (b.capacity() < kMinSpareBytes || spare_bytes_ + b.capacity() > kMaxSpareBytes) return;
-  spare_bytes_ += b.capacity();
-  spare_.push_back(std::move(b));
 }
 
 bool SendJob::next_is_whole_message(uint32_t max_len, bool* exact) const {

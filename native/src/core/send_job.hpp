@@ -3,12 +3,15 @@
 // next, minimal remaining data first (MRDF, section 4.3) or in message order.
 #pragma once
 
+#include <algorithm>
+#include <memory>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
 #include "core/buffer.hpp"
 #include "core/engine.hpp"
+#include "core/pool.hpp"
 #include "core/rate_control.hpp"
 #include "core/slack.hpp"
 
@@ -16,10 +19,36 @@ namespace netapprox::atp {
 
 enum class SegState : uint8_t { kNew = 0, kInFlight = 1, kAcked = 2, kResend = 3 };
 
+// The segment states of one message: inline up to kInline segments (a 64 KiB message at a 1500-byte MTU has 45),
+// so a message costs no allocation for them; longer messages keep them on the heap.
+class SegStates {
+ public:
+  static constexpr uint32_t kInline = 48;
+  void assign(uint32_t n, SegState s) {
+    n_ = n;
+    if (n <= kInline) {
+      heap_.reset();
+    } else {
+      heap_ = std::make_unique<SegState[]>(n);
+    }
+    std::fill(data(), data() + n, s);
+  }
+  uint32_t size() const { return n_; }
+  SegState& operator[](size_t i) { return data()[i]; }
+  const SegState& operator[](size_t i) const { return data()[i]; }
+
+ private:
+  SegState* data() { return heap_ ? heap_.get() : inline_; }
+  const SegState* data() const { return heap_ ? heap_.get() : inline_; }
+  uint32_t n_ = 0;
+  SegState inline_[kInline];
+  std::unique_ptr<SegState[]> heap_;
+};
+
 struct SendMessage {
-  uint32_t group;
+  uint32_t group = 0;
   Buffer data;
-  std::vector<SegState> segs;
+  SegStates segs;
   uint32_t seg_size;
   uint32_t acked_bytes = 0;
   uint32_t need = 0;  // segments in kNew or kResend
@@ -133,8 +162,14 @@ class SendJob {
   const uint32_t seg_size_;
   uint64_t& session_buffered_;
   std::vector<uint64_t> submitted_;  // bitmap over message ids
-  std::unordered_map<MessageId, SendMessage> live_;
-  std::set<std::pair<uint64_t, MessageId>> ready_;
+  // Nodes of live_ and ready_ (one each per unacknowledged message) come from here: declared before them.
+  NodePool nodes_;
+  using LiveMap = std::unordered_map<MessageId, SendMessage, std::hash<MessageId>, std::equal_to<MessageId>,
+                                     PoolAllocator<std::pair<const MessageId, SendMessage>>>;
+  using ReadySet = std::set<std::pair<uint64_t, MessageId>, std::less<std::pair<uint64_t, MessageId>>,
+                            PoolAllocator<std::pair<uint64_t, MessageId>>>;
+  LiveMap live_;
+  ReadySet ready_;
   std::vector<MessageId> pending_abandon_;
   // Messages given up for a loss whose ABANDON has not been sent yet: which of their segments were acknowledged.
   struct GivenUp {
@@ -145,14 +180,10 @@ class SendJob {
   std::unordered_map<MessageId, GivenUp> given_up_;
   uint64_t messages_submitted_ = 0, segments_submitted_ = 0;  // mean packets per message (packet-level TLR)
   // Buffers of finished messages, reused by later submits: a large message then costs no fresh pages (page faults
-  // and zeroing were ~5% of the sender's CPU for 64 KiB messages, docs/driver.md). Bounded per job; small
-  // buffers are not kept (malloc serves them well).
-  static constexpr size_t kMinSpareBytes = 4096;
+  // and zeroing were ~5% of the sender's CPU for 64 KiB messages) and a small one no malloc/free (~30 % of the
+  // CPU per 100-byte message, docs/driver.md). Bounded per job.
   static constexpr uint64_t kMaxSpareBytes = 1 << 20;
-  std::vector<Buffer> spare_;
-  uint64_t spare_bytes_ = 0;
-  Buffer take_spare(size_t len);
-  void recycle(Buffer&& b);
+  BufferPool spare_{kMaxSpareBytes};
 };
 
 }  // namespace netapprox::atp

@@ -554,6 +554,16 @@ Status Driver::release(uint64_t handle) {
   return st;
 }
 
+int64_t Driver::release_batch(const uint64_t* handles, size_t n) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (stopping_) return static_cast<int64_t>(Status::kClosed);
+  int64_t released = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (engine_->release(handles[i]) == Status::kOk) ++released;
+  if (released > 0) wake_locked();
+  return released;
+}
+
 void Driver::move_events_locked() {
   bool moved = false;
   atp::Event ev;

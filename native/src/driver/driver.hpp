@@ -139,6 +139,10 @@ class Driver {
   Status update_msr(atp::SessionId s, atp::JobId j, const std::vector<std::pair<uint32_t, double>>& msrs);
   Status cancel_job(atp::SessionId s, atp::JobId j);
   Status release(uint64_t handle);
+  // Releases n messages under one lock and with at most one wake-up of the I/O thread (the JNI binding hands back
+  // a whole event batch at once). Returns how many were released (handles not known - already released, or of a
+  // closed session - are skipped); kClosed (as a negative count) once the driver stopped.
+  int64_t release_batch(const uint64_t* handles, size_t n);
 
   // Moves up to max events into out (returns how many). Waits up to timeout_ms (< 0 = forever, 0 = no wait)
   // for the first one. kMessage data stays valid until release(handle) or the driver is destroyed.

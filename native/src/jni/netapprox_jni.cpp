@@ -175,6 +175,9 @@ constexpr Field<na_config> kConfigFields[] = {
     NA_RW(na_config, trace_epochs),
     NA_RW(na_config, payload_auth),
     NA_RW(na_config, prefer_aes_gcm),
+    NA_RW(na_config, coalesce_messages),
+    NA_RW(na_config, wire_overhead_bytes),
+    NA_RW(na_config, max_report_ranges),
 };
 
 constexpr Field<na_report_info> kReportFields[] = {
@@ -567,6 +570,14 @@ jint JNICALL messageRelease(JNIEnv*, jclass, jlong h, jlong handle) {
   return na_message_release(E(h), static_cast<uint64_t>(handle));
 }
 
+// Releases `count` message handles (native-order uint64 at `address`, 8-byte aligned) in one crossing: the event
+// thread hands back a whole batch of delivered messages at once. Returns how many were released or an error.
+jint JNICALL messageReleaseBatch(JNIEnv*, jclass, jlong h, jlong address, jint count) {
+  if (count < 0 || (count > 0 && (address == 0 || address % alignof(uint64_t) != 0))) return NA_ERR_INVALID_ARGUMENT;
+  return na_message_release_batch(E(h), reinterpret_cast<const uint64_t*>(static_cast<uintptr_t>(address)),
+                                  static_cast<size_t>(count));
+}
+
 jobject JNICALL wrapAddress(JNIEnv* env, jclass, jlong address, jlong len) {
   if (address == 0 || len < 0) return nullptr;
   return env->NewDirectByteBuffer(reinterpret_cast<void*>(static_cast<uintptr_t>(address)), len);
@@ -661,6 +672,7 @@ const JNINativeMethod kMethods[] = {
     NM("jobCancel", "(JJI)I", jobCancel),
     NM("pollEvents", "(JLjava/nio/ByteBuffer;II)I", pollEvents),
     NM("messageRelease", "(JJ)I", messageRelease),
+    NM("messageReleaseBatch", "(JJI)I", messageReleaseBatch),
     NM("wrapAddress", "(JJ)Ljava/nio/ByteBuffer;", wrapAddress),
     NM("directAddress", "(Ljava/nio/ByteBuffer;)J", directAddress),
     NM("reportInfo", "(J[J)I", reportInfo),

@@ -14,6 +14,15 @@ public final class AtpConfig {
     /** Default DSCP per priority class (class 0 = exact traffic). */
     static final byte[] DEFAULT_DSCP = {46, 40, 32, 24, 18, 16, 10, 8};
 
+    /** UDP 8 + IPv4 20 + Ethernet 14: the default {@link #wireOverheadBytes()}. */
+    public static final int DEFAULT_WIRE_OVERHEAD_BYTES = 42;
+
+    /** UDP 8 + IPv6 40 + Ethernet 14: {@link #wireOverheadBytes()} for IPv6 paths. */
+    public static final int IPV6_WIRE_OVERHEAD_BYTES = 62;
+
+    /** Largest {@link #maxReportRanges()} (the engine's bound: a report stays below 128 MiB). */
+    public static final int MAX_REPORT_RANGES_LIMIT = 1 << 24;
+
     private final long lineRateBps;
     private final int maxDatagram;
     private final double reactionSpeed;
@@ -48,6 +57,9 @@ public final class AtpConfig {
     private final boolean traceEpochs;
     private final boolean payloadAuth;
     private final boolean preferAesGcm;
+    private final boolean coalesceMessages;
+    private final int wireOverheadBytes;
+    private final int maxReportRanges;
     // Java side
     private final int eventBatchSize;
     private final Duration sendTimeout;
@@ -88,6 +100,9 @@ public final class AtpConfig {
         traceEpochs = b.traceEpochs;
         payloadAuth = b.payloadAuth;
         preferAesGcm = b.preferAesGcm;
+        coalesceMessages = b.coalesceMessages;
+        wireOverheadBytes = b.wireOverheadBytes;
+        maxReportRanges = b.maxReportRanges;
         eventBatchSize = b.eventBatchSize;
         sendTimeout = b.sendTimeout;
         closeTimeout = b.closeTimeout;
@@ -134,6 +149,9 @@ public final class AtpConfig {
         b.traceEpochs = traceEpochs;
         b.payloadAuth = payloadAuth;
         b.preferAesGcm = preferAesGcm;
+        b.coalesceMessages = coalesceMessages;
+        b.wireOverheadBytes = wireOverheadBytes;
+        b.maxReportRanges = maxReportRanges;
         b.eventBatchSize = eventBatchSize;
         b.sendTimeout = sendTimeout;
         b.closeTimeout = closeTimeout;
@@ -284,6 +302,28 @@ public final class AtpConfig {
         return preferAesGcm;
     }
 
+    /**
+     * Whether several small whole messages of one job travel in one datagram (DATA bundles,
+     * docs/protocol.md section 1; true) or one message per datagram (false: what peers built before
+     * bundles speak).
+     */
+    public boolean coalesceMessages() {
+        return coalesceMessages;
+    }
+
+    /**
+     * Bytes per datagram beyond its UDP payload that the pacer spends at the line rate: 42 (UDP +
+     * IPv4 + Ethernet) by default; 62 on IPv6 paths.
+     */
+    public int wireOverheadBytes() {
+        return wireOverheadBytes;
+    }
+
+    /** Id ranges a receiver report lists (all groups together); beyond it counts only. */
+    public int maxReportRanges() {
+        return maxReportRanges;
+    }
+
     /** Events drained per JNI crossing by the event thread. */
     public int eventBatchSize() {
         return eventBatchSize;
@@ -359,7 +399,10 @@ public final class AtpConfig {
                             NativeRecord.out("max_peers", c -> c.maxPeers),
                             NativeRecord.out("trace_epochs", c -> c.traceEpochs ? 1 : 0),
                             NativeRecord.out("payload_auth", c -> c.payloadAuth ? 1 : 0),
-                            NativeRecord.out("prefer_aes_gcm", c -> c.preferAesGcm ? 1 : 0)));
+                            NativeRecord.out("prefer_aes_gcm", c -> c.preferAesGcm ? 1 : 0),
+                            NativeRecord.out("coalesce_messages", c -> c.coalesceMessages ? 1 : 0),
+                            NativeRecord.out("wire_overhead_bytes", c -> c.wireOverheadBytes),
+                            NativeRecord.out("max_report_ranges", c -> c.maxReportRanges)));
 
     /** The engine part for {@code NativeEngine.engineOpen}, slot by slot ({@link #NATIVE}). */
     long[] toNative() {
@@ -431,6 +474,9 @@ public final class AtpConfig {
         private boolean traceEpochs = false;
         private boolean payloadAuth = true;
         private boolean preferAesGcm = true;
+        private boolean coalesceMessages = true;
+        private int wireOverheadBytes = DEFAULT_WIRE_OVERHEAD_BYTES;
+        private int maxReportRanges = 1 << 16;
         private int eventBatchSize = 256;
         private Duration sendTimeout = Duration.ofSeconds(30);
         private Duration closeTimeout = Duration.ofSeconds(5);
@@ -631,6 +677,34 @@ public final class AtpConfig {
             return this;
         }
 
+        /**
+         * {@code false}: one message per datagram (no DATA bundles), e.g. toward peers built before
+         * bundles. Default true.
+         */
+        public Builder coalesceMessages(boolean v) {
+            coalesceMessages = v;
+            return this;
+        }
+
+        /**
+         * Bytes per datagram beyond its UDP payload that the pacer counts, [0, 1024]: 42 (UDP 8 +
+         * IPv4 20 + Ethernet 14, the default); IPv6 paths need 62 ({@link
+         * #IPV6_WIRE_OVERHEAD_BYTES}), or the host overruns its own uplink with small messages.
+         */
+        public Builder wireOverheadBytes(int v) {
+            wireOverheadBytes = v;
+            return this;
+        }
+
+        /**
+         * Id ranges a receiver report lists (8 bytes each, all groups together), [0, 16777216];
+         * beyond it the report lists counts only. Default 65536.
+         */
+        public Builder maxReportRanges(int v) {
+            maxReportRanges = v;
+            return this;
+        }
+
         /** Events drained per JNI crossing, [1, 1024]. */
         public Builder eventBatchSize(int v) {
             eventBatchSize = v;
@@ -736,6 +810,16 @@ public final class AtpConfig {
                     eventQueueCapacity > 0,
                     "eventQueueCapacity must be positive, got " + eventQueueCapacity);
             require(maxPeers > 0, "maxPeers must be positive, got " + maxPeers);
+            require(
+                    wireOverheadBytes >= 0 && wireOverheadBytes <= 1024,
+                    "wireOverheadBytes must be in [0, 1024] (42 for IPv4, 62 for IPv6), got "
+                            + wireOverheadBytes);
+            require(
+                    maxReportRanges >= 0 && maxReportRanges <= MAX_REPORT_RANGES_LIMIT,
+                    "maxReportRanges must be in [0, "
+                            + MAX_REPORT_RANGES_LIMIT
+                            + "], got "
+                            + maxReportRanges);
             require(
                     eventBatchSize >= 1 && eventBatchSize <= 1024,
                     "eventBatchSize must be in [1, 1024], got " + eventBatchSize);

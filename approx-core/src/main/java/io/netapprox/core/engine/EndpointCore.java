@@ -48,6 +48,13 @@ final class EndpointCore implements Runnable {
     private volatile LongObjectHashMap<AtpSession> sessions = new LongObjectHashMap<>();
     // event-thread only
     private final List<AtpSession> readTouched = new ArrayList<>();
+    // Messages released on the event thread (the common case: a listener consumes a message in
+    // onMessage) are handed back to the engine together at the end of each event batch: one JNI
+    // crossing, one engine lock and one I/O-thread wake-up per batch instead of per message.
+    private final ByteBuffer releases;
+    private final long releasesAddress;
+    private int pendingReleases;
+    private boolean dispatching;
 
     EndpointCore(AtpConfig config, long handle, int localPort) {
         this.config = config;
@@ -58,6 +65,9 @@ final class EndpointCore implements Runnable {
         this.events =
                 ByteBuffer.allocateDirect(batch * NativeEngine.EVENT_RECORD_BYTES)
                         .order(ByteOrder.nativeOrder());
+        this.releases =
+                ByteBuffer.allocateDirect(batch * Long.BYTES).order(ByteOrder.nativeOrder());
+        this.releasesAddress = NativeEngine.directAddress(releases);
         this.thread = new Thread(this, "netapprox-events");
         this.thread.setDaemon(true);
     }
@@ -111,13 +121,42 @@ final class EndpointCore implements Runnable {
     }
 
     // ---- messages -------------------------------------------------------------------------------
-    /** Called by NativeMessageBuf.deallocate (any thread). */
+    /**
+     * Called by NativeMessageBuf.deallocate (any thread). On the event thread, while it dispatches a
+     * batch, the handle is queued and handed to the engine with the rest of the batch
+     * (flushReleases); the message's memory is not read again after its last release either way.
+     * The message counts as released at once ({@link #outstandingMessages()}); should the engine be
+     * closed before the flush, the flush gets NA_ERR_CLOSED_HANDLE (engine handles are never
+     * reused), which is harmless.
+     */
     void releaseMessage(long messageHandle) {
-        NativeEngine.messageRelease(
-                handle, messageHandle); // NA_ERR_CLOSED_HANDLE after close: harmless
+        if (dispatching && inEventThread() && releasesAddress != 0) {
+            releases.putLong(pendingReleases * Long.BYTES, messageHandle);
+            if (++pendingReleases == batch) {
+                flushReleases();
+            }
+        } else {
+            NativeEngine.messageRelease(
+                    handle, messageHandle); // NA_ERR_CLOSED_HANDLE after close: harmless
+        }
+        released(1);
+    }
+
+    /** Event thread: hands the queued releases to the engine in one crossing. */
+    private void flushReleases() {
+        int n = pendingReleases;
+        if (n == 0) {
+            return;
+        }
+        pendingReleases = 0;
+        NativeEngine.messageReleaseBatch(
+                handle, releasesAddress, n); // NA_ERR_CLOSED_HANDLE after close: harmless
+    }
+
+    private void released(int n) {
         boolean closeNow = false;
         synchronized (lock) {
-            outstanding--;
+            outstanding -= n;
             if (outstanding == 0) {
                 if (closePending && !nativeClosed) {
                     nativeClosed = true;
@@ -267,6 +306,16 @@ final class EndpointCore implements Runnable {
     }
 
     private void dispatch(int n) {
+        dispatching = true;
+        try {
+            dispatchEvents(n);
+        } finally {
+            dispatching = false;
+            flushReleases();
+        }
+    }
+
+    private void dispatchEvents(int n) {
         LongObjectHashMap<AtpSession> map = sessions;
         for (int i = 0; i < n; i++) {
             int base = i * NativeEngine.EVENT_RECORD_BYTES;

@@ -151,6 +151,13 @@ final class NativeEngine {
     static native int messageRelease(long engine, long handle);
 
     /**
+     * Releases {@code count} handles stored as native-order longs at {@code address} (8-byte
+     * aligned) in one crossing. Returns how many were released (unknown handles are skipped) or a
+     * negative error.
+     */
+    static native int messageReleaseBatch(long engine, long address, int count);
+
+    /**
      * A JNI NewDirectByteBuffer over (address, len), or null: only for
      * NativeMessageBuf.nioBuffer().
      */
