@@ -68,7 +68,7 @@ class PreSampleStatisticalTest {
     }
 
     @Test
-    void preSampledSharesKeepTheBoundAndTheCoverageOverSeededTrials() {
+    void preSampledSharesKeepTheBoundAndTheCoverageOverSeededTrials() throws Exception {
         double conf = 0.95;
         double eMax = 0.10;
         Map<String, Row> exact =
