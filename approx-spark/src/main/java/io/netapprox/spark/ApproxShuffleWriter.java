@@ -48,8 +48,9 @@ import scala.Product2;
  * IndexShuffleBlockResolver}; the {@link MapStatus} reports its true partition lengths and a {@link
  * BlockManagerId} whose topology info carries this executor's NetApprox control address.
  *
- * <p>Memory: the sorter's grant, one message and one group's statistics (its sketch sample is
- * bounded), plus a few numbers per group of the task.
+ * <p>Memory: the sorter's grant, one message, the census statistics of every group of the task
+ * (moments: a few dozen numbers per group and value column; the sketch of the group being written
+ * is bounded), plus the pre-sample's 64 level counters per group.
  */
 final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     private final ApproxShuffleHandle<K, V, ?> handle;

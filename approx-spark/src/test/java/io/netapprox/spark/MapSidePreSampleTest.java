@@ -34,6 +34,13 @@ class MapSidePreSampleTest {
     private static Map<String, double[]> run(
             long grant, long bound, long seed, int big, int small, int[] spills)
             throws IOException {
+        return run(grant, bound, seed, big, small, spills, -1);
+    }
+
+    /** As above; {@code spillAt >= 0}: the buffer is spilled after that many records of "big". */
+    private static Map<String, double[]> run(
+            long grant, long bound, long seed, int big, int small, int[] spills, int spillAt)
+            throws IOException {
         TaskMemoryManager tmm = memory(grant);
         Map<String, double[]> out = new HashMap<>();
         try (MapOutputSorter s = new MapOutputSorter(tmm, new SplittableRandom(seed), bound)) {
@@ -41,6 +48,9 @@ class MapSidePreSampleTest {
                 s.insert(0, "big", new ApproxRow(new double[] {i}, null), false);
                 if (i < small) {
                     s.insert(1, "small", new ApproxRow(new double[] {i}, null), false);
+                }
+                if (i + 1 == spillAt) {
+                    s.spill(Long.MAX_VALUE, s); // as the memory manager does when memory is short
                 }
             }
             spills[0] = s.spillCount();
@@ -108,10 +118,10 @@ class MapSidePreSampleTest {
         int[] spills = new int[1];
         int spilledTrials = 0;
         for (int t = 0; t < trials; t++) {
-            // odd trials: a 1 MB grant, so records inserted early are spilled and later ones are
-            // in memory; even trials: all in memory
-            long grant = t % 2 == 1 ? 1L << 20 : 64L << 20;
-            double[] big = run(grant, bound, 100 + t, n, 0, spills).get("big");
+            // odd trials: the buffer is spilled after 40% of the records (those kept so far are
+            // read back from the spill, the later ones from memory); even trials: all in memory
+            int spillAt = t % 2 == 1 ? 2 * n / 5 : -1;
+            double[] big = run(64L << 20, bound, 100 + t, n, 0, spills, spillAt).get("big");
             spilledTrials += spills[0] > 0 ? 1 : 0;
             long kept = (long) big[0];
             keptTotal += kept;
