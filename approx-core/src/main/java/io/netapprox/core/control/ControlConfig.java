@@ -41,6 +41,7 @@ public final class ControlConfig {
     private final Duration shutdownTimeout;
     private final int eventLoopThreads;
     private final int maxPendingRequests;
+    private final int maxConnections;
     private final long maxQueuedBytes;
     private final Long
             maxQueuedBytesSet; // as given to the builder (null: derived from maxFrameLength)
@@ -60,6 +61,7 @@ public final class ControlConfig {
         this.shutdownTimeout = b.shutdownTimeout;
         this.eventLoopThreads = b.eventLoopThreads;
         this.maxPendingRequests = b.maxPendingRequests;
+        this.maxConnections = b.maxConnections;
         this.maxQueuedBytes = b.effectiveMaxQueuedBytes();
         this.maxQueuedBytesSet = b.maxQueuedBytes;
         this.endpointId =
@@ -93,6 +95,7 @@ public final class ControlConfig {
         b.shutdownTimeout = shutdownTimeout;
         b.eventLoopThreads = eventLoopThreads;
         b.maxPendingRequests = maxPendingRequests;
+        b.maxConnections = maxConnections;
         b.maxQueuedBytes = maxQueuedBytesSet;
         b.endpointId = endpointId;
         b.authSecret = authSecret;
@@ -114,6 +117,7 @@ public final class ControlConfig {
                     "shutdownTimeoutMs",
                     "eventLoopThreads",
                     "maxPendingRequests",
+                    "maxConnections",
                     "maxQueuedBytes",
                     "endpointId",
                     "authSecret");
@@ -163,6 +167,7 @@ public final class ControlConfig {
                         b.shutdownTimeout(Duration.ofMillis(parseLong(name, v)));
                 case "eventLoopThreads" -> b.eventLoopThreads(parseInt(name, v));
                 case "maxPendingRequests" -> b.maxPendingRequests(parseInt(name, v));
+                case "maxConnections" -> b.maxConnections(parseInt(name, v));
                 case "maxQueuedBytes" -> b.maxQueuedBytes(parseLong(name, v));
                 case "endpointId" -> b.endpointId(v);
                 case "authSecret" -> b.authSecret(v);
@@ -243,6 +248,14 @@ public final class ControlConfig {
     }
 
     /**
+     * Server: connections open at once, handshaking or established; one more is answered {@code
+     * OVERLOADED} and closed (so a flood of idle or slow connections cannot exhaust descriptors).
+     */
+    public int maxConnections() {
+        return maxConnections;
+    }
+
+    /**
      * Bytes a connection may have queued for sending (frames its peer has not taken yet). Beyond it
      * an application request fails with {@code OVERLOADED}, and a connection whose replies or
      * keepalives would exceed it is closed.
@@ -292,6 +305,8 @@ public final class ControlConfig {
                 + pingInterval
                 + ", threads="
                 + eventLoopThreads
+                + ", maxConnections="
+                + maxConnections
                 + ", maxQueued="
                 + maxQueuedBytes
                 + ", endpoint="
@@ -316,6 +331,7 @@ public final class ControlConfig {
         private Duration shutdownTimeout = Duration.ofSeconds(5);
         private int eventLoopThreads = 1;
         private int maxPendingRequests = 1024;
+        private int maxConnections = 4096;
         private Long maxQueuedBytes;
         private String endpointId;
         private byte[] authSecret;
@@ -375,6 +391,12 @@ public final class ControlConfig {
 
         public Builder maxPendingRequests(int n) {
             this.maxPendingRequests = n;
+            return this;
+        }
+
+        /** Server: concurrent connections (default 4096). */
+        public Builder maxConnections(int n) {
+            this.maxConnections = n;
             return this;
         }
 
@@ -457,6 +479,10 @@ public final class ControlConfig {
                         "control maxPendingRequests must be in [1, 1048576], got "
                                 + maxPendingRequests);
             }
+            if (maxConnections < 1 || maxConnections > 1 << 20) {
+                throw new IllegalArgumentException(
+                        "control maxConnections must be in [1, 1048576], got " + maxConnections);
+            }
             long queue = effectiveMaxQueuedBytes();
             long minQueue = (long) maxFrameLength + WireFormat.HEADER_LENGTH;
             if (queue < minQueue || queue > MAX_QUEUED_BYTES_LIMIT) {
@@ -517,6 +543,7 @@ public final class ControlConfig {
                 && c.pingInterval.equals(pingInterval)
                 && c.eventLoopThreads == eventLoopThreads
                 && c.maxPendingRequests == maxPendingRequests
+                && c.maxConnections == maxConnections
                 && c.maxQueuedBytes == maxQueuedBytes
                 && c.sslContext == sslContext;
     }

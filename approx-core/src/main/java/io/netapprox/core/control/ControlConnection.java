@@ -107,7 +107,9 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     private long handshakeRequestId;
     private byte[] helloBody;
     private byte[] helloAckBody;
-    private byte[] clientNonceForServerProof;
+    private byte[] clientNonce;
+    private KeySchedule.Ephemeral ephemeral; // client: from HELLO until HELLO_ACK
+    private KeySchedule keys; // from HELLO / HELLO_ACK until the session is set up
     private ScheduledFuture<?> handshakeTimer;
     private boolean warned;
 
@@ -166,6 +168,8 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                                 ms,
                                 TimeUnit.MILLISECONDS);
         if (role == Role.CLIENT) {
+            ephemeral = KeySchedule.Ephemeral.generate();
+            clientNonce = Auth.randomBytes(WireFormat.NONCE_LENGTH);
             HelloMsg hello =
                     new HelloMsg(
                             WireFormat.MIN_SUPPORTED_VERSION,
@@ -173,7 +177,9 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                             config.maxFrameLength(),
                             config.endpointId(),
                             dataPlane.udpAddress(),
-                            dataPlane.localUdpPort());
+                            dataPlane.localUdpPort(),
+                            clientNonce,
+                            ephemeral.share());
             helloBody = Auth.bodyBytes(hello);
             handshakeRequestId = nextRequestId.getAndIncrement();
             send(handshakeRequestId, hello);
@@ -189,6 +195,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         if (handshakeTimer != null) {
             handshakeTimer.cancel(false);
         }
+        forgetHandshakeKeys();
         Throwable cause = closeCause;
         ControlClosedException closedEx =
                 new ControlClosedException(
@@ -374,7 +381,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     private void onError(long requestId, ErrorMsg err) {
         metrics.errorsReceived.incrementAndGet();
         ErrorCode code = err.errorCode();
-        ControlException ex = new ControlException(code, err.message(), true, null);
+        ControlException ex = new ControlException(code, printable(err.message()), true, null);
         Pending p = requestId != 0 ? pending.remove(requestId) : null;
         if (p != null) {
             p.timer().cancel(false);
@@ -386,7 +393,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                     "control connection {}: peer reported {}: {}",
                     describePeer(),
                     code,
-                    err.message());
+                    printable(err.message()));
             state = State.CLOSING;
             closeCause = ex;
             channel.close();
@@ -487,7 +494,8 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         peerData = resolvePeerData(h.udpAddress(), h.udpPort());
         helloBody = Auth.bodyBytes(h);
         boolean auth = config.authEnabled();
-        byte[] nonce = auth ? Auth.randomBytes(WireFormat.NONCE_LENGTH) : new byte[0];
+        KeySchedule.Ephemeral eph = KeySchedule.Ephemeral.generate();
+        byte[] serverNonce = Auth.randomBytes(WireFormat.NONCE_LENGTH);
         HelloAckMsg ack =
                 new HelloAckMsg(
                         chosen,
@@ -496,16 +504,34 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                         config.endpointId(),
                         dataPlane.udpAddress(),
                         dataPlane.localUdpPort(),
-                        nonce);
+                        serverNonce,
+                        eph.share());
         helloAckBody = Auth.bodyBytes(ack);
+        byte[] dh;
+        try {
+            dh = eph.agree(h.clientShare());
+        } catch (java.security.InvalidKeyException e) {
+            metrics.malformedFrames.incrementAndGet();
+            fatal(
+                    ErrorCode.MALFORMED_FRAME,
+                    "HELLO carries an unusable X25519 share: " + e.getMessage(),
+                    requestId);
+            return;
+        }
+        keys =
+                KeySchedule.derive(
+                        dh,
+                        config.authSecret(),
+                        h.clientNonce(),
+                        serverNonce,
+                        helloBody,
+                        helloAckBody);
         state = auth ? State.AUTH : State.SESSION;
         send(requestId, ack);
     }
 
     private void serverOnAuth(long requestId, AuthResponseMsg r) {
-        byte[] expected =
-                Auth.clientProof(config.authSecret(), helloBody, helloAckBody, r.clientNonce());
-        if (!Auth.verify(expected, r.mac())) {
+        if (!KeySchedule.verify(keys.clientProof(), r.mac())) {
             metrics.authFailures.incrementAndGet();
             fatal(
                     ErrorCode.AUTH_FAILED,
@@ -516,11 +542,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         }
         metrics.authSuccesses.incrementAndGet();
         state = State.SESSION;
-        send(
-                requestId,
-                new AuthOkMsg(
-                        Auth.serverProof(
-                                config.authSecret(), helloBody, helloAckBody, r.clientNonce())));
+        send(requestId, new AuthOkMsg(keys.serverProof()));
     }
 
     private void serverOnSessionSetup(long requestId) {
@@ -536,7 +558,9 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         do {
             id = Auth.RANDOM.nextLong();
         } while (id == 0 || !liveSessionIds.add(id));
-        byte[] key = Auth.randomBytes(WireFormat.KEY_LENGTH);
+        byte[] key = keys.sessionKey(id); // derived on both ends, never sent
+        byte[] confirm = keys.sessionConfirm(id);
+        forgetHandshakeKeys();
         try {
             dataPlane.openSession(id, key.clone(), peerData, false);
         } catch (Exception e) {
@@ -556,7 +580,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         metrics.sessionsOpened.incrementAndGet();
         // The ACK goes out before the handler runs, so requests the handler sends follow it on the
         // wire.
-        send(requestId, new SessionSetupAckMsg(id, key));
+        send(requestId, new SessionSetupAckMsg(id, confirm));
         Arrays.fill(key, (byte) 0);
         becomeEstablished();
     }
@@ -601,16 +625,29 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                     0);
             return;
         }
+        byte[] dh;
+        try {
+            dh = ephemeral.agree(a.serverShare());
+        } catch (java.security.InvalidKeyException e) {
+            metrics.malformedFrames.incrementAndGet();
+            fatal(
+                    ErrorCode.MALFORMED_FRAME,
+                    "HELLO_ACK carries an unusable X25519 share: " + e.getMessage(),
+                    0);
+            return;
+        }
+        ephemeral = null; // nothing but this derivation may use it
+        keys =
+                KeySchedule.derive(
+                        dh,
+                        config.authSecret(),
+                        clientNonce,
+                        a.serverNonce(),
+                        helloBody,
+                        helloAckBody);
         if (a.authRequired()) {
-            byte[] clientNonce = Auth.randomBytes(WireFormat.NONCE_LENGTH);
-            clientNonceForServerProof = clientNonce;
             state = State.AUTH;
-            send(
-                    handshakeRequestId,
-                    new AuthResponseMsg(
-                            clientNonce,
-                            Auth.clientProof(
-                                    config.authSecret(), helloBody, helloAckBody, clientNonce)));
+            send(handshakeRequestId, new AuthResponseMsg(keys.clientProof()));
         } else {
             state = State.SESSION;
             send(handshakeRequestId, new SessionSetupMsg());
@@ -618,10 +655,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     }
 
     private void clientOnAuthOk(AuthOkMsg ok) {
-        byte[] expected =
-                Auth.serverProof(
-                        config.authSecret(), helloBody, helloAckBody, clientNonceForServerProof);
-        if (!Auth.verify(expected, ok.mac())) {
+        if (!KeySchedule.verify(keys.serverProof(), ok.mac())) {
             metrics.authFailures.incrementAndGet();
             fatal(
                     ErrorCode.AUTH_FAILED,
@@ -643,7 +677,18 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                     0);
             return;
         }
-        byte[] key = a.key();
+        if (!KeySchedule.verify(keys.sessionConfirm(a.sessionId()), a.confirm())) {
+            // The server derived another key (or the id was altered on the way): no session.
+            metrics.authFailures.incrementAndGet();
+            fatal(
+                    ErrorCode.AUTH_FAILED,
+                    "SESSION_SETUP_ACK key confirmation does not match: the server derived another"
+                            + " session key",
+                    0);
+            return;
+        }
+        byte[] key = keys.sessionKey(a.sessionId()); // derived on both ends, never sent
+        forgetHandshakeKeys();
         try {
             dataPlane.openSession(a.sessionId(), key, peerData, true);
         } catch (Exception e) {
@@ -662,6 +707,14 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         sessionOpen = true;
         metrics.sessionsOpened.incrementAndGet();
         becomeEstablished();
+    }
+
+    private void forgetHandshakeKeys() {
+        ephemeral = null;
+        if (keys != null) {
+            keys.wipe();
+            keys = null;
+        }
     }
 
     private void becomeEstablished() {
@@ -866,7 +919,13 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             return;
         }
         ByteBuf buf = ch.alloc().buffer();
-        FrameEncoder.encode(new Frame(requestId, new ErrorMsg(code.code(), message)), buf);
+        int peerVersion = decoder.mismatchedVersion();
+        FrameEncoder.encode(
+                new Frame(requestId, new ErrorMsg(code.code(), message)),
+                buf,
+                code == ErrorCode.VERSION_MISMATCH && peerVersion > 0
+                        ? peerVersion
+                        : WireFormat.VERSION);
         metrics.framesSent.incrementAndGet();
         ch.writeAndFlush(buf, ch.voidPromise());
         ch.close(); // at once: if the socket did not take the ERROR now, the peer is not
@@ -901,8 +960,29 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         Channel ch = channel;
         return (ch != null ? String.valueOf(ch.remoteAddress()) : "?")
                 + " ["
-                + peerEndpointId
+                + printable(peerEndpointId)
                 + "]";
+    }
+
+    /**
+     * A peer's string as it may appear in our logs and exception messages: control characters
+     * (newlines included) become '?', so a hostile peer cannot forge log lines.
+     */
+    static String printable(String peerText) {
+        StringBuilder b = null;
+        for (int i = 0; i < peerText.length(); i++) {
+            char c = peerText.charAt(i);
+            int type = Character.getType(c);
+            if (Character.isISOControl(c)
+                    || type == Character.LINE_SEPARATOR
+                    || type == Character.PARAGRAPH_SEPARATOR) {
+                if (b == null) {
+                    b = new StringBuilder(peerText);
+                }
+                b.setCharAt(i, '?');
+            }
+        }
+        return b == null ? peerText : b.toString();
     }
 
     private <T> CompletableFuture<T> request(Msg msg, Duration timeout, Function<Msg, T> mapper) {

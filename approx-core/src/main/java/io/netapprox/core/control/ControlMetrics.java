@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class ControlMetrics {
     final AtomicLong connectionsOpened = new AtomicLong();
+    final AtomicLong connectionsRefused = new AtomicLong();
     final AtomicLong connectionsClosed = new AtomicLong();
     final AtomicLong framesReceived = new AtomicLong();
     final AtomicLong framesSent = new AtomicLong();
@@ -41,6 +42,11 @@ public final class ControlMetrics {
 
     public long connectionsOpened() {
         return connectionsOpened.get();
+    }
+
+    /** Connections a server closed at once because {@code maxConnections} were open. */
+    public long connectionsRefused() {
+        return connectionsRefused.get();
     }
 
     public long connectionsClosed() {
@@ -177,6 +183,7 @@ public final class ControlMetrics {
     public Map<String, Long> snapshot() {
         Map<String, Long> m = new LinkedHashMap<>();
         m.put("connectionsOpened", connectionsOpened());
+        m.put("connectionsRefused", connectionsRefused());
         m.put("connectionsClosed", connectionsClosed());
         m.put("framesReceived", framesReceived());
         m.put("framesSent", framesSent());

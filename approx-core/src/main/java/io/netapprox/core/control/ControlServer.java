@@ -1,7 +1,9 @@
 package io.netapprox.core.control;
 
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
@@ -72,6 +74,10 @@ public final class ControlServer implements AutoCloseable {
                                                 ch.close();
                                                 return;
                                             }
+                                            if (children.size() >= config.maxConnections()) {
+                                                refuse(ch);
+                                                return;
+                                            }
                                             children.add(ch);
                                             ch.closeFuture().addListener(f -> children.remove(ch));
                                             ControlConnection conn =
@@ -113,9 +119,34 @@ public final class ControlServer implements AutoCloseable {
                 config.sslContext() != null ? "on" : "off");
         if (!config.authEnabled() && config.sslContext() == null) {
             LOG.info(
-                    "control server {}: no authentication and no TLS; session keys cross the network in clear",
+                    "control server {}: no authentication and no TLS; anyone who reaches the port can open"
+                            + " sessions (their keys are derived, not sent, but an active man in the middle"
+                            + " is not detected)",
                     serverChannel.localAddress());
         }
+    }
+
+    /**
+     * Over {@code maxConnections}: one ERROR OVERLOADED (so a legitimate client sees why) and a
+     * close, with no handshake state. Counted, logged at DEBUG only (a flood must not flood logs).
+     */
+    private void refuse(SocketChannel ch) {
+        metrics.connectionsRefused.incrementAndGet();
+        LOG.debug(
+                "control server: refusing {}: {} connections open",
+                ch.remoteAddress(),
+                children.size());
+        ByteBuf buf = ch.alloc().buffer();
+        FrameEncoder.encode(
+                new Messages.Frame(
+                        0,
+                        new Messages.ErrorMsg(
+                                ErrorCode.OVERLOADED.code(),
+                                "the server has "
+                                        + config.maxConnections()
+                                        + " control connections open (maxConnections); try later")),
+                buf);
+        ch.writeAndFlush(buf).addListener(ChannelFutureListener.CLOSE);
     }
 
     /** Binds and starts a server. */

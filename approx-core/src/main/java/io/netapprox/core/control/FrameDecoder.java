@@ -20,6 +20,7 @@ import java.util.List;
 final class FrameDecoder extends ByteToMessageDecoder {
     private volatile int maxBodyLength;
     private boolean failed;
+    private volatile int mismatchedVersion;
 
     FrameDecoder(int initialMaxBodyLength) {
         this.maxBodyLength = initialMaxBodyLength;
@@ -27,6 +28,14 @@ final class FrameDecoder extends ByteToMessageDecoder {
 
     void setMaxBodyLength(int max) {
         this.maxBodyLength = max;
+    }
+
+    /**
+     * The header version of a peer refused for its version, else 0: its ERROR is written in that
+     * version (the ERROR frame's layout is frozen), so an older peer can read why it was refused.
+     */
+    int mismatchedVersion() {
+        return mismatchedVersion;
     }
 
     @Override
@@ -57,6 +66,7 @@ final class FrameDecoder extends ByteToMessageDecoder {
         int version = in.getUnsignedByte(r + 2);
         if (version < WireFormat.MIN_SUPPORTED_VERSION
                 || version > WireFormat.MAX_SUPPORTED_VERSION) {
+            mismatchedVersion = version;
             fail(in, out, ErrorCode.VERSION_MISMATCH, versionMismatchMessage(version, version));
             return;
         }

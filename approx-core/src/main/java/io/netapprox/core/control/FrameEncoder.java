@@ -13,9 +13,17 @@ final class FrameEncoder {
     private FrameEncoder() {}
 
     static void encode(Frame frame, ByteBuf out) {
+        encode(frame, out, WireFormat.VERSION);
+    }
+
+    /**
+     * With another header version: only for the ERROR that refuses a peer of that version (the
+     * header and ERROR body layouts are the same in every version).
+     */
+    static void encode(Frame frame, ByteBuf out, int headerVersion) {
         int start = out.writerIndex();
         out.writeShort(WireFormat.MAGIC);
-        out.writeByte(WireFormat.VERSION);
+        out.writeByte(headerVersion);
         out.writeByte(frame.type().code);
         out.writeLong(frame.requestId());
         out.writeInt(0); // body length, patched below

@@ -29,7 +29,8 @@ final class Messages {
     }
 
     /**
-     * HELLO: the client's supported version range, identity, data-plane address and frame limit.
+     * HELLO: the client's supported version range, identity, data-plane address and frame limit,
+     * its fresh nonce and ephemeral X25519 share ({@link KeySchedule}).
      */
     record HelloMsg(
             int minVersion,
@@ -37,7 +38,9 @@ final class Messages {
             int maxFrameLength,
             String endpointId,
             InetAddress udpAddress,
-            int udpPort)
+            int udpPort,
+            byte[] clientNonce,
+            byte[] clientShare)
             implements Msg {
         public MessageType type() {
             return MessageType.HELLO;
@@ -45,8 +48,8 @@ final class Messages {
     }
 
     /**
-     * HELLO_ACK: the chosen version, the server's identity, data-plane address, frame limit and
-     * auth challenge.
+     * HELLO_ACK: the chosen version, whether the server authenticates, its identity, data-plane
+     * address and frame limit, its fresh nonce and ephemeral X25519 share.
      */
     record HelloAckMsg(
             int version,
@@ -55,19 +58,22 @@ final class Messages {
             String endpointId,
             InetAddress udpAddress,
             int udpPort,
-            byte[] serverNonce)
+            byte[] serverNonce,
+            byte[] serverShare)
             implements Msg {
         public MessageType type() {
             return MessageType.HELLO_ACK;
         }
     }
 
-    record AuthResponseMsg(byte[] clientNonce, byte[] mac) implements Msg {
+    /** AUTH_RESPONSE: the client's proof ({@link KeySchedule#clientProof()}). */
+    record AuthResponseMsg(byte[] mac) implements Msg {
         public MessageType type() {
             return MessageType.AUTH_RESPONSE;
         }
     }
 
+    /** AUTH_OK: the server's proof ({@link KeySchedule#serverProof()}). */
     record AuthOkMsg(byte[] mac) implements Msg {
         public MessageType type() {
             return MessageType.AUTH_OK;
@@ -80,14 +86,13 @@ final class Messages {
         }
     }
 
-    record SessionSetupAckMsg(long sessionId, byte[] key) implements Msg {
+    /**
+     * SESSION_SETUP_ACK: the session id the server chose and its key confirmation ({@link
+     * KeySchedule#sessionConfirm}); the key itself never travels.
+     */
+    record SessionSetupAckMsg(long sessionId, byte[] confirm) implements Msg {
         public MessageType type() {
             return MessageType.SESSION_SETUP_ACK;
-        }
-
-        @Override
-        public String toString() {
-            return "SessionSetupAck{session=" + Long.toHexString(sessionId) + ", key=<redacted>}";
         }
     }
 

@@ -35,14 +35,20 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The control protocol's binary format (version 1): frame header constants and strict body codecs.
+ * The control protocol's binary format (version 2): frame header constants and strict body codecs.
  * All integers are big-endian. See docs/control-plane.md for the tables.
  */
 final class WireFormat {
     static final int MAGIC = 0x4E43; // "NC": NetApprox Control
-    static final int VERSION = 1;
-    static final int MIN_SUPPORTED_VERSION = 1;
-    static final int MAX_SUPPORTED_VERSION = 1;
+
+    /**
+     * Version 2 (issue 12): the data-plane key is derived on both ends ({@link KeySchedule})
+     * instead of travelling in SESSION_SETUP_ACK. Version 1 is refused: it sends the key in clear.
+     */
+    static final int VERSION = 2;
+
+    static final int MIN_SUPPORTED_VERSION = 2;
+    static final int MAX_SUPPORTED_VERSION = 2;
     static final int HEADER_LENGTH = 16;
 
     /** Body limit before the handshake has completed (HELLO, AUTH, SESSION_SETUP are all small). */
@@ -50,7 +56,7 @@ final class WireFormat {
 
     static final int NONCE_LENGTH = 32;
     static final int MAC_LENGTH = 32;
-    static final int KEY_LENGTH = 32;
+    static final int SHARE_LENGTH = KeySchedule.SHARE_LENGTH;
     static final int MAX_ENDPOINT_ID_BYTES = 255;
     static final int MAX_MESSAGE_BYTES = 1024;
 
@@ -197,6 +203,15 @@ final class WireFormat {
         }
     }
 
+    /** Writes exactly {@code n} bytes; a wrong length is a bug on this side, not the peer's. */
+    static void writeFixed(ByteBuf out, byte[] b, int n) {
+        if (b == null || b.length != n) {
+            throw new IllegalArgumentException(
+                    "field must be " + n + " bytes, got " + (b == null ? "null" : b.length));
+        }
+        out.writeBytes(b);
+    }
+
     static void writeString(ByteBuf out, String s, int maxBytes) {
         byte[] b = utf8Truncated(s, maxBytes);
         out.writeShort(b.length);
@@ -286,6 +301,8 @@ final class WireFormat {
             out.writeInt(h.maxFrameLength());
             writeString(out, h.endpointId(), MAX_ENDPOINT_ID_BYTES);
             writeAddress(out, h.udpAddress(), h.udpPort());
+            writeFixed(out, h.clientNonce(), NONCE_LENGTH);
+            writeFixed(out, h.clientShare(), SHARE_LENGTH);
         } else if (msg instanceof HelloAckMsg a) {
             out.writeByte(a.version());
             out.writeByte(a.authRequired() ? HELLO_ACK_FLAG_AUTH : 0);
@@ -293,19 +310,17 @@ final class WireFormat {
             out.writeInt(a.maxFrameLength());
             writeString(out, a.endpointId(), MAX_ENDPOINT_ID_BYTES);
             writeAddress(out, a.udpAddress(), a.udpPort());
-            if (a.authRequired()) {
-                out.writeBytes(a.serverNonce());
-            }
+            writeFixed(out, a.serverNonce(), NONCE_LENGTH);
+            writeFixed(out, a.serverShare(), SHARE_LENGTH);
         } else if (msg instanceof AuthResponseMsg r) {
-            out.writeBytes(r.clientNonce());
-            out.writeBytes(r.mac());
+            writeFixed(out, r.mac(), MAC_LENGTH);
         } else if (msg instanceof AuthOkMsg ok) {
-            out.writeBytes(ok.mac());
+            writeFixed(out, ok.mac(), MAC_LENGTH);
         } else if (msg instanceof SessionSetupMsg) {
             // empty body
         } else if (msg instanceof SessionSetupAckMsg s) {
             out.writeLong(s.sessionId());
-            out.writeBytes(s.key());
+            writeFixed(out, s.confirm(), MAC_LENGTH);
         } else if (msg instanceof JobAnnounceMsg ja) {
             JobAnnouncement j = ja.job();
             out.writeInt(j.jobId());
@@ -412,7 +427,15 @@ final class WireFormat {
                     String id = readString(in, MAX_ENDPOINT_ID_BYTES, "endpointId");
                     InetAddress addr = readAddress(in, "udpAddress");
                     int port = readPort(in, addr, "udpPort");
-                    return new HelloMsg(min, max, maxFrame, id, addr, port);
+                    return new HelloMsg(
+                            min,
+                            max,
+                            maxFrame,
+                            id,
+                            addr,
+                            port,
+                            readFixed(in, NONCE_LENGTH, "clientNonce"),
+                            readFixed(in, SHARE_LENGTH, "clientShare"));
                 }
             case HELLO_ACK:
                 {
@@ -431,13 +454,18 @@ final class WireFormat {
                     InetAddress addr = readAddress(in, "udpAddress");
                     int port = readPort(in, addr, "udpPort");
                     boolean auth = (flags & HELLO_ACK_FLAG_AUTH) != 0;
-                    byte[] nonce = auth ? readFixed(in, NONCE_LENGTH, "serverNonce") : new byte[0];
-                    return new HelloAckMsg(v, auth, maxFrame, id, addr, port, nonce);
+                    return new HelloAckMsg(
+                            v,
+                            auth,
+                            maxFrame,
+                            id,
+                            addr,
+                            port,
+                            readFixed(in, NONCE_LENGTH, "serverNonce"),
+                            readFixed(in, SHARE_LENGTH, "serverShare"));
                 }
             case AUTH_RESPONSE:
-                return new AuthResponseMsg(
-                        readFixed(in, NONCE_LENGTH, "clientNonce"),
-                        readFixed(in, MAC_LENGTH, "mac"));
+                return new AuthResponseMsg(readFixed(in, MAC_LENGTH, "mac"));
             case AUTH_OK:
                 return new AuthOkMsg(readFixed(in, MAC_LENGTH, "mac"));
             case SESSION_SETUP:
@@ -448,7 +476,7 @@ final class WireFormat {
                     if (id == 0) {
                         throw new MalformedException("SESSION_SETUP_ACK session id 0 is reserved");
                     }
-                    return new SessionSetupAckMsg(id, readFixed(in, KEY_LENGTH, "key"));
+                    return new SessionSetupAckMsg(id, readFixed(in, MAC_LENGTH, "confirm"));
                 }
             case JOB_ANNOUNCE:
                 {

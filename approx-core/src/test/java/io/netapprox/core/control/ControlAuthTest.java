@@ -165,7 +165,7 @@ class ControlAuthTest {
             OutputStream out = s.getOutputStream();
             out.write(encode(1, TestSupport.hello("raw", 9)));
             assertInstanceOf(HelloAckMsg.class, TestSupport.readFrame(s).msg());
-            out.write(encode(2, new Messages.AuthResponseMsg(new byte[32], new byte[32])));
+            out.write(encode(2, new Messages.AuthResponseMsg(new byte[32])));
             ErrorMsg err = TestSupport.readError(s);
             assertEquals(ErrorCode.AUTH_FAILED.code(), err.code());
             TestSupport.assertClosedByPeer(s);

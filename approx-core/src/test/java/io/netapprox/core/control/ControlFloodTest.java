@@ -60,6 +60,46 @@ class ControlFloodTest {
         };
     }
 
+    /**
+     * Slow-loris: connections that send nothing hold a slot until the handshake timeout; past
+     * {@code maxConnections} the server answers OVERLOADED and closes at once, and a slot freed is
+     * usable again. Before, every connection was accepted (no bound on descriptors).
+     */
+    @Test
+    void connectionsBeyondMaxConnectionsAreRefusedWithAClearError() throws Exception {
+        RecordingDataPlane dp = new RecordingDataPlane(7000);
+        server =
+                ControlServer.start(
+                        serverConfig().maxConnections(2).build(), dp, new ControlHandler() {});
+        try (Socket idle1 = rawConnect(server);
+                Socket idle2 = rawConnect(server)) {
+            eventually("two connections open", () -> server.metrics().activeConnections() == 2);
+            try (Socket third = rawConnect(server)) {
+                ErrorMsg e = TestSupport.readError(third);
+                assertEquals(ErrorCode.OVERLOADED, e.errorCode(), e.toString());
+                assertTrue(e.message().contains("maxConnections"), e.message());
+                assertClosedByPeer(third);
+            }
+            try (ControlClientFactory clients =
+                    new ControlClientFactory(
+                            TestSupport.clientConfig().build(),
+                            new RecordingDataPlane(7001),
+                            null)) {
+                ControlException refused =
+                        assertInstanceOf(
+                                ControlException.class,
+                                TestSupport.failure(clients.connect(addressOf(server))));
+                assertEquals(ErrorCode.OVERLOADED, refused.code(), refused.toString());
+                assertEquals(2, server.metrics().connectionsRefused());
+                assertEquals(0, dp.openCount());
+                idle1.close();
+                eventually("a slot is free", () -> server.metrics().activeConnections() == 1);
+                assertTrue(TestSupport.await(clients.connect(addressOf(server))).isActive());
+                assertEquals(1, dp.openCount());
+            }
+        }
+    }
+
     @Test
     void pingBeforeTheHandshakeIsRefusedNotAnswered() throws IOException {
         server =
@@ -228,26 +268,7 @@ class ControlFloodTest {
                                 new InetSocketAddress(TestSupport.LOOPBACK, raw.getLocalPort()));
                 try (Socket peer = raw.accept()) {
                     peer.setSoTimeout(10_000);
-                    Frame hello = readFrame(peer);
-                    assertInstanceOf(Messages.HelloMsg.class, hello.msg());
-                    peer.getOutputStream()
-                            .write(
-                                    encode(
-                                            hello.requestId(),
-                                            new HelloAckMsg(
-                                                    1,
-                                                    false,
-                                                    64 << 10,
-                                                    "raw",
-                                                    TestSupport.LOOPBACK,
-                                                    9,
-                                                    new byte[0])));
-                    assertInstanceOf(SessionSetupMsg.class, readFrame(peer).msg());
-                    peer.getOutputStream()
-                            .write(
-                                    encode(
-                                            hello.requestId(),
-                                            new SessionSetupAckMsg(42, new byte[32])));
+                    TestSupport.rawServerHandshake(peer, 64 << 10, 42);
                     ControlClient c = TestSupport.await(connecting);
                     // The peer reads nothing from now on.
                     Throwable refused = null;

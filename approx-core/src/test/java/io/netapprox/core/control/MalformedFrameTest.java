@@ -118,23 +118,75 @@ class MalformedFrameTest {
 
     @Test
     void otherProtocolVersionGetsAnExplicitVersionMismatch() throws IOException {
-        byte[] v2 = rawFrame(WireFormat.MAGIC, 2, MessageType.HELLO.code, 1, 0, new byte[0]);
-        assertError(rejected(v2, false), ErrorCode.VERSION_MISMATCH, "version 2", "version 1");
-        // A HELLO in version-1 framing that offers only versions 2..3.
+        byte[] v3 = rawFrame(WireFormat.MAGIC, 3, MessageType.HELLO.code, 1, 0, new byte[0]);
+        assertError(rejected(v3, false), ErrorCode.VERSION_MISMATCH, "version 3", "version 2");
+        // A HELLO in this version's framing that offers only versions 3..4.
         byte[] hello =
                 encode(
                         1,
                         new Messages.HelloMsg(
-                                2, 3, 1 << 20, "future-peer", TestSupport.LOOPBACK, 9));
+                                3,
+                                4,
+                                1 << 20,
+                                "future-peer",
+                                TestSupport.LOOPBACK,
+                                9,
+                                new byte[32],
+                                KeySchedule.Ephemeral.generate().share()));
         assertError(
-                rejected(hello, false), ErrorCode.VERSION_MISMATCH, "versions 2..3", "version 1");
+                rejected(hello, false), ErrorCode.VERSION_MISMATCH, "versions 3..4", "version 2");
         assertEquals(2, server.metrics().versionMismatches());
+        assertEquals(0, serverDp.openCount());
+    }
+
+    /**
+     * A version-1 peer (which expects the session key in clear in SESSION_SETUP_ACK) is refused at
+     * its first frame with an ERROR it can read - in version-1 framing - and a close, not a hang.
+     * Before version 2 the server accepted this HELLO.
+     */
+    @Test
+    void versionOnePeerIsRefusedWithAnErrorInItsOwnFraming() throws IOException {
+        // A version-1 HELLO exactly as a 1.x client sends it: range [1, 1], no nonce, no share.
+        ByteBuf b = Unpooled.buffer();
+        b.writeByte(1).writeByte(1).writeShort(0).writeInt(1 << 20);
+        b.writeShort(2).writeBytes("v1".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        b.writeByte(4).writeBytes(new byte[] {127, 0, 0, 1}).writeShort(9);
+        byte[] body = new byte[b.readableBytes()];
+        b.readBytes(body);
+        try (Socket s = rawConnect(server)) {
+            s.getOutputStream()
+                    .write(
+                            rawFrame(
+                                    WireFormat.MAGIC,
+                                    1,
+                                    MessageType.HELLO.code,
+                                    1,
+                                    body.length,
+                                    body));
+            java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
+            byte[] header = new byte[WireFormat.HEADER_LENGTH];
+            in.readFully(header);
+            ByteBuf h = Unpooled.wrappedBuffer(header);
+            assertEquals(WireFormat.MAGIC, h.readUnsignedShort());
+            assertEquals(1, h.readUnsignedByte(), "the ERROR is framed in the peer's version");
+            assertEquals(MessageType.ERROR.code, h.readUnsignedByte());
+            h.skipBytes(8);
+            byte[] errBody = new byte[h.readInt()];
+            in.readFully(errBody);
+            ErrorMsg e =
+                    (ErrorMsg)
+                            WireFormat.decodeBody(
+                                    MessageType.ERROR, Unpooled.wrappedBuffer(errBody));
+            assertError(e, ErrorCode.VERSION_MISMATCH, "version 1", "version 2");
+            assertClosedByPeer(s);
+        }
+        assertEquals(1, server.metrics().versionMismatches());
         assertEquals(0, serverDp.openCount());
     }
 
     @Test
     void unknownMessageType() throws IOException {
-        byte[] f = rawFrame(WireFormat.MAGIC, 1, 99, 1, 0, new byte[0]);
+        byte[] f = rawFrame(WireFormat.MAGIC, WireFormat.VERSION, 99, 1, 0, new byte[0]);
         assertError(rejected(f, false), ErrorCode.UNKNOWN_MESSAGE_TYPE, "99");
         assertEquals(1, server.metrics().unknownMessageTypes());
     }
@@ -142,10 +194,23 @@ class MalformedFrameTest {
     @Test
     void oversizeLengthIsRejectedAtOnceWithoutWaitingForTheBody() throws IOException {
         byte[] f =
-                rawFrame(WireFormat.MAGIC, 1, MessageType.HELLO.code, 1, 0x7FFF_FFFFL, new byte[0]);
+                rawFrame(
+                        WireFormat.MAGIC,
+                        WireFormat.VERSION,
+                        MessageType.HELLO.code,
+                        1,
+                        0x7FFF_FFFFL,
+                        new byte[0]);
         assertError(rejected(f, false), ErrorCode.FRAME_TOO_LARGE, "2147483647");
         // Before the handshake, the limit is the small handshake limit, not the configured 1 MiB.
-        byte[] big = rawFrame(WireFormat.MAGIC, 1, MessageType.HELLO.code, 1, 5000, new byte[5000]);
+        byte[] big =
+                rawFrame(
+                        WireFormat.MAGIC,
+                        WireFormat.VERSION,
+                        MessageType.HELLO.code,
+                        1,
+                        5000,
+                        new byte[5000]);
         assertError(rejected(big, false), ErrorCode.FRAME_TOO_LARGE, "4096");
         assertEquals(2, server.metrics().oversizedFrames());
     }
@@ -179,8 +244,8 @@ class MalformedFrameTest {
                 rejected(rawFrame(MessageType.HELLO, 1, body), false),
                 ErrorCode.MALFORMED_FRAME,
                 "endpointId");
-        // A fixed-size field cut short: AUTH_RESPONSE needs 64 bytes.
-        byte[] shortAuth = rawFrame(MessageType.AUTH_RESPONSE, 1, new byte[40]);
+        // A fixed-size field cut short: AUTH_RESPONSE needs 32 bytes.
+        byte[] shortAuth = rawFrame(MessageType.AUTH_RESPONSE, 1, new byte[20]);
         assertError(rejected(shortAuth, false), ErrorCode.MALFORMED_FRAME, "mac");
         // Trailing bytes after a valid body.
         byte[] hello = body(TestSupport.hello("x", 9));

@@ -47,28 +47,37 @@ class WireFormatTest {
                                 GroupReport.ofIds(7, 1, IdSet.empty(), IdSet.empty())));
         return List.of(
                 new Messages.HelloMsg(
-                        1, 3, 1 << 20, "exec-1@host", InetAddress.getByName("::1"), 65535),
-                new Messages.HelloMsg(1, 1, 4096, "no-udp", null, 0),
+                        2,
+                        3,
+                        1 << 20,
+                        "exec-1@host",
+                        InetAddress.getByName("::1"),
+                        65535,
+                        filled(32, 0x11),
+                        filled(32, 0x22)),
+                new Messages.HelloMsg(2, 2, 4096, "no-udp", null, 0, new byte[32], new byte[32]),
                 new Messages.HelloAckMsg(
-                        1,
+                        2,
                         true,
                         1 << 20,
                         "srv",
                         InetAddress.getByName("10.0.0.1"),
                         1,
-                        new byte[32]),
+                        filled(32, 0x33),
+                        filled(32, 0x44)),
                 new Messages.HelloAckMsg(
-                        1,
+                        2,
                         false,
                         1 << 20,
                         "srv",
                         InetAddress.getByName("10.0.0.1"),
                         1,
-                        new byte[0]),
-                new Messages.AuthResponseMsg(new byte[32], new byte[32]),
+                        new byte[32],
+                        new byte[32]),
+                new Messages.AuthResponseMsg(filled(32, 0x55)),
                 new Messages.AuthOkMsg(new byte[32]),
                 new Messages.SessionSetupMsg(),
-                new Messages.SessionSetupAckMsg(-5L, new byte[32]),
+                new Messages.SessionSetupAckMsg(-5L, filled(32, 0x66)),
                 new Messages.JobAnnounceMsg(
                         JobAnnouncement.ofGroups(
                                 1,
@@ -86,6 +95,12 @@ class WireFormatTest {
                 new Messages.ErrorMsg(ErrorCode.AUTH_FAILED.code(), "bad"),
                 new Messages.PingMsg(),
                 new Messages.PongMsg());
+    }
+
+    private static byte[] filled(int n, int value) {
+        byte[] b = new byte[n];
+        java.util.Arrays.fill(b, (byte) value);
+        return b;
     }
 
     private static byte[] frameBytes(long id, Msg m) {
