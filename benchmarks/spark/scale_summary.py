@@ -32,7 +32,7 @@ for n in sizes:
     for r in ap:
         out.append(f"#   approx round {r['round']}: outside e_max {r.get('group_aggregates_outside_emax', '?')} "
                    f"(max rel error {float(r.get('max_rel_error', 'nan'))*100:.2f}%), sample fraction {r.get('sample_fraction', '?')}, "
-                   f"groups below target {r.get('groups_below_target', '?')}")
+                   f"groups below target {r.get('groups_below_target', '?')}, short of plan {r.get('groups_short_of_plan', '?')}")
 ap = [n for n in sizes if by.get((n, 'approx'))]
 if len(ap) >= 2:
     lo, hi = ap[0], ap[-1]

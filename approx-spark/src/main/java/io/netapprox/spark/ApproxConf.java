@@ -67,6 +67,12 @@ public final class ApproxConf implements Serializable {
                 "recordsPerMessage",
                 new String[] {"32", "records framed into one ATP message (the sampling unit)"});
         k.put(
+                "mapSampleRecords",
+                new String[] {
+                    "8192",
+                    "map-side pre-sample: each map output writes a uniform sample of between this many and about twice this many records of every group (all of a smaller group) instead of every record; 0 = write every record"
+                });
+        k.put(
                 "planning",
                 new String[] {
                     "shares",
@@ -123,6 +129,7 @@ public final class ApproxConf implements Serializable {
     private final int[] dscp;
     private final double confidence;
     private final int recordsPerMessage;
+    private final long mapSampleRecords;
     private final Submit submit;
     private final Planning planning;
     private final long fetchTimeoutMs;
@@ -196,6 +203,7 @@ public final class ApproxConf implements Serializable {
             throw bad("confidence", c.get("confidence"), "a number in (0, 1), e.g. 0.95");
         }
         recordsPerMessage = (int) range(c, "recordsPerMessage", 32, 1, 1 << 16);
+        mapSampleRecords = range(c, "mapSampleRecords", 8192, 0, 1L << 40);
         String s = c.getOrDefault("submit", "all");
         try {
             submit = Submit.valueOf(s.toUpperCase(Locale.ROOT));
@@ -366,6 +374,14 @@ public final class ApproxConf implements Serializable {
 
     public int recordsPerMessage() {
         return recordsPerMessage;
+    }
+
+    /**
+     * Records of each group a map output writes at least (a uniform sample of between this and
+     * about twice this many; every record of a smaller group); 0: every record.
+     */
+    public long mapSampleRecords() {
+        return mapSampleRecords;
     }
 
     public Submit submit() {

@@ -21,8 +21,10 @@ import org.apache.spark.util.LongAccumulator;
  *       into the estimates: the reducer stops at each target), {@code beyond target} (delivered but
  *       not used);
  *   <li>groups: {@code groups}, {@code groups below target} (a group a share of which got fewer
- *       than its target: must be 0), and the {@code sample fraction} per group ({@link
- *       SampleFractionSummary});
+ *       than its target: must be 0), {@code groups short of plan} (a group the plan asked more of a
+ *       map output than its pre-sample, {@code spark.approx.mapSampleRecords}, holds: its e_max is
+ *       not promised, its interval still is; raise the key if not 0), and the {@code sample
+ *       fraction} per group ({@link SampleFractionSummary});
  *   <li>rows: {@code rows sampled} (in the used messages) and {@code rows} (the groups' records);
  *   <li>ATP: {@code packets sent}, {@code packets retransmitted}, {@code packets lost} (the sending
  *       engines' numbers, fetched by each reducer from the executors it pulled from);
@@ -42,6 +44,7 @@ public final class ApproxShuffleMetrics implements Serializable {
     final LongAccumulator messagesBeyondTarget = new LongAccumulator();
     final LongAccumulator groups = new LongAccumulator();
     final LongAccumulator groupsBelowTarget = new LongAccumulator();
+    final LongAccumulator groupsShortOfPlan = new LongAccumulator();
     final SampleFractionSummary sampleFraction = new SampleFractionSummary();
     final LongAccumulator rowsSampled = new LongAccumulator();
     final LongAccumulator rows = new LongAccumulator();
@@ -69,6 +72,7 @@ public final class ApproxShuffleMetrics implements Serializable {
         sc.register(m.messagesBeyondTarget, p + "messages beyond target");
         sc.register(m.groups, p + "groups");
         sc.register(m.groupsBelowTarget, p + "groups below target");
+        sc.register(m.groupsShortOfPlan, p + "groups short of plan");
         sc.register(m.sampleFraction, p + "sample fraction per group");
         sc.register(m.rowsSampled, p + "rows sampled");
         sc.register(m.rows, p + "rows");
@@ -104,6 +108,7 @@ public final class ApproxShuffleMetrics implements Serializable {
         v.put("messages beyond target", messagesBeyondTarget.value());
         v.put("groups", groups.value());
         v.put("groups below target", groupsBelowTarget.value());
+        v.put("groups short of plan", groupsShortOfPlan.value());
         v.put("sample fraction per group", sampleFraction.value());
         v.put("rows sampled", rowsSampled.value());
         v.put("rows", rows.value());

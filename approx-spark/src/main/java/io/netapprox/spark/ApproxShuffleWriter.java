@@ -10,8 +10,10 @@ import java.io.FileOutputStream;
 import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.zip.Adler32;
 import java.util.zip.CRC32;
@@ -29,21 +31,26 @@ import scala.Option;
 import scala.Product2;
 
 /**
- * Map side of an approximate shuffle. Records go into a {@link MapOutputSorter} (memory granted by
- * Spark's memory manager, spilled to disk beyond it), which gives them back group by group in
- * uniformly random order; each group's records are framed into messages of {@code
- * recordsPerMessage} as they stream out, and while they do the writer learns the group's share
- * statistics ({@link ShareStatistics}: counts, moments, a sketch of the quantile columns, the
- * non-finite counts). The statistics go to the driver ({@link ShareStatisticsAccumulator}, under
- * {@code planning=shares}), which plans every group over its map outputs before the reduce stage;
- * the group table at the end of each segment ({@link MapOutputFormat}) carries the share's counts
- * and the MSR planned from the share alone (used under {@code planning=local}). The output is one
- * data file committed through Spark's {@link IndexShuffleBlockResolver}; the {@link MapStatus}
- * reports its true partition lengths and a {@link BlockManagerId} whose topology info carries this
- * executor's NetApprox control address.
+ * Map side of an approximate shuffle. Every record goes into its group's share statistics ({@link
+ * ShareStatistics}: counts, moments, the non-finite counts - census numbers) and into a {@link
+ * MapOutputSorter} (memory granted by Spark's memory manager, spilled to disk beyond it), which
+ * keeps a uniform pre-sample of each group ({@code spark.approx.mapSampleRecords}: between that
+ * many and about twice as many records, all of a smaller group) and gives it back group by group in
+ * uniformly random order; each group's kept records are framed into messages of {@code
+ * recordsPerMessage} as they stream out (and feed the sketch of the quantile columns). So the bytes
+ * written scale with the sample, not the input; the group table carries the share's full record
+ * count and N_g (its {@code population}), so the reducer's estimators weigh the sample by the share
+ * it stands for (a simple random sample of the sample is one of the share). The statistics go to
+ * the driver ({@link ShareStatisticsAccumulator}, under {@code planning=shares}), which plans every
+ * group over its map outputs before the reduce stage; the group table at the end of each segment
+ * ({@link MapOutputFormat}) carries the share's counts and the MSR planned from the share alone
+ * (used under {@code planning=local}). The output is one data file committed through Spark's {@link
+ * IndexShuffleBlockResolver}; the {@link MapStatus} reports its true partition lengths and a {@link
+ * BlockManagerId} whose topology info carries this executor's NetApprox control address.
  *
- * <p>Memory: the sorter's grant, one message and one group's statistics (its sketch sample is
- * bounded), plus a few numbers per group of the task.
+ * <p>Memory: the sorter's grant, one message, the census statistics of every group of the task
+ * (moments: a few dozen numbers per group and value column; the sketch of the group being written
+ * is bounded), plus the pre-sample's 64 level counters per group.
  */
 final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     private final ApproxShuffleHandle<K, V, ?> handle;
@@ -86,21 +93,26 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                                 + ((long) handle.shuffleId() << 32)
                                 + mapIndex);
         long n = 0;
-        try (MapOutputSorter sorter = new MapOutputSorter(context.taskMemoryManager(), rnd)) {
+        Map<String, ShareStatistics.Builder> shares = new HashMap<>();
+        try (MapOutputSorter sorter =
+                new MapOutputSorter(context.taskMemoryManager(), rnd, conf.mapSampleRecords())) {
             while (records.hasNext()) {
                 Product2<K, V> r = records.next();
                 String key = (String) r._1();
-                sorter.insert(partitioner.getPartition(key), key, (ApproxRow) r._2(), withKey);
+                ApproxRow row = (ApproxRow) r._2();
+                shares.computeIfAbsent(key, k -> new ShareStatistics.Builder(spec)).add(row);
+                sorter.insert(partitioner.getPartition(key), key, row, withKey);
                 n++;
             }
             long t0 = System.nanoTime();
+            long written;
             File output = resolver.getDataFile(handle.shuffleId(), mapId);
             File tmp = resolver.createTempFile(output);
             lengths = new long[numPartitions];
             long[] checksums = new long[numPartitions];
             SegmentOutput out = new SegmentOutput(tmp, checksumAlgorithm());
             try (out) {
-                writeSegments(spec, mapIndex, sorter, out, checksums);
+                written = writeSegments(spec, mapIndex, sorter, shares, out, checksums);
             }
             resolver.writeMetadataFileAndCommit(handle.shuffleId(), mapId, lengths, checksums, tmp);
             if (tmp.exists()) {
@@ -111,15 +123,19 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
             context.taskMetrics().incMemoryBytesSpilled(sorter.memorySpilled());
             context.taskMetrics().incPeakExecutionMemory(sorter.peakMemory());
             metrics.incBytesWritten(out.total());
-            metrics.incRecordsWritten(n);
+            metrics.incRecordsWritten(written);
             metrics.incWriteTime(System.nanoTime() - t0);
         }
     }
 
-    private void writeSegments(
+    /**
+     * @return the records written (the pre-sample)
+     */
+    private long writeSegments(
             ApproxSpec spec,
             int mapIndex,
             MapOutputSorter sorter,
+            Map<String, ShareStatistics.Builder> shares,
             SegmentOutput out,
             long[] checksums)
             throws IOException {
@@ -131,8 +147,9 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         byte[][] buf = new byte[1][];
         ByteArrayOutputStream msg = new ByteArrayOutputStream();
         DataOutputStream msgOut = new DataOutputStream(msg);
+        long[] written = {0};
         sorter.read(
-                (partition, key, count, stream) -> {
+                (partition, key, count, inserted, stream) -> {
                     if (partition != current[0]) {
                         if (current[0] >= 0) {
                             finishSegment(out, current[0], nv, withKey, table, checksums);
@@ -142,7 +159,11 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                     }
                     long offset = out.segmentBytes();
                     int messages = (int) ((count + rpm - 1) / rpm);
-                    ShareStatistics.Builder stats = new ShareStatistics.Builder(spec, rpm);
+                    ShareStatistics.Builder stats = shares.remove(key);
+                    if (stats == null || stats.records() != inserted) {
+                        throw new IllegalStateException(
+                                "group " + key + ": statistics out of step with the sorter");
+                    }
                     for (int m = 0; m < messages; m++) {
                         msg.reset();
                         long from = start(m, count, messages);
@@ -150,7 +171,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                         msgOut.writeInt((int) (to - from));
                         for (long i = from; i < to; i++) {
                             int len = stream.next(buf);
-                            stats.add(
+                            stats.sample(
                                     ApproxRow.read(
                                             new DataInputStream(
                                                     new ByteArrayInputStream(buf[0], 0, len)),
@@ -162,7 +183,9 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                         out.writeInt(msg.size());
                         msg.writeTo(out);
                     }
-                    ShareStatistics share = stats.build();
+                    written[0] += count;
+                    long population = MapOutputFormat.Group.population(inserted, count, messages);
+                    ShareStatistics share = stats.build(population);
                     double msr = SamplingPlan.allocate(spec, key, List.of(share)).rate(0);
                     long[] nonFinite = new long[3 * nv];
                     for (int v = 0; v < nv; v++) {
@@ -172,7 +195,8 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                             new MapOutputFormat.Group(
                                     key,
                                     messages,
-                                    count,
+                                    population,
+                                    inserted,
                                     msr,
                                     spec.errorBound(key),
                                     offset,
@@ -185,6 +209,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         if (current[0] >= 0) {
             finishSegment(out, current[0], nv, withKey, table, checksums);
         }
+        return written[0];
     }
 
     private void finishSegment(

@@ -3,7 +3,6 @@ package io.netapprox.spark;
 import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.engine.SendResult;
 import io.netapprox.core.job.JobSpec;
-import io.netapprox.core.job.Target;
 import io.netapprox.core.transport.ApproxPeer;
 import io.netapprox.core.transport.ApproxTransport;
 import io.netapprox.core.transport.OutgoingTransfer;
@@ -205,7 +204,7 @@ final class ExecutorTransport {
                 MapOutputFormat.Group gr = table.groups().get(g);
                 double msr = req.msrOf(gr);
                 applied.add(gr.withMsr(msr));
-                targets[g] = Target.of(msr, gr.messages());
+                targets[g] = applied.get(g).target();
                 // submit=target: only the first ceil(MSR_g N_g) messages of each group (a random
                 // sample, as the records are permuted) are announced, reliably (MSR 1): the engine
                 // has no "end of submissions", so a group of N_g with fewer submitted messages
@@ -213,7 +212,7 @@ final class ExecutorTransport {
                 if (conf.submit() == ApproxConf.Submit.TARGET) {
                     js.addGroup(g, Math.max(1, targets[g]), 1.0);
                 } else {
-                    js.addGroup(g, gr.messages(), msr);
+                    js.addGroup(g, gr.messages(), applied.get(g).writtenMsr());
                 }
             }
             JobSpec spec = js.build();

@@ -115,10 +115,12 @@ final class GroupAggregator {
         long population = 0;
         long sampled = 0;
         boolean below = false;
+        boolean shortOfPlan = false;
         for (StratumSample s : strata) {
             population += s.records;
             sampled += s.sampledRecords();
             below |= s.deliveredMessages() < s.target;
+            shortOfPlan |= s.shortOfPlan;
         }
         m.groups.add(1);
         m.rows.add(population);
@@ -126,6 +128,9 @@ final class GroupAggregator {
         m.sampleFraction.add(population == 0 ? 1.0 : (double) sampled / population);
         if (below) {
             m.groupsBelowTarget.add(1);
+        }
+        if (shortOfPlan) {
+            m.groupsShortOfPlan.add(1);
         }
     }
 
@@ -219,7 +224,7 @@ final class GroupAggregator {
                 case TOPK -> {
                     StratifiedTopK<String> est = new StratifiedTopK<>();
                     for (StratumSample s : strata) {
-                        est.addShare(s.topK, s.messages);
+                        est.addShare(s.topK, s.population);
                     }
                     int rank = 1;
                     for (TopKResult.KeyCount<String> kc : est.topK(a.k(), conf).top()) {
@@ -313,7 +318,7 @@ final class GroupAggregator {
                                 + s.msr
                                 + ")");
             }
-            sums.add(acc.summarize(s.messages));
+            sums.add(acc.summarize(s.population));
         }
         ApproxResult r = StratifiedEstimator.mean(sums, conf);
         if (records > 0) {

@@ -19,8 +19,8 @@ import java.util.List;
  *
  * <pre>
  *   per group, contiguous:  its messages, each  int length, then the message (int records, records)
- *   group table:            int magic 'NAS3', int numValues, boolean withKey, int groups, then per group:
- *                           UTF key, int messages (N_g), long records, double msr, double e_max,
+ *   group table:            int magic 'NAS4', int numValues, boolean withKey, int groups, then per group:
+ *                           UTF key, int messages (written), long population (N_g), long records, double msr, double e_max,
  *                           long offset (of its first message, from the segment's start), long length (its bytes),
  *                           byte nonFinite (0: every value finite; 1: followed by, per value column,
  *                           long NaN, long +Inf, long -Inf counts)
@@ -28,15 +28,19 @@ import java.util.List;
  * </pre>
  *
  * A record is {@code numValues} doubles, then (withKey) a UTF string. A group's messages are its
- * records in random order, so any prefix of them is a simple random sample. The table comes last:
- * the writer streams each group's messages out of its sorter and learns the group's counts (and,
- * under {@code planning=local}, its MSR) while doing so; a reader seeks to the trailer, reads the
- * table, then reads each group's messages in order ({@link SegmentFile}). The same table, with the
- * MSRs the server applies, is the DATA_RESPONSE of the ATP transfer, so the reducer knows N_g, the
- * record count and the non-finite value counts of every group's share exactly.
+ * records - or, with the map-side pre-sample, a uniform sample of them - in random order, so any
+ * prefix of them is a simple random sample of the share's {@code records}. {@code messages} are the
+ * messages written (ATP's group); {@code population} is N_g, what the share's {@code records} would
+ * make at the written messages' average size ({@code messages} when every record was written): the
+ * unit in which the MSR is planned and the estimators weigh. The table comes last: the writer
+ * streams each group's messages out of its sorter and learns the group's counts (and, under {@code
+ * planning=local}, its MSR) while doing so; a reader seeks to the trailer, reads the table, then
+ * reads each group's messages in order ({@link SegmentFile}). The same table, with the MSRs the
+ * server applies, is the DATA_RESPONSE of the ATP transfer, so the reducer knows N_g, the record
+ * count and the non-finite value counts of every group's share exactly.
  */
 final class MapOutputFormat {
-    static final int MAGIC = 0x4E415333;
+    static final int MAGIC = 0x4E415334;
     static final int TRAILER_BYTES = 8;
 
     /** Largest group table a reader accepts. */
@@ -49,11 +53,12 @@ final class MapOutputFormat {
 
     /**
      * A group's entry of the table; {@code nonFinite} holds per value column the NaN, +Infinity and
-     * -Infinity counts (3 per column).
+     * -Infinity counts (3 per column). {@code msr} is a rate of {@code population}.
      */
     record Group(
             String key,
             int messages,
+            long population,
             long records,
             double msr,
             double errorBound,
@@ -69,7 +74,40 @@ final class MapOutputFormat {
 
         /** This entry with another MSR (the one the server applies). */
         Group withMsr(double m) {
-            return new Group(key, messages, records, m, errorBound, offset, length, nonFinite);
+            return new Group(
+                    key, messages, population, records, m, errorBound, offset, length, nonFinite);
+        }
+
+        /** Messages the MSR asks of the share, {@code ceil(msr * population)}. */
+        long planned() {
+            return io.netapprox.core.job.Target.of(msr, population);
+        }
+
+        /** Messages taken: the planned ones, at most those written. */
+        int target() {
+            return (int) Math.min(messages, planned());
+        }
+
+        /** True when the plan asks more messages than the pre-sample wrote. */
+        boolean shortOfPlan() {
+            return planned() > messages;
+        }
+
+        /** The MSR of the written messages whose target is {@link #target()} (ATP's group). */
+        double writtenMsr() {
+            int t = target();
+            return t >= messages ? 1.0 : (double) t / messages;
+        }
+
+        /**
+         * N_g of a share of {@code records} records of which {@code kept} were written in {@code
+         * messages} messages.
+         */
+        static long population(long records, long kept, int messages) {
+            if (kept >= records) {
+                return messages;
+            }
+            return Math.max(messages, Math.round((double) records * messages / kept));
         }
     }
 
@@ -84,6 +122,7 @@ final class MapOutputFormat {
         for (Group g : t.groups()) {
             out.writeUTF(g.key());
             out.writeInt(g.messages());
+            out.writeLong(g.population());
             out.writeLong(g.records());
             out.writeDouble(g.msr());
             out.writeDouble(g.errorBound());
@@ -142,8 +181,8 @@ final class MapOutputFormat {
         int nv = in.readInt();
         boolean wk = in.readBoolean();
         int n = in.readInt();
-        // an entry takes at least 2 + 4 + 8 + 8 + 8 + 8 + 8 + 1 bytes
-        if (nv < 0 || nv > 4096 || n < 0 || n > tableBytes / 47) {
+        // an entry takes at least 2 + 4 + 8 + 8 + 8 + 8 + 8 + 8 + 1 bytes
+        if (nv < 0 || nv > 4096 || n < 0 || n > tableBytes / 55) {
             throw new IOException(
                     "corrupt NetApprox segment table: values=" + nv + ", groups=" + n);
         }
@@ -152,6 +191,7 @@ final class MapOutputFormat {
         for (int i = 0; i < n; i++) {
             String key = in.readUTF();
             int messages = in.readInt();
+            long population = in.readLong();
             long records = in.readLong();
             double msr = in.readDouble();
             double eMax = in.readDouble();
@@ -160,8 +200,20 @@ final class MapOutputFormat {
             String what = "corrupt NetApprox segment table: group " + key + ": ";
             if (messages < 1
                     || records < messages
-                    || records > (long) messages * MAX_RECORDS_PER_MESSAGE) {
+                    || (population >= messages
+                            && (records - 1) / MAX_RECORDS_PER_MESSAGE >= population)) {
                 throw new IOException(what + messages + " messages of " + records + " records");
+            }
+            if (population < messages || population > records) {
+                throw new IOException(
+                        what
+                                + "population of "
+                                + population
+                                + " messages for "
+                                + messages
+                                + " written messages of "
+                                + records
+                                + " records");
             }
             if (!(msr >= 0 && msr <= 1) || !(eMax > 0 && eMax < 1)) {
                 throw new IOException(what + "msr " + msr + ", e_max " + eMax);
@@ -190,7 +242,17 @@ final class MapOutputFormat {
             } else if (flag != 0) {
                 throw new IOException(what + "non-finite flag " + flag);
             }
-            groups.add(new Group(key, messages, records, msr, eMax, offset, length, nonFinite));
+            groups.add(
+                    new Group(
+                            key,
+                            messages,
+                            population,
+                            records,
+                            msr,
+                            eMax,
+                            offset,
+                            length,
+                            nonFinite));
         }
         return new Table(nv, wk, groups);
     }

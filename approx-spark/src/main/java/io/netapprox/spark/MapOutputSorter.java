@@ -44,11 +44,23 @@ import scala.Tuple2;
  *       permutation of the union, so every prefix of a group is a simple random sample of it.
  * </ul>
  *
- * Memory: the pages plus 8 bytes per buffered record (its address) plus a few words per group; the
- * groups themselves (key, counts) stay in memory, so the bound is per group, not per record. Spills
- * go through Spark's {@code SerializerManager} (spill compression and I/O encryption as
- * configured). Not thread-safe: the task's thread inserts and reads; {@link #spill(long,
- * MemoryConsumer)} is called by the memory manager on that thread.
+ * <p><b>Pre-sample</b> ({@code perGroup > 0}, {@code spark.approx.mapSampleRecords}): each record
+ * draws a level {@code l} with {@code P(l >= L) = 2^-L} (the leading zeros of a random long,
+ * independent of its content). A group keeps the records whose level is at least its threshold
+ * {@code L_g}, the smallest {@code L} with fewer than {@code perGroup} of the group's records at
+ * level {@code >= L + 1}: between {@code perGroup} and about twice as many records (all of a group
+ * with fewer). The threshold only rises as records arrive, so a record below the current threshold
+ * is never buffered, buffered records that fall below it are dropped when spilled or read, and the
+ * final kept set is exactly {@code {level >= L_g}} for the final {@code L_g}. {@code L_g} is a
+ * symmetric function of the group's i.i.d. levels, so given its size the kept set is a uniformly
+ * random subset of the group's records: a simple random sample, read back in random order like a
+ * whole group. Buffered per group: about {@code perGroup (1 + ln(records / perGroup))} records.
+ *
+ * <p>Memory: the pages plus 8 bytes per buffered record (its address) plus a few words per group
+ * (and 64 level counters under the pre-sample); the groups themselves (key, counts) stay in memory,
+ * so the bound is per group, not per record. Spills go through Spark's {@code SerializerManager}
+ * (spill compression and I/O encryption as configured). Not thread-safe: the task's thread inserts
+ * and reads; {@link #spill(long, MemoryConsumer)} is called by the memory manager on that thread.
  */
 final class MapOutputSorter extends MemoryConsumer implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(MapOutputSorter.class);
@@ -60,10 +72,22 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
     static final long GRANT_STEP = 4L << 20;
 
     private final SplittableRandom rnd;
+    private final long perGroup;
     private final Map<String, Integer> ids = new HashMap<>();
     private final List<String> keys = new ArrayList<>();
     private int[] partitionOf = new int[16];
+
+    /** Per group: records inserted. */
     private long[] records = new long[16];
+
+    /** Per group: records buffered or in spills (inserted and not dropped). */
+    private long[] stored = new long[16];
+
+    // pre-sample, per group: the threshold level, the records seen at each level, and how many of
+    // them are at a level above the threshold
+    private int[] threshold = new int[16];
+    private long[][] levelCounts = new long[16][];
+    private long[] aboveThreshold = new long[16];
 
     // in memory: pages of [int length][record bytes], and per group the records' addresses
     // (page << 32 | offset)
@@ -81,22 +105,61 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
     private long peakMemory;
     private boolean reading;
     private final Scratch scratch = new Scratch();
+    private final byte[][] scratchBuf = new byte[1][];
     private final DataOutputStream scratchOut = new DataOutputStream(scratch);
 
+    /** Keeps every record. */
     MapOutputSorter(TaskMemoryManager memory, SplittableRandom rnd) {
-        super(memory, memory.pageSizeBytes(), MemoryMode.ON_HEAP);
-        this.rnd = rnd;
+        this(memory, rnd, 0);
     }
 
-    /** Buffers one record of {@code group} (whose reduce partition is {@code partition}). */
+    /**
+     * @param perGroup the pre-sample's size per group (see the class comment); 0 keeps every record
+     */
+    MapOutputSorter(TaskMemoryManager memory, SplittableRandom rnd, long perGroup) {
+        super(memory, memory.pageSizeBytes(), MemoryMode.ON_HEAP);
+        if (perGroup < 0) {
+            throw new IllegalArgumentException("perGroup must be >= 0, got " + perGroup);
+        }
+        this.rnd = rnd;
+        this.perGroup = perGroup;
+    }
+
+    /**
+     * Takes one record of {@code group} (whose reduce partition is {@code partition}): buffers it,
+     * unless the group's pre-sample already leaves it out.
+     */
     void insert(int partition, String group, ApproxRow row, boolean withKey) throws IOException {
         if (reading) {
             throw new IllegalStateException("insert after reading started");
         }
+        int gid = groupId(group, partition);
+        records[gid]++;
+        int level = 0;
+        if (perGroup > 0) {
+            level = Long.numberOfLeadingZeros(rnd.nextLong());
+            if (level == 64) {
+                level = 63;
+            }
+            long[] c = levelCounts[gid];
+            c[level]++;
+            int t = threshold[gid];
+            if (level > t) {
+                aboveThreshold[gid]++;
+            }
+            while (aboveThreshold[gid] >= perGroup && t < 63) {
+                t++;
+                aboveThreshold[gid] -= c[t];
+            }
+            threshold[gid] = t;
+            if (level < t) {
+                return;
+            }
+        }
         scratch.reset();
+        scratchOut.writeByte(level);
         row.write(scratchOut, withKey);
         scratchOut.flush();
-        int gid = groupId(group, partition);
         int length = scratch.size();
         // reserve before touching the buffer: a refused grant spills (and empties) it
         long need = 0;
@@ -109,7 +172,16 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
         }
         reserve(need);
         append(gid, length);
-        records[gid]++;
+        stored[gid]++;
+    }
+
+    /** Records of group {@code gid} its pre-sample keeps (all, without one). */
+    private long kept(int gid) {
+        if (perGroup == 0) {
+            return records[gid];
+        }
+        int t = threshold[gid];
+        return aboveThreshold[gid] + levelCounts[gid][t];
     }
 
     private int groupId(String group, int partition) {
@@ -124,10 +196,17 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
             int n = gid * 2;
             partitionOf = Arrays.copyOf(partitionOf, n);
             records = Arrays.copyOf(records, n);
+            stored = Arrays.copyOf(stored, n);
+            threshold = Arrays.copyOf(threshold, n);
+            levelCounts = Arrays.copyOf(levelCounts, n);
+            aboveThreshold = Arrays.copyOf(aboveThreshold, n);
             addresses = Arrays.copyOf(addresses, n);
             buffered = Arrays.copyOf(buffered, n);
         }
         partitionOf[gid] = partition;
+        if (perGroup > 0) {
+            levelCounts[gid] = new long[64];
+        }
         return gid;
     }
 
@@ -256,13 +335,25 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                                 new BufferedOutputStream(new FileOutputStream(f._2()), 1 << 16)))) {
             for (int gid : bufferedGroups()) {
                 permute(gid);
-                out.writeInt(gid);
-                out.writeInt(buffered[gid]);
                 long[] a = addresses[gid];
+                int keep = 0;
                 for (int i = 0; i < buffered[gid]; i++) {
-                    byte[] p = pages.get((int) (a[i] >>> 32));
-                    int at = (int) a[i];
-                    out.write(p, at, 4 + lengthAt(p, at));
+                    if (levelAt(a[i]) >= threshold[gid]) {
+                        keep++;
+                    }
+                }
+                stored[gid] -= buffered[gid] - keep; // dropped: below the risen threshold
+                if (keep == 0) {
+                    continue;
+                }
+                out.writeInt(gid);
+                out.writeInt(keep);
+                for (int i = 0; i < buffered[gid]; i++) {
+                    if (levelAt(a[i]) >= threshold[gid]) {
+                        byte[] p = pages.get((int) (a[i] >>> 32));
+                        int at = (int) a[i];
+                        out.write(p, at, 4 + lengthAt(p, at));
+                    }
                 }
             }
             out.writeInt(-1);
@@ -289,6 +380,11 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
         }
         bufferedRecords = 0;
         footprint = 0;
+    }
+
+    /** The pre-sample level of the buffered record at {@code address}. */
+    private int levelAt(long address) {
+        return pages.get((int) (address >>> 32))[(int) address + 4];
     }
 
     private static int lengthAt(byte[] p, int at) {
@@ -322,10 +418,12 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
         /**
          * @param partition the group's reduce partition
          * @param key the group key
-         * @param count its records
-         * @param records yields them in random order
+         * @param count its records kept by the pre-sample (all without one)
+         * @param inserted all its records inserted
+         * @param records yields the {@code count} kept ones in random order
          */
-        void visit(int partition, String key, long count, RecordStream records) throws IOException;
+        void visit(int partition, String key, long count, long inserted, RecordStream records)
+                throws IOException;
     }
 
     /** The records of one group, each as its encoded bytes. */
@@ -372,26 +470,24 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                 }
                 left[runs.size()] = buffered[gid];
                 total += buffered[gid];
-                if (total != records[gid]) {
+                if (total != stored[gid]) {
                     throw new IOException(
                             "NetApprox map output: group "
                                     + keys.get(gid)
                                     + " has "
-                                    + records[gid]
-                                    + " records but its runs hold "
+                                    + stored[gid]
+                                    + " records stored but its runs hold "
                                     + total);
                 }
                 final int g = gid;
+                final int min = threshold[gid];
+                final long count = kept(gid);
                 final long[] remaining = {total};
+                final long[] keptLeft = {count};
                 final int[] fromMemory = {0};
-                visitor.visit(
-                        partitionOf[gid],
-                        keys.get(gid),
-                        total,
+                // the next stored record in random order; its level in buf[0][0], the record after
+                RecordStream stored =
                         buf -> {
-                            if (remaining[0] == 0) {
-                                throw new IllegalStateException("no record left");
-                            }
                             long pick = rnd.nextLong(remaining[0]);
                             int src = 0;
                             while (pick >= left[src]) {
@@ -411,17 +507,49 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                             }
                             DataInputStream in = runs.get(src);
                             int len = in.readInt();
-                            if (len < 0 || len > (64 << 20)) {
+                            if (len < 1 || len > (64 << 20)) {
                                 throw new IOException(
                                         "corrupt NetApprox spill: record of " + len + " bytes");
                             }
                             ensure(buf, len);
                             in.readFully(buf[0], 0, len);
                             return len;
+                        };
+                visitor.visit(
+                        partitionOf[gid],
+                        keys.get(gid),
+                        count,
+                        records[gid],
+                        buf -> {
+                            if (keptLeft[0] == 0) {
+                                throw new IllegalStateException("no record left");
+                            }
+                            while (true) {
+                                if (remaining[0] == 0) {
+                                    throw new IOException(
+                                            "NetApprox map output: group "
+                                                    + keys.get(g)
+                                                    + " is missing kept records");
+                                }
+                                int len = stored.next(buf);
+                                if (buf[0][0] >= min) {
+                                    keptLeft[0]--;
+                                    System.arraycopy(buf[0], 1, buf[0], 0, len - 1);
+                                    return len - 1;
+                                }
+                            }
                         });
-                if (remaining[0] != 0) {
+                if (keptLeft[0] != 0) {
                     throw new IllegalStateException(
-                            "group " + keys.get(gid) + ": " + remaining[0] + " records not read");
+                            "group " + keys.get(gid) + ": " + keptLeft[0] + " records not read");
+                }
+                while (remaining[0] > 0) { // records below the final threshold
+                    if (stored.next(scratchBuf) > 0 && scratchBuf[0][0] >= min) {
+                        throw new IOException(
+                                "NetApprox map output: group "
+                                        + keys.get(gid)
+                                        + " has more kept records than counted");
+                    }
                 }
                 for (int r = 0; r < runs.size(); r++) {
                     if (runGroup[r] == gid) {

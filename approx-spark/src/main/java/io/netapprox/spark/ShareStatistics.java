@@ -46,17 +46,19 @@ final class ShareStatistics implements Serializable {
 
     /**
      * Values a quantile column's sketch is built from, at most: a share with more is sketched from
-     * its first this many values, which the writer reads in random order (a simple random sample;
-     * see {@link ValueSketch#ofSample}). Bounds the builder's memory (512 KB per quantile column).
+     * the first this many values of its pre-sample, which the writer reads in random order (a
+     * simple random sample; see {@link ValueSketch#ofSample}). Bounds the builder's memory (512 KB
+     * per quantile column).
      */
     static final int SKETCH_SAMPLE = 1 << 16;
 
     /**
-     * Accumulates one share's records (its quantile columns' values in random order, see {@link
-     * #SKETCH_SAMPLE}).
+     * Accumulates one share: every record's values into the moments and non-finite counts ({@link
+     * #add}, as the map task reads its input), and a uniform sample of them, in random order, into
+     * the quantile columns' sketches ({@link #sample}: the map output's pre-sample as it is
+     * written, see {@link #SKETCH_SAMPLE}).
      */
     static final class Builder {
-        private final int recordsPerMessage;
         private final StratumAccumulator[] accumulators;
         private final long[][] nonFinite;
         private final double[][] sketchValues;
@@ -64,8 +66,7 @@ final class ShareStatistics implements Serializable {
         private final long[] sketchCounts;
         private long records;
 
-        Builder(ApproxSpec spec, int recordsPerMessage) {
-            this.recordsPerMessage = recordsPerMessage;
+        Builder(ApproxSpec spec) {
             this.sketchCounts = new long[spec.numValues()];
             int nv = spec.numValues();
             accumulators = new StratumAccumulator[nv];
@@ -94,19 +95,36 @@ final class ShareStatistics implements Serializable {
                 } else if (accumulators[v] != null) {
                     accumulators[v].add(x);
                 }
-                if (sketchValues[v] != null && sketchCounts[v]++ < SKETCH_SAMPLE) {
-                    if (sketchSizes[v] == sketchValues[v].length) {
-                        sketchValues[v] =
-                                java.util.Arrays.copyOf(sketchValues[v], sketchSizes[v] * 2);
-                    }
-                    sketchValues[v][sketchSizes[v]++] = x;
-                }
+                sketchCounts[v]++;
             }
             return this;
         }
 
-        ShareStatistics build() {
-            long units = (records + recordsPerMessage - 1) / recordsPerMessage;
+        /** Adds a record of the share's uniform sample (in random order) to the sketches. */
+        Builder sample(ApproxRow row) {
+            for (int v = 0; v < row.values.length; v++) {
+                double x = row.values[v];
+                if (sketchValues[v] == null || Double.isNaN(x) || sketchSizes[v] >= SKETCH_SAMPLE) {
+                    continue;
+                }
+                if (sketchSizes[v] == sketchValues[v].length) {
+                    sketchValues[v] = java.util.Arrays.copyOf(sketchValues[v], sketchSizes[v] * 2);
+                }
+                sketchValues[v][sketchSizes[v]++] = x;
+            }
+            return this;
+        }
+
+        /** Records added so far. */
+        long records() {
+            return records;
+        }
+
+        /**
+         * @param units the share's messages, whole (the planner's unit; see {@link
+         *     MapOutputFormat.Group#population})
+         */
+        ShareStatistics build(long units) {
             int nv = accumulators.length;
             ShareMoments[] moments = new ShareMoments[nv];
             ValueSketch[] sketches = new ValueSketch[nv];

@@ -1,6 +1,5 @@
 package io.netapprox.spark;
 
-import io.netapprox.core.job.Target;
 import io.netapprox.core.sampling.ExactSum;
 import io.netapprox.core.sampling.QuantileAccumulator;
 import io.netapprox.core.sampling.StratumAccumulator;
@@ -15,10 +14,12 @@ import java.util.SplittableRandom;
 /**
  * What a reducer of an approximate shuffle took from one map output for one group - a stratum - as
  * accumulators, never the records: the delivered messages are a simple random sample (without
- * replacement) of the stratum's {@code messages} messages (the map side permuted the records before
- * framing them), and the reducer stops at {@code target = ceil(msr * messages)} of them. {@code
- * records} and the non-finite counts are the stratum's exact numbers from the map side's group
- * table.
+ * replacement) of the stratum's {@code population} (N_g) messages: the map side wrote a uniform
+ * pre-sample of the share's records (all of them for a small share; then {@code messages ==
+ * population}), permuted, in {@code messages} messages; ATP's losses do not depend on content, and
+ * a simple random sample of a simple random sample is one of the whole. The reducer stops at {@code
+ * target = min(messages, ceil(msr * population))} of them. {@code records} and the non-finite
+ * counts are the stratum's exact numbers from the map side's group table.
  *
  * <p>Per value column, as the query's aggregates need: a {@link StratumAccumulator} of the
  * messages' totals (averages, sums), an {@link ExactSum} when the stratum is taken whole, the
@@ -27,7 +28,7 @@ import java.util.SplittableRandom;
  * and a {@link TopKAccumulator} of the top-k column.
  */
 public final class StratumSample implements Serializable {
-    private static final long serialVersionUID = 2L;
+    private static final long serialVersionUID = 3L;
 
     /** Sampled values kept per quantile column and stratum (8 bytes each). */
     static final int QUANTILE_VALUES = 1 << 18;
@@ -35,12 +36,19 @@ public final class StratumSample implements Serializable {
     public final String group;
     public final int mapIndex;
     public final int messages;
+
+    /** N_g: the share's messages, were every record written (the estimators' population). */
+    public final long population;
+
     public final long records;
     public final double msr;
     public final double errorBound;
 
-    /** Messages the reducer takes: {@code ceil(msr * messages)}. */
+    /** Messages the reducer takes: {@code min(messages, ceil(msr * population))}. */
     public final int target;
+
+    /** True when the plan asked more messages than the map output's pre-sample holds. */
+    public final boolean shortOfPlan;
 
     /**
      * Per value column of the stratum (all its records, not only the delivered ones): NaN, +Inf,
@@ -70,11 +78,13 @@ public final class StratumSample implements Serializable {
         this.group = g.key();
         this.mapIndex = mapIndex;
         this.messages = g.messages();
+        this.population = g.population();
         this.records = g.records();
         this.msr = g.msr();
         this.errorBound = g.errorBound();
         this.nonFinite = g.nonFinite();
-        this.target = Target.of(g.msr(), g.messages());
+        this.target = g.target();
+        this.shortOfPlan = g.shortOfPlan();
         this.numValues = numValues;
         this.withKey = withKey;
         this.totals = new StratumAccumulator[numValues];
@@ -89,7 +99,7 @@ public final class StratumSample implements Serializable {
                 case AVG, SUM -> {
                     if (v < numValues && totals[v] == null) {
                         totals[v] = new StratumAccumulator();
-                        if (target == messages) {
+                        if (target == population) {
                             exact[v] = new ExactSum();
                         }
                     }
@@ -176,9 +186,9 @@ public final class StratumSample implements Serializable {
         return sampledRecords;
     }
 
-    /** True when every message of the stratum was taken. */
+    /** True when every record of the stratum was taken (every message, no pre-sample). */
     public boolean isComplete() {
-        return delivered == messages;
+        return delivered == population;
     }
 
     /** The kept sampled values of quantile column v (a uniform subsample beyond the cap). */
@@ -215,7 +225,9 @@ public final class StratumSample implements Serializable {
                 + delivered
                 + "/"
                 + messages
-                + " messages (target "
+                + " messages of "
+                + population
+                + " (target "
                 + target
                 + "), msr "
                 + msr

@@ -44,7 +44,7 @@ class MapOutputSorterTest {
                     s.peakMemory() > 0 && s.peakMemory() <= grant,
                     "peak " + s.peakMemory() + " within the grant " + grant);
             s.read(
-                    (partition, key, count, stream) -> {
+                    (partition, key, count, inserted, stream) -> {
                         order.add(partition + ":" + key);
                         double[] v = new double[(int) count];
                         byte[][] buf = new byte[1][];

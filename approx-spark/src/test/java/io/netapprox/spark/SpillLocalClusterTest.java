@@ -27,7 +27,8 @@ import org.junit.jupiter.api.Timeout;
  * group's average and median within 2 e_max of the truth (x is uniform on [hour, hour + 10], so the
  * population's mean and median are hour + 5 up to about 0.002; an exact pass over 140M rows would
  * dominate the test's time), so that one run cannot fail by chance (the e_max promise itself is
- * tested statistically elsewhere). {@code -Dnetapprox.spill.rows=N} changes the size.
+ * tested statistically elsewhere). Runs with {@code spark.approx.mapSampleRecords=0} (every record
+ * written: the most the map side can hold). {@code -Dnetapprox.spill.rows=N} changes the size.
  */
 @Timeout(value = 1200, unit = TimeUnit.SECONDS)
 class SpillLocalClusterTest {
@@ -51,6 +52,9 @@ class SpillLocalClusterTest {
                         "512m",
                         SparkTestSupport.conf(
                                 "spark.testing.reservedMemory", Long.toString(RESERVED_BYTES),
+                                // every record written (no pre-sample): the spill path at its
+                                // largest; PreSampleLocalClusterTest covers the default
+                                "spark.approx.mapSampleRecords", "0",
                                 "spark.approx.faultDropOutgoing", "0.05",
                                 "spark.approx.fetchTimeoutMs", "300000"));
         spark.sparkContext()

@@ -137,10 +137,12 @@ public final class SparkScaleBench {
                 Map<String, Object> m = last.metrics().values();
                 extra =
                         String.format(
-                                " sample_fraction=%.4f groups_below_target=%s",
+                                " sample_fraction=%.4f groups_below_target=%s"
+                                        + " groups_short_of_plan=%s",
                                 ((Number) m.get("rows sampled")).doubleValue()
                                         / ((Number) m.get("rows")).doubleValue(),
-                                m.get("groups below target"));
+                                m.get("groups below target"),
+                                m.get("groups short of plan"));
             }
             System.out.printf(
                     "RESULT mode=%s rows=%d generated_gb=%.2f runs=%d median_s=%.2f all_s=%s"
