@@ -109,7 +109,7 @@ struct EngineConfig {
   uint32_t max_groups_per_job = 1U << 20;
   uint32_t max_report_ranges = 1U << 16;  // id ranges a receiver report lists (8 bytes each), all groups together
   static constexpr uint32_t kMaxReportRangesLimit = 1U << 24;  // validate(): a report stays below 128 MiB
-  uint32_t max_pending_events = 65536;    // the event queue never grows beyond this
+  uint32_t max_pending_events = 65536;                         // the event queue never grows beyond this
   uint8_t dscp_by_class[kNumPriorityClasses] = {46, 40, 32, 24, 18, 16, 10, 8};  // class 0 = exact
   uint8_t no_priority_dscp = 0;                                                  // DSCP when slack priority is off
   // Modes with needy_exact (Full): an approximate job whose loss allowance is spent sends its data in class 0 once

@@ -146,8 +146,8 @@ class RecvJob {
   using HeldMap = std::map<MessageId, Buffer, std::less<MessageId>, PoolAllocator<std::pair<const MessageId, Buffer>>>;
   PartialMap partial_{16, std::hash<MessageId>{}, std::equal_to<MessageId>{}, PartialMap::allocator_type(&nodes_)};
   HeldMap held_{std::less<MessageId>{}, HeldMap::allocator_type(&nodes_)};  // complete messages of ordered groups
-                                                                             // waiting for order (or early ones)
-  uint32_t early_messages_ = 0;       // messages started before the table was complete: kEarlyMessageBytes each
+                                                                            // waiting for order (or early ones)
+  uint32_t early_messages_ = 0;  // messages started before the table was complete: kEarlyMessageBytes each
 };
 
 }  // namespace netapprox::atp

@@ -40,13 +40,13 @@ na_engine* open(const na_config& cfg) {
 uint8_t pattern(uint32_t msg, size_t i) { return static_cast<uint8_t>(msg * 31 + i * 7 + 1); }
 
 struct Outcome {
-  uint32_t messages = 0;       // delivered MESSAGE events
-  uint32_t bad_bytes = 0;      // payload bytes that differ from what was submitted
+  uint32_t messages = 0;   // delivered MESSAGE events
+  uint32_t bad_bytes = 0;  // payload bytes that differ from what was submitted
   uint64_t sender_datagrams = 0;
   uint32_t delivered_ranges = 0;  // receiver report, group 0
   uint32_t report_delivered = 0;
-  int released = 0;               // sum of na_message_release_batch results
-  int released_again = 0;         // the same handles a second time
+  int released = 0;        // sum of na_message_release_batch results
+  int released_again = 0;  // the same handles a second time
 };
 
 // Sends `sizes.size()` messages (one exact group) from a to b; each message is submitted from a fresh heap buffer
@@ -138,7 +138,7 @@ TEST(CApiOwnership, SubmitCopiesSoTheCallerMayFreeItsBufferAtOnce) {
   EXPECT_EQ(o.bad_bytes, 0u);
   EXPECT_EQ(o.report_delivered, sizes.size());
   EXPECT_EQ(o.released, static_cast<int>(sizes.size()));  // every message released by a batch call
-  EXPECT_EQ(o.released_again, 0);                          // released handles are skipped, not released twice
+  EXPECT_EQ(o.released_again, 0);                         // released handles are skipped, not released twice
 }
 
 TEST(CApiOwnership, ReleaseBatchArgumentsAreChecked) {
@@ -198,7 +198,7 @@ TEST(CApiOptions, CoalesceOffSendsOneDatagramPerSmallMessage) {
   EXPECT_EQ(plain.messages, sizes.size());
   EXPECT_EQ(bundled.messages, sizes.size());
   EXPECT_EQ(plain.bad_bytes + bundled.bad_bytes, 0u);
-  EXPECT_GE(plain.sender_datagrams, sizes.size());      // one DATA datagram per message, plus control
+  EXPECT_GE(plain.sender_datagrams, sizes.size());        // one DATA datagram per message, plus control
   EXPECT_LT(bundled.sender_datagrams, sizes.size() / 4);  // 13 x 100 B per 1472-byte datagram
 }
 
@@ -209,7 +209,7 @@ TEST(CApiOptions, MaxReportRangesZeroListsNoIds) {
   const Outcome none = transfer(loopback_config(), receiver, sizes);
   const Outcome listed = transfer(loopback_config(), loopback_config(), sizes);
   EXPECT_EQ(none.report_delivered, sizes.size());
-  EXPECT_EQ(none.delivered_ranges, 0u);  // counts only
+  EXPECT_EQ(none.delivered_ranges, 0u);    // counts only
   EXPECT_EQ(listed.delivered_ranges, 1u);  // ids 0..49 as one range
 }
 
@@ -231,7 +231,8 @@ TEST(CApiOwnership, ReleasedMessageMemoryIsPoisonedUnderAsan) {
   na_group_spec group{3, n, 1.0};
   ASSERT_EQ(na_job_start(a, sid, 1, &group, 1, 1), NA_OK);
   std::vector<uint8_t> msg(100, 0x5a);
-  for (uint32_t m = 0; m < n; ++m) ASSERT_EQ(na_job_submit_wait(a, sid, 1, 0, m, msg.data(), msg.size(), 10'000), NA_OK);
+  for (uint32_t m = 0; m < n; ++m)
+    ASSERT_EQ(na_job_submit_wait(a, sid, 1, 0, m, msg.data(), msg.size(), 10'000), NA_OK);
   // Hold every message until the job is done (no later delivery can take a pooled buffer back), then release.
   std::vector<uint64_t> handles;
   std::vector<const uint8_t*> data;
@@ -254,8 +255,8 @@ TEST(CApiOwnership, ReleasedMessageMemoryIsPoisonedUnderAsan) {
   ASSERT_EQ(handles.size(), n);
   EXPECT_EQ(na_message_release_batch(b, handles.data(), handles.size()), static_cast<int>(n));
   for (size_t i = 0; i < data.size(); ++i)  // released: reading it would abort
-    EXPECT_TRUE(__asan_address_is_poisoned(data[i])) << "message " << i << " of " << data.size() << " at "
-                                                      << static_cast<const void*>(data[i]);
+    EXPECT_TRUE(__asan_address_is_poisoned(data[i]))
+        << "message " << i << " of " << data.size() << " at " << static_cast<const void*>(data[i]);
   na_report_free(rrep);
   EXPECT_EQ(na_engine_close(a), NA_OK);
   EXPECT_EQ(na_engine_close(b), NA_OK);

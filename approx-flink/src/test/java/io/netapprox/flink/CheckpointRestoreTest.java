@@ -50,7 +50,10 @@ class CheckpointRestoreTest {
         CHECKPOINTS.set(0);
         triggered = new CompletableFuture<>();
         runAndCheck(
-                new FailOnceAfterCheckpoint(30_000 / 4, true, false), null, "a failed task", Map.of());
+                new FailOnceAfterCheckpoint(30_000 / 4, true, false),
+                null,
+                "a failed task",
+                Map.of());
         assertTrue(FAILED.get(), "the task never failed");
     }
 

@@ -119,7 +119,12 @@ class FlushStatisticalTest {
                 "[flink-flush] %d runs: %d sampled (window, group) averages, within e_max %.3f, CI"
                         + " coverage %.3f; %d epochs (%d ended by the flush timer); %.1f%% of records"
                         + " sampled%n",
-                RUNS, checks, withinRate, coverage, epochs, flushEpochs,
+                RUNS,
+                checks,
+                withinRate,
+                coverage,
+                epochs,
+                flushEpochs,
                 100.0 * sampled / population);
         // without the flush each sender ends about one epoch per window
         long perWindow = (long) RUNS * FlinkCluster.PARALLELISM * WINDOWS;

@@ -122,8 +122,8 @@ final class EndpointCore implements Runnable {
 
     // ---- messages -------------------------------------------------------------------------------
     /**
-     * Called by NativeMessageBuf.deallocate (any thread). On the event thread, while it dispatches a
-     * batch, the handle is queued and handed to the engine with the rest of the batch
+     * Called by NativeMessageBuf.deallocate (any thread). On the event thread, while it dispatches
+     * a batch, the handle is queued and handed to the engine with the rest of the batch
      * (flushReleases); the message's memory is not read again after its last release either way.
      * The message counts as released at once ({@link #outstandingMessages()}); should the engine be
      * closed before the flush, the flush gets NA_ERR_CLOSED_HANDLE (engine handles are never

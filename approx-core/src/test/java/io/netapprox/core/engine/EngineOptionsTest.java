@@ -69,7 +69,8 @@ class EngineOptionsTest {
         Result bundled = transfer(on, on);
         assertEquals(N, plain.report.delivered());
         assertEquals(N, bundled.report.delivered());
-        assertTrue(plain.senderDatagrams >= N, "one datagram per message: " + plain.senderDatagrams);
+        assertTrue(
+                plain.senderDatagrams >= N, "one datagram per message: " + plain.senderDatagrams);
         assertTrue(
                 bundled.senderDatagrams < N / 4,
                 "13 x 100 B per datagram: " + bundled.senderDatagrams);
@@ -79,8 +80,7 @@ class EngineOptionsTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void maxReportRangesZeroListsCountsOnly() throws Exception {
         AtpConfig sender = EngineTestSupport.loopback().build();
-        Result none =
-                transfer(sender, EngineTestSupport.loopback().maxReportRanges(0).build());
+        Result none = transfer(sender, EngineTestSupport.loopback().maxReportRanges(0).build());
         Result listed = transfer(sender, EngineTestSupport.loopback().build());
         assertEquals(N, none.report.delivered());
         assertFalse(none.report.groups().get(0).listsIds(), "no ids within 0 ranges");

@@ -29,8 +29,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One consumer's stream through a relay: {@link RelayConfig#readThreads()} log readers, each a
  * {@link KafkaConsumer} of its own (assign mode, byte buffers, the consumer's isolation level, over
- * the relay's bootstrap address - loopback beside the broker) and the one thread that uses it, which
- * fetches its share of the partitions with demand, samples them into segments ({@link
+ * the relay's bootstrap address - loopback beside the broker) and the one thread that uses it,
+ * which fetches its share of the partitions with demand, samples them into segments ({@link
  * PartitionReader}) and answers their pulls. Partitions are spread over the readers by topic and
  * number, so a stream of several partitions is read and sampled in parallel.
  */
@@ -51,6 +51,7 @@ public final class RelaySession {
      * so a pull sent before it is recognised as stale; at most one entry per partition read).
      */
     private final Map<TopicPartition, Long> newestRequest = new HashMap<>();
+
     private volatile boolean closed;
 
     RelaySession(KafkaRelay relay, StreamSpec spec, String name) {
@@ -111,13 +112,19 @@ public final class RelaySession {
                 if (!closed) {
                     failAll(
                             new RelayException(
-                                    RelayException.Reason.READ_FAILED, "relay reader woken", -1, e));
+                                    RelayException.Reason.READ_FAILED,
+                                    "relay reader woken",
+                                    -1,
+                                    e));
                 }
             } catch (Throwable t) {
                 log.warn("relay reader {} failed", reader.getName(), t);
                 failAll(
                         new RelayException(
-                                RelayException.Reason.READ_FAILED, "relay read failed: " + t, -1, t));
+                                RelayException.Reason.READ_FAILED,
+                                "relay read failed: " + t,
+                                -1,
+                                t));
             } finally {
                 closed = true; // one reader failing ends the stream: its other readers stop too
                 consumer.close(Duration.ZERO);
@@ -225,7 +232,9 @@ public final class RelaySession {
             answers.forEach(Runnable::run);
         }
 
-        /** Fails pulls of partitions this relay's broker no longer leads (the consumer re-routes). */
+        /**
+         * Fails pulls of partitions this relay's broker no longer leads (the consumer re-routes).
+         */
         private void checkLeadership(Set<TopicPartition> partitions) {
             int brokerId = relay.config().brokerId();
             if (brokerId < 0 || partitions.isEmpty()) {

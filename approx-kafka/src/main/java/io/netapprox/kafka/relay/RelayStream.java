@@ -12,8 +12,8 @@ public interface RelayStream extends AutoCloseable {
     /**
      * The next segment of {@code partition} from offset {@code from} (see {@link
      * RelaySession#pull}). Pulls and releases take effect at the relay in the order they are made,
-     * whatever order they reach it in; a pull replaced by a newer one (or given up by cancelling its
-     * future) fails with {@link RelayException.Reason#SUPERSEDED}.
+     * whatever order they reach it in; a pull replaced by a newer one (or given up by cancelling
+     * its future) fails with {@link RelayException.Reason#SUPERSEDED}.
      */
     CompletableFuture<Segment> pull(TopicPartition partition, long from, Duration maxWait);
 

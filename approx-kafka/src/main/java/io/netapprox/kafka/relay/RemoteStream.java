@@ -142,7 +142,8 @@ final class RemoteStream implements RelayStream {
 
     @Override
     public void release(Collection<TopicPartition> partitions) {
-        byte[] request = RelayProtocol.encode(
+        byte[] request =
+                RelayProtocol.encode(
                         new RelayProtocol.Release(
                                 List.copyOf(partitions), requests.incrementAndGet()));
         opened.thenAccept(

@@ -18,10 +18,10 @@ import org.apache.kafka.common.TopicPartition;
 /**
  * The consumer-only taxi demo (Kafka -> Flink is {@code bash scripts/demo.sh kafka}): the broker,
  * trips and relay of {@link TaxiDemoKafka} (one day; header {@code hour} = the pickup hour, key =
- * the zone, value = the trip distance), then the average
- * trip distance per pickup hour read twice: by a plain {@code KafkaConsumer} (exact) and by an
- * approximate consumer ({@code approx.stratum=header:hour}, one window for the day, e_max 5 %, hour
- * 17 at 1 %). Prints both per hour with the interval and whether the error is within the bound.
+ * the zone, value = the trip distance), then the average trip distance per pickup hour read twice:
+ * by a plain {@code KafkaConsumer} (exact) and by an approximate consumer ({@code
+ * approx.stratum=header:hour}, one window for the day, e_max 5 %, hour 17 at 1 %). Prints both per
+ * hour with the interval and whether the error is within the bound.
  *
  * <pre>
  * KafkaTaxiDemo [--rows 1000000] [--partitions 4] [--emax 0.05] [--seed 42]
@@ -85,8 +85,7 @@ public final class KafkaTaxiDemo {
     /** What the approximate consumer read, and the relay's counters before the consumer closed. */
     private record Approx(ApproxEstimates<String, String> est, String relayMetrics) {}
 
-    private static Approx readApprox(
-            TaxiDemoKafka kafka, int partitions, double emax, long seed) {
+    private static Approx readApprox(TaxiDemoKafka kafka, int partitions, double emax, long seed) {
         Properties p = kafka.consumerProps("taxi-demo-approx", true);
         p.put("approx.stratum", "header:hour");
         p.put("approx.window.ms", "86400000");

@@ -35,8 +35,8 @@ public final class TaxiDemoKafka implements AutoCloseable {
     /** The demos' common arguments. */
     public record Args(long rows, int partitions, double emax, long seed) {
         /**
-         * {@code [--rows 1000000] [--partitions P] [--emax 0.05] [--seed 42]}; exits with 2 and
-         * the usage on anything else.
+         * {@code [--rows 1000000] [--partitions P] [--emax 0.05] [--seed 42]}; exits with 2 and the
+         * usage on anything else.
          */
         public static Args parse(String demo, String[] args, int defaultPartitions) {
             long rows = 1_000_000;
@@ -66,7 +66,9 @@ public final class TaxiDemoKafka implements AutoCloseable {
         }
     }
 
-    /** How a trip becomes a record: its key and value (UTF-8), and whether it carries {@code hour}. */
+    /**
+     * How a trip becomes a record: its key and value (UTF-8), and whether it carries {@code hour}.
+     */
     public record Encoding(
             Function<TaxiTrip, String> key, Function<TaxiTrip, String> value, boolean hourHeader) {}
 
@@ -132,8 +134,7 @@ public final class TaxiDemoKafka implements AutoCloseable {
         return (System.nanoTime() - nanos) / 1e9;
     }
 
-    private static void produce(KafkaBroker broker, Args args, Encoding encoding)
-            throws Exception {
+    private static void produce(KafkaBroker broker, Args args, Encoding encoding) throws Exception {
         try (KafkaProducer<byte[], byte[]> p = broker.bytesProducer(new Properties())) {
             List<Future<?>> acks = new ArrayList<>();
             for (int part = 0; part < args.partitions(); part++) {

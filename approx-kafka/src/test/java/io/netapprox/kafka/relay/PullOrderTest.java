@@ -84,8 +84,8 @@ class PullOrderTest {
     }
 
     /**
-     * Holds the first request that {@code held} matches until a request that {@code newer}
-     * matches was registered by the session (or 30 s passed: then {@link #timedOut} is set).
+     * Holds the first request that {@code held} matches until a request that {@code newer} matches
+     * was registered by the session (or 30 s passed: then {@link #timedOut} is set).
      */
     private static final class HoldUntilNewer implements KafkaRelay.PullHook {
         final Predicate<RelayProtocol.Request> held;
@@ -120,7 +120,8 @@ class PullOrderTest {
     }
 
     private static Predicate<RelayProtocol.Request> pullOf(TopicPartition tp, long from) {
-        return r -> r instanceof RelayProtocol.Pull p && p.partition().equals(tp) && p.from() == from;
+        return r ->
+                r instanceof RelayProtocol.Pull p && p.partition().equals(tp) && p.from() == from;
     }
 
     /** Polls until {@code wanted} records of {@code tp} arrived; returns their offsets. */
@@ -172,7 +173,9 @@ class PullOrderTest {
         TopicPartition tp1 = new TopicPartition(topic, 1);
         HoldUntilNewer hook =
                 new HoldUntilNewer(
-                        r -> r instanceof RelayProtocol.Release rel && rel.partitions().contains(tp0),
+                        r ->
+                                r instanceof RelayProtocol.Release rel
+                                        && rel.partitions().contains(tp0),
                         pullOf(tp0, 0));
         relay.pullHook(hook);
         try (Consumer<String, String> c = consumer()) {

@@ -99,8 +99,17 @@ class StratifierTest {
                 java.nio.ByteBuffer view = all.duplicate().position(i * 8).limit(i * 8 + 8).slice();
                 ConsumerRecord<java.nio.ByteBuffer, byte[]> r =
                         new ConsumerRecord<>(
-                                "t", 0, 0L, 0L, TimestampType.CREATE_TIME, -1, -1, view,
-                                new byte[1], new RecordHeaders(), Optional.empty());
+                                "t",
+                                0,
+                                0L,
+                                0L,
+                                TimestampType.CREATE_TIME,
+                                -1,
+                                -1,
+                                view,
+                                new byte[1],
+                                new RecordHeaders(),
+                                Optional.empty());
                 assertEquals(String.format("k%07d", i), s.stratumOf(r));
                 assertEquals(0, view.position(), "the view is not moved");
             }

@@ -54,8 +54,7 @@ public final class KafkaFlinkTaxiDemo {
             t = System.nanoTime();
             Map<String, Row> approx = run(kafka, args, true);
             double approxSecs = TaxiDemoKafka.secondsSince(t);
-            report(
-                    exact, approx, args.emax(), args.rows(), exactSecs, approxSecs, kafka.relay());
+            report(exact, approx, args.emax(), args.rows(), exactSecs, approxSecs, kafka.relay());
         }
         System.exit(0); // the test kit's non-daemon threads
     }
@@ -71,8 +70,8 @@ public final class KafkaFlinkTaxiDemo {
         }
     }
 
-    private static Map<String, Row> run(TaxiDemoKafka kafka, TaxiDemoKafka.Args args, boolean approximate)
-            throws Exception {
+    private static Map<String, Row> run(
+            TaxiDemoKafka kafka, TaxiDemoKafka.Args args, boolean approximate) throws Exception {
         Properties consumer =
                 kafka.consumerProps(approximate ? "demo-approx" : "demo-exact", approximate);
         consumer.put("approx.stratum", "key");

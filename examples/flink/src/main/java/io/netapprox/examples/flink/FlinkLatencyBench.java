@@ -97,6 +97,7 @@ public final class FlinkLatencyBench {
         final double eMax;
         final int parallelism;
         final Map<String, String> approxConf = new HashMap<>();
+
         /** Approximate modes by name, each with its own options; "approx" with none by default. */
         final Map<String, Map<String, String>> variants = new java.util.LinkedHashMap<>();
 
@@ -120,7 +121,8 @@ public final class FlinkLatencyBench {
                 int colon = variant.indexOf(':');
                 String name = (colon < 0 ? variant : variant.substring(0, colon)).trim();
                 if (!name.matches("[A-Za-z][A-Za-z0-9_-]*") || name.equals("exact")) {
-                    throw new IllegalArgumentException("--variants: bad variant name '" + name + "'");
+                    throw new IllegalArgumentException(
+                            "--variants: bad variant name '" + name + "'");
                 }
                 Map<String, String> conf = new HashMap<>();
                 String kvs = colon < 0 ? "" : variant.substring(colon + 1).trim();
