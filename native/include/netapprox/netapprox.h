@@ -113,6 +113,8 @@ typedef struct na_config {
   uint32_t wire_overhead_bytes; /* bytes per datagram beyond the UDP payload the pacer counts, [0, 1024]: 42 (default,
                                    UDP + IPv4 + Ethernet); 62 on IPv6 paths */
   uint32_t max_report_ranges;   /* id ranges a receiver report lists, [0, 2^24]; beyond it counts only (65536) */
+  double needy_class0_fraction; /* NA_MODE_FULL: a job whose loss allowance is spent sends in class 0 once it needs
+                                   at most this fraction of its target, [0, 1]; 0.75 (default); 0 = never */
 } na_config;
 
 /* Fills *cfg with the defaults (those of atp::EngineConfig; bind 0.0.0.0:0). Returns NA_OK or an error. */

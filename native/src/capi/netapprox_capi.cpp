@@ -150,6 +150,7 @@ NA_API int na_config_init(na_config* cfg) {
   cfg->coalesce_messages = e.coalesce_messages ? 1 : 0;
   cfg->wire_overhead_bytes = e.wire_overhead_bytes;
   cfg->max_report_ranges = e.max_report_ranges;
+  cfg->needy_class0_fraction = e.needy_class0_fraction;
   return NA_OK;
 }
 
@@ -215,6 +216,7 @@ NA_API int na_engine_open(const na_config* cfg, na_engine** out, char* errbuf, s
     e.coalesce_messages = cfg->coalesce_messages != 0;
     e.wire_overhead_bytes = cfg->wire_overhead_bytes;
     e.max_report_ranges = cfg->max_report_ranges;
+    e.needy_class0_fraction = cfg->needy_class0_fraction;
 
     std::string err;
     std::unique_ptr<drv::Driver> driver;

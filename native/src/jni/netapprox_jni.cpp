@@ -178,6 +178,7 @@ constexpr Field<na_config> kConfigFields[] = {
     NA_RW(na_config, coalesce_messages),
     NA_RW(na_config, wire_overhead_bytes),
     NA_RW(na_config, max_report_ranges),
+    NA_RW(na_config, needy_class0_fraction),
 };
 
 constexpr Field<na_report_info> kReportFields[] = {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -159,6 +160,7 @@ TEST(CApiOptions, DefaultsMatchTheEngine) {
   EXPECT_EQ(cfg.coalesce_messages, 1);
   EXPECT_EQ(cfg.wire_overhead_bytes, 42u);
   EXPECT_EQ(cfg.max_report_ranges, 65536u);
+  EXPECT_EQ(cfg.needy_class0_fraction, 0.75);
 }
 
 TEST(CApiOptions, BadValuesAreRefusedNamingTheField) {
@@ -170,6 +172,9 @@ TEST(CApiOptions, BadValuesAreRefusedNamingTheField) {
       {[](na_config& c) { c.wire_overhead_bytes = 1025; }, "wire_overhead_bytes"},
       {[](na_config& c) { c.wire_overhead_bytes = UINT32_MAX; }, "wire_overhead_bytes"},
       {[](na_config& c) { c.max_report_ranges = (1U << 24) + 1; }, "max_report_ranges"},
+      {[](na_config& c) { c.needy_class0_fraction = 1.5; }, "needy_class0_fraction"},
+      {[](na_config& c) { c.needy_class0_fraction = -0.1; }, "needy_class0_fraction"},
+      {[](na_config& c) { c.needy_class0_fraction = std::nan(""); }, "needy_class0_fraction"},
   };
   for (const Case& k : cases) {
     na_config cfg = loopback_config();
@@ -184,6 +189,7 @@ TEST(CApiOptions, BadValuesAreRefusedNamingTheField) {
   na_config cfg = loopback_config();
   cfg.wire_overhead_bytes = 1024;
   cfg.max_report_ranges = 1U << 24;
+  cfg.needy_class0_fraction = 1.0;
   na_engine* e = open(cfg);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(na_engine_close(e), NA_OK);
@@ -198,8 +204,10 @@ TEST(CApiOptions, CoalesceOffSendsOneDatagramPerSmallMessage) {
   EXPECT_EQ(plain.messages, sizes.size());
   EXPECT_EQ(bundled.messages, sizes.size());
   EXPECT_EQ(plain.bad_bytes + bundled.bad_bytes, 0u);
-  EXPECT_GE(plain.sender_datagrams, sizes.size());        // one DATA datagram per message, plus control
-  EXPECT_LT(bundled.sender_datagrams, sizes.size() / 4);  // 13 x 100 B per 1472-byte datagram
+  EXPECT_GE(plain.sender_datagrams, sizes.size());  // one DATA datagram per message, plus control
+  // Up to 13 x 100 B fit a datagram, but how many are queued when the I/O thread sends depends on scheduling
+  // (150 of 400 seen on a loaded machine): fewer datagrams than one per message is the promise.
+  EXPECT_LT(bundled.sender_datagrams, plain.sender_datagrams);
 }
 
 TEST(CApiOptions, MaxReportRangesZeroListsNoIds) {

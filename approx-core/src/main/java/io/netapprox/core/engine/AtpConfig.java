@@ -60,6 +60,7 @@ public final class AtpConfig {
     private final boolean coalesceMessages;
     private final int wireOverheadBytes;
     private final int maxReportRanges;
+    private final double needyClass0Fraction;
     // Java side
     private final int eventBatchSize;
     private final Duration sendTimeout;
@@ -103,6 +104,7 @@ public final class AtpConfig {
         coalesceMessages = b.coalesceMessages;
         wireOverheadBytes = b.wireOverheadBytes;
         maxReportRanges = b.maxReportRanges;
+        needyClass0Fraction = b.needyClass0Fraction;
         eventBatchSize = b.eventBatchSize;
         sendTimeout = b.sendTimeout;
         closeTimeout = b.closeTimeout;
@@ -152,6 +154,7 @@ public final class AtpConfig {
         b.coalesceMessages = coalesceMessages;
         b.wireOverheadBytes = wireOverheadBytes;
         b.maxReportRanges = maxReportRanges;
+        b.needyClass0Fraction = needyClass0Fraction;
         b.eventBatchSize = eventBatchSize;
         b.sendTimeout = sendTimeout;
         b.closeTimeout = closeTimeout;
@@ -324,6 +327,14 @@ public final class AtpConfig {
         return maxReportRanges;
     }
 
+    /**
+     * Full mode: a job whose loss allowance is spent sends in class 0 (the exact queue) once it
+     * needs at most this fraction of its target; 0 keeps every approximate job in its slack class.
+     */
+    public double needyClass0Fraction() {
+        return needyClass0Fraction;
+    }
+
     /** Events drained per JNI crossing by the event thread. */
     public int eventBatchSize() {
         return eventBatchSize;
@@ -402,7 +413,10 @@ public final class AtpConfig {
                             NativeRecord.out("prefer_aes_gcm", c -> c.preferAesGcm ? 1 : 0),
                             NativeRecord.out("coalesce_messages", c -> c.coalesceMessages ? 1 : 0),
                             NativeRecord.out("wire_overhead_bytes", c -> c.wireOverheadBytes),
-                            NativeRecord.out("max_report_ranges", c -> c.maxReportRanges)));
+                            NativeRecord.out("max_report_ranges", c -> c.maxReportRanges),
+                            NativeRecord.out(
+                                    "needy_class0_fraction",
+                                    c -> Double.doubleToRawLongBits(c.needyClass0Fraction))));
 
     /** The engine part for {@code NativeEngine.engineOpen}, slot by slot ({@link #NATIVE}). */
     long[] toNative() {
@@ -477,6 +491,7 @@ public final class AtpConfig {
         private boolean coalesceMessages = true;
         private int wireOverheadBytes = DEFAULT_WIRE_OVERHEAD_BYTES;
         private int maxReportRanges = 1 << 16;
+        private double needyClass0Fraction = 0.75;
         private int eventBatchSize = 256;
         private Duration sendTimeout = Duration.ofSeconds(30);
         private Duration closeTimeout = Duration.ofSeconds(5);
@@ -705,6 +720,16 @@ public final class AtpConfig {
             return this;
         }
 
+        /**
+         * Full mode: a job whose loss allowance is spent sends in class 0 once it needs at most
+         * this fraction of its target, [0, 1]. Default 0.75: approximate jobs are not parked behind
+         * class-0 bursts, at some cost to co-running exact jobs; 0 = never (the paper's classes).
+         */
+        public Builder needyClass0Fraction(double v) {
+            needyClass0Fraction = v;
+            return this;
+        }
+
         /** Events drained per JNI crossing, [1, 1024]. */
         public Builder eventBatchSize(int v) {
             eventBatchSize = v;
@@ -820,6 +845,9 @@ public final class AtpConfig {
                             + MAX_REPORT_RANGES_LIMIT
                             + "], got "
                             + maxReportRanges);
+            require(
+                    needyClass0Fraction >= 0 && needyClass0Fraction <= 1,
+                    "needyClass0Fraction must be in [0, 1], got " + needyClass0Fraction);
             require(
                     eventBatchSize >= 1 && eventBatchSize <= 1024,
                     "eventBatchSize must be in [1, 1024], got " + eventBatchSize);
