@@ -209,15 +209,18 @@ public final class ApproxPeer implements AutoCloseable {
     @Override
     public void close() {
         closingLocally = true;
-        ControlSession c = control;
-        if (c != null) {
-            c.close();
-        }
-        ended(
+        // Fail the transfers first: closing the control session ends the data-plane session, whose
+        // job-done events would otherwise race this and report a local close as JOB_FAILED.
+        fail(
                 new TransportException(
                         TransportException.Reason.CLOSED,
                         "peer " + describe() + " closed locally",
                         null));
+        ControlSession c = control;
+        if (c != null) {
+            c.close();
+        }
+        closeFuture.complete(null);
     }
 
     void bind(ControlSession session) {
