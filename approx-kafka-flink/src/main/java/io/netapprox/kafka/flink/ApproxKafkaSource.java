@@ -1,7 +1,6 @@
 package io.netapprox.kafka.flink;
 
 import io.netapprox.kafka.ApproxConsumerConfig;
-import java.util.List;
 import java.util.Objects;
 import java.util.Properties;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -35,10 +34,26 @@ import org.apache.flink.core.io.SimpleVersionedSerializer;
  * <p>Offsets live in Flink's checkpoints (the consumer's coverage positions), not in the group; the
  * consumer properties are validated (unknown {@code approx.} keys, bad values) when the source is
  * built, on the client.
+ *
+ * <p>An unbounded source looks for partitions added to the topic every {@link
+ * #PARTITION_DISCOVERY_INTERVAL_MS} (Flink KafkaSource's key and meaning: default 5 minutes, a
+ * non-positive value turns discovery off; a bounded source never looks again) and reads a new
+ * partition from its earliest offset. A reader that holds no partition marks itself idle, so it
+ * does not hold back the job's watermarks.
  */
 public final class ApproxKafkaSource<T>
         implements Source<T, PartitionSplit, EnumeratorState>, ResultTypeQueryable<T> {
     private static final long serialVersionUID = 1L;
+
+    /**
+     * Consumer property: milliseconds between two listings of the topic's partitions in an unbounded
+     * read (default {@link #DEFAULT_DISCOVERY_INTERVAL_MS}; 0 or negative: list once, at the start).
+     * Taken out of the properties before they reach the consumer.
+     */
+    public static final String PARTITION_DISCOVERY_INTERVAL_MS = "partition.discovery.interval.ms";
+
+    /** Five minutes, as Flink's KafkaSource. */
+    public static final long DEFAULT_DISCOVERY_INTERVAL_MS = 300_000;
 
     private final Properties consumerProps;
     private final String topic;
@@ -46,9 +61,11 @@ public final class ApproxKafkaSource<T>
     private final Boundedness boundedness;
     private final KafkaSampleMapper<T> mapper;
     private final TypeInformation<T> type;
+    private final long discoveryIntervalMs;
 
-    private ApproxKafkaSource(Builder<T> b) {
-        this.consumerProps = b.props;
+    private ApproxKafkaSource(Builder<T> b, Properties consumerProps, long discoveryIntervalMs) {
+        this.consumerProps = consumerProps;
+        this.discoveryIntervalMs = discoveryIntervalMs;
         this.topic = b.topic;
         this.starting = b.starting;
         this.boundedness = b.boundedness;
@@ -73,14 +90,20 @@ public final class ApproxKafkaSource<T>
     @Override
     public SplitEnumerator<PartitionSplit, EnumeratorState> createEnumerator(
             SplitEnumeratorContext<PartitionSplit> context) {
-        return restoreEnumerator(context, new EnumeratorState(false, List.of()));
+        return restoreEnumerator(context, EnumeratorState.initial());
     }
 
     @Override
     public SplitEnumerator<PartitionSplit, EnumeratorState> restoreEnumerator(
             SplitEnumeratorContext<PartitionSplit> context, EnumeratorState checkpoint) {
         return new PartitionSplitEnumerator(
-                context, consumerProps, topic, starting, boundedness, checkpoint);
+                context,
+                consumerProps,
+                topic,
+                starting,
+                boundedness,
+                discoveryIntervalMs,
+                checkpoint);
     }
 
     @Override
@@ -163,8 +186,29 @@ public final class ApproxKafkaSource<T>
                 throw new IllegalArgumentException(
                         "ApproxKafkaSource: startingOffsets(COMMITTED) needs group.id");
             }
-            ApproxConsumerConfig.parse(props); // fails here, on the client, naming a bad key
-            return new ApproxKafkaSource<>(this);
+            Properties consumer = new Properties();
+            consumer.putAll(props);
+            long discovery = discoveryInterval(consumer.remove(PARTITION_DISCOVERY_INTERVAL_MS));
+            ApproxConsumerConfig.parse(consumer); // fails here, on the client, naming a bad key
+            return new ApproxKafkaSource<>(
+                    this, consumer, boundedness == Boundedness.BOUNDED ? 0 : discovery);
+        }
+
+        private static long discoveryInterval(Object value) {
+            if (value == null) {
+                return DEFAULT_DISCOVERY_INTERVAL_MS;
+            }
+            try {
+                return Long.parseLong(value.toString().trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(
+                        "ApproxKafkaSource: "
+                                + PARTITION_DISCOVERY_INTERVAL_MS
+                                + " must be a number of milliseconds, got '"
+                                + value
+                                + "'",
+                        e);
+            }
         }
 
         private static void require(Object value, String what) {

@@ -11,6 +11,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.apache.flink.api.connector.source.ReaderOutput;
+import org.apache.flink.api.connector.source.SourceEvent;
 import org.apache.flink.api.connector.source.SourceOutput;
 import org.apache.flink.api.connector.source.SourceReader;
 import org.apache.flink.api.connector.source.SourceReaderContext;
@@ -25,6 +26,12 @@ import org.apache.kafka.common.TopicPartition;
  * consumer's coverage position after the last batch emitted, so a checkpoint holds offsets below
  * which every record was emitted or dropped by sampling; a restore resumes there (a partly emitted
  * segment is read again: at-least-once, like the consumer's own commits).
+ *
+ * <p>A reader without splits marks its output idle once the enumerator said its assignment is
+ * settled ({@link AssignmentSettled}), so in an unbounded read with more readers than partitions
+ * the idle readers do not hold the job's watermarks at their start; a split assigned later makes it
+ * active again with the split's first watermark. Partitions that stop receiving records are Flink's
+ * per-split idleness ({@code WatermarkStrategy.withIdleness}), as with Flink's KafkaSource.
  */
 final class ApproxKafkaSourceReader<T> implements SourceReader<T, PartitionSplit> {
     private final SourceReaderContext context;
@@ -33,6 +40,8 @@ final class ApproxKafkaSourceReader<T> implements SourceReader<T, PartitionSplit
     private final Map<TopicPartition, PartitionSplit> splits = new LinkedHashMap<>();
     private final Map<TopicPartition, SourceOutput<T>> outputs = new HashMap<>();
     private boolean noMoreSplits;
+    private boolean assignmentSettled;
+    private boolean markedIdle;
 
     ApproxKafkaSourceReader(
             SourceReaderContext context, Properties consumerProps, KafkaSampleMapper<T> mapper) {
@@ -63,6 +72,10 @@ final class ApproxKafkaSourceReader<T> implements SourceReader<T, PartitionSplit
         FetchedBatch batch = fetcher.next();
         if (batch != null) {
             emit(batch, output);
+        }
+        if (splits.isEmpty() && assignmentSettled && !markedIdle) {
+            output.markIdle(); // nothing to read: do not hold back the watermarks downstream
+            markedIdle = true;
         }
         if (fetcher.hasNext()) {
             return InputStatus.MORE_AVAILABLE;
@@ -132,11 +145,20 @@ final class ApproxKafkaSourceReader<T> implements SourceReader<T, PartitionSplit
         if (from.isEmpty()) {
             return;
         }
+        markedIdle = false; // the split's first watermark ends the idleness
         try {
             fetcher.add(from);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while adding splits", e);
+        }
+    }
+
+    @Override
+    public void handleSourceEvents(SourceEvent event) {
+        if (event instanceof AssignmentSettled) {
+            assignmentSettled = true;
+            fetcher.wakeReader(); // pollNext marks the reader idle if it has no split
         }
     }
 

@@ -6,11 +6,18 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 
-/** Checkpoint format of an {@link EnumeratorState}. */
+/**
+ * Checkpoint format of an {@link EnumeratorState}: version 2 is discovered, the pending splits and
+ * the known partitions; version 1 (before partition discovery) lacks the known partitions.
+ */
 public final class EnumeratorStateSerializer implements SimpleVersionedSerializer<EnumeratorState> {
+    static final int VERSION = 2;
+
     /**
      * A topic has at most this many partitions here (Kafka's own limits are far lower in practice).
      */
@@ -18,7 +25,7 @@ public final class EnumeratorStateSerializer implements SimpleVersionedSerialize
 
     @Override
     public int getVersion() {
-        return PartitionSplitSerializer.VERSION;
+        return VERSION;
     }
 
     @Override
@@ -30,13 +37,28 @@ public final class EnumeratorStateSerializer implements SimpleVersionedSerialize
             for (PartitionSplit s : state.pending()) {
                 PartitionSplitSerializer.write(s, out);
             }
+            if (state.known() == null) {
+                out.writeInt(-1); // still unknown (restored from version 1, not listed since)
+            } else {
+                out.writeInt(state.known().size());
+                for (int partition : state.known()) {
+                    out.writeInt(partition);
+                }
+            }
         }
         return bytes.toByteArray();
     }
 
     @Override
     public EnumeratorState deserialize(int version, byte[] serialized) throws IOException {
-        PartitionSplitSerializer.checkVersion(version);
+        if (version != 1 && version != VERSION) {
+            throw new IOException(
+                    "unknown EnumeratorState serializer version "
+                            + version
+                            + " (knows 1 and "
+                            + VERSION
+                            + ")");
+        }
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized))) {
             boolean discovered = in.readBoolean();
             int n = in.readInt();
@@ -47,7 +69,28 @@ public final class EnumeratorStateSerializer implements SimpleVersionedSerialize
             for (int i = 0; i < n; i++) {
                 pending.add(PartitionSplitSerializer.read(in));
             }
-            return new EnumeratorState(discovered, pending);
+            if (version == 1) {
+                return new EnumeratorState(discovered, pending, discovered ? null : Set.of());
+            }
+            int k = in.readInt();
+            if (k == -1) {
+                return new EnumeratorState(discovered, pending, null);
+            }
+            if (k < 0 || k > MAX_SPLITS) {
+                throw new IOException("corrupt enumerator state: " + k + " known partitions");
+            }
+            Set<Integer> known = new HashSet<>();
+            for (int i = 0; i < k; i++) {
+                int partition = in.readInt();
+                if (partition < 0) {
+                    throw new IOException("corrupt enumerator state: partition " + partition);
+                }
+                known.add(partition);
+            }
+            if (in.available() > 0) {
+                throw new IOException("corrupt enumerator state: trailing bytes");
+            }
+            return new EnumeratorState(discovered, pending, known);
         }
     }
 }
