@@ -46,9 +46,9 @@ public final class ApproxKafkaSource<T>
     private static final long serialVersionUID = 1L;
 
     /**
-     * Consumer property: milliseconds between two listings of the topic's partitions in an unbounded
-     * read (default {@link #DEFAULT_DISCOVERY_INTERVAL_MS}; 0 or negative: list once, at the start).
-     * Taken out of the properties before they reach the consumer.
+     * Consumer property: milliseconds between two listings of the topic's partitions in an
+     * unbounded read (default {@link #DEFAULT_DISCOVERY_INTERVAL_MS}; 0 or negative: list once, at
+     * the start). Taken out of the properties before they reach the consumer.
      */
     public static final String PARTITION_DISCOVERY_INTERVAL_MS = "partition.discovery.interval.ms";
 

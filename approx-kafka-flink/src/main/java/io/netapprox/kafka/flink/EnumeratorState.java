@@ -10,7 +10,8 @@ import java.util.Set;
  * checkpoint format, which did not record it: then every partition of the next listing counts as
  * known.
  */
-public record EnumeratorState(boolean discovered, List<PartitionSplit> pending, Set<Integer> known) {
+public record EnumeratorState(
+        boolean discovered, List<PartitionSplit> pending, Set<Integer> known) {
     public EnumeratorState {
         pending = List.copyOf(pending);
         known = known == null ? null : Set.copyOf(known);

@@ -24,12 +24,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Lists the topic's partitions (a plain {@code KafkaConsumer} on the JobManager: metadata and
  * offsets only, no records) at the start and, in an unbounded read with a positive discovery
- * interval, again every interval, and gives partition {@code p} to reader {@code p %
- * parallelism}, so a partition always goes to the same reader. Partitions of the first listing
- * start at the source's {@link StartingOffsets}; partitions found later start at their earliest
- * offset (their records were all written after the job started listing, as in Flink's
- * KafkaSource). Bounded reads stop at the end offsets of the first listing. After each round every
- * reader is told that its assignment is settled ({@link AssignmentSettled}).
+ * interval, again every interval, and gives partition {@code p} to reader {@code p % parallelism},
+ * so a partition always goes to the same reader. Partitions of the first listing start at the
+ * source's {@link StartingOffsets}; partitions found later start at their earliest offset (their
+ * records were all written after the job started listing, as in Flink's KafkaSource). Bounded reads
+ * stop at the end offsets of the first listing. After each round every reader is told that its
+ * assignment is settled ({@link AssignmentSettled}).
  */
 final class PartitionSplitEnumerator implements SplitEnumerator<PartitionSplit, EnumeratorState> {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionSplitEnumerator.class);
@@ -126,8 +126,11 @@ final class PartitionSplitEnumerator implements SplitEnumerator<PartitionSplit, 
                         "listing the partitions of " + topic + " failed", error);
             }
             // a later listing: the partitions read so far are unaffected; try again next interval
-            LOG.warn("listing the partitions of {} failed; retrying in {} ms", topic,
-                    discoveryIntervalMs, error);
+            LOG.warn(
+                    "listing the partitions of {} failed; retrying in {} ms",
+                    topic,
+                    discoveryIntervalMs,
+                    error);
             return;
         }
         if (known == null) {
