@@ -37,11 +37,12 @@ class ConsumerContractTest {
         KafkaBroker broker = KafkaBroker.shared();
         String topic = KafkaBroker.unique("contract");
         broker.createTopic(topic, PARTITIONS);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < RECORDS; i++) {
+            records.add(new ProducerRecord<>(topic, i % PARTITIONS, "k" + i, "v" + i));
+        }
         try (KafkaProducer<String, String> p = broker.stringProducer()) {
-            for (int i = 0; i < RECORDS; i++) {
-                p.send(new ProducerRecord<>(topic, i % PARTITIONS, "k" + i, "v" + i));
-            }
-            p.flush();
+            KafkaBroker.sendAll(p, records);
         }
         return topic;
     }
@@ -199,13 +200,13 @@ class ConsumerContractTest {
                         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {}
                     });
             // a alone first: it owns every partition and reads some of them
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            long deadline = System.nanoTime() + Records.LIVENESS.toNanos();
             while (a.assignment().size() < PARTITIONS && System.nanoTime() < deadline) {
                 collect(a, seen);
             }
             assertEquals(PARTITIONS, a.assignment().size());
             b.subscribe(List.of(topic));
-            deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+            deadline = System.nanoTime() + Records.LIVENESS.toNanos();
             while (System.nanoTime() < deadline
                     && (a.assignment().isEmpty()
                             || b.assignment().isEmpty()

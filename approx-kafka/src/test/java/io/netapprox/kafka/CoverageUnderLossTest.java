@@ -59,9 +59,9 @@ class CoverageUnderLossTest {
      * up. Engine defect (native ATP engine, being fixed on branch {@code engine}): under 30 % loss
      * about one job in a few hundred never completes - both engines keep exchanging datagrams
      * without end (in one capture the relay sent 883 MB for a job of ~1 MB), the pull never
-     * answers, and a run fails with a position short of the end after pollToEnd's 60 s. This is why
-     * approx.headroom defaults to 1. Enable once the engine is fixed (then the default can rise):
-     * remove @Disabled, or run with
+     * answers, and a run fails with a position short of the end after pollToEnd's liveness bound.
+     * This is why approx.headroom defaults to 1. Enable once the engine is fixed (then the default
+     * can rise): remove @Disabled, or run with
      * -Djunit.jupiter.conditions.deactivate=org.junit.*DisabledCondition.
      */
     @Test

@@ -87,7 +87,7 @@ class LeaderChangeTest {
                                                         List.of(second, first)))))
                         .all()
                         .get(30, TimeUnit.SECONDS);
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                long deadline = System.nanoTime() + Records.LIVENESS.toNanos();
                 while (leader(admin, tp) != second && System.nanoTime() < deadline) {
                     try {
                         admin.electLeaders(ElectionType.PREFERRED, java.util.Set.of(tp))
@@ -101,6 +101,7 @@ class LeaderChangeTest {
                 assertEquals(second, leader(admin, tp), "leadership moved");
                 // the old relay notices within its metadata age (5 s) and leader check (2 s)
                 KafkaRelay old = byBroker.get(first);
+                deadline = System.nanoTime() + Records.LIVENESS.toNanos();
                 while (old.metrics().failedPulls() == 0 && System.nanoTime() < deadline) {
                     got.add(c.poll(Duration.ofMillis(100)));
                 }

@@ -2,6 +2,7 @@ package io.netapprox.kafka;
 
 import io.netapprox.kafka.ApproxConsumerRecords.CoveredRange;
 import io.netapprox.kafka.relay.Cell;
+import io.netapprox.kafka.relay.RelayException;
 import io.netapprox.kafka.testkit.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -24,6 +25,12 @@ final class Records {
      * A window-aligned timestamp far in the past, so windows close as soon as a relay catches up.
      */
     static final long T0 = 1_700_000_000_000L - (1_700_000_000_000L % 60_000);
+
+    /**
+     * How long a wait for progress may take before the test fails: a liveness bound, not a timing
+     * check. Generous because CI and the shared machines run these tests on 2 loaded cores.
+     */
+    static final Duration LIVENESS = Duration.ofSeconds(180);
 
     private Records() {}
 
@@ -111,10 +118,10 @@ final class Records {
         }
     }
 
-    /** Polls until every partition's position reached {@code end} (or 60 s passed). */
+    /** Polls until every partition's position reached {@code end} (or {@link #LIVENESS} passed). */
     static Polled pollToEnd(
             Consumer<String, String> c, List<TopicPartition> partitions, long end, Polled into) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        long deadline = System.nanoTime() + LIVENESS.toNanos();
         while (System.nanoTime() < deadline) {
             into.add(c.poll(Duration.ofMillis(100)));
             boolean done = true;
@@ -128,6 +135,25 @@ final class Records {
             }
         }
         return into;
+    }
+
+    /**
+     * Polls (adding what comes to {@code into}, if given) until a poll throws a {@link
+     * RelayException}, which it returns; fails if none came within {@link #LIVENESS}.
+     */
+    static RelayException pollUntilRelayException(Consumer<String, String> c, Polled into) {
+        long deadline = System.nanoTime() + LIVENESS.toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                ConsumerRecords<String, String> got = c.poll(Duration.ofMillis(100));
+                if (into != null) {
+                    into.add(got);
+                }
+            } catch (RelayException e) {
+                return e;
+            }
+        }
+        throw new AssertionError("no RelayException within " + LIVENESS.toSeconds() + " s");
     }
 
     static Properties approxProps(String group, String relayAddress) throws Exception {

@@ -46,14 +46,7 @@ class RelayAuthTest {
                 }
                 try (Consumer<String, String> c = ApproxConsumers.create(p)) {
                     c.assign(List.of(tp));
-                    RelayException e =
-                            assertThrows(
-                                    RelayException.class,
-                                    () -> {
-                                        for (int i = 0; i < 100; i++) {
-                                            c.poll(Duration.ofMillis(100));
-                                        }
-                                    });
+                    RelayException e = Records.pollUntilRelayException(c, null);
                     assertEquals(RelayException.Reason.UNAVAILABLE, e.reason());
                     assertTrue(e.getMessage().contains("AUTH_FAILED"), e.getMessage());
                     assertEquals(0, c.position(tp), "nothing covered");

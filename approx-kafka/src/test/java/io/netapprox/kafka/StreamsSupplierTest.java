@@ -7,7 +7,6 @@ import io.netapprox.kafka.relay.KafkaRelay;
 import io.netapprox.kafka.testkit.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicLong;
@@ -67,7 +66,7 @@ class StreamsSupplierTest {
             }
             try (KafkaStreams streams = new KafkaStreams(b.build(), p)) {
                 streams.start();
-                long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+                long deadline = System.nanoTime() + Records.LIVENESS.toNanos();
                 while (Math.abs(weights.sum() - produced) > 1e-6 && System.nanoTime() < deadline) {
                     Thread.sleep(100);
                 }

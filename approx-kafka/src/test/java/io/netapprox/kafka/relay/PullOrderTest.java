@@ -58,14 +58,15 @@ class PullOrderTest {
         String topic = KafkaBroker.unique("order");
         broker.createTopic(topic, partitions);
         long base = System.currentTimeMillis() - 60_000;
-        try (KafkaProducer<String, String> p = broker.stringProducer()) {
-            for (int part = 0; part < partitions; part++) {
-                for (int i = 0; i < 2 * PER_WINDOW; i++) {
-                    long ts = base + (i < PER_WINDOW ? 0 : 1000);
-                    p.send(new ProducerRecord<>(topic, part, ts, "k" + i, "v" + i));
-                }
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int part = 0; part < partitions; part++) {
+            for (int i = 0; i < 2 * PER_WINDOW; i++) {
+                long ts = base + (i < PER_WINDOW ? 0 : 1000);
+                records.add(new ProducerRecord<>(topic, part, ts, "k" + i, "v" + i));
             }
-            p.flush();
+        }
+        try (KafkaProducer<String, String> p = broker.stringProducer()) {
+            KafkaBroker.sendAll(p, records);
         }
         return topic;
     }
@@ -106,7 +107,7 @@ class PullOrderTest {
         public void before(RelayProtocol.Request r) throws InterruptedException {
             if (held.test(r) && holding.compareAndSet(false, true)) {
                 heldArrived.countDown();
-                timedOut = !newerRegistered.await(30, TimeUnit.SECONDS);
+                timedOut = !newerRegistered.await(180, TimeUnit.SECONDS);
                 released = true;
             }
         }
@@ -127,7 +128,7 @@ class PullOrderTest {
     /** Polls until {@code wanted} records of {@code tp} arrived; returns their offsets. */
     private static List<Long> offsets(Consumer<String, String> c, TopicPartition tp, int wanted) {
         List<Long> got = new ArrayList<>();
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
         while (got.size() < wanted && System.nanoTime() < deadline) {
             for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(100))) {
                 if (r.partition() == tp.partition()) {
@@ -156,7 +157,7 @@ class PullOrderTest {
         try (Consumer<String, String> c = consumer()) {
             c.assign(List.of(tp));
             assertEquals(range(0, 100), offsets(c, tp, 100));
-            assertTrue(hook.heldArrived.await(30, TimeUnit.SECONDS), "read-ahead pull sent");
+            assertTrue(hook.heldArrived.await(180, TimeUnit.SECONDS), "read-ahead pull sent");
             c.seek(tp, 50);
             assertEquals(range(50, 200), offsets(c, tp, 150));
             assertEquals(200, c.position(tp));
@@ -182,7 +183,7 @@ class PullOrderTest {
             c.assign(List.of(tp0, tp1));
             assertEquals(range(0, 100), offsets(c, tp0, 100));
             c.assign(List.of(tp1)); // gives tp0 up: RELEASE, held at the relay
-            assertTrue(hook.heldArrived.await(30, TimeUnit.SECONDS), "release sent");
+            assertTrue(hook.heldArrived.await(180, TimeUnit.SECONDS), "release sent");
             c.assign(List.of(tp0, tp1)); // takes it back: a pull from 0 (no commit)
             assertEquals(range(0, 200), offsets(c, tp0, 200));
         } finally {

@@ -44,11 +44,19 @@ public final class RelayReadBench {
         int records = 1_000_000;
         int valueBytes = 200;
         int rounds = 3;
+        Properties against = new Properties(); // --against k=v: view path vs view path with these
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--records" -> records = Integer.parseInt(args[i + 1]);
                 case "--value-bytes" -> valueBytes = Integer.parseInt(args[i + 1]);
                 case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
+                case "--against" -> {
+                    String[] kv = args[i + 1].split("=", 2);
+                    if (kv.length != 2) {
+                        throw new IllegalArgumentException("--against wants key=value");
+                    }
+                    against.put(kv[0], kv[1]);
+                }
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -62,26 +70,56 @@ public final class RelayReadBench {
                             + " 20 one-minute windows, e_max 5 %%; load average %.1f (shared"
                             + " machine)%n",
                     records, valueBytes, load());
-            read(broker, topic, records, false); // warm-up (JIT), not counted
-            read(broker, topic, records, true);
-            double copy = 0;
-            double view = 0;
-            for (int r = 0; r < rounds; r++) {
-                double c = read(broker, topic, records, false);
-                double v = read(broker, topic, records, true);
-                copy += c;
-                view += v;
-                System.out.printf(
-                        "round %d: copy %,.0f records/s, view %,.0f records/s (x%.2f), load %.1f%n",
-                        r + 1, c, v, v / c, load());
+            if (!against.isEmpty()) {
+                compare(broker, topic, records, rounds, against);
+            } else {
+                copyVsView(broker, topic, records, rounds);
             }
-            System.out.printf(
-                    "mean: copy %,.0f records/s, view %,.0f records/s: view/copy = %.2f%n",
-                    copy / rounds, view / rounds, view / copy);
         } finally {
             broker.close();
         }
         System.exit(0); // the test kit's non-daemon threads
+    }
+
+    /** Same-run A/B: records copied out of the batch against views of it. */
+    private static void copyVsView(KafkaBroker broker, String topic, int records, int rounds) {
+        read(broker, topic, records, false); // warm-up (JIT), not counted
+        read(broker, topic, records, true);
+        double copy = 0;
+        double view = 0;
+        for (int r = 0; r < rounds; r++) {
+            double c = read(broker, topic, records, false);
+            double v = read(broker, topic, records, true);
+            copy += c;
+            view += v;
+            System.out.printf(
+                    "round %d: copy %,.0f records/s, view %,.0f records/s (x%.2f), load %.1f%n",
+                    r + 1, c, v, v / c, load());
+        }
+        System.out.printf(
+                "mean: copy %,.0f records/s, view %,.0f records/s: view/copy = %.2f%n",
+                copy / rounds, view / rounds, view / copy);
+    }
+
+    /** Same-run A/B of the view path: relay defaults against the defaults plus {@code extra}. */
+    private static void compare(
+            KafkaBroker broker, String topic, int records, int rounds, Properties extra) {
+        read(broker, topic, records, true, new Properties()); // warm-up (JIT), not counted
+        read(broker, topic, records, true, extra);
+        double a = 0;
+        double b = 0;
+        for (int r = 0; r < rounds; r++) {
+            double x = read(broker, topic, records, true, new Properties());
+            double y = read(broker, topic, records, true, extra);
+            a += x;
+            b += y;
+            System.out.printf(
+                    "round %d: defaults %,.0f records/s, with %s %,.0f records/s (x%.2f), load %.1f%n",
+                    r + 1, x, extra, y, y / x, load());
+        }
+        System.out.printf(
+                "mean: defaults %,.0f records/s, with %s %,.0f records/s: ratio %.2f%n",
+                a / rounds, extra, b / rounds, b / a);
     }
 
     private static double load() {
@@ -121,6 +159,11 @@ public final class RelayReadBench {
 
     /** Reads the whole partition through a SegmentBuilder; returns records/s. */
     private static double read(KafkaBroker broker, String topic, int records, boolean views) {
+        return read(broker, topic, records, views, new Properties());
+    }
+
+    private static double read(
+            KafkaBroker broker, String topic, int records, boolean views, Properties extra) {
         StreamSpec spec =
                 new StreamSpec(
                         0.05,
@@ -138,6 +181,7 @@ public final class RelayReadBench {
         TopicPartition tp = new TopicPartition(topic, 0);
         Properties props = broker.bytesConsumerProps(KafkaBroker.unique("bench"));
         props.put("max.poll.records", "2000");
+        props.putAll(extra);
         long sampled = 0;
         long t0 = System.nanoTime();
         if (views) {

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
@@ -12,6 +13,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -156,27 +158,51 @@ public final class KafkaBroker {
     }
 
     public KafkaProducer<String, String> stringProducer() {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        Properties p = producerProps();
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
         return new KafkaProducer<>(p);
     }
 
     public KafkaProducer<byte[], byte[]> bytesProducer(Properties extra) {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        Properties p = producerProps();
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.putAll(extra);
+        return new KafkaProducer<>(p);
+    }
+
+    /**
+     * Sends the records and waits for every acknowledgement, so a failed send fails the test here,
+     * naming it, instead of as missing records later.
+     */
+    public static <K, V> void sendAll(KafkaProducer<K, V> p, List<ProducerRecord<K, V>> records)
+            throws Exception {
+        List<Future<?>> acks = new ArrayList<>();
+        for (ProducerRecord<K, V> r : records) {
+            acks.add(p.send(r));
+        }
+        p.flush();
+        for (Future<?> a : acks) {
+            a.get(300, TimeUnit.SECONDS); // the delivery timeout bounds it already
+        }
+    }
+
+    /**
+     * Every test producer's settings. A loaded CI machine: long timeouts and one request in flight,
+     * so a slow broker means waiting, never a batch expired and re-sent out of sequence (with the
+     * defaults a string producer retried a first batch and the broker refused it for good with
+     * OutOfOrderSequenceException "0 (incoming seq. number), 99 (current end sequence number)" -
+     * load 14, 2 cores - and its records never arrived).
+     */
+    private Properties producerProps() {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
         p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
-        // a loaded CI machine: long timeouts and one request in flight, so a slow broker means
-        // waiting, never a batch expired and re-sent out of sequence
         p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "120000");
         p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "300000");
         p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
-        p.putAll(extra);
-        return new KafkaProducer<>(p);
+        return p;
     }
 
     /** Consumer properties for a string consumer in {@code group} (earliest, no auto commit). */

@@ -3,6 +3,7 @@ package io.netapprox.kafka.testkit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -17,17 +18,18 @@ class KafkaBrokerTest {
         KafkaBroker broker = KafkaBroker.shared();
         String topic = KafkaBroker.unique("smoke");
         broker.createTopic(topic, 2);
+        List<ProducerRecord<String, String>> records = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            records.add(new ProducerRecord<>(topic, "k" + i, "v" + i));
+        }
         try (KafkaProducer<String, String> p = broker.stringProducer()) {
-            for (int i = 0; i < 100; i++) {
-                p.send(new ProducerRecord<>(topic, "k" + i, "v" + i));
-            }
-            p.flush();
+            KafkaBroker.sendAll(p, records);
         }
         int n = 0;
         try (KafkaConsumer<String, String> c =
                 new KafkaConsumer<>(broker.stringConsumerProps(KafkaBroker.unique("g")))) {
             c.subscribe(List.of(topic));
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
             while (n < 100 && System.nanoTime() < deadline) {
                 for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(200))) {
                     n++;
