@@ -205,6 +205,9 @@ public final class OutgoingJob implements AutoCloseable {
      */
     private static final int WAIT_SLICE_MS = 50;
 
+    /** How long a refused submit waits for the JOB_DONE of a job the engine already ended. */
+    private static final long JOB_DONE_HANDOVER_MS = 30_000;
+
     private SendResult submitAddress(
             int groupIndex, int index, long address, int len, int timeoutMs) {
         long deadline = timeoutMs > 0 ? System.nanoTime() + timeoutMs * 1_000_000L : 0;
@@ -349,11 +352,15 @@ public final class OutgoingJob implements AutoCloseable {
                             + ": timed out waiting for send buffer space (the receiver is not consuming?)");
         }
         if (rc == AtpStatus.NOT_FOUND.code()) {
-            // The engine no longer knows the job: it finished (or failed) and its JOB_DONE event is
-            // on its way.
+            // The engine no longer knows the job: it finished (or failed; e.g. the receiver ended
+            // an approximate job early, holding every target) and its JOB_DONE event is on its way
+            // through the event thread. That hand-over takes more than a second on a loaded
+            // machine (a 1 s wait could turn a job that succeeded into a NOT_FOUND failure), so wait
+            // up to the liveness bound; the event always comes (closing fails the outcome).
             try {
                 outcome.get(
-                        Math.max(1000, timeoutMs < 0 ? 1000 : timeoutMs), TimeUnit.MILLISECONDS);
+                        Math.max(JOB_DONE_HANDOVER_MS, timeoutMs < 0 ? 0 : timeoutMs),
+                        TimeUnit.MILLISECONDS);
                 return SendResult.NOT_NEEDED;
             } catch (ExecutionException e) {
                 return finishedResult();

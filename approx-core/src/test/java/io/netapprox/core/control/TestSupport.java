@@ -27,6 +27,15 @@ import java.util.function.BooleanSupplier;
 final class TestSupport {
     static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
+    /**
+     * How long a test waits for something that must happen. It bounds a failing test only; a
+     * passing one never waits it out. 10 s was within reach of a loaded 2-core CI machine (JIT,
+     * GC and six other builds), so waits are 30 s.
+     */
+    static final long LIVENESS_SECONDS = 30;
+
+    static final int LIVENESS_MS = (int) TimeUnit.SECONDS.toMillis(LIVENESS_SECONDS);
+
     private TestSupport() {}
 
     static ControlConfig.Builder serverConfig() {
@@ -50,7 +59,7 @@ final class TestSupport {
 
     static <T> T await(CompletableFuture<T> f) throws Exception {
         try {
-            return f.get(10, TimeUnit.SECONDS);
+            return f.get(LIVENESS_SECONDS, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof Exception ex) {
                 throw ex;
@@ -62,7 +71,7 @@ final class TestSupport {
     /** The cause a future failed with (fails the test if it completes normally). */
     static Throwable failure(CompletableFuture<?> f) throws Exception {
         try {
-            f.get(10, TimeUnit.SECONDS);
+            f.get(LIVENESS_SECONDS, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             Throwable t = e.getCause();
             while (t instanceof java.util.concurrent.CompletionException && t.getCause() != null) {
@@ -74,7 +83,7 @@ final class TestSupport {
     }
 
     static void eventually(String what, BooleanSupplier cond) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(LIVENESS_SECONDS);
         while (!cond.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
                 fail("timed out waiting for: " + what);
@@ -87,7 +96,7 @@ final class TestSupport {
 
     static Socket rawConnect(ControlServer server) throws IOException {
         Socket s = new Socket(LOOPBACK, server.port());
-        s.setSoTimeout(10_000);
+        s.setSoTimeout(LIVENESS_MS);
         return s;
     }
 
@@ -221,7 +230,7 @@ final class TestSupport {
         InputStream in = s.getInputStream();
         try {
             byte[] buf = new byte[4096];
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(LIVENESS_SECONDS);
             while (System.nanoTime() < deadline) {
                 if (in.read(buf) < 0) {
                     return;
