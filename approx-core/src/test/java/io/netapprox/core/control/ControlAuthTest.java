@@ -6,6 +6,7 @@ import static io.netapprox.core.control.TestSupport.body;
 import static io.netapprox.core.control.TestSupport.clientConfig;
 import static io.netapprox.core.control.TestSupport.encode;
 import static io.netapprox.core.control.TestSupport.failure;
+import static io.netapprox.core.control.TestSupport.SECRET;
 import static io.netapprox.core.control.TestSupport.serverConfig;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -22,7 +23,6 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 class ControlAuthTest {
-    private static final String SECRET = "correct horse battery staple";
 
     @Test
     void sharedSecretAuthenticatesBothSides() throws Exception {

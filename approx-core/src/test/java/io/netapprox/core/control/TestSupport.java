@@ -92,6 +92,75 @@ final class TestSupport {
         }
     }
 
+    // ---- a handshake recorded by a relay --------------------------------------------------------
+
+    static final String SECRET = "correct horse battery staple";
+
+    /**
+     * A server (with or without {@link #SECRET}) and a client factory of the same kind that reaches
+     * it through a {@link RecordingRelay}: what a passive observer of real handshakes records, for
+     * the key-secrecy and replay tests.
+     */
+    static final class RecordedHandshakes implements AutoCloseable {
+        final RecordingDataPlane serverDp = new RecordingDataPlane(1);
+        final RecordingDataPlane clientDp = new RecordingDataPlane(2);
+        final ControlServer server;
+        final RecordingRelay relay;
+        final ControlClientFactory clients;
+
+        RecordedHandshakes(boolean secret) throws IOException {
+            ControlConfig.Builder sc = serverConfig();
+            ControlConfig.Builder cc = clientConfig();
+            if (secret) {
+                sc.authSecret(SECRET);
+                cc.authSecret(SECRET);
+            }
+            server = ControlServer.start(sc.build(), serverDp, new ControlHandler() {});
+            RecordingRelay r = null;
+            try {
+                r = new RecordingRelay(addressOf(server));
+                clients = new ControlClientFactory(cc.build(), clientDp, null);
+            } catch (IOException | RuntimeException e) {
+                if (r != null) {
+                    r.close();
+                }
+                server.close();
+                throw e;
+            }
+            relay = r;
+        }
+
+        /** A session opened through the relay (the server has opened its end too). */
+        ControlClient connect() throws Exception {
+            int before = serverDp.openCount();
+            ControlClient c = await(clients.connect(relay.address()));
+            eventually("the server opened the session", () -> serverDp.openCount() > before);
+            return c;
+        }
+
+        /** Everything the client sent on the relay's {@code i}-th connection. */
+        byte[] clientBytes(int i) {
+            return relay.captures().get(i).clientBytes();
+        }
+
+        /** A new raw connection to the server that replays {@code recorded} as it is. */
+        Socket replay(byte[] recorded) throws IOException {
+            Socket s = rawConnect(server);
+            s.getOutputStream().write(recorded);
+            return s;
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                clients.close();
+                relay.close();
+            } finally {
+                server.close();
+            }
+        }
+    }
+
     // ---- raw-socket peer ------------------------------------------------------------------------
 
     static Socket rawConnect(ControlServer server) throws IOException {
@@ -157,6 +226,15 @@ final class TestSupport {
      * real share, SESSION_SETUP_ACK with the right key confirmation); returns the session key.
      */
     static byte[] rawServerHandshake(Socket peer, int maxFrame, long sessionId) throws Exception {
+        return rawServerHandshake(peer, maxFrame, sessionId, sessionId);
+    }
+
+    /**
+     * As {@link #rawServerHandshake(Socket, int, long)}, but the SESSION_SETUP_ACK confirms {@code
+     * confirmedId}: a confirmation that does not match {@code sessionId} when they differ.
+     */
+    static byte[] rawServerHandshake(Socket peer, int maxFrame, long sessionId, long confirmedId)
+            throws Exception {
         Frame f = readFrame(peer);
         Messages.HelloMsg h = assertInstanceOf(Messages.HelloMsg.class, f.msg());
         KeySchedule.Ephemeral eph = KeySchedule.Ephemeral.generate();
@@ -186,7 +264,7 @@ final class TestSupport {
                         encode(
                                 f.requestId(),
                                 new Messages.SessionSetupAckMsg(
-                                        sessionId, keys.sessionConfirm(sessionId))));
+                                        sessionId, keys.sessionConfirm(confirmedId))));
         return keys.sessionKey(sessionId);
     }
 
