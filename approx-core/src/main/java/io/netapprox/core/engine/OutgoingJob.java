@@ -116,7 +116,8 @@ public final class OutgoingJob implements AutoCloseable {
     }
 
     /**
-     * Sends every entry of {@code batch} in one JNI crossing (in order, sharing one deadline). On
+     * Sends every entry of {@code batch} in one JNI crossing and one engine lock per 256 entries
+     * ({@code na_job_submit_batch}; in order, sharing one deadline). On
      * success the batch is cleared. On failure the accepted prefix is removed from the batch (so it
      * can be retried) and the mapped exception is thrown.
      *
@@ -125,6 +126,7 @@ public final class OutgoingJob implements AutoCloseable {
      */
     public SendResult send(SendBatch batch, long timeout, TimeUnit unit) {
         Objects.requireNonNull(batch, "batch");
+        batch.startSend();
         SendResult pre = precheck();
         if (pre != null) {
             batch.clear();
@@ -148,7 +150,7 @@ public final class OutgoingJob implements AutoCloseable {
                 throw AtpException.map(accepted, "send batch");
             }
             if (accepted == batch.size()) {
-                batch.clear();
+                batch.consume(accepted);
                 return SendResult.ACCEPTED;
             }
             int rc = batch.statusAt(accepted);
