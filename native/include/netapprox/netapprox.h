@@ -178,8 +178,8 @@ typedef struct na_submit_entry {
  * with data NULL and len > 0 or one the job refuses). Errors before anything was tried are negative:
  * NA_ERR_CLOSED_HANDLE, NA_ERR_INVALID_ARGUMENT (entries NULL with n > 0), NA_ERR_LIMIT_EXCEEDED
  * (n > NA_SUBMIT_BATCH_MAX). n == 0 returns 0. */
-NA_API int na_job_submit_batch(na_engine* eng, uint64_t session_id, uint32_t job_id, na_submit_entry* entries,
-                               size_t n, int timeout_ms);
+NA_API int na_job_submit_batch(na_engine* eng, uint64_t session_id, uint32_t job_id, na_submit_entry* entries, size_t n,
+                               int timeout_ms);
 /* New MSRs for groups (by index) mid-job. */
 NA_API int na_job_update_msr(na_engine* eng, uint64_t session_id, uint32_t job_id, const uint32_t* group_indices,
                              const double* msrs, size_t n);

@@ -334,8 +334,8 @@ NA_API int na_job_submit_wait(na_engine* eng, uint64_t session_id, uint32_t job_
   });
 }
 
-NA_API int na_job_submit_batch(na_engine* eng, uint64_t session_id, uint32_t job_id, na_submit_entry* entries,
-                               size_t n, int timeout_ms) {
+NA_API int na_job_submit_batch(na_engine* eng, uint64_t session_id, uint32_t job_id, na_submit_entry* entries, size_t n,
+                               int timeout_ms) {
   return guarded([&]() -> int {
     auto box = lookup(eng);
     if (!box) return NA_ERR_CLOSED_HANDLE;
@@ -356,7 +356,8 @@ NA_API int na_job_submit_batch(na_engine* eng, uint64_t session_id, uint32_t job
       }
       int wait = timeout_ms;
       if (timeout_ms > 0 && done > 0) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         wait = static_cast<int>(std::max<int64_t>(left.count(), 0));
         if (wait == 0) wait = 1;  // past the deadline: one short last try, as submit_wait makes
       }

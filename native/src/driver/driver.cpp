@@ -541,9 +541,9 @@ size_t Driver::submit_batch(atp::SessionId s, atp::JobId j, const SubmitItem* it
     std::unique_lock<std::mutex> lk(mu_);
     const uint64_t igen = interrupt_gen_;
     atp::TimeNs now = now_ns();
-    size_t unwoken = 0;        // accepted since the I/O thread was last woken
-    size_t bytes_locked = 0;   // copied since the lock was last dropped
-    bool last_try = false;     // the deadline passed: one more attempt, then give up
+    size_t unwoken = 0;       // accepted since the I/O thread was last woken
+    size_t bytes_locked = 0;  // copied since the lock was last dropped
+    bool last_try = false;    // the deadline passed: one more attempt, then give up
     while (done < n) {
       if (stopping_) {
         st = Status::kClosed;

@@ -492,13 +492,14 @@ jint JNICALL submitBatch(JNIEnv*, jclass, jlong h, jlong sid, jint job, jlong de
         bad = true;
         break;
       }
-      e[m] = na_submit_entry{static_cast<uint32_t>(group), static_cast<uint32_t>(index),
-                             reinterpret_cast<const void*>(static_cast<uintptr_t>(addr)), static_cast<size_t>(len),
-                             NA_OK};
+      e[m] =
+          na_submit_entry{static_cast<uint32_t>(group), static_cast<uint32_t>(index),
+                          reinterpret_cast<const void*>(static_cast<uintptr_t>(addr)), static_cast<size_t>(len), NA_OK};
     }
     int wait = timeoutMs;
     if (timeoutMs > 0 && done > 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       wait = static_cast<int>(std::max<int64_t>(left.count(), 1));
     }
     const int k = m > 0 ? na_job_submit_batch(E(h), static_cast<uint64_t>(sid), static_cast<uint32_t>(job), e,

@@ -215,7 +215,8 @@ TEST(CApiOptions, CoalesceOffSendsOneDatagramPerSmallMessage) {
   const Outcome plain = transfer(off, off, sizes);
   const Outcome bundled = transfer(loopback_config(), loopback_config(), sizes, /*batched=*/true);
   printf("400 x 100 B: %llu datagrams sent one per message, %llu bundled\n",
-         static_cast<unsigned long long>(plain.sender_datagrams), static_cast<unsigned long long>(bundled.sender_datagrams));
+         static_cast<unsigned long long>(plain.sender_datagrams),
+         static_cast<unsigned long long>(bundled.sender_datagrams));
   EXPECT_EQ(plain.messages, sizes.size());
   EXPECT_EQ(bundled.messages, sizes.size());
   EXPECT_EQ(plain.bad_bytes + bundled.bad_bytes, 0u);

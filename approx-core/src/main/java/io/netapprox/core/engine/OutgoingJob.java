@@ -117,9 +117,9 @@ public final class OutgoingJob implements AutoCloseable {
 
     /**
      * Sends every entry of {@code batch} in one JNI crossing and one engine lock per 256 entries
-     * ({@code na_job_submit_batch}; in order, sharing one deadline). On
-     * success the batch is cleared. On failure the accepted prefix is removed from the batch (so it
-     * can be retried) and the mapped exception is thrown.
+     * ({@code na_job_submit_batch}; in order, sharing one deadline). On success the batch is
+     * cleared. On failure the accepted prefix is removed from the batch (so it can be retried) and
+     * the mapped exception is thrown.
      *
      * @return {@link SendResult#ACCEPTED}, or {@link SendResult#NOT_NEEDED} when the job completed
      *     meanwhile (the rest of the batch is dropped)
@@ -357,7 +357,8 @@ public final class OutgoingJob implements AutoCloseable {
             // The engine no longer knows the job: it finished (or failed; e.g. the receiver ended
             // an approximate job early, holding every target) and its JOB_DONE event is on its way
             // through the event thread. That hand-over takes more than a second on a loaded
-            // machine (a 1 s wait could turn a job that succeeded into a NOT_FOUND failure), so wait
+            // machine (a 1 s wait could turn a job that succeeded into a NOT_FOUND failure), so
+            // wait
             // up to the liveness bound; the event always comes (closing fails the outcome).
             try {
                 outcome.get(

@@ -150,7 +150,9 @@ public final class SendScheduler {
         return sent;
     }
 
-    /** Messages up to this size go in batches; larger ones one by one (a batch gains them nothing). */
+    /**
+     * Messages up to this size go in batches; larger ones one by one (a batch gains them nothing).
+     */
     static final int BATCH_MESSAGE_MAX = 4096;
 
     /** Messages per batch: one JNI crossing and one engine lock each (issue 11). */

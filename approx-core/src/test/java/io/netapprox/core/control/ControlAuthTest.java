@@ -1,12 +1,12 @@
 package io.netapprox.core.control;
 
+import static io.netapprox.core.control.TestSupport.SECRET;
 import static io.netapprox.core.control.TestSupport.addressOf;
 import static io.netapprox.core.control.TestSupport.await;
 import static io.netapprox.core.control.TestSupport.body;
 import static io.netapprox.core.control.TestSupport.clientConfig;
 import static io.netapprox.core.control.TestSupport.encode;
 import static io.netapprox.core.control.TestSupport.failure;
-import static io.netapprox.core.control.TestSupport.SECRET;
 import static io.netapprox.core.control.TestSupport.serverConfig;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

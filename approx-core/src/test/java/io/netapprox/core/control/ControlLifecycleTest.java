@@ -155,10 +155,7 @@ class ControlLifecycleTest {
         // within reach of a loaded 2-core machine's scheduling stalls.
         Duration idle = Duration.ofMillis(1500);
         ControlConfig cfg =
-                serverConfig()
-                        .idleTimeout(idle)
-                        .pingInterval(Duration.ofMillis(150))
-                        .build();
+                serverConfig().idleTimeout(idle).pingInterval(Duration.ofMillis(150)).build();
         RecordingDataPlane serverDp = new RecordingDataPlane(1);
         try (ControlServer server = ControlServer.start(cfg, serverDp, new ControlHandler() {});
                 ControlClientFactory factory =

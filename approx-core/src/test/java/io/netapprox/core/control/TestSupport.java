@@ -29,8 +29,8 @@ final class TestSupport {
 
     /**
      * How long a test waits for something that must happen. It bounds a failing test only; a
-     * passing one never waits it out. 10 s was within reach of a loaded 2-core CI machine (JIT,
-     * GC and six other builds), so waits are 30 s.
+     * passing one never waits it out. 10 s was within reach of a loaded 2-core CI machine (JIT, GC
+     * and six other builds), so waits are 30 s.
      */
     static final long LIVENESS_SECONDS = 30;
 

@@ -114,7 +114,11 @@ class LifecycleTest {
             long rssSecond = rss1 - rssHalf;
             assertTrue(
                     Math.min(rssFirst, rssSecond) < 24 * 1024,
-                    "RSS grew by " + rssFirst + " KiB and then " + rssSecond + " KiB per 500 cycles");
+                    "RSS grew by "
+                            + rssFirst
+                            + " KiB and then "
+                            + rssSecond
+                            + " KiB per 500 cycles");
         } finally {
             payload.release();
         }

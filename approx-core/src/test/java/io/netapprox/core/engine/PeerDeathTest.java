@@ -63,7 +63,8 @@ class PeerDeathTest {
                         someArrived.countDown();
                     }
                 };
-        // Not shorter: a receiver stalled that long on a loaded machine would be declared dead before
+        // Not shorter: a receiver stalled that long on a loaded machine would be declared dead
+        // before
         // the kill, and the test would no longer test a kill.
         Duration deathTimeout = Duration.ofMillis(1500);
         AtpConfig senderCfg =

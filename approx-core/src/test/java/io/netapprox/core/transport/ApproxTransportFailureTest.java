@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Timeout;
  */
 class ApproxTransportFailureTest {
     static final int SIZE = 16 * 1024;
+
     /**
      * Not shorter: while data flows, an engine kept off the CPU this long on a loaded machine is
      * declared dead, and the test would see a peer death instead of the failure it provokes. How

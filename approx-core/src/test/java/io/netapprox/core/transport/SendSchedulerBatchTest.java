@@ -67,17 +67,15 @@ class SendSchedulerBatchTest {
     /** Runs {@code body} with a session from a fresh sender endpoint to a receiver that records. */
     private static void withSession(Received rx, SessionBody body) throws Exception {
         AtpConfig cfg =
-                AtpConfig.builder()
-                        .bindAddress("127.0.0.1")
-                        .lineRateBps(40_000_000_000L)
-                        .build();
+                AtpConfig.builder().bindAddress("127.0.0.1").lineRateBps(40_000_000_000L).build();
         try (AtpEndpoint a = AtpEndpoint.open(cfg);
                 AtpEndpoint b = AtpEndpoint.open(cfg)) {
             long sid = new SplittableRandom(5).nextLong();
             byte[] key = new byte[32];
             new SplittableRandom(6).nextBytes(key);
             AtpSession out =
-                    a.openSession(sid, key, new InetSocketAddress("127.0.0.1", b.localPort()), true);
+                    a.openSession(
+                            sid, key, new InetSocketAddress("127.0.0.1", b.localPort()), true);
             b.openSession(sid, key, new InetSocketAddress("127.0.0.1", a.localPort()), false, rx);
             body.run(out);
         }
@@ -125,8 +123,8 @@ class SendSchedulerBatchTest {
     }
 
     /**
-     * The receiver holds its 1% long before 20,000 small messages are submitted and ends the job:
-     * a batch then finds no job (NA_ERR_NOT_FOUND), which is NOT_NEEDED, and sendAll returns the
+     * The receiver holds its 1% long before 20,000 small messages are submitted and ends the job: a
+     * batch then finds no job (NA_ERR_NOT_FOUND), which is NOT_NEEDED, and sendAll returns the
      * count that went (at least the target, not all).
      */
     @Test
