@@ -175,7 +175,8 @@ typedef struct na_submit_entry {
  * (0: never wait, < 0: forever). Returns how many entries were accepted, always a prefix (0..n); when fewer than
  * n, entries[returned].status says why (NA_ERR_WOULD_BLOCK at the deadline; NA_ERR_NOT_FOUND when the job ended,
  * e.g. early because the receiver holds every target - see na_job_submit; NA_ERR_INVALID_ARGUMENT for an entry
- * with data NULL and len > 0 or one the job refuses). Errors before anything was tried are negative:
+ * with data NULL and len > 0; otherwise what na_job_submit returns for it, e.g. NA_ERR_LIMIT_EXCEEDED above
+ * max_message_bytes). Errors before anything was tried are negative:
  * NA_ERR_CLOSED_HANDLE, NA_ERR_INVALID_ARGUMENT (entries NULL with n > 0), NA_ERR_LIMIT_EXCEEDED
  * (n > NA_SUBMIT_BATCH_MAX). n == 0 returns 0. */
 NA_API int na_job_submit_batch(na_engine* eng, uint64_t session_id, uint32_t job_id, na_submit_entry* entries, size_t n,
