@@ -129,7 +129,8 @@ struct Engine::Impl {
                              flags,
                              cfg.min_epoch,
                              cfg.max_datagram,
-                             cfg.needy_class0_fraction};
+                             cfg.needy_class0_fraction,
+                             RateController::kNeedyMaxQueueDelay};
   }
 
   bool push_event(Event ev, bool essential) {
@@ -281,6 +282,7 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           j->packets_acked++;
           j->rate.on_resolved(true, p.size);
+          if (p.dscp == I.cfg.dscp_by_class[0]) j->rate.on_class0_rtt(I.clock - p.sent, s.recovery.rtt().min_rtt);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_acked(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {

@@ -64,7 +64,21 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       quiet_epochs_ = 0;
     }
     k = std::max(1, tlr_class_ - boost_);
-    if (cfg_.flags.needy_exact && slack::needs_exact_service(progress, cfg_.needy_fraction)) k = 0;
+    // A needy job yields class 0 to exact traffic that keeps it queued (kNeedyQueuedEpochs).
+    if (needy_ && klass_ == 0 && cfg_.needy_max_queue_delay > 0 && epoch_min_queue_delay_ != kNever) {
+      queued_epochs_ = epoch_min_queue_delay_ > cfg_.needy_max_queue_delay ? queued_epochs_ + 1 : 0;
+      if (queued_epochs_ >= kNeedyQueuedEpochs) {
+        yield_epochs_ = kNeedyYieldEpochs;
+        queued_epochs_ = 0;
+        needy_yields_++;
+      }
+    }
+    needy_ = cfg_.flags.needy_exact && slack::needs_exact_service(progress, cfg_.needy_fraction);
+    if (yield_epochs_ > 0) {
+      yield_epochs_--;
+      needy_ = false;
+    }
+    if (needy_) k = 0;
   }
   if (k != klass_) {
     time_in_class_[klass_] += now - class_since_;
@@ -74,6 +88,7 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
   epochs_++;
   epoch_start_ = now;
   epoch_acked_ = epoch_lost_ = epoch_acked_bytes_ = 0;
+  epoch_min_queue_delay_ = kNever;
   epoch_app_limited_ = false;
   return EpochSample{0, 0, now, tlr_, rho, state_.rate * 8.0, klass_};
 }
