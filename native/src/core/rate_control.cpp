@@ -45,6 +45,12 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       e.app_limited = epoch_app_limited_ || next_send_ + kBurstAllowance < now;
       law_.on_epoch(state_, cfg_.law, e);
     }
+    if (needy_ && klass_ == 0 && cfg_.needy_max_queue_delay > 0 && epoch_min_queue_delay_ != kNever &&
+        epoch_min_queue_delay_ > cfg_.needy_max_queue_delay / 2 && now > epoch_start_ && epoch_acked_bytes_ > 0) {
+      // A needy job does not grow class 0's queue: at most what it delivered (see kNeedyQueuedEpochs).
+      state_.rate = std::min(state_.rate, double(epoch_acked_bytes_) * 1e9 / double(now - epoch_start_));
+      state_.cut_from = 0;
+    }
     state_.rate = std::max(state_.rate, std::min(floor, cfg_.law.r_max));  // R_min also after empty epochs
   }
   int k = klass_;

@@ -84,8 +84,10 @@ class RateController {
   // run loss-based laws that keep class 0's queue full while they last, and a needy job with the same law would take
   // an equal share. So after kNeedyQueuedEpochs epochs in a row in class 0 in which even its least-queued packet
   // waited longer than cfg.needy_max_queue_delay, the job goes back to its slack class for kNeedyYieldEpochs epochs
-  // before it tries class 0 again. A short class-0 burst does not last that many epochs; on a FIFO switch the move
-  // changes nothing but the DSCP (every class is the same queue).
+  // before it tries class 0 again. On a FIFO switch the move changes nothing but the DSCP (every class is the same
+  // queue). Meanwhile a needy job does not grow class 0's queue itself: an epoch whose least-queued packet waited
+  // more than half that bound caps its rate at what it delivered, so needy jobs alone (or next to short exact bursts)
+  // hold the queue below the bound and only loss-based exact traffic pushes it past.
   static constexpr TimeNs kNeedyMaxQueueDelay = 1'000'000;  // what the engine configures: 1 ms
   static constexpr int kNeedyQueuedEpochs = 2;
   static constexpr int kNeedyYieldEpochs = 32;
