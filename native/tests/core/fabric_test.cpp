@@ -239,3 +239,84 @@ TEST(FabricTest, NeedyJobsYieldClassZeroToExactJobs) {
               with_needy, without, approx_needy, approx_off);
   EXPECT_LT(with_needy, 1.2 * without);
 }
+
+namespace {
+// Sender 0 (hosts at 1 Gbit/s, port 200 Mbit/s) runs exact 1 MB jobs with 30 ms pauses through a FIFO port, so the
+// queue fills (~6 ms) and drains again; sender 1 starts a 20-message job every 7 ms, each on a session of its own
+// (opened just before, closed when the job is done: the network lab's agents) or all on one. Returns how many of
+// sender 1's 60 jobs sent their ANNOUNCE more than once.
+int announces_repeated_next_to_a_filling_queue(bool fresh_sessions) {
+  fabric::Config c = config(2, 1e9, 200e6, Mode::kFull);
+  c.slack_queues = false;
+  fabric::Fabric f(c, 17);
+  int repeated = 0, small_done = 0, big_done = 0;
+  TimeNs max_start = 0;
+  std::vector<SessionId> to_close;
+  f.on_sender_event = [&](int s, Event& e) {
+    if (e.type != EventType::kJobDone) return;
+    EXPECT_EQ(e.report->status, Status::kOk);
+    if (s == 1) {
+      small_done++;
+      repeated += e.report->announces_sent > 1;
+      max_start = std::max(max_start, e.report->start_to_running);
+      if (fresh_sessions) to_close.push_back(e.session);
+    } else {
+      big_done++;
+    }
+  };
+  std::vector<uint8_t> big(40000, 1), small(1000, 2);
+  constexpr uint32_t kSmall = 20;
+  JobId next_big = 1, next_small = 1;
+  TimeNs next_big_at = f.now(), next_small_at = f.now() + 3 * kMs;
+  const TimeNs end = f.now() + 420 * kMs;
+  bool big_running = false;
+  uint8_t key[kKeyBytes] = {7};
+  while (f.now() < end) {
+    if (!big_running && f.now() >= next_big_at) {
+      const SessionId sid = fabric::Fabric::session_of(0);
+      EXPECT_EQ(f.sender(0).start_job(sid, JobSpec{next_big, {{1, 25, 1.0}}, true}, f.now()), Status::kOk);
+      for (uint32_t i = 0; i < 25; ++i)
+        EXPECT_EQ(f.sender(0).submit(sid, next_big, 0, i, big.data(), big.size(), f.now()), Status::kOk);
+      next_big++;
+      big_running = true;
+    }
+    if (f.now() >= next_small_at) {
+      SessionId sid = fabric::Fabric::session_of(1);
+      if (fresh_sessions) {  // a new session to the same peer, as the lab's agent opens one per job
+        sid = 0x7000'0000 + next_small;
+        EXPECT_EQ(f.sender(1).open_session(sid, key, fabric::Fabric::kReceiverPeer, true, f.now()), Status::kOk);
+        EXPECT_EQ(f.receiver().open_session(sid, key, PeerId(1), false, f.now()), Status::kOk);
+      }
+      EXPECT_EQ(f.sender(1).start_job(sid, JobSpec{next_small, {{1, kSmall, 1.0}}, true}, f.now()), Status::kOk);
+      for (uint32_t i = 0; i < kSmall; ++i)
+        EXPECT_EQ(f.sender(1).submit(sid, next_small, 0, i, small.data(), small.size(), f.now()), Status::kOk);
+      next_small++;
+      next_small_at += 7 * kMs;
+    }
+    const int before = big_done;
+    f.run([&] { return big_done > before || !to_close.empty(); },
+          std::min(next_small_at, big_running ? end : next_big_at));
+    for (SessionId sid : to_close) f.sender(1).close_session(sid, f.now());
+    to_close.clear();
+    if (big_done > before) {
+      big_running = false;
+      next_big_at = f.now() + 30 * kMs;
+    }
+  }
+  EXPECT_TRUE(f.run([&] { return small_done == int(next_small) - 1; }, f.now() + 1000 * kMs));
+  std::printf("%s: %d of %d small jobs sent their ANNOUNCE more than once (longest start %.2f ms); %d big jobs\n",
+              fresh_sessions ? "a session per job" : "one session", repeated, small_done, double(max_start) / 1e6,
+              big_done);
+  return repeated;
+}
+}  // namespace
+
+// The probe timeout remembers the path's recent queueing (Recovery::pto, docs/protocol.md section 3). Was: sender 1's
+// srtt and rttvar settled while the queue was empty, and an ANNOUNCE that then waited in the full queue was probed
+// after ~1.4 ms: 6 of 60 jobs sent it more than once; now 2 (the session's first job, before any sample, and drops:
+// the FIFO is full). With a session per job every session's first PTO was 2.2 ms (initial_rtt, no sample): 38 of 60;
+// now a new session starts from the peak other sessions to the same peer saw: 1.
+TEST(FabricTest, AnnouncesAreNotProbedWhileTheyWaitInAQueueThePathHadBefore) {
+  EXPECT_LE(announces_repeated_next_to_a_filling_queue(false), 3);
+  EXPECT_LE(announces_repeated_next_to_a_filling_queue(true), 3);
+}
