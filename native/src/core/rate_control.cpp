@@ -85,6 +85,13 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       needy_ = false;
     }
     if (needy_) k = 0;
+    if (needy_ && klass_ != 0 && cfg_.needy_max_queue_delay > 0 && law_.adaptive && now > epoch_start_) {
+      // Entering class 0 at the rate a lossy approximate queue tolerated would burst into it: start from what
+      // the job delivered.
+      const double delivered = double(epoch_acked_bytes_) * 1e9 / double(now - epoch_start_);
+      state_.rate = std::max(std::min(state_.rate, delivered), std::min(r_min(srtt), cfg_.law.r_max));
+      state_.cut_from = 0;
+    }
   }
   if (k != klass_) {
     time_in_class_[klass_] += now - class_since_;

@@ -87,7 +87,8 @@ class RateController {
   // before it tries class 0 again. On a FIFO switch the move changes nothing but the DSCP (every class is the same
   // queue). Meanwhile a needy job does not grow class 0's queue itself: an epoch whose least-queued packet waited
   // more than half that bound caps its rate at what it delivered, so needy jobs alone (or next to short exact bursts)
-  // hold the queue below the bound and only loss-based exact traffic pushes it past.
+  // hold the queue below the bound and only loss-based exact traffic pushes it past. For the same reason a job
+  // entering class 0 as needy starts from the rate it delivered, not the one its lossy approximate queue tolerated.
   static constexpr TimeNs kNeedyMaxQueueDelay = 1'000'000;  // what the engine configures: 1 ms
   static constexpr int kNeedyQueuedEpochs = 2;
   static constexpr int kNeedyYieldEpochs = 32;

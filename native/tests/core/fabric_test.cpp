@@ -177,7 +177,7 @@ std::vector<double> jobs_behind_class0_bursts(Mode mode, double needy_fraction, 
 // sends in class 0 once it needs at most needy_class0_fraction of its target. Measured against RC+MRDF (the same
 // law and scheduling with every packet in class 0), in simulated time: was Full p50 338 ms vs 184 ms (1.83x) with 4
 // senders; then 211 ms (1.15x); since needy jobs yield class 0 to exact traffic (the background's 2 ms bursts are exact
-// traffic too; NeedyJobsYieldClassZeroToExactJobs) 248 ms (1.35x). The run with the rule off (fraction 0: the old class logic) shows the scenario still
+// traffic too; NeedyJobsYieldClassZeroToExactJobs) 236 ms (1.28x). The run with the rule off (fraction 0: the old class logic) shows the scenario still
 // reproduces the problem.
 TEST(FabricTest, NeedyJobsAreNotParkedBehindClassZeroBursts) {
   const double defaults = EngineConfig{}.needy_class0_fraction;
@@ -187,7 +187,7 @@ TEST(FabricTest, NeedyJobsAreNotParkedBehindClassZeroBursts) {
   ASSERT_EQ(rc.size(), 4u);
   ASSERT_EQ(full.size(), 4u);
   ASSERT_EQ(off.size(), 4u);
-  EXPECT_LT(full[2], 1.5 * rc[2]) << "Full p50 " << full[2] << " ms, RC+MRDF " << rc[2] << " ms";
+  EXPECT_LT(full[2], 1.3 * rc[2]) << "Full p50 " << full[2] << " ms, RC+MRDF " << rc[2] << " ms";
   EXPECT_GT(off[2], 1.5 * rc[2]) << "without the rule: " << off[2] << " ms";
 }
 
@@ -229,7 +229,7 @@ double exact_jobs_next_to_needy_ones(double needy_fraction, int approx, int exac
 // Needy jobs yield class 0 to exact traffic (docs/protocol.md section 11): exact jobs (loss-based, they keep class 0's
 // queue full while they run) start next to approximate jobs that are needy and sending in class 0. Was: the needy jobs
 // took an equal share of class 0 and the exact jobs' mean JCT was 116.8 ms against 78.2 ms when no approximate job used
-// class 0 (fraction 0), 1.49x; now 86.4 ms (1.10x; with the yield after 4 queued epochs and 16 out, 111 ms). The approximate jobs still finish (their JCT is printed, not bounded: yielding is
+// class 0 (fraction 0), 1.49x; now 85.9 ms (1.10x; with the yield after 4 queued epochs and 16 out, 111 ms). The approximate jobs still finish (their JCT is printed, not bounded: yielding is
 // the price they pay for exact traffic).
 TEST(FabricTest, NeedyJobsYieldClassZeroToExactJobs) {
   double approx_needy = 0, approx_off = 0;
