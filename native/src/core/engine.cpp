@@ -134,12 +134,9 @@ struct Engine::Impl {
     return std::max<uint64_t>(w, seg_size());
   }
   RateControlConfig rate_config() const {
-    return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor},
-                             flags,
-                             cfg.min_epoch,
-                             cfg.max_datagram,
-                             cfg.needy_class0_fraction,
-                             RateController::kNeedyMaxQueueDelay};
+    return RateControlConfig{
+        {r_max(), cfg.reaction_speed, cfg.tlr_floor}, flags, cfg.min_epoch, cfg.max_datagram, cfg.needy_class0_fraction,
+        RateController::kNeedyMaxQueueDelay};
   }
 
   bool push_event(Event ev, bool essential) {

@@ -119,11 +119,11 @@ class RateController {
   uint64_t epochs_ = 0;
   double tlr_ = 0;
   int klass_ = 0;
-  bool needy_ = false;    // in class 0 as a needy job (since the last epoch end)
+  bool needy_ = false;     // in class 0 as a needy job (since the last epoch end)
   int queued_epochs_ = 0;  // epochs in a row a needy job's class-0 packets all queued (kNeedyQueuedEpochs)
   int yield_epochs_ = 0;   // epochs the job still stays out of class 0 after a yield
-  int tlr_class_ = 0;  // the class the TLR asks for (with hysteresis)
-  int boost_ = 0;      // classes the job climbed for starvation
+  int tlr_class_ = 0;      // the class the TLR asks for (with hysteresis)
+  int boost_ = 0;          // classes the job climbed for starvation
   int quiet_epochs_ = 0;
   TimeNs class_since_ = 0;
   TimeNs time_in_class_[kNumPriorityClasses] = {};

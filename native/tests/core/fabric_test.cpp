@@ -177,8 +177,8 @@ std::vector<double> jobs_behind_class0_bursts(Mode mode, double needy_fraction, 
 // sends in class 0 once it needs at most needy_class0_fraction of its target. Measured against RC+MRDF (the same
 // law and scheduling with every packet in class 0), in simulated time: was Full p50 338 ms vs 184 ms (1.83x) with 4
 // senders; then 211 ms (1.15x); since needy jobs yield class 0 to exact traffic (the background's 2 ms bursts are exact
-// traffic too; NeedyJobsYieldClassZeroToExactJobs) 236 ms (1.28x). The run with the rule off (fraction 0: the old class logic) shows the scenario still
-// reproduces the problem.
+// traffic too; NeedyJobsYieldClassZeroToExactJobs) 236 ms (1.28x). The run with the rule off (fraction 0: the old class
+// logic) shows the scenario still reproduces the problem.
 TEST(FabricTest, NeedyJobsAreNotParkedBehindClassZeroBursts) {
   const double defaults = EngineConfig{}.needy_class0_fraction;
   const std::vector<double> rc = jobs_behind_class0_bursts(Mode::kRcMrdf, defaults, 4);
@@ -229,14 +229,15 @@ double exact_jobs_next_to_needy_ones(double needy_fraction, int approx, int exac
 // Needy jobs yield class 0 to exact traffic (docs/protocol.md section 11): exact jobs (loss-based, they keep class 0's
 // queue full while they run) start next to approximate jobs that are needy and sending in class 0. Was: the needy jobs
 // took an equal share of class 0 and the exact jobs' mean JCT was 116.8 ms against 78.2 ms when no approximate job used
-// class 0 (fraction 0), 1.49x; now 85.9 ms (1.10x; with the yield after 4 queued epochs and 16 out, 111 ms). The approximate jobs still finish (their JCT is printed, not bounded: yielding is
-// the price they pay for exact traffic).
+// class 0 (fraction 0), 1.49x; now 85.9 ms (1.10x; with the yield after 4 queued epochs and 16 out, 111 ms). The
+// approximate jobs still finish (their JCT is printed, not bounded: yielding is the price they pay for exact traffic).
 TEST(FabricTest, NeedyJobsYieldClassZeroToExactJobs) {
   double approx_needy = 0, approx_off = 0;
   const double with_needy = exact_jobs_next_to_needy_ones(EngineConfig{}.needy_class0_fraction, 4, 2, &approx_needy);
   const double without = exact_jobs_next_to_needy_ones(0.0, 4, 2, &approx_off);
-  std::printf("exact mean JCT %.1f ms next to needy jobs, %.1f ms without needy jobs in class 0; approximate %.1f / %.1f ms\n",
-              with_needy, without, approx_needy, approx_off);
+  std::printf(
+      "exact mean JCT %.1f ms next to needy jobs, %.1f ms without needy jobs in class 0; approximate %.1f / %.1f ms\n",
+      with_needy, without, approx_needy, approx_off);
   EXPECT_LT(with_needy, 1.2 * without);
 }
 
