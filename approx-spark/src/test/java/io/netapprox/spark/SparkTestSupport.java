@@ -30,6 +30,9 @@ final class SparkTestSupport {
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
                 .config("spark.approx.peerDeathTimeoutMs", "5000")
+                // the tests of the sampling path (estimators, coverage, layouts) sample avg and sum
+                // too; exact partials are tested where asked (exactPartials(true), true here)
+                .config("spark.approx.exactPartials", "false")
                 .config("spark.approx.fetchTimeoutMs", "30000");
     }
 
