@@ -151,8 +151,8 @@ public final class ApproxQuery implements Serializable {
     /**
      * Whether avg and sum use the map tasks' exact partials (default {@code
      * spark.approx.exactPartials}, true): with them a share's avg/sum contribution is exact and the
-     * sample is taken only for quantiles, top-k and shares without a partial; {@code false}
-     * answers avg and sum from the sample, with sampling intervals.
+     * sample is taken only for quantiles, top-k and shares without a partial; {@code false} answers
+     * avg and sum from the sample, with sampling intervals.
      */
     public ApproxQuery exactPartials(boolean on) {
         this.exactPartials = on;

@@ -31,9 +31,9 @@ import scala.Tuple2;
  *       stratum whose delivered messages are a simple random sample of its messages. Averages use
  *       the combined ratio estimator over the strata with inclusion weights {@code N_g/n_g} ({@link
  *       StratifiedEstimator#mean}, approx-core's skewness-corrected t interval); sums are that
- *       ratio times the known record count. With exact partials (the default) every share's
- *       avg/sum contribution is its exact sum from the group table, and only shares without one
- *       are estimated ({@link CombinedEstimate}). Counts are exact (every map output's group table
+ *       ratio times the known record count. With exact partials (the default) every share's avg/sum
+ *       contribution is its exact sum from the group table, and only shares without one are
+ *       estimated ({@link CombinedEstimate}). Counts are exact (every map output's group table
  *       carries its record count). Quantiles ({@link StratifiedQuantile}) and top-k ({@link
  *       StratifiedTopK}) weight each map output's sample by its own inclusion fraction. A group
  *       whose messages all arrived is answered exactly, the same way as the exact path ({@link
@@ -321,8 +321,7 @@ final class GroupAggregator {
                 estimatedRecords += s.records;
             }
         }
-        ApproxResult mean =
-                estimated.isEmpty() ? null : ratio(group, estimated, v, conf, 0);
+        ApproxResult mean = estimated.isEmpty() ? null : ratio(group, estimated, v, conf, 0);
         return sum
                 ? CombinedEstimate.total(exact, estimatedRecords, mean, conf, population)
                 : CombinedEstimate.mean(exact, estimatedRecords, mean, conf, population);

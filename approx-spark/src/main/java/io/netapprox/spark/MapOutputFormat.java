@@ -38,11 +38,11 @@ import java.util.List;
  * planning=local}, its MSR) while doing so; a reader seeks to the trailer, reads the table, then
  * reads each group's messages in order ({@link SegmentFile}). The same table, with the MSRs the
  * server applies, is the DATA_RESPONSE of the ATP transfer, so the reducer knows N_g, the record
- * count and the non-finite value counts of every group's share exactly - and, per avg/sum column, its
- * exact partial: the {@link ExactSum} of the share's finite values, summed over every record by the
- * map task (not only the pre-sample), a few dozen bytes. The table travels as the DATA_RESPONSE on
- * the control session (TCP), so a partial arrives whenever the block's pull succeeds, whatever ATP
- * delivers of the messages ({@link CombinedEstimate}).
+ * count and the non-finite value counts of every group's share exactly - and, per avg/sum column,
+ * its exact partial: the {@link ExactSum} of the share's finite values, summed over every record by
+ * the map task (not only the pre-sample), a few dozen bytes. The table travels as the DATA_RESPONSE
+ * on the control session (TCP), so a partial arrives whenever the block's pull succeeds, whatever
+ * ATP delivers of the messages ({@link CombinedEstimate}).
  */
 final class MapOutputFormat {
     static final int MAGIC = 0x4E415335;
@@ -59,8 +59,8 @@ final class MapOutputFormat {
     /**
      * A group's entry of the table; {@code nonFinite} holds per value column the NaN, +Infinity and
      * -Infinity counts (3 per column). {@code msr} is a rate of {@code population}. {@code
-     * partials} holds per value column the exact sum of the share's finite values, or null where
-     * no partial was written (a quantile column, {@code exactPartials} off).
+     * partials} holds per value column the exact sum of the share's finite values, or null where no
+     * partial was written (a quantile column, {@code exactPartials} off).
      */
     record Group(
             String key,

@@ -1,8 +1,8 @@
 package io.netapprox.spark;
 
+import io.netapprox.core.sampling.ExactSum;
 import io.netapprox.core.sampling.ShareMoments;
 import io.netapprox.core.sampling.StratumAccumulator;
-import io.netapprox.core.sampling.ExactSum;
 import io.netapprox.core.sampling.ValueSketch;
 import java.io.Serializable;
 

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
  * (the interval only as wide as floating-point rounding, containing any naive summation's answer),
  * and where some shares' partials are missing - those shares estimated from a simple random sample
  * of their records - intervals that cover the truth at the stated confidence over many seeded
- * trials, not more (the exact part adds no variance) and not less, and narrower than sampling
- * every share.
+ * trials, not more (the exact part adds no variance) and not less, and narrower than sampling every
+ * share.
  */
 class CombinedEstimateTest {
     static final double CONFIDENCE = 0.95;
@@ -152,12 +152,7 @@ class CombinedEstimateTest {
         System.out.printf(
                 "[spark] combined estimate, half the partials missing: coverage %d/%d (accept"
                         + " %d..%d), mean's %d; interval width %.3f of sampling every share%n",
-                covered,
-                trials,
-                floor,
-                ceiling,
-                coveredMean,
-                combinedWidth / sampledWidth);
+                covered, trials, floor, ceiling, coveredMean, combinedWidth / sampledWidth);
         assertTrue(covered >= floor, "coverage " + covered + " < " + floor);
         assertTrue(covered <= ceiling, "the exact part adds no width: " + covered);
         assertEquals(covered, coveredMean, 3, "the mean's interval is the total's over M");

@@ -68,6 +68,21 @@ final class SparkTestSupport {
     }
 
     /**
+     * Waits (at most 2 minutes) until {@code n} executors have registered: a local-cluster's
+     * executor JVMs start after the context, and a query run before would use fewer of them.
+     */
+    static void awaitExecutors(SparkSession spark, int n) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(120);
+        while (spark.sparkContext().getExecutorIds().size() < n) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(
+                        "executors did not register: " + spark.sparkContext().getExecutorIds());
+            }
+            Thread.sleep(200);
+        }
+    }
+
+    /**
      * {@code rows} synthetic taxi trips {@code (hour, zone, distance, fare)} in {@code partitions}
      * partitions (the examples' generator; the example application has its own copy of this
      * adapter, as an application would).

@@ -5,9 +5,9 @@ import org.apache.commons.math3.distribution.BinomialDistribution;
 /**
  * Pass marks for statistical assertions that a correct build fails only with a stated, small
  * probability: one-sided exact binomial quantiles, the false-alarm rate shared (Bonferroni) over
- * all the assertions of a test. A fixed "3 standard errors" per assertion is not that: with a
- * dozen assertions, or checks that come in correlated pairs, it fails correct builds every few
- * dozen runs (approx-flink's {@code PerGroupBoundTest} did in CI).
+ * all the assertions of a test. A fixed "3 standard errors" per assertion is not that: with a dozen
+ * assertions, or checks that come in correlated pairs, it fails correct builds every few dozen runs
+ * (approx-flink's {@code PerGroupBoundTest} did in CI).
  */
 final class StatisticalFloor {
     /** Probability that a correct build fails any one test's statistical assertions. */
