@@ -14,13 +14,14 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The group table (a segment's index and the transfer's DATA_RESPONSE) carries each share's exact
- * partials and non-finite counts to the reducer unchanged; a table from the network that is not
- * one is refused with the field named, never half-read.
+ * partials and non-finite counts to the reducer unchanged; a table from the network that is not one
+ * is refused with the field named, never half-read.
  */
 class MapOutputFormatTest {
 
-    static MapOutputFormat.Group group(String key, long records, ExactSum[] partials, long[] nf) {
-        return new MapOutputFormat.Group(key, 4, 10, records, 0.5, 0.05, 0, 64, nf, partials);
+    static MapOutputFormat.Group group(
+            String key, long records, long offset, ExactSum[] partials, long[] nf) {
+        return new MapOutputFormat.Group(key, 4, 10, records, 0.5, 0.05, offset, 64, nf, partials);
     }
 
     static byte[] table(MapOutputFormat.Group... groups) throws IOException {
@@ -35,8 +36,13 @@ class MapOutputFormatTest {
         }
         byte[] bytes =
                 table(
-                        group("a=1", 120, new ExactSum[] {s, null}, new long[] {0, 0, 0, 2, 1, 0}),
-                        group("a=2", 40, new ExactSum[2], new long[6]));
+                        group(
+                                "a=1",
+                                120,
+                                0,
+                                new ExactSum[] {s, null},
+                                new long[] {0, 0, 0, 2, 1, 0}),
+                        group("a=2", 40, 64, new ExactSum[2], new long[6]));
         MapOutputFormat.Table t = MapOutputFormat.readTable(bytes, -1);
         MapOutputFormat.Group a = t.groups().get(0);
         assertEquals(s.value(), a.partials()[0].value());
@@ -52,7 +58,7 @@ class MapOutputFormatTest {
     @Test
     void corruptTablesAreRefused() throws IOException {
         ExactSum s = new ExactSum().add(1).add(2);
-        byte[] good = table(group("a=1", 10, new ExactSum[] {s, null}, new long[6]));
+        byte[] good = table(group("a=1", 10, 0, new ExactSum[] {s, null}, new long[6]));
         MapOutputFormat.readTable(good, -1);
         // the flags byte follows key, messages, population, records, msr, e_max, offset, length
         int flags = 4 + 4 + 1 + 4 + (2 + 3) + 4 + 8 + 8 + 8 + 8 + 8 + 8;
@@ -65,7 +71,7 @@ class MapOutputFormatTest {
         for (int i = 0; i < 11; i++) {
             eleven.add(i);
         }
-        byte[] tooMany = table(group("a=1", 10, new ExactSum[] {eleven, null}, new long[6]));
+        byte[] tooMany = table(group("a=1", 10, 0, new ExactSum[] {eleven, null}, new long[6]));
         assertMessage(tooMany, "exact partial of 11 values of 10 records");
         assertThrows(
                 IOException.class,
@@ -73,8 +79,7 @@ class MapOutputFormatTest {
     }
 
     static void assertMessage(byte[] table, String part) {
-        IOException e =
-                assertThrows(IOException.class, () -> MapOutputFormat.readTable(table, -1));
+        IOException e = assertThrows(IOException.class, () -> MapOutputFormat.readTable(table, -1));
         assertTrue(e.getMessage().contains(part), e.getMessage());
     }
 }
