@@ -475,8 +475,11 @@ class SchemeRunTests(unittest.TestCase):
                 self.assertAlmostEqual(r["ideal_ms"], results.ideal_ms(r["msr"], r["job_bytes"], 200_000_000,
                                                                         r["base_rtt_ms"]), places=3)
                 if r.get("start_to_running_ns") is not None:
-                    self.assertAlmostEqual(r["start_wait_rtts"], r["start_to_running_ns"] / 1e6 / r["base_rtt_ms"],
+                    self.assertAlmostEqual(r["start_wait_rtts"], r["start_to_running_ns"] / 1e6 / r["loaded_rtt_ms"],
                                            places=1)
+                # the slack switch's class 0 (150 KiB minus 28 frames of classes 1..7) drained at 200 Mbit/s
+                self.assertAlmostEqual(r["loaded_rtt_ms"], r["base_rtt_ms"] + (153_600 - 28 * 1514) * 8 / 200e6 * 1e3,
+                                       places=3)
             self.assertEqual(len(summary["cells"]), len(ran))
             for c in summary["cells"]:
                 self.assertEqual(set(results.CELL_FIELDS), set(c))

@@ -178,6 +178,7 @@ class Bench:
         self.procs: list[subprocess.Popen] = []
         self.rate_bps = lab.parse_rate(preset["rate"])
         self.base_rtt_ms = 0.0
+        self.loaded_rtt_ms = 0.0
         self.unsupported: dict[str, str | None] = {}
         os.makedirs(out, exist_ok=True)
         self.tmp = os.path.join(out, "tmp")
@@ -212,6 +213,8 @@ class Bench:
         link = lab.HostLink(int(ratio * self.rate_bps))
         lab.up(self.name, hosts, plan, quiet=True, shape_all=shape_all, host_link=link)
         self.base_rtt_ms = lab.base_rtt_ms(self.name, 2, 1)
+        # control frames travel in class 0 (the FIFO's only queue): a full one is the loaded path's RTT
+        self.loaded_rtt_ms = results.loaded_rtt_ms(self.base_rtt_ms, plan.classes()[0].buffer_bytes, self.rate_bps)
         self.labs.append(dict(mode=mode, hosts=hosts, host_rate_ratio=ratio, shape_all=shape_all,
                               host_rate_bps=link.rate_bps, base_rtt_ms=self.base_rtt_ms,
                               up_seconds=round(time.time() - t0, 2)))
@@ -326,7 +329,7 @@ class Bench:
                 j = info.get(r["job"])
                 row = dict(meta, scheme=scheme, kind=j.kind if j else "", sender=j.sender if j else "",
                            receiver=j.receiver if j else "", bottleneck_bps=self.rate_bps,
-                           base_rtt_ms=round(self.base_rtt_ms, 4))
+                           base_rtt_ms=round(self.base_rtt_ms, 4), loaded_rtt_ms=round(self.loaded_rtt_ms, 4))
                 for k in results.ROW_FIELDS:
                     if k in r and k not in row:
                         row[k] = r[k]
@@ -336,8 +339,8 @@ class Bench:
                 if j is not None and r.get("target"):
                     row["target_ready_ms"] = round(j.offsets_us[min(r["target"], len(j.offsets_us)) - 1] / 1e3, 3)
                 wait = r.get("start_to_running_ns")
-                row["start_wait_rtts"] = (round(wait / 1e6 / self.base_rtt_ms, 2)
-                                          if wait is not None and self.base_rtt_ms > 0 else None)
+                row["start_wait_rtts"] = (round(wait / 1e6 / self.loaded_rtt_ms, 2)
+                                          if wait is not None and self.loaded_rtt_ms > 0 else None)
                 rows.append(row)
         return rows
 

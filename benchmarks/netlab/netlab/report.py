@@ -67,11 +67,11 @@ def verdict_table(v: dict, skipped: list[dict]) -> list[str]:
     out.append(f"| 0 ATP jobs with measured loss above 1 - MSR | {v['atp_loss_above_allowance']} | "
                f"{met(v['atp_loss_above_allowance'] == 0)} |")
     if v["start_waits_reported"]:
-        out.append(f"| no job start waited more than {R.TARGET_START_WAIT_RTTS} base RTTs | "
+        out.append(f"| no job start waited more than {R.TARGET_START_WAIT_RTTS} loaded RTTs | "
                    f"{v['start_waits_over_target']} of {v['start_waits_reported']} ATP jobs waited longer | "
                    f"{met(v['start_waits_over_target'] == 0)} |")
     else:
-        out.append(f"| no job start waited more than {R.TARGET_START_WAIT_RTTS} base RTTs | not measurable: this "
+        out.append(f"| no job start waited more than {R.TARGET_START_WAIT_RTTS} loaded RTTs | not measurable: this "
                    f"agent does not report start_to_running_ns | - |")
     out.append(f"| ablations Base >= RC >= RC+MRDF >= Full (p50) in >= {R.TARGET_MONOTONE_CELLS} of 18 cells | "
                f"{v['monotone_cells']} of {v['ablation_cells']} cells | "

@@ -15,7 +15,11 @@ Conventions:
 - target_ready_ms: when the job's ceil(MSR x N)-th message is produced (from the job's start). The ideal ignores
   production; this is the floor for any scheme that sends messages in production order (ATP, EarlySend), so a
   job whose production is slower than its ideal cannot reach it (FBKV-like jobs).
-- start_wait_rtts = start_to_running_ns / base RTT, when the agent reports start_to_running_ns.
+- start_wait_rtts = start_to_running_ns / loaded_rtt_ms, when the agent reports start_to_running_ns. loaded_rtt_ms
+  = the idle base RTT + the drain time of the bottleneck queue that control frames use (class 0 on the slack
+  switch, the FIFO's whole buffer), i.e. the round trip of a path whose queue is full: a job whose ANNOUNCE waits
+  one pass through that queue waited 1 RTT, not the ~150 "RTTs" of 6 ms over the idle 0.04 ms (the definition until
+  2026-11-24). start_to_running_ns itself is the absolute wait.
 """
 from __future__ import annotations
 
@@ -41,9 +45,10 @@ ROW_FIELDS = ["experiment", "workload", "pattern", "switch", "senders", "host_ra
               "sender", "receiver", "msr", "messages", "job_bytes", "production_ms", "start_s", "jct_ms",
               "ideal_ms", "target_ready_ms", "target", "sent", "delivered", "lost", "measured_loss", "met_msr",
               "status", "bytes_sent", "packets", "retransmissions", "epochs", "time_in_class_ms", *AGENT_OPTIONAL,
-              "start_wait_rtts", "bottleneck_bps", "base_rtt_ms"]
+              "start_wait_rtts", "bottleneck_bps", "base_rtt_ms", "loaded_rtt_ms"]
 FLOAT_FIELDS = ("msr", "jct_ms", "ideal_ms", "target_ready_ms", "measured_loss", "job_bytes", "production_ms",
-                "start_s", "host_rate_ratio", "bottleneck_bps", "base_rtt_ms", "start_wait_rtts", *AGENT_OPTIONAL)
+                "start_s", "host_rate_ratio", "bottleneck_bps", "base_rtt_ms", "loaded_rtt_ms", "start_wait_rtts",
+                *AGENT_OPTIONAL)
 INT_FIELDS = ("messages", "target", "delivered", "lost", "retransmissions", "sent", "senders", "bytes_sent",
               "packets", "epochs")
 
@@ -62,6 +67,11 @@ TARGET_START_WAIT_RTTS = 10
 TARGET_MONOTONE_CELLS = 14
 TARGET_CORUN = 0.5
 DATACENTER = 1.0           # host_rate_ratio of the datacenter configuration
+
+
+def loaded_rtt_ms(base_rtt_ms: float, queue_bytes: int, rate_bps: int) -> float:
+    """The round trip of a path whose bottleneck queue (`queue_bytes`, drained at `rate_bps`) is full."""
+    return base_rtt_ms + queue_bytes * 8 / rate_bps * 1e3
 
 
 def order(key: tuple) -> tuple:

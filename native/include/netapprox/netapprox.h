@@ -157,6 +157,30 @@ NA_API int na_job_submit(na_engine* eng, uint64_t session_id, uint32_t job_id, u
  * deadline, NA_ERR_CLOSED when the engine closes meanwhile. */
 NA_API int na_job_submit_wait(na_engine* eng, uint64_t session_id, uint32_t job_id, uint32_t group_index,
                               uint32_t index, const void* data, size_t len, int timeout_ms);
+/* One message of na_job_submit_batch. */
+typedef struct na_submit_entry {
+  uint32_t group_index; /* as na_job_submit */
+  uint32_t index;       /* as na_job_submit */
+  const void* data;     /* len bytes, copied before the call returns (the caller may free them at once) */
+  size_t len;
+  int32_t status; /* out: NA_OK when accepted; the first entry not accepted gets the reason; later ones untouched */
+} na_submit_entry;
+
+/* The most entries one na_job_submit_batch takes (NA_ERR_LIMIT_EXCEEDED above it). */
+#define NA_SUBMIT_BATCH_MAX 4096
+
+/* Submits n messages of one job in order, as n calls of na_job_submit_wait would, but with one engine lock and one
+ * wake-up of the I/O thread for the run (the per-call cost of many small messages; the lock is dropped every
+ * 256 KiB copied so that large batches do not stall transmission). timeout_ms is one deadline for the whole batch
+ * (0: never wait, < 0: forever). Returns how many entries were accepted, always a prefix (0..n); when fewer than
+ * n, entries[returned].status says why (NA_ERR_WOULD_BLOCK at the deadline; NA_ERR_NOT_FOUND when the job ended,
+ * e.g. early because the receiver holds every target - see na_job_submit; NA_ERR_INVALID_ARGUMENT for an entry
+ * with data NULL and len > 0; otherwise what na_job_submit returns for it, e.g. NA_ERR_LIMIT_EXCEEDED above
+ * max_message_bytes). Errors before anything was tried are negative:
+ * NA_ERR_CLOSED_HANDLE, NA_ERR_INVALID_ARGUMENT (entries NULL with n > 0), NA_ERR_LIMIT_EXCEEDED
+ * (n > NA_SUBMIT_BATCH_MAX). n == 0 returns 0. */
+NA_API int na_job_submit_batch(na_engine* eng, uint64_t session_id, uint32_t job_id, na_submit_entry* entries, size_t n,
+                               int timeout_ms);
 /* New MSRs for groups (by index) mid-job. */
 NA_API int na_job_update_msr(na_engine* eng, uint64_t session_id, uint32_t job_id, const uint32_t* group_indices,
                              const double* msrs, size_t n);

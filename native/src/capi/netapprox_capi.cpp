@@ -5,6 +5,7 @@
 // na_report* are real heap objects, but every accessor checks them against a registry of live reports first.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -330,6 +331,46 @@ NA_API int na_job_submit_wait(na_engine* eng, uint64_t session_id, uint32_t job_
     if (!data && len > 0) return NA_ERR_INVALID_ARGUMENT;
     return code(box->driver->submit_wait(session_id, job_id, group_index, index, static_cast<const uint8_t*>(data), len,
                                          timeout_ms));
+  });
+}
+
+NA_API int na_job_submit_batch(na_engine* eng, uint64_t session_id, uint32_t job_id, na_submit_entry* entries, size_t n,
+                               int timeout_ms) {
+  return guarded([&]() -> int {
+    auto box = lookup(eng);
+    if (!box) return NA_ERR_CLOSED_HANDLE;
+    if (n == 0) return 0;
+    if (!entries) return NA_ERR_INVALID_ARGUMENT;
+    if (n > NA_SUBMIT_BATCH_MAX) return NA_ERR_LIMIT_EXCEEDED;
+    // Chunks on the stack (6 KiB: callers may be threads with small stacks), one lock per chunk; the deadline is
+    // shared by the whole batch.
+    constexpr size_t kChunk = 256;
+    drv::Driver::SubmitItem items[kChunk];
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+    size_t done = 0;
+    while (done < n) {
+      const size_t m = std::min(kChunk, n - done);
+      for (size_t i = 0; i < m; ++i) {
+        const na_submit_entry& e = entries[done + i];
+        items[i] = {e.group_index, e.index, static_cast<const uint8_t*>(e.data), e.len};
+      }
+      int wait = timeout_ms;
+      if (timeout_ms > 0 && done > 0) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        wait = static_cast<int>(std::max<int64_t>(left.count(), 0));
+        if (wait == 0) wait = 1;  // past the deadline: one short last try, as submit_wait makes
+      }
+      Status refused = Status::kOk;
+      const size_t k = box->driver->submit_batch(session_id, job_id, items, m, wait, &refused);
+      for (size_t i = 0; i < k; ++i) entries[done + i].status = NA_OK;
+      done += k;
+      if (k < m) {
+        entries[done].status = code(refused);
+        break;
+      }
+    }
+    return static_cast<int>(done);
   });
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <unordered_map>
 
 #include "core/crypto.hpp"
 #include "core/session.hpp"
@@ -71,6 +72,14 @@ struct Engine::Impl {
   ModeFlags flags;
   const rate_law::RateLaw& law;
   std::map<SessionId, std::unique_ptr<Session>> sessions;
+  // The recent peak RTT (Recovery::recent_peak_rtt) of ended sessions, per peer: a new job's probe timeout starts
+  // from what sessions to the same peer saw (as TCP's per-destination metrics), so its ANNOUNCE is not probed while
+  // it waits in a queue the path is known to build. Bounded; entries older than two peak windows are ignored.
+  struct PathMemory {
+    TimeNs peak, at;
+  };
+  std::unordered_map<PeerId, PathMemory> path_memory;
+  static constexpr size_t kMaxPathMemory = 4096;
   std::deque<Event> events;
   struct Held {
     SessionId session;
@@ -125,11 +134,9 @@ struct Engine::Impl {
     return std::max<uint64_t>(w, seg_size());
   }
   RateControlConfig rate_config() const {
-    return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor},
-                             flags,
-                             cfg.min_epoch,
-                             cfg.max_datagram,
-                             cfg.needy_class0_fraction};
+    return RateControlConfig{
+        {r_max(), cfg.reaction_speed, cfg.tlr_floor}, flags, cfg.min_epoch, cfg.max_datagram, cfg.needy_class0_fraction,
+        RateController::kNeedyMaxQueueDelay};
   }
 
   bool push_event(Event ev, bool essential) {
@@ -234,6 +241,23 @@ struct Engine::Impl {
     remember_finished(s.finished_recv, id);
   }
 
+  void remember_path(const Session& s, TimeNs now) {
+    const TimeNs peak = s.recovery.recent_peak_rtt();
+    if (peak == 0) return;
+    if (path_memory.size() >= kMaxPathMemory && !path_memory.count(s.peer)) path_memory.erase(path_memory.begin());
+    path_memory[s.peer] = PathMemory{peak, now};
+  }
+
+  // The largest recent peak RTT of other sessions to s's peer, live or ended.
+  TimeNs path_peak(const Session& s, TimeNs now) const {
+    TimeNs peak = 0;
+    auto it = path_memory.find(s.peer);
+    if (it != path_memory.end() && now - it->second.at < 2 * Recovery::kPeakWindow) peak = it->second.peak;
+    for (const auto& [id, o] : sessions)
+      if (o.get() != &s && o->peer == s.peer) peak = std::max(peak, o->recovery.recent_peak_rtt());
+    return peak;
+  }
+
   void fail_session(Session& s, Status status, TimeNs now) {
     std::vector<JobId> ids;
     for (auto& [id, j] : s.send_jobs) ids.push_back(id);
@@ -246,6 +270,7 @@ struct Engine::Impl {
     ev.session = s.id;
     ev.status = status;
     push_event(std::move(ev), true);
+    remember_path(s, now);
     sessions.erase(s.id);
     st.sessions = sessions.size();
   }
@@ -281,6 +306,7 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           j->packets_acked++;
           j->rate.on_resolved(true, p.size);
+          if (p.dscp == I.cfg.dscp_by_class[0]) j->rate.on_class0_rtt(I.clock - p.sent, s.recovery.rtt().min_rtt);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_acked(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
@@ -1118,6 +1144,7 @@ Status Engine::close_session(SessionId id, TimeNs now) {
   ids.clear();
   for (auto& [jid, j] : s->recv_jobs) ids.push_back(jid);
   for (JobId jid : ids) I.finish_recv_job(*s, jid, Status::kClosed, now, false);
+  I.remember_path(*s, now);
   I.sessions.erase(id);
   I.st.sessions = I.sessions.size();
   return Status::kOk;
@@ -1146,6 +1173,7 @@ Status Engine::start_job(SessionId sid, const JobSpec& spec, TimeNs now) {
     total += g.size;
   }
   if (total > I.cfg.max_messages_per_job) return Status::kLimitExceeded;
+  if (const TimeNs peak = I.path_peak(s, now)) s.recovery.seed_peak_rtt(peak, now);
   auto j = std::make_unique<SendJob>(spec, I.flags.mrdf, I.seg_size(), I.law, I.rate_config(), s.send_buffered);
   j->first_window = I.first_window(s);
   const auto prog = j->progress();

@@ -22,12 +22,21 @@ void RttEstimator::on_sample(TimeNs sample, TimeNs ack_delay) {
 
 TimeNs Recovery::pto() const {
   const TimeNs var = rtt_.has_sample ? std::max<TimeNs>(4 * rtt_.rttvar, 1'000'000) : srtt();
-  return srtt() + var + ack_delay_;
+  return std::max(srtt() + var, recent_peak_rtt()) + ack_delay_;
 }
 
 TimeNs Recovery::time_threshold() const {
   const TimeNs rtt = std::max(srtt(), rtt_.latest);
   return rtt + rtt * reorder_eighths_ / 8;
+}
+
+void Recovery::note_peak(TimeNs rtt, TimeNs now) {
+  if (now - peak_since_ >= kPeakWindow) {
+    peak_prev_ = now - peak_since_ >= 2 * kPeakWindow ? 0 : peak_cur_;
+    peak_cur_ = 0;
+    peak_since_ = now;
+  }
+  peak_cur_ = std::max(peak_cur_, rtt);
 }
 
 void Recovery::on_sent(SentPacket p, TimeNs now) {
@@ -87,7 +96,11 @@ void Recovery::on_ack(const wire::Ack& a, TimeNs now, PacketFate& fate) {
       if (p.state == SentPacket::State::kAcked) continue;
       // The largest acknowledged number gives the sample, also when its packet was declared lost: on a path longer
       // than the probe timeout that is the only way to learn the RTT.
-      if (pn == a.largest) rtt_.on_sample(now - p.sent, TimeNs(a.ack_delay_us) * 1000);
+      if (pn == a.largest) {
+        rtt_.on_sample(now - p.sent, TimeNs(a.ack_delay_us) * 1000);
+        const TimeNs delay = TimeNs(a.ack_delay_us) * 1000;
+        note_peak(rtt_.latest >= rtt_.min_rtt + delay ? rtt_.latest - delay : rtt_.latest, now);
+      }
       const bool late = p.state == SentPacket::State::kLost;
       p.state = SentPacket::State::kAcked;
       progress = true;

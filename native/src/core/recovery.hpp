@@ -14,6 +14,7 @@
 // undo what the loss cost where it still can (on_late_ack). Such spurious losses widen the reordering thresholds.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <vector>
@@ -94,7 +95,16 @@ class Recovery {
   void on_probe_timeout(TimeNs now, PacketFate& fate);
 
   TimeNs srtt() const { return rtt_.smoothed(initial_rtt_); }
-  TimeNs pto() const;  // not backed off
+  // Probe timeout, not backed off: srtt + max(4 rttvar, 1 ms) + ack delay as RFC 9002, and at least the largest RTT
+  // sample of the last kPeakWindow to 2 kPeakWindow. A queue that filled and drained leaves srtt and rttvar low within
+  // a few samples while the next packet may wait as long again: without the floor a new job's ANNOUNCE was probed
+  // while it still sat in a queue (docs/protocol.md section 3).
+  TimeNs pto() const;
+  TimeNs recent_peak_rtt() const { return std::max(peak_cur_, peak_prev_); }
+  // What another session to the same peer saw recently (Engine: a new session learns the path's queueing before its
+  // first sample): counts as a sample of this window for the peak only.
+  void seed_peak_rtt(TimeNs peak, TimeNs now) { note_peak(peak, now); }
+  static constexpr TimeNs kPeakWindow = 1'000'000'000;
   const RttEstimator& rtt() const { return rtt_; }
   uint32_t probes() const { return pto_count_; }  // consecutive unanswered probe timeouts
   uint64_t inflight_bytes() const { return inflight_bytes_; }
@@ -106,6 +116,7 @@ class Recovery {
 
  private:
   void declare_lost(uint64_t pn, SentPacket& p, TimeNs now, PacketFate& fate);
+  void note_peak(TimeNs rtt, TimeNs now);
   void advance_first_in_flight() const;
   void trim(TimeNs now);
   // When packet `pn` (in flight, behind the largest acknowledged one) counts as lost.
@@ -115,6 +126,8 @@ class Recovery {
 
   TimeNs initial_rtt_, ack_delay_;
   RttEstimator rtt_;
+  // Largest RTT samples of the current and the previous window (recent_peak_rtt).
+  TimeNs peak_cur_ = 0, peak_prev_ = 0, peak_since_ = 0;
   uint64_t next_pn_ = 0;
   uint64_t base_pn_ = 0;  // packet number of sent_.front()
   std::deque<SentPacket> sent_;

@@ -530,6 +530,64 @@ Status Driver::submit_wait(atp::SessionId s, atp::JobId j, uint32_t group_index,
   }
 }
 
+size_t Driver::submit_batch(atp::SessionId s, atp::JobId j, const SubmitItem* items, size_t n, int timeout_ms,
+                            Status* refused) {
+  Status st = Status::kOk;
+  size_t done = 0;
+  if (n > 0 && !items) {
+    st = Status::kInvalidArgument;
+  } else {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+    std::unique_lock<std::mutex> lk(mu_);
+    const uint64_t igen = interrupt_gen_;
+    atp::TimeNs now = now_ns();
+    size_t unwoken = 0;       // accepted since the I/O thread was last woken
+    size_t bytes_locked = 0;  // copied since the lock was last dropped
+    bool last_try = false;    // the deadline passed: one more attempt, then give up
+    while (done < n) {
+      if (stopping_) {
+        st = Status::kClosed;
+        break;
+      }
+      const SubmitItem& it = items[done];
+      st = (!it.data && it.len > 0) ? Status::kInvalidArgument
+                                    : engine_->submit(s, j, it.group_index, it.index, it.data, it.len, now);
+      if (st == Status::kOk) {
+        ++done;
+        ++unwoken;
+        last_try = false;
+        bytes_locked += it.len;
+        if (bytes_locked >= kBatchLockBytes && done < n) {
+          wake_locked();
+          unwoken = 0;
+          bytes_locked = 0;
+          lk.unlock();
+          lk.lock();
+          now = now_ns();
+        }
+        continue;
+      }
+      if (st != Status::kWouldBlock || timeout_ms == 0 || last_try || interrupt_gen_ != igen) break;
+      // Full: let the I/O thread send what this batch queued, then wait for space as submit_wait does.
+      if (unwoken) wake_locked();
+      unwoken = 0;
+      bytes_locked = 0;
+      const uint64_t gen = space_gen_;
+      auto pred = [&] { return stopping_ || space_gen_ != gen || interrupt_gen_ != igen; };
+      if (timeout_ms < 0) {
+        space_cv_.wait(lk, pred);
+      } else if (!space_cv_.wait_until(lk, deadline, pred)) {
+        last_try = true;
+      }
+      now = now_ns();
+    }
+    if (unwoken) wake_locked();
+  }
+  if (done == n) st = Status::kOk;
+  if (refused) *refused = st;
+  return done;
+}
+
 Status Driver::update_msr(atp::SessionId s, atp::JobId j, const std::vector<std::pair<uint32_t, double>>& msrs) {
   std::lock_guard<std::mutex> lk(mu_);
   if (stopping_) return Status::kClosed;

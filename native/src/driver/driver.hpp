@@ -136,6 +136,22 @@ class Driver {
   // still full at the deadline; kClosed when the driver shuts down while waiting.
   Status submit_wait(atp::SessionId s, atp::JobId j, uint32_t group_index, uint32_t index, const uint8_t* data,
                      size_t len, int timeout_ms);
+  // One message of submit_batch.
+  struct SubmitItem {
+    uint32_t group_index = 0;
+    uint32_t index = 0;
+    const uint8_t* data = nullptr;
+    size_t len = 0;
+  };
+  // Submits items[0..n) of one job in order, as submit_wait would one by one, but under one lock and with one
+  // clock read and one wake-up of the I/O thread per run of accepted items (the per-call cost of many small
+  // submits). While the send buffer is full it wakes the I/O thread and waits for space until one deadline
+  // shared by the batch (timeout_ms: 0 = never wait, < 0 = forever). The lock is dropped after every
+  // kBatchLockBytes copied so that large batches do not keep the I/O thread from transmitting. Returns how many
+  // items (a prefix) were accepted; *refused is the status of the first item not accepted (kOk when all were).
+  size_t submit_batch(atp::SessionId s, atp::JobId j, const SubmitItem* items, size_t n, int timeout_ms,
+                      Status* refused);
+  static constexpr size_t kBatchLockBytes = 256 * 1024;
   Status update_msr(atp::SessionId s, atp::JobId j, const std::vector<std::pair<uint32_t, double>>& msrs);
   Status cancel_job(atp::SessionId s, atp::JobId j);
   Status release(uint64_t handle);

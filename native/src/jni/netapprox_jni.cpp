@@ -13,8 +13,9 @@
 #include <dlfcn.h>
 #include <jni.h>
 #include <malloc.h>
-#include <time.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -465,45 +466,60 @@ jint JNICALL submitBuffer(JNIEnv* env, jclass, jlong h, jlong sid, jint job, jin
                        static_cast<jlong>(reinterpret_cast<uintptr_t>(base + offset)), len, timeoutMs);
 }
 
-// Batched submit: `count` descriptors (kSubmitRecordBytes each) at descAddress. Submits them in order, each
-// waiting for buffer space until the shared deadline (timeoutMs: 0 = never wait, < 0 = forever). Returns how many
-// were accepted; the status of the first descriptor not accepted is written into its status field (and every
-// accepted descriptor's status is NA_OK). A negative return is an error before anything was tried.
+// Batched submit: `count` descriptors (kSubmitRecordBytes each) at descAddress, handed to na_job_submit_batch in
+// chunks (one engine lock and one I/O wake-up per chunk instead of per message), sharing one deadline (timeoutMs:
+// 0 = never wait, < 0 = forever). Returns how many were accepted, always a prefix; the status of the first
+// descriptor not accepted is written into its status field (and every accepted descriptor's status is NA_OK). A
+// negative return is an error before anything was tried. A descriptor with a non-positive length, a null address
+// or a negative index is refused with NA_ERR_INVALID_ARGUMENT once the ones before it were submitted.
 jint JNICALL submitBatch(JNIEnv*, jclass, jlong h, jlong sid, jint job, jlong descAddress, jint count, jint timeoutMs) {
   if (descAddress == 0 || count < 0) return NA_ERR_INVALID_ARGUMENT;
   auto* d = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(descAddress));
-  struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  const int64_t start_ms = int64_t(t0.tv_sec) * 1000 + t0.tv_nsec / 1000000;
-  for (jint i = 0; i < count; ++i) {
-    uint8_t* r = d + static_cast<ptrdiff_t>(i) * kSubmitRecordBytes;
-    const int32_t group = get<int32_t>(r, kSubGroup), index = get<int32_t>(r, kSubIndex),
-                  len = get<int32_t>(r, kSubLength);
-    const uint64_t addr = get<uint64_t>(r, kSubAddress);
-    int rc;
-    if (len <= 0 || addr == 0 || group < 0 || index < 0) {
-      rc = NA_ERR_INVALID_ARGUMENT;
-    } else {
-      const void* p = reinterpret_cast<const void*>(static_cast<uintptr_t>(addr));
-      rc = na_job_submit(E(h), static_cast<uint64_t>(sid), static_cast<uint32_t>(job), static_cast<uint32_t>(group),
-                         static_cast<uint32_t>(index), p, static_cast<size_t>(len));
-      if (rc == NA_ERR_WOULD_BLOCK && timeoutMs != 0) {
-        int wait = -1;
-        if (timeoutMs > 0) {
-          struct timespec t;
-          clock_gettime(CLOCK_MONOTONIC, &t);
-          const int64_t now_ms = int64_t(t.tv_sec) * 1000 + t.tv_nsec / 1000000;
-          const int64_t left = int64_t(timeoutMs) - (now_ms - start_ms);
-          wait = left > 0 ? static_cast<int>(left) : 0;
-        }
-        if (wait != 0)
-          rc = na_job_submit_wait(E(h), static_cast<uint64_t>(sid), static_cast<uint32_t>(job),
-                                  static_cast<uint32_t>(group), static_cast<uint32_t>(index), p,
-                                  static_cast<size_t>(len), wait);
+  auto record = [&](jint i) { return d + static_cast<ptrdiff_t>(i) * kSubmitRecordBytes; };
+  constexpr jint kChunk = 256;  // 8 KiB of stack
+  na_submit_entry e[kChunk];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeoutMs, 0));
+  jint done = 0;
+  while (done < count) {
+    jint m = 0;
+    bool bad = false;
+    for (; m < kChunk && done + m < count; ++m) {
+      const uint8_t* r = record(done + m);
+      const int32_t group = get<int32_t>(r, kSubGroup), index = get<int32_t>(r, kSubIndex),
+                    len = get<int32_t>(r, kSubLength);
+      const uint64_t addr = get<uint64_t>(r, kSubAddress);
+      if (len <= 0 || addr == 0 || group < 0 || index < 0) {
+        bad = true;
+        break;
       }
+      e[m] =
+          na_submit_entry{static_cast<uint32_t>(group), static_cast<uint32_t>(index),
+                          reinterpret_cast<const void*>(static_cast<uintptr_t>(addr)), static_cast<size_t>(len), NA_OK};
     }
-    put<int32_t>(r, kSubStatus, rc);
-    if (rc != NA_OK) return i;
+    int wait = timeoutMs;
+    if (timeoutMs > 0 && done > 0) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      wait = static_cast<int>(std::max<int64_t>(left.count(), 1));
+    }
+    const int k = m > 0 ? na_job_submit_batch(E(h), static_cast<uint64_t>(sid), static_cast<uint32_t>(job), e,
+                                              static_cast<size_t>(m), wait)
+                        : 0;
+    if (k < 0) {
+      if (done == 0) return k;
+      put<int32_t>(record(done), kSubStatus, k);
+      return done;
+    }
+    for (int i = 0; i < k; ++i) put<int32_t>(record(done + i), kSubStatus, NA_OK);
+    done += k;
+    if (k < m) {
+      put<int32_t>(record(done), kSubStatus, e[k].status);
+      return done;
+    }
+    if (bad) {
+      put<int32_t>(record(done), kSubStatus, NA_ERR_INVALID_ARGUMENT);
+      return done;
+    }
   }
   return count;
 }

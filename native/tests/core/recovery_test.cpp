@@ -216,3 +216,32 @@ TEST(RecoveryTest, PacketsOfOtherQueuesOvertakingAreNotLoss) {
   rec.on_ack(ack({{4, 4}, {0, 2}}), 500 * kUs, f);
   EXPECT_EQ(rec.loss_timer(), 400 * kUs + rec.time_threshold());
 }
+
+// The probe timeout is at least the largest RTT sample of the last one to two kPeakWindows: after a queue drained,
+// srtt and rttvar settle within a few samples, but the next packet may wait in a full queue again. Was: 6 ms samples,
+// then sixteen 200 us ones, and the PTO was 1.4 ms.
+TEST(RecoveryTest, ProbeTimeoutRemembersTheRecentPeakRtt) {
+  Recovery rec(kMs, 200 * kUs);
+  Recorder f;
+  TimeNs t = 10 * kMs;
+  uint64_t pn = 0;
+  auto sample = [&](TimeNs rtt) {
+    rec.on_sent(data(MessageId(pn)), t);
+    t += rtt;
+    rec.on_ack(ack({{pn, pn}}), t, f);
+    pn++;
+  };
+  for (int i = 0; i < 4; ++i) sample(6 * kMs);
+  for (int i = 0; i < 16; ++i) sample(200 * kUs);
+  EXPECT_LT(rec.srtt(), 1500 * kUs);
+  EXPECT_EQ(rec.recent_peak_rtt(), 6 * kMs);
+  EXPECT_EQ(rec.pto(), 6 * kMs + 200 * kUs) << "the peak plus the ack delay";
+  // Two quiet windows later the peak is forgotten: RFC 9002's srtt + max(4 rttvar, 1 ms) + ack delay again.
+  t += Recovery::kPeakWindow;
+  sample(200 * kUs);
+  EXPECT_EQ(rec.recent_peak_rtt(), 6 * kMs) << "still in the previous window";
+  t += Recovery::kPeakWindow;
+  sample(200 * kUs);
+  EXPECT_EQ(rec.recent_peak_rtt(), 200 * kUs);
+  EXPECT_EQ(rec.pto(), rec.srtt() + std::max<TimeNs>(4 * rec.rtt().rttvar, kMs) + 200 * kUs);
+}

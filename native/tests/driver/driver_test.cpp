@@ -241,7 +241,9 @@ TEST(Driver, LossyApproximateGroupsReachTheirTargets) {
 TEST(Driver, PeerDeathIsSurfacedAsAnError) {
   Pair p;
   drv::DriverConfig c = loopback_config();
-  c.engine.peer_death_timeout = 400'000'000ULL;  // 400 ms
+  // 1.5 s, not shorter: a receiver kept off the CPU that long on a loaded machine before the first message
+  // arrived would be declared dead while alive, and no message would be seen before the kill.
+  c.engine.peer_death_timeout = 1'500'000'000ULL;
   ASSERT_NO_FATAL_FAILURE(p.open(c, c));
   const size_t len = 16 * 1024;
   std::vector<atp::GroupSpec> groups = {{1, 100000, 1.0}};
@@ -273,10 +275,10 @@ TEST(Driver, PeerDeathIsSurfacedAsAnError) {
   EXPECT_GT(got, 0);
   p.rx.reset();  // the peer vanishes
 
-  // Liveness bound: 50x the configured timeout.
+  // Liveness bound: 40x the configured timeout.
   bool session_error = false, job_failed = false;
   Status seen = Status::kOk;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline && !(session_error && job_failed)) {
     int n = p.tx->poll_events(evs, 16, 100);
     for (int i = 0; i < n; ++i) {

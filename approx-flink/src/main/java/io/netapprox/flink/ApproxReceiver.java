@@ -9,7 +9,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -194,31 +193,40 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                                 return;
                             }
                             toMailbox(() -> armDeadline(key, e));
+                            int[] targets = new int[strata.size()];
+                            for (int g = 0; g < targets.length; g++) {
+                                targets[g] = strata.get(g).target();
+                            }
                             exchange.pull(
-                                    m.engineId,
-                                    () -> {
-                                        if (e.closed) {
-                                            return CompletableFuture.completedFuture(null);
-                                        }
-                                        e.pullStartedNanos = System.nanoTime();
-                                        IncomingTransfer t =
-                                                peer.request(
-                                                        key.toBytes(),
-                                                        (tr, msg) -> onMessage(key, msg));
-                                        e.transfer = t;
-                                        if (e.closed) {
-                                            t.report().cancel(true);
-                                        }
-                                        t.report()
-                                                .whenComplete(
-                                                        (r, err2) ->
-                                                                toMailbox(
-                                                                        () ->
-                                                                                finish(
-                                                                                        key, r,
-                                                                                        err2)));
-                                        return t.report();
-                                    });
+                                            m.engineId,
+                                            peer,
+                                            key,
+                                            targets,
+                                            (tr, msg) -> onMessage(key, msg),
+                                            () -> e.closed)
+                                    .whenComplete(
+                                            (t, err2) -> {
+                                                if (t == null) {
+                                                    if (err2 != null) {
+                                                        toMailbox(() -> finish(key, null, err2));
+                                                    }
+                                                    return;
+                                                }
+                                                e.pullStartedNanos = System.nanoTime();
+                                                e.transfer = t;
+                                                if (e.closed) {
+                                                    t.report().cancel(true);
+                                                }
+                                                t.report()
+                                                        .whenComplete(
+                                                                (r, err3) ->
+                                                                        toMailbox(
+                                                                                () ->
+                                                                                        finish(
+                                                                                                key,
+                                                                                                r,
+                                                                                                err3)));
+                                            });
                         });
     }
 

@@ -10,13 +10,14 @@ import io.netapprox.core.job.Target;
 import io.netapprox.core.transport.ApproxPeer;
 import io.netapprox.core.transport.ApproxTransport;
 import io.netapprox.core.transport.ApproxTransportConfig;
+import io.netapprox.core.transport.IncomingTransfer;
 import io.netapprox.core.transport.OutgoingTransfer;
 import io.netapprox.core.transport.SendScheduler;
+import io.netapprox.core.transport.TransferListener;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -26,7 +27,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -264,7 +265,8 @@ final class TaskManagerExchange {
     /**
      * Serves one DATA_REQUEST (a serving thread): the outbox as one ATP job, one group per stratum
      * (N_g messages, MSR_g). The engine stops each group at its target {@code ceil(MSR_g N_g)}; the
-     * outbox is dropped once the receiver's report (or the failure) is in.
+     * outbox is dropped once its messages are submitted (or the transfer failed), the job's
+     * reference on the exchange once the receiver's report is in.
      */
     private void serve(OutgoingTransfer request) throws Exception {
         OutboxKey key;
@@ -278,6 +280,9 @@ final class TaskManagerExchange {
             throw new ControlException(
                     ErrorCode.REQUEST_REJECTED, "NetApprox: no such epoch " + key);
         }
+        synchronized (EXCHANGES) {
+            refs++; // the job keeps the engine open until its report, whatever the outbox
+        }
         request.report()
                 .whenComplete(
                         (r, err) -> {
@@ -285,6 +290,7 @@ final class TaskManagerExchange {
                             if (r != null && r.localReport() != null) {
                                 o.onServed.accept(r.localReport());
                             }
+                            release(true);
                         });
         // submit=all: every message, ATP stops each group at its target. submit=target: only the
         // first
@@ -304,12 +310,19 @@ final class TaskManagerExchange {
         // approx-core's send order: the groups interleaved by target, each in message order (a
         // random
         // order of its records), until the receiver's completion notice ends the job
-        new SendScheduler(js)
-                .sendAll(
-                        job,
-                        (g, i, out) -> out.writeBytes(o.messages[g][i]),
-                        config.epochTimeout().toMillis(),
-                        TimeUnit.MILLISECONDS);
+        try {
+            new SendScheduler(js)
+                    .sendAll(
+                            job,
+                            (g, i, out) -> out.writeBytes(o.messages[g][i]),
+                            config.epochTimeout().toMillis(),
+                            TimeUnit.MILLISECONDS);
+        } finally {
+            // every message the job needs is in the engine now (it retransmits from its own
+            // bounded send buffer): the outbox's space goes to the next epoch without waiting
+            // for the report
+            remove(key);
+        }
     }
 
     // ---- peers (receiver side)
@@ -356,62 +369,57 @@ final class TaskManagerExchange {
     }
 
     /**
-     * Starts a pull from the exchange {@code remoteEngineId}: {@code start} requests the epoch and
-     * returns the transfer's report. At most {@code approx.concurrentPulls} pulls per peer run at
-     * once; the others wait their turn (they are bounded by the peer's outboxes, i.e. by its {@code
-     * approx.sendBuffer}). Several concurrent ATP jobs on one session under heavy receive loss
-     * ended in a retransmission storm without progress (docs/flink.md, Gaps).
+     * Pulls the epoch {@code key} from the exchange {@code remoteEngineId} over {@code peer}, once
+     * a pull slot to that peer is free: at most {@code approx.concurrentPulls} pulls per peer fill
+     * at once ({@link PullGate}), the others wait their turn (bounded by the peer's outboxes, i.e.
+     * by its {@code approx.sendBuffer}). A pull gives its slot to the next one as soon as every
+     * stratum has its target ({@code targets[g]} messages of group g delivered, counted here as
+     * they pass to {@code listener}), not at its job's report.
+     *
+     * @param givenUp checked when the slot comes: true skips the pull (the epoch expired)
+     * @return the transfer, once the pull started (null if given up or the peer refused it)
      */
-    void pull(String remoteEngineId, Supplier<CompletableFuture<?>> start) {
-        gates.computeIfAbsent(remoteEngineId, k -> new PullGate(config.concurrentPulls()))
-                .submit(start);
+    CompletableFuture<IncomingTransfer> pull(
+            String remoteEngineId,
+            ApproxPeer peer,
+            OutboxKey key,
+            int[] targets,
+            TransferListener listener,
+            BooleanSupplier givenUp) {
+        CompletableFuture<IncomingTransfer> started = new CompletableFuture<>();
+        gate(remoteEngineId)
+                .submit(
+                        () -> {
+                            if (givenUp.getAsBoolean()) {
+                                started.complete(null);
+                                return PullGate.Pull.NONE;
+                            }
+                            TargetCount count = new TargetCount(targets);
+                            IncomingTransfer t;
+                            try {
+                                t =
+                                        peer.request(
+                                                key.toBytes(),
+                                                (tr, msg) -> {
+                                                    count.delivered(msg.groupId());
+                                                    listener.onMessage(tr, msg);
+                                                });
+                            } catch (RuntimeException e) {
+                                started.completeExceptionally(e);
+                                return PullGate.Pull.NONE;
+                            }
+                            started.complete(t);
+                            return new PullGate.Pull(count.reached(), t.report());
+                        });
+        return started;
+    }
+
+    /** The pull gate of one peer (created on first use). */
+    PullGate gate(String remoteEngineId) {
+        return gates.computeIfAbsent(remoteEngineId, k -> new PullGate(config.concurrentPulls()));
     }
 
     private final Map<String, PullGate> gates = new ConcurrentHashMap<>();
-
-    /** The pulls from one peer: a few run, the rest wait in arrival order. */
-    private static final class PullGate {
-        private final int limit;
-        private final ArrayDeque<Supplier<CompletableFuture<?>>> waiting = new ArrayDeque<>();
-        private int running;
-
-        PullGate(int limit) {
-            this.limit = limit;
-        }
-
-        void submit(Supplier<CompletableFuture<?>> start) {
-            synchronized (this) {
-                if (running >= limit) {
-                    waiting.add(start);
-                    return;
-                }
-                running++;
-            }
-            run(start);
-        }
-
-        private void run(Supplier<CompletableFuture<?>> start) {
-            CompletableFuture<?> done;
-            try {
-                done = start.get();
-            } catch (RuntimeException e) {
-                done = CompletableFuture.failedFuture(e);
-            }
-            done.whenComplete((r, e) -> next());
-        }
-
-        private void next() {
-            Supplier<CompletableFuture<?>> start;
-            synchronized (this) {
-                start = waiting.poll();
-                if (start == null) {
-                    running--;
-                    return;
-                }
-            }
-            run(start);
-        }
-    }
 
     /** How long the exchange with the larger engine id waits for its peer to connect. */
     static final long RENDEZVOUS_MS = 2000;

@@ -169,4 +169,124 @@ class TaskManagerExchangeTest {
             b.release();
         }
     }
+
+    /**
+     * A peer's pull slot goes to the next epoch as soon as the current one has its data (every
+     * group at its target), not at its job's report. The first pull's listener holds the event
+     * thread once its target is in, until the second pull started: with the slot freed at the
+     * report (before), the report cannot come while the thread is held and the second pull never
+     * starts (the wait times out and the test fails); now it starts before the listener even sees
+     * the last message.
+     */
+    @Test
+    void aPullSlotIsFreedWhenTheEpochHasItsDataNotAtTheReport() throws Exception {
+        ApproxConfig c = config("0123456789abcdef-slot", "64 mb"); // concurrentPulls 1
+        TaskManagerExchange a = TaskManagerExchange.acquire(c, "tm-h", "127.0.0.1");
+        TaskManagerExchange b = TaskManagerExchange.acquire(c, "tm-i", "127.0.0.1");
+        try {
+            OutboxKey first = new OutboxKey(4, 0, 0, 0, 0);
+            OutboxKey second = new OutboxKey(4, 0, 0, 1, 0);
+            for (OutboxKey k : new OutboxKey[] {first, second}) {
+                a.register(
+                        new EpochOutbox(
+                                k,
+                                new byte[][][] {{new byte[64], new byte[64], new byte[64]}},
+                                new double[] {1.0}));
+            }
+            io.netapprox.core.transport.ApproxPeer p =
+                    b.peer(a.engineId(), new InetSocketAddress(a.controlHost(), a.controlPort()))
+                            .get(30, TimeUnit.SECONDS);
+            java.util.concurrent.CountDownLatch secondStarted =
+                    new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.atomic.AtomicInteger firstMessages =
+                    new java.util.concurrent.atomic.AtomicInteger();
+            CompletableFuture<Boolean> overlapped = new CompletableFuture<>();
+            CompletableFuture<io.netapprox.core.transport.IncomingTransfer> one =
+                    b.pull(
+                            a.engineId(),
+                            p,
+                            first,
+                            new int[] {3},
+                            (t, m) -> {
+                                m.release();
+                                if (firstMessages.incrementAndGet() == 3) {
+                                    try {
+                                        overlapped.complete(
+                                                secondStarted.await(5, TimeUnit.SECONDS));
+                                    } catch (InterruptedException e) {
+                                        overlapped.completeExceptionally(e);
+                                    }
+                                }
+                            },
+                            () -> false);
+            CompletableFuture<io.netapprox.core.transport.IncomingTransfer> two =
+                    b.pull(
+                            a.engineId(),
+                            p,
+                            second,
+                            new int[] {3},
+                            (t, m) -> m.release(),
+                            () -> false);
+            two.thenRun(secondStarted::countDown);
+            assertTrue(
+                    overlapped.get(30, TimeUnit.SECONDS),
+                    "the second pull did not start until the first one's report");
+            one.get().report().get(30, TimeUnit.SECONDS);
+            two.get().report().get(30, TimeUnit.SECONDS);
+            PullGate gate = b.gate(a.engineId());
+            assertEquals(2, gate.freedBeforeEnd(), "both slots freed with the data");
+            assertEquals(0, gate.open());
+        } finally {
+            a.release();
+            b.release();
+        }
+    }
+
+    /**
+     * An outbox's space is freed once its messages are in the sending engine (which retransmits
+     * from its own bounded buffer), not at the receiver's report: the receiving listener holds its
+     * event thread on the first message until the sender's outbox bytes are back to 0. Before, they
+     * were freed at the report, which cannot come while the thread is held: the wait timed out.
+     */
+    @Test
+    void anOutboxIsFreedOnceSubmittedNotAtTheReport() throws Exception {
+        ApproxConfig c = config("0123456789abcdef-free", "64 mb");
+        TaskManagerExchange a = TaskManagerExchange.acquire(c, "tm-j", "127.0.0.1");
+        TaskManagerExchange b = TaskManagerExchange.acquire(c, "tm-k", "127.0.0.1");
+        try {
+            OutboxKey key = new OutboxKey(5, 0, 0, 0, 0);
+            a.register(
+                    new EpochOutbox(
+                            key,
+                            new byte[][][] {{new byte[64], new byte[64], new byte[64]}},
+                            new double[] {1.0}));
+            assertTrue(a.outboxBytes() > 0);
+            io.netapprox.core.transport.ApproxPeer p =
+                    b.peer(a.engineId(), new InetSocketAddress(a.controlHost(), a.controlPort()))
+                            .get(30, TimeUnit.SECONDS);
+            CompletableFuture<Boolean> freedBeforeReport = new CompletableFuture<>();
+            CompletableFuture<io.netapprox.core.transport.IncomingTransfer> t =
+                    b.pull(
+                            a.engineId(),
+                            p,
+                            key,
+                            new int[] {3},
+                            (tr, m) -> {
+                                m.release();
+                                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                                while (a.outboxBytes() > 0 && System.nanoTime() < until) {
+                                    Thread.onSpinWait();
+                                }
+                                freedBeforeReport.complete(a.outboxBytes() == 0);
+                            },
+                            () -> false);
+            assertTrue(
+                    freedBeforeReport.get(30, TimeUnit.SECONDS),
+                    "the outbox was held until the report");
+            t.get().report().get(30, TimeUnit.SECONDS);
+        } finally {
+            a.release();
+            b.release();
+        }
+    }
 }

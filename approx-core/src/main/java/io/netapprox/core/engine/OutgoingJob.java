@@ -116,15 +116,17 @@ public final class OutgoingJob implements AutoCloseable {
     }
 
     /**
-     * Sends every entry of {@code batch} in one JNI crossing (in order, sharing one deadline). On
-     * success the batch is cleared. On failure the accepted prefix is removed from the batch (so it
-     * can be retried) and the mapped exception is thrown.
+     * Sends every entry of {@code batch} in one JNI crossing and one engine lock per 256 entries
+     * ({@code na_job_submit_batch}; in order, sharing one deadline). On success the batch is
+     * cleared. On failure the accepted prefix is removed from the batch (so it can be retried) and
+     * the mapped exception is thrown.
      *
      * @return {@link SendResult#ACCEPTED}, or {@link SendResult#NOT_NEEDED} when the job completed
      *     meanwhile (the rest of the batch is dropped)
      */
     public SendResult send(SendBatch batch, long timeout, TimeUnit unit) {
         Objects.requireNonNull(batch, "batch");
+        batch.startSend();
         SendResult pre = precheck();
         if (pre != null) {
             batch.clear();
@@ -148,7 +150,7 @@ public final class OutgoingJob implements AutoCloseable {
                 throw AtpException.map(accepted, "send batch");
             }
             if (accepted == batch.size()) {
-                batch.clear();
+                batch.consume(accepted);
                 return SendResult.ACCEPTED;
             }
             int rc = batch.statusAt(accepted);
@@ -204,6 +206,9 @@ public final class OutgoingJob implements AutoCloseable {
      * extra crossing per slice while blocked.
      */
     private static final int WAIT_SLICE_MS = 50;
+
+    /** How long a refused submit waits for the JOB_DONE of a job the engine already ended. */
+    private static final long JOB_DONE_HANDOVER_MS = 30_000;
 
     private SendResult submitAddress(
             int groupIndex, int index, long address, int len, int timeoutMs) {
@@ -349,11 +354,16 @@ public final class OutgoingJob implements AutoCloseable {
                             + ": timed out waiting for send buffer space (the receiver is not consuming?)");
         }
         if (rc == AtpStatus.NOT_FOUND.code()) {
-            // The engine no longer knows the job: it finished (or failed) and its JOB_DONE event is
-            // on its way.
+            // The engine no longer knows the job: it finished (or failed; e.g. the receiver ended
+            // an approximate job early, holding every target) and its JOB_DONE event is on its way
+            // through the event thread. That hand-over takes more than a second on a loaded
+            // machine (a 1 s wait could turn a job that succeeded into a NOT_FOUND failure), so
+            // wait
+            // up to the liveness bound; the event always comes (closing fails the outcome).
             try {
                 outcome.get(
-                        Math.max(1000, timeoutMs < 0 ? 1000 : timeoutMs), TimeUnit.MILLISECONDS);
+                        Math.max(JOB_DONE_HANDOVER_MS, timeoutMs < 0 ? 0 : timeoutMs),
+                        TimeUnit.MILLISECONDS);
                 return SendResult.NOT_NEEDED;
             } catch (ExecutionException e) {
                 return finishedResult();

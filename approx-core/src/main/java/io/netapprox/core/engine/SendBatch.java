@@ -25,6 +25,7 @@ public final class SendBatch {
     private final List<ByteBuf> copies = new ArrayList<>();
     private int start;
     private int end;
+    private int accepted;
 
     public SendBatch(int capacity) {
         if (capacity <= 0 || capacity > 1 << 20) {
@@ -40,6 +41,15 @@ public final class SendBatch {
 
     public int capacity() {
         return capacity;
+    }
+
+    /**
+     * How many entries the last {@link OutgoingJob#send(SendBatch, long,
+     * java.util.concurrent.TimeUnit)} of this batch accepted, also when it then returned {@link
+     * SendResult#NOT_NEEDED} (the rest dropped) or threw (the rest left in the batch).
+     */
+    public int lastAccepted() {
+        return accepted;
     }
 
     /** Entries not yet accepted. */
@@ -125,7 +135,12 @@ public final class SendBatch {
                 (start + i) * NativeEngine.SUBMIT_RECORD_BYTES + NativeEngine.SUB_STATUS);
     }
 
+    void startSend() {
+        accepted = 0;
+    }
+
     void consume(int n) {
+        accepted += n;
         start += n;
         if (start == end) {
             clear();

@@ -1,6 +1,7 @@
 package io.netapprox.core.transport;
 
 import io.netapprox.core.engine.OutgoingJob;
+import io.netapprox.core.engine.SendBatch;
 import io.netapprox.core.engine.SendResult;
 import io.netapprox.core.job.GroupSpec;
 import io.netapprox.core.job.JobSpec;
@@ -150,10 +151,24 @@ public final class SendScheduler {
     }
 
     /**
+     * Messages up to this size go in batches; larger ones one by one (a batch gains them nothing).
+     */
+    static final int BATCH_MESSAGE_MAX = 4096;
+
+    /** Messages per batch: one JNI crossing and one engine lock each (issue 11). */
+    static final int BATCH_ENTRIES = 64;
+
+    /** Bytes of small messages a batch holds (its copies live in one direct buffer this size). */
+    static final int BATCH_BYTES = 64 * 1024;
+
+    /**
      * Sends {@code job}'s messages in schedule order until the job ends or every group is done,
-     * each written by {@code writer} into a pooled direct buffer and sent with {@link
-     * OutgoingJob#send(int, int, ByteBuf, long, TimeUnit)} (blocking while the send buffer is full,
-     * at most {@code timeout} per message).
+     * each written by {@code writer} into a pooled direct buffer. Small messages (up to {@value
+     * #BATCH_MESSAGE_MAX} bytes) are gathered, up to {@value #BATCH_ENTRIES} at a time, and sent
+     * with {@link OutgoingJob#send(SendBatch, long, TimeUnit)}: one JNI crossing and one engine
+     * lock per batch instead of per message. Larger ones go one by one with {@link
+     * OutgoingJob#send(int, int, ByteBuf, long, TimeUnit)}. Either blocks while the send buffer is
+     * full, at most {@code timeout} per call (a batch shares one).
      *
      * @return the number of messages sent
      * @throws IOException from the writer
@@ -162,17 +177,60 @@ public final class SendScheduler {
             throws IOException {
         Objects.requireNonNull(job, "job");
         Objects.requireNonNull(writer, "writer");
-        ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
+        ByteBuf scratch = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
+        ByteBuf held = PooledByteBufAllocator.DEFAULT.directBuffer(BATCH_BYTES, BATCH_BYTES);
+        SendBatch batch = new SendBatch(BATCH_ENTRIES);
+        long sent = 0;
         try {
-            return drive(
-                    () -> job.outcome().isDone(),
-                    m -> {
-                        buf.clear();
-                        writer.write(m.group(), m.index(), buf);
-                        return job.send(m.group(), m.index(), buf, timeout, unit);
-                    });
+            while (hasNext() && !job.outcome().isDone()) {
+                Message m = next();
+                scratch.clear();
+                writer.write(m.group(), m.index(), scratch);
+                int len = scratch.readableBytes();
+                if (len > BATCH_MESSAGE_MAX) {
+                    if (!flush(job, batch, held, timeout, unit)) {
+                        return sent + batch.lastAccepted();
+                    }
+                    sent += batch.lastAccepted();
+                    if (job.send(m.group(), m.index(), scratch, timeout, unit)
+                            == SendResult.NOT_NEEDED) {
+                        return sent;
+                    }
+                    sent(m);
+                    sent++;
+                    continue;
+                }
+                if (batch.isFull() || held.writableBytes() < len) {
+                    if (!flush(job, batch, held, timeout, unit)) {
+                        return sent + batch.lastAccepted();
+                    }
+                    sent += batch.lastAccepted();
+                }
+                // The batch records addresses: each message keeps its own bytes in `held` (which
+                // never grows, so they do not move) until the batch is sent.
+                int start = held.writerIndex();
+                held.writeBytes(scratch);
+                held.readerIndex(start);
+                batch.add(m.group(), m.index(), held);
+                sent(m); // NOT_NEEDED only comes when the whole job is done: nothing is due then
+            }
+            flush(job, batch, held, timeout, unit);
+            return sent + batch.lastAccepted();
         } finally {
-            buf.release();
+            batch.clear();
+            held.release();
+            scratch.release();
         }
+    }
+
+    /**
+     * Sends what {@code batch} holds and empties {@code held}; false when the job needs no more
+     * messages. {@link SendBatch#lastAccepted()} says how many went.
+     */
+    private static boolean flush(
+            OutgoingJob job, SendBatch batch, ByteBuf held, long timeout, TimeUnit unit) {
+        SendResult r = job.send(batch, timeout, unit);
+        held.clear();
+        return r != SendResult.NOT_NEEDED;
     }
 }

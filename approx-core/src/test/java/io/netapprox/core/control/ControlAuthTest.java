@@ -1,5 +1,6 @@
 package io.netapprox.core.control;
 
+import static io.netapprox.core.control.TestSupport.SECRET;
 import static io.netapprox.core.control.TestSupport.addressOf;
 import static io.netapprox.core.control.TestSupport.await;
 import static io.netapprox.core.control.TestSupport.body;
@@ -22,7 +23,6 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 class ControlAuthTest {
-    private static final String SECRET = "correct horse battery staple";
 
     @Test
     void sharedSecretAuthenticatesBothSides() throws Exception {

