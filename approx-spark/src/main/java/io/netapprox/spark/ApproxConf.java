@@ -73,6 +73,12 @@ public final class ApproxConf implements Serializable {
                     "map-side pre-sample: each map output writes a uniform sample of between this many and about twice this many records of every group (all of a smaller group) instead of every record; 0 = write every record"
                 });
         k.put(
+                "exactPartials",
+                new String[] {
+                    "true",
+                    "true: every map output sends each avg/sum column's exact partial (its exact sum over every record) with its group table, so avg, sum and count are exact and only quantiles and top-k are sampled; false: avg and sum are estimated from the sample (ApproxQuery.exactPartials overrides per query)"
+                });
+        k.put(
                 "planning",
                 new String[] {
                     "shares",
@@ -122,6 +128,7 @@ public final class ApproxConf implements Serializable {
     }
 
     private final boolean enabled;
+    private final boolean exactPartials;
     private final String bindAddress;
     private final int controlPort;
     private final long lineRateBps;
@@ -163,6 +170,7 @@ public final class ApproxConf implements Serializable {
                             + "}");
         }
         enabled = bool(c, "enabled", true);
+        exactPartials = bool(c, "exactPartials", true);
         bindAddress = c.get("bindAddress");
         if (bindAddress != null) {
             if (bindAddress.isEmpty()
@@ -366,6 +374,11 @@ public final class ApproxConf implements Serializable {
 
     public boolean enabled() {
         return enabled;
+    }
+
+    /** Default of {@link ApproxQuery#exactPartials(boolean)}. */
+    public boolean exactPartials() {
+        return exactPartials;
     }
 
     public double confidence() {

@@ -67,6 +67,7 @@ public final class ApproxQuery implements Serializable {
     private double errorBound = 0.05;
     private final Map<String, Double> errorBounds = new LinkedHashMap<>();
     private Double confidence;
+    private Boolean exactPartials;
     private boolean exact;
     private long seed = System.nanoTime();
     private int partitions;
@@ -147,6 +148,17 @@ public final class ApproxQuery implements Serializable {
         return this;
     }
 
+    /**
+     * Whether avg and sum use the map tasks' exact partials (default {@code
+     * spark.approx.exactPartials}, true): with them a share's avg/sum contribution is exact and the
+     * sample is taken only for quantiles, top-k and shares without a partial; {@code false} answers
+     * avg and sum from the sample, with sampling intervals.
+     */
+    public ApproxQuery exactPartials(boolean on) {
+        this.exactPartials = on;
+        return this;
+    }
+
     /** Answer exactly (sort shuffle), e.g. to compare. */
     public ApproxQuery exact() {
         this.exact = true;
@@ -177,6 +189,11 @@ public final class ApproxQuery implements Serializable {
 
     /** Builds the spec (value columns are numbered in first-use order). */
     ApproxSpec spec(double defaultConfidence) {
+        return spec(defaultConfidence, true);
+    }
+
+    /** Builds the spec with the given defaults of the context's configuration. */
+    ApproxSpec spec(double defaultConfidence, boolean defaultExactPartials) {
         if (groupColumns.isEmpty()) {
             throw new IllegalArgumentException("groupBy(...) needs at least one column");
         }
@@ -218,7 +235,8 @@ public final class ApproxQuery implements Serializable {
                 errorBound,
                 errorBounds,
                 confidence != null ? confidence : defaultConfidence,
-                seed);
+                seed,
+                exactPartials != null ? exactPartials : defaultExactPartials);
     }
 
     private List<String> valueColumns(ApproxSpec spec) {
@@ -241,7 +259,7 @@ public final class ApproxQuery implements Serializable {
      */
     public Dataset<Row> run() {
         SparkSession spark = input.sparkSession();
-        Shuffled shuffled = shuffle(spec(defaultConfidence(spark)));
+        Shuffled shuffled = shuffle(spec(defaultConfidence(spark), defaultExactPartials(spark)));
         JavaRDD<Object> reduced = shuffled.reduced();
         ApproxSpec spec = shuffled.spec();
         int np = reduced.getNumPartitions();
@@ -257,6 +275,10 @@ public final class ApproxQuery implements Serializable {
         return spark.createDataFrame(results, SCHEMA);
     }
 
+    private static boolean defaultExactPartials(SparkSession spark) {
+        return ApproxConf.fromSpark(spark.sparkContext().getConf()).exactPartials();
+    }
+
     private static double defaultConfidence(SparkSession spark) {
         return Double.parseDouble(
                 spark.sparkContext().getConf().get(ApproxConf.PREFIX + "confidence", "0.95"));
@@ -267,7 +289,8 @@ public final class ApproxQuery implements Serializable {
      * (group, ApproxRow)}.
      */
     JavaRDD<Object> received() {
-        return shuffle(spec(defaultConfidence(input.sparkSession()))).reduced();
+        SparkSession spark = input.sparkSession();
+        return shuffle(spec(defaultConfidence(spark), defaultExactPartials(spark))).reduced();
     }
 
     /** What the reducers receive, and the spec (with its plan) the shuffle was made with. */

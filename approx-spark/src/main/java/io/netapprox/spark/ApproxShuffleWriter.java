@@ -186,7 +186,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                     written[0] += count;
                     long population = MapOutputFormat.Group.population(inserted, count, messages);
                     ShareStatistics share = stats.build(population);
-                    double msr = SamplingPlan.allocate(spec, key, List.of(share)).rate(0);
+                    double msr = SamplingPlan.rates(spec, key, List.of(share))[0];
                     long[] nonFinite = new long[3 * nv];
                     for (int v = 0; v < nv; v++) {
                         System.arraycopy(share.nonFinite(v), 0, nonFinite, 3 * v, 3);
@@ -201,7 +201,8 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                                     spec.errorBound(key),
                                     offset,
                                     out.segmentBytes() - offset,
-                                    nonFinite));
+                                    nonFinite,
+                                    stats.partials()));
                     if (spec.statistics() != null) {
                         spec.statistics().add(mapIndex, key, share);
                     }

@@ -51,6 +51,7 @@ public final class ApproxSpec implements Serializable {
     private final Map<String, Double> errorBounds;
     private final double confidence;
     private final long seed;
+    private final boolean exactPartials;
 
     /** Accumulators and plan the driver attaches (null for a spec not run as a query). */
     private final QueryState state;
@@ -62,7 +63,8 @@ public final class ApproxSpec implements Serializable {
             double defaultErrorBound,
             Map<String, Double> errorBounds,
             double confidence,
-            long seed) {
+            long seed,
+            boolean exactPartials) {
         this(
                 groupColumns,
                 aggregates,
@@ -71,6 +73,7 @@ public final class ApproxSpec implements Serializable {
                 errorBounds,
                 confidence,
                 seed,
+                exactPartials,
                 null);
     }
 
@@ -82,6 +85,7 @@ public final class ApproxSpec implements Serializable {
             Map<String, Double> errorBounds,
             double confidence,
             long seed,
+            boolean exactPartials,
             QueryState state) {
         this.groupColumns = List.copyOf(groupColumns);
         this.aggregates = List.copyOf(aggregates);
@@ -90,6 +94,7 @@ public final class ApproxSpec implements Serializable {
         this.errorBounds = Collections.unmodifiableMap(new LinkedHashMap<>(errorBounds));
         this.confidence = confidence;
         this.seed = seed;
+        this.exactPartials = exactPartials;
         this.state = state;
     }
 
@@ -103,6 +108,7 @@ public final class ApproxSpec implements Serializable {
                 errorBounds,
                 confidence,
                 seed,
+                exactPartials,
                 st);
     }
 
@@ -152,6 +158,38 @@ public final class ApproxSpec implements Serializable {
         return seed;
     }
 
+    /**
+     * True (the default, {@code spark.approx.exactPartials}): avg and sum are answered from every
+     * share's exact partial (its exact sum, summed by the map task over every record) where it
+     * arrived, the sample only estimates the shares without one ({@link CombinedEstimate}); false:
+     * from the sample alone, as the query asked.
+     */
+    public boolean exactPartials() {
+        return exactPartials;
+    }
+
+    /**
+     * True when some aggregate is answered from the sample: a quantile, top-k, or avg/sum without
+     * exact partials. Otherwise the plan asks no message of any share (counts and exact partials
+     * come with the group tables).
+     */
+    public boolean needsSample() {
+        for (Aggregate a : aggregates) {
+            switch (a.kind()) {
+                case QUANTILE, TOPK -> {
+                    return true;
+                }
+                case AVG, SUM -> {
+                    if (!exactPartials) {
+                        return true;
+                    }
+                }
+                default -> {}
+            }
+        }
+        return false;
+    }
+
     public boolean hasTopK() {
         return aggregates.stream().anyMatch(a -> a.kind() == Kind.TOPK);
     }
@@ -185,6 +223,8 @@ public final class ApproxSpec implements Serializable {
                 + errorBounds
                 + ", confidence="
                 + confidence
+                + ", exactPartials="
+                + exactPartials
                 + "}";
     }
 }

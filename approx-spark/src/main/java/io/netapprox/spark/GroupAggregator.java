@@ -31,7 +31,9 @@ import scala.Tuple2;
  *       stratum whose delivered messages are a simple random sample of its messages. Averages use
  *       the combined ratio estimator over the strata with inclusion weights {@code N_g/n_g} ({@link
  *       StratifiedEstimator#mean}, approx-core's skewness-corrected t interval); sums are that
- *       ratio times the known record count. Counts are exact (every map output's group table
+ *       ratio times the known record count. With exact partials (the default) every share's avg/sum
+ *       contribution is its exact sum from the group table, and only shares without one are
+ *       estimated ({@link CombinedEstimate}). Counts are exact (every map output's group table
  *       carries its record count). Quantiles ({@link StratifiedQuantile}) and top-k ({@link
  *       StratifiedTopK}) weight each map output's sample by its own inclusion fraction. A group
  *       whose messages all arrived is answered exactly, the same way as the exact path ({@link
@@ -165,11 +167,9 @@ final class GroupAggregator {
         double eMax = spec.errorBound(group);
         long population = 0;
         long sampled = 0;
-        boolean complete = true;
         for (StratumSample s : strata) {
             population += s.records;
             sampled += s.sampledRecords();
-            complete &= s.isComplete();
         }
         for (ApproxSpec.Aggregate a : spec.aggregates()) {
             int v = a.valueIndex();
@@ -177,17 +177,8 @@ final class GroupAggregator {
                 case AVG, SUM -> {
                     boolean sum = a.kind() == ApproxSpec.Kind.SUM;
                     ApproxResult r = nonFinite(strata, v, conf, sampled, population);
-                    if (r == null && complete) {
-                        ExactSum exact = new ExactSum();
-                        for (StratumSample s : strata) {
-                            exact.merge(s.exact[v]);
-                        }
-                        r =
-                                sum
-                                        ? exactSum(exact, conf, population)
-                                        : exactMean(exact, conf, population);
-                    } else if (r == null) {
-                        r = ratio(group, strata, v, conf, sum ? population : 0);
+                    if (r == null) {
+                        r = combined(spec, group, strata, v, conf, sum, population);
                     }
                     out.add(row(group, a.label(), null, null, r, eMax, sampled, population, true));
                 }
@@ -300,6 +291,40 @@ final class GroupAggregator {
         double bound = sum.roundingBound();
         double half = bound > 0 ? bound / n + Math.ulp(value) : 0.0;
         return new ApproxResult(value, value - half, value + half, conf, n, n);
+    }
+
+    /**
+     * Sum or average of value column v: the exact part from the shares whose exact sum is known
+     * (their partial from the group table, under {@link ApproxSpec#exactPartials()}, or every
+     * message taken), the rest estimated from the other shares' samples ({@link CombinedEstimate}).
+     */
+    private static ApproxResult combined(
+            ApproxSpec spec,
+            String group,
+            List<StratumSample> strata,
+            int v,
+            double conf,
+            boolean sum,
+            long population) {
+        ExactSum exact = new ExactSum();
+        List<StratumSample> estimated = new ArrayList<>();
+        long estimatedRecords = 0;
+        for (StratumSample s : strata) {
+            ExactSum known =
+                    spec.exactPartials() && s.partials[v] != null
+                            ? s.partials[v]
+                            : s.isComplete() ? s.exact[v] : null;
+            if (known != null) {
+                exact.merge(known);
+            } else {
+                estimated.add(s);
+                estimatedRecords += s.records;
+            }
+        }
+        ApproxResult mean = estimated.isEmpty() ? null : ratio(group, estimated, v, conf, 0);
+        return sum
+                ? CombinedEstimate.total(exact, estimatedRecords, mean, conf, population)
+                : CombinedEstimate.mean(exact, estimatedRecords, mean, conf, population);
     }
 
     /** The combined ratio estimator over the strata; times {@code records} (> 0) for the total. */

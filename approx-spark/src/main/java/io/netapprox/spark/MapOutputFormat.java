@@ -1,5 +1,6 @@
 package io.netapprox.spark;
 
+import io.netapprox.core.sampling.ExactSum;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInput;
@@ -19,11 +20,11 @@ import java.util.List;
  *
  * <pre>
  *   per group, contiguous:  its messages, each  int length, then the message (int records, records)
- *   group table:            int magic 'NAS4', int numValues, boolean withKey, int groups, then per group:
+ *   group table:            int magic 'NAS5', int numValues, boolean withKey, int groups, then per group:
  *                           UTF key, int messages (written), long population (N_g), long records, double msr, double e_max,
  *                           long offset (of its first message, from the segment's start), long length (its bytes),
- *                           byte nonFinite (0: every value finite; 1: followed by, per value column,
- *                           long NaN, long +Inf, long -Inf counts)
+ *                           byte flags (bit 0: followed by, per value column, long NaN, long +Inf, long -Inf counts;
+ *                           bit 1: followed by, per value column, byte 0 or 1 then an ExactSum: the exact partial)
  *   trailer:                int table length, int magic
  * </pre>
  *
@@ -37,10 +38,14 @@ import java.util.List;
  * planning=local}, its MSR) while doing so; a reader seeks to the trailer, reads the table, then
  * reads each group's messages in order ({@link SegmentFile}). The same table, with the MSRs the
  * server applies, is the DATA_RESPONSE of the ATP transfer, so the reducer knows N_g, the record
- * count and the non-finite value counts of every group's share exactly.
+ * count and the non-finite value counts of every group's share exactly - and, per avg/sum column,
+ * its exact partial: the {@link ExactSum} of the share's finite values, summed over every record by
+ * the map task (not only the pre-sample), a few dozen bytes. The table travels as the DATA_RESPONSE
+ * on the control session (TCP), so a partial arrives whenever the block's pull succeeds, whatever
+ * ATP delivers of the messages ({@link CombinedEstimate}).
  */
 final class MapOutputFormat {
-    static final int MAGIC = 0x4E415334;
+    static final int MAGIC = 0x4E415335;
     static final int TRAILER_BYTES = 8;
 
     /** Largest group table a reader accepts. */
@@ -53,7 +58,9 @@ final class MapOutputFormat {
 
     /**
      * A group's entry of the table; {@code nonFinite} holds per value column the NaN, +Infinity and
-     * -Infinity counts (3 per column). {@code msr} is a rate of {@code population}.
+     * -Infinity counts (3 per column). {@code msr} is a rate of {@code population}. {@code
+     * partials} holds per value column the exact sum of the share's finite values, or null where no
+     * partial was written (a quantile column, {@code exactPartials} off).
      */
     record Group(
             String key,
@@ -64,7 +71,8 @@ final class MapOutputFormat {
             double errorBound,
             long offset,
             long length,
-            long[] nonFinite) {
+            long[] nonFinite,
+            ExactSum[] partials) {
         /**
          * @return NaN, +Infinity and -Infinity counts of value column v
          */
@@ -75,7 +83,16 @@ final class MapOutputFormat {
         /** This entry with another MSR (the one the server applies). */
         Group withMsr(double m) {
             return new Group(
-                    key, messages, population, records, m, errorBound, offset, length, nonFinite);
+                    key,
+                    messages,
+                    population,
+                    records,
+                    m,
+                    errorBound,
+                    offset,
+                    length,
+                    nonFinite,
+                    partials);
         }
 
         /** Messages the MSR asks of the share, {@code ceil(msr * population)}. */
@@ -132,10 +149,22 @@ final class MapOutputFormat {
             for (long c : g.nonFinite()) {
                 any |= c != 0;
             }
-            out.writeByte(any ? 1 : 0);
+            boolean withPartials = false;
+            for (ExactSum p : g.partials()) {
+                withPartials |= p != null;
+            }
+            out.writeByte((any ? 1 : 0) | (withPartials ? 2 : 0));
             if (any) {
                 for (long c : g.nonFinite()) {
                     out.writeLong(c);
+                }
+            }
+            if (withPartials) {
+                for (ExactSum p : g.partials()) {
+                    out.writeBoolean(p != null);
+                    if (p != null) {
+                        p.write(out);
+                    }
                 }
             }
         }
@@ -227,7 +256,10 @@ final class MapOutputFormat {
             end = offset + length;
             long[] nonFinite = new long[3 * nv];
             byte flag = in.readByte();
-            if (flag == 1) {
+            if ((flag & ~3) != 0) {
+                throw new IOException(what + "flags " + flag);
+            }
+            if ((flag & 1) != 0) {
                 for (int j = 0; j < nonFinite.length; j++) {
                     nonFinite[j] = in.readLong();
                     if (nonFinite[j] < 0 || nonFinite[j] > records) {
@@ -239,8 +271,23 @@ final class MapOutputFormat {
                                         + " records");
                     }
                 }
-            } else if (flag != 0) {
-                throw new IOException(what + "non-finite flag " + flag);
+            }
+            ExactSum[] partials = new ExactSum[nv];
+            if ((flag & 2) != 0) {
+                for (int v = 0; v < nv; v++) {
+                    if (in.readBoolean()) {
+                        partials[v] = ExactSum.read(in);
+                        if (partials[v].count() > records) {
+                            throw new IOException(
+                                    what
+                                            + "exact partial of "
+                                            + partials[v].count()
+                                            + " values of "
+                                            + records
+                                            + " records");
+                        }
+                    }
+                }
             }
             groups.add(
                     new Group(
@@ -252,7 +299,8 @@ final class MapOutputFormat {
                             eMax,
                             offset,
                             length,
-                            nonFinite));
+                            nonFinite,
+                            partials));
         }
         return new Table(nv, wk, groups);
     }

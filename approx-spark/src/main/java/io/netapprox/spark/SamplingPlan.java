@@ -43,11 +43,7 @@ final class SamplingPlan implements Serializable {
             for (int i : idx) {
                 list.add(g.getValue().get(i));
             }
-            ShareAllocation a = allocate(spec, g.getKey(), list);
-            double[] r = new double[idx.length];
-            for (int m = 0; m < idx.length; m++) {
-                r[m] = a.rate(m);
-            }
+            double[] r = rates(spec, g.getKey(), list);
             plan.maps.put(g.getKey(), idx);
             plan.rates.put(g.getKey(), r);
         }
@@ -94,11 +90,28 @@ final class SamplingPlan implements Serializable {
     }
 
     /**
+     * The MSR of each of the group's shares: 0 for every share when no aggregate is answered from
+     * the sample ({@link ApproxSpec#needsSample()}: counts and exact partials come with the group
+     * tables), else {@link #allocate}'s rates.
+     */
+    static double[] rates(ApproxSpec spec, String group, List<ShareStatistics> shares) {
+        double[] r = new double[shares.size()];
+        if (!spec.needsSample()) {
+            return r;
+        }
+        ShareAllocation a = allocate(spec, group, shares);
+        for (int m = 0; m < r.length; m++) {
+            r[m] = a.rate(m);
+        }
+        return r;
+    }
+
+    /**
      * Messages each share of the group must deliver: the per-share maximum over the query's
      * aggregates (each aggregate's variance only shrinks when a share delivers more). Aggregates
      * whose value is already known from the shares' counts (a column with NaN or infinities, a
-     * quantile that falls among the NaN values, counts) need nothing beyond the minimum; top-k is
-     * not planned (see below).
+     * quantile that falls among the NaN values, counts, avg and sum with exact partials) need
+     * nothing beyond the minimum; top-k is not planned (see below).
      */
     static ShareAllocation allocate(ApproxSpec spec, String group, List<ShareStatistics> shares) {
         SharePlanner planner = SharePlanner.of(spec.errorBound(group), spec.confidence());
@@ -111,6 +124,9 @@ final class SamplingPlan implements Serializable {
             int v = a.valueIndex();
             switch (a.kind()) {
                 case AVG, SUM -> {
+                    if (spec.exactPartials()) {
+                        continue; // exact from the shares' partials
+                    }
                     List<ShareMoments> moments = new ArrayList<>();
                     for (ShareStatistics s : shares) {
                         if (s.moments[v] == null) {

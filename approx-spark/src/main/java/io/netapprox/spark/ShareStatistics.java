@@ -1,5 +1,6 @@
 package io.netapprox.spark;
 
+import io.netapprox.core.sampling.ExactSum;
 import io.netapprox.core.sampling.ShareMoments;
 import io.netapprox.core.sampling.StratumAccumulator;
 import io.netapprox.core.sampling.ValueSketch;
@@ -60,6 +61,7 @@ final class ShareStatistics implements Serializable {
      */
     static final class Builder {
         private final StratumAccumulator[] accumulators;
+        private final ExactSum[] partials;
         private final long[][] nonFinite;
         private final double[][] sketchValues;
         private final int[] sketchSizes;
@@ -70,12 +72,18 @@ final class ShareStatistics implements Serializable {
             this.sketchCounts = new long[spec.numValues()];
             int nv = spec.numValues();
             accumulators = new StratumAccumulator[nv];
+            partials = new ExactSum[nv];
             nonFinite = new long[nv][3];
             sketchValues = new double[nv][];
             sketchSizes = new int[nv];
             for (ApproxSpec.Aggregate a : spec.aggregates()) {
                 switch (a.kind()) {
-                    case AVG, SUM -> accumulators[a.valueIndex()] = new StratumAccumulator();
+                    case AVG, SUM -> {
+                        accumulators[a.valueIndex()] = new StratumAccumulator();
+                        if (spec.exactPartials()) {
+                            partials[a.valueIndex()] = new ExactSum();
+                        }
+                    }
                     case QUANTILE -> sketchValues[a.valueIndex()] = new double[16];
                     default -> {}
                 }
@@ -94,6 +102,9 @@ final class ShareStatistics implements Serializable {
                     nonFinite[v][x > 0 ? 1 : 2]++;
                 } else if (accumulators[v] != null) {
                     accumulators[v].add(x);
+                    if (partials[v] != null) {
+                        partials[v].add(x);
+                    }
                 }
                 sketchCounts[v]++;
             }
@@ -113,6 +124,15 @@ final class ShareStatistics implements Serializable {
                 sketchValues[v][sketchSizes[v]++] = x;
             }
             return this;
+        }
+
+        /**
+         * Per value column, the exact sum of the share's finite values (every record, not a
+         * sample); null where the query has no avg/sum of the column or asked for sampling ({@link
+         * ApproxSpec#exactPartials()}).
+         */
+        ExactSum[] partials() {
+            return partials.clone();
         }
 
         /** Records added so far. */

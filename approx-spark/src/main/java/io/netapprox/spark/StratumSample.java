@@ -28,7 +28,7 @@ import java.util.SplittableRandom;
  * and a {@link TopKAccumulator} of the top-k column.
  */
 public final class StratumSample implements Serializable {
-    private static final long serialVersionUID = 3L;
+    private static final long serialVersionUID = 4L;
 
     /** Sampled values kept per quantile column and stratum (8 bytes each). */
     static final int QUANTILE_VALUES = 1 << 18;
@@ -55,6 +55,12 @@ public final class StratumSample implements Serializable {
      * -Inf counts.
      */
     final long[] nonFinite;
+
+    /**
+     * Per value column: the share's exact partial from the group table (the exact sum of its finite
+     * values over every record), or null where none came.
+     */
+    final ExactSum[] partials;
 
     private final int numValues;
     private final boolean withKey;
@@ -83,6 +89,7 @@ public final class StratumSample implements Serializable {
         this.msr = g.msr();
         this.errorBound = g.errorBound();
         this.nonFinite = g.nonFinite();
+        this.partials = g.partials();
         this.target = g.target();
         this.shortOfPlan = g.shortOfPlan();
         this.numValues = numValues;

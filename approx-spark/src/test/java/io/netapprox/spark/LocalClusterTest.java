@@ -68,20 +68,9 @@ class LocalClusterTest {
                                 }
                             }
                         });
-        waitForExecutors(2);
+        SparkTestSupport.awaitExecutors(spark, 2);
         trips = SparkTestSupport.trips(spark, 100_000, 4, 21).cache();
         trips.count();
-    }
-
-    static void waitForExecutors(int n) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (spark.sparkContext().getExecutorIds().size() < n) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(
-                        "executors did not register: " + spark.sparkContext().getExecutorIds());
-            }
-            Thread.sleep(200);
-        }
     }
 
     @AfterAll

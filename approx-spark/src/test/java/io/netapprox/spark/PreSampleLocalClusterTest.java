@@ -3,11 +3,9 @@ package io.netapprox.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -33,8 +31,7 @@ class PreSampleLocalClusterTest {
     static final int GROUPS = 24;
 
     static SparkSession spark;
-    static final AtomicLong records = new AtomicLong();
-    static final AtomicLong bytes = new AtomicLong();
+    static TaskMetricsTally tasks;
 
     @BeforeAll
     static void start() throws Exception {
@@ -42,24 +39,8 @@ class PreSampleLocalClusterTest {
                 SparkTestSupport.cluster(
                         "approx-presample-cluster",
                         SparkTestSupport.conf("spark.approx.faultDropOutgoing", "0.05"));
-        spark.sparkContext()
-                .addSparkListener(
-                        new SparkListener() {
-                            @Override
-                            public void onTaskEnd(SparkListenerTaskEnd e) {
-                                if (e.taskMetrics() != null) {
-                                    records.addAndGet(
-                                            e.taskMetrics().shuffleWriteMetrics().recordsWritten());
-                                    bytes.addAndGet(
-                                            e.taskMetrics().shuffleWriteMetrics().bytesWritten());
-                                }
-                            }
-                        });
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (spark.sparkContext().getExecutorIds().size() < 2) {
-            assertTrue(System.nanoTime() < deadline, "executors did not register");
-            Thread.sleep(200);
-        }
+        tasks = TaskMetricsTally.on(spark);
+        SparkTestSupport.awaitExecutors(spark, 2);
     }
 
     @AfterAll
@@ -69,16 +50,26 @@ class PreSampleLocalClusterTest {
         }
     }
 
+    /** The default {@code spark.approx.mapSampleRecords}. */
+    static final long K = 8192;
+
+    /** The most records the pre-sample writes: {@code 2K + 6 sqrt(2K)} per (map output, group). */
+    static long preSampleCeiling() {
+        return (long) (MAPS * GROUPS * (2 * K + 6 * Math.sqrt(2 * K)));
+    }
+
+    /** {@code ROWS} rows in {@code MAPS} map tasks: group {@code hour}, x uniform on [h, h+10]. */
+    static Dataset<Row> input(int seed) {
+        return spark.range(0, ROWS, 1, MAPS)
+                .selectExpr(
+                        "cast(id % " + GROUPS + " as int) as hour",
+                        "rand(" + seed + ") * 10 + cast(id % " + GROUPS + " as double) as x");
+    }
+
     @Test
     void shuffleWriteIsBoundedByThePreSampleNotTheInput() throws Exception {
-        Dataset<Row> input =
-                spark.range(0, ROWS, 1, MAPS)
-                        .selectExpr(
-                                "cast(id % " + GROUPS + " as int) as hour",
-                                "rand(5) * 10 + cast(id % " + GROUPS + " as double) as x");
-        spark.sparkContext().listenerBus().waitUntilEmpty();
-        long recordsBefore = records.get();
-        long bytesBefore = bytes.get();
+        Dataset<Row> input = input(5);
+        TaskMetricsTally.Snapshot before = tasks.settle().snapshot();
         ApproxQuery q =
                 ApproxQuery.on(input)
                         .groupBy("hour")
@@ -89,12 +80,11 @@ class PreSampleLocalClusterTest {
                         .seed(4)
                         .partitions(2);
         Map<String, Row> approx = SparkTestSupport.byKey(q.run());
-        spark.sparkContext().listenerBus().waitUntilEmpty();
-        long written = records.get() - recordsBefore;
-        long writtenBytes = bytes.get() - bytesBefore;
-        long k = 8192;
-        long floor = (long) MAPS * GROUPS * k;
-        long ceiling = (long) (MAPS * GROUPS * (2 * k + 6 * Math.sqrt(2 * k)));
+        TaskMetricsTally.Snapshot query = tasks.settle().snapshot().minus(before);
+        long written = query.recordsWritten();
+        long writtenBytes = query.bytesWritten();
+        long floor = (long) MAPS * GROUPS * K;
+        long ceiling = preSampleCeiling();
         // a record: 2 doubles (avg and sum of x share no column here) = 16 bytes; a message of 32
         // records adds 8 bytes (its length and record count); each segment a table of a few dozen
         // bytes per group
@@ -118,7 +108,6 @@ class PreSampleLocalClusterTest {
         assertTrue(
                 writtenBytes <= bytesCeiling,
                 "bytes written " + writtenBytes + " <= " + bytesCeiling);
-        assertTrue(written < ROWS / 2, "a sample of the input, not the input");
         for (int h = 0; h < GROUPS; h++) {
             String g = "hour=" + h;
             long n = ROWS / GROUPS + (h < ROWS % GROUPS ? 1 : 0);
@@ -134,5 +123,94 @@ class PreSampleLocalClusterTest {
         Map<String, Object> m = q.metrics().values();
         assertEquals(0L, m.get("groups below target"));
         assertEquals(0L, m.get("groups short of plan"));
+    }
+
+    /**
+     * Exact partials with the pre-sample on: avg, sum and count of every group equal Spark's own
+     * exact aggregation (up to floating-point rounding, which the interval covers and is no wider
+     * than), while the median in the same query still comes from a sample of the pre-sample; a
+     * query of only avg/sum/count then takes no sample at all.
+     */
+    @Test
+    void avgSumAndCountAreExactFromThePartialsWhileTheMedianIsSampled() throws Exception {
+        Dataset<Row> input = input(6).cache();
+        Map<String, Row> truth = new java.util.HashMap<>();
+        for (Row r :
+                input.groupBy("hour")
+                        .agg(
+                                org.apache.spark.sql.functions.avg("x"),
+                                org.apache.spark.sql.functions.sum("x"),
+                                org.apache.spark.sql.functions.count("x"))
+                        .collectAsList()) {
+            truth.put("hour=" + r.getInt(0), r);
+        }
+        TaskMetricsTally.Snapshot before = tasks.settle().snapshot();
+        ApproxQuery q =
+                ApproxQuery.on(input)
+                        .groupBy("hour")
+                        .avg("x")
+                        .sum("x")
+                        .count()
+                        .median("x")
+                        .errorBound(0.05)
+                        .exactPartials(true)
+                        .seed(6)
+                        .partitions(2);
+        Map<String, Row> approx = SparkTestSupport.byKey(q.run());
+        long written = tasks.settle().snapshot().minus(before).recordsWritten();
+        ApproxQuery sumsOnly =
+                ApproxQuery.on(input)
+                        .groupBy("hour")
+                        .avg("x")
+                        .sum("x")
+                        .count()
+                        .errorBound(0.05)
+                        .exactPartials(true)
+                        .seed(7)
+                        .partitions(2);
+        Map<String, Row> sums = SparkTestSupport.byKey(sumsOnly.run());
+        System.out.printf(
+                "[spark] exact partials on local-cluster: %d rows, map side wrote %d records;"
+                        + " with a median: %s; avg/sum/count only: %s%n",
+                ROWS, written, q.metrics().values(), sumsOnly.metrics().values());
+        assertTrue(written <= preSampleCeiling(), "the pre-sample is on: " + written);
+        for (Map<String, Row> answer : List.of(approx, sums)) {
+            for (int h = 0; h < GROUPS; h++) {
+                String g = "hour=" + h;
+                Row exact = truth.get(g);
+                long n = exact.getLong(3);
+                assertExact(g + " avg", exact.getDouble(1), answer.get(g + "|avg(x)"));
+                assertExact(g + " sum", exact.getDouble(2), answer.get(g + "|sum(x)"));
+                assertExact(g + " count", n, answer.get(g + "|count"));
+                assertEquals(n, answer.get(g + "|avg(x)").getLong(10), g + ": population rows");
+            }
+        }
+        for (int h = 0; h < GROUPS; h++) {
+            Row median = approx.get("hour=" + h + "|median(x)");
+            long n = median.getLong(10);
+            assertTrue(median.getLong(9) > 0 && median.getLong(9) < n, "the median is sampled");
+            assertTrue(median.getDouble(5) < median.getDouble(6), "with an interval");
+            assertEquals(0L, sums.get("hour=" + h + "|avg(x)").getLong(9), "no sample needed");
+        }
+        assertEquals(0L, q.metrics().values().get("groups below target"));
+        assertEquals(0L, sumsOnly.metrics().values().get("messages used"));
+        input.unpersist();
+    }
+
+    /**
+     * The answer is Spark's up to rounding: its interval contains Spark's value and is as narrow as
+     * a summation's rounding error.
+     */
+    static void assertExact(String what, double spark, Row a) {
+        double est = a.getDouble(4);
+        double low = a.getDouble(5);
+        double high = a.getDouble(6);
+        assertTrue(
+                low <= spark && spark <= high,
+                what + ": " + spark + " in [" + low + ", " + high + "]");
+        assertTrue(
+                high - low <= 1e-9 * Math.abs(est),
+                what + ": interval [" + low + ", " + high + "] is rounding, not sampling");
+        assertEquals(spark, est, 1e-9 * Math.abs(spark), what);
     }
 }

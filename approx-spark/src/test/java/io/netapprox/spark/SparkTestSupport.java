@@ -30,6 +30,9 @@ final class SparkTestSupport {
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
                 .config("spark.approx.peerDeathTimeoutMs", "5000")
+                // the tests of the sampling path (estimators, coverage, layouts) sample avg and sum
+                // too; exact partials are tested where asked (exactPartials(true), true here)
+                .config("spark.approx.exactPartials", "false")
                 .config("spark.approx.fetchTimeoutMs", "30000");
     }
 
@@ -62,6 +65,21 @@ final class SparkTestSupport {
                         .config("spark.test.home", System.getProperty("spark.test.home"));
         extra.forEach(b::config);
         return b.getOrCreate();
+    }
+
+    /**
+     * Waits (at most 2 minutes) until {@code n} executors have registered: a local-cluster's
+     * executor JVMs start after the context, and a query run before would use fewer of them.
+     */
+    static void awaitExecutors(SparkSession spark, int n) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(120);
+        while (spark.sparkContext().getExecutorIds().size() < n) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(
+                        "executors did not register: " + spark.sparkContext().getExecutorIds());
+            }
+            Thread.sleep(200);
+        }
     }
 
     /**

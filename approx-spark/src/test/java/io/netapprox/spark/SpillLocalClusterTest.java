@@ -6,9 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -39,9 +36,7 @@ class SpillLocalClusterTest {
     static final long RESERVED_BYTES = 300L << 20;
 
     static SparkSession spark;
-    static final AtomicLong spilled = new AtomicLong();
-    static final AtomicLong written = new AtomicLong();
-    static final AtomicLong peakTaskMemory = new AtomicLong();
+    static TaskMetricsTally tasks;
 
     @BeforeAll
     static void start() throws Exception {
@@ -57,26 +52,8 @@ class SpillLocalClusterTest {
                                 "spark.approx.mapSampleRecords", "0",
                                 "spark.approx.faultDropOutgoing", "0.05",
                                 "spark.approx.fetchTimeoutMs", "300000"));
-        spark.sparkContext()
-                .addSparkListener(
-                        new SparkListener() {
-                            @Override
-                            public void onTaskEnd(SparkListenerTaskEnd e) {
-                                if (e.taskMetrics() == null) {
-                                    return;
-                                }
-                                spilled.addAndGet(e.taskMetrics().diskBytesSpilled());
-                                written.addAndGet(
-                                        e.taskMetrics().shuffleWriteMetrics().bytesWritten());
-                                peakTaskMemory.accumulateAndGet(
-                                        e.taskMetrics().peakExecutionMemory(), Math::max);
-                            }
-                        });
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (spark.sparkContext().getExecutorIds().size() < 2) {
-            assertTrue(System.nanoTime() < deadline, "executors did not register");
-            Thread.sleep(200);
-        }
+        tasks = TaskMetricsTally.on(spark);
+        SparkTestSupport.awaitExecutors(spark, 2);
     }
 
     @AfterAll
@@ -101,8 +78,7 @@ class SpillLocalClusterTest {
             long rows = ROWS / 24 + (h < ROWS % 24 ? 1 : 0);
             exact.put("hour=" + h, new double[] {h + 5, rows, h + 5});
         }
-        long spilledBefore = spilled.get();
-        long writtenBefore = written.get();
+        TaskMetricsTally.Snapshot before = tasks.settle().snapshot();
         long t0 = System.nanoTime();
         ApproxQuery q =
                 ApproxQuery.on(input)
@@ -115,9 +91,10 @@ class SpillLocalClusterTest {
                         .partitions(2);
         Map<String, Row> approx = SparkTestSupport.byKey(q.run());
         double seconds = (System.nanoTime() - t0) / 1e9;
-        spark.sparkContext().listenerBus().waitUntilEmpty();
-        long shuffleBytes = written.get() - writtenBefore;
-        long spillBytes = spilled.get() - spilledBefore;
+        TaskMetricsTally.Snapshot query = tasks.settle().snapshot().minus(before);
+        long shuffleBytes = query.bytesWritten();
+        long spillBytes = query.bytesSpilled();
+        long peakTaskMemory = query.peakTaskMemory();
         System.out.printf(
                 "[spark] spill: %d rows, %.1f MB of approximate shuffle data (%.1fx an executor's"
                         + " 512 MB), %.1f MB spilled, largest task execution memory %.1f MB,"
@@ -126,18 +103,15 @@ class SpillLocalClusterTest {
                 shuffleBytes / 1e6,
                 (double) shuffleBytes / EXECUTOR_BYTES,
                 spillBytes / 1e6,
-                peakTaskMemory.get() / 1e6,
+                peakTaskMemory / 1e6,
                 seconds,
                 q.metrics().values());
         assertTrue(spillBytes > 0, "the map tasks spilled");
         // the unified pool: (heap - reserve) * spark.memory.fraction, heap at most 512 MB
         long pool = (long) ((EXECUTOR_BYTES - RESERVED_BYTES) * 0.6);
         assertTrue(
-                peakTaskMemory.get() > 0 && peakTaskMemory.get() <= pool,
-                "largest task execution memory "
-                        + peakTaskMemory.get()
-                        + " within the pool "
-                        + pool);
+                peakTaskMemory > 0 && peakTaskMemory <= pool,
+                "largest task execution memory " + peakTaskMemory + " within the pool " + pool);
         if (ROWS >= 80_000_000L) {
             assertTrue(
                     shuffleBytes > 2 * EXECUTOR_BYTES,

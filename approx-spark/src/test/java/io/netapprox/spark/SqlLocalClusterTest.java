@@ -68,11 +68,7 @@ class SqlLocalClusterTest {
                                 }
                             }
                         });
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while (spark.sparkContext().getExecutorIds().size() < 2) {
-            assertTrue(System.nanoTime() < deadline, "executors did not register");
-            Thread.sleep(200);
-        }
+        SparkTestSupport.awaitExecutors(spark, 2);
         String expected = System.getProperty("netapprox.expectedSparkVersion");
         if (expected != null) {
             assertEquals(expected, spark.version(), "the Spark version this module runs on");

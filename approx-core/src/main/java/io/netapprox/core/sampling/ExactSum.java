@@ -1,5 +1,8 @@
 package io.netapprox.core.sampling;
 
+import java.io.DataInput;
+import java.io.DataOutput;
+import java.io.IOException;
 import java.io.Serializable;
 import java.util.Arrays;
 
@@ -216,6 +219,74 @@ public final class ExactSum implements Serializable {
         }
         double gamma = ku / (1 - ku);
         return gamma * absoluteSum * (1 + 2 * gamma) + Math.ulp(value);
+    }
+
+    /**
+     * Most partials {@link #read} accepts. The partials of an expansion do not overlap, so the
+     * double range (2^-1074 .. 2^1024) holds at most about 40 of them.
+     */
+    public static final int MAX_WIRE_PARTIALS = 64;
+
+    /**
+     * Writes this sum (count, absolute sum, non-finite flags, partials) for {@link #read}: a few
+     * dozen bytes, so a share's exact partial can travel with its metadata.
+     *
+     * @param out where to write
+     * @throws IOException from {@code out}
+     */
+    public void write(DataOutput out) throws IOException {
+        out.writeLong(count);
+        out.writeDouble(absoluteSum);
+        int flags =
+                (nan ? 1 : 0)
+                        | (positiveInfinity ? 2 : 0)
+                        | (negativeInfinity ? 4 : 0)
+                        | (overflow > 0 ? 8 : 0)
+                        | (overflow < 0 ? 16 : 0);
+        out.writeByte(flags);
+        out.writeByte(size);
+        for (int i = 0; i < size; i++) {
+            out.writeDouble(partials[i]);
+        }
+    }
+
+    /**
+     * Reads a sum {@link #write} wrote, from untrusted bytes: every field is checked, and the
+     * partials are added again, so the result is a valid expansion whatever they were.
+     *
+     * @param in where to read
+     * @return the sum
+     * @throws IOException on a read error or a field out of range
+     */
+    public static ExactSum read(DataInput in) throws IOException {
+        long count = in.readLong();
+        double abs = in.readDouble();
+        int flags = in.readUnsignedByte();
+        int n = in.readUnsignedByte();
+        if (count < 0 || !(abs >= 0) || (flags & ~31) != 0 || (flags & 24) == 24) {
+            throw new IOException(
+                    "corrupt exact sum: count " + count + ", |sum| " + abs + ", flags " + flags);
+        }
+        if (n > MAX_WIRE_PARTIALS || n > count) {
+            throw new IOException("corrupt exact sum: " + n + " partials of " + count + " values");
+        }
+        ExactSum s = new ExactSum();
+        for (int i = 0; i < n; i++) {
+            double p = in.readDouble();
+            if (!Double.isFinite(p)) {
+                throw new IOException("corrupt exact sum: partial " + p);
+            }
+            s.addFinite(p);
+        }
+        s.count = count;
+        s.absoluteSum = abs;
+        s.nan = (flags & 1) != 0;
+        s.positiveInfinity = (flags & 2) != 0;
+        s.negativeInfinity = (flags & 4) != 0;
+        if (s.overflow == 0) {
+            s.overflow = (flags & 8) != 0 ? 1 : (flags & 16) != 0 ? -1 : 0;
+        }
+        return s;
     }
 
     @Override
