@@ -45,12 +45,6 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       e.app_limited = epoch_app_limited_ || next_send_ + kBurstAllowance < now;
       law_.on_epoch(state_, cfg_.law, e);
     }
-    if (needy_ && klass_ == 0 && cfg_.needy_max_queue_delay > 0 && epoch_min_queue_delay_ != kNever &&
-        epoch_min_queue_delay_ > cfg_.needy_max_queue_delay / 2 && now > epoch_start_ && epoch_acked_bytes_ > 0) {
-      // A needy job does not grow class 0's queue: at most what it delivered (see kNeedyQueuedEpochs).
-      state_.rate = std::min(state_.rate, double(epoch_acked_bytes_) * 1e9 / double(now - epoch_start_));
-      state_.cut_from = 0;
-    }
     state_.rate = std::max(state_.rate, std::min(floor, cfg_.law.r_max));  // R_min also after empty epochs
   }
   int k = klass_;
@@ -70,28 +64,7 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       quiet_epochs_ = 0;
     }
     k = std::max(1, tlr_class_ - boost_);
-    // A needy job yields class 0 to exact traffic that keeps it queued (kNeedyQueuedEpochs).
-    if (needy_ && klass_ == 0 && cfg_.needy_max_queue_delay > 0 && epoch_min_queue_delay_ != kNever) {
-      queued_epochs_ = epoch_min_queue_delay_ > cfg_.needy_max_queue_delay ? queued_epochs_ + 1 : 0;
-      if (queued_epochs_ >= kNeedyQueuedEpochs) {
-        yield_epochs_ = kNeedyYieldEpochs;
-        queued_epochs_ = 0;
-        needy_yields_++;
-      }
-    }
-    needy_ = cfg_.flags.needy_exact && slack::needs_exact_service(progress, cfg_.needy_fraction);
-    if (yield_epochs_ > 0) {
-      yield_epochs_--;
-      needy_ = false;
-    }
-    if (needy_) k = 0;
-    if (needy_ && klass_ != 0 && cfg_.needy_max_queue_delay > 0 && law_.adaptive && now > epoch_start_) {
-      // Entering class 0 at the rate a lossy approximate queue tolerated would burst into it: start from what
-      // the job delivered.
-      const double delivered = double(epoch_acked_bytes_) * 1e9 / double(now - epoch_start_);
-      state_.rate = std::max(std::min(state_.rate, delivered), std::min(r_min(srtt), cfg_.law.r_max));
-      state_.cut_from = 0;
-    }
+    if (cfg_.flags.needy_exact && slack::needs_exact_service(progress, cfg_.needy_fraction)) k = 0;
   }
   if (k != klass_) {
     time_in_class_[klass_] += now - class_since_;
@@ -101,7 +74,6 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
   epochs_++;
   epoch_start_ = now;
   epoch_acked_ = epoch_lost_ = epoch_acked_bytes_ = 0;
-  epoch_min_queue_delay_ = kNever;
   epoch_app_limited_ = false;
   return EpochSample{0, 0, now, tlr_, rho, state_.rate * 8.0, klass_};
 }

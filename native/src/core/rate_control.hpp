@@ -2,7 +2,6 @@
 // (section 5.2), the job's pacing clock, and the rate law the mode picked (rate_law.hpp).
 #pragma once
 
-#include <algorithm>
 #include <vector>
 
 #include "core/engine.hpp"
@@ -17,8 +16,6 @@ struct RateControlConfig {
   TimeNs min_epoch;           // shortest epoch
   uint32_t max_datagram;      // bytes per packet, for epoch stretching and R_min
   double needy_fraction = 0;  // EngineConfig::needy_class0_fraction (used with flags.needy_exact)
-  // A needy job in class 0 yields to exact traffic when its packets queued longer than this (0: never yields).
-  TimeNs needy_max_queue_delay = 0;
 };
 
 class RateController {
@@ -42,13 +39,6 @@ class RateController {
     } else {
       epoch_lost_++;
     }
-  }
-  // An acknowledged DATA packet that travelled in class 0 took `rtt` (send to acknowledgement) on a path whose
-  // smallest RTT is `base_rtt`: the difference is the time it queued (plus the peer's ack delay, which the
-  // epoch's minimum filters out).
-  void on_class0_rtt(TimeNs rtt, TimeNs base_rtt) {
-    const TimeNs queued = rtt > base_rtt ? rtt - base_rtt : 0;
-    epoch_min_queue_delay_ = std::min(epoch_min_queue_delay_, queued);
   }
   // A packet counted lost in this epoch was acknowledged late: it was not a loss (earlier epochs stay decided).
   void on_late_ack(uint32_t bytes) {
@@ -79,19 +69,6 @@ class RateController {
   // moves the job up one class (towards class 1), at most kMaxBoost; kBoostDecay epochs in a row without such an
   // epoch move it one back. Class changes towards lower priority need the TLR kClassMargin past the threshold, so
   // a TLR that hovers around one does not flap.
-  //
-  // A needy job is a guest in class 0 (docs/protocol.md section 11, "needy jobs yield to exact traffic"): exact jobs
-  // run loss-based laws that keep class 0's queue full while they last, and a needy job with the same law would take
-  // an equal share. So after kNeedyQueuedEpochs epochs in a row in class 0 in which even its least-queued packet
-  // waited longer than cfg.needy_max_queue_delay, the job goes back to its slack class for kNeedyYieldEpochs epochs
-  // before it tries class 0 again. On a FIFO switch the move changes nothing but the DSCP (every class is the same
-  // queue). Meanwhile a needy job does not grow class 0's queue itself: an epoch whose least-queued packet waited
-  // more than half that bound caps its rate at what it delivered, so needy jobs alone (or next to short exact bursts)
-  // hold the queue below the bound and only loss-based exact traffic pushes it past. For the same reason a job
-  // entering class 0 as needy starts from the rate it delivered, not the one its lossy approximate queue tolerated.
-  static constexpr TimeNs kNeedyMaxQueueDelay = 1'000'000;  // what the engine configures: 1 ms
-  static constexpr int kNeedyQueuedEpochs = 2;
-  static constexpr int kNeedyYieldEpochs = 32;
   static constexpr int kMaxBoost = 6;
   static constexpr int kBoostDecay = 8;
   static constexpr double kClassMargin = 1.0 / 64;
@@ -100,7 +77,6 @@ class RateController {
   double tlr() const { return tlr_; }
   int priority_class() const { return klass_; }
   uint64_t epochs() const { return epochs_; }
-  uint64_t needy_yields() const { return needy_yields_; }  // epochs that ended in a yield
   // Time spent in each class up to `now` (the current class included).
   void time_in_class(TimeNs now, TimeNs out[kNumPriorityClasses]) const;
 
@@ -111,19 +87,14 @@ class RateController {
   TimeNs next_send_ = 0;
   TimeNs epoch_start_ = 0;
   uint64_t epoch_acked_ = 0, epoch_lost_ = 0, epoch_acked_bytes_ = 0;
-  TimeNs epoch_min_queue_delay_ = kNever;  // least queueing of the epoch's class-0 packets (on_class0_rtt)
-  uint64_t needy_yields_ = 0;
   // The pacer sat idle for longer than the burst allowance during this epoch: the job had nothing to send (or was
   // waiting for its announce or the receive window), so what it delivered says nothing about the path.
   bool epoch_app_limited_ = false;
   uint64_t epochs_ = 0;
   double tlr_ = 0;
   int klass_ = 0;
-  bool needy_ = false;     // in class 0 as a needy job (since the last epoch end)
-  int queued_epochs_ = 0;  // epochs in a row a needy job's class-0 packets all queued (kNeedyQueuedEpochs)
-  int yield_epochs_ = 0;   // epochs the job still stays out of class 0 after a yield
-  int tlr_class_ = 0;      // the class the TLR asks for (with hysteresis)
-  int boost_ = 0;          // classes the job climbed for starvation
+  int tlr_class_ = 0;  // the class the TLR asks for (with hysteresis)
+  int boost_ = 0;      // classes the job climbed for starvation
   int quiet_epochs_ = 0;
   TimeNs class_since_ = 0;
   TimeNs time_in_class_[kNumPriorityClasses] = {};

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <vector>
 
 using namespace netapprox::atp;
 
@@ -200,61 +199,5 @@ TEST(RateControlTest, NeedyJobMovesToClassZeroInFullOnly) {
     if (m == Mode::kFull) {
       EXPECT_EQ(in_class[0], 1 * kMs) << "reported as time in class 0";
     }
-  }
-}
-
-// Needy jobs yield class 0 to exact traffic (docs/protocol.md section 11): an epoch in class 0 whose least-queued
-// packet waited more than half the bound caps the rate at what the job delivered (as does entering class 0);
-// kNeedyQueuedEpochs such epochs
-// above the whole bound send the job back to its slack class for kNeedyYieldEpochs epochs, then it returns.
-TEST(RateControlTest, NeedyJobYieldsClassZeroWhileItStaysQueued) {
-  RateControlConfig c = config(Mode::kFull);
-  c.needy_fraction = 0.75;
-  c.needy_max_queue_delay = kMs;
-  RateController rc(rate_law::kSlack, c);
-  rc.start(0, 0.25, 0.25);
-  const std::vector<slack::GroupProgress> needy{{100, 75, 20, 25}};  // allowance spent, 55 of 75 needed
-  TimeNs t = 0;
-  auto epoch = [&](TimeNs queued) {
-    for (int i = 0; i < 10; ++i) {
-      rc.on_resolved(true, 1000);
-      rc.on_class0_rtt(200 * kUs + queued + TimeNs(i) * 10 * kUs, 200 * kUs);
-    }
-    t += kMs;
-    rc.end_epoch(t, needy, 1.0, kMs);
-  };
-  epoch(0);
-  ASSERT_EQ(rc.priority_class(), 0);
-  EXPECT_LE(rc.rate(), 1e7) << "enters class 0 at most at the 10 kB per ms it delivered";
-  epoch(0);  // no queue: the law may increase (at most twice the delivered rate)
-  const double before = rc.rate();
-  EXPECT_GT(before, 1e7);
-  epoch(600 * kUs);  // above half the bound: the rate is capped at the 10 kB delivered in 1 ms
-  EXPECT_EQ(rc.priority_class(), 0) << "one queued epoch is not a yield";
-  EXPECT_LE(rc.rate(), 1e7);
-  EXPECT_LT(rc.rate(), before);
-  epoch(0);
-  epoch(1500 * kUs);
-  EXPECT_EQ(rc.priority_class(), 0) << "not two queued epochs in a row";
-  epoch(1500 * kUs);
-  EXPECT_EQ(rc.priority_class(), 1) << "yields to the TLR's class (TLR 0: class 1)";
-  EXPECT_EQ(rc.needy_yields(), 1u);
-  for (int i = 1; i < RateController::kNeedyYieldEpochs; ++i) {
-    epoch(0);
-    EXPECT_EQ(rc.priority_class(), 1) << "epoch " << i << " of the yield";
-  }
-  epoch(0);
-  EXPECT_EQ(rc.priority_class(), 0) << "back in class 0 after the yield";
-  // Without the bound (0) a needy job never yields.
-  c.needy_max_queue_delay = 0;
-  RateController off(rate_law::kSlack, c);
-  off.start(0, 0.25, 0.25);
-  for (int e = 1; e <= 6; ++e) {
-    for (int i = 0; i < 10; ++i) {
-      off.on_resolved(true, 1000);
-      off.on_class0_rtt(5 * kMs, 200 * kUs);
-    }
-    off.end_epoch(TimeNs(e) * kMs, needy, 1.0, kMs);
-    EXPECT_EQ(off.priority_class(), 0);
   }
 }

@@ -185,10 +185,16 @@ class LocalClusterTest {
         assertEquals(delivered - used, v.get("messages beyond target"));
         assertTrue(local > 0 && delivered - local > 0, "local and remote blocks");
         assertTrue(sent >= delivered - local, "every message delivered over ATP was sent");
-        // ATP under 10% injected loss: packets were lost and retransmitted
-        assertTrue((Long) v.get("ATP packets sent") > 0);
+        // ATP under 10% injected loss: packets were lost. Retransmissions are counted but not
+        // promised: an approximate job may reach every target from first transmissions (CI saw 0 of
+        // ~270 packets once, 4-5 usually); exact jobs' repairs are tested in approx-core.
+        long packets = (Long) v.get("ATP packets sent");
+        long retransmitted = (Long) v.get("ATP packets retransmitted");
+        assertTrue(packets > 0);
         assertTrue((Long) v.get("ATP packets lost") > 0, "10% of the datagrams dropped");
-        assertTrue((Long) v.get("ATP packets retransmitted") > 0);
+        assertTrue(
+                retransmitted >= 0 && retransmitted < packets,
+                "retransmissions are a part of what was sent: " + retransmitted);
         long blocks = (Long) v.get("block bytes");
         long read = (Long) v.get("bytes read");
         assertEquals(blocks - read, v.get("bytes saved vs exact"));
