@@ -134,9 +134,11 @@ struct Engine::Impl {
     return std::max<uint64_t>(w, seg_size());
   }
   RateControlConfig rate_config() const {
-    return RateControlConfig{
-        {r_max(), cfg.reaction_speed, cfg.tlr_floor}, flags, cfg.min_epoch, cfg.max_datagram, cfg.needy_class0_fraction,
-        RateController::kNeedyMaxQueueDelay};
+    return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor},
+                             flags,
+                             cfg.min_epoch,
+                             cfg.max_datagram,
+                             cfg.needy_class0_fraction};
   }
 
   bool push_event(Event ev, bool essential) {
@@ -306,7 +308,6 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           j->packets_acked++;
           j->rate.on_resolved(true, p.size);
-          if (p.dscp == I.cfg.dscp_by_class[0]) j->rate.on_class0_rtt(I.clock - p.sent, s.recovery.rtt().min_rtt);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_acked(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {

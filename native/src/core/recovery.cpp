@@ -22,7 +22,10 @@ void RttEstimator::on_sample(TimeNs sample, TimeNs ack_delay) {
 
 TimeNs Recovery::pto() const {
   const TimeNs var = rtt_.has_sample ? std::max<TimeNs>(4 * rtt_.rttvar, 1'000'000) : srtt();
-  return std::max(srtt() + var, recent_peak_rtt()) + ack_delay_;
+  // The recent peak floors only a session without a sample of its own (a new session to a known peer): with samples,
+  // a peak floor delayed every repair behind class-0 bursts (FabricTest.NeedyJobsAreNotParkedBehindClassZeroBursts).
+  const TimeNs base = srtt() + var;
+  return (rtt_.has_sample ? base : std::max(base, recent_peak_rtt())) + ack_delay_;
 }
 
 TimeNs Recovery::time_threshold() const {

@@ -95,10 +95,9 @@ class Recovery {
   void on_probe_timeout(TimeNs now, PacketFate& fate);
 
   TimeNs srtt() const { return rtt_.smoothed(initial_rtt_); }
-  // Probe timeout, not backed off: srtt + max(4 rttvar, 1 ms) + ack delay as RFC 9002, and at least the largest RTT
-  // sample of the last kPeakWindow to 2 kPeakWindow. A queue that filled and drained leaves srtt and rttvar low within
-  // a few samples while the next packet may wait as long again: without the floor a new job's ANNOUNCE was probed
-  // while it still sat in a queue (docs/protocol.md section 3).
+  // Probe timeout, not backed off: srtt + max(4 rttvar, 1 ms) + ack delay as RFC 9002; before the session's first
+  // sample at least the recent peak RTT other sessions to the same peer saw (seed_peak_rtt), so a new session's
+  // ANNOUNCE is not probed while it waits in a queue the path is known to build (docs/protocol.md section 3).
   TimeNs pto() const;
   TimeNs recent_peak_rtt() const { return std::max(peak_cur_, peak_prev_); }
   // What another session to the same peer saw recently (Engine: a new session learns the path's queueing before its

@@ -176,9 +176,8 @@ std::vector<double> jobs_behind_class0_bursts(Mode mode, double needy_fraction, 
 // rate). A job whose allowance is spent must then repair every message in that same queue. Since the fix such a job
 // sends in class 0 once it needs at most needy_class0_fraction of its target. Measured against RC+MRDF (the same
 // law and scheduling with every packet in class 0), in simulated time: was Full p50 338 ms vs 184 ms (1.83x) with 4
-// senders; then 211 ms (1.15x); since needy jobs yield class 0 to exact traffic (the background's 2 ms bursts are exact
-// traffic too; NeedyJobsYieldClassZeroToExactJobs) 236 ms (1.28x). The run with the rule off (fraction 0: the old class
-// logic) shows the scenario still reproduces the problem.
+// senders; now 211 ms (1.15x). The run with the rule off (fraction 0: the old class logic) shows the scenario still
+// reproduces the problem.
 TEST(FabricTest, NeedyJobsAreNotParkedBehindClassZeroBursts) {
   const double defaults = EngineConfig{}.needy_class0_fraction;
   const std::vector<double> rc = jobs_behind_class0_bursts(Mode::kRcMrdf, defaults, 4);
@@ -189,56 +188,6 @@ TEST(FabricTest, NeedyJobsAreNotParkedBehindClassZeroBursts) {
   ASSERT_EQ(off.size(), 4u);
   EXPECT_LT(full[2], 1.3 * rc[2]) << "Full p50 " << full[2] << " ms, RC+MRDF " << rc[2] << " ms";
   EXPECT_GT(off[2], 1.5 * rc[2]) << "without the rule: " << off[2] << " ms";
-}
-
-namespace {
-// Mean JCT (ms) of `exact` exact jobs (MSR 1) that start 60 ms after `approx` approximate FBHD-like jobs (MSR 0.75,
-// 24 messages of 27 packets), all on their own senders, through the slack queue plan without background: the
-// approximate jobs have spent their allowance in classes 1-2 by then and are needy.
-constexpr TimeNs kExactStart = 60 * kMs;
-double exact_jobs_next_to_needy_ones(double needy_fraction, int approx, int exact, double* approx_mean_ms) {
-  fabric::Config c = config(approx + exact, 200e6, 200e6, Mode::kFull);
-  c.engine.needy_class0_fraction = needy_fraction;
-  fabric::Fabric f(c, 13);
-  double exact_sum = 0, approx_sum = 0;
-  int done = 0;
-  f.on_sender_event = [&](int s, Event& e) {
-    if (e.type != EventType::kJobDone) return;
-    EXPECT_EQ(e.report->status, Status::kOk);
-    const double jct = double(e.report->finished - e.report->started) / 1e6;
-    (s < approx ? approx_sum : exact_sum) += jct;
-    done++;
-  };
-  constexpr uint32_t kMessages = 24;
-  std::vector<uint8_t> payload(39536, 5);
-  auto start = [&](int s, double msr) {
-    const SessionId sid = fabric::Fabric::session_of(s);
-    EXPECT_EQ(f.sender(s).start_job(sid, JobSpec{1, {{1, kMessages, msr}}, true}, f.now()), Status::kOk);
-    for (uint32_t i = 0; i < kMessages; ++i)
-      EXPECT_EQ(f.sender(s).submit(sid, 1, 0, i, payload.data(), payload.size(), f.now()), Status::kOk);
-  };
-  for (int s = 0; s < approx; ++s) start(s, 0.75);
-  f.run([] { return false; }, f.now() + kExactStart);
-  for (int s = approx; s < approx + exact; ++s) start(s, 1.0);
-  EXPECT_TRUE(f.run([&] { return done == approx + exact; }, f.now() + 20'000 * kMs));
-  *approx_mean_ms = approx_sum / approx;
-  return exact_sum / exact;
-}
-}  // namespace
-
-// Needy jobs yield class 0 to exact traffic (docs/protocol.md section 11): exact jobs (loss-based, they keep class 0's
-// queue full while they run) start next to approximate jobs that are needy and sending in class 0. Was: the needy jobs
-// took an equal share of class 0 and the exact jobs' mean JCT was 116.8 ms against 78.2 ms when no approximate job used
-// class 0 (fraction 0), 1.49x; now 85.9 ms (1.10x; with the yield after 4 queued epochs and 16 out, 111 ms). The
-// approximate jobs still finish (their JCT is printed, not bounded: yielding is the price they pay for exact traffic).
-TEST(FabricTest, NeedyJobsYieldClassZeroToExactJobs) {
-  double approx_needy = 0, approx_off = 0;
-  const double with_needy = exact_jobs_next_to_needy_ones(EngineConfig{}.needy_class0_fraction, 4, 2, &approx_needy);
-  const double without = exact_jobs_next_to_needy_ones(0.0, 4, 2, &approx_off);
-  std::printf(
-      "exact mean JCT %.1f ms next to needy jobs, %.1f ms without needy jobs in class 0; approximate %.1f / %.1f ms\n",
-      with_needy, without, approx_needy, approx_off);
-  EXPECT_LT(with_needy, 1.2 * without);
 }
 
 namespace {
@@ -312,12 +261,13 @@ int announces_repeated_next_to_a_filling_queue(bool fresh_sessions) {
 }
 }  // namespace
 
-// The probe timeout remembers the path's recent queueing (Recovery::pto, docs/protocol.md section 3). Was: sender 1's
-// srtt and rttvar settled while the queue was empty, and an ANNOUNCE that then waited in the full queue was probed
-// after ~1.4 ms: 6 of 60 jobs sent it more than once; now 2 (the session's first job, before any sample, and drops:
-// the FIFO is full). With a session per job every session's first PTO was 2.2 ms (initial_rtt, no sample): 38 of 60;
-// now a new session starts from the peak other sessions to the same peer saw: 1.
+// A new session starts its probe timeout from the peak RTT other sessions to the same peer saw (Recovery::pto,
+// docs/protocol.md section 3). With a session per job (the network lab's agents) every session's first PTO was 2.2 ms
+// (initial_rtt, no sample) against a 6 ms full queue: 38 of 60 jobs sent their ANNOUNCE more than once; now 1. On one
+// long-lived session the PTO stays RFC 9002's (6 of 60: its srtt settles while the queue is empty; a floor from the
+// peak there cost repairs behind class-0 bursts, FabricTest.NeedyJobsAreNotParkedBehindClassZeroBursts, and was
+// dropped) - printed for comparison, not bounded.
 TEST(FabricTest, AnnouncesAreNotProbedWhileTheyWaitInAQueueThePathHadBefore) {
-  EXPECT_LE(announces_repeated_next_to_a_filling_queue(false), 3);
+  announces_repeated_next_to_a_filling_queue(false);
   EXPECT_LE(announces_repeated_next_to_a_filling_queue(true), 3);
 }
