@@ -259,7 +259,14 @@ public final class ApproxQuery implements Serializable {
      */
     public Dataset<Row> run() {
         SparkSession spark = input.sparkSession();
-        Shuffled shuffled = shuffle(spec(defaultConfidence(spark), defaultExactPartials(spark)));
+        ApproxSpec unplanned = spec(defaultConfidence(spark), defaultExactPartials(spark));
+        if (approximatePath() != null && !unplanned.needsSample()) {
+            // every answer is exact from the partials and nothing is sampled: Spark's own partial
+            // aggregation shuffles one record per (map task, group), not a pre-sample
+            lastMetrics = null;
+            return SparkAggregation.answer(projected(unplanned), unplanned);
+        }
+        Shuffled shuffled = shuffle(unplanned);
         JavaRDD<Object> reduced = shuffled.reduced();
         ApproxSpec spec = shuffled.spec();
         int np = reduced.getNumPartitions();
@@ -442,44 +449,68 @@ public final class ApproxQuery implements Serializable {
         return functions.col(name);
     }
 
+    /**
+     * The input as the query reads it: the group columns cast to string ({@code g0, g1, ...}), the
+     * value columns to double ({@code v0, ...}, in {@link ApproxSpec.Aggregate#valueIndex()}
+     * order), then the top-k column cast to string ({@code k}), if any.
+     */
+    private Dataset<Row> projected(ApproxSpec spec) {
+        List<String> valueCols = valueColumns(spec);
+        String topCol = topKColumn(spec);
+        List<Column> sel = new ArrayList<>();
+        for (int i = 0; i < groupColumns.size(); i++) {
+            sel.add(column(groupColumns.get(i)).cast(DataTypes.StringType).as("g" + i));
+        }
+        for (int i = 0; i < valueCols.size(); i++) {
+            sel.add(column(valueCols.get(i)).cast(DataTypes.DoubleType).as("v" + i));
+        }
+        if (topCol != null) {
+            sel.add(column(topCol).cast(DataTypes.StringType).as("k"));
+        }
+        return input.select(sel.toArray(new Column[0]));
+    }
+
+    private static String topKColumn(ApproxSpec spec) {
+        return spec.aggregates().stream()
+                .filter(a -> a.kind() == ApproxSpec.Kind.TOPK)
+                .map(ApproxSpec.Aggregate::column)
+                .findFirst()
+                .orElse(null);
+    }
+
+    /**
+     * The group key {@code col=value[,col=value...]} of a row whose first {@code names.length}
+     * fields are the group columns as strings, or null when one of them is null.
+     */
+    static String groupKey(String[] names, Row r) {
+        StringBuilder key = new StringBuilder();
+        for (int i = 0; i < names.length; i++) {
+            if (r.isNullAt(i)) {
+                return null;
+            }
+            if (i > 0) {
+                key.append(',');
+            }
+            key.append(names[i]).append('=').append(r.getString(i));
+        }
+        return key.toString();
+    }
+
     private Shuffled shuffle(ApproxSpec unplanned) {
         ApproxSpec spec = unplanned;
         SparkSession spark = input.sparkSession();
-        List<String> valueCols = valueColumns(spec);
-        String topCol =
-                spec.aggregates().stream()
-                        .filter(a -> a.kind() == ApproxSpec.Kind.TOPK)
-                        .map(ApproxSpec.Aggregate::column)
-                        .findFirst()
-                        .orElse(null);
-        List<Column> sel = new ArrayList<>();
-        for (String g : groupColumns) {
-            sel.add(column(g).cast(DataTypes.StringType));
-        }
-        for (String v : valueCols) {
-            sel.add(column(v).cast(DataTypes.DoubleType));
-        }
-        if (topCol != null) {
-            sel.add(column(topCol).cast(DataTypes.StringType));
-        }
-        Dataset<Row> projected = input.select(sel.toArray(new Column[0]));
+        Dataset<Row> projected = projected(spec);
         String[] gcols = groupColumns.toArray(new String[0]);
-        int nv = valueCols.size();
-        boolean withKey = topCol != null;
+        int nv = spec.numValues();
+        boolean withKey = topKColumn(spec) != null;
         JavaRDD<Tuple2<String, ApproxRow>> pairs =
                 projected
                         .javaRDD()
                         .flatMap(
                                 r -> {
-                                    StringBuilder key = new StringBuilder();
-                                    for (int i = 0; i < gcols.length; i++) {
-                                        if (r.isNullAt(i)) {
-                                            return java.util.Collections.emptyIterator();
-                                        }
-                                        if (i > 0) {
-                                            key.append(',');
-                                        }
-                                        key.append(gcols[i]).append('=').append(r.getString(i));
+                                    String key = groupKey(gcols, r);
+                                    if (key == null) {
+                                        return java.util.Collections.emptyIterator();
                                     }
                                     double[] v = new double[nv];
                                     for (int i = 0; i < nv; i++) {
@@ -495,9 +526,7 @@ public final class ApproxQuery implements Serializable {
                                         }
                                         k = r.getString(gcols.length + nv);
                                     }
-                                    return java.util.List.of(
-                                                    new Tuple2<>(
-                                                            key.toString(), new ApproxRow(v, k)))
+                                    return java.util.List.of(new Tuple2<>(key, new ApproxRow(v, k)))
                                             .iterator();
                                 });
         ApproxConf approx = approximatePath();

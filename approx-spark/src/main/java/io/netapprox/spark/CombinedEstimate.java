@@ -37,20 +37,7 @@ final class CombinedEstimate {
             ApproxResult estimatedMean,
             double confidence,
             long records) {
-        check(estimatedRecords, estimatedMean, records);
-        if (estimatedRecords == 0) {
-            return GroupAggregator.exactSum(exact, confidence, records);
-        }
-        double e = exact.value();
-        double bound = exact.count() > 0 ? exact.roundingBound() : 0.0;
-        double m = estimatedRecords;
-        return new ApproxResult(
-                e + m * estimatedMean.mean(),
-                e + m * estimatedMean.low() - bound,
-                e + m * estimatedMean.high() + bound,
-                estimatedMean.confidence(),
-                estimatedMean.sampleSize(),
-                Math.max(estimatedMean.populationSize(), estimatedMean.sampleSize()));
+        return combined(exact, estimatedRecords, estimatedMean, confidence, records, false);
     }
 
     /** As {@link #total}, divided by the group's {@code records}: the average per record. */
@@ -60,18 +47,37 @@ final class CombinedEstimate {
             ApproxResult estimatedMean,
             double confidence,
             long records) {
+        return combined(exact, estimatedRecords, estimatedMean, confidence, records, true);
+    }
+
+    /**
+     * The total, or ({@code perRecord}) the total divided by {@code records}. An all-exact mean is
+     * rounded once from the exact sum ({@link GroupAggregator#exactMean}), as Spark's avg divides.
+     */
+    private static ApproxResult combined(
+            ExactSum exact,
+            long estimatedRecords,
+            ApproxResult estimatedMean,
+            double confidence,
+            long records,
+            boolean perRecord) {
         check(estimatedRecords, estimatedMean, records);
         if (estimatedRecords == 0) {
-            return GroupAggregator.exactMean(exact, confidence, records);
+            return perRecord
+                    ? GroupAggregator.exactMean(exact, confidence, records)
+                    : GroupAggregator.exactSum(exact, confidence, records);
         }
-        ApproxResult t = total(exact, estimatedRecords, estimatedMean, confidence, records);
+        double e = exact.value();
+        double bound = exact.count() > 0 ? exact.roundingBound() : 0.0;
+        double m = estimatedRecords;
+        double per = perRecord ? records : 1.0;
         return new ApproxResult(
-                t.mean() / records,
-                t.low() / records,
-                t.high() / records,
-                t.confidence(),
-                t.sampleSize(),
-                t.populationSize());
+                (e + m * estimatedMean.mean()) / per,
+                (e + m * estimatedMean.low() - bound) / per,
+                (e + m * estimatedMean.high() + bound) / per,
+                estimatedMean.confidence(),
+                estimatedMean.sampleSize(),
+                Math.max(estimatedMean.populationSize(), estimatedMean.sampleSize()));
     }
 
     private static void check(long estimatedRecords, ApproxResult estimatedMean, long records) {
