@@ -1,14 +1,11 @@
 package io.netapprox.spark;
 
 import io.netapprox.core.engine.OutgoingJob;
-import io.netapprox.core.engine.SendResult;
 import io.netapprox.core.job.JobSpec;
 import io.netapprox.core.transport.ApproxPeer;
 import io.netapprox.core.transport.ApproxTransport;
 import io.netapprox.core.transport.OutgoingTransfer;
 import io.netapprox.core.transport.SendScheduler;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -221,54 +218,62 @@ final class ExecutorTransport {
                             new MapOutputFormat.Table(table.numValues(), table.withKey(), applied));
             OutgoingJob job = request.reply(response).startJob(spec);
             ServedTransfers.Entry entry = served.started(request, spec);
-            long sent = sendTargetsFirst(job, spec, targets, seg);
+            long sent = sendTargetsFirst(job, spec, seg);
             entry.submitted(sent);
         }
     }
 
-    private long sendTargetsFirst(OutgoingJob job, JobSpec spec, int[] targets, SegmentFile seg)
+    /**
+     * Sends the targets (each group's messages below {@code max(1, target_g)}, in {@link
+     * SendScheduler} order), holds, then the rest in the same order unless the job completed. Both
+     * parts go through {@link SendScheduler#sendAll}: small messages in batches, one JNI crossing
+     * per batch (issue 11). NOT_FOUND after an early end of the job (the receiver holds every
+     * target) is a success there, as for single sends.
+     */
+    private long sendTargetsFirst(OutgoingJob job, JobSpec spec, SegmentFile seg)
             throws IOException {
-        SendScheduler schedule = new SendScheduler(spec);
-        ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
+        int groups = spec.groups().size();
+        int[] targets = new int[groups];
+        int[] firstPart = new int[groups];
+        long firstTotal = 0;
+        long total = 0;
+        for (int g = 0; g < groups; g++) {
+            targets[g] = spec.groups().get(g).target();
+            firstPart[g] = Math.min(spec.groups().get(g).size(), Math.max(1, targets[g]));
+            firstTotal += firstPart[g];
+            total += spec.groups().get(g).size();
+        }
+        SendScheduler.MessageWriter writer = (g, i, out) -> seg.readNext(g, out);
         long timeoutMs = conf.fetchTimeoutMs();
         long started = System.nanoTime();
-        boolean held = false;
-        long sent = 0;
-        try {
-            while (schedule.hasNext() && !job.outcome().isDone()) {
-                SendScheduler.Message m = schedule.next();
-                if (!held && m.index() >= Math.max(1, targets[m.group()])) {
-                    held = true;
-                    long hold =
-                            Math.min(
-                                    HOLD_MAX_NANOS,
-                                    Math.max(HOLD_MIN_NANOS, System.nanoTime() - started));
-                    try {
-                        job.outcome().get(hold, TimeUnit.NANOSECONDS);
-                    } catch (TimeoutException e) {
-                        // not complete yet (messages were lost): send the rest
-                    } catch (ExecutionException e) {
-                        break; // the job failed; the transfer reports it
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw new IOException("interrupted while serving", e);
-                    }
-                    if (job.outcome().isDone()) {
-                        break;
-                    }
-                }
-                buf.clear();
-                seg.readNext(m.group(), buf);
-                if (job.send(m.group(), m.index(), buf, timeoutMs, TimeUnit.MILLISECONDS)
-                        == SendResult.NOT_NEEDED) {
-                    continue; // this group (or the whole job) reached its target
-                }
-                schedule.sent(m);
-                sent++;
-            }
-        } finally {
-            buf.release();
+        long sent =
+                new SendScheduler(firstPart, targets)
+                        .sendAll(job, writer, timeoutMs, TimeUnit.MILLISECONDS);
+        if (firstTotal == total || job.outcome().isDone()) {
+            return sent;
         }
-        return sent;
+        long hold = Math.min(HOLD_MAX_NANOS, Math.max(HOLD_MIN_NANOS, System.nanoTime() - started));
+        try {
+            job.outcome().get(hold, TimeUnit.NANOSECONDS);
+            return sent; // complete: nothing beyond the targets is sent
+        } catch (TimeoutException e) {
+            // not complete yet (messages were lost): send the rest
+        } catch (ExecutionException e) {
+            return sent; // the job failed; the transfer reports it
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while serving", e);
+        }
+        SendScheduler rest = new SendScheduler(spec);
+        // Every target message is due before (i + 0.5) / target_g = 1 and every other one after:
+        // the whole job's schedule starts with exactly the messages sent above.
+        for (long i = 0; i < firstTotal; i++) {
+            SendScheduler.Message m = rest.next();
+            if (m.index() >= firstPart[m.group()]) {
+                throw new IllegalStateException("schedule out of order at " + m);
+            }
+            rest.sent(m);
+        }
+        return sent + rest.sendAll(job, writer, timeoutMs, TimeUnit.MILLISECONDS);
     }
 }
