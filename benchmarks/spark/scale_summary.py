@@ -22,7 +22,7 @@ for n in sizes:
         continue
     te = statistics.median(float(r['median_s']) for r in ex)
     ta = statistics.median(float(r['median_s']) for r in ap)
-    out.append(f"# rows {n} ({float(ap[0]['generated_gb']):.1f} GB generated, {float(ap[0]['generated_gb'])/0.512:.0f}x an executor's 512 MB): "
+    out.append(f"# query {ap[0].get('query', 'avg')}, rows {n} ({float(ap[0]['generated_gb']):.1f} GB generated, {float(ap[0]['generated_gb'])/0.512:.0f}x an executor's 512 MB): "
                f"JCT exact {te:.1f} s, approx {ta:.1f} s, ratio {ta/te:.2f} ({len(ap)} round(s))")
     for m, rs in (('exact', ex), ('approx', ap)):
         out.append(f"#   {m:6s} peak task execution memory {max(float(r['peak_task_exec_mb']) for r in rs):.1f} MB, "

@@ -22,19 +22,23 @@ import org.apache.spark.sql.functions;
  * mode, so that each executor JVM's peak RSS belongs to one mode.
  *
  * <pre>
- *   SparkScaleBench --mode exact|approx --rows N [--runs 3] [--partitions 8] [--reducers 2]
- *                   [--emax 0.05] [--truth file] [--master local-cluster[2,1,512]] [--spark.x y ...]
+ *   SparkScaleBench --mode exact|approx --rows N [--query avg|median] [--runs 3] [--partitions 8]
+ *                   [--reducers 2] [--emax 0.05] [--truth file] [--master local-cluster[2,1,512]]
+ *                   [--spark.x y ...]
  * </pre>
  *
  * The rows are generated inside the job ({@code spark.range} and seeded {@code rand}/{@code randn}:
  * 24 hours of equal size, distance lognormal with a per-hour scale, fare uniform), never stored.
- * {@code exact}: Spark SQL's {@code groupBy(hour).agg(avg, sum, count)} over sort shuffle (partial
- * aggregation on the map side: what a Spark user runs today), writing the answer to {@code
- * --truth}; {@code approx}: the same aggregates as an {@link ApproxQuery} over
- * ApproxShuffleManager, checked against {@code --truth}. Prints one {@code RESULT} line: median
- * JCT, the largest task's peak execution memory (Spark's task metric), bytes spilled and shuffled,
- * the executors' peak JVM heap (Spark's executor metrics) and peak RSS ({@code VmHWM} of each
- * executor process), and for approx the groups outside e_max.
+ * {@code exact}: Spark SQL's {@code groupBy(hour).agg(...)} over sort shuffle (what a Spark user
+ * runs today), writing the answer to {@code --truth}; {@code approx}: the same aggregates as an
+ * {@link ApproxQuery} over ApproxShuffleManager, checked against {@code --truth}. Queries ({@code
+ * --query}): {@code avg} (default) {@code avg(distance), sum(fare), count} - with exact partials
+ * nothing is sampled and the approximate query is Spark's own partial aggregation; {@code median}
+ * {@code median(distance), avg(distance), count} - the median is sampled (exact: Spark's {@code
+ * median}, which holds every value of a group). Prints one {@code RESULT} line: median JCT, the
+ * largest task's peak execution memory (Spark's task metric), bytes spilled and shuffled, the
+ * executors' peak JVM heap (Spark's executor metrics) and peak RSS ({@code VmHWM} of each executor
+ * process), and for approx the groups outside e_max.
  */
 public final class SparkScaleBench {
     private SparkScaleBench() {}
@@ -51,7 +55,10 @@ public final class SparkScaleBench {
                         : a.get("master"));
         a.putIfAbsent("mode", "approx");
         a.putIfAbsent("reducers", "2");
+        a.putIfAbsent("query", "avg");
         String mode = a.get("mode");
+        String query = a.get("query");
+        List<String> labels = labels(query);
         long rows = Long.parseLong(a.get("rows"));
         int runs = Integer.parseInt(a.get("runs"));
         int partitions = Integer.parseInt(a.get("partitions"));
@@ -103,19 +110,25 @@ public final class SparkScaleBench {
                 long t0 = System.nanoTime();
                 if (mode.equals("exact")) {
                     result =
-                            trips.groupBy("hour")
-                                    .agg(
-                                            functions.avg("distance"),
-                                            functions.sum("fare"),
-                                            functions.count("*"))
+                            (query.equals("median")
+                                            ? trips.groupBy("hour")
+                                                    .agg(
+                                                            functions.median(
+                                                                    functions.col("distance")),
+                                                            functions.avg("distance"),
+                                                            functions.count("*"))
+                                            : trips.groupBy("hour")
+                                                    .agg(
+                                                            functions.avg("distance"),
+                                                            functions.sum("fare"),
+                                                            functions.count("*")))
                                     .collectAsList();
                 } else {
+                    ApproxQuery q = ApproxQuery.on(trips).groupBy("hour");
                     last =
-                            ApproxQuery.on(trips)
-                                    .groupBy("hour")
-                                    .avg("distance")
-                                    .sum("fare")
-                                    .count()
+                            (query.equals("median")
+                                            ? q.median("distance").avg("distance").count()
+                                            : q.avg("distance").sum("fare").count())
                                     .errorBound(emax)
                                     .seed(r)
                                     .partitions(reducers);
@@ -125,7 +138,7 @@ public final class SparkScaleBench {
             }
             spark.sparkContext().listenerBus().waitUntilEmpty();
             Thread.sleep(1500); // one more executor-metrics heartbeat
-            Map<String, double[]> answer = answer(mode, result);
+            Map<String, double[]> answer = answer(mode, labels, result);
             String check = "";
             if (mode.equals("exact") && a.containsKey("truth")) {
                 write(Path.of(a.get("truth")), answer);
@@ -145,10 +158,11 @@ public final class SparkScaleBench {
                                 m.get("groups short of plan"));
             }
             System.out.printf(
-                    "RESULT mode=%s rows=%d generated_gb=%.2f runs=%d median_s=%.2f all_s=%s"
+                    "RESULT mode=%s query=%s rows=%d generated_gb=%.2f runs=%d median_s=%.2f all_s=%s"
                             + " peak_task_exec_mb=%.1f spilled_mb=%.1f shuffle_write_mb=%.1f"
                             + " executor_peak_heap_mb=%s executor_peak_rss_mb=%s%s%s%n",
                     mode,
+                    query,
                     rows,
                     rows * (double) ROW_BYTES / 1e9,
                     runs,
@@ -166,8 +180,19 @@ public final class SparkScaleBench {
         }
     }
 
-    /** hour -> {avg(distance), sum(fare), count} from either mode's result rows. */
-    static Map<String, double[]> answer(String mode, List<Row> rows) {
+    /** The result labels of {@code --query}'s three aggregates, in the exact query's order. */
+    static List<String> labels(String query) {
+        return switch (query) {
+            case "avg" -> List.of("avg(distance)", "sum(fare)", "count");
+            case "median" -> List.of("median(distance)", "avg(distance)", "count");
+            default ->
+                    throw new IllegalArgumentException(
+                            "--query must be avg or median, got " + query);
+        };
+    }
+
+    /** hour -> the query's three aggregates ({@link #labels}) from either mode's result rows. */
+    static Map<String, double[]> answer(String mode, List<String> labels, List<Row> rows) {
         Map<String, double[]> m = new HashMap<>();
         for (Row r : rows) {
             if (mode.equals("exact")) {
@@ -177,7 +202,7 @@ public final class SparkScaleBench {
             } else {
                 double[] v = m.computeIfAbsent(r.getString(0), k -> new double[3]);
                 String agg = r.getString(1);
-                v[agg.startsWith("avg") ? 0 : agg.startsWith("sum") ? 1 : 2] = r.getDouble(4);
+                v[labels.indexOf(agg)] = r.getDouble(4);
             }
         }
         return m;
