@@ -255,7 +255,10 @@ public final class ApproxQuery implements Serializable {
      * first runs the shuffle's map stage, whose tasks learn every map output's share of every group
      * while they write it (so each group's sample is allocated over its map outputs before the
      * reduce stage; see docs/sampling.md), and fails if an {@link #errorBound(String, double)}
-     * override names no group. {@link #metrics()} then holds the shuffle's metrics.
+     * override names no group. {@link #metrics()} then holds the shuffle's metrics. A query that
+     * needs no sample ({@link ApproxSpec#needsSample()}: only count, and avg/sum with exact
+     * partials) is Spark's own aggregation instead ({@link SparkAggregation}: exact, {@code
+     * approximate} false, no metrics).
      */
     public Dataset<Row> run() {
         SparkSession spark = input.sparkSession();
