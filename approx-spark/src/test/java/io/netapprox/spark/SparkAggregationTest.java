@@ -1,0 +1,120 @@
+package io.netapprox.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A query that needs no sample (avg/sum/count with exact partials) runs as Spark's own aggregation
+ * ({@link SparkAggregation}) and answers as the exact path does: the same groups (two group
+ * columns, rows with a null group or value skipped), the same values (a NaN group NaN),
+ * populations, e_max overrides, zero-width intervals, {@code approximate} false (local[2]).
+ */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class SparkAggregationTest {
+    static SparkSession spark;
+
+    static final StructType SCHEMA =
+            new StructType()
+                    .add("a", DataTypes.IntegerType, true)
+                    .add("b", DataTypes.StringType, true)
+                    .add("x", DataTypes.DoubleType, true)
+                    .add("y", DataTypes.LongType, false);
+
+    @BeforeAll
+    static void start() {
+        spark = SparkTestSupport.local("spark-aggregation", SparkTestSupport.conf());
+    }
+
+    @AfterAll
+    static void stop() {
+        if (spark != null) {
+            spark.stop();
+        }
+    }
+
+    static Dataset<Row> data() {
+        SplittableRandom r = new SplittableRandom(3);
+        List<Row> rows = new ArrayList<>();
+        String[] bs = {"p", "q", "r"};
+        for (int i = 0; i < 20_000; i++) {
+            Integer a = r.nextInt(50) == 0 ? null : r.nextInt(4);
+            String b = r.nextInt(50) == 0 ? null : bs[r.nextInt(bs.length)];
+            Double x = r.nextInt(40) == 0 ? null : r.nextDouble() * 100 - 20;
+            if (a != null && a == 3 && "r".equals(b) && r.nextInt(1000) == 0) {
+                x = Double.NaN;
+            }
+            rows.add(RowFactory.create(a, b, x, (long) r.nextInt(1000)));
+        }
+        rows.add(RowFactory.create(3, "r", Double.NaN, 1L));
+        return spark.createDataFrame(rows, SCHEMA).repartition(4).cache();
+    }
+
+    static ApproxQuery query(Dataset<Row> d) {
+        return ApproxQuery.on(d)
+                .groupBy("a", "b")
+                .avg("x")
+                .sum("y")
+                .count()
+                .errorBound(0.05)
+                .errorBound("a=1,b=q", 0.01)
+                .exactPartials(true)
+                .seed(1)
+                .partitions(2);
+    }
+
+    @Test
+    void answersAsTheExactPathDoes() {
+        Dataset<Row> d = data();
+        ApproxQuery q = query(d);
+        Map<String, Row> got = SparkTestSupport.byKey(q.run());
+        assertNull(q.metrics(), "Spark's aggregation, no approximate shuffle");
+        Map<String, Row> exact = SparkTestSupport.byKey(query(d).exact().run());
+        assertEquals(exact.keySet(), got.keySet(), "groups and aggregates");
+        assertEquals(12 * 3, got.size(), "4 x 3 groups, rows with a null skipped");
+        for (Map.Entry<String, Row> e : exact.entrySet()) {
+            Row want = e.getValue();
+            Row a = got.get(e.getKey());
+            String what = e.getKey();
+            double est = a.getDouble(4);
+            assertEquals(want.getDouble(4), est, 1e-12 * Math.abs(want.getDouble(4)), what);
+            assertEquals(est, a.getDouble(5), 0.0, what + ": low");
+            assertEquals(est, a.getDouble(6), 0.0, what + ": high");
+            assertEquals(want.getDouble(7), a.getDouble(7), 0.0, what + ": confidence");
+            assertEquals(want.getDouble(8), a.getDouble(8), 0.0, what + ": e_max");
+            assertEquals(want.getLong(9), a.getLong(9), what + ": sample rows");
+            assertEquals(want.getLong(10), a.getLong(10), what + ": population rows");
+            assertFalse(a.getBoolean(11), what + ": not approximate");
+        }
+        assertEquals(0.01, got.get("a=1,b=q|count").getDouble(8), 0.0, "the override");
+        assertEquals(Double.NaN, got.get("a=3,b=r|avg(x)").getDouble(4), 0.0, "NaN as Spark's");
+        d.unpersist();
+    }
+
+    @Test
+    void aQueryThatSamplesStillTakesTheApproximateShuffle() {
+        Dataset<Row> d = data();
+        ApproxQuery q = query(d).exactPartials(false);
+        Map<String, Row> got = SparkTestSupport.byKey(q.run());
+        assertNotNull(q.metrics(), "approximate shuffle");
+        assertEquals(true, got.get("a=0,b=p|avg(x)").getBoolean(11), "approximate");
+        d.unpersist();
+    }
+}
