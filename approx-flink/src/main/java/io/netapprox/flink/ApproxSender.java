@@ -78,6 +78,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
     private transient Counter outboxesDropped;
     private transient Counter flushEpochs;
     private transient Counter epochsPushed;
+    private transient Counter manifests;
     private transient volatile double plannedMsr;
     private transient Counter retransmissions;
     private transient volatile double atpLoss;
@@ -147,6 +148,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         outboxesDropped = getMetricGroup().counter("approxOutboxesDropped");
         flushEpochs = getMetricGroup().counter("approxFlushEpochs");
         epochsPushed = getMetricGroup().counter("approxEpochsPushed");
+        manifests = getMetricGroup().counter("approxManifests");
         getMetricGroup().gauge("approxPlannedMsr", () -> plannedMsr);
         getMetricGroup().gauge("approxOutboxBytes", () -> exchange.outboxBytes());
         // the sending engine's numbers, from the reports of pulls over ATP (transport threads)
@@ -332,6 +334,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
             m.strataCount = table.size();
             m.strata = StratumTable.encode(table, keySerializer);
             m.pushed = tail && exchange.push(key);
+            manifests.inc();
             if (m.pushed) {
                 epochsPushed.inc();
             }
