@@ -3,12 +3,10 @@ package io.netapprox.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.time.Duration;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -46,15 +44,8 @@ class PushedTailEpochTest {
             // paced (about 1 s): the windows close one after another, so later windows' tail
             // epochs find the sessions their predecessors' pulls opened
             DataStream<WindowEstimate> out =
-                    Approx.of(rides.streamPerSecond(env, 120_000).rebalance())
-                            .stratifyBy(Ride::getGroup)
-                            .window(TumblingEventTimeWindows.of(Duration.ofMinutes(1)))
-                            .errorBound(E_MAX)
-                            .confidence(StatisticalRuns.CONFIDENCE)
-                            .aggregate(
-                                    Aggregate.avg("value", Ride::getValue),
-                                    Aggregate.sum("value", Ride::getValue),
-                                    Aggregate.count());
+                    StatisticalRuns.avgSumCount(
+                            rides.streamPerSecond(env, 120_000).rebalance(), E_MAX);
             FlinkCluster.Run done = FlinkCluster.collect(env, out, "push run " + run);
             JobID job = done.job();
             tally.add(done.results(), rides.truth(), "run " + run);

@@ -140,25 +140,7 @@ public final class ApproxPeer implements AutoCloseable {
         Objects.requireNonNull(payload, "payload");
         Objects.requireNonNull(listener, "listener");
         ControlSession c = control;
-        TransportException f = failure;
-        if (f == null && c == null) {
-            f =
-                    new TransportException(
-                            TransportException.Reason.CLOSED,
-                            "peer session " + Long.toHexString(sessionId) + " is not set up",
-                            null);
-        }
-        int maxJobs = transport.config().atp().maxJobsPerSession();
-        if (f == null && incoming.size() >= maxJobs) {
-            f =
-                    new TransportException(
-                            TransportException.Reason.REJECTED,
-                            maxJobs
-                                    + " transfers from "
-                                    + describe()
-                                    + " are already running (AtpConfig.maxJobsPerSession)",
-                            null);
-        }
+        TransportException f = cannotStart(c, incoming.size(), "transfers from");
         // Requested jobs have ids in [1, 2^31); pushed jobs (allocated by the pushing side) have
         // bit 31 set, so the two never collide on a session.
         int jobId = nextJobId.getAndIncrement() & ~JobAnnouncement.PUSHED_JOB_ID_BIT;
@@ -219,25 +201,7 @@ public final class ApproxPeer implements AutoCloseable {
         Objects.requireNonNull(descriptor, "descriptor");
         int jobId = JobAnnouncement.PUSHED_JOB_ID_BIT | nextPushId.getAndIncrement();
         OutgoingTransfer r = new OutgoingTransfer(this, jobId, descriptor.clone(), true);
-        TransportException f = failure;
-        if (f == null && control == null) {
-            f =
-                    new TransportException(
-                            TransportException.Reason.CLOSED,
-                            "peer session " + Long.toHexString(sessionId) + " is not set up",
-                            null);
-        }
-        int maxJobs = transport.config().atp().maxJobsPerSession();
-        if (f == null && outgoing.size() >= maxJobs) {
-            f =
-                    new TransportException(
-                            TransportException.Reason.REJECTED,
-                            maxJobs
-                                    + " jobs to "
-                                    + describe()
-                                    + " are already running (AtpConfig.maxJobsPerSession)",
-                            null);
-        }
+        TransportException f = cannotStart(control, outgoing.size(), "jobs to");
         if (f == null && outgoing.putIfAbsent(jobId, r) != null) {
             f =
                     new TransportException(
@@ -257,6 +221,36 @@ public final class ApproxPeer implements AutoCloseable {
         }
         transport.servePush(r);
         return r;
+    }
+
+    /**
+     * Why a new transfer cannot start on this peer now ({@code running} of its kind are running),
+     * or null.
+     */
+    private TransportException cannotStart(ControlSession c, int running, String what) {
+        TransportException f = failure;
+        if (f != null) {
+            return f;
+        }
+        if (c == null) {
+            return new TransportException(
+                    TransportException.Reason.CLOSED,
+                    "peer session " + Long.toHexString(sessionId) + " is not set up",
+                    null);
+        }
+        int maxJobs = transport.config().atp().maxJobsPerSession();
+        if (running >= maxJobs) {
+            return new TransportException(
+                    TransportException.Reason.REJECTED,
+                    maxJobs
+                            + " "
+                            + what
+                            + " "
+                            + describe()
+                            + " are already running (AtpConfig.maxJobsPerSession)",
+                    null);
+        }
+        return null;
     }
 
     // ---- life cycle -----------------------------------------------------------------------------

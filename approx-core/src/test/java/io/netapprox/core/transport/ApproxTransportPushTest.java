@@ -72,6 +72,15 @@ class ApproxTransportPushTest {
         return TransportTestSupport.request(SIZE, IDS, n, MSR);
     }
 
+    /** Waits until no pushed job holds {@code receiver}'s push budget. */
+    static void awaitBudgetReleased(ApproxTransport receiver) throws InterruptedException {
+        TransportTestSupport.eventually(
+                "push budget released",
+                LIVENESS_MS,
+                () -> receiver.pushMetrics().pushedJobsOpen() == 0);
+        assertEquals(0, receiver.pushMetrics().pushedMessagesOpen());
+    }
+
     static ApproxTransportConfig.Builder receiverConfig() {
         return config(atp().build(), control().build());
     }
@@ -115,11 +124,7 @@ class ApproxTransportPushTest {
             PushMetrics pm = receiver.pushMetrics();
             assertEquals(1, pm.pushesAccepted());
             assertEquals(0, pm.pushesRefused());
-            TransportTestSupport.eventually(
-                    "push budget released",
-                    LIVENESS_MS,
-                    () -> receiver.pushMetrics().pushedJobsOpen() == 0);
-            assertEquals(0, receiver.pushMetrics().pushedMessagesOpen());
+            awaitBudgetReleased(receiver);
             assertEquals(1, pusher.pushMetrics().pushesSent());
             assertEquals(0, pusher.pushMetrics().pushesRefusedByPeer());
         }
@@ -162,10 +167,7 @@ class ApproxTransportPushTest {
 
             hold.countDown();
             first.report().get(LIVENESS_MS, TimeUnit.MILLISECONDS);
-            TransportTestSupport.eventually(
-                    "push budget released",
-                    LIVENESS_MS,
-                    () -> receiver.pushMetrics().pushedJobsOpen() == 0);
+            awaitBudgetReleased(receiver);
 
             // Alone, a job larger than maxPushedMessages is still refused...
             OutgoingTransfer big = peer.push(payload(new int[] {500, 101}));
@@ -206,10 +208,7 @@ class ApproxTransportPushTest {
             assertEquals(1, saysNo.pushMetrics().pushesRefused());
             assertEquals(0, saysNo.pushMetrics().pushesOverBudget());
             assertEquals(2, pusher.pushMetrics().pushesRefusedByPeer());
-            TransportTestSupport.eventually(
-                    "refused push forgotten",
-                    LIVENESS_MS,
-                    () -> saysNo.pushMetrics().pushedJobsOpen() == 0);
+            awaitBudgetReleased(saysNo);
 
             // The fallback: the same data pulled over the same session.
             ApproxTransportTest.Recorder rec = new ApproxTransportTest.Recorder(SIZE, 11);
@@ -252,11 +251,7 @@ class ApproxTransportPushTest {
                     e.reason() == TransportException.Reason.CONTROL_CLOSED
                             || e.reason() == TransportException.Reason.DATA_PLANE_FAILED,
                     e.toString());
-            TransportTestSupport.eventually(
-                    "push budget released",
-                    LIVENESS_MS,
-                    () -> receiver.pushMetrics().pushedJobsOpen() == 0);
-            assertEquals(0, receiver.pushMetrics().pushedMessagesOpen());
+            awaitBudgetReleased(receiver);
             assertEquals(0, receiver.endpoint().unreleasedMessages());
             CompletableFuture<Void> closed =
                     receiver.peers().isEmpty()
