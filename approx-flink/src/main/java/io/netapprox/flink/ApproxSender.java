@@ -333,7 +333,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
             m.controlPort = exchange.controlPort();
             m.strataCount = table.size();
             m.strata = StratumTable.encode(table, keySerializer);
-            m.pushed = tail && exchange.push(key);
+            m.pushed = tail && config.pushTail() && exchange.push(key);
             manifests.inc();
             if (m.pushed) {
                 epochsPushed.inc();
