@@ -415,18 +415,32 @@ final class TaskManagerExchange {
      * A pushed epoch that arrived, or a receiver waiting for one. The push usually comes before its
      * manifest (the manifest waits for Flink's network buffer), so until the receiver claims it its
      * messages wait here, bounded by the transport's push budget ({@code maxPushedMessages}) and by
-     * {@link #PUSH_CLAIM_MS}.
+     * {@code approx.epochTimeout}.
      */
     private static final class PushSlot {
         IncomingTransfer transfer; // guarded by this
         TransferListener consumer; // guarded by this
         final List<io.netapprox.core.engine.AtpMessage> early = new ArrayList<>();
         CompletableFuture<IncomingTransfer> waiting; // guarded by this
+        boolean dropped; // guarded by this: given up, later messages are released
+
+        /** The receiver claimed the transfer (or is about to: its claim completed with it). */
+        boolean claimed() {
+            return consumer != null || (waiting != null && waiting.getNow(null) != null);
+        }
+
+        /** The receiver waited and gave up: it pulls this epoch instead. */
+        boolean gaveUp() {
+            return waiting != null && waiting.isDone() && waiting.getNow(null) == null;
+        }
     }
 
     private final Map<OutboxKey, PushSlot> pushSlots = new ConcurrentHashMap<>();
 
-    /** How long a pushed epoch waits for its receiver's manifest, or a manifest for its push. */
+    /**
+     * How long a receiver whose manifest says "pushed" waits for the push before it pulls (a pushed
+     * epoch waits up to {@code approx.epochTimeout} for its manifest).
+     */
     static final long PUSH_CLAIM_MS = 2000;
 
     /** Pushed epochs a receiver waits for at most (one per sender and receiver and epoch). */
@@ -445,8 +459,8 @@ final class TaskManagerExchange {
         }
         PushSlot slot = pushSlots.computeIfAbsent(key, k -> new PushSlot());
         synchronized (slot) {
-            if (slot.transfer != null) {
-                return null; // a second push of the same epoch
+            if (slot.transfer != null || slot.gaveUp() || slot.dropped) {
+                return null; // a second push of the same epoch, or its receiver pulls it
             }
             slot.transfer = t;
             if (slot.waiting != null) {
@@ -454,16 +468,24 @@ final class TaskManagerExchange {
             }
         }
         t.report().whenComplete((r, e) -> dropSlotLater(key, slot));
-        CompletableFuture.delayedExecutor(PUSH_CLAIM_MS, TimeUnit.MILLISECONDS)
+        // its manifest may queue behind Flink's network buffers: it has the epoch's deadline to
+        // come
+        CompletableFuture.delayedExecutor(
+                        Math.max(PUSH_CLAIM_MS, config.epochTimeout().toMillis()),
+                        TimeUnit.MILLISECONDS)
                 .execute(() -> expireUnclaimed(key, slot));
         return (tr, msg) -> {
             TransferListener c;
             synchronized (slot) {
                 c = slot.consumer;
-                if (c == null) {
+                if (c == null && !slot.dropped) {
                     slot.early.add(msg);
                     return;
                 }
+            }
+            if (c == null) {
+                msg.release();
+                return;
             }
             c.onMessage(tr, msg);
         };
@@ -478,7 +500,7 @@ final class TaskManagerExchange {
         PushSlot slot = pushSlots.computeIfAbsent(key, k -> new PushSlot());
         CompletableFuture<IncomingTransfer> f = new CompletableFuture<>();
         synchronized (slot) {
-            if (slot.waiting != null) {
+            if (slot.waiting != null || slot.dropped) {
                 return CompletableFuture.completedFuture(null);
             }
             slot.waiting = f;
@@ -515,9 +537,10 @@ final class TaskManagerExchange {
         List<io.netapprox.core.engine.AtpMessage> early;
         IncomingTransfer t;
         synchronized (slot) {
-            if (slot.consumer != null || slot.waiting != null) {
+            if (slot.claimed()) {
                 return;
             }
+            slot.dropped = true;
             early = new ArrayList<>(slot.early);
             slot.early.clear();
             t = slot.transfer;
