@@ -14,45 +14,15 @@
 #include <thread>
 #include <vector>
 
+#include "capi_fixture.hpp"
 #include "netapprox/netapprox.h"
 
 namespace {
 
-na_config loopback_config() {
-  na_config cfg;
-  EXPECT_EQ(na_config_init(&cfg), NA_OK);
-  snprintf(cfg.bind_address, sizeof cfg.bind_address, "127.0.0.1");
-  cfg.peer_death_timeout_ns = 10'000'000'000ULL;  // a liveness bound, never reached by a passing test
-  return cfg;
-}
-
-na_engine* open(const na_config& cfg) {
-  na_engine* e = nullptr;
-  char err[256];
-  EXPECT_EQ(na_engine_open(&cfg, &e, err, sizeof err), NA_OK) << err;
-  return e;
-}
+using capi_fixture::loopback_config;
+using capi_fixture::Pair;
 
 uint8_t pattern(uint32_t msg, size_t i) { return static_cast<uint8_t>(msg * 13 + i * 5 + 3); }
-
-struct Pair {
-  na_engine* a = nullptr;  // sender
-  na_engine* b = nullptr;  // receiver
-  const uint64_t sid = 0xba7c400000001ULL;
-
-  explicit Pair(const na_config& sender, const na_config& receiver) {
-    a = open(sender);
-    b = open(receiver);
-    uint8_t key[32];
-    for (int i = 0; i < 32; ++i) key[i] = static_cast<uint8_t>(i * 3 + 11);
-    EXPECT_EQ(na_session_open(a, sid, key, "127.0.0.1", static_cast<uint16_t>(na_engine_local_port(b)), 1), NA_OK);
-    EXPECT_EQ(na_session_open(b, sid, key, "127.0.0.1", static_cast<uint16_t>(na_engine_local_port(a)), 0), NA_OK);
-  }
-  ~Pair() {
-    na_engine_close(a);
-    na_engine_close(b);
-  }
-};
 
 // Drains the receiver until its JOB_DONE (and the sender's): checks every delivered byte, counts messages.
 struct Drained {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "capi_fixture.hpp"
 #include "netapprox/netapprox.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -23,20 +24,11 @@
 
 namespace {
 
-na_config loopback_config() {
-  na_config cfg;
-  EXPECT_EQ(na_config_init(&cfg), NA_OK);
-  snprintf(cfg.bind_address, sizeof cfg.bind_address, "127.0.0.1");
-  cfg.peer_death_timeout_ns = 5'000'000'000ULL;
-  return cfg;
-}
+using capi_fixture::open;
+using capi_fixture::Pair;
 
-na_engine* open(const na_config& cfg) {
-  na_engine* e = nullptr;
-  char err[256];
-  EXPECT_EQ(na_engine_open(&cfg, &e, err, sizeof err), NA_OK) << err;
-  return e;
-}
+// Peer death well after any passing test, sooner than the batch tests' bound.
+na_config loopback_config() { return capi_fixture::loopback_config(5'000'000'000ULL); }
 
 uint8_t pattern(uint32_t msg, size_t i) { return static_cast<uint8_t>(msg * 31 + i * 7 + 1); }
 
@@ -58,14 +50,11 @@ struct Outcome {
 Outcome transfer(const na_config& sender_cfg, const na_config& receiver_cfg, const std::vector<size_t>& sizes,
                  bool batched = false) {
   Outcome o;
-  na_engine* a = open(sender_cfg);
-  na_engine* b = open(receiver_cfg);
-  if (!a || !b) return o;
-  uint8_t key[32];
-  for (int i = 0; i < 32; ++i) key[i] = static_cast<uint8_t>(i * 5 + 3);
-  const uint64_t sid = 0x5eed0011ULL;
-  EXPECT_EQ(na_session_open(a, sid, key, "127.0.0.1", static_cast<uint16_t>(na_engine_local_port(b)), 1), NA_OK);
-  EXPECT_EQ(na_session_open(b, sid, key, "127.0.0.1", static_cast<uint16_t>(na_engine_local_port(a)), 0), NA_OK);
+  Pair p(sender_cfg, receiver_cfg, 0x5eed0011ULL);
+  if (!p.a || !p.b) return o;
+  na_engine* const a = p.a;
+  na_engine* const b = p.b;
+  const uint64_t sid = p.sid;
   na_group_spec group{7, static_cast<uint32_t>(sizes.size()), 1.0};
   EXPECT_EQ(na_job_start(a, sid, 1, &group, 1, 1), NA_OK);
   if (batched) {
@@ -243,15 +232,12 @@ TEST(CApiOwnership, ReleasedMessageMemoryIsPoisonedUnderAsan) {
 #if !defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "needs the AddressSanitizer build (native/build-asan)";
 #else
-  na_engine* a = open(loopback_config());
-  na_engine* b = open(loopback_config());
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  uint8_t key[32];
-  for (int i = 0; i < 32; ++i) key[i] = static_cast<uint8_t>(i + 9);
-  const uint64_t sid = 0x5eed0022ULL;
-  ASSERT_EQ(na_session_open(a, sid, key, "127.0.0.1", static_cast<uint16_t>(na_engine_local_port(b)), 1), NA_OK);
-  ASSERT_EQ(na_session_open(b, sid, key, "127.0.0.1", static_cast<uint16_t>(na_engine_local_port(a)), 0), NA_OK);
+  Pair p(loopback_config(), loopback_config(), 0x5eed0022ULL);
+  ASSERT_NE(p.a, nullptr);
+  ASSERT_NE(p.b, nullptr);
+  na_engine* const a = p.a;
+  na_engine* const b = p.b;
+  const uint64_t sid = p.sid;
   const uint32_t n = 40;
   na_group_spec group{3, n, 1.0};
   ASSERT_EQ(na_job_start(a, sid, 1, &group, 1, 1), NA_OK);
@@ -283,7 +269,5 @@ TEST(CApiOwnership, ReleasedMessageMemoryIsPoisonedUnderAsan) {
     EXPECT_TRUE(__asan_address_is_poisoned(data[i]))
         << "message " << i << " of " << data.size() << " at " << static_cast<const void*>(data[i]);
   na_report_free(rrep);
-  EXPECT_EQ(na_engine_close(a), NA_OK);
-  EXPECT_EQ(na_engine_close(b), NA_OK);
 #endif
 }

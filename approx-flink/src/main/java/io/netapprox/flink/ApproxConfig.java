@@ -51,6 +51,7 @@ public final class ApproxConfig implements Serializable {
     private final long sendBufferBytes;
     private final long receiveWindowBytes;
     private final int concurrentPulls;
+    private final boolean pushTail;
     private final String bindAddress;
     private final int controlPort;
     private final long lineRateBps;
@@ -126,6 +127,7 @@ public final class ApproxConfig implements Serializable {
                 c,
                 "a memory size from 64 kb to 4 gb");
         concurrentPulls = get(c, ApproxOptions.CONCURRENT_PULLS);
+        pushTail = get(c, ApproxOptions.PUSH_TAIL);
         check(
                 concurrentPulls >= 1 && concurrentPulls <= 256,
                 ApproxOptions.CONCURRENT_PULLS,
@@ -340,6 +342,11 @@ public final class ApproxConfig implements Serializable {
 
     public int concurrentPulls() {
         return concurrentPulls;
+    }
+
+    /** Whether senders push a window's tail epoch behind its manifest ({@code approx.pushTail}). */
+    public boolean pushTail() {
+        return pushTail;
     }
 
     /** The configured bind address, or null (then the TaskManager's external address). */

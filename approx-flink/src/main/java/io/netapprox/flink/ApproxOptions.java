@@ -113,6 +113,15 @@ public final class ApproxOptions {
                             "epochs a TaskManager pulls from one other TaskManager at once (one ATP"
                                     + " job each); the rest wait their turn");
 
+    public static final ConfigOption<Boolean> PUSH_TAIL =
+            ConfigOptions.key("approx.pushTail")
+                    .booleanType()
+                    .defaultValue(true)
+                    .withDescription(
+                            "true: a sender pushes the epoch a watermark ends (a window's tail) right behind"
+                                    + " its manifest to receivers whose TaskManager it already has a session with,"
+                                    + " so it arrives without a request; false: every epoch is pulled");
+
     public static final ConfigOption<String> BIND_ADDRESS =
             ConfigOptions.key("approx.bindAddress")
                     .stringType()
@@ -204,6 +213,7 @@ public final class ApproxOptions {
                     SEND_BUFFER,
                     RECEIVE_WINDOW,
                     CONCURRENT_PULLS,
+                    PUSH_TAIL,
                     BIND_ADDRESS,
                     CONTROL_PORT,
                     LINE_RATE_BPS,

@@ -70,6 +70,8 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     private transient Counter epochDeadlines;
     private transient Counter epochsFailed;
     private transient Counter localEpochs;
+    private transient Counter epochsPulled;
+    private transient Counter epochsPushed;
     private transient volatile double achievedMsr;
 
     ApproxReceiver(
@@ -149,6 +151,8 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         epochDeadlines = getMetricGroup().counter("approxEpochDeadlines");
         epochsFailed = getMetricGroup().counter("approxEpochsFailed");
         localEpochs = getMetricGroup().counter("approxLocalEpochs");
+        epochsPulled = getMetricGroup().counter("approxEpochsPulled");
+        epochsPushed = getMetricGroup().counter("approxEpochsPushed");
         getMetricGroup().gauge("approxAchievedMsr", () -> achievedMsr);
         getMetricGroup().gauge("approxPendingEpochs", () -> pending.size());
     }
@@ -185,6 +189,29 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         e.counted = true;
         e.arrivedNanos = System.nanoTime();
         unresolved++;
+        if (m.pushed) {
+            // the sender pushes this (tail) epoch right behind its manifest: no request
+            exchange.claimPush(key, (tr, msg) -> onMessage(key, msg))
+                    .whenComplete(
+                            (t, err) -> {
+                                if (t == null) { // the push did not come: pull it
+                                    pull(key, e, m, strata);
+                                    return;
+                                }
+                                toMailbox(
+                                        () -> {
+                                            epochsPushed.inc();
+                                            armDeadline(key, e);
+                                        });
+                                attach(key, e, t);
+                            });
+            return;
+        }
+        pull(key, e, m, strata);
+    }
+
+    /** Pulls the epoch (DATA_REQUEST, over the peer's pull gate). */
+    private void pull(OutboxKey key, IncomingEpoch<K> e, Manifest m, List<StratumInfo<K>> strata) {
         exchange.peer(m.engineId, new InetSocketAddress(m.controlHost, m.controlPort))
                 .whenComplete(
                         (peer, err) -> {
@@ -212,22 +239,20 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                                                     }
                                                     return;
                                                 }
-                                                e.pullStartedNanos = System.nanoTime();
-                                                e.transfer = t;
-                                                if (e.closed) {
-                                                    t.report().cancel(true);
-                                                }
-                                                t.report()
-                                                        .whenComplete(
-                                                                (r, err3) ->
-                                                                        toMailbox(
-                                                                                () ->
-                                                                                        finish(
-                                                                                                key,
-                                                                                                r,
-                                                                                                err3)));
+                                                toMailbox(epochsPulled::inc);
+                                                attach(key, e, t);
                                             });
                         });
+    }
+
+    /** The epoch's transfer (pulled or pushed) started: its end resolves the epoch. */
+    private void attach(OutboxKey key, IncomingEpoch<K> e, IncomingTransfer t) {
+        e.pullStartedNanos = System.nanoTime();
+        e.transfer = t;
+        if (e.closed) {
+            t.report().cancel(true);
+        }
+        t.report().whenComplete((r, err3) -> toMailbox(() -> finish(key, r, err3)));
     }
 
     /**

@@ -77,6 +77,8 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
     private transient Counter targetMessages;
     private transient Counter outboxesDropped;
     private transient Counter flushEpochs;
+    private transient Counter epochsPushed;
+    private transient Counter manifests;
     private transient volatile double plannedMsr;
     private transient Counter retransmissions;
     private transient volatile double atpLoss;
@@ -145,6 +147,8 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         targetMessages = getMetricGroup().counter("approxTargetMessages");
         outboxesDropped = getMetricGroup().counter("approxOutboxesDropped");
         flushEpochs = getMetricGroup().counter("approxFlushEpochs");
+        epochsPushed = getMetricGroup().counter("approxEpochsPushed");
+        manifests = getMetricGroup().counter("approxManifests");
         getMetricGroup().gauge("approxPlannedMsr", () -> plannedMsr);
         getMetricGroup().gauge("approxOutboxBytes", () -> exchange.outboxBytes());
         // the sending engine's numbers, from the reports of pulls over ATP (transport threads)
@@ -170,7 +174,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
                                 return;
                             }
                             if (!epoch.isEmpty()) {
-                                endEpoch();
+                                endEpoch(false);
                                 flushEpochs.inc();
                             }
                             scheduleFlush();
@@ -211,32 +215,34 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
             epochRecords++;
         }
         if (epochRecords >= config.epochMaxRecords()) {
-            endEpoch();
+            endEpoch(false);
         }
     }
 
     @Override
     public void processWatermark(Watermark mark) throws Exception {
         if (mark.getTimestamp() >= minWindowMaxTimestamp) {
-            endEpoch(); // its manifests go ahead of the watermark that closes a window
+            // its manifests go ahead of the watermark that closes a window; the window's receivers
+            // wait for this (tail) epoch, so it is pushed behind its manifests when it can be
+            endEpoch(true);
         }
         super.processWatermark(mark);
     }
 
     @Override
     public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
-        endEpoch(); // the barrier follows the manifests: snapshots never hold an open epoch
+        endEpoch(false); // the barrier follows the manifests: snapshots never hold an open epoch
         super.prepareSnapshotPreBarrier(checkpointId);
     }
 
     @Override
     public void endInput() throws Exception {
-        endEpoch();
+        endEpoch(false);
     }
 
     @Override
     public void finish() throws Exception {
-        endEpoch();
+        endEpoch(false);
         finished = true;
         super.finish();
     }
@@ -261,8 +267,13 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         }
     }
 
-    /** Ends the current epoch: one outbox and one manifest per receiver with data. */
-    private void endEpoch() throws Exception {
+    /**
+     * Ends the current epoch: one outbox and one manifest per receiver with data. {@code tail}: a
+     * watermark passed a window's end, so the receivers wait for this epoch; it is pushed to every
+     * receiver whose TaskManager this one has a session with (see {@link
+     * TaskManagerExchange#push}), the others pull it.
+     */
+    private void endEpoch(boolean tail) throws Exception {
         if (epoch.isEmpty()) {
             return;
         }
@@ -322,6 +333,11 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
             m.controlPort = exchange.controlPort();
             m.strataCount = table.size();
             m.strata = StratumTable.encode(table, keySerializer);
+            m.pushed = tail && config.pushTail() && exchange.push(key);
+            manifests.inc();
+            if (m.pushed) {
+                epochsPushed.inc();
+            }
             output.collect(new StreamRecord<>(m));
         }
         epochs.inc();

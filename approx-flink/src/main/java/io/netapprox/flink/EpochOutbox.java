@@ -19,6 +19,10 @@ final class EpochOutbox {
     final long createdNanos = System.nanoTime();
     final Consumer<JobReport> onServed;
 
+    /** Taken by the one transfer that sends it (a pull, or a push), so it is never sent twice. */
+    final java.util.concurrent.atomic.AtomicBoolean claimed =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
     EpochOutbox(OutboxKey key, byte[][][] messages, double[] msr) {
         this(key, messages, msr, r -> {});
     }

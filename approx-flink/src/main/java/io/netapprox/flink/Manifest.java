@@ -30,6 +30,13 @@ public class Manifest {
 
     public byte[] strata;
 
+    /**
+     * The sender pushes this epoch right behind the manifest (a tail epoch, to a receiver it has a
+     * session with): the receiver waits for the push instead of requesting it, and pulls only if
+     * the push does not come (its exchange refused it, or it failed before it started).
+     */
+    public boolean pushed;
+
     public Manifest() {}
 
     /** The DATA_REQUEST payload that pulls this epoch's messages. */
@@ -49,7 +56,9 @@ public class Manifest {
                 + target
                 + ", "
                 + strataCount
-                + " strata at "
+                + " strata"
+                + (pushed ? ", pushed" : "")
+                + " at "
                 + controlHost
                 + ":"
                 + controlPort

@@ -75,7 +75,8 @@ final class TaskManagerExchange {
         this.controlHost = host;
         this.outboxTtlNanos = Math.max(OUTBOX_TTL_MIN_NANOS, 10 * config.epochTimeout().toNanos());
         this.transport =
-                ApproxTransport.start(transportConfig(config, host, engineId), this::serve);
+                ApproxTransport.start(
+                        transportConfig(config, host, engineId), this::serve, this::onPush);
         LOG.info(
                 "NetApprox exchange {} started: control {}, ATP data port {}",
                 engineId,
@@ -280,18 +281,19 @@ final class TaskManagerExchange {
             throw new ControlException(
                     ErrorCode.REQUEST_REJECTED, "NetApprox: no such epoch " + key);
         }
+        if (!request.pushed()) {
+            rememberReceiver(key, request.peer());
+        }
+        if (!o.claimed.compareAndSet(false, true)) {
+            throw new ControlException(
+                    ErrorCode.REQUEST_REJECTED, "NetApprox: " + key + " is already being sent");
+        }
         synchronized (EXCHANGES) {
             refs++; // the job keeps the engine open until its report, whatever the outbox
         }
-        request.report()
-                .whenComplete(
-                        (r, err) -> {
-                            remove(key);
-                            if (r != null && r.localReport() != null) {
-                                o.onServed.accept(r.localReport());
-                            }
-                            release(true);
-                        });
+        if (!request.pushed()) {
+            whenServed(request, key, o);
+        }
         // submit=all: every message, ATP stops each group at its target. submit=target: only the
         // first
         // ceil(MSR_g N_g) messages (a random sample: the records were permuted), reliably (MSR 1):
@@ -306,7 +308,22 @@ final class TaskManagerExchange {
             spec.addGroup(g, all ? n : Target.of(o.msr[g], n), all ? o.msr[g] : 1.0);
         }
         JobSpec js = spec.build();
-        OutgoingJob job = request.startJob(js);
+        OutgoingJob job;
+        if (request.pushed()) {
+            try {
+                job = request.startJob(js);
+            } catch (RuntimeException refused) {
+                // the receiver refused the push (or it failed before any data): the outbox stays
+                // for the receiver's pull
+                o.claimed.set(false);
+                release(true);
+                throw refused;
+            }
+            pushesStarted.incrementAndGet();
+            whenServed(request, key, o);
+        } else {
+            job = request.startJob(js);
+        }
         // approx-core's send order: the groups interleaved by target, each in message order (a
         // random
         // order of its records), until the receiver's completion notice ends the job
@@ -323,6 +340,222 @@ final class TaskManagerExchange {
             // for the report
             remove(key);
         }
+    }
+
+    private void whenServed(OutgoingTransfer request, OutboxKey key, EpochOutbox o) {
+        request.report()
+                .whenComplete(
+                        (r, err) -> {
+                            remove(key);
+                            if (r != null && r.localReport() != null) {
+                                o.onServed.accept(r.localReport());
+                            }
+                            release(true);
+                        });
+    }
+
+    // ---- pushing the tail epoch (sender side) ---------------------------------------------------
+
+    /** Receivers (exchange id, receiver subtask) that pulled from this exchange, by their peer. */
+    private final Map<Long, ApproxPeer> receiverPeers = new ConcurrentHashMap<>();
+
+    /** Receivers remembered at most (a job has a few; stale entries are replaced). */
+    private static final int MAX_RECEIVER_PEERS = 4096;
+
+    private final java.util.concurrent.atomic.AtomicLong pushesStarted =
+            new java.util.concurrent.atomic.AtomicLong();
+
+    private static long receiverId(OutboxKey key) {
+        return key.exchangeId() * 31 + key.receiver();
+    }
+
+    private void rememberReceiver(OutboxKey key, ApproxPeer peer) {
+        if (receiverPeers.size() >= MAX_RECEIVER_PEERS) {
+            receiverPeers.values().removeIf(p -> !p.isActive());
+            if (receiverPeers.size() >= MAX_RECEIVER_PEERS) {
+                return;
+            }
+        }
+        receiverPeers.put(receiverId(key), peer);
+    }
+
+    /**
+     * Pushes the registered outbox {@code key} to its receiver without waiting for a request, if
+     * this exchange has a session with the receiver's TaskManager (learned from an earlier pull of
+     * that receiver). The push is served like a pull ({@link #serve}); refused (the receiver's push
+     * budget) or failed before it started, the outbox stays for a pull.
+     *
+     * @return true when a push was started (the manifest says so), false: the receiver pulls
+     */
+    boolean push(OutboxKey key) {
+        ApproxPeer peer = receiverPeers.get(receiverId(key));
+        if (peer == null || !peer.isActive() || !outboxes.containsKey(key)) {
+            return false;
+        }
+        OutgoingTransfer t = peer.push(key.toBytes());
+        t.jobStarted()
+                .whenComplete(
+                        (v, err) -> {
+                            if (err != null) {
+                                LOG.debug(
+                                        "NetApprox: push of {} not taken: {}", key, err.toString());
+                            }
+                        });
+        return !t.report().isCompletedExceptionally();
+    }
+
+    /** Pushes this exchange started (accepted by their receivers; tests, metrics). */
+    long pushesStarted() {
+        return pushesStarted.get();
+    }
+
+    // ---- pushed epochs (receiver side) ---------------------------------------------------------
+
+    /**
+     * A pushed epoch that arrived, or a receiver waiting for one. The push usually comes before its
+     * manifest (the manifest waits for Flink's network buffer), so until the receiver claims it its
+     * messages wait here, bounded by the transport's push budget ({@code maxPushedMessages}) and by
+     * {@code approx.epochTimeout}.
+     */
+    private static final class PushSlot {
+        IncomingTransfer transfer; // guarded by this
+        TransferListener consumer; // guarded by this
+        final List<io.netapprox.core.engine.AtpMessage> early = new ArrayList<>();
+        CompletableFuture<IncomingTransfer> waiting; // guarded by this
+        boolean dropped; // guarded by this: given up, later messages are released
+
+        /** The receiver claimed the transfer (or is about to: its claim completed with it). */
+        boolean claimed() {
+            return consumer != null || (waiting != null && waiting.getNow(null) != null);
+        }
+
+        /** The receiver waited and gave up: it pulls this epoch instead. */
+        boolean gaveUp() {
+            return waiting != null && waiting.isDone() && waiting.getNow(null) == null;
+        }
+    }
+
+    private final Map<OutboxKey, PushSlot> pushSlots = new ConcurrentHashMap<>();
+
+    /**
+     * How long a receiver whose manifest says "pushed" waits for the push before it pulls (a pushed
+     * epoch waits up to {@code approx.epochTimeout} for its manifest).
+     */
+    static final long PUSH_CLAIM_MS = 2000;
+
+    /** Pushed epochs a receiver waits for at most (one per sender and receiver and epoch). */
+    private static final int MAX_PUSH_SLOTS = 1024;
+
+    /** A peer pushes an epoch to this exchange (control event loop). */
+    private TransferListener onPush(IncomingTransfer t) {
+        OutboxKey key;
+        try {
+            key = OutboxKey.fromBytes(t.descriptor());
+        } catch (IllegalArgumentException e) {
+            throw new ControlException(ErrorCode.REQUEST_REJECTED, e.getMessage());
+        }
+        if (pushSlots.size() >= MAX_PUSH_SLOTS) {
+            return null;
+        }
+        PushSlot slot = pushSlots.computeIfAbsent(key, k -> new PushSlot());
+        synchronized (slot) {
+            if (slot.transfer != null || slot.gaveUp() || slot.dropped) {
+                return null; // a second push of the same epoch, or its receiver pulls it
+            }
+            slot.transfer = t;
+            if (slot.waiting != null) {
+                slot.waiting.complete(t);
+            }
+        }
+        t.report().whenComplete((r, e) -> dropSlotLater(key, slot));
+        // its manifest may queue behind Flink's network buffers: it has the epoch's deadline to
+        // come
+        CompletableFuture.delayedExecutor(
+                        Math.max(PUSH_CLAIM_MS, config.epochTimeout().toMillis()),
+                        TimeUnit.MILLISECONDS)
+                .execute(() -> expireUnclaimed(key, slot));
+        return (tr, msg) -> {
+            TransferListener c;
+            synchronized (slot) {
+                c = slot.consumer;
+                if (c == null && !slot.dropped) {
+                    slot.early.add(msg);
+                    return;
+                }
+            }
+            if (c == null) {
+                msg.release();
+                return;
+            }
+            c.onMessage(tr, msg);
+        };
+    }
+
+    /**
+     * The receiver of {@code key} claims its pushed epoch: completes with the transfer once the
+     * push is in (its messages so far, then the rest, go to {@code consumer}), or with null if none
+     * came within {@link #PUSH_CLAIM_MS} - then the receiver pulls.
+     */
+    CompletableFuture<IncomingTransfer> claimPush(OutboxKey key, TransferListener consumer) {
+        PushSlot slot = pushSlots.computeIfAbsent(key, k -> new PushSlot());
+        CompletableFuture<IncomingTransfer> f = new CompletableFuture<>();
+        synchronized (slot) {
+            if (slot.waiting != null || slot.dropped) {
+                return CompletableFuture.completedFuture(null);
+            }
+            slot.waiting = f;
+            if (slot.transfer != null) {
+                f.complete(slot.transfer);
+            }
+        }
+        CompletableFuture.delayedExecutor(PUSH_CLAIM_MS, TimeUnit.MILLISECONDS)
+                .execute(
+                        () -> {
+                            if (f.complete(null)) {
+                                pushSlots.remove(key, slot);
+                            }
+                        });
+        return f.thenApply(
+                t -> {
+                    if (t == null) {
+                        return null;
+                    }
+                    List<io.netapprox.core.engine.AtpMessage> early;
+                    synchronized (slot) {
+                        early = new ArrayList<>(slot.early);
+                        slot.early.clear();
+                        slot.consumer = consumer;
+                    }
+                    for (io.netapprox.core.engine.AtpMessage m : early) {
+                        consumer.onMessage(t, m);
+                    }
+                    return t;
+                });
+    }
+
+    private void expireUnclaimed(OutboxKey key, PushSlot slot) {
+        List<io.netapprox.core.engine.AtpMessage> early;
+        IncomingTransfer t;
+        synchronized (slot) {
+            if (slot.claimed()) {
+                return;
+            }
+            slot.dropped = true;
+            early = new ArrayList<>(slot.early);
+            slot.early.clear();
+            t = slot.transfer;
+        }
+        pushSlots.remove(key, slot);
+        LOG.debug("NetApprox: pushed {} was not claimed; dropped", key);
+        if (t != null) {
+            t.report().cancel(true);
+        }
+        early.forEach(io.netapprox.core.engine.AtpMessage::release);
+    }
+
+    private void dropSlotLater(OutboxKey key, PushSlot slot) {
+        CompletableFuture.delayedExecutor(PUSH_CLAIM_MS, TimeUnit.MILLISECONDS)
+                .execute(() -> pushSlots.remove(key, slot));
     }
 
     // ---- peers (receiver side)
@@ -423,6 +656,9 @@ final class TaskManagerExchange {
 
     /** How long the exchange with the larger engine id waits for its peer to connect. */
     static final long RENDEZVOUS_MS = 2000;
+
+    /** Pushed epochs a TaskManager receives at once; more are refused and pulled instead. */
+    static final int PUSHED_JOBS = 16;
 
     private CompletableFuture<ApproxPeer> awaitIncoming(
             String remoteEngineId, InetSocketAddress addr, long deadlineNanos) {
@@ -527,6 +763,7 @@ final class TaskManagerExchange {
                 .control(ctl)
                 .serveThreads(c.serveThreads())
                 .reportTimeout(request)
+                .maxPushedJobs(PUSHED_JOBS)
                 .build();
     }
 }

@@ -57,6 +57,7 @@ class ApproxConfigTest {
         all.put("approx.sendBuffer", "64 mb");
         all.put("approx.receiveWindow", "1 mb");
         all.put("approx.concurrentPulls", "2");
+        all.put("approx.pushTail", "false");
         all.put("approx.bindAddress", "127.0.0.1");
         all.put("approx.controlPort", "7337");
         all.put("approx.lineRateBps", "1000000000");
@@ -78,6 +79,7 @@ class ApproxConfigTest {
         assertEquals(64L << 20, c.sendBufferBytes());
         assertEquals(1L << 20, c.receiveWindowBytes());
         assertEquals(2, c.concurrentPulls());
+        assertFalse(c.pushTail());
         assertEquals("0123456789abcdef0123", c.authSecret());
         assertFalse(c.authSecretGenerated());
         assertEquals(8, c.dscp()[7]);
@@ -105,6 +107,7 @@ class ApproxConfigTest {
                 "approx.sendBuffer|1 kb",
                 "approx.receiveWindow|1 kb",
                 "approx.concurrentPulls|0",
+                "approx.pushTail|sometimes",
                 "approx.bindAddress|taskmanager-1",
                 "approx.controlPort|70000",
                 "approx.lineRateBps|10",

@@ -1,9 +1,7 @@
 package io.netapprox.flink;
 
-import java.time.Duration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -32,15 +30,7 @@ class ApproxStatisticalTest {
             StreamExecutionEnvironment env =
                     StatisticalRuns.environment(StatisticalRuns.lossyRun(run));
             DataStream<WindowEstimate> out =
-                    Approx.of(rides.stream(env).rebalance())
-                            .stratifyBy(Ride::getGroup)
-                            .window(TumblingEventTimeWindows.of(Duration.ofMinutes(1)))
-                            .errorBound(E_MAX)
-                            .confidence(StatisticalRuns.CONFIDENCE)
-                            .aggregate(
-                                    Aggregate.avg("value", Ride::getValue),
-                                    Aggregate.sum("value", Ride::getValue),
-                                    Aggregate.count());
+                    StatisticalRuns.avgSumCount(rides.stream(env).rebalance(), E_MAX);
             FlinkCluster.Run done = FlinkCluster.collect(env, out, "statistical run " + run);
             tally.add(done.results(), rides.truth(), "run " + run);
             StatisticalRuns.assertRunHealthy(FLINK, done.job(), "run " + run, false);

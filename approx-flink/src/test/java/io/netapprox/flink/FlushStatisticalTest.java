@@ -2,11 +2,9 @@ package io.netapprox.flink;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.time.Duration;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -42,15 +40,8 @@ class FlushStatisticalTest {
             StreamExecutionEnvironment env = StatisticalRuns.environment(conf);
             // paced so that the stream lasts about 1 s: each window spans several flush periods
             DataStream<WindowEstimate> out =
-                    Approx.of(rides.streamPerSecond(env, 120_000).rebalance())
-                            .stratifyBy(Ride::getGroup)
-                            .window(TumblingEventTimeWindows.of(Duration.ofMinutes(1)))
-                            .errorBound(E_MAX)
-                            .confidence(StatisticalRuns.CONFIDENCE)
-                            .aggregate(
-                                    Aggregate.avg("value", Ride::getValue),
-                                    Aggregate.sum("value", Ride::getValue),
-                                    Aggregate.count());
+                    StatisticalRuns.avgSumCount(
+                            rides.streamPerSecond(env, 120_000).rebalance(), E_MAX);
             FlinkCluster.Run done = FlinkCluster.collect(env, out, "flush run " + run);
             tally.add(done.results(), rides.truth(), "run " + run);
             StatisticalRuns.assertRunHealthy(FLINK, done.job(), "run " + run, true);

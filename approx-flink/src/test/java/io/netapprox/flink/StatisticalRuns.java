@@ -3,6 +3,7 @@ package io.netapprox.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +12,9 @@ import java.util.function.IntUnaryOperator;
 import org.apache.commons.math3.distribution.BinomialDistribution;
 import org.apache.flink.api.common.JobID;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 
 /**
  * What the Flink statistical tests share: the options of a seeded lossy run, the checks of one
@@ -47,6 +50,22 @@ final class StatisticalRuns {
         conf.setString("approx.submit", "target");
         conf.setString("pipeline.auto-watermark-interval", "20 ms");
         return conf;
+    }
+
+    /**
+     * The statistical tests' query: per group, 1-minute tumbling event-time windows, avg, sum and
+     * count of the value at {@code eMax} and {@link #CONFIDENCE}.
+     */
+    static DataStream<WindowEstimate> avgSumCount(DataStream<Ride> rides, double eMax) {
+        return Approx.of(rides)
+                .stratifyBy(Ride::getGroup)
+                .window(TumblingEventTimeWindows.of(Duration.ofMinutes(1)))
+                .errorBound(eMax)
+                .confidence(CONFIDENCE)
+                .aggregate(
+                        Aggregate.avg("value", Ride::getValue),
+                        Aggregate.sum("value", Ride::getValue),
+                        Aggregate.count());
     }
 
     /** An environment on the test cluster, one subtask per slot. */

@@ -120,54 +120,55 @@ class TaskManagerExchangeTest {
     @Test
     void pullsInBothDirectionsShareOneSessionAndComplete() throws Exception {
         ApproxConfig c = config("0123456789abcdef-both", "64 mb");
-        TaskManagerExchange a = TaskManagerExchange.acquire(c, "tm-f", "127.0.0.1");
-        TaskManagerExchange b = TaskManagerExchange.acquire(c, "tm-g", "127.0.0.1");
-        try {
-            InetSocketAddress aAddr = new InetSocketAddress(a.controlHost(), a.controlPort());
-            InetSocketAddress bAddr = new InetSocketAddress(b.controlHost(), b.controlPort());
-            java.util.List<CompletableFuture<?>> reports = new java.util.ArrayList<>();
-            java.util.concurrent.atomic.AtomicInteger delivered =
-                    new java.util.concurrent.atomic.AtomicInteger();
-            int total = 0;
-            for (int k = 0; k < 8; k++) {
-                int groups = 120 + 4 * k;
-                byte[][][] msgs = new byte[groups][][];
-                double[] msr = new double[groups];
-                for (int g = 0; g < groups; g++) {
-                    int n = Math.max(1, (int) (40 / Math.pow(g + 1, 0.9)));
-                    msgs[g] = new byte[n][];
-                    for (int i = 0; i < n; i++) {
-                        msgs[g][i] = new byte[132];
+        withTwoExchanges(
+                c,
+                "tm-f",
+                "tm-g",
+                (a, b) -> {
+                    InetSocketAddress aAddr =
+                            new InetSocketAddress(a.controlHost(), a.controlPort());
+                    InetSocketAddress bAddr =
+                            new InetSocketAddress(b.controlHost(), b.controlPort());
+                    java.util.List<CompletableFuture<?>> reports = new java.util.ArrayList<>();
+                    java.util.concurrent.atomic.AtomicInteger delivered =
+                            new java.util.concurrent.atomic.AtomicInteger();
+                    int total = 0;
+                    for (int k = 0; k < 8; k++) {
+                        int groups = 120 + 4 * k;
+                        byte[][][] msgs = new byte[groups][][];
+                        double[] msr = new double[groups];
+                        for (int g = 0; g < groups; g++) {
+                            int n = Math.max(1, (int) (40 / Math.pow(g + 1, 0.9)));
+                            msgs[g] = new byte[n][];
+                            for (int i = 0; i < n; i++) {
+                                msgs[g][i] = new byte[132];
+                            }
+                            msr[g] = n <= 2 ? 1.0 : Math.min(1.0, 3.0 / n);
+                            total += n;
+                        }
+                        boolean fromA = k % 2 == 0;
+                        OutboxKey key = new OutboxKey(3, k, 0, 0, 0);
+                        (fromA ? a : b).register(new EpochOutbox(key, msgs, msr));
+                        CompletableFuture<io.netapprox.core.transport.ApproxPeer> peer =
+                                fromA ? b.peer(a.engineId(), aAddr) : a.peer(b.engineId(), bAddr);
+                        reports.add(
+                                peer.thenCompose(
+                                        p ->
+                                                p.request(
+                                                                key.toBytes(),
+                                                                (t, m) -> {
+                                                                    delivered.incrementAndGet();
+                                                                    m.release();
+                                                                })
+                                                        .report()));
                     }
-                    msr[g] = n <= 2 ? 1.0 : Math.min(1.0, 3.0 / n);
-                    total += n;
-                }
-                boolean fromA = k % 2 == 0;
-                OutboxKey key = new OutboxKey(3, k, 0, 0, 0);
-                (fromA ? a : b).register(new EpochOutbox(key, msgs, msr));
-                CompletableFuture<io.netapprox.core.transport.ApproxPeer> peer =
-                        fromA ? b.peer(a.engineId(), aAddr) : a.peer(b.engineId(), bAddr);
-                reports.add(
-                        peer.thenCompose(
-                                p ->
-                                        p.request(
-                                                        key.toBytes(),
-                                                        (t, m) -> {
-                                                            delivered.incrementAndGet();
-                                                            m.release();
-                                                        })
-                                                .report()));
-            }
-            for (CompletableFuture<?> r : reports) {
-                r.get(30, TimeUnit.SECONDS);
-            }
-            assertEquals(1, a.peerCount(), "one session per pair of TaskManagers");
-            assertEquals(1, b.peerCount(), "one session per pair of TaskManagers");
-            assertTrue(delivered.get() > total / 2, delivered + " of " + total);
-        } finally {
-            a.release();
-            b.release();
-        }
+                    for (CompletableFuture<?> r : reports) {
+                        r.get(30, TimeUnit.SECONDS);
+                    }
+                    assertEquals(1, a.peerCount(), "one session per pair of TaskManagers");
+                    assertEquals(1, b.peerCount(), "one session per pair of TaskManagers");
+                    assertTrue(delivered.get() > total / 2, delivered + " of " + total);
+                });
     }
 
     /**
@@ -181,65 +182,66 @@ class TaskManagerExchangeTest {
     @Test
     void aPullSlotIsFreedWhenTheEpochHasItsDataNotAtTheReport() throws Exception {
         ApproxConfig c = config("0123456789abcdef-slot", "64 mb"); // concurrentPulls 1
-        TaskManagerExchange a = TaskManagerExchange.acquire(c, "tm-h", "127.0.0.1");
-        TaskManagerExchange b = TaskManagerExchange.acquire(c, "tm-i", "127.0.0.1");
-        try {
-            OutboxKey first = new OutboxKey(4, 0, 0, 0, 0);
-            OutboxKey second = new OutboxKey(4, 0, 0, 1, 0);
-            for (OutboxKey k : new OutboxKey[] {first, second}) {
-                a.register(
-                        new EpochOutbox(
-                                k,
-                                new byte[][][] {{new byte[64], new byte[64], new byte[64]}},
-                                new double[] {1.0}));
-            }
-            io.netapprox.core.transport.ApproxPeer p =
-                    b.peer(a.engineId(), new InetSocketAddress(a.controlHost(), a.controlPort()))
-                            .get(30, TimeUnit.SECONDS);
-            java.util.concurrent.CountDownLatch secondStarted =
-                    new java.util.concurrent.CountDownLatch(1);
-            java.util.concurrent.atomic.AtomicInteger firstMessages =
-                    new java.util.concurrent.atomic.AtomicInteger();
-            CompletableFuture<Boolean> overlapped = new CompletableFuture<>();
-            CompletableFuture<io.netapprox.core.transport.IncomingTransfer> one =
-                    b.pull(
-                            a.engineId(),
-                            p,
-                            first,
-                            new int[] {3},
-                            (t, m) -> {
-                                m.release();
-                                if (firstMessages.incrementAndGet() == 3) {
-                                    try {
-                                        overlapped.complete(
-                                                secondStarted.await(5, TimeUnit.SECONDS));
-                                    } catch (InterruptedException e) {
-                                        overlapped.completeExceptionally(e);
-                                    }
-                                }
-                            },
-                            () -> false);
-            CompletableFuture<io.netapprox.core.transport.IncomingTransfer> two =
-                    b.pull(
-                            a.engineId(),
-                            p,
-                            second,
-                            new int[] {3},
-                            (t, m) -> m.release(),
-                            () -> false);
-            two.thenRun(secondStarted::countDown);
-            assertTrue(
-                    overlapped.get(30, TimeUnit.SECONDS),
-                    "the second pull did not start until the first one's report");
-            one.get().report().get(30, TimeUnit.SECONDS);
-            two.get().report().get(30, TimeUnit.SECONDS);
-            PullGate gate = b.gate(a.engineId());
-            assertEquals(2, gate.freedBeforeEnd(), "both slots freed with the data");
-            assertEquals(0, gate.open());
-        } finally {
-            a.release();
-            b.release();
-        }
+        withTwoExchanges(
+                c,
+                "tm-h",
+                "tm-i",
+                (a, b) -> {
+                    OutboxKey first = new OutboxKey(4, 0, 0, 0, 0);
+                    OutboxKey second = new OutboxKey(4, 0, 0, 1, 0);
+                    for (OutboxKey k : new OutboxKey[] {first, second}) {
+                        a.register(
+                                new EpochOutbox(
+                                        k,
+                                        new byte[][][] {{new byte[64], new byte[64], new byte[64]}},
+                                        new double[] {1.0}));
+                    }
+                    io.netapprox.core.transport.ApproxPeer p =
+                            b.peer(
+                                            a.engineId(),
+                                            new InetSocketAddress(a.controlHost(), a.controlPort()))
+                                    .get(30, TimeUnit.SECONDS);
+                    java.util.concurrent.CountDownLatch secondStarted =
+                            new java.util.concurrent.CountDownLatch(1);
+                    java.util.concurrent.atomic.AtomicInteger firstMessages =
+                            new java.util.concurrent.atomic.AtomicInteger();
+                    CompletableFuture<Boolean> overlapped = new CompletableFuture<>();
+                    CompletableFuture<io.netapprox.core.transport.IncomingTransfer> one =
+                            b.pull(
+                                    a.engineId(),
+                                    p,
+                                    first,
+                                    new int[] {3},
+                                    (t, m) -> {
+                                        m.release();
+                                        if (firstMessages.incrementAndGet() == 3) {
+                                            try {
+                                                overlapped.complete(
+                                                        secondStarted.await(5, TimeUnit.SECONDS));
+                                            } catch (InterruptedException e) {
+                                                overlapped.completeExceptionally(e);
+                                            }
+                                        }
+                                    },
+                                    () -> false);
+                    CompletableFuture<io.netapprox.core.transport.IncomingTransfer> two =
+                            b.pull(
+                                    a.engineId(),
+                                    p,
+                                    second,
+                                    new int[] {3},
+                                    (t, m) -> m.release(),
+                                    () -> false);
+                    two.thenRun(secondStarted::countDown);
+                    assertTrue(
+                            overlapped.get(30, TimeUnit.SECONDS),
+                            "the second pull did not start until the first one's report");
+                    one.get().report().get(30, TimeUnit.SECONDS);
+                    two.get().report().get(30, TimeUnit.SECONDS);
+                    PullGate gate = b.gate(a.engineId());
+                    assertEquals(2, gate.freedBeforeEnd(), "both slots freed with the data");
+                    assertEquals(0, gate.open());
+                });
     }
 
     /**
@@ -251,39 +253,59 @@ class TaskManagerExchangeTest {
     @Test
     void anOutboxIsFreedOnceSubmittedNotAtTheReport() throws Exception {
         ApproxConfig c = config("0123456789abcdef-free", "64 mb");
-        TaskManagerExchange a = TaskManagerExchange.acquire(c, "tm-j", "127.0.0.1");
-        TaskManagerExchange b = TaskManagerExchange.acquire(c, "tm-k", "127.0.0.1");
+        withTwoExchanges(
+                c,
+                "tm-j",
+                "tm-k",
+                (a, b) -> {
+                    OutboxKey key = new OutboxKey(5, 0, 0, 0, 0);
+                    a.register(
+                            new EpochOutbox(
+                                    key,
+                                    new byte[][][] {{new byte[64], new byte[64], new byte[64]}},
+                                    new double[] {1.0}));
+                    assertTrue(a.outboxBytes() > 0);
+                    io.netapprox.core.transport.ApproxPeer p =
+                            b.peer(
+                                            a.engineId(),
+                                            new InetSocketAddress(a.controlHost(), a.controlPort()))
+                                    .get(30, TimeUnit.SECONDS);
+                    CompletableFuture<Boolean> freedBeforeReport = new CompletableFuture<>();
+                    CompletableFuture<io.netapprox.core.transport.IncomingTransfer> t =
+                            b.pull(
+                                    a.engineId(),
+                                    p,
+                                    key,
+                                    new int[] {3},
+                                    (tr, m) -> {
+                                        m.release();
+                                        long until =
+                                                System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                                        while (a.outboxBytes() > 0 && System.nanoTime() < until) {
+                                            Thread.onSpinWait();
+                                        }
+                                        freedBeforeReport.complete(a.outboxBytes() == 0);
+                                    },
+                                    () -> false);
+                    assertTrue(
+                            freedBeforeReport.get(30, TimeUnit.SECONDS),
+                            "the outbox was held until the report");
+                    t.get().report().get(30, TimeUnit.SECONDS);
+                });
+    }
+
+    @FunctionalInterface
+    private interface ExchangePair {
+        void run(TaskManagerExchange a, TaskManagerExchange b) throws Exception;
+    }
+
+    /** Two exchanges with config {@code c} on two TaskManagers of this JVM, released after. */
+    private static void withTwoExchanges(ApproxConfig c, String tmA, String tmB, ExchangePair body)
+            throws Exception {
+        TaskManagerExchange a = TaskManagerExchange.acquire(c, tmA, "127.0.0.1");
+        TaskManagerExchange b = TaskManagerExchange.acquire(c, tmB, "127.0.0.1");
         try {
-            OutboxKey key = new OutboxKey(5, 0, 0, 0, 0);
-            a.register(
-                    new EpochOutbox(
-                            key,
-                            new byte[][][] {{new byte[64], new byte[64], new byte[64]}},
-                            new double[] {1.0}));
-            assertTrue(a.outboxBytes() > 0);
-            io.netapprox.core.transport.ApproxPeer p =
-                    b.peer(a.engineId(), new InetSocketAddress(a.controlHost(), a.controlPort()))
-                            .get(30, TimeUnit.SECONDS);
-            CompletableFuture<Boolean> freedBeforeReport = new CompletableFuture<>();
-            CompletableFuture<io.netapprox.core.transport.IncomingTransfer> t =
-                    b.pull(
-                            a.engineId(),
-                            p,
-                            key,
-                            new int[] {3},
-                            (tr, m) -> {
-                                m.release();
-                                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                                while (a.outboxBytes() > 0 && System.nanoTime() < until) {
-                                    Thread.onSpinWait();
-                                }
-                                freedBeforeReport.complete(a.outboxBytes() == 0);
-                            },
-                            () -> false);
-            assertTrue(
-                    freedBeforeReport.get(30, TimeUnit.SECONDS),
-                    "the outbox was held until the report");
-            t.get().report().get(30, TimeUnit.SECONDS);
+            body.run(a, b);
         } finally {
             a.release();
             b.release();

@@ -14,6 +14,7 @@ import io.netapprox.kafka.relay.KafkaRelay;
 import io.netapprox.kafka.relay.RelayException;
 import io.netapprox.kafka.relay.SamplingPlan;
 import io.netapprox.kafka.testkit.KafkaBroker;
+import io.netapprox.kafka.testkit.TestRelays;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

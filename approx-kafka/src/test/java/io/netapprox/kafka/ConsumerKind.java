@@ -2,6 +2,7 @@ package io.netapprox.kafka;
 
 import io.netapprox.kafka.relay.KafkaRelay;
 import io.netapprox.kafka.testkit.KafkaBroker;
+import io.netapprox.kafka.testkit.TestRelays;
 import java.util.Properties;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.KafkaConsumer;

@@ -11,6 +11,7 @@ import io.netapprox.kafka.Records.Produced;
 import io.netapprox.kafka.relay.Cell;
 import io.netapprox.kafka.relay.KafkaRelay;
 import io.netapprox.kafka.testkit.KafkaBroker;
+import io.netapprox.kafka.testkit.TestRelays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

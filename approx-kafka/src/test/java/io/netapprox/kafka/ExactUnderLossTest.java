@@ -9,6 +9,7 @@ import io.netapprox.kafka.Records.Polled;
 import io.netapprox.kafka.relay.Cell;
 import io.netapprox.kafka.relay.KafkaRelay;
 import io.netapprox.kafka.testkit.KafkaBroker;
+import io.netapprox.kafka.testkit.TestRelays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

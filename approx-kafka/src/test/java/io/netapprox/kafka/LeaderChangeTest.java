@@ -10,6 +10,7 @@ import io.netapprox.kafka.relay.Cell;
 import io.netapprox.kafka.relay.KafkaRelay;
 import io.netapprox.kafka.relay.RelayConfig;
 import io.netapprox.kafka.testkit.KafkaBroker;
+import io.netapprox.kafka.testkit.TestRelays;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -4,6 +4,7 @@ import io.netapprox.kafka.ApproxConsumerRecords.CoveredRange;
 import io.netapprox.kafka.relay.Cell;
 import io.netapprox.kafka.relay.RelayException;
 import io.netapprox.kafka.testkit.KafkaBroker;
+import io.netapprox.kafka.testkit.TestRelays;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

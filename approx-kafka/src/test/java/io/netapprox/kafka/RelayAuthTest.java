@@ -14,6 +14,7 @@ import io.netapprox.core.transport.TransportException;
 import io.netapprox.kafka.relay.KafkaRelay;
 import io.netapprox.kafka.relay.RelayException;
 import io.netapprox.kafka.testkit.KafkaBroker;
+import io.netapprox.kafka.testkit.TestRelays;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;

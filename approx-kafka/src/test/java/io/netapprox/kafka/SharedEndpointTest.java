@@ -6,6 +6,7 @@ import io.netapprox.kafka.Records.Polled;
 import io.netapprox.kafka.relay.KafkaRelay;
 import io.netapprox.kafka.relay.SharedClientEndpoint;
 import io.netapprox.kafka.testkit.KafkaBroker;
+import io.netapprox.kafka.testkit.TestRelays;
 import java.util.List;
 import java.util.Properties;
 import org.apache.kafka.clients.consumer.Consumer;

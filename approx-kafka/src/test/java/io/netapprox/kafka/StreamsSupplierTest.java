@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.kafka.relay.KafkaRelay;
 import io.netapprox.kafka.testkit.KafkaBroker;
+import io.netapprox.kafka.testkit.TestRelays;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.List;

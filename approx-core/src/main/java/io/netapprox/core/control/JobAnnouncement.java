@@ -17,14 +17,44 @@ public final class JobAnnouncement {
     private final JobSpec spec;
     private final boolean globalMsr;
     private final byte[] descriptor;
+    private final boolean pushed;
+
+    /** Job ids of pushed jobs have this bit set (the pushing side allocates them). */
+    public static final int PUSHED_JOB_ID_BIT = 0x8000_0000;
 
     private JobAnnouncement(JobSpec spec, boolean globalMsr, byte[] descriptor) {
+        this(spec, globalMsr, descriptor, false);
+    }
+
+    private JobAnnouncement(JobSpec spec, boolean globalMsr, byte[] descriptor, boolean pushed) {
         if (globalMsr && !spec.isGlobal()) {
             throw new IllegalArgumentException("a global-MSR job has exactly one group, with id 0");
         }
         this.spec = spec;
         this.globalMsr = globalMsr;
         this.descriptor = descriptor == null ? new byte[0] : descriptor.clone();
+        if (pushed && (spec.jobId() & PUSHED_JOB_ID_BIT) == 0) {
+            throw new IllegalArgumentException(
+                    "a pushed job's id has bit 31 set, got "
+                            + Integer.toUnsignedString(spec.jobId()));
+        }
+        this.pushed = pushed;
+    }
+
+    /**
+     * This announcement as a <em>pushed</em> job (flag PUSHED, protocol version 3): the sender
+     * offers it without a DATA_REQUEST; {@link #descriptor()} says what the data is. The receiver
+     * accepts it within its push budget or rejects it, and the sender then keeps the data for a
+     * pull. The job id must have {@link #PUSHED_JOB_ID_BIT} set (requested jobs never do), so the
+     * two id spaces of a session never collide.
+     */
+    public JobAnnouncement asPushed() {
+        return new JobAnnouncement(spec, globalMsr, descriptor, true);
+    }
+
+    /** True when the sender pushes this job (no DATA_REQUEST preceded it). */
+    public boolean pushed() {
+        return pushed;
     }
 
     /**
@@ -101,6 +131,7 @@ public final class JobAnnouncement {
     public boolean equals(Object o) {
         return o instanceof JobAnnouncement other
                 && globalMsr == other.globalMsr
+                && pushed == other.pushed
                 && spec.equals(other.spec)
                 && Arrays.equals(descriptor, other.descriptor);
     }
@@ -120,6 +151,7 @@ public final class JobAnnouncement {
                 + totalMessages()
                 + (globalMsr ? ", global" : "")
                 + (mrdf() ? ", mrdf" : "")
+                + (pushed ? ", pushed" : "")
                 + ", descriptor="
                 + descriptor.length
                 + "B}";

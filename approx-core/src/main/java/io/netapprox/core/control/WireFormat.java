@@ -45,10 +45,10 @@ final class WireFormat {
      * Version 2 (issue 12): the data-plane key is derived on both ends ({@link KeySchedule})
      * instead of travelling in SESSION_SETUP_ACK. Version 1 is refused: it sends the key in clear.
      */
-    static final int VERSION = 2;
+    static final int VERSION = 3;
 
-    static final int MIN_SUPPORTED_VERSION = 2;
-    static final int MAX_SUPPORTED_VERSION = 2;
+    static final int MIN_SUPPORTED_VERSION = 3;
+    static final int MAX_SUPPORTED_VERSION = 3;
     static final int HEADER_LENGTH = 16;
 
     /** Body limit before the handshake has completed (HELLO, AUTH, SESSION_SETUP are all small). */
@@ -63,6 +63,9 @@ final class WireFormat {
     static final int HELLO_ACK_FLAG_AUTH = 1;
     static final int JOB_FLAG_MRDF = 1;
     static final int JOB_FLAG_GLOBAL = 2;
+
+    /** Version 3: the sender pushes the job (no DATA_REQUEST); its id has bit 31 set. */
+    static final int JOB_FLAG_PUSHED = 4;
 
     private WireFormat() {}
 
@@ -324,7 +327,10 @@ final class WireFormat {
         } else if (msg instanceof JobAnnounceMsg ja) {
             JobAnnouncement j = ja.job();
             out.writeInt(j.jobId());
-            out.writeByte((j.mrdf() ? JOB_FLAG_MRDF : 0) | (j.isGlobalMsr() ? JOB_FLAG_GLOBAL : 0));
+            out.writeByte(
+                    (j.mrdf() ? JOB_FLAG_MRDF : 0)
+                            | (j.isGlobalMsr() ? JOB_FLAG_GLOBAL : 0)
+                            | (j.pushed() ? JOB_FLAG_PUSHED : 0));
             out.writeByte(0);
             out.writeInt(j.groups().size());
             for (GroupSpec g : j.groups()) {
@@ -482,9 +488,15 @@ final class WireFormat {
                 {
                     int job = readI32(in, "jobId");
                     int flags = readU8(in, "flags");
-                    if ((flags & ~(JOB_FLAG_MRDF | JOB_FLAG_GLOBAL)) != 0) {
+                    if ((flags & ~(JOB_FLAG_MRDF | JOB_FLAG_GLOBAL | JOB_FLAG_PUSHED)) != 0) {
                         throw new MalformedException(
                                 "JOB_ANNOUNCE has unknown flags 0x" + Integer.toHexString(flags));
+                    }
+                    boolean pushed = (flags & JOB_FLAG_PUSHED) != 0;
+                    if (pushed && (job & JobAnnouncement.PUSHED_JOB_ID_BIT) == 0) {
+                        throw new MalformedException(
+                                "a pushed JOB_ANNOUNCE's job id has bit 31 set, got "
+                                        + Integer.toUnsignedString(job));
                     }
                     if (readU8(in, "reserved") != 0) {
                         throw new MalformedException("JOB_ANNOUNCE reserved field is not 0");
@@ -516,10 +528,12 @@ final class WireFormat {
                                     "a global-MSR JOB_ANNOUNCE has exactly one group with id 0");
                         }
                         GroupSpec g = groups.get(0);
-                        return new JobAnnounceMsg(
-                                JobAnnouncement.global(job, g.size(), g.msr(), mrdf, desc));
+                        JobAnnouncement ga =
+                                JobAnnouncement.global(job, g.size(), g.msr(), mrdf, desc);
+                        return new JobAnnounceMsg(pushed ? ga.asPushed() : ga);
                     }
-                    return new JobAnnounceMsg(JobAnnouncement.ofGroups(job, groups, mrdf, desc));
+                    JobAnnouncement a = JobAnnouncement.ofGroups(job, groups, mrdf, desc);
+                    return new JobAnnounceMsg(pushed ? a.asPushed() : a);
                 }
             case JOB_ACCEPT:
                 return new JobAcceptMsg(readI32(in, "jobId"));

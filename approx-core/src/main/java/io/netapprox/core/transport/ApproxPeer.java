@@ -1,6 +1,7 @@
 package io.netapprox.core.transport;
 
 import io.netapprox.core.control.ControlSession;
+import io.netapprox.core.control.JobAnnouncement;
 import io.netapprox.core.engine.AtpException;
 import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.engine.AtpSession;
@@ -40,6 +41,7 @@ public final class ApproxPeer implements AutoCloseable {
     final ConcurrentHashMap<Integer, IncomingTransfer> incoming = new ConcurrentHashMap<>();
     final ConcurrentHashMap<Integer, OutgoingTransfer> outgoing = new ConcurrentHashMap<>();
     private final AtomicInteger nextJobId = new AtomicInteger(1);
+    private final AtomicInteger nextPushId = new AtomicInteger(1);
     private volatile TransportException failure;
     private volatile boolean closingLocally;
     private final CompletableFuture<Void> closeFuture = new CompletableFuture<>();
@@ -138,28 +140,12 @@ public final class ApproxPeer implements AutoCloseable {
         Objects.requireNonNull(payload, "payload");
         Objects.requireNonNull(listener, "listener");
         ControlSession c = control;
-        TransportException f = failure;
-        if (f == null && c == null) {
-            f =
-                    new TransportException(
-                            TransportException.Reason.CLOSED,
-                            "peer session " + Long.toHexString(sessionId) + " is not set up",
-                            null);
-        }
-        int maxJobs = transport.config().atp().maxJobsPerSession();
-        if (f == null && incoming.size() >= maxJobs) {
-            f =
-                    new TransportException(
-                            TransportException.Reason.REJECTED,
-                            maxJobs
-                                    + " transfers from "
-                                    + describe()
-                                    + " are already running (AtpConfig.maxJobsPerSession)",
-                            null);
-        }
-        int jobId = nextJobId.getAndIncrement();
-        if (jobId == 0) { // wrapped around (2^32 requests): 0 is skipped
-            jobId = nextJobId.getAndIncrement();
+        TransportException f = cannotStart(c, incoming.size(), "transfers from");
+        // Requested jobs have ids in [1, 2^31); pushed jobs (allocated by the pushing side) have
+        // bit 31 set, so the two never collide on a session.
+        int jobId = nextJobId.getAndIncrement() & ~JobAnnouncement.PUSHED_JOB_ID_BIT;
+        if (jobId == 0) { // wrapped around (2^31 requests): 0 is skipped
+            jobId = nextJobId.getAndIncrement() & ~JobAnnouncement.PUSHED_JOB_ID_BIT;
         }
         IncomingTransfer t = new IncomingTransfer(this, jobId, listener);
         if (f != null) {
@@ -197,6 +183,74 @@ public final class ApproxPeer implements AutoCloseable {
                             }
                         });
         return t;
+    }
+
+    // ---- pushing --------------------------------------------------------------------------------
+
+    /**
+     * Pushes a job to the peer without waiting for its request: the transport's {@link
+     * DataRequestHandler} serves the returned transfer on a serving thread exactly as it serves a
+     * DATA_REQUEST ({@link OutgoingTransfer#payload()} is {@code descriptor}); its {@link
+     * OutgoingTransfer#startJob} announces the job with the PUSHED flag and {@code descriptor}, and
+     * the receiver's {@link PushHandler} accepts it within its push budget or refuses. A refused
+     * push fails {@link OutgoingTransfer#jobStarted()} and {@link OutgoingTransfer#report()} with
+     * {@link TransportException.Reason#REJECTED} before any data was sent, so the caller can keep
+     * the data for a pull. Never blocks.
+     */
+    public OutgoingTransfer push(byte[] descriptor) {
+        Objects.requireNonNull(descriptor, "descriptor");
+        int jobId = JobAnnouncement.PUSHED_JOB_ID_BIT | nextPushId.getAndIncrement();
+        OutgoingTransfer r = new OutgoingTransfer(this, jobId, descriptor.clone(), true);
+        TransportException f = cannotStart(control, outgoing.size(), "jobs to");
+        if (f == null && outgoing.putIfAbsent(jobId, r) != null) {
+            f =
+                    new TransportException(
+                            TransportException.Reason.REJECTED,
+                            "pushed job id " + Integer.toUnsignedString(jobId) + " is in use",
+                            null);
+        }
+        if (f != null) {
+            r.fail(f);
+            return r;
+        }
+        r.report().whenComplete((v, e) -> outgoing.remove(jobId, r));
+        f = failure;
+        if (f != null) { // raced with the peer's end
+            r.fail(f);
+            return r;
+        }
+        transport.servePush(r);
+        return r;
+    }
+
+    /**
+     * Why a new transfer cannot start on this peer now ({@code running} of its kind are running),
+     * or null.
+     */
+    private TransportException cannotStart(ControlSession c, int running, String what) {
+        TransportException f = failure;
+        if (f != null) {
+            return f;
+        }
+        if (c == null) {
+            return new TransportException(
+                    TransportException.Reason.CLOSED,
+                    "peer session " + Long.toHexString(sessionId) + " is not set up",
+                    null);
+        }
+        int maxJobs = transport.config().atp().maxJobsPerSession();
+        if (running >= maxJobs) {
+            return new TransportException(
+                    TransportException.Reason.REJECTED,
+                    maxJobs
+                            + " "
+                            + what
+                            + " "
+                            + describe()
+                            + " are already running (AtpConfig.maxJobsPerSession)",
+                    null);
+        }
+        return null;
     }
 
     // ---- life cycle -----------------------------------------------------------------------------

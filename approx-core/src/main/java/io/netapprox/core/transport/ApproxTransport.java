@@ -66,6 +66,7 @@ public final class ApproxTransport implements AutoCloseable {
 
     private final ApproxTransportConfig config;
     private final DataRequestHandler requestHandler;
+    private final PushHandler pushHandler;
     private final AtpEndpoint endpoint;
     private final AtpDataPlane dataPlane;
     private final ControlClientFactory clients;
@@ -74,10 +75,25 @@ public final class ApproxTransport implements AutoCloseable {
     private final ScheduledThreadPoolExecutor timer;
     private final Map<Long, ApproxPeer> peers = new ConcurrentHashMap<>();
     private volatile boolean closing;
+    // push budget and counters (guarded by pushLock)
+    private final Object pushLock = new Object();
+    private int pushedJobsOpen;
+    private long pushedMessagesOpen;
+    private long pushesAccepted;
+    private long pushesRefused;
+    private long pushesOverBudget;
+    private final java.util.concurrent.atomic.AtomicLong pushesSent =
+            new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong pushesRefusedByPeer =
+            new java.util.concurrent.atomic.AtomicLong();
 
-    private ApproxTransport(ApproxTransportConfig config, DataRequestHandler requestHandler) {
+    private ApproxTransport(
+            ApproxTransportConfig config,
+            DataRequestHandler requestHandler,
+            PushHandler pushHandler) {
         this.config = config;
         this.requestHandler = requestHandler;
+        this.pushHandler = pushHandler;
         AtpEndpoint ep = AtpEndpoint.open(config.atp());
         ScheduledThreadPoolExecutor tm = null;
         ThreadPoolExecutor serve = null;
@@ -133,8 +149,34 @@ public final class ApproxTransport implements AutoCloseable {
      * @param handler serves DATA_REQUESTs; null refuses them (UNSUPPORTED)
      */
     public static ApproxTransport start(ApproxTransportConfig config, DataRequestHandler handler) {
+        return start(config, handler, null);
+    }
+
+    /**
+     * Opens the engine, starts the control server (if enabled) and the client factory.
+     *
+     * @param handler serves DATA_REQUESTs and the jobs this side {@link ApproxPeer#push pushes};
+     *     null refuses requests (UNSUPPORTED) and makes pushing fail
+     * @param pushHandler receives jobs peers push to this side; null refuses every push
+     */
+    public static ApproxTransport start(
+            ApproxTransportConfig config, DataRequestHandler handler, PushHandler pushHandler) {
         Objects.requireNonNull(config, "config");
-        return new ApproxTransport(config, handler);
+        return new ApproxTransport(config, handler, pushHandler);
+    }
+
+    /** Counters of pushed jobs, both directions. */
+    public PushMetrics pushMetrics() {
+        synchronized (pushLock) {
+            return new PushMetrics(
+                    pushesSent.get(),
+                    pushesRefusedByPeer.get(),
+                    pushesAccepted,
+                    pushesRefused,
+                    pushesOverBudget,
+                    pushedJobsOpen,
+                    pushedMessagesOpen);
+        }
     }
 
     /**
@@ -351,6 +393,142 @@ public final class ApproxTransport implements AutoCloseable {
         }
     }
 
+    /**
+     * Serves a job this side pushes (ApproxPeer.push) on a serving thread, through the same {@link
+     * DataRequestHandler} as a request.
+     */
+    void servePush(OutgoingTransfer r) {
+        if (requestHandler == null) {
+            r.fail(
+                    new TransportException(
+                            TransportException.Reason.REJECTED,
+                            "this transport has no DataRequestHandler to serve pushed jobs",
+                            null));
+            return;
+        }
+        pushesSent.incrementAndGet();
+        try {
+            serveExecutor.execute(() -> serve(r));
+        } catch (RejectedExecutionException e) {
+            r.fail(
+                    new TransportException(
+                            TransportException.Reason.REJECTED,
+                            "too many transfers queued to serve ("
+                                    + config.serveThreads()
+                                    + " serving threads, "
+                                    + config.maxQueuedRequests()
+                                    + " queued)",
+                            null));
+        }
+    }
+
+    /**
+     * A JOB_ANNOUNCE with the PUSHED flag (control event loop): within the budget and with the push
+     * handler's consent, a new incoming transfer; else a rejection naming why.
+     */
+    private JobDecision acceptPush(ApproxPeer p, JobAnnouncement job) {
+        int jobId = job.jobId();
+        String refusal = null;
+        boolean overBudget = false;
+        if (pushHandler == null) {
+            refusal = "this endpoint accepts no pushed jobs";
+        } else if (closing || p.failure() != null) {
+            refusal = "this endpoint is closing";
+        } else if (p.incoming.containsKey(jobId)) {
+            refusal = "job " + Integer.toUnsignedString(jobId) + " is already running";
+        } else if (p.incoming.size() >= config.atp().maxJobsPerSession()) {
+            refusal =
+                    config.atp().maxJobsPerSession()
+                            + " jobs are already running on this session (AtpConfig.maxJobsPerSession)";
+            overBudget = true;
+        }
+        long n = job.totalMessages();
+        if (refusal == null) {
+            synchronized (pushLock) {
+                if (pushedJobsOpen + 1 > config.maxPushedJobs()) {
+                    refusal =
+                            "push budget: "
+                                    + pushedJobsOpen
+                                    + " pushed jobs are running (maxPushedJobs "
+                                    + config.maxPushedJobs()
+                                    + ")";
+                    overBudget = true;
+                } else if (pushedMessagesOpen + n > config.maxPushedMessages()) {
+                    refusal =
+                            "push budget: "
+                                    + pushedMessagesOpen
+                                    + " pushed messages are running, this job has "
+                                    + n
+                                    + " (maxPushedMessages "
+                                    + config.maxPushedMessages()
+                                    + ")";
+                    overBudget = true;
+                } else {
+                    pushedJobsOpen++;
+                    pushedMessagesOpen += n;
+                }
+            }
+        }
+        if (refusal != null) {
+            return refusePush(jobId, refusal, overBudget);
+        }
+        IncomingTransfer t = new IncomingTransfer(p, jobId, null);
+        t.report()
+                .whenComplete(
+                        (r, e) -> {
+                            p.incoming.remove(jobId, t);
+                            synchronized (pushLock) {
+                                pushedJobsOpen--;
+                                pushedMessagesOpen -= n;
+                            }
+                        });
+        t.onAnnounce(job);
+        TransferListener listener;
+        try {
+            listener = pushHandler.onPush(t);
+        } catch (ControlException e) {
+            t.fail(new TransportException(TransportException.Reason.REJECTED, e.getMessage(), e));
+            return refusePush(jobId, e.getMessage(), false);
+        } catch (RuntimeException e) {
+            LOG.warn("push handler failed on job {}", Integer.toUnsignedString(jobId), e);
+            t.fail(new TransportException(TransportException.Reason.REJECTED, "handler failed", e));
+            return refusePush(jobId, "the receiving endpoint failed to take the job", false);
+        }
+        if (listener == null) {
+            t.fail(new TransportException(TransportException.Reason.REJECTED, "refused", null));
+            return refusePush(jobId, "the receiving endpoint does not want this job", false);
+        }
+        t.pushAccepted(listener);
+        if (p.incoming.putIfAbsent(jobId, t) != null) {
+            t.fail(new TransportException(TransportException.Reason.REJECTED, "duplicate", null));
+            return refusePush(
+                    jobId, "job " + Integer.toUnsignedString(jobId) + " is already running", false);
+        }
+        synchronized (pushLock) {
+            pushesAccepted++;
+        }
+        TransportException f = p.failure();
+        if (f != null) { // raced with the peer's end
+            t.fail(f);
+        }
+        return JobDecision.accept();
+    }
+
+    void countPushRefusedByPeer() {
+        pushesRefusedByPeer.incrementAndGet();
+    }
+
+    private JobDecision refusePush(int jobId, String why, boolean overBudget) {
+        synchronized (pushLock) {
+            pushesRefused++;
+            if (overBudget) {
+                pushesOverBudget++;
+            }
+        }
+        LOG.debug("refused pushed job {}: {}", Integer.toUnsignedString(jobId), why);
+        return JobDecision.reject("pushed job " + Integer.toUnsignedString(jobId) + ": " + why);
+    }
+
     private ApproxPeer peerOf(ControlSession session) {
         ApproxPeer p = peers.get(session.sessionId());
         if (p == null) {
@@ -437,6 +615,9 @@ public final class ApproxTransport implements AutoCloseable {
         public CompletionStage<JobDecision> onJobAnnounce(
                 ControlSession session, JobAnnouncement job) {
             ApproxPeer p = peerOf(session);
+            if (job.pushed()) {
+                return CompletableFuture.completedFuture(acceptPush(p, job));
+            }
             IncomingTransfer t = p.incoming.get(job.jobId());
             if (t == null) {
                 return CompletableFuture.completedFuture(

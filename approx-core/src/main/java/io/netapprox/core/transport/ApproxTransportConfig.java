@@ -30,6 +30,8 @@ public final class ApproxTransportConfig {
     private final int maxQueuedRequests;
     private final Duration reportTimeout;
     private final InetAddress advertisedDataAddress;
+    private final int maxPushedJobs;
+    private final long maxPushedMessages;
 
     private ApproxTransportConfig(Builder b, AtpConfig atp, ControlConfig control, int maxPeers) {
         this.atp = atp;
@@ -40,6 +42,8 @@ public final class ApproxTransportConfig {
         this.maxQueuedRequests = b.maxQueuedRequests;
         this.reportTimeout = b.reportTimeout;
         this.advertisedDataAddress = b.advertisedDataAddress;
+        this.maxPushedJobs = b.maxPushedJobs;
+        this.maxPushedMessages = b.maxPushedMessages;
     }
 
     public static Builder builder() {
@@ -99,6 +103,24 @@ public final class ApproxTransportConfig {
         return advertisedDataAddress;
     }
 
+    /**
+     * Pushed jobs (a peer sends without a request, {@link ApproxPeer#push}) this transport receives
+     * at once, over all peers; one more is refused (the pusher keeps its data for a pull). 0
+     * refuses every push.
+     */
+    public int maxPushedJobs() {
+        return maxPushedJobs;
+    }
+
+    /**
+     * Messages (the sum of the announced N) of the pushed jobs this transport receives at once; a
+     * push that would exceed it is refused. With the engine's message size limit this bounds the
+     * bytes a peer may send unasked.
+     */
+    public long maxPushedMessages() {
+        return maxPushedMessages;
+    }
+
     public Builder toBuilder() {
         Builder b = new Builder();
         b.atp = atp;
@@ -109,6 +131,8 @@ public final class ApproxTransportConfig {
         b.maxQueuedRequests = maxQueuedRequests;
         b.reportTimeout = reportTimeout;
         b.advertisedDataAddress = advertisedDataAddress;
+        b.maxPushedJobs = maxPushedJobs;
+        b.maxPushedMessages = maxPushedMessages;
         return b;
     }
 
@@ -130,6 +154,10 @@ public final class ApproxTransportConfig {
                 + reportTimeout
                 + ", advertisedDataAddress="
                 + advertisedDataAddress
+                + ", maxPushedJobs="
+                + maxPushedJobs
+                + ", maxPushedMessages="
+                + maxPushedMessages
                 + "}";
     }
 
@@ -143,8 +171,22 @@ public final class ApproxTransportConfig {
         private int maxQueuedRequests = 256;
         private Duration reportTimeout = Duration.ofSeconds(30);
         private InetAddress advertisedDataAddress;
+        private int maxPushedJobs = 16;
+        private long maxPushedMessages = 1 << 16;
 
         private Builder() {}
+
+        /** Default 16; 0 refuses every pushed job. */
+        public Builder maxPushedJobs(int n) {
+            this.maxPushedJobs = n;
+            return this;
+        }
+
+        /** Default 65536. */
+        public Builder maxPushedMessages(long n) {
+            this.maxPushedMessages = n;
+            return this;
+        }
 
         /** The engine config (default: {@link #defaultAtp()}). */
         public Builder atp(AtpConfig c) {
@@ -218,6 +260,19 @@ public final class ApproxTransportConfig {
                 throw new IllegalArgumentException(
                         "transport maxQueuedRequests must be in [0, 1048576], got "
                                 + maxQueuedRequests);
+            }
+            if (maxPushedJobs < 0
+                    || maxPushedJobs > (long) a.maxJobsPerSession() * a.maxSessions()) {
+                throw new IllegalArgumentException(
+                        "transport maxPushedJobs must be in [0, "
+                                + (long) a.maxJobsPerSession() * a.maxSessions()
+                                + "] (AtpConfig.maxJobsPerSession x maxSessions), got "
+                                + maxPushedJobs);
+            }
+            if (maxPushedMessages < 1 || maxPushedMessages > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException(
+                        "transport maxPushedMessages must be in [1, 2147483647], got "
+                                + maxPushedMessages);
             }
             if (reportTimeout == null
                     || reportTimeout.isNegative()

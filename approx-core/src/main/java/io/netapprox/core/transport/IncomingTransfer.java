@@ -35,7 +35,7 @@ public final class IncomingTransfer {
 
     private final ApproxPeer peer;
     private final int jobId;
-    private final TransferListener listener;
+    private volatile TransferListener listener;
     private final CompletableFuture<JobAnnouncement> announced = new CompletableFuture<>();
     private final CompletableFuture<byte[]> response = new CompletableFuture<>();
     private final CompletableFuture<TransferReport> report = new CompletableFuture<>();
@@ -149,6 +149,26 @@ public final class IncomingTransfer {
     }
 
     // ---- transport side -------------------------------------------------------------------------
+
+    /**
+     * A pushed job was accepted (control event loop): its messages go to {@code l}; there is no
+     * DATA_RESPONSE, so {@link #response()} completes empty.
+     */
+    void pushAccepted(TransferListener l) {
+        this.listener = l;
+        response.complete(new byte[0]);
+    }
+
+    /** True for a job the peer pushed (its id has bit 31 set), false for a requested one. */
+    public boolean pushed() {
+        return (jobId & JobAnnouncement.PUSHED_JOB_ID_BIT) != 0;
+    }
+
+    /** The pushed job's descriptor (what the data is), or null before the announcement. */
+    public byte[] descriptor() {
+        JobAnnouncement a = announced.getNow(null);
+        return a != null ? a.descriptor() : null;
+    }
 
     /** JOB_ANNOUNCE from the serving side (control event loop). */
     JobDecision onAnnounce(JobAnnouncement a) {

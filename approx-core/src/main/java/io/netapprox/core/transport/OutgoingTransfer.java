@@ -38,6 +38,7 @@ public final class OutgoingTransfer {
     private final ApproxPeer peer;
     private final int jobId;
     private final byte[] payload;
+    private final boolean pushed;
     private final CompletableFuture<byte[]> dataResponse = new CompletableFuture<>();
     private final CompletableFuture<TransferReport> report = new CompletableFuture<>();
     private volatile byte[] reply = EMPTY;
@@ -52,9 +53,42 @@ public final class OutgoingTransfer {
     private ScheduledFuture<?> reportTimer;
 
     OutgoingTransfer(ApproxPeer peer, int jobId, byte[] payload) {
+        this(peer, jobId, payload, false);
+    }
+
+    OutgoingTransfer(ApproxPeer peer, int jobId, byte[] payload, boolean pushed) {
         this.peer = peer;
         this.jobId = jobId;
         this.payload = payload;
+        this.pushed = pushed;
+    }
+
+    /**
+     * True when this side pushes the job ({@link ApproxPeer#push}): {@link #payload()} is then the
+     * descriptor sent with the announcement, and a refusal by the receiver fails {@link #report()}
+     * with {@link TransportException.Reason#REJECTED} before anything was sent.
+     */
+    public boolean pushed() {
+        return pushed;
+    }
+
+    /**
+     * Completes when the job has started (a pushed job: the receiver accepted it); fails with the
+     * transfer's failure otherwise, e.g. {@link TransportException.Reason#REJECTED} when the
+     * receiver refused a push.
+     */
+    public CompletableFuture<Void> jobStarted() {
+        return dataResponse.handle(
+                (v, e) -> {
+                    if (e == null) {
+                        return null;
+                    }
+                    Throwable c = Errors.unwrap(e);
+                    throw c instanceof TransportException t
+                            ? t
+                            : new TransportException(
+                                    TransportException.Reason.REJECTED, c.getMessage(), c);
+                });
     }
 
     /** The requesting peer. */
@@ -137,7 +171,10 @@ public final class OutgoingTransfer {
         }
         checkRunning();
         ControlSession c = peer.control();
-        JobAnnouncement a = JobAnnouncement.of(jobId, spec, null);
+        JobAnnouncement a =
+                pushed
+                        ? JobAnnouncement.of(jobId, spec, payload).asPushed()
+                        : JobAnnouncement.of(jobId, spec, null);
         JobDecision d;
         try {
             d = c.announceJob(a).get();
@@ -159,6 +196,19 @@ public final class OutgoingTransfer {
             throw t;
         }
         if (!d.accepted()) {
+            if (pushed) {
+                peer.transport.countPushRefusedByPeer();
+                TransportException t =
+                        new TransportException(
+                                TransportException.Reason.REJECTED,
+                                "the receiver refused pushed job "
+                                        + Integer.toUnsignedString(jobId)
+                                        + ": "
+                                        + d.reason(),
+                                null);
+                fail(t);
+                throw t;
+            }
             throw new ControlException(
                     ErrorCode.REQUEST_REJECTED,
                     "the requester rejected job "

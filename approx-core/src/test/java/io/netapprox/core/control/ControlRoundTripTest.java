@@ -130,7 +130,7 @@ class ControlRoundTripTest {
             assertEquals(new InetSocketAddress(TestSupport.LOOPBACK, 40002), s.peer());
             assertEquals("server", client.peerEndpointId());
             assertEquals("client", serverHandler.sessions.get(0).peerEndpointId());
-            assertEquals(2, client.protocolVersion());
+            assertEquals(3, client.protocolVersion());
 
             // JOB_ANNOUNCE -> JOB_ACCEPT, with groups, MSRs and an opaque descriptor.
             JobAnnouncement job =

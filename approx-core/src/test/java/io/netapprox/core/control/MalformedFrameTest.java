@@ -118,15 +118,16 @@ class MalformedFrameTest {
 
     @Test
     void otherProtocolVersionGetsAnExplicitVersionMismatch() throws IOException {
-        byte[] v3 = rawFrame(WireFormat.MAGIC, 3, MessageType.HELLO.code, 1, 0, new byte[0]);
-        assertError(rejected(v3, false), ErrorCode.VERSION_MISMATCH, "version 3", "version 2");
-        // A HELLO in this version's framing that offers only versions 3..4.
+        // A peer of the previous release (version 2: no pushed jobs) gets a clear mismatch.
+        byte[] v2 = rawFrame(WireFormat.MAGIC, 2, MessageType.HELLO.code, 1, 0, new byte[0]);
+        assertError(rejected(v2, false), ErrorCode.VERSION_MISMATCH, "version 2", "version 3");
+        // A HELLO in this version's framing that offers only versions 4..5.
         byte[] hello =
                 encode(
                         1,
                         new Messages.HelloMsg(
-                                3,
                                 4,
+                                5,
                                 1 << 20,
                                 "future-peer",
                                 TestSupport.LOOPBACK,
@@ -134,7 +135,7 @@ class MalformedFrameTest {
                                 new byte[32],
                                 KeySchedule.Ephemeral.generate().share()));
         assertError(
-                rejected(hello, false), ErrorCode.VERSION_MISMATCH, "versions 3..4", "version 2");
+                rejected(hello, false), ErrorCode.VERSION_MISMATCH, "versions 4..5", "version 3");
         assertEquals(2, server.metrics().versionMismatches());
         assertEquals(0, serverDp.openCount());
     }
@@ -177,7 +178,7 @@ class MalformedFrameTest {
                     (ErrorMsg)
                             WireFormat.decodeBody(
                                     MessageType.ERROR, Unpooled.wrappedBuffer(errBody));
-            assertError(e, ErrorCode.VERSION_MISMATCH, "version 1", "version 2");
+            assertError(e, ErrorCode.VERSION_MISMATCH, "version 1", "version 3");
             assertClosedByPeer(s);
         }
         assertEquals(1, server.metrics().versionMismatches());

@@ -85,6 +85,13 @@ class WireFormatTest {
                                 true,
                                 new byte[] {9, 8})),
                 new Messages.JobAnnounceMsg(JobAnnouncement.global(2, 100, 0.0, false, null)),
+                new Messages.JobAnnounceMsg(
+                        JobAnnouncement.ofGroups(
+                                        JobAnnouncement.PUSHED_JOB_ID_BIT | 5,
+                                        List.of(new GroupSpec(3, 7, 0.5)),
+                                        false,
+                                        new byte[] {1, 2, 3, 4})
+                                .asPushed()),
                 new Messages.JobAcceptMsg(4),
                 new Messages.JobRejectMsg(4, "nope \u00e9\u4e2d"),
                 new Messages.DataRequestMsg(7, new byte[] {1, 2, 3}),
@@ -333,6 +340,47 @@ class WireFormatTest {
         assertTrue(
                 FrameDecoderFuzzTest.decode(frame, 1 << 20, frame.length).get(0)
                         instanceof Messages.Frame);
+    }
+
+    /**
+     * Version 3: a pushed JOB_ANNOUNCE carries flag 4 and a job id with bit 31 set (the pusher's id
+     * space); a pushed flag on a requester-space id is malformed, and so is any other unknown flag.
+     */
+    @Test
+    void pushedJobAnnounceIsValidated() {
+        JobAnnouncement ok =
+                JobAnnouncement.ofGroups(
+                                JobAnnouncement.PUSHED_JOB_ID_BIT | 9,
+                                List.of(new GroupSpec(1, 4, 1.0)),
+                                false,
+                                new byte[] {7})
+                        .asPushed();
+        byte[] frame = frameBytes(1, new Messages.JobAnnounceMsg(ok));
+        int flagsAt = WireFormat.HEADER_LENGTH + 4;
+        assertEquals(WireFormat.JOB_FLAG_PUSHED, frame[flagsAt]);
+        Messages.JobAnnounceMsg back =
+                (Messages.JobAnnounceMsg)
+                        ((Frame) FrameDecoderFuzzTest.decode(frame, 1 << 20, frame.length).get(0))
+                                .msg();
+        assertTrue(back.job().pushed());
+        assertEquals(ok, back.job());
+
+        byte[] lowId = frame.clone(); // clear bit 31 of the job id
+        lowId[WireFormat.HEADER_LENGTH] = 0;
+        assertMalformed(lowId, "bit 31");
+        byte[] unknownFlag = frame.clone();
+        unknownFlag[flagsAt] = 8;
+        assertMalformed(unknownFlag, "unknown flags");
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> JobAnnouncement.global(3, 1, 1.0, false, null).asPushed(),
+                "a pushed job id without bit 31 is refused locally too");
+    }
+
+    private static void assertMalformed(byte[] frame, String expected) {
+        Object r = FrameDecoderFuzzTest.decode(frame, 1 << 20, frame.length).get(0);
+        assertFalse(r instanceof Frame, "must not decode: " + r);
+        assertTrue(String.valueOf(r).contains(expected), r + " should mention " + expected);
     }
 
     @Test

@@ -81,6 +81,19 @@ class SendSchedulerBatchTest {
         }
     }
 
+    /** A job started and sent by {@link #startAndSendAll}: the job and the messages that went. */
+    private record Sent(OutgoingJob job, long count) {}
+
+    /**
+     * Starts {@code spec} on {@code out} and sends it in SendScheduler order with {@code writer}.
+     */
+    private static Sent startAndSendAll(
+            AtpSession out, JobSpec spec, SendScheduler.MessageWriter writer) throws Exception {
+        OutgoingJob job = out.startJob(spec);
+        return new Sent(
+                job, new SendScheduler(spec).sendAll(job, writer, TIMEOUT_S, TimeUnit.SECONDS));
+    }
+
     @FunctionalInterface
     private interface SessionBody {
         void run(AtpSession out) throws Exception;
@@ -94,15 +107,13 @@ class SendSchedulerBatchTest {
         withSession(
                 rx,
                 out -> {
-                    JobSpec spec = JobSpec.of(n, 1.0);
-                    OutgoingJob job = out.startJob(spec);
-                    long sent =
-                            new SendScheduler(spec)
-                                    .sendAll(
-                                            job,
-                                            (g, i, buf) -> fill(buf, i, sizeOf(i)),
-                                            TIMEOUT_S,
-                                            TimeUnit.SECONDS);
+                    Sent s =
+                            startAndSendAll(
+                                    out,
+                                    JobSpec.of(n, 1.0),
+                                    (g, i, buf) -> fill(buf, i, sizeOf(i)));
+                    OutgoingJob job = s.job();
+                    long sent = s.count();
                     assertEquals(n, sent, "every message of an exact job is sent");
                     assertTrue(job.outcome().get(TIMEOUT_S, TimeUnit.SECONDS).isSuccess());
                     assertEquals(n, rx.done.get(TIMEOUT_S, TimeUnit.SECONDS).delivered());
@@ -135,15 +146,11 @@ class SendSchedulerBatchTest {
         withSession(
                 rx,
                 out -> {
-                    JobSpec spec = JobSpec.of(n, 0.01);
-                    OutgoingJob job = out.startJob(spec);
-                    long sent =
-                            new SendScheduler(spec)
-                                    .sendAll(
-                                            job,
-                                            (g, i, buf) -> fill(buf, i, 100),
-                                            TIMEOUT_S,
-                                            TimeUnit.SECONDS);
+                    Sent s =
+                            startAndSendAll(
+                                    out, JobSpec.of(n, 0.01), (g, i, buf) -> fill(buf, i, 100));
+                    OutgoingJob job = s.job();
+                    long sent = s.count();
                     JobReport sr = job.outcome().get(TIMEOUT_S, TimeUnit.SECONDS);
                     JobReport rr = rx.done.get(TIMEOUT_S, TimeUnit.SECONDS);
                     System.out.printf(

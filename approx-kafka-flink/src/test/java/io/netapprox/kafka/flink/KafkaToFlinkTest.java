@@ -7,8 +7,8 @@ import io.netapprox.flink.Aggregate;
 import io.netapprox.flink.Approx;
 import io.netapprox.flink.WindowEstimate;
 import io.netapprox.kafka.relay.KafkaRelay;
-import io.netapprox.kafka.relay.RelayConfig;
 import io.netapprox.kafka.testkit.KafkaBroker;
+import io.netapprox.kafka.testkit.TestRelays;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,7 +21,6 @@ import java.util.concurrent.Future;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
@@ -44,7 +43,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the exact record count in every case, and fewer records than produced must have reached Flink.
  */
 class KafkaToFlinkTest {
-    private static final String SECRET = "kafka-flink-test-secret-0123456789";
+    private static final String SECRET = TestRelays.SECRET;
     private static final int PARTITIONS = 2;
     private static final int WINDOWS = 3;
     private static final List<String> DISTRICTS = List.of("d0", "d1", "d2", "d3");
@@ -54,13 +53,7 @@ class KafkaToFlinkTest {
     private static final double EMAX = 0.1;
     private static final int RUNS = 10;
 
-    @RegisterExtension
-    static final MiniClusterExtension FLINK =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(2)
-                            .setNumberSlotsPerTaskManager(2)
-                            .build());
+    @RegisterExtension static final MiniClusterExtension FLINK = FlinkClusters.twoByTwo();
 
     private static String topic;
 
@@ -104,13 +97,7 @@ class KafkaToFlinkTest {
                 a.get();
             }
         }
-        relay =
-                KafkaRelay.start(
-                        RelayConfig.builder(broker.bootstrapServers())
-                                .listen("127.0.0.1:0")
-                                .dataPort(0)
-                                .secret(SECRET.getBytes(StandardCharsets.UTF_8))
-                                .build());
+        relay = TestRelays.start();
     }
 
     @AfterAll

@@ -30,11 +30,7 @@ class PartitionSplitEnumeratorTest {
     @Test
     void laterListingsAddOnlyNewPartitionsFromTheirEarliestOffset() {
         Context ctx = new Context(2);
-        PartitionSplitEnumerator e =
-                enumerator(ctx, StartingOffsets.LATEST, EnumeratorState.initial());
-        e.start();
-        ctx.addReader(e, 0);
-        ctx.addReader(e, 1);
+        started(ctx, StartingOffsets.LATEST, EnumeratorState.initial());
         ctx.list(listing(2));
         assertEquals(
                 List.of(new PartitionSplit(TOPIC, 0, 100, PartitionSplit.UNBOUNDED)),
@@ -53,13 +49,10 @@ class PartitionSplitEnumeratorTest {
     void aRestoredEnumeratorDoesNotAssignKnownPartitionsAgain() {
         Context ctx = new Context(2);
         PartitionSplitEnumerator e =
-                enumerator(
+                started(
                         ctx,
                         StartingOffsets.EARLIEST,
                         new EnumeratorState(true, List.of(), Set.of(0, 1)));
-        e.start();
-        ctx.addReader(e, 0);
-        ctx.addReader(e, 1);
         ctx.list(listing(3));
         assertEquals(
                 List.of(new PartitionSplit(TOPIC, 2, 10, PartitionSplit.UNBOUNDED)),
@@ -71,11 +64,7 @@ class PartitionSplitEnumeratorTest {
     @Test
     void aFirstFormatRestoreTreatsTheNextListingAsKnown() {
         Context ctx = new Context(1);
-        PartitionSplitEnumerator e =
-                enumerator(
-                        ctx, StartingOffsets.EARLIEST, new EnumeratorState(true, List.of(), null));
-        e.start();
-        ctx.addReader(e, 0);
+        started(ctx, StartingOffsets.EARLIEST, new EnumeratorState(true, List.of(), null));
         ctx.list(listing(2));
         assertEquals(List.of(), ctx.assigned.getOrDefault(0, List.of()));
         ctx.list(listing(3));
@@ -84,12 +73,19 @@ class PartitionSplitEnumeratorTest {
                 ctx.assigned.get(0));
     }
 
-    private static PartitionSplitEnumerator enumerator(
+    /** An enumerator, started, with every one of the context's readers registered. */
+    private static PartitionSplitEnumerator started(
             Context ctx, StartingOffsets starting, EnumeratorState state) {
         Properties props = new Properties();
         props.put("bootstrap.servers", "127.0.0.1:9");
-        return new PartitionSplitEnumerator(
-                ctx, props, TOPIC, starting, Boundedness.CONTINUOUS_UNBOUNDED, 1000, state);
+        PartitionSplitEnumerator e =
+                new PartitionSplitEnumerator(
+                        ctx, props, TOPIC, starting, Boundedness.CONTINUOUS_UNBOUNDED, 1000, state);
+        e.start();
+        for (int reader = 0; reader < ctx.currentParallelism(); reader++) {
+            ctx.addReader(e, reader);
+        }
+        return e;
     }
 
     /** Partitions 0..n-1, each with offsets 10 (first) to 100 (end). */

@@ -8,8 +8,8 @@ import io.netapprox.flink.Aggregate;
 import io.netapprox.flink.Approx;
 import io.netapprox.flink.WindowEstimate;
 import io.netapprox.kafka.relay.KafkaRelay;
-import io.netapprox.kafka.relay.RelayConfig;
 import io.netapprox.kafka.testkit.KafkaBroker;
+import io.netapprox.kafka.testkit.TestRelays;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,7 +29,6 @@ import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
@@ -60,7 +59,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * </ul>
  */
 class UnboundedSourceTest {
-    private static final String SECRET = "kafka-flink-unbounded-secret-0123456789";
+    private static final String SECRET = TestRelays.SECRET;
     private static final List<String> DISTRICTS = List.of("d0", "d1");
     private static final int PER_CELL = 400;
     private static final long WINDOW_MS = 60_000;
@@ -70,26 +69,13 @@ class UnboundedSourceTest {
     /** How long a window's answer may take on a loaded 2-core machine (liveness, not timing). */
     private static final long LIVENESS_SECONDS = 240;
 
-    @RegisterExtension
-    static final MiniClusterExtension FLINK =
-            new MiniClusterExtension(
-                    new MiniClusterResourceConfiguration.Builder()
-                            .setNumberTaskManagers(2)
-                            .setNumberSlotsPerTaskManager(2)
-                            .build());
+    @RegisterExtension static final MiniClusterExtension FLINK = FlinkClusters.twoByTwo();
 
     private static KafkaRelay relay;
 
     @BeforeAll
     static void startRelay() throws Exception {
-        relay =
-                KafkaRelay.start(
-                        RelayConfig.builder(KafkaBroker.shared().bootstrapServers())
-                                .listen("127.0.0.1:0")
-                                .dataPort(0)
-                                .readThreads(2)
-                                .secret(SECRET.getBytes(StandardCharsets.UTF_8))
-                                .build());
+        relay = TestRelays.start();
     }
 
     @AfterAll
@@ -114,11 +100,7 @@ class UnboundedSourceTest {
         // parallelism 3 over 1 partition: readers 1 and 2 never get a split
         try (RunningJob job = new RunningJob(source(topic, Map.of()), 3, false)) {
             for (int w = 0; w < 3; w++) {
-                Map<String, Double> weights = job.awaitWindow(w);
-                for (String d : DISTRICTS) {
-                    String cell = cell(w, d);
-                    assertEquals(count.get(cell), weights.get(d), 1e-6 * count.get(cell), cell);
-                }
+                assertWeightsAreCounts(count, w, job.awaitWindow(w), "");
             }
         }
     }
@@ -140,10 +122,8 @@ class UnboundedSourceTest {
         // so
         // none of them can be behind the watermark when they are emitted
         try (RunningJob job = new RunningJob(source, 2, true)) {
-            Map<String, Double> first = job.awaitWindow(0); // running, partitions listed once
-            for (String d : DISTRICTS) {
-                assertEquals(count.get(cell(0, d)), first.get(d), 1e-6 * count.get(cell(0, d)));
-            }
+            // running, partitions listed once
+            assertWeightsAreCounts(count, 0, job.awaitWindow(0), "");
             try (Admin admin = KafkaBroker.shared().admin()) {
                 admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(2)))
                         .all()
@@ -154,16 +134,18 @@ class UnboundedSourceTest {
             producer.closer(1, 3);
             producer.flush();
             for (int w = 1; w <= 2; w++) {
-                Map<String, Double> weights = job.awaitWindow(w);
-                for (String d : DISTRICTS) {
-                    String cell = cell(w, d);
-                    assertEquals(
-                            count.get(cell),
-                            weights.get(d),
-                            1e-6 * count.get(cell),
-                            cell + ": both partitions' records, weighted");
-                }
+                assertWeightsAreCounts(
+                        count, w, job.awaitWindow(w), ": both partitions' records, weighted");
             }
+        }
+    }
+
+    /** Every district's weights in window {@code w} add up to its exact record count. */
+    private static void assertWeightsAreCounts(
+            Map<String, Long> count, int w, Map<String, Double> weights, String what) {
+        for (String d : DISTRICTS) {
+            String cell = cell(w, d);
+            assertEquals(count.get(cell), weights.get(d), 1e-6 * count.get(cell), cell + what);
         }
     }
 

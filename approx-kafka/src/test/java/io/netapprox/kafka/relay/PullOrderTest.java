@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.kafka.ApproxConsumers;
 import io.netapprox.kafka.testkit.KafkaBroker;
-import java.nio.charset.StandardCharsets;
+import io.netapprox.kafka.testkit.TestRelays;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,20 +31,13 @@ import org.junit.jupiter.api.Test;
  * back. The late request must neither supersede the newer pull nor release the partition again.
  */
 class PullOrderTest {
-    private static final String SECRET = "kafka-relay-test-secret-0123456789";
+    private static final String SECRET = TestRelays.SECRET;
     private static final int PER_WINDOW = 100;
     private static KafkaRelay relay;
 
     @BeforeAll
     static void startRelay() throws Exception {
-        relay =
-                KafkaRelay.start(
-                        RelayConfig.builder(KafkaBroker.shared().bootstrapServers())
-                                .listen("127.0.0.1:0")
-                                .dataPort(0)
-                                .serveThreads(8)
-                                .secret(SECRET.getBytes(StandardCharsets.UTF_8))
-                                .build());
+        relay = TestRelays.start(b -> b.serveThreads(8));
     }
 
     @AfterAll

@@ -1,8 +1,7 @@
-package io.netapprox.kafka;
+package io.netapprox.kafka.testkit;
 
 import io.netapprox.kafka.relay.KafkaRelay;
 import io.netapprox.kafka.relay.RelayConfig;
-import io.netapprox.kafka.testkit.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.util.function.UnaryOperator;
 
@@ -10,16 +9,16 @@ import java.util.function.UnaryOperator;
  * Relays for the tests: real {@link KafkaRelay}s beside the shared broker, on loopback with
  * ephemeral ports, authenticating consumers with {@link #SECRET}.
  */
-final class TestRelays {
-    static final String SECRET = "kafka-relay-test-secret-0123456789";
+public final class TestRelays {
+    public static final String SECRET = "kafka-relay-test-secret-0123456789";
 
     private TestRelays() {}
 
-    static KafkaRelay start() throws Exception {
+    public static KafkaRelay start() throws Exception {
         return start(b -> b);
     }
 
-    static KafkaRelay start(UnaryOperator<RelayConfig.Builder> tune) throws Exception {
+    public static KafkaRelay start(UnaryOperator<RelayConfig.Builder> tune) throws Exception {
         RelayConfig.Builder b =
                 RelayConfig.builder(KafkaBroker.shared().bootstrapServers())
                         .listen("127.0.0.1:0")
