@@ -223,6 +223,11 @@ struct EpochSample {
   double loss;  // rho_i
   double rate_bps;
   int priority_class;
+  // Diagnostics (traces; not in the C API): what the epoch resolved and delivered, and why the job was limited.
+  uint64_t acked = 0, lost = 0;
+  double delivered_bps = 0;  // acknowledged datagram bits per second over the epoch
+  TimeNs srtt = 0;
+  bool app_limited = false;  // the pacer sat idle (nothing to send, window or announce wait)
 };
 
 enum class EventType {

@@ -71,11 +71,17 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
     class_since_ = now;
     klass_ = k;
   }
+  EpochSample out{0, 0, now, tlr_, rho, state_.rate * 8.0, klass_};
+  out.acked = epoch_acked_;
+  out.lost = epoch_lost_;
+  out.delivered_bps = now > epoch_start_ ? double(epoch_acked_bytes_) * 8e9 / double(now - epoch_start_) : 0.0;
+  out.srtt = srtt;
+  out.app_limited = epoch_app_limited_ || next_send_ + kBurstAllowance < now;
   epochs_++;
   epoch_start_ = now;
   epoch_acked_ = epoch_lost_ = epoch_acked_bytes_ = 0;
   epoch_app_limited_ = false;
-  return EpochSample{0, 0, now, tlr_, rho, state_.rate * 8.0, klass_};
+  return out;
 }
 
 void RateController::on_sent(TimeNs now, size_t bytes) {
