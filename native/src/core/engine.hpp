@@ -73,6 +73,9 @@ struct ModeFlags {
   // An approximate job whose allowance is spent sends in class 0 once it is near its target
   // (EngineConfig::needy_class0_fraction; docs/protocol.md section 11, "needy jobs"). Full only: not the paper's.
   bool needy_exact;
+  // Pacers that fell behind while sending class-0 DATA may catch up EngineConfig::class0_burst_datagrams datagrams
+  // instead of the 50 us burst allowance (docs/protocol.md section 10, "Pacing"). Full only.
+  bool class0_catch_up;
 };
 ModeFlags mode_flags(Mode m);
 bool mode_valid(Mode m);  // one of the modes above
@@ -116,6 +119,12 @@ struct EngineConfig {
   // the messages it still needs are at most this fraction of its target (0 = never; 1 = as soon as the allowance is
   // spent). Bounds the class-0 share of approximate traffic; docs/protocol.md section 11, "needy jobs".
   double needy_class0_fraction = 0.75;
+  // Modes with class0_catch_up (Full): a pacer (the job's or the host's) that is late when it sends DATA in class 0
+  // may catch up this many datagrams at its rate (at most 1 ms), not only 50 us. A user-space driver that wakes
+  // 100-300 us late at 200 Mbit/s otherwise loses that time on every packet (network lab: needy jobs in class 0
+  // delivered 50-90 of ~140 free Mbit/s). Class 0's queue is deep; the 1-7 frame approximate queues keep 50 us.
+  // 0 = off (50 us everywhere); at most 64. docs/protocol.md section 10, "Pacing".
+  uint32_t class0_burst_datagrams = 4;
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver

@@ -16,6 +16,7 @@ struct RateControlConfig {
   TimeNs min_epoch;           // shortest epoch
   uint32_t max_datagram;      // bytes per packet, for epoch stretching and R_min
   double needy_fraction = 0;  // EngineConfig::needy_class0_fraction (used with flags.needy_exact)
+  uint32_t class0_burst = 0;  // EngineConfig::class0_burst_datagrams (used with flags.class0_catch_up)
 };
 
 class RateController {
@@ -25,6 +26,12 @@ class RateController {
   static constexpr double kMinEpochPackets = 16;
   // Pacing may lag `now` by at most this much: after an idle moment a short burst lets drivers batch.
   static constexpr TimeNs kBurstAllowance = 50'000;
+  // Class-0 catch-up (flags.class0_catch_up): a late pacer may lag by class0_burst datagrams at its rate, within
+  // [kBurstAllowance, kMaxCatchUp].
+  static constexpr TimeNs kMaxCatchUp = 1'000'000;
+  // How far a pacer running at `rate` bytes/s may lag `now`: kBurstAllowance, or `datagrams` datagrams of
+  // `datagram_bytes` at that rate (clamped to [kBurstAllowance, kMaxCatchUp]) when `datagrams` > 0.
+  static TimeNs burst_allowance(double rate, uint32_t datagrams, double datagram_bytes);
 
   RateController(const rate_law::RateLaw& law, const RateControlConfig& cfg);
 
@@ -60,7 +67,10 @@ class RateController {
 
   // Pacing: when the job may send next, and the send of a datagram of `bytes`.
   TimeNs next_send() const { return next_send_; }
-  void on_sent(TimeNs now, size_t bytes);
+  // `class0`: the datagram went out in class 0 (the catch-up of flags.class0_catch_up applies).
+  void on_sent(TimeNs now, size_t bytes, bool class0 = false);
+  // The lag the job's pacer is allowed for a class-0 (or other) datagram now.
+  TimeNs allowance(bool class0) const;
 
   // Needy jobs (flags.needy_exact): a job whose approximate allowance is spent and that still needs at most
   // cfg.needy_fraction of its target (slack::needs_exact_service) sends in class 0 from the next epoch on: it can
@@ -90,6 +100,7 @@ class RateController {
   // The pacer sat idle for longer than the burst allowance during this epoch: the job had nothing to send (or was
   // waiting for its announce or the receive window), so what it delivered says nothing about the path.
   bool epoch_app_limited_ = false;
+  TimeNs last_allowance_ = kBurstAllowance;  // of the last send: the idle test at the epoch's end uses it
   uint64_t epochs_ = 0;
   double tlr_ = 0;
   int klass_ = 0;
