@@ -58,6 +58,7 @@ std::string EngineConfig::validate() const {
   if (no_priority_dscp > 63) return "no_priority_dscp must be in [0, 63]";
   if (!(needy_class0_fraction >= 0 && needy_class0_fraction <= 1)) return "needy_class0_fraction must be in [0, 1]";
   if (class0_burst_datagrams > 64) return "class0_burst_datagrams must be in [0, 64]";
+  if (needy_starved_epochs > 1024) return "needy_starved_epochs must be in [0, 1024]";
   if (!mode_valid(mode)) return "unknown mode";
   if (!(faults.drop_outgoing >= 0 && faults.drop_outgoing < 1) ||
       !(faults.drop_incoming >= 0 && faults.drop_incoming < 1))
@@ -140,7 +141,8 @@ struct Engine::Impl {
                              cfg.min_epoch,
                              cfg.max_datagram,
                              cfg.needy_class0_fraction,
-                             cfg.class0_burst_datagrams};
+                             cfg.class0_burst_datagrams,
+                             cfg.needy_starved_epochs};
   }
 
   bool push_event(Event ev, bool essential) {

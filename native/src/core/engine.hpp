@@ -125,6 +125,12 @@ struct EngineConfig {
   // delivered 50-90 of ~140 free Mbit/s). Class 0's queue is deep; the 1-7 frame approximate queues keep 50 us.
   // 0 = off (50 us everywhere); at most 64. docs/protocol.md section 10, "Pacing".
   uint32_t class0_burst_datagrams = 4;
+  // Modes with needy_exact (Full): a job whose allowance is spent and whose class-1 packets were all lost in this
+  // many epochs in a row (strict priority: class 0 - exact jobs, TCP, other needy jobs - had a backlog) is needy
+  // whatever it still needs: it sends in class 0 until an MSR update gives it slack back. Without it such a job
+  // cannot deliver the part of its target needy_class0_fraction leaves to class 1 (network lab: 28-packet
+  // messages waited 0.5-1.8 s at ~1 Mbit/s). 0 = off; at most 1024. docs/protocol.md section 11, "needy jobs".
+  uint32_t needy_starved_epochs = 4;
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver

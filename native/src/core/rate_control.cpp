@@ -64,7 +64,14 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       quiet_epochs_ = 0;
     }
     k = std::max(1, tlr_class_ - boost_);
-    if (cfg_.flags.needy_exact && slack::needs_exact_service(progress, cfg_.needy_fraction)) k = 0;
+    if (cfg_.flags.needy_exact) {
+      // A job out of slack starved in class 1 cannot deliver there what needy_fraction leaves to it.
+      if (klass_ == 1 && resolved > 0) starved_run_ = epoch_acked_ == 0 ? starved_run_ + 1 : 0;
+      if (cfg_.needy_starved_epochs > 0 && starved_run_ >= cfg_.needy_starved_epochs &&
+          slack::needs_exact_service(progress, 1.0))
+        starved_needy_ = true;
+      if (slack::needs_exact_service(progress, starved_needy_ ? 1.0 : cfg_.needy_fraction)) k = 0;
+    }
   }
   if (k != klass_) {
     time_in_class_[klass_] += now - class_since_;

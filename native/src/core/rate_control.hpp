@@ -17,6 +17,7 @@ struct RateControlConfig {
   uint32_t max_datagram;      // bytes per packet, for epoch stretching and R_min
   double needy_fraction = 0;  // EngineConfig::needy_class0_fraction (used with flags.needy_exact)
   uint32_t class0_burst = 0;  // EngineConfig::class0_burst_datagrams (used with flags.class0_catch_up)
+  uint32_t needy_starved_epochs = 0;  // EngineConfig::needy_starved_epochs (used with flags.needy_exact)
 };
 
 class RateController {
@@ -75,6 +76,8 @@ class RateController {
   // Needy jobs (flags.needy_exact): a job whose approximate allowance is spent and that still needs at most
   // cfg.needy_fraction of its target (slack::needs_exact_service) sends in class 0 from the next epoch on: it can
   // afford no loss, and a 1-7 frame approximate queue behind class 0 drops what arrives while class 0 is busy.
+  // So does a job out of slack whose class-1 packets were all lost in cfg.needy_starved_epochs epochs in a row,
+  // whatever it still needs (strict priority starves class 1 while class 0 has a backlog).
   // Starvation guard (strict-priority queues): an epoch in which packets were resolved and none was acknowledged
   // moves the job up one class (towards class 1), at most kMaxBoost; kBoostDecay epochs in a row without such an
   // epoch move it one back. Class changes towards lower priority need the TLR kClassMargin past the threshold, so
@@ -107,6 +110,10 @@ class RateController {
   int tlr_class_ = 0;  // the class the TLR asks for (with hysteresis)
   int boost_ = 0;      // classes the job climbed for starvation
   int quiet_epochs_ = 0;
+  // Needy for starvation (cfg.needy_starved_epochs): consecutive class-1 epochs with every packet lost, and whether
+  // the job, out of slack, reached the count (then it stays needy whatever it still needs).
+  uint32_t starved_run_ = 0;
+  bool starved_needy_ = false;
   TimeNs class_since_ = 0;
   TimeNs time_in_class_[kNumPriorityClasses] = {};
 };
