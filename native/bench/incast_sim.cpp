@@ -14,9 +14,9 @@
 // the port's rate averaging B of the port (fabric.hpp), as the network lab's class-0 TCP background.
 // --exact-every K: every K-th job is exact (MSR 1, class 0) and the line adds the exact jobs' p50 and the approximate
 // ones' separately (the network lab's co-run experiment: exact jobs next to approximate ones). --needy F: the
-// engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs). --starved N / --catch-up N: the engines'
-// needy_starved_epochs and class0_burst_datagrams (0 = off). --trace FILE:
-// every sender's end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
+// engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs). --starved N /
+// --catch-up N: the engines' needy_starved_epochs and class0_burst_datagrams (0 = off). --trace FILE: every sender's
+// end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -241,7 +241,8 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
-      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f, needy_starved_epochs %u, class0_burst_datagrams %u\n",
+      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f, "
+      "needy_starved_epochs %u, class0_burst_datagrams %u\n",
       o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load, o.bg_load,
       (unsigned long long)o.bg_on_us, o.needy, o.starved, o.catch_up);
   if (!o.trace.empty()) {

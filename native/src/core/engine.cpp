@@ -528,10 +528,9 @@ struct Engine::Impl {
   void paced(SendJob& j, TimeNs now, size_t total, uint8_t dscp) {
     const bool class0 = flags.class0_catch_up && dscp == cfg.dscp_by_class[0];
     j.rate.on_sent(now, total, class0);
-    const TimeNs burst =
-        class0 ? RateController::burst_allowance(r_max(), cfg.class0_burst_datagrams,
-                                                 double(cfg.max_datagram + cfg.wire_overhead_bytes))
-               : RateController::kBurstAllowance;
+    const TimeNs burst = class0 ? RateController::burst_allowance(r_max(), cfg.class0_burst_datagrams,
+                                                                  double(cfg.max_datagram + cfg.wire_overhead_bytes))
+                                : RateController::kBurstAllowance;
     global_next_send = std::max(global_next_send, now > burst ? now - burst : 0) +
                        TimeNs(double(total + cfg.wire_overhead_bytes) * 1e9 / r_max());
   }

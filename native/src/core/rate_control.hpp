@@ -13,10 +13,10 @@ namespace netapprox::atp {
 struct RateControlConfig {
   rate_law::Params law;
   ModeFlags flags;
-  TimeNs min_epoch;           // shortest epoch
-  uint32_t max_datagram;      // bytes per packet, for epoch stretching and R_min
-  double needy_fraction = 0;  // EngineConfig::needy_class0_fraction (used with flags.needy_exact)
-  uint32_t class0_burst = 0;  // EngineConfig::class0_burst_datagrams (used with flags.class0_catch_up)
+  TimeNs min_epoch;                   // shortest epoch
+  uint32_t max_datagram;              // bytes per packet, for epoch stretching and R_min
+  double needy_fraction = 0;          // EngineConfig::needy_class0_fraction (used with flags.needy_exact)
+  uint32_t class0_burst = 0;          // EngineConfig::class0_burst_datagrams (used with flags.class0_catch_up)
   uint32_t needy_starved_epochs = 0;  // EngineConfig::needy_starved_epochs (used with flags.needy_exact)
 };
 
