@@ -4,7 +4,7 @@
 //   incast-sim [--senders 3,8,16,32] [--msgs 300] [--size 200] [--msr 0.75] [--modes full,paper]
 //              [--queues slack,fifo] [--port-mbps 200] [--host-mbps 200] [--rtt-us 100] [--jobs 1]
 //              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000] [--exact-every 0]
-//              [--needy 0.75] [--starved 4] [--catch-up 4] [--trace epochs.csv]
+//              [--needy 0.75] [--starved 4] [--catch-up 4] [--resume 0|1] [--trace epochs.csv]
 //
 // Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
 // (synchronised incast); --load L > 0: Poisson arrivals at L x the port rate, senders picked at random. Prints one
@@ -70,6 +70,7 @@ struct Options {
   double needy = EngineConfig{}.needy_class0_fraction;
   uint32_t starved = EngineConfig{}.needy_starved_epochs;
   uint32_t catch_up = EngineConfig{}.class0_burst_datagrams;
+  bool resume = EngineConfig{}.resume_after_starvation;
   std::string trace;
 };
 
@@ -95,6 +96,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   c.engine.needy_class0_fraction = o.needy;
   c.engine.needy_starved_epochs = o.starved;
   c.engine.class0_burst_datagrams = o.catch_up;
+  c.engine.resume_after_starvation = o.resume;
   c.engine.peer_death_timeout = 20'000'000'000ULL;
   fabric::Fabric f(c, o.seed);
   // The plan: who sends which job when.
@@ -224,6 +226,8 @@ int main(int argc, char** argv) {
       o.seed = std::strtoull(v, nullptr, 10);
     else if (k == "--starved")
       o.starved = static_cast<uint32_t>(std::atoi(v));
+    else if (k == "--resume")
+      o.resume = std::atoi(v) != 0;
     else if (k == "--catch-up")
       o.catch_up = static_cast<uint32_t>(std::atoi(v));
     else if (k == "--trace")

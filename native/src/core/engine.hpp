@@ -133,6 +133,10 @@ struct EngineConfig {
   // background improved 1.1-1.45x but co-running exact jobs lost 15 %, slack/FIFO 0.49 -> 0.58 > 0.5); at most 1024.
   // docs/protocol.md section 11, "needy jobs".
   uint32_t needy_starved_epochs = 0;
+  // Slack law: after decisions in which nothing was acknowledged (the job's class starved behind a higher one), the
+  // first decision with acknowledgements restores the rate from before them instead of climbing from R_min.
+  // docs/protocol.md section 10.
+  bool resume_after_starvation = false;
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver
