@@ -123,8 +123,9 @@ struct EngineConfig {
   // may catch up this many datagrams at its rate (at most 1 ms), not only 50 us. A user-space driver that wakes
   // 100-300 us late at 200 Mbit/s otherwise loses that time on every packet (network lab: needy jobs in class 0
   // delivered 50-90 of ~140 free Mbit/s). Class 0's queue is deep; the 1-7 frame approximate queues keep 50 us.
-  // 0 = off (50 us everywhere); at most 64. docs/protocol.md section 10, "Pacing".
-  uint32_t class0_burst_datagrams = 4;
+  // 0 = off (50 us everywhere; the default: the idle lab A/B showed no win over 4 rounds and the co-run ratio rose
+  // 0.47 -> 0.54, section 10); at most 64. docs/protocol.md section 10, "Pacing".
+  uint32_t class0_burst_datagrams = 0;
   // Modes with needy_exact (Full): a job whose allowance is spent and whose class-1 packets were all lost in this
   // many epochs in a row (strict priority: class 0 - exact jobs, TCP, other needy jobs - had a backlog) is needy
   // whatever it still needs: it sends in class 0 until an MSR update gives it slack back. Without it such a job
