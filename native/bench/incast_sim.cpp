@@ -4,7 +4,7 @@
 //   incast-sim [--senders 3,8,16,32] [--msgs 300] [--size 200] [--msr 0.75] [--modes full,paper]
 //              [--queues slack,fifo] [--port-mbps 200] [--host-mbps 200] [--rtt-us 100] [--jobs 1]
 //              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000] [--exact-every 0]
-//              [--needy 0.75]
+//              [--needy 0.75] [--starved 4] [--catch-up 4] [--resume 0|1] [--trace epochs.csv]
 //
 // Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
 // (synchronised incast); --load L > 0: Poisson arrivals at L x the port rate, senders picked at random. Prints one
@@ -14,7 +14,10 @@
 // the port's rate averaging B of the port (fabric.hpp), as the network lab's class-0 TCP background.
 // --exact-every K: every K-th job is exact (MSR 1, class 0) and the line adds the exact jobs' p50 and the approximate
 // ones' separately (the network lab's co-run experiment: exact jobs next to approximate ones). --needy F: the
-// engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs).
+// engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs). --starved N /
+// --catch-up N: the engines' needy_starved_epochs and class0_burst_datagrams (0 = off); --resume 0/1: their
+// resume_after_starvation. --trace FILE: every sender's end-of-epoch samples (rate, rho, TLR, class, delivered
+// rate, srtt, app-limited) as CSV.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -66,7 +69,13 @@ struct Options {
   TimeNs bg_on_us = 2000;
   int exact_every = 0;
   double needy = EngineConfig{}.needy_class0_fraction;
+  uint32_t starved = EngineConfig{}.needy_starved_epochs;
+  uint32_t catch_up = EngineConfig{}.class0_burst_datagrams;
+  bool resume = EngineConfig{}.resume_after_starvation;
+  std::string trace;
 };
+
+FILE* g_trace = nullptr;
 
 struct JobPlan {
   int sender;
@@ -86,6 +95,9 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   c.engine.line_rate_bps = static_cast<uint64_t>(c.host_rate_bps);
   c.engine.mode = *parse_mode(mode);
   c.engine.needy_class0_fraction = o.needy;
+  c.engine.needy_starved_epochs = o.starved;
+  c.engine.class0_burst_datagrams = o.catch_up;
+  c.engine.resume_after_starvation = o.resume;
   c.engine.peer_death_timeout = 20'000'000'000ULL;
   fabric::Fabric f(c, o.seed);
   // The plan: who sends which job when.
@@ -113,7 +125,18 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   double announces = 0, repeated = 0, start_wait_ms = 0;
   size_t done = 0;
   std::map<std::pair<int, JobId>, TimeNs> started;
+  const TimeNs t0 = f.now();
+  if (g_trace)
+    for (int s = 0; s < n; ++s) f.sender(s).set_trace_epochs(true);
   f.on_sender_event = [&](int s, Event& e) {
+    if (e.type == EventType::kEpoch && g_trace) {
+      const auto& x = e.epoch;
+      std::fprintf(g_trace, "%s,%s,%d,%d,%llu,%.3f,%.4f,%.4f,%.2f,%.2f,%d,%llu,%llu,%.3f,%d\n", mode.c_str(),
+                   queue.c_str(), n, s, (unsigned long long)e.job, double(x.at - t0) / 1e6, x.tlr, x.loss,
+                   x.rate_bps / 1e6, x.delivered_bps / 1e6, x.priority_class, (unsigned long long)x.acked,
+                   (unsigned long long)x.lost, double(x.srtt) / 1e6, x.app_limited ? 1 : 0);
+      return;
+    }
     if (e.type != EventType::kJobDone || !e.report) return;
     done++;
     const auto& r = *e.report;
@@ -131,7 +154,6 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
     start_wait_ms += double(r.start_to_running) / 1e6;
   };
   std::sort(plan.begin(), plan.end(), [](const JobPlan& a, const JobPlan& b) { return a.start < b.start; });
-  const TimeNs t0 = f.now();
   std::vector<uint8_t> payload(o.size, 0x5a);
   for (const auto& p : plan) {
     f.run([] { return false; }, p.start);
@@ -203,6 +225,14 @@ int main(int argc, char** argv) {
       o.exact_every = std::atoi(v);
     else if (k == "--seed")
       o.seed = std::strtoull(v, nullptr, 10);
+    else if (k == "--starved")
+      o.starved = static_cast<uint32_t>(std::atoi(v));
+    else if (k == "--resume")
+      o.resume = std::atoi(v) != 0;
+    else if (k == "--catch-up")
+      o.catch_up = static_cast<uint32_t>(std::atoi(v));
+    else if (k == "--trace")
+      o.trace = v;
     else {
       std::fprintf(stderr, "incast-sim: unknown option %s\n", k.c_str());
       return 2;
@@ -216,10 +246,22 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
-      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f\n",
+      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f, "
+      "needy_starved_epochs %u, class0_burst_datagrams %u\n",
       o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load, o.bg_load,
-      (unsigned long long)o.bg_on_us, o.needy);
+      (unsigned long long)o.bg_on_us, o.needy, o.starved, o.catch_up);
+  if (!o.trace.empty()) {
+    g_trace = std::fopen(o.trace.c_str(), "w");
+    if (!g_trace) {
+      std::fprintf(stderr, "incast-sim: cannot write %s\n", o.trace.c_str());
+      return 2;
+    }
+    std::fprintf(g_trace,
+                 "mode,queue,senders,sender,job,t_ms,tlr,rho,rate_mbps,delivered_mbps,class,acked,lost,srtt_ms,"
+                 "app_limited\n");
+  }
   for (const auto& m : o.modes)
     for (const auto& q : o.queues)
       for (int n : o.senders) run(o, m, q, n);
+  if (g_trace) std::fclose(g_trace);
 }

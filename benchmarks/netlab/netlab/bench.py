@@ -284,6 +284,10 @@ class Bench:
             start_at = self.start_time(len(by_host))
         for h, hj in sorted(by_host.items()):
             sched = os.path.join(self.tmp, f"{tag}-h{h}.sched")
+            trace_all = bool(self.p.get("trace_schemes")) and meta.get("experiment") == "schemes" and \
+                agent_scheme == "atp" and not trace_path
+            for j in hj:
+                j.trace = j.trace or trace_all
             out = os.path.join(self.tmp, f"{tag}-h{h}.jsonl")
             wl.write_schedule(sched, hj, PORT)
             args = [self.agent, "run", "--schedule", sched, "--out", out, "--mode", mode,
@@ -293,6 +297,9 @@ class Bench:
                 args += ["--reaction-speed", str(self.p["reaction_speed"])]
             if trace_path and any(j.trace for j in hj):
                 args += ["--trace", trace_path]
+            elif trace_all:
+                os.makedirs(os.path.join(self.out, "traces"), exist_ok=True)
+                args += ["--trace", os.path.join(self.out, "traces", f"{tag}-h{h}.csv")]
             procs.append(self.spawn(h, args, f"{tag}-h{h}.log"))
             outs.append(out)
         deadline = start_at + max(j.start_us for j in jobs) / 1e6 + AGENT_TIMEOUT_S + 30
@@ -466,6 +473,8 @@ def build_preset(a) -> dict:
         preset["bg_cc"] = a.bg_cc
     if a.reaction_speed:
         preset["reaction_speed"] = a.reaction_speed
+    if a.trace_schemes:
+        preset["trace_schemes"] = True
     if a.jobs:
         preset["jobs"] = {k: int(v) for k, v in (x.split("=") for x in a.jobs.split(","))}
     if a.runs:
@@ -508,6 +517,9 @@ def main(argv=None) -> int:
                          "queue short, the closest this kernel has to the paper's DCTCP)")
     ap.add_argument("--reaction-speed", type=float,
                     help="diagnostics only: m of eq. 2 for the ATP senders (default: the engine's)")
+    ap.add_argument("--trace-schemes", action="store_true",
+                    help="diagnostics: every ATP job of the schemes experiment logs its end-of-epoch samples to "
+                         "OUT/traces/<phase>-h<host>.csv (rate, rho, TLR, class, delivered rate, srtt, app-limited)")
     ap.add_argument("--nice", type=int, default=-10,
                     help="niceness of every lab process (agents, iperf3); default -10 so that other work on a "
                          "shared machine disturbs the measurement less; 0 = inherit")

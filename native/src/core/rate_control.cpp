@@ -42,7 +42,7 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       e.tlr_pkt = slack::packet_tlr(tlr_, packets_per_message);
       e.r_min = floor;
       e.srtt = srtt;
-      e.app_limited = epoch_app_limited_ || next_send_ + kBurstAllowance < now;
+      e.app_limited = epoch_app_limited_ || next_send_ + last_allowance_ < now;
       law_.on_epoch(state_, cfg_.law, e);
     }
     state_.rate = std::max(state_.rate, std::min(floor, cfg_.law.r_max));  // R_min also after empty epochs
@@ -64,22 +64,48 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       quiet_epochs_ = 0;
     }
     k = std::max(1, tlr_class_ - boost_);
-    if (cfg_.flags.needy_exact && slack::needs_exact_service(progress, cfg_.needy_fraction)) k = 0;
+    if (cfg_.flags.needy_exact) {
+      // A job out of slack starved in class 1 cannot deliver there what needy_fraction leaves to it.
+      if (klass_ == 1 && resolved > 0) starved_run_ = epoch_acked_ == 0 ? starved_run_ + 1 : 0;
+      if (cfg_.needy_starved_epochs > 0 && starved_run_ >= cfg_.needy_starved_epochs &&
+          slack::needs_exact_service(progress, 1.0))
+        starved_needy_ = true;
+      if (slack::needs_exact_service(progress, starved_needy_ ? 1.0 : cfg_.needy_fraction)) k = 0;
+    }
   }
   if (k != klass_) {
     time_in_class_[klass_] += now - class_since_;
     class_since_ = now;
     klass_ = k;
   }
+  EpochSample out{0, 0, now, tlr_, rho, state_.rate * 8.0, klass_};
+  out.acked = epoch_acked_;
+  out.lost = epoch_lost_;
+  out.delivered_bps = now > epoch_start_ ? double(epoch_acked_bytes_) * 8e9 / double(now - epoch_start_) : 0.0;
+  out.srtt = srtt;
+  out.app_limited = epoch_app_limited_ || next_send_ + last_allowance_ < now;
   epochs_++;
   epoch_start_ = now;
   epoch_acked_ = epoch_lost_ = epoch_acked_bytes_ = 0;
   epoch_app_limited_ = false;
-  return EpochSample{0, 0, now, tlr_, rho, state_.rate * 8.0, klass_};
+  return out;
 }
 
-void RateController::on_sent(TimeNs now, size_t bytes) {
-  const TimeNs floor = now > kBurstAllowance ? now - kBurstAllowance : 0;
+TimeNs RateController::burst_allowance(double rate, uint32_t datagrams, double datagram_bytes) {
+  if (datagrams == 0 || !(rate > 0)) return kBurstAllowance;
+  const double span = double(datagrams) * datagram_bytes * 1e9 / rate;
+  return std::clamp<TimeNs>(static_cast<TimeNs>(std::min(span, 1e12)), kBurstAllowance, kMaxCatchUp);
+}
+
+TimeNs RateController::allowance(bool class0) const {
+  if (!class0 || !cfg_.flags.class0_catch_up) return kBurstAllowance;
+  return burst_allowance(state_.rate, cfg_.class0_burst, double(cfg_.max_datagram));
+}
+
+void RateController::on_sent(TimeNs now, size_t bytes, bool class0) {
+  // A pacer later than its allowance sat idle (nothing to send, a window): the lag is dropped, not caught up.
+  last_allowance_ = allowance(class0);
+  const TimeNs floor = now > last_allowance_ ? now - last_allowance_ : 0;
   if (next_send_ < floor) epoch_app_limited_ = true;
   next_send_ = std::max(next_send_, floor) + TimeNs(double(bytes) * 1e9 / state_.rate);
 }

@@ -60,6 +60,17 @@ void slack_on_epoch(State& s, const Params& p, const Epoch& e) {
   s.acc_time = 0;
   const bool app_limited = s.acc_app_limited;
   s.acc_app_limited = false;
+  if (p.resume_after_starvation) {
+    if (rho >= 1.0) {
+      if (s.starved_from <= 0) s.starved_from = s.rate;  // nothing got through: a starved class, remember the rate
+    } else if (s.starved_from > 0) {
+      // Service is back: resume at the rate before the starvation, not from the cuts it caused (R_min).
+      s.rate = std::max(s.rate, std::min(s.starved_from, p.r_max));
+      s.starved_from = 0;
+      s.cut_from = 0;
+      return;
+    }
+  }
   const double t = std::max(e.tlr_pkt, p.tlr_floor);
   if (rho < t) {
     s.cut_from = 0;

@@ -13,6 +13,9 @@ struct Params {
   double r_max;      // the host's line rate
   double m;          // reaction speed (eq. 2)
   double tlr_floor;  // a TLR below this is treated as this (exact traffic must be able to grow)
+  // Slack law: after decisions with nothing acknowledged (a starved class), the first decision with acknowledgements
+  // restores the rate the job had before them (EngineConfig::resume_after_starvation).
+  bool resume_after_starvation = false;
 };
 
 // What one epoch learnt about the job's DATA packets.
@@ -40,7 +43,8 @@ struct State {
   // was no cut), and how many more loss decisions hold the rate because a cut did not lower the loss.
   double cut_from = 0, cut_rho = 0, cut_delivered = 0;
   uint32_t gap_holds = 0;
-  uint64_t gaps = 0;  // cuts undone as service gaps (diagnostics)
+  double starved_from = 0;  // the rate before the current run of decisions with nothing acknowledged (0: none)
+  uint64_t gaps = 0;        // cuts undone as service gaps (diagnostics)
 };
 
 struct RateLaw {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace netapprox::atp;
@@ -198,6 +199,93 @@ TEST(RateControlTest, NeedyJobMovesToClassZeroInFullOnly) {
     rc.time_in_class(3 * kMs, in_class);
     if (m == Mode::kFull) {
       EXPECT_EQ(in_class[0], 1 * kMs) << "reported as time in class 0";
+    }
+  }
+}
+
+// Class-0 catch-up (Full): a pacer that sends late in class 0 keeps up to class0_burst datagrams of the lost time
+// (a user-space driver that wakes 100-300 us late otherwise loses it on every packet); elsewhere, and in paper
+// mode, only the 50 us burst allowance.
+TEST(RateControlTest, LatePacerCatchesUpInClassZeroOnlyInFull) {
+  for (Mode m : {Mode::kFull, Mode::kPaper}) {
+    RateControlConfig c = config(m);
+    c.law.r_max = 2.5e7;  // 200 Mbit/s (the lab's port): 1472 bytes take 58.88 us, 4 of them 235.52 us
+    c.class0_burst = 4;
+    RateController rc(m == Mode::kPaper ? rate_law::kPaper : rate_law::kSlack, c);
+    rc.start(0, 0.25, 0.25);  // both laws start at R_max
+    const TimeNs per = 58'880;
+    // Backlogged on schedule: every datagram exactly when the pacer allows it.
+    TimeNs t = 10 * kMs;
+    for (int i = 0; i < 10; ++i) {
+      rc.on_sent(t, 1472, true);
+      t = std::max(t, rc.next_send());
+    }
+    const TimeNs due = rc.next_send();
+    const TimeNs late = due + 3 * per;  // the driver wakes 3 datagrams late
+    rc.on_sent(late, 1472, true);
+    if (m == Mode::kFull) {
+      EXPECT_EQ(rc.allowance(true), 4 * per);
+      EXPECT_EQ(rc.next_send(), due + per) << "no time lost: the next datagrams may follow at once";
+    } else {
+      EXPECT_EQ(rc.allowance(true), RateController::kBurstAllowance);
+      EXPECT_EQ(rc.next_send(), late - RateController::kBurstAllowance + per) << "paper mode: 50 us only";
+    }
+    EXPECT_EQ(rc.allowance(false), RateController::kBurstAllowance) << "approximate classes: 50 us";
+  }
+  RateControlConfig off = config(Mode::kFull);
+  off.class0_burst = 0;
+  RateController rc(rate_law::kSlack, off);
+  rc.start(0, 0.25, 0.25);
+  EXPECT_EQ(rc.allowance(true), RateController::kBurstAllowance) << "class0_burst 0: off";
+  EXPECT_EQ(RateController::burst_allowance(1.0, 64, 1472), RateController::kMaxCatchUp) << "at most 1 ms";
+  EXPECT_EQ(RateController::burst_allowance(1.25e9, 4, 1472), RateController::kBurstAllowance) << "at least 50 us";
+}
+
+// A job out of slack whose class-1 packets are all lost (strict priority: class 0 has a backlog) cannot deliver the
+// part of its target needy_fraction leaves to class 1: after needy_starved_epochs such epochs in a row it sends in
+// class 0 whatever it still needs. Not with slack left, not in paper mode, not when the knob is 0.
+TEST(RateControlTest, StarvedJobOutOfSlackMovesToClassZero) {
+  struct Case {
+    Mode m;
+    uint32_t starved;
+    uint32_t lost_msgs;  // 25 = allowance spent
+    int want;
+  };
+  for (const Case& k : {Case{Mode::kFull, 4, 25, 0}, Case{Mode::kFull, 0, 25, 1}, Case{Mode::kFull, 4, 20, 1},
+                        Case{Mode::kPaper, 4, 25, 1}}) {
+    RateControlConfig c = config(k.m);
+    c.needy_fraction = 0.75;
+    c.needy_starved_epochs = k.starved;
+    RateController rc(k.m == Mode::kPaper ? rate_law::kPaper : rate_law::kSlack, c);
+    rc.start(0, 0.125, 0.125);
+    ASSERT_EQ(rc.priority_class(), 1);
+    const std::vector<slack::GroupProgress> progress{{100, 75, 5, k.lost_msgs}};  // 70 of 75 still needed
+    TimeNs t = 0;
+    for (int i = 0; i < 3; ++i) {
+      rc.on_resolved(false, 1000);
+      rc.end_epoch(t += kMs, progress, 28.0, kMs);
+      EXPECT_EQ(rc.priority_class(), 1) << "3 starved epochs are not enough";
+    }
+    rc.on_resolved(true, 1000);  // one acknowledged packet restarts the count
+    rc.end_epoch(t += kMs, progress, 28.0, kMs);
+    for (int i = 0; i < 3; ++i) {
+      rc.on_resolved(false, 1000);
+      rc.end_epoch(t += kMs, progress, 28.0, kMs);
+    }
+    EXPECT_EQ(rc.priority_class(), 1) << mode_name(k.m);
+    rc.on_resolved(false, 1000);
+    rc.end_epoch(t += kMs, progress, 28.0, kMs);
+    EXPECT_EQ(rc.priority_class(), k.want) << mode_name(k.m) << " starved " << k.starved << " lost " << k.lost_msgs;
+    // It stays needy once served (acknowledged epochs), until the job has slack again.
+    for (int i = 0; i < 10; ++i) {
+      rc.on_resolved(true, 1000);
+      rc.end_epoch(t += kMs, progress, 28.0, kMs);
+    }
+    EXPECT_EQ(rc.priority_class(), k.want) << mode_name(k.m);
+    if (k.want == 0) {
+      rc.on_resolved(true, 1000);
+      rc.end_epoch(t += kMs, {{100, 60, 5, 25}}, 28.0, kMs);  // an MSR update gave 15 messages of slack back
+      EXPECT_NE(rc.priority_class(), 0) << "slack again: the TLR's class";
     }
   }
 }
