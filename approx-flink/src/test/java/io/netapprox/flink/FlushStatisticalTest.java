@@ -3,8 +3,6 @@ package io.netapprox.flink;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.streaming.api.datastream.DataStream;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -34,17 +32,13 @@ class FlushStatisticalTest {
         long flushEpochs = 0;
         long epochs = 0;
         for (int run = 1; run <= RUNS; run++) {
-            Rides rides = new Rides(9000 + run, 120_000, WINDOWS, 6);
             Configuration conf = StatisticalRuns.lossyRun(run);
             conf.setString("approx.flushInterval", "50 ms");
-            StreamExecutionEnvironment env = StatisticalRuns.environment(conf);
             // paced so that the stream lasts about 1 s: each window spans several flush periods
-            DataStream<WindowEstimate> out =
-                    StatisticalRuns.avgSumCount(
-                            rides.streamPerSecond(env, 120_000).rebalance(), E_MAX);
-            FlinkCluster.Run done = FlinkCluster.collect(env, out, "flush run " + run);
-            tally.add(done.results(), rides.truth(), "run " + run);
-            StatisticalRuns.assertRunHealthy(FLINK, done.job(), "run " + run, true);
+            Rides rides = new Rides(9000 + run, 120_000, WINDOWS, 6);
+            FlinkCluster.Run done =
+                    StatisticalRuns.pacedRun(
+                            FLINK, tally, rides, conf, E_MAX, "flush run " + run, true);
             flushEpochs += FLINK.senderCounter(done.job(), "approxFlushEpochs");
             epochs += FLINK.senderCounter(done.job(), "approxEpochs");
         }

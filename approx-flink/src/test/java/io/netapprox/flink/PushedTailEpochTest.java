@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.apache.flink.api.common.JobID;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.streaming.api.datastream.DataStream;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -38,18 +35,19 @@ class PushedTailEpochTest {
         long pulled = 0;
         long manifests = 0;
         for (int run = 1; run <= RUNS; run++) {
+            // paced: the windows close one after another, so later windows' tail epochs find the
+            // sessions their predecessors' pulls opened
             Rides rides = new Rides(7100 + run, 120_000, WINDOWS, 6);
-            Configuration conf = StatisticalRuns.lossyRun(run);
-            StreamExecutionEnvironment env = StatisticalRuns.environment(conf);
-            // paced (about 1 s): the windows close one after another, so later windows' tail
-            // epochs find the sessions their predecessors' pulls opened
-            DataStream<WindowEstimate> out =
-                    StatisticalRuns.avgSumCount(
-                            rides.streamPerSecond(env, 120_000).rebalance(), E_MAX);
-            FlinkCluster.Run done = FlinkCluster.collect(env, out, "push run " + run);
-            JobID job = done.job();
-            tally.add(done.results(), rides.truth(), "run " + run);
-            StatisticalRuns.assertRunHealthy(FLINK, job, "run " + run, false);
+            JobID job =
+                    StatisticalRuns.pacedRun(
+                                    FLINK,
+                                    tally,
+                                    rides,
+                                    StatisticalRuns.lossyRun(run),
+                                    E_MAX,
+                                    "push run " + run,
+                                    false)
+                            .job();
             long m = FLINK.senderCounter(job, "approxManifests");
             long pushed = FLINK.receiverCounter(job, "approxEpochsPushed");
             long requested = FLINK.receiverCounter(job, "approxEpochsPulled");

@@ -69,6 +69,29 @@ final class StatisticalRuns {
     }
 
     /** An environment on the test cluster, one subtask per slot. */
+    /**
+     * One seeded job over {@code rides} paced at 120 000 rides/s (about 1 s, so the windows close
+     * one after another): avg/sum/count within {@code eMax}, collected, added to {@code tally} and
+     * checked healthy ({@link #assertRunHealthy}).
+     */
+    static FlinkCluster.Run pacedRun(
+            FlinkCluster flink,
+            Tally tally,
+            Rides rides,
+            Configuration conf,
+            double eMax,
+            String name,
+            boolean deadlinesAllowed)
+            throws Exception {
+        StreamExecutionEnvironment env = environment(conf);
+        DataStream<WindowEstimate> out =
+                avgSumCount(rides.streamPerSecond(env, 120_000).rebalance(), eMax);
+        FlinkCluster.Run done = FlinkCluster.collect(env, out, name);
+        tally.add(done.results(), rides.truth(), name);
+        assertRunHealthy(flink, done.job(), name, deadlinesAllowed);
+        return done;
+    }
+
     static StreamExecutionEnvironment environment(Configuration conf) {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(FlinkCluster.PARALLELISM);

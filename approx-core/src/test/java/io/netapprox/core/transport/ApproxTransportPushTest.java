@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.core.engine.OutgoingJob;
+import io.netapprox.core.job.AtpStatus;
 import io.netapprox.core.job.GroupReport;
 import io.netapprox.core.job.GroupSpec;
 import java.util.ArrayList;
@@ -148,9 +149,7 @@ class ApproxTransportPushTest {
             ApproxPeer peer =
                     pusher.connect(receiver.controlAddress())
                             .get(LIVENESS_MS, TimeUnit.MILLISECONDS);
-            OutgoingTransfer first = peer.push(payload(N));
-            first.jobStarted().get(LIVENESS_MS, TimeUnit.MILLISECONDS);
-            assertTrue(held.await(LIVENESS_MS, TimeUnit.MILLISECONDS));
+            OutgoingTransfer first = pushHeld(peer, held);
 
             // One pushed job is open: a second one is over maxPushedJobs.
             OutgoingTransfer second = peer.push(payload(new int[] {10, 10}));
@@ -234,9 +233,7 @@ class ApproxTransportPushTest {
                 ApproxPeer peer =
                         pusher.connect(receiver.controlAddress())
                                 .get(LIVENESS_MS, TimeUnit.MILLISECONDS);
-                OutgoingTransfer out = peer.push(payload(N));
-                out.jobStarted().get(LIVENESS_MS, TimeUnit.MILLISECONDS);
-                assertTrue(held.await(LIVENESS_MS, TimeUnit.MILLISECONDS));
+                OutgoingTransfer out = pushHeld(peer, held);
                 in = rx.last();
                 assertEquals(1, receiver.pushMetrics().pushedJobsOpen());
             } finally {
@@ -245,11 +242,17 @@ class ApproxTransportPushTest {
                 pusher.close();
                 hold.countDown();
             }
+            // The receiver learns it from whichever arrives first: the control connection's end,
+            // the data-plane session's failure, or the pusher's sealed CLOSE on the data session
+            // (the job then ends with status CLOSED) - the same race as a requester's death
+            // (ApproxTransportFailureTest).
             TransportException e =
                     assertInstanceOf(TransportException.class, failure(in.report(), 0));
             assertTrue(
                     e.reason() == TransportException.Reason.CONTROL_CLOSED
-                            || e.reason() == TransportException.Reason.DATA_PLANE_FAILED,
+                            || e.reason() == TransportException.Reason.DATA_PLANE_FAILED
+                            || (e.reason() == TransportException.Reason.JOB_FAILED
+                                    && e.status() == AtpStatus.CLOSED),
                     e.toString());
             awaitBudgetReleased(receiver);
             assertEquals(0, receiver.endpoint().unreleasedMessages());
@@ -259,5 +262,14 @@ class ApproxTransportPushTest {
                             : receiver.peers().get(0).closeFuture();
             closed.get(LIVENESS_MS, TimeUnit.MILLISECONDS);
         }
+    }
+
+    /** Pushes N messages and waits until the job started and its serving thread is held. */
+    private static OutgoingTransfer pushHeld(ApproxPeer peer, CountDownLatch held)
+            throws Exception {
+        OutgoingTransfer out = peer.push(payload(N));
+        out.jobStarted().get(LIVENESS_MS, TimeUnit.MILLISECONDS);
+        assertTrue(held.await(LIVENESS_MS, TimeUnit.MILLISECONDS));
+        return out;
     }
 }
