@@ -33,8 +33,7 @@ struct Pair {
   na_engine* b = nullptr;
   const uint64_t sid;
 
-  Pair(const na_config& sender, const na_config& receiver, uint64_t session_id = 0xba7c400000001ULL)
-      : sid(session_id) {
+  Pair(const na_config& sender, const na_config& receiver, uint64_t session_id = 0xba7c400000001ULL) : sid(session_id) {
     a = open(sender);
     b = open(receiver);
     if (!a || !b) return;
