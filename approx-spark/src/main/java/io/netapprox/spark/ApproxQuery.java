@@ -15,6 +15,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import scala.Tuple2;
 import scala.reflect.ClassTag;
@@ -267,7 +268,7 @@ public final class ApproxQuery implements Serializable {
             // every answer is exact from the partials and nothing is sampled: Spark's own partial
             // aggregation shuffles one record per (map task, group), not a pre-sample
             lastMetrics = null;
-            return SparkAggregation.answer(projected(unplanned), unplanned);
+            return SparkAggregation.answer(projected(unplanned, true), unplanned);
         }
         Shuffled shuffled = shuffle(unplanned);
         JavaRDD<Object> reduced = shuffled.reduced();
@@ -458,11 +459,24 @@ public final class ApproxQuery implements Serializable {
      * order), then the top-k column cast to string ({@code k}), if any.
      */
     private Dataset<Row> projected(ApproxSpec spec) {
+        return projected(spec, false);
+    }
+
+    /**
+     * {@link #projected(ApproxSpec)}, but with {@code typedKeys} the group columns whose values
+     * group exactly as their strings do (integral, string, boolean, date) keep their type: Spark
+     * hashes them without a per-row string conversion, and {@link SparkAggregation} casts only the
+     * aggregated keys. Floating-point keys stay strings ({@code -0.0} and {@code 0.0} are one group
+     * as doubles but two as strings, as on the sampling path), so do nested types.
+     */
+    private Dataset<Row> projected(ApproxSpec spec, boolean typedKeys) {
         List<String> valueCols = valueColumns(spec);
         String topCol = topKColumn(spec);
         List<Column> sel = new ArrayList<>();
         for (int i = 0; i < groupColumns.size(); i++) {
-            sel.add(column(groupColumns.get(i)).cast(DataTypes.StringType).as("g" + i));
+            Column g = column(groupColumns.get(i));
+            boolean keep = typedKeys && groupsAsItsString(input.select(g).schema().apply(0));
+            sel.add((keep ? g : g.cast(DataTypes.StringType)).as("g" + i));
         }
         for (int i = 0; i < valueCols.size(); i++) {
             sel.add(column(valueCols.get(i)).cast(DataTypes.DoubleType).as("v" + i));
@@ -471,6 +485,20 @@ public final class ApproxQuery implements Serializable {
             sel.add(column(topCol).cast(DataTypes.StringType).as("k"));
         }
         return input.select(sel.toArray(new Column[0]));
+    }
+
+    private static boolean groupsAsItsString(StructField field) {
+        // StringType by equality: the default (binary) collation only; a collated string column
+        // (Spark 4) groups case- or accent-insensitively, its string cast does not
+        return List.of(
+                        DataTypes.ByteType,
+                        DataTypes.ShortType,
+                        DataTypes.IntegerType,
+                        DataTypes.LongType,
+                        DataTypes.StringType,
+                        DataTypes.BooleanType,
+                        DataTypes.DateType)
+                .contains(field.dataType());
     }
 
     private static String topKColumn(ApproxSpec spec) {

@@ -25,8 +25,9 @@ final class SparkAggregation {
     private static final String SUM = "sum_v";
 
     /**
-     * @param projected the query's input as {@code ApproxQuery} projects it: group columns as
-     *     strings, then the value columns as doubles
+     * @param projected the query's input as {@code ApproxQuery} projects it: group columns (as
+     *     strings, or typed where they group exactly as their strings), then the value columns as
+     *     doubles
      */
     static Dataset<Row> answer(Dataset<Row> projected, ApproxSpec spec) {
         if (spec.needsSample()) {
@@ -79,7 +80,7 @@ final class SparkAggregation {
         List<Column> parts = new ArrayList<>();
         for (int i = 0; i < spec.groupColumns().size(); i++) {
             parts.add(functions.lit((i == 0 ? "" : ",") + spec.groupColumns().get(i) + "="));
-            parts.add(functions.col(fields[i]));
+            parts.add(functions.col(fields[i]).cast(DataTypes.StringType));
         }
         return functions.concat(parts.toArray(new Column[0]));
     }

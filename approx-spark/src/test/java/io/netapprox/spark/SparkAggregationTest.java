@@ -109,6 +109,34 @@ class SparkAggregationTest {
         d.unpersist();
     }
 
+    /**
+     * Integral and string keys are grouped typed and cast after the aggregation; floating-point
+     * keys stay strings, so -0.0 and 0.0 are two groups as on the exact and sampling paths.
+     */
+    @Test
+    void floatingPointKeysGroupAsTheirStrings() {
+        StructType schema =
+                new StructType()
+                        .add("g", DataTypes.DoubleType, true)
+                        .add("v", DataTypes.LongType, false);
+        List<Row> rows =
+                List.of(
+                        RowFactory.create(-0.0, 1L),
+                        RowFactory.create(0.0, 2L),
+                        RowFactory.create(1.5, 4L),
+                        RowFactory.create(1.5, 8L));
+        Dataset<Row> d = spark.createDataFrame(rows, schema).repartition(2);
+        ApproxQuery q = ApproxQuery.on(d).groupBy("g").sum("v").exactPartials(true);
+        Map<String, Row> got = SparkTestSupport.byKey(q.run());
+        assertNull(q.metrics(), "Spark's aggregation");
+        Map<String, Row> exact =
+                SparkTestSupport.byKey(
+                        ApproxQuery.on(d).groupBy("g").sum("v").exactPartials(true).exact().run());
+        assertEquals(exact.keySet(), got.keySet());
+        assertEquals(3, got.size(), "-0.0, 0.0 and 1.5: " + got.keySet());
+        assertEquals(12.0, got.get("g=1.5|sum(v)").getDouble(4), 0.0);
+    }
+
     @Test
     void aQueryThatSamplesStillTakesTheApproximateShuffle() {
         Dataset<Row> d = data();
