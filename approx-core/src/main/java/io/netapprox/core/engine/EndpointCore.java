@@ -3,6 +3,7 @@ package io.netapprox.core.engine;
 import io.netapprox.core.job.AtpStatus;
 import io.netapprox.core.job.JobReport;
 import io.netty.util.collection.LongObjectHashMap;
+import io.netty.util.internal.PlatformDependent;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -275,6 +276,11 @@ final class EndpointCore implements Runnable {
             }
         } catch (Throwable t) {
             log.error("{}: event thread died", name, t);
+        } finally {
+            // Only this thread touches them, and it polls no more: free now rather than at some
+            // later GC, so endpoints opened and closed in a loop do not pile up direct memory.
+            PlatformDependent.freeDirectBuffer(events);
+            PlatformDependent.freeDirectBuffer(releases);
         }
     }
 
