@@ -268,7 +268,8 @@ public final class ApproxQuery implements Serializable {
             // every answer is exact from the partials and nothing is sampled: Spark's own partial
             // aggregation shuffles one record per (map task, group), not a pre-sample
             lastMetrics = null;
-            return SparkAggregation.answer(projected(unplanned, true), unplanned);
+            return SparkAggregation.answer(
+                    input, typedGroupColumns(), doubleValueColumns(unplanned), unplanned);
         }
         Shuffled shuffled = shuffle(unplanned);
         JavaRDD<Object> reduced = shuffled.reduced();
@@ -459,24 +460,11 @@ public final class ApproxQuery implements Serializable {
      * order), then the top-k column cast to string ({@code k}), if any.
      */
     private Dataset<Row> projected(ApproxSpec spec) {
-        return projected(spec, false);
-    }
-
-    /**
-     * {@link #projected(ApproxSpec)}, but with {@code typedKeys} the group columns whose values
-     * group exactly as their strings do (integral, string, boolean, date) keep their type: Spark
-     * hashes them without a per-row string conversion, and {@link SparkAggregation} casts only the
-     * aggregated keys. Floating-point keys stay strings ({@code -0.0} and {@code 0.0} are one group
-     * as doubles but two as strings, as on the sampling path), so do nested types.
-     */
-    private Dataset<Row> projected(ApproxSpec spec, boolean typedKeys) {
         List<String> valueCols = valueColumns(spec);
         String topCol = topKColumn(spec);
         List<Column> sel = new ArrayList<>();
         for (int i = 0; i < groupColumns.size(); i++) {
-            Column g = column(groupColumns.get(i));
-            boolean keep = typedKeys && groupsAsItsString(input.select(g).schema().apply(0));
-            sel.add((keep ? g : g.cast(DataTypes.StringType)).as("g" + i));
+            sel.add(column(groupColumns.get(i)).cast(DataTypes.StringType).as("g" + i));
         }
         for (int i = 0; i < valueCols.size(); i++) {
             sel.add(column(valueCols.get(i)).cast(DataTypes.DoubleType).as("v" + i));
@@ -487,7 +475,46 @@ public final class ApproxQuery implements Serializable {
         return input.select(sel.toArray(new Column[0]));
     }
 
-    private static boolean groupsAsItsString(StructField field) {
+    /**
+     * The group columns as {@link SparkAggregation} groups them, as expressions over the input (no
+     * Dataset is built, so nothing is analysed here): those whose values group exactly as their
+     * strings do (integral, string, boolean, date) keep their type, so Spark hashes them without a
+     * per-row string conversion and only the aggregated keys are cast; floating-point keys are cast
+     * to strings ({@code -0.0} and {@code 0.0} are one group as doubles but two as strings, as on
+     * the sampling path), so are nested types.
+     */
+    private List<Column> typedGroupColumns() {
+        List<Column> keys = new ArrayList<>();
+        for (String name : groupColumns) {
+            Column g = column(name);
+            keys.add(groupsAsItsString(dataType(name)) ? g : g.cast(DataTypes.StringType));
+        }
+        return keys;
+    }
+
+    /** The value columns as doubles, in {@link ApproxSpec.Aggregate#valueIndex()} order. */
+    private List<Column> doubleValueColumns(ApproxSpec spec) {
+        List<Column> values = new ArrayList<>();
+        for (String name : valueColumns(spec)) {
+            values.add(column(name).cast(DataTypes.DoubleType));
+        }
+        return values;
+    }
+
+    /**
+     * The type of an input column: from the input's schema for a column of that exact name (no
+     * analysis), else (a nested field) by resolving it.
+     */
+    private org.apache.spark.sql.types.DataType dataType(String name) {
+        for (StructField f : input.schema().fields()) {
+            if (f.name().equals(name)) {
+                return f.dataType();
+            }
+        }
+        return input.select(column(name)).schema().apply(0).dataType();
+    }
+
+    private static boolean groupsAsItsString(org.apache.spark.sql.types.DataType type) {
         // StringType by equality: the default (binary) collation only; a collated string column
         // (Spark 4) groups case- or accent-insensitively, its string cast does not
         return List.of(
@@ -498,7 +525,7 @@ public final class ApproxQuery implements Serializable {
                         DataTypes.StringType,
                         DataTypes.BooleanType,
                         DataTypes.DateType)
-                .contains(field.dataType());
+                .contains(type);
     }
 
     private static String topKColumn(ApproxSpec spec) {

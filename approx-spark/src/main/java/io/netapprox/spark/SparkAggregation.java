@@ -13,10 +13,18 @@ import org.apache.spark.sql.types.DataTypes;
  * {@code avg}/{@code sum} with exact partials) answered by Spark's own aggregation, {@code
  * groupBy().agg(count, sum...)} with its map-side partial aggregation: the shuffle carries one
  * record per (map task, group), where the approximate path would write a pre-sample that nothing
- * reads. The result has {@link ApproxQuery#SCHEMA}'s columns, as the sort-shuffle path gives them:
- * every answer exact ({@code low = estimate = high}), {@code sample_rows = population_rows}, {@code
- * approximate} false. Averages are Spark's ({@code sum / count}); rows with a null group or value
- * column are skipped, as on the other paths.
+ * reads. The result has {@link ApproxQuery#SCHEMA} (names, types and nullability), as the
+ * sort-shuffle path gives it: every answer exact ({@code low = estimate = high}), {@code
+ * sample_rows = population_rows}, {@code approximate} false. Averages are Spark's ({@code sum /
+ * count}); rows with a null group or value column are skipped, as on the other paths.
+ *
+ * <p>The plan is built as two Datasets, the aggregation and its reshaping into one row per
+ * aggregate, so that the query costs the driver two analyses where Spark's own {@code
+ * groupBy().agg()} costs one (each Dataset is analysed when it is built; a chain of projections,
+ * filters and selects cost one each, about a second per query on a cold driver). Skipping rows with
+ * a null is therefore part of the aggregates ({@code count}/{@code sum} of {@code CASE WHEN
+ * complete}), not a filter of its own, and a group of no complete row (a null key) is dropped by
+ * the reshaping.
  */
 final class SparkAggregation {
     private SparkAggregation() {}
@@ -25,69 +33,68 @@ final class SparkAggregation {
     private static final String SUM = "sum_v";
 
     /**
-     * @param projected the query's input as {@code ApproxQuery} projects it: group columns (as
-     *     strings, or typed where they group exactly as their strings), then the value columns as
-     *     doubles
+     * @param input the query's input
+     * @param keys the group columns over {@code input} (typed where they group as their strings,
+     *     else cast to strings)
+     * @param values the value columns over {@code input} as doubles, in {@link
+     *     ApproxSpec.Aggregate#valueIndex()} order
      */
-    static Dataset<Row> answer(Dataset<Row> projected, ApproxSpec spec) {
+    static Dataset<Row> answer(
+            Dataset<Row> input, List<Column> keys, List<Column> values, ApproxSpec spec) {
         if (spec.needsSample()) {
             throw new IllegalArgumentException("the query needs a sample: " + spec.aggregates());
         }
-        String[] fields = projected.columns();
         int groups = spec.groupColumns().size();
         Column complete = functions.lit(true);
-        for (String f : fields) {
-            complete = complete.and(functions.col(f).isNotNull());
+        for (Column c : keys) {
+            complete = complete.and(c.isNotNull());
         }
-        List<Column> keys = new ArrayList<>();
+        for (Column c : values) {
+            complete = complete.and(c.isNotNull());
+        }
+        List<Column> named = new ArrayList<>();
         for (int i = 0; i < groups; i++) {
-            keys.add(functions.col(fields[i]));
+            named.add(keys.get(i).as("g" + i));
         }
         List<Column> sums = new ArrayList<>();
-        for (int v = 0; v < spec.numValues(); v++) {
-            sums.add(functions.sum(functions.col(fields[groups + v])).as(SUM + v));
+        for (int v = 0; v < values.size(); v++) {
+            sums.add(functions.sum(functions.when(complete, values.get(v))).as(SUM + v));
         }
         Dataset<Row> aggregated =
-                projected
-                        .where(complete)
-                        .groupBy(keys.toArray(new Column[0]))
+                input.groupBy(named.toArray(new Column[0]))
                         .agg(
-                                functions.count(functions.lit(1)).as(COUNT),
+                                functions
+                                        .count(functions.when(complete, functions.lit(1)))
+                                        .as(COUNT),
                                 sums.toArray(new Column[0]));
-        return aggregated
-                .select(
-                        groupKey(spec, aggregated).as("group"),
-                        functions.col(COUNT).as("n"),
-                        functions.explode(answers(spec)).as("a"))
-                .select(
-                        functions.col("group"),
-                        functions.col("a.aggregate").as("aggregate"),
-                        functions.lit(null).cast(DataTypes.StringType).as("key"),
-                        functions.lit(null).cast(DataTypes.IntegerType).as("rank"),
-                        functions.col("a.estimate").as("estimate"),
-                        functions.col("a.estimate").as("low"),
-                        functions.col("a.estimate").as("high"),
-                        functions.lit(spec.confidence()).as("confidence"),
-                        errorBound(spec, functions.col("group")).as("e_max"),
-                        functions.col("n").as("sample_rows"),
-                        functions.col("n").as("population_rows"),
-                        functions.lit(false).as("approximate"));
+        // a group with no complete row (a null key, or every value null) has n = 0: no rows; the
+        // branch is not evaluated for it (sum / 0 would fail under ANSI)
+        return aggregated.select(
+                functions.inline(
+                        functions.when(functions.col(COUNT).gt(0), answers(spec, groupKey(spec)))));
     }
 
     /** {@code col=value[,col=value...]}, as {@link ApproxQuery#groupKey} builds it. */
-    private static Column groupKey(ApproxSpec spec, Dataset<Row> aggregated) {
-        String[] fields = aggregated.columns();
+    private static Column groupKey(ApproxSpec spec) {
         List<Column> parts = new ArrayList<>();
         for (int i = 0; i < spec.groupColumns().size(); i++) {
             parts.add(functions.lit((i == 0 ? "" : ",") + spec.groupColumns().get(i) + "="));
-            parts.add(functions.col(fields[i]).cast(DataTypes.StringType));
+            parts.add(functions.col("g" + i).cast(DataTypes.StringType));
         }
         return functions.concat(parts.toArray(new Column[0]));
     }
 
-    /** One {@code (aggregate, estimate)} per aggregate of the query, in its order. */
-    private static Column answers(ApproxSpec spec) {
-        Column n = functions.col(COUNT).cast(DataTypes.DoubleType);
+    /**
+     * One result row ({@link ApproxQuery#SCHEMA}) per aggregate of the query, in its order, for a
+     * group of at least one complete row. Columns {@code SCHEMA} declares non-null are made so for
+     * Spark ({@code coalesce} with a value never taken: in such a group the key and every sum are
+     * non-null).
+     */
+    private static Column answers(ApproxSpec spec, Column group) {
+        Column key = functions.coalesce(group, functions.lit(""));
+        Column count = functions.col(COUNT);
+        Column n = count.cast(DataTypes.DoubleType);
+        Column eMax = errorBound(spec, key);
         List<Column> out = new ArrayList<>();
         for (ApproxSpec.Aggregate a : spec.aggregates()) {
             Column sum = a.valueIndex() >= 0 ? functions.col(SUM + a.valueIndex()) : null;
@@ -100,10 +107,22 @@ final class SparkAggregation {
                                 throw new IllegalStateException(
                                         a.label() + " needs a sample, not Spark's aggregation");
                     };
+            Column estimate =
+                    functions.coalesce(value.cast(DataTypes.DoubleType), functions.lit(Double.NaN));
             out.add(
                     functions.struct(
+                            key.as("group"),
                             functions.lit(a.label()).as("aggregate"),
-                            value.cast(DataTypes.DoubleType).as("estimate")));
+                            functions.lit(null).cast(DataTypes.StringType).as("key"),
+                            functions.lit(null).cast(DataTypes.IntegerType).as("rank"),
+                            estimate.as("estimate"),
+                            estimate.as("low"),
+                            estimate.as("high"),
+                            functions.lit(spec.confidence()).as("confidence"),
+                            eMax.as("e_max"),
+                            count.as("sample_rows"),
+                            count.as("population_rows"),
+                            functions.lit(false).as("approximate")));
         }
         return functions.array(out.toArray(new Column[0]));
     }
