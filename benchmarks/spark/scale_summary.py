@@ -24,6 +24,16 @@ for n in sizes:
     ta = statistics.median(float(r['median_s']) for r in ap)
     out.append(f"# query {ap[0].get('query', 'avg')}, rows {n} ({float(ap[0]['generated_gb']):.1f} GB generated, {float(ap[0]['generated_gb'])/0.512:.0f}x an executor's 512 MB): "
                f"JCT exact {te:.1f} s, approx {ta:.1f} s, ratio {ta/te:.2f} ({len(ap)} round(s))")
+    pairs = {r['round']: float(r['median_s']) for r in ex}
+    paired = [float(r['median_s']) / pairs[r['round']] for r in ap if r['round'] in pairs]
+    if paired:
+        out.append("#   paired approx/exact JCT per round: " + ", ".join(f"{x:.2f}" for x in paired))
+    if all('driver_cpu_s' in r for r in ex + ap):
+        for key, what in (('driver_cpu_s', 'driver'), ('executor_cpu_s', 'executors')):
+            ce = statistics.median(float(r[key]) for r in ex)
+            ca = statistics.median(float(r[key]) for r in ap)
+            out.append(f"#   CPU seconds per query, {what}: exact {ce:.2f}, approx {ca:.2f}, ratio {ca/ce:.2f} "
+                       f"(medians over rounds; less load-sensitive than the JCT)")
     for m, rs in (('exact', ex), ('approx', ap)):
         out.append(f"#   {m:6s} peak task execution memory {max(float(r['peak_task_exec_mb']) for r in rs):.1f} MB, "
                    f"executor peak heap {max(mx(r['executor_peak_heap_mb']) for r in rs):.0f} MB, "

@@ -59,4 +59,40 @@ final class ExecutorPeaks {
         }
         return "[" + String.join(",", out) + "]";
     }
+
+    /**
+     * CPU seconds (user + system) the executor processes of application {@code appId} have used so
+     * far, summed ({@code /proc/<pid>/stat}; clock ticks of 10 ms). Less sensitive to a shared
+     * machine's load than wall time.
+     */
+    static double executorCpuSeconds(String appId) {
+        double ticks = 0;
+        File[] procs = new File("/proc").listFiles(f -> f.getName().matches("[0-9]+"));
+        for (File p : procs == null ? new File[0] : procs) {
+            try {
+                String cmd =
+                        new String(Files.readAllBytes(p.toPath().resolve("cmdline")))
+                                .replace('\0', ' ');
+                if (!cmd.contains("CoarseGrainedExecutorBackend") || !cmd.contains(appId)) {
+                    continue;
+                }
+                String stat = Files.readString(p.toPath().resolve("stat"));
+                // fields after the command name (in parentheses): state is field 3, utime 14
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+            } catch (IOException | RuntimeException e) {
+                // the process ended or is not readable: not one of ours
+            }
+        }
+        return ticks / 100.0;
+    }
+
+    /** CPU seconds this (driver) JVM has used so far. */
+    static double driverCpuSeconds() {
+        java.lang.management.OperatingSystemMXBean os =
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        return os instanceof com.sun.management.OperatingSystemMXBean sun
+                ? sun.getProcessCpuTime() / 1e9
+                : Double.NaN;
+    }
 }

@@ -36,7 +36,9 @@ import org.apache.spark.sql.functions;
  * nothing is sampled and the approximate query is Spark's own partial aggregation; {@code median}
  * {@code median(distance), avg(distance), count} - the median is sampled (exact: Spark's {@code
  * median}, which holds every value of a group). Prints one {@code RESULT} line: median JCT, the
- * largest task's peak execution memory (Spark's task metric), bytes spilled and shuffled, the
+ * CPU seconds of the driver JVM and of the executor processes during a query (medians; less
+ * sensitive to a shared machine's load than the JCT), the largest task's peak execution memory
+ * (Spark's task metric), bytes spilled and shuffled, the
  * executors' peak JVM heap (Spark's executor metrics) and peak RSS ({@code VmHWM} of each executor
  * process), and for approx the groups outside e_max.
  */
@@ -104,9 +106,14 @@ public final class SparkScaleBench {
                                     "exp(randn(11) * 0.75) * (1 + (id % 24) / 8.0) as distance",
                                     "rand(12) * 40 + 5 as fare");
             List<Double> t = new ArrayList<>();
+            List<Double> driverCpu = new ArrayList<>();
+            List<Double> executorCpu = new ArrayList<>();
+            String appId = spark.sparkContext().applicationId();
             List<Row> result = null;
             ApproxQuery last = null;
             for (int r = 0; r < runs; r++) {
+                double d0 = ExecutorPeaks.driverCpuSeconds();
+                double e0 = ExecutorPeaks.executorCpuSeconds(appId);
                 long t0 = System.nanoTime();
                 if (mode.equals("exact")) {
                     result =
@@ -135,6 +142,8 @@ public final class SparkScaleBench {
                     result = last.run().collectAsList();
                 }
                 t.add(SparkBench.secs(t0));
+                driverCpu.add(ExecutorPeaks.driverCpuSeconds() - d0);
+                executorCpu.add(ExecutorPeaks.executorCpuSeconds(appId) - e0);
             }
             spark.sparkContext().listenerBus().waitUntilEmpty();
             Thread.sleep(1500); // one more executor-metrics heartbeat
@@ -159,6 +168,7 @@ public final class SparkScaleBench {
             }
             System.out.printf(
                     "RESULT mode=%s query=%s rows=%d generated_gb=%.2f runs=%d median_s=%.2f all_s=%s"
+                            + " driver_cpu_s=%.2f executor_cpu_s=%.2f"
                             + " peak_task_exec_mb=%.1f spilled_mb=%.1f shuffle_write_mb=%.1f"
                             + " executor_peak_heap_mb=%s executor_peak_rss_mb=%s%s%s%n",
                     mode,
@@ -168,6 +178,8 @@ public final class SparkScaleBench {
                     runs,
                     TaxiExample.median(t),
                     TaxiExample.fmt(t),
+                    TaxiExample.median(driverCpu),
+                    TaxiExample.median(executorCpu),
                     peakTask.get() / 1e6,
                     spilled.get() / 1e6 / runs,
                     shuffled.get() / 1e6 / runs,
