@@ -72,6 +72,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     private transient Counter localEpochs;
     private transient Counter epochsPulled;
     private transient Counter epochsPushed;
+    private transient Counter pushesExpired;
     private transient volatile double achievedMsr;
 
     ApproxReceiver(
@@ -153,6 +154,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         localEpochs = getMetricGroup().counter("approxLocalEpochs");
         epochsPulled = getMetricGroup().counter("approxEpochsPulled");
         epochsPushed = getMetricGroup().counter("approxEpochsPushed");
+        pushesExpired = getMetricGroup().counter("approxPushesExpired");
         getMetricGroup().gauge("approxAchievedMsr", () -> achievedMsr);
         getMetricGroup().gauge("approxPendingEpochs", () -> pending.size());
     }
@@ -194,6 +196,16 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
             exchange.claimPush(key, (tr, msg) -> onMessage(key, msg))
                     .whenComplete(
                             (t, err) -> {
+                                if (err != null) {
+                                    // the push came but its deadline passed before this
+                                    // manifest: its data is gone (a pull would find no outbox)
+                                    toMailbox(
+                                            () -> {
+                                                pushesExpired.inc();
+                                                finish(key, null, err);
+                                            });
+                                    return;
+                                }
                                 if (t == null) { // the push did not come: pull it
                                     pull(key, e, m, strata);
                                     return;
@@ -337,7 +349,11 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                             : err;
             if (!(cause instanceof CancellationException) && !e.emitted) {
                 epochsFailed.inc();
-                LOG.warn("NetApprox: pulling {} failed: {}", e.manifest, cause.toString());
+                LOG.warn(
+                        "NetApprox: {} {} failed, answered without its data: {}",
+                        e.manifest.pushed ? "receiving pushed" : "pulling",
+                        e.manifest,
+                        cause.getMessage() != null ? cause.getMessage() : cause.toString());
             }
         }
         if (!e.emitted) {
