@@ -79,7 +79,19 @@ final class TaskManagerExchange {
         this.outboxTtlNanos = Math.max(OUTBOX_TTL_MIN_NANOS, 10 * config.epochTimeout().toNanos());
         this.transport =
                 ApproxTransport.start(
-                        transportConfig(config, host, engineId), this::serve, this::onPush);
+                        transportConfig(config, host, engineId),
+                        this::serve,
+                        new io.netapprox.core.transport.PushHandler() {
+                            @Override
+                            public TransferListener onPush(IncomingTransfer t) {
+                                return TaskManagerExchange.this.onPush(t);
+                            }
+
+                            @Override
+                            public void onRefused(byte[] descriptor, String reason) {
+                                onPushRefused(descriptor, reason);
+                            }
+                        });
         LOG.info(
                 "NetApprox exchange {} started: control {}, ATP data port {}",
                 engineId,
@@ -441,6 +453,9 @@ final class TaskManagerExchange {
         /** The push waited for its manifest until its deadline; its messages were released. */
         boolean expired; // guarded by this
 
+        /** This TaskManager's transport refused the push (push budget): the receiver pulls. */
+        boolean refused; // guarded by this
+
         /** The receiver claimed the transfer (or is about to: its claim completed with it). */
         boolean claimed() {
             return consumer != null || (waiting != null && waiting.getNow(null) != null);
@@ -539,8 +554,8 @@ final class TaskManagerExchange {
                                         + config.epochTimeout().toMillis()
                                         + " ms from the push); its data was dropped"));
             }
-            if (slot.waiting != null) {
-                return CompletableFuture.completedFuture(null);
+            if (slot.waiting != null || slot.refused) {
+                return CompletableFuture.completedFuture(null); // pull at once
             }
             slot.waiting = f;
             if (slot.transfer != null) {
@@ -577,6 +592,38 @@ final class TaskManagerExchange {
                     forgetIfClaimed(key, slot);
                     return t;
                 });
+    }
+
+    /**
+     * This TaskManager's transport refused a push (over {@code approx.maxPushedJobs} or {@code
+     * approx.maxPushedMessages}; control event loop): its receiver pulls the epoch as soon as its
+     * manifest comes (or at once, if it is already waiting) instead of waiting {@code
+     * approx.pushWait} for a push that will not come.
+     */
+    private void onPushRefused(byte[] descriptor, String reason) {
+        OutboxKey key;
+        try {
+            key = OutboxKey.fromBytes(descriptor);
+        } catch (IllegalArgumentException e) {
+            return; // not one of ours; refused anyway
+        }
+        if (pushSlots.size() >= MAX_PUSH_SLOTS) {
+            return; // its receiver waits approx.pushWait, then pulls
+        }
+        PushSlot slot = pushSlots.computeIfAbsent(key, k -> new PushSlot());
+        CompletableFuture<IncomingTransfer> waiting;
+        synchronized (slot) {
+            if (slot.transfer != null || slot.refused) {
+                return; // a second push of an epoch that is already here
+            }
+            slot.refused = true;
+            waiting = slot.waiting;
+        }
+        LOG.debug("NetApprox: refused pushed {} ({}); its receiver pulls it", key, reason);
+        if (waiting != null) {
+            waiting.complete(null);
+        }
+        timers.after(config.epochTimeout().toMillis(), () -> pushSlots.remove(key, slot));
     }
 
     /** A claimed push whose job ended needs its slot no more. */

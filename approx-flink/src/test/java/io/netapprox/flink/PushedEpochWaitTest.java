@@ -18,17 +18,18 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * A pushed epoch that arrived whole before its manifest waits for the manifest until the epoch's
- * deadline ({@code approx.epochTimeout} from the push's acceptance), not a hidden constant. Two
- * real exchanges over loopback; the receiver's push timers are moved by hand ({@link
- * ManualTimers}), so "the manifest comes 2.5 s after the push" needs no sleep and no clock.
+ * How long the two sides of a pushed epoch wait for each other. A pushed epoch that arrived whole
+ * before its manifest waits for the manifest until the epoch's deadline ({@code
+ * approx.epochTimeout} from the push's acceptance), not a hidden constant. Two real exchanges over
+ * loopback; the receiver's push timers are moved by hand ({@link ManualTimers}), so "the manifest
+ * comes 2.5 s after the push" needs no sleep and no clock.
  *
  * <p>Before the fix a pushed epoch was forgotten 2 s after its job ended (the slot was removed, its
  * messages released at the deadline): a manifest 2.5 s late found nothing, waited 2 s more, pulled
  * an outbox the push had already emptied and the epoch was answered without its data
  * (approxEpochsFailed). Both tests failed then: the claim did not complete.
  */
-class PushManifestLateTest {
+class PushedEpochWaitTest {
     private static final long DEADLINE_MS = 10_000;
 
     /** The manifest comes after the old 2 s but within the deadline: the epoch has its data. */
@@ -79,6 +80,30 @@ class PushManifestLateTest {
                 });
     }
 
+    /**
+     * A push this TaskManager's transport refuses (its push budget, here 0) is pulled as soon as
+     * its manifest comes. Before, the receiver waited approx.pushWait (2 s) for a push that could
+     * not come: the claim stayed open until the timers moved (this test failed then).
+     */
+    @Test
+    void aPushRefusedForTheBudgetIsPulledAtOnceWithoutWaitingForIt() throws Exception {
+        withPush(
+                "refused",
+                "0",
+                false,
+                (b, key, timers) -> {
+                    assertEquals(1, b.pushMetrics().pushesOverBudget());
+                    CompletableFuture<IncomingTransfer> claim =
+                            b.claimPush(
+                                    key,
+                                    (t, m) -> {
+                                        throw new AssertionError("a refused push delivered");
+                                    });
+                    assertTrue(claim.isDone(), "the receiver waits for a refused push");
+                    org.junit.jupiter.api.Assertions.assertNull(claim.join(), "then it pulls");
+                });
+    }
+
     @FunctionalInterface
     private interface PushedEpochBody {
         void run(TaskManagerExchange receiver, OutboxKey key, ManualTimers timers) throws Exception;
@@ -90,16 +115,22 @@ class PushManifestLateTest {
      * b has accepted it and its job ended - the whole epoch is parked at b, no manifest yet.
      */
     private static void withPushedEpoch(String name, PushedEpochBody body) throws Exception {
-        ApproxConfig c =
-                ApproxConfig.parse(
-                        Map.of(
-                                "approx.authSecret", "0123456789abcdef-" + name,
-                                "approx.sendBuffer", "64 mb",
-                                "approx.epochTimeout", DEADLINE_MS + " ms"));
+        withPush(name, "16", true, body);
+    }
+
+    /**
+     * {@link #withPushedEpoch} with the receiver's {@code approx.maxPushedJobs}; the test waits
+     * until b accepted the push and its job ended ({@code accepted}) or b refused it.
+     */
+    private static void withPush(
+            String name, String maxPushedJobs, boolean accepted, PushedEpochBody body)
+            throws Exception {
         ManualTimers timers = new ManualTimers();
-        TaskManagerExchange a = TaskManagerExchange.acquire(c, "tm-pl-a-" + name, "127.0.0.1");
+        TaskManagerExchange a =
+                TaskManagerExchange.acquire(config(name, "16"), "tm-pw-a-" + name, "127.0.0.1");
         TaskManagerExchange b =
-                TaskManagerExchange.acquire(c, "tm-pl-b-" + name, "127.0.0.1", timers);
+                TaskManagerExchange.acquire(
+                        config(name, maxPushedJobs), "tm-pw-b-" + name, "127.0.0.1", timers);
         try {
             OutboxKey pulled = new OutboxKey(9, 0, 0, 0, 0);
             OutboxKey pushed = new OutboxKey(9, 0, 0, 1, 0);
@@ -114,8 +145,9 @@ class PushManifestLateTest {
             a.register(outbox(pushed));
             assertTrue(a.push(pushed), "a knows b's session from the pull");
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!(b.pushMetrics().pushesAccepted() == 1
-                    && b.pushMetrics().pushedJobsOpen() == 0)) {
+            while (!(accepted
+                    ? b.pushMetrics().pushesAccepted() == 1 && b.pushMetrics().pushedJobsOpen() == 0
+                    : b.pushMetrics().pushesRefused() == 1)) {
                 assertTrue(System.nanoTime() < until, "the push did not end: " + b.pushMetrics());
                 Thread.sleep(5);
             }
@@ -124,6 +156,19 @@ class PushManifestLateTest {
             a.release();
             b.release();
         }
+    }
+
+    private static ApproxConfig config(String name, String maxPushedJobs) {
+        return ApproxConfig.parse(
+                Map.of(
+                        "approx.authSecret",
+                        "0123456789abcdef-" + name,
+                        "approx.sendBuffer",
+                        "64 mb",
+                        "approx.epochTimeout",
+                        DEADLINE_MS + " ms",
+                        "approx.maxPushedJobs",
+                        maxPushedJobs));
     }
 
     private static EpochOutbox outbox(OutboxKey key) {
