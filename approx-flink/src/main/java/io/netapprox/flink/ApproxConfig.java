@@ -142,7 +142,12 @@ public final class ApproxConfig implements Serializable {
                 ApproxOptions.CONCURRENT_PULLS,
                 c,
                 "an integer in [1, 256]");
-        pushWait = get(c, ApproxOptions.PUSH_WAIT);
+        // unset, the default is capped by the epoch's deadline (a short epochTimeout needs no
+        // pushWait of its own); set, it must fit inside it
+        pushWait =
+                c.getOptional(ApproxOptions.PUSH_WAIT).isPresent()
+                        ? get(c, ApproxOptions.PUSH_WAIT)
+                        : min(ApproxOptions.PUSH_WAIT.defaultValue(), epochTimeout);
         check(
                 pushWait.toMillis() >= 1 && pushWait.compareTo(epochTimeout) <= 0,
                 ApproxOptions.PUSH_WAIT,
@@ -254,6 +259,10 @@ public final class ApproxConfig implements Serializable {
         byte[] b = new byte[32];
         new SecureRandom().nextBytes(b);
         return HexFormat.of().formatHex(b);
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
     }
 
     private static <T> T get(ReadableConfig c, ConfigOption<T> option) {

@@ -129,7 +129,8 @@ public final class ApproxOptions {
                     .withDescription(
                             "a receiver whose manifest says its epoch is pushed waits at most this long for"
                                     + " the push to be announced (refused or failed pushes never are), then pulls"
-                                    + " the epoch; 1 ms to approx.epochTimeout. A push that arrived waits for its"
+                                    + " the epoch; 1 ms to approx.epochTimeout (unset: 2 s or approx.epochTimeout if"
+                                    + " shorter). A push that arrived waits for its"
                                     + " manifest until approx.epochTimeout from its acceptance");
 
     public static final ConfigOption<Integer> MAX_PUSHED_JOBS =

@@ -70,6 +70,10 @@ class ApproxConfigTest {
                 Duration.ofSeconds(1),
                 ApproxConfig.parse(Map.of("approx.epochTimeout", "1 s", "approx.pushWait", "1 s"))
                         .pushWait());
+        assertEquals(
+                Duration.ofMillis(300),
+                ApproxConfig.parse(Map.of("approx.epochTimeout", "300 ms")).pushWait(),
+                "unset, the 2 s default is capped by a shorter epochTimeout");
     }
 
     @Test
