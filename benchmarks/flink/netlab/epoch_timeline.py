@@ -40,11 +40,13 @@ def summarize(paths: list[str]) -> list[str]:
                 if m and int(m.group(2)) >= 0:  # a tail epoch: its manifest came after the window's end
                     lag, started, resolved = by_path[m.group(1)]
                     lag.append(int(m.group(2)))
-                    started.append(int(m.group(3)))
+                    if int(m.group(3)) >= 0:  # -1: resolved before its transfer's start was recorded
+                        started.append(int(m.group(3)))
                     resolved.append(int(m.group(4)))
     out = [f"EPOCHS side=sender tail_epochs={len(wm)} {stats('watermark_lag_ms', wm)} {stats('register_ms', reg)}"]
     for path, (lag, started, resolved) in by_path.items():
-        out.append(f"EPOCHS side=receiver path={path} tail_epochs={len(lag)} {stats('manifest_lag_ms', lag)} "
+        out.append(f"EPOCHS side=receiver path={path} tail_epochs={len(lag)} "
+                   f"resolved_before_transfer_recorded={len(lag) - len(started)} {stats('manifest_lag_ms', lag)} "
                    f"{stats('transfer_start_ms', started)} {stats('resolve_ms', resolved)}")
     return out
 
