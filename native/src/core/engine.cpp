@@ -136,7 +136,7 @@ struct Engine::Impl {
     return std::max<uint64_t>(w, seg_size());
   }
   RateControlConfig rate_config() const {
-    return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor, cfg.resume_after_starvation},
+    return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor, cfg.resume_after_starvation, cfg.restore_rate_into_class0},
                              flags,
                              cfg.min_epoch,
                              cfg.max_datagram,
