@@ -17,8 +17,8 @@
 // ones' separately (the network lab's co-run experiment: exact jobs next to approximate ones). --needy F: the
 // engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs). --starved N /
 // --catch-up N: the engines' needy_starved_epochs and class0_burst_datagrams (0 = off); --resume 0/1: their
-// resume_after_starvation; --restore 0/1: their restore_rate_into_class0. --trace FILE: every sender's end-of-epoch samples (rate, rho, TLR, class, delivered
-// rate, srtt, app-limited) as CSV.
+// resume_after_starvation; --restore 0/1: their restore_rate_into_class0. --trace FILE: every sender's end-of-epoch
+// samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

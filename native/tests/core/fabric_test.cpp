@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <map>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 using namespace netapprox::atp;
 
