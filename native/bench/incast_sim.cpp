@@ -4,7 +4,8 @@
 //   incast-sim [--senders 3,8,16,32] [--msgs 300] [--size 200] [--msr 0.75] [--modes full,paper]
 //              [--queues slack,fifo] [--port-mbps 200] [--host-mbps 200] [--rtt-us 100] [--jobs 1]
 //              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000] [--exact-every 0]
-//              [--needy 0.75] [--starved 4] [--catch-up 4] [--resume 0|1] [--trace epochs.csv]
+//              [--needy 0.75] [--starved 4] [--catch-up 4] [--resume 0|1] [--restore 0|1]
+//              [--trace epochs.csv]
 //
 // Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
 // (synchronised incast); --load L > 0: Poisson arrivals at L x the port rate, senders picked at random. Prints one
@@ -16,8 +17,8 @@
 // ones' separately (the network lab's co-run experiment: exact jobs next to approximate ones). --needy F: the
 // engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs). --starved N /
 // --catch-up N: the engines' needy_starved_epochs and class0_burst_datagrams (0 = off); --resume 0/1: their
-// resume_after_starvation. --trace FILE: every sender's end-of-epoch samples (rate, rho, TLR, class, delivered
-// rate, srtt, app-limited) as CSV.
+// resume_after_starvation; --restore 0/1: their restore_rate_into_class0. --trace FILE: every sender's end-of-epoch
+// samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -72,6 +73,7 @@ struct Options {
   uint32_t starved = EngineConfig{}.needy_starved_epochs;
   uint32_t catch_up = EngineConfig{}.class0_burst_datagrams;
   bool resume = EngineConfig{}.resume_after_starvation;
+  bool restore = EngineConfig{}.restore_rate_into_class0;
   std::string trace;
 };
 
@@ -98,6 +100,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   c.engine.needy_starved_epochs = o.starved;
   c.engine.class0_burst_datagrams = o.catch_up;
   c.engine.resume_after_starvation = o.resume;
+  c.engine.restore_rate_into_class0 = o.restore;
   c.engine.peer_death_timeout = 20'000'000'000ULL;
   fabric::Fabric f(c, o.seed);
   // The plan: who sends which job when.
@@ -229,6 +232,8 @@ int main(int argc, char** argv) {
       o.starved = static_cast<uint32_t>(std::atoi(v));
     else if (k == "--resume")
       o.resume = std::atoi(v) != 0;
+    else if (k == "--restore")
+      o.restore = std::atoi(v) != 0;
     else if (k == "--catch-up")
       o.catch_up = static_cast<uint32_t>(std::atoi(v));
     else if (k == "--trace")
@@ -247,9 +252,9 @@ int main(int argc, char** argv) {
   std::printf(
       "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
       "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f, "
-      "needy_starved_epochs %u, class0_burst_datagrams %u\n",
+      "needy_starved_epochs %u, class0_burst_datagrams %u, restore_rate_into_class0 %d\n",
       o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load, o.bg_load,
-      (unsigned long long)o.bg_on_us, o.needy, o.starved, o.catch_up);
+      (unsigned long long)o.bg_on_us, o.needy, o.starved, o.catch_up, int(o.restore));
   if (!o.trace.empty()) {
     g_trace = std::fopen(o.trace.c_str(), "w");
     if (!g_trace) {

@@ -32,6 +32,9 @@ import time
 from netlab import lab as nlab  # the network lab (benchmarks/netlab; run.sh puts it on PYTHONPATH)
 from netlab.labcluster import LabCluster, interrupt_on_signals, ip, pct, snapshot_jars
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import epoch_timeline  # noqa: E402  (this directory)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 JM, TMS, BG = 1, (2, 3), 4
@@ -76,6 +79,8 @@ io.tmp.dirs: {self.tmp}
                         "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint",
                         "--configDir", conf], "jobmanager.log")
         self.wait_for_slots(0, 120)  # the REST endpoint answers (the lab's log level is WARN)
+        if self.a.epoch_log:
+            log4j = f"-Dlog4j2.configurationFile={os.path.join(HERE, 'log4j2-epochs.properties')}"
         for h in TMS:
             self.spawn(h, ["java", f"-Xmx{self.a.tm_heap}", "-XX:MaxDirectMemorySize=400m", log4j, "-cp", cp,
                            "org.apache.flink.runtime.taskexecutor.TaskManagerRunner", "--configDir", conf,
@@ -164,6 +169,9 @@ def main(argv=None) -> int:
     ap.add_argument("--variants", default=None,
                     help="several approximate modes compared with exact in one invocation, e.g. "
                          "'before:approx.flushInterval=0ms;after:approx.flushInterval=250ms'")
+    ap.add_argument("--epoch-log", action="store_true",
+                    help="TaskManagers log one DEBUG line per tail epoch (log4j2-epochs.properties); the results "
+                         "get EPOCHS lines (epoch_timeline.py): where the approximate windows' latency goes")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     nlab.require_root()
@@ -214,6 +222,10 @@ def main(argv=None) -> int:
                 for l in lines:
                     f.write(l + (f" switch={sw}" if l.startswith(("RESULT", "WINDOW")) else "") + "\n")
                 f.write("".join(l + "\n" for l in lab.background_lines(sw, BG, TMS)))
+                if a.epoch_log:
+                    tm_logs = [os.path.join(tmp, f"taskmanager-h{h}.log") for h in TMS]
+                    f.write("".join(f"{l} switch={sw}\n" for l in epoch_timeline.summarize(
+                        [p for p in tm_logs if os.path.exists(p)])))
                 summary += summarize(lines, sw)
             except KeyboardInterrupt as e:
                 lab.log(f"interrupted ({e}); tearing down")

@@ -136,13 +136,14 @@ struct Engine::Impl {
     return std::max<uint64_t>(w, seg_size());
   }
   RateControlConfig rate_config() const {
-    return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor, cfg.resume_after_starvation},
-                             flags,
-                             cfg.min_epoch,
-                             cfg.max_datagram,
-                             cfg.needy_class0_fraction,
-                             cfg.class0_burst_datagrams,
-                             cfg.needy_starved_epochs};
+    return RateControlConfig{
+        {r_max(), cfg.reaction_speed, cfg.tlr_floor, cfg.resume_after_starvation, cfg.restore_rate_into_class0},
+        flags,
+        cfg.min_epoch,
+        cfg.max_datagram,
+        cfg.needy_class0_fraction,
+        cfg.class0_burst_datagrams,
+        cfg.needy_starved_epochs};
   }
 
   bool push_event(Event ev, bool essential) {

@@ -138,6 +138,13 @@ struct EngineConfig {
   // first decision with acknowledgements restores the rate from before them instead of climbing from R_min.
   // docs/protocol.md section 10.
   bool resume_after_starvation = false;
+  // Slack law, modes with needy_exact (Full): a job that moves into class 0 (a needy job) resumes at the highest rate
+  // it had since it last left class 0 (at the start: R_max) instead of the rate its approximate class's losses cut
+  // it to: those cuts measured a 1-7 frame queue behind strict priority, not class 0, and climbing back takes a
+  // doubling per decision of >= 2 smoothed RTTs (network lab: needy FBKV-like jobs paced at ~2 Mbit/s for 800 ms in
+  // class 0 with no loss). Off by default: in the lab such jobs then paced at 200 Mbit/s in class 0 and still
+  // delivered ~2 Mbit/s (the rate was not what limited them; section 17 item 1). docs/protocol.md section 10.
+  bool restore_rate_into_class0 = false;
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver

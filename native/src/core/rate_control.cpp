@@ -10,6 +10,7 @@ void RateController::start(TimeNs now, double tlr0, double approx_tlr0) {
   tlr_ = tlr0;
   klass_ = tlr_class_ = cfg_.flags.slack_priority ? slack::priority_class(approx_tlr0, false) : 0;
   law_.start(state_, cfg_.law);
+  approx_peak_ = state_.rate;
   class_since_ = epoch_start_ = next_send_ = now;
 }
 
@@ -28,6 +29,7 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
                                       double packets_per_message, TimeNs srtt) {
   const double floor = r_min(srtt);
   const uint64_t resolved = epoch_acked_ + epoch_lost_;
+  if (klass_ != 0) approx_peak_ = std::max(approx_peak_, state_.rate);
   // rho_i = 1 - acked/sent over the packets whose fate became known in this epoch (see docs/protocol.md).
   const double rho = resolved ? double(epoch_lost_) / double(resolved) : 0.0;
   if (cfg_.flags.dynamic_tlr) tlr_ = slack::target_loss_rate(progress);
@@ -74,6 +76,9 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
     }
   }
   if (k != klass_) {
+    // Into class 0 (a needy job): its approximate class's cuts say nothing about the exact queue (the law decides).
+    if (k == 0 && law_.adaptive && law_.on_enter_class0) law_.on_enter_class0(state_, cfg_.law, approx_peak_);
+    if (klass_ == 0) approx_peak_ = state_.rate;
     time_in_class_[klass_] += now - class_since_;
     class_since_ = now;
     klass_ = k;

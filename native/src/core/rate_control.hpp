@@ -114,6 +114,9 @@ class RateController {
   // the job, out of slack, reached the count (then it stays needy whatever it still needs).
   uint32_t starved_run_ = 0;
   bool starved_needy_ = false;
+  // The highest rate since the job last left class 0 (from the start: the law's start rate), restored when it
+  // moves into class 0 (RateLaw::on_enter_class0).
+  double approx_peak_ = 0;
   TimeNs class_since_ = 0;
   TimeNs time_in_class_[kNumPriorityClasses] = {};
 };

@@ -16,6 +16,9 @@ struct Params {
   // Slack law: after decisions with nothing acknowledged (a starved class), the first decision with acknowledgements
   // restores the rate the job had before them (EngineConfig::resume_after_starvation).
   bool resume_after_starvation = false;
+  // Slack law: a job moving into class 0 resumes at the rate it had before its approximate class cut it
+  // (EngineConfig::restore_rate_into_class0; RateLaw::on_enter_class0).
+  bool restore_into_class0 = false;
 };
 
 // What one epoch learnt about the job's DATA packets.
@@ -55,6 +58,9 @@ struct RateLaw {
   void (*start)(State&, const Params&);
   // Called at the end of an epoch that resolved at least one DATA packet.
   void (*on_epoch)(State&, const Params&, const Epoch&);
+  // The job moved into class 0 (the exact queue) from an approximate class, where its rate was at most
+  // `approx_peak` before that class's losses cut it. nullptr: the law ignores class moves.
+  void (*on_enter_class0)(State&, const Params&, double approx_peak);
 };
 
 // ATP_Base: no rate control, every job paced at the line rate.

@@ -148,7 +148,8 @@ void record_epoch(rate_law::State&, const rate_law::Params&, const rate_law::Epo
   g_app_limited = e.app_limited;
 }
 const rate_law::RateLaw kRecorder{
-    "recorder", true, 1, [](rate_law::State& s, const rate_law::Params& p) { s.rate = p.r_max; }, record_epoch};
+    "recorder",   true,   1, [](rate_law::State& s, const rate_law::Params& p) { s.rate = p.r_max; },
+    record_epoch, nullptr};
 }  // namespace
 
 TEST(RateControlTest, EpochIsAppLimitedWhenThePacerSatIdle) {
@@ -201,6 +202,54 @@ TEST(RateControlTest, NeedyJobMovesToClassZeroInFullOnly) {
       EXPECT_EQ(in_class[0], 1 * kMs) << "reported as time in class 0";
     }
   }
+}
+
+// A needy job moving into class 0 resumes at the rate it had before its approximate class cut it (slack law,
+// restore_into_class0): the cut measured a starved 1-7 frame queue, and climbing back from it in class 0 takes a
+// doubling per decision of >= 2 smoothed RTTs (network lab: needy FBKV-like jobs paced at ~2 Mbit/s for 800 ms in
+// class 0 without a loss). Without the option (and in paper mode, whose law ignores classes) the cut rate stays.
+TEST(RateControlTest, NeedyJobEntersClassZeroAtItsRateFromBeforeTheApproximateCuts) {
+  for (bool restore : {true, false}) {
+    RateControlConfig c = config(Mode::kFull);
+    c.needy_fraction = 0.75;
+    c.law.restore_into_class0 = restore;
+    RateController rc(rate_law::kSlack, c);
+    rc.start(0, 0.25, 0.25);
+    ASSERT_EQ(rc.priority_class(), 2);
+    // Starved in class 2: 10 of 12 packets lost, 2 KB delivered in 1 ms. The allowance is spent: class 1.
+    for (int i = 0; i < 10; ++i) rc.on_resolved(false, 1000);
+    for (int i = 0; i < 2; ++i) rc.on_resolved(true, 1000);
+    rc.end_epoch(1 * kMs, {{100, 75, 10, 25}}, 1.0, 100 * kUs);
+    ASSERT_EQ(rc.priority_class(), 1);
+    const double cut = rc.rate();
+    ASSERT_LT(cut, kRmax / 32) << "cut to what the starved class delivered";
+    // A lossless decision near the target: the job becomes needy and moves into class 0.
+    for (int i = 0; i < 10; ++i) rc.on_resolved(true, 1000);
+    rc.end_epoch(2 * kMs, {{100, 75, 20, 25}}, 1.0, 100 * kUs);
+    ASSERT_EQ(rc.priority_class(), 0);
+    if (restore) {
+      EXPECT_DOUBLE_EQ(rc.rate(), kRmax) << "the rate from before the cuts (the start rate)";
+      // The cut's evidence is forgotten: a loss decision in class 0 is eq. 3 on class 0's loss alone.
+      for (int i = 0; i < 9; ++i) rc.on_resolved(true, 1000);
+      rc.on_resolved(false, 1000);
+      rc.end_epoch(3 * kMs, {{100, 75, 30, 25}}, 1.0, 100 * kUs);
+      EXPECT_DOUBLE_EQ(rc.rate(), std::min(kRmax * (1 - 0.1 * 0.25 / 2), 9000.0 * 1e9 / 1e6 / (1 - 0.01)));
+      EXPECT_EQ(rc.priority_class(), 0);
+    } else {
+      EXPECT_LT(rc.rate(), kRmax / 4) << "one eq. 2 step from the cut rate, at most twice the delivered rate";
+    }
+  }
+  // Paper mode: its law ignores class moves (and needy jobs stay in class 1 there).
+  RateControlConfig p = config(Mode::kPaper);
+  p.needy_fraction = 0.75;
+  p.law.restore_into_class0 = true;
+  RateController paper(rate_law::kPaper, p);
+  paper.start(0, 0.25, 0.25);
+  for (int i = 0; i < 10; ++i) paper.on_resolved(false, 1000);
+  paper.end_epoch(1 * kMs, {{100, 75, 10, 25}}, 1.0, 100 * kUs);
+  EXPECT_DOUBLE_EQ(paper.rate(), kRmax / 2) << "eq. 3 at rho = 1";
+  paper.end_epoch(2 * kMs, {{100, 75, 20, 25}}, 1.0, 100 * kUs);
+  EXPECT_DOUBLE_EQ(paper.rate(), kRmax / 2);
 }
 
 // Class-0 catch-up (Full): a pacer that sends late in class 0 keeps up to class0_burst datagrams of the lost time

@@ -52,6 +52,9 @@ public final class ApproxConfig implements Serializable {
     private final long receiveWindowBytes;
     private final int concurrentPulls;
     private final boolean pushTail;
+    private final Duration pushWait;
+    private final int maxPushedJobs;
+    private final int maxPushedMessages;
     private final String bindAddress;
     private final int controlPort;
     private final long lineRateBps;
@@ -64,6 +67,12 @@ public final class ApproxConfig implements Serializable {
     private final int serveThreads;
     private final double faultDropOutgoing;
     private final long faultSeed;
+
+    /**
+     * Upper bound of {@code approx.maxPushedJobs}: the pushed epochs a TaskManager's exchange parks
+     * while they wait for their manifests.
+     */
+    static final int MAX_PUSHED_JOBS_LIMIT = 1024;
 
     private ApproxConfig(ReadableConfig c, String generatedSecret) {
         Set<String> known =
@@ -133,6 +142,33 @@ public final class ApproxConfig implements Serializable {
                 ApproxOptions.CONCURRENT_PULLS,
                 c,
                 "an integer in [1, 256]");
+        // unset, the default is capped by the epoch's deadline (a short epochTimeout needs no
+        // pushWait of its own); set, it must fit inside it
+        pushWait =
+                c.getOptional(ApproxOptions.PUSH_WAIT).isPresent()
+                        ? get(c, ApproxOptions.PUSH_WAIT)
+                        : min(ApproxOptions.PUSH_WAIT.defaultValue(), epochTimeout);
+        check(
+                pushWait.toMillis() >= 1 && pushWait.compareTo(epochTimeout) <= 0,
+                ApproxOptions.PUSH_WAIT,
+                c,
+                "a duration from 1 ms to "
+                        + ApproxOptions.EPOCH_TIMEOUT.key()
+                        + " ("
+                        + epochTimeout.toMillis()
+                        + " ms), e.g. 2 s");
+        maxPushedJobs = get(c, ApproxOptions.MAX_PUSHED_JOBS);
+        check(
+                maxPushedJobs >= 0 && maxPushedJobs <= MAX_PUSHED_JOBS_LIMIT,
+                ApproxOptions.MAX_PUSHED_JOBS,
+                c,
+                "an integer in [0, " + MAX_PUSHED_JOBS_LIMIT + "]");
+        maxPushedMessages = get(c, ApproxOptions.MAX_PUSHED_MESSAGES);
+        check(
+                maxPushedMessages >= 1,
+                ApproxOptions.MAX_PUSHED_MESSAGES,
+                c,
+                "an integer in [1, 2147483647]");
         bindAddress = c.getOptional(ApproxOptions.BIND_ADDRESS).map(String::trim).orElse(null);
         if (bindAddress != null) {
             check(
@@ -223,6 +259,10 @@ public final class ApproxConfig implements Serializable {
         byte[] b = new byte[32];
         new SecureRandom().nextBytes(b);
         return HexFormat.of().formatHex(b);
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
     }
 
     private static <T> T get(ReadableConfig c, ConfigOption<T> option) {
@@ -347,6 +387,24 @@ public final class ApproxConfig implements Serializable {
     /** Whether senders push a window's tail epoch behind its manifest ({@code approx.pushTail}). */
     public boolean pushTail() {
         return pushTail;
+    }
+
+    /**
+     * How long a receiver whose manifest says "pushed" waits for the push before it pulls ({@code
+     * approx.pushWait}).
+     */
+    public Duration pushWait() {
+        return pushWait;
+    }
+
+    /** Pushed epochs a TaskManager receives at once ({@code approx.maxPushedJobs}). */
+    public int maxPushedJobs() {
+        return maxPushedJobs;
+    }
+
+    /** Messages of the pushed epochs a TaskManager receives at once. */
+    public int maxPushedMessages() {
+        return maxPushedMessages;
     }
 
     /** The configured bind address, or null (then the TaskManager's external address). */

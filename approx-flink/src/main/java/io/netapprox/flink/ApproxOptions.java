@@ -122,6 +122,35 @@ public final class ApproxOptions {
                                     + " its manifest to receivers whose TaskManager it already has a session with,"
                                     + " so it arrives without a request; false: every epoch is pulled");
 
+    public static final ConfigOption<Duration> PUSH_WAIT =
+            ConfigOptions.key("approx.pushWait")
+                    .durationType()
+                    .defaultValue(Duration.ofSeconds(2))
+                    .withDescription(
+                            "a receiver whose manifest says its epoch is pushed waits at most this long for"
+                                    + " the push to be announced (refused or failed pushes never are), then pulls"
+                                    + " the epoch; 1 ms to approx.epochTimeout (unset: 2 s or approx.epochTimeout if"
+                                    + " shorter). A push that arrived waits for its"
+                                    + " manifest until approx.epochTimeout from its acceptance");
+
+    public static final ConfigOption<Integer> MAX_PUSHED_JOBS =
+            ConfigOptions.key("approx.maxPushedJobs")
+                    .intType()
+                    .defaultValue(16)
+                    .withDescription(
+                            "per TaskManager: pushed epochs received at once (a receiving push budget);"
+                                    + " one more is refused and its receiver pulls it after approx.pushWait;"
+                                    + " 0 to 1024 (0 refuses every push: use approx.pushTail=false instead)");
+
+    public static final ConfigOption<Integer> MAX_PUSHED_MESSAGES =
+            ConfigOptions.key("approx.maxPushedMessages")
+                    .intType()
+                    .defaultValue(65536)
+                    .withDescription(
+                            "per TaskManager: ATP messages (announced N) of the pushed epochs received at"
+                                    + " once; a push that would exceed it is refused and pulled; 1 to"
+                                    + " 2147483647");
+
     public static final ConfigOption<String> BIND_ADDRESS =
             ConfigOptions.key("approx.bindAddress")
                     .stringType()
@@ -214,6 +243,9 @@ public final class ApproxOptions {
                     RECEIVE_WINDOW,
                     CONCURRENT_PULLS,
                     PUSH_TAIL,
+                    PUSH_WAIT,
+                    MAX_PUSHED_JOBS,
+                    MAX_PUSHED_MESSAGES,
                     BIND_ADDRESS,
                     CONTROL_PORT,
                     LINE_RATE_BPS,

@@ -72,6 +72,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     private transient Counter localEpochs;
     private transient Counter epochsPulled;
     private transient Counter epochsPushed;
+    private transient Counter pushesExpired;
     private transient volatile double achievedMsr;
 
     ApproxReceiver(
@@ -123,6 +124,8 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         /** When the manifest arrived and when the pull started (after connecting and queueing). */
         long arrivedNanos;
 
+        long manifestWallMillis;
+
         volatile long pullStartedNanos;
 
         IncomingEpoch(Manifest m, StratumSample<K>[] samples) {
@@ -153,6 +156,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         localEpochs = getMetricGroup().counter("approxLocalEpochs");
         epochsPulled = getMetricGroup().counter("approxEpochsPulled");
         epochsPushed = getMetricGroup().counter("approxEpochsPushed");
+        pushesExpired = getMetricGroup().counter("approxPushesExpired");
         getMetricGroup().gauge("approxAchievedMsr", () -> achievedMsr);
         getMetricGroup().gauge("approxPendingEpochs", () -> pending.size());
     }
@@ -188,12 +192,23 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         pending.put(key, e);
         e.counted = true;
         e.arrivedNanos = System.nanoTime();
+        e.manifestWallMillis = System.currentTimeMillis();
         unresolved++;
         if (m.pushed) {
             // the sender pushes this (tail) epoch right behind its manifest: no request
             exchange.claimPush(key, (tr, msg) -> onMessage(key, msg))
                     .whenComplete(
                             (t, err) -> {
+                                if (err != null) {
+                                    // the push came but its deadline passed before this
+                                    // manifest: its data is gone (a pull would find no outbox)
+                                    toMailbox(
+                                            () -> {
+                                                pushesExpired.inc();
+                                                finish(key, null, err);
+                                            });
+                                    return;
+                                }
                                 if (t == null) { // the push did not come: pull it
                                     pull(key, e, m, strata);
                                     return;
@@ -337,7 +352,11 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                             : err;
             if (!(cause instanceof CancellationException) && !e.emitted) {
                 epochsFailed.inc();
-                LOG.warn("NetApprox: pulling {} failed: {}", e.manifest, cause.toString());
+                LOG.warn(
+                        "NetApprox: {} {} failed, answered without its data: {}",
+                        e.manifest.pushed ? "receiving pushed" : "pulling",
+                        e.manifest,
+                        cause.getMessage() != null ? cause.getMessage() : cause.toString());
             }
         }
         if (!e.emitted) {
@@ -389,6 +408,9 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         e.emitted = true;
         if (e.counted) {
             unresolved--;
+            if (LOG.isDebugEnabled()) {
+                logTimeline(e);
+            }
         }
         long n = 0;
         long delivered = 0;
@@ -403,6 +425,34 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
             output.collect(new StreamRecord<>(s, s.windowEnd - 1));
         }
         achievedMsr = n == 0 ? 0 : (double) delivered / n;
+    }
+
+    /**
+     * Where a remote epoch's time went (docs/flink.md, lab diagnosis): the manifest's lag behind
+     * its windows' end, the wait until its transfer started (connecting, pull queue, or the claimed
+     * push) and until it was resolved.
+     */
+    private void logTimeline(IncomingEpoch<K> e) {
+        long now = System.nanoTime();
+        long lastEnd = Long.MIN_VALUE;
+        int delivered = 0;
+        int messages = 0;
+        for (StratumSample<K> s : e.samples) {
+            lastEnd = Math.max(lastEnd, s.windowEnd);
+            delivered += s.deliveredMessages;
+            messages += s.messages;
+        }
+        long started = e.pullStartedNanos;
+        LOG.debug(
+                "epoch {} {}: manifest {} ms after its window's end (wall clock), transfer started"
+                        + " {} ms and resolved {} ms after the manifest; {} of {} messages",
+                e.manifest.pushed ? "pushed" : "pulled",
+                e.manifest,
+                e.manifestWallMillis - lastEnd,
+                started == 0 ? -1 : (started - e.arrivedNanos) / 1_000_000,
+                (now - e.arrivedNanos) / 1_000_000,
+                delivered,
+                messages);
     }
 
     /** Resolves every epoch whose manifest came before this point (deadlines bound the wait). */

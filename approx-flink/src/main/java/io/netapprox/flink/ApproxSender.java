@@ -23,6 +23,8 @@ import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Sender side of the approximate exchange, chained after the upstream operator. Assigns each record
@@ -49,6 +51,7 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         implements OneInputStreamOperator<T, Manifest>, BoundedOneInput {
     private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(ApproxSender.class);
 
     private final QuerySpec<T, K> spec;
     private final ApproxConfig config;
@@ -224,7 +227,21 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         if (mark.getTimestamp() >= minWindowMaxTimestamp) {
             // its manifests go ahead of the watermark that closes a window; the window's receivers
             // wait for this (tail) epoch, so it is pushed behind its manifests when it can be
+            long started = System.nanoTime();
+            long closed = minWindowMaxTimestamp;
+            long epochNo = epochNumber;
             endEpoch(true);
+            if (LOG.isDebugEnabled()) {
+                // where a window's latency goes (docs/flink.md, lab diagnosis): the watermark's own
+                // lag behind the window's end, then encoding and waiting for outbox space
+                LOG.debug(
+                        "tail epoch {} of subtask {}: watermark {} ms after the window's end"
+                                + " (wall clock), encoded and registered in {} ms",
+                        epochNo,
+                        getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
+                        System.currentTimeMillis() - closed - 1,
+                        (System.nanoTime() - started) / 1_000_000);
+            }
         }
         super.processWatermark(mark);
     }

@@ -66,17 +66,32 @@ final class TaskManagerExchange {
 
     private final Object space = new Object();
     private final long outboxTtlNanos;
+    private final PushTimers timers;
     private long outboxBytes; // guarded by space
     private int refs; // guarded by EXCHANGES
 
-    private TaskManagerExchange(String mapKey, ApproxConfig config, String host) {
+    private TaskManagerExchange(
+            String mapKey, ApproxConfig config, String host, PushTimers timers) {
         this.mapKey = mapKey;
         this.config = config;
+        this.timers = timers;
         this.controlHost = host;
         this.outboxTtlNanos = Math.max(OUTBOX_TTL_MIN_NANOS, 10 * config.epochTimeout().toNanos());
         this.transport =
                 ApproxTransport.start(
-                        transportConfig(config, host, engineId), this::serve, this::onPush);
+                        transportConfig(config, host, engineId),
+                        this::serve,
+                        new io.netapprox.core.transport.PushHandler() {
+                            @Override
+                            public TransferListener onPush(IncomingTransfer t) {
+                                return TaskManagerExchange.this.onPush(t);
+                            }
+
+                            @Override
+                            public void onRefused(byte[] descriptor, String reason) {
+                                onPushRefused(descriptor, reason);
+                            }
+                        });
         LOG.info(
                 "NetApprox exchange {} started: control {}, ATP data port {}",
                 engineId,
@@ -92,13 +107,19 @@ final class TaskManagerExchange {
      */
     static TaskManagerExchange acquire(
             ApproxConfig config, String taskManagerId, String defaultHost) {
+        return acquire(config, taskManagerId, defaultHost, PushTimers.REAL);
+    }
+
+    /** {@link #acquire(ApproxConfig, String, String)} with the given timers (tests). */
+    static TaskManagerExchange acquire(
+            ApproxConfig config, String taskManagerId, String defaultHost, PushTimers timers) {
         String host =
                 numericHost(config.bindAddress() != null ? config.bindAddress() : defaultHost);
         String key = taskManagerId + "|" + host + "|" + engineSettings(config);
         synchronized (EXCHANGES) {
             TaskManagerExchange x = EXCHANGES.get(key);
             if (x == null) {
-                x = new TaskManagerExchange(key, config, host);
+                x = new TaskManagerExchange(key, config, host, timers);
                 EXCHANGES.put(key, x);
             }
             x.refs++;
@@ -404,6 +425,11 @@ final class TaskManagerExchange {
         return !t.report().isCompletedExceptionally();
     }
 
+    /** This exchange's pushed-job counters, both directions (tests, metrics). */
+    io.netapprox.core.transport.PushMetrics pushMetrics() {
+        return transport.pushMetrics();
+    }
+
     /** Pushes this exchange started (accepted by their receivers; tests, metrics). */
     long pushesStarted() {
         return pushesStarted.get();
@@ -414,37 +440,52 @@ final class TaskManagerExchange {
     /**
      * A pushed epoch that arrived, or a receiver waiting for one. The push usually comes before its
      * manifest (the manifest waits for Flink's network buffer), so until the receiver claims it its
-     * messages wait here, bounded by the transport's push budget ({@code maxPushedMessages}) and by
-     * {@code approx.epochTimeout}.
+     * messages wait here, bounded by the transport's push budget ({@code approx.maxPushedJobs},
+     * {@code approx.maxPushedMessages}) and by the epoch's deadline: {@code approx.epochTimeout}
+     * from the push's acceptance, whether or not its job has ended.
      */
     private static final class PushSlot {
         IncomingTransfer transfer; // guarded by this
         TransferListener consumer; // guarded by this
         final List<io.netapprox.core.engine.AtpMessage> early = new ArrayList<>();
         CompletableFuture<IncomingTransfer> waiting; // guarded by this
-        boolean dropped; // guarded by this: given up, later messages are released
+
+        /** The push waited for its manifest until its deadline; its messages were released. */
+        boolean expired; // guarded by this
+
+        /** This TaskManager's transport refused the push (push budget): the receiver pulls. */
+        boolean refused; // guarded by this
 
         /** The receiver claimed the transfer (or is about to: its claim completed with it). */
         boolean claimed() {
             return consumer != null || (waiting != null && waiting.getNow(null) != null);
         }
 
-        /** The receiver waited and gave up: it pulls this epoch instead. */
+        /** The receiver waited for the push and gave up: it pulls this epoch instead. */
         boolean gaveUp() {
             return waiting != null && waiting.isDone() && waiting.getNow(null) == null;
         }
     }
 
+    /**
+     * The manifest of a pushed epoch came after the push's deadline: its data had been dropped (the
+     * sender's outbox is gone with the push, so a pull cannot get it either).
+     */
+    static final class PushExpiredException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        PushExpiredException(String message) {
+            super(message, null, false, false);
+        }
+    }
+
     private final Map<OutboxKey, PushSlot> pushSlots = new ConcurrentHashMap<>();
 
-    /**
-     * How long a receiver whose manifest says "pushed" waits for the push before it pulls (a pushed
-     * epoch waits up to {@code approx.epochTimeout} for its manifest).
-     */
-    static final long PUSH_CLAIM_MS = 2000;
+    private final java.util.concurrent.atomic.AtomicLong pushesExpired =
+            new java.util.concurrent.atomic.AtomicLong();
 
     /** Pushed epochs a receiver waits for at most (one per sender and receiver and epoch). */
-    private static final int MAX_PUSH_SLOTS = 1024;
+    private static final int MAX_PUSH_SLOTS = ApproxConfig.MAX_PUSHED_JOBS_LIMIT;
 
     /** A peer pushes an epoch to this exchange (control event loop). */
     private TransferListener onPush(IncomingTransfer t) {
@@ -455,11 +496,13 @@ final class TaskManagerExchange {
             throw new ControlException(ErrorCode.REQUEST_REJECTED, e.getMessage());
         }
         if (pushSlots.size() >= MAX_PUSH_SLOTS) {
-            return null;
+            throw new ControlException(
+                    ErrorCode.REQUEST_REJECTED,
+                    "NetApprox: " + MAX_PUSH_SLOTS + " pushed epochs wait for their manifests");
         }
         PushSlot slot = pushSlots.computeIfAbsent(key, k -> new PushSlot());
         synchronized (slot) {
-            if (slot.transfer != null || slot.gaveUp() || slot.dropped) {
+            if (slot.transfer != null || slot.gaveUp() || slot.expired) {
                 return null; // a second push of the same epoch, or its receiver pulls it
             }
             slot.transfer = t;
@@ -467,18 +510,16 @@ final class TaskManagerExchange {
                 slot.waiting.complete(t);
             }
         }
-        t.report().whenComplete((r, e) -> dropSlotLater(key, slot));
-        // its manifest may queue behind Flink's network buffers: it has the epoch's deadline to
-        // come
-        CompletableFuture.delayedExecutor(
-                        Math.max(PUSH_CLAIM_MS, config.epochTimeout().toMillis()),
-                        TimeUnit.MILLISECONDS)
-                .execute(() -> expireUnclaimed(key, slot));
+        t.report().whenComplete((r, e) -> forgetIfClaimed(key, slot));
+        // its manifest may queue behind Flink's network buffers (seconds under backpressure): it
+        // has the epoch's deadline to come, counted from the push's acceptance as a pull's is from
+        // its connection - not a fixed wait after the job ended
+        timers.after(config.epochTimeout().toMillis(), () -> atDeadline(key, slot));
         return (tr, msg) -> {
             TransferListener c;
             synchronized (slot) {
                 c = slot.consumer;
-                if (c == null && !slot.dropped) {
+                if (c == null && !slot.expired) {
                     slot.early.add(msg);
                     return;
                 }
@@ -493,28 +534,47 @@ final class TaskManagerExchange {
 
     /**
      * The receiver of {@code key} claims its pushed epoch: completes with the transfer once the
-     * push is in (its messages so far, then the rest, go to {@code consumer}), or with null if none
-     * came within {@link #PUSH_CLAIM_MS} - then the receiver pulls.
+     * push is in (its messages so far, then the rest, go to {@code consumer}); with null if none
+     * came within {@code approx.pushWait} - then the receiver pulls; exceptionally with {@link
+     * PushExpiredException} if the push came but its deadline passed before this claim.
      */
     CompletableFuture<IncomingTransfer> claimPush(OutboxKey key, TransferListener consumer) {
         PushSlot slot = pushSlots.computeIfAbsent(key, k -> new PushSlot());
         CompletableFuture<IncomingTransfer> f = new CompletableFuture<>();
         synchronized (slot) {
-            if (slot.waiting != null || slot.dropped) {
-                return CompletableFuture.completedFuture(null);
+            if (slot.expired) {
+                return CompletableFuture.failedFuture(
+                        new PushExpiredException(
+                                "NetApprox: pushed "
+                                        + key
+                                        + " was accepted, but its manifest came after its deadline"
+                                        + " ("
+                                        + ApproxOptions.EPOCH_TIMEOUT.key()
+                                        + " = "
+                                        + config.epochTimeout().toMillis()
+                                        + " ms from the push); its data was dropped"));
+            }
+            if (slot.waiting != null || slot.refused) {
+                return CompletableFuture.completedFuture(null); // pull at once
             }
             slot.waiting = f;
             if (slot.transfer != null) {
                 f.complete(slot.transfer);
             }
         }
-        CompletableFuture.delayedExecutor(PUSH_CLAIM_MS, TimeUnit.MILLISECONDS)
-                .execute(
-                        () -> {
-                            if (f.complete(null)) {
-                                pushSlots.remove(key, slot);
-                            }
-                        });
+        if (!f.isDone()) {
+            timers.after(
+                    config.pushWait().toMillis(),
+                    () -> {
+                        if (f.complete(null)) {
+                            // kept until the epoch's deadline, so a push arriving after this is
+                            // refused (the receiver pulls) rather than parked for nobody
+                            timers.after(
+                                    config.epochTimeout().toMillis(),
+                                    () -> pushSlots.remove(key, slot));
+                        }
+                    });
+        }
         return f.thenApply(
                 t -> {
                     if (t == null) {
@@ -529,33 +589,91 @@ final class TaskManagerExchange {
                     for (io.netapprox.core.engine.AtpMessage m : early) {
                         consumer.onMessage(t, m);
                     }
+                    forgetIfClaimed(key, slot);
                     return t;
                 });
     }
 
-    private void expireUnclaimed(OutboxKey key, PushSlot slot) {
-        List<io.netapprox.core.engine.AtpMessage> early;
-        IncomingTransfer t;
+    /**
+     * This TaskManager's transport refused a push (over {@code approx.maxPushedJobs} or {@code
+     * approx.maxPushedMessages}; control event loop): its receiver pulls the epoch as soon as its
+     * manifest comes (or at once, if it is already waiting) instead of waiting {@code
+     * approx.pushWait} for a push that will not come.
+     */
+    private void onPushRefused(byte[] descriptor, String reason) {
+        OutboxKey key;
+        try {
+            key = OutboxKey.fromBytes(descriptor);
+        } catch (IllegalArgumentException e) {
+            return; // not one of ours; refused anyway
+        }
+        if (pushSlots.size() >= MAX_PUSH_SLOTS) {
+            return; // its receiver waits approx.pushWait, then pulls
+        }
+        PushSlot slot = pushSlots.computeIfAbsent(key, k -> new PushSlot());
+        CompletableFuture<IncomingTransfer> waiting;
         synchronized (slot) {
-            if (slot.claimed()) {
+            if (slot.transfer != null || slot.refused) {
+                return; // a second push of an epoch that is already here
+            }
+            slot.refused = true;
+            waiting = slot.waiting;
+        }
+        LOG.debug("NetApprox: refused pushed {} ({}); its receiver pulls it", key, reason);
+        if (waiting != null) {
+            waiting.complete(null);
+        }
+        timers.after(config.epochTimeout().toMillis(), () -> pushSlots.remove(key, slot));
+    }
+
+    /** A claimed push whose job ended needs its slot no more. */
+    private void forgetIfClaimed(OutboxKey key, PushSlot slot) {
+        synchronized (slot) {
+            if (slot.consumer == null || !slot.transfer.report().isDone()) {
                 return;
             }
-            slot.dropped = true;
+        }
+        pushSlots.remove(key, slot);
+    }
+
+    /**
+     * The push's deadline: claimed, its slot goes (the receiver's own epoch deadline governs the
+     * transfer); unclaimed, its messages are released, the transfer cancelled, and the slot stays
+     * one more deadline so a late manifest learns at once that its data is gone.
+     */
+    private void atDeadline(OutboxKey key, PushSlot slot) {
+        List<io.netapprox.core.engine.AtpMessage> early;
+        IncomingTransfer t;
+        int held;
+        synchronized (slot) {
+            if (slot.claimed()) {
+                pushSlots.remove(key, slot);
+                return;
+            }
+            slot.expired = true;
             early = new ArrayList<>(slot.early);
+            held = early.size();
             slot.early.clear();
             t = slot.transfer;
         }
-        pushSlots.remove(key, slot);
-        LOG.debug("NetApprox: pushed {} was not claimed; dropped", key);
+        pushesExpired.incrementAndGet();
+        LOG.warn(
+                "NetApprox: pushed {} waited {} ms ({}) for its manifest, which did not come;"
+                        + " its {} messages are dropped and its epoch will be answered without them",
+                key,
+                config.epochTimeout().toMillis(),
+                ApproxOptions.EPOCH_TIMEOUT.key(),
+                held);
         if (t != null) {
             t.report().cancel(true);
         }
         early.forEach(io.netapprox.core.engine.AtpMessage::release);
+        timers.after(config.epochTimeout().toMillis(), () -> pushSlots.remove(key, slot));
     }
 
-    private void dropSlotLater(OutboxKey key, PushSlot slot) {
-        CompletableFuture.delayedExecutor(PUSH_CLAIM_MS, TimeUnit.MILLISECONDS)
-                .execute(() -> pushSlots.remove(key, slot));
+    /** Pushes that waited for their manifest until their deadline and were dropped (tests). */
+    long pushesExpired() {
+        return pushesExpired.get();
     }
 
     // ---- peers (receiver side)
@@ -657,9 +775,6 @@ final class TaskManagerExchange {
     /** How long the exchange with the larger engine id waits for its peer to connect. */
     static final long RENDEZVOUS_MS = 2000;
 
-    /** Pushed epochs a TaskManager receives at once; more are refused and pulled instead. */
-    static final int PUSHED_JOBS = 16;
-
     private CompletableFuture<ApproxPeer> awaitIncoming(
             String remoteEngineId, InetSocketAddress addr, long deadlineNanos) {
         ApproxPeer p = activePeer(remoteEngineId);
@@ -724,7 +839,10 @@ final class TaskManagerExchange {
                 String.valueOf(c.sendBufferBytes()),
                 String.valueOf(c.receiveWindowBytes()),
                 c.epochTimeout().toString(),
-                String.valueOf(c.concurrentPulls()));
+                String.valueOf(c.concurrentPulls()),
+                String.valueOf(c.maxPushedJobs()),
+                String.valueOf(c.maxPushedMessages()),
+                c.pushWait().toString());
     }
 
     static ApproxTransportConfig transportConfig(ApproxConfig c, String host, String engineId) {
@@ -763,7 +881,8 @@ final class TaskManagerExchange {
                 .control(ctl)
                 .serveThreads(c.serveThreads())
                 .reportTimeout(request)
-                .maxPushedJobs(PUSHED_JOBS)
+                .maxPushedJobs(c.maxPushedJobs())
+                .maxPushedMessages(c.maxPushedMessages())
                 .build();
     }
 }

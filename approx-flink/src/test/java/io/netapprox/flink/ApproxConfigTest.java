@@ -36,6 +36,44 @@ class ApproxConfigTest {
         assertTrue(c.authSecretGenerated());
         assertEquals(64, c.authSecret().length());
         assertEquals(0.0, c.faultDropOutgoing());
+        assertEquals(Duration.ofSeconds(2), c.pushWait());
+        assertEquals(16, c.maxPushedJobs());
+        assertEquals(65536, c.maxPushedMessages());
+    }
+
+    @Test
+    void thePushBudgetReachesTheTransportConfig() {
+        ApproxConfig c =
+                ApproxConfig.parse(
+                        Map.of("approx.maxPushedJobs", "3", "approx.maxPushedMessages", "1000"));
+        var t = TaskManagerExchange.transportConfig(c, "127.0.0.1", "e");
+        assertEquals(3, t.maxPushedJobs());
+        assertEquals(1000, t.maxPushedMessages());
+        var d = TaskManagerExchange.transportConfig(ApproxConfig.parse(Map.of()), "127.0.0.1", "e");
+        assertEquals(16, d.maxPushedJobs());
+        assertEquals(65536, d.maxPushedMessages());
+    }
+
+    @Test
+    void pushWaitMayNotExceedTheEpochTimeout() {
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () ->
+                                ApproxConfig.parse(
+                                        Map.of(
+                                                "approx.epochTimeout", "1 s",
+                                                "approx.pushWait", "2 s")));
+        assertTrue(e.getMessage().contains("approx.pushWait"), e.getMessage());
+        assertTrue(e.getMessage().contains("approx.epochTimeout"), e.getMessage());
+        assertEquals(
+                Duration.ofSeconds(1),
+                ApproxConfig.parse(Map.of("approx.epochTimeout", "1 s", "approx.pushWait", "1 s"))
+                        .pushWait());
+        assertEquals(
+                Duration.ofMillis(300),
+                ApproxConfig.parse(Map.of("approx.epochTimeout", "300 ms")).pushWait(),
+                "unset, the 2 s default is capped by a shorter epochTimeout");
     }
 
     @Test
@@ -58,6 +96,9 @@ class ApproxConfigTest {
         all.put("approx.receiveWindow", "1 mb");
         all.put("approx.concurrentPulls", "2");
         all.put("approx.pushTail", "false");
+        all.put("approx.pushWait", "500 ms");
+        all.put("approx.maxPushedJobs", "4");
+        all.put("approx.maxPushedMessages", "4096");
         all.put("approx.bindAddress", "127.0.0.1");
         all.put("approx.controlPort", "7337");
         all.put("approx.lineRateBps", "1000000000");
@@ -80,6 +121,9 @@ class ApproxConfigTest {
         assertEquals(1L << 20, c.receiveWindowBytes());
         assertEquals(2, c.concurrentPulls());
         assertFalse(c.pushTail());
+        assertEquals(Duration.ofMillis(500), c.pushWait());
+        assertEquals(4, c.maxPushedJobs());
+        assertEquals(4096, c.maxPushedMessages());
         assertEquals("0123456789abcdef0123", c.authSecret());
         assertFalse(c.authSecretGenerated());
         assertEquals(8, c.dscp()[7]);
@@ -108,6 +152,14 @@ class ApproxConfigTest {
                 "approx.receiveWindow|1 kb",
                 "approx.concurrentPulls|0",
                 "approx.pushTail|sometimes",
+                "approx.pushWait|0 ms",
+                "approx.pushWait|1 min",
+                "approx.pushWait|later",
+                "approx.maxPushedJobs|-1",
+                "approx.maxPushedJobs|1025",
+                "approx.maxPushedJobs|many",
+                "approx.maxPushedMessages|0",
+                "approx.maxPushedMessages|3000000000",
                 "approx.bindAddress|taskmanager-1",
                 "approx.controlPort|70000",
                 "approx.lineRateBps|10",

@@ -470,6 +470,16 @@ public final class ApproxTransport implements AutoCloseable {
             }
         }
         if (refusal != null) {
+            if (pushHandler != null) {
+                try {
+                    pushHandler.onRefused(job.descriptor(), refusal);
+                } catch (RuntimeException e) {
+                    LOG.warn(
+                            "push handler failed on refused job {}",
+                            Integer.toUnsignedString(jobId),
+                            e);
+                }
+            }
             return refusePush(jobId, refusal, overBudget);
         }
         IncomingTransfer t = new IncomingTransfer(p, jobId, null);

@@ -39,12 +39,24 @@ class ApproxTransportPushTest {
     static final class Receiver implements PushHandler {
         final List<IncomingTransfer> pushes = new ArrayList<>();
         final ApproxTransportTest.Recorder recorder = new ApproxTransportTest.Recorder(SIZE, 11);
+        final List<byte[]> refusedByTransport = new ArrayList<>();
+        final List<String> refusalReasons = new ArrayList<>();
         volatile boolean refuse;
 
         @Override
         public synchronized TransferListener onPush(IncomingTransfer t) {
             pushes.add(t);
             return refuse ? null : recorder;
+        }
+
+        @Override
+        public synchronized void onRefused(byte[] descriptor, String reason) {
+            refusedByTransport.add(descriptor);
+            refusalReasons.add(reason);
+        }
+
+        synchronized List<byte[]> refusedByTransport() {
+            return new ArrayList<>(refusedByTransport);
         }
 
         synchronized IncomingTransfer last() {
@@ -163,6 +175,14 @@ class ApproxTransportPushTest {
             assertEquals(1, receiver.pushMetrics().pushesRefused());
             assertEquals(1, receiver.pushMetrics().pushesOverBudget());
             assertEquals(1, pusher.pushMetrics().pushesRefusedByPeer());
+            // the handler hears of the refusal (its receiver need not wait for this push)
+            assertEquals(1, rx.refusedByTransport().size());
+            assertArrayEquals(payload(new int[] {10, 10}), rx.refusedByTransport().get(0));
+            synchronized (rx) {
+                assertTrue(
+                        rx.refusalReasons.get(0).contains("maxPushedJobs 1"),
+                        rx.refusalReasons.toString());
+            }
 
             hold.countDown();
             first.report().get(LIVENESS_MS, TimeUnit.MILLISECONDS);
@@ -173,6 +193,7 @@ class ApproxTransportPushTest {
             TransportException b =
                     assertInstanceOf(TransportException.class, failure(big.jobStarted(), 0));
             assertTrue(b.getMessage().contains("maxPushedMessages 600"), b.getMessage());
+            assertEquals(2, rx.refusedByTransport().size());
             // ...and one within the budget is accepted: the session survived the refusals.
             OutgoingTransfer third = peer.push(payload(N));
             third.report().get(LIVENESS_MS, TimeUnit.MILLISECONDS);
