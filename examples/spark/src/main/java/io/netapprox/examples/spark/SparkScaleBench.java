@@ -35,12 +35,11 @@ import org.apache.spark.sql.functions;
  * --query}): {@code avg} (default) {@code avg(distance), sum(fare), count} - with exact partials
  * nothing is sampled and the approximate query is Spark's own partial aggregation; {@code median}
  * {@code median(distance), avg(distance), count} - the median is sampled (exact: Spark's {@code
- * median}, which holds every value of a group). Prints one {@code RESULT} line: median JCT, the
- * CPU seconds of the driver JVM and of the executor processes during a query (medians; less
- * sensitive to a shared machine's load than the JCT), the largest task's peak execution memory
- * (Spark's task metric), bytes spilled and shuffled, the
- * executors' peak JVM heap (Spark's executor metrics) and peak RSS ({@code VmHWM} of each executor
- * process), and for approx the groups outside e_max.
+ * median}, which holds every value of a group). Prints one {@code RESULT} line: median JCT, the CPU
+ * seconds of the driver JVM and of the executor processes during a query (medians; less sensitive
+ * to a shared machine's load than the JCT), the largest task's peak execution memory (Spark's task
+ * metric), bytes spilled and shuffled, the executors' peak JVM heap (Spark's executor metrics) and
+ * peak RSS ({@code VmHWM} of each executor process), and for approx the groups outside e_max.
  */
 public final class SparkScaleBench {
     private SparkScaleBench() {}
