@@ -3,6 +3,7 @@ package io.netapprox.spark;
 import io.netapprox.spark.sql.ApproxAggregate;
 import io.netapprox.spark.sql.ApproxSqlParser;
 import io.netapprox.spark.sql.ApproxStrategy;
+import java.util.function.BiConsumer;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.parser.ParserInterface;
@@ -47,28 +48,37 @@ public final class ApproxExtensions extends AbstractFunction1<SparkSessionExtens
                     }
                 });
         extensions.injectCheckRule(
-                new AbstractFunction1<SparkSession, Function1<LogicalPlan, BoxedUnit>>() {
-                    @Override
-                    public Function1<LogicalPlan, BoxedUnit> apply(SparkSession session) {
-                        return new AbstractFunction1<LogicalPlan, BoxedUnit>() {
-                            @Override
-                            public BoxedUnit apply(LogicalPlan plan) {
-                                if (plan instanceof ApproxAggregate a) {
-                                    // a separate analysis of the input, not a rewrite of this plan
-                                    AnalysisHelper$.MODULE$.allowInvokingTransformsInAnalyzer(
-                                            new AbstractFunction0<BoxedUnit>() {
-                                                @Override
-                                                public BoxedUnit apply() {
-                                                    a.query().checkInput(session);
-                                                    return BoxedUnit.UNIT;
-                                                }
-                                            });
-                                }
-                                return BoxedUnit.UNIT;
+                checkRule(
+                        (session, plan) -> {
+                            if (plan instanceof ApproxAggregate a) {
+                                // a separate analysis of the input, not a rewrite of this plan
+                                AnalysisHelper$.MODULE$.allowInvokingTransformsInAnalyzer(
+                                        new AbstractFunction0<BoxedUnit>() {
+                                            @Override
+                                            public BoxedUnit apply() {
+                                                a.query().checkInput(session);
+                                                return BoxedUnit.UNIT;
+                                            }
+                                        });
                             }
-                        };
-                    }
-                });
+                        }));
         return BoxedUnit.UNIT;
+    }
+
+    /** A check rule (Spark runs it after every analysis) from a Java callback. */
+    static Function1<SparkSession, Function1<LogicalPlan, BoxedUnit>> checkRule(
+            BiConsumer<SparkSession, LogicalPlan> check) {
+        return new AbstractFunction1<SparkSession, Function1<LogicalPlan, BoxedUnit>>() {
+            @Override
+            public Function1<LogicalPlan, BoxedUnit> apply(SparkSession session) {
+                return new AbstractFunction1<LogicalPlan, BoxedUnit>() {
+                    @Override
+                    public BoxedUnit apply(LogicalPlan plan) {
+                        check.accept(session, plan);
+                        return BoxedUnit.UNIT;
+                    }
+                };
+            }
+        };
     }
 }

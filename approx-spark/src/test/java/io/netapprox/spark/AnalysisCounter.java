@@ -1,10 +1,7 @@
 package io.netapprox.spark;
 
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import scala.Function1;
 import scala.runtime.AbstractFunction1;
 import scala.runtime.BoxedUnit;
 
@@ -19,18 +16,7 @@ public final class AnalysisCounter extends AbstractFunction1<SparkSessionExtensi
     @Override
     public BoxedUnit apply(SparkSessionExtensions extensions) {
         extensions.injectCheckRule(
-                new AbstractFunction1<SparkSession, Function1<LogicalPlan, BoxedUnit>>() {
-                    @Override
-                    public Function1<LogicalPlan, BoxedUnit> apply(SparkSession session) {
-                        return new AbstractFunction1<LogicalPlan, BoxedUnit>() {
-                            @Override
-                            public BoxedUnit apply(LogicalPlan plan) {
-                                ANALYSES.incrementAndGet();
-                                return BoxedUnit.UNIT;
-                            }
-                        };
-                    }
-                });
+                ApproxExtensions.checkRule((session, plan) -> ANALYSES.incrementAndGet()));
         return BoxedUnit.UNIT;
     }
 }

@@ -3,6 +3,7 @@ package io.netapprox.examples.spark;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.SparkSession;
@@ -39,25 +40,37 @@ final class ExecutorPeaks {
      */
     static String rssMb(String appId) {
         List<String> out = new ArrayList<>();
+        for (Path p : executorProcesses(appId)) {
+            try {
+                for (String line : Files.readAllLines(p.resolve("status"))) {
+                    if (line.startsWith("VmHWM:")) {
+                        out.add(Long.toString(Long.parseLong(line.replaceAll("[^0-9]", "")) >> 10));
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // the process ended meanwhile
+            }
+        }
+        return "[" + String.join(",", out) + "]";
+    }
+
+    /** The /proc directories of the executor processes of application {@code appId}. */
+    private static List<Path> executorProcesses(String appId) {
+        List<Path> out = new ArrayList<>();
         File[] procs = new File("/proc").listFiles(f -> f.getName().matches("[0-9]+"));
         for (File p : procs == null ? new File[0] : procs) {
             try {
                 String cmd =
                         new String(Files.readAllBytes(p.toPath().resolve("cmdline")))
                                 .replace('\0', ' ');
-                if (!cmd.contains("CoarseGrainedExecutorBackend") || !cmd.contains(appId)) {
-                    continue;
-                }
-                for (String line : Files.readAllLines(p.toPath().resolve("status"))) {
-                    if (line.startsWith("VmHWM:")) {
-                        out.add(Long.toString(Long.parseLong(line.replaceAll("[^0-9]", "")) >> 10));
-                    }
+                if (cmd.contains("CoarseGrainedExecutorBackend") && cmd.contains(appId)) {
+                    out.add(p.toPath());
                 }
             } catch (IOException | RuntimeException e) {
                 // the process ended or is not readable: not one of ours
             }
         }
-        return "[" + String.join(",", out) + "]";
+        return out;
     }
 
     /**
@@ -67,21 +80,14 @@ final class ExecutorPeaks {
      */
     static double executorCpuSeconds(String appId) {
         double ticks = 0;
-        File[] procs = new File("/proc").listFiles(f -> f.getName().matches("[0-9]+"));
-        for (File p : procs == null ? new File[0] : procs) {
+        for (Path p : executorProcesses(appId)) {
             try {
-                String cmd =
-                        new String(Files.readAllBytes(p.toPath().resolve("cmdline")))
-                                .replace('\0', ' ');
-                if (!cmd.contains("CoarseGrainedExecutorBackend") || !cmd.contains(appId)) {
-                    continue;
-                }
-                String stat = Files.readString(p.toPath().resolve("stat"));
+                String stat = Files.readString(p.resolve("stat"));
                 // fields after the command name (in parentheses): state is field 3, utime 14
                 String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
                 ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
             } catch (IOException | RuntimeException e) {
-                // the process ended or is not readable: not one of ours
+                // the process ended meanwhile
             }
         }
         return ticks / 100.0;
