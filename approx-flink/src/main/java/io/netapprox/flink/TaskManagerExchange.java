@@ -4,6 +4,7 @@ import io.netapprox.core.control.ControlConfig;
 import io.netapprox.core.control.ControlException;
 import io.netapprox.core.control.ErrorCode;
 import io.netapprox.core.engine.AtpConfig;
+import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.job.JobSpec;
 import io.netapprox.core.job.Target;
@@ -12,6 +13,8 @@ import io.netapprox.core.transport.ApproxTransport;
 import io.netapprox.core.transport.ApproxTransportConfig;
 import io.netapprox.core.transport.IncomingTransfer;
 import io.netapprox.core.transport.OutgoingTransfer;
+import io.netapprox.core.transport.PushHandler;
+import io.netapprox.core.transport.PushMetrics;
 import io.netapprox.core.transport.SendScheduler;
 import io.netapprox.core.transport.TransferListener;
 import java.net.InetAddress;
@@ -27,6 +30,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,7 +85,7 @@ final class TaskManagerExchange {
                 ApproxTransport.start(
                         transportConfig(config, host, engineId),
                         this::serve,
-                        new io.netapprox.core.transport.PushHandler() {
+                        new PushHandler() {
                             @Override
                             public TransferListener onPush(IncomingTransfer t) {
                                 return TaskManagerExchange.this.onPush(t);
@@ -383,8 +387,7 @@ final class TaskManagerExchange {
     /** Receivers remembered at most (a job has a few; stale entries are replaced). */
     private static final int MAX_RECEIVER_PEERS = 4096;
 
-    private final java.util.concurrent.atomic.AtomicLong pushesStarted =
-            new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong pushesStarted = new AtomicLong();
 
     private static long receiverId(OutboxKey key) {
         return key.exchangeId() * 31 + key.receiver();
@@ -426,7 +429,7 @@ final class TaskManagerExchange {
     }
 
     /** This exchange's pushed-job counters, both directions (tests, metrics). */
-    io.netapprox.core.transport.PushMetrics pushMetrics() {
+    PushMetrics pushMetrics() {
         return transport.pushMetrics();
     }
 
@@ -447,7 +450,7 @@ final class TaskManagerExchange {
     private static final class PushSlot {
         IncomingTransfer transfer; // guarded by this
         TransferListener consumer; // guarded by this
-        final List<io.netapprox.core.engine.AtpMessage> early = new ArrayList<>();
+        final List<AtpMessage> early = new ArrayList<>();
         CompletableFuture<IncomingTransfer> waiting; // guarded by this
 
         /** The push waited for its manifest until its deadline; its messages were released. */
@@ -481,8 +484,7 @@ final class TaskManagerExchange {
 
     private final Map<OutboxKey, PushSlot> pushSlots = new ConcurrentHashMap<>();
 
-    private final java.util.concurrent.atomic.AtomicLong pushesExpired =
-            new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong pushesExpired = new AtomicLong();
 
     /** Pushed epochs a receiver waits for at most (one per sender and receiver and epoch). */
     private static final int MAX_PUSH_SLOTS = ApproxConfig.MAX_PUSHED_JOBS_LIMIT;
@@ -580,13 +582,13 @@ final class TaskManagerExchange {
                     if (t == null) {
                         return null;
                     }
-                    List<io.netapprox.core.engine.AtpMessage> early;
+                    List<AtpMessage> early;
                     synchronized (slot) {
                         early = new ArrayList<>(slot.early);
                         slot.early.clear();
                         slot.consumer = consumer;
                     }
-                    for (io.netapprox.core.engine.AtpMessage m : early) {
+                    for (AtpMessage m : early) {
                         consumer.onMessage(t, m);
                     }
                     forgetIfClaimed(key, slot);
@@ -642,7 +644,7 @@ final class TaskManagerExchange {
      * one more deadline so a late manifest learns at once that its data is gone.
      */
     private void atDeadline(OutboxKey key, PushSlot slot) {
-        List<io.netapprox.core.engine.AtpMessage> early;
+        List<AtpMessage> early;
         IncomingTransfer t;
         int held;
         synchronized (slot) {
@@ -667,7 +669,7 @@ final class TaskManagerExchange {
         if (t != null) {
             t.report().cancel(true);
         }
-        early.forEach(io.netapprox.core.engine.AtpMessage::release);
+        early.forEach(AtpMessage::release);
         timers.after(config.epochTimeout().toMillis(), () -> pushSlots.remove(key, slot));
     }
 
