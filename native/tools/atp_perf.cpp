@@ -887,8 +887,8 @@ int run_server(const Options& o) {
   slots.join_all();
   std::fprintf(stderr,
                "[server] exit: accepted %llu connections (%llu refused busy, %llu bad hellos), %llu ATP sessions, %llu "
-               "TCP transfers, %llu verified (%llu failed), %llu threads started / %llu joined, %zu sessions still "
-               "tracked\n",
+               "TCP transfers, %llu verified (%llu failed), %llu threads started / %llu joined (peak %zu at once), %zu "
+               "sessions still tracked\n",
                static_cast<unsigned long long>(counters.accepted.load()),
                static_cast<unsigned long long>(counters.refused_busy.load()),
                static_cast<unsigned long long>(counters.bad_hellos.load()),
@@ -897,7 +897,7 @@ int run_server(const Options& o) {
                static_cast<unsigned long long>(counters.verified.load()),
                static_cast<unsigned long long>(counters.verify_failures.load()),
                static_cast<unsigned long long>(slots.started()), static_cast<unsigned long long>(slots.joined()),
-               pump ? pump->tracked() : size_t(0));
+               slots.peak(), pump ? pump->tracked() : size_t(0));
   return 0;
 }
 

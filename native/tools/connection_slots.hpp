@@ -34,6 +34,7 @@ class ConnectionSlots {
         done->store(true, std::memory_order_release);
       });
       running_.push_back(Slot{std::move(t), done});
+      if (running_.size() > peak_) peak_ = running_.size();
     } catch (const std::system_error&) {
       return false;
     }
@@ -62,6 +63,8 @@ class ConnectionSlots {
   }
 
   size_t active() const { return running_.size(); }
+  // Most threads alive at once (finished-but-unjoined ones count: their thread may still be exiting).
+  size_t peak() const { return peak_; }
   uint64_t started() const { return started_; }
   uint64_t joined() const { return joined_; }
 
@@ -72,6 +75,7 @@ class ConnectionSlots {
   };
   size_t max_;
   std::vector<Slot> running_;
+  size_t peak_ = 0;
   uint64_t started_ = 0, joined_ = 0;
 };
 

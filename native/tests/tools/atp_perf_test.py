@@ -245,8 +245,13 @@ def test_soak(perf, churn, aborts, max_conn):
     print(f"soak: {churn} connections in {churn_s:.1f} s, {aborts} aborted jobs; server at start {base}, after churn "
           f"{after_churn}, after aborts {after_aborts}, peak threads {peak_threads}")
     print(line)
-    check(peak_threads <= base["Threads"] + max_conn, f"at most {max_conn} connection threads at once "
-          f"(peak {peak_threads}, base {base['Threads']})")
+    # Counted by the server's own thread set: the whole process's thread count also holds threads that are not
+    # connection threads (its baseline, sampled once, varied 3-4 and made this check flaky).
+    peak_slots = summary_field(line, r"\(peak (\d+) at once\)")
+    check(peak_slots is not None and peak_slots <= max_conn, f"at most {max_conn} connection threads at once "
+          f"(peak {peak_slots}; whole process {peak_threads}, base {base['Threads']})")
+    check(peak_threads <= base["Threads"] + max_conn + 4, f"no thread besides the connection threads piles up "
+          f"(process peak {peak_threads}, base {base['Threads']}, {max_conn} connection slots)")
     check(after_churn["maps"] - base["maps"] < 200, f"no stack of a finished thread is kept (mappings "
           f"{base['maps']} -> {after_churn['maps']}; each unjoined thread keeps 2)")
     # The first two aborts warm the allocator up (a report is built and freed: ~16 MB transient); after that RSS
