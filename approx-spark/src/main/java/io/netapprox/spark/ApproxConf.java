@@ -70,7 +70,13 @@ public final class ApproxConf implements Serializable {
                 "mapSampleRecords",
                 new String[] {
                     "8192",
-                    "map-side pre-sample: each map output writes a uniform sample of between this many and about twice this many records of every group (all of a smaller group) instead of every record; 0 = write every record"
+                    "map-side pre-sample cap: each map output keeps a uniform sample of between this many and about twice this many records of every group (all of a smaller group) and writes at most that (what it writes is sized by mapSampleFactor); 0 = no cap (every record kept, mapSampleFactor still applies)"
+                });
+        k.put(
+                "mapSampleFactor",
+                new String[] {
+                    "2",
+                    "map-side pre-sample size: each map output writes this many times the records the plan asks of its share of a group when the group is spread alike over every map output (planning=local: when the share is the whole group), at least 2 messages, at most the pre-sample (mapSampleRecords); 0 = write the whole pre-sample"
                 });
         k.put(
                 "exactPartials",
@@ -137,6 +143,7 @@ public final class ApproxConf implements Serializable {
     private final double confidence;
     private final int recordsPerMessage;
     private final long mapSampleRecords;
+    private final double mapSampleFactor;
     private final Submit submit;
     private final Planning planning;
     private final long fetchTimeoutMs;
@@ -212,6 +219,13 @@ public final class ApproxConf implements Serializable {
         }
         recordsPerMessage = (int) range(c, "recordsPerMessage", 32, 1, 1 << 16);
         mapSampleRecords = range(c, "mapSampleRecords", 8192, 0, 1L << 40);
+        mapSampleFactor = dbl(c, "mapSampleFactor", 2.0);
+        if (!(mapSampleFactor == 0 || (mapSampleFactor >= 1 && mapSampleFactor <= 1e6))) {
+            throw bad(
+                    "mapSampleFactor",
+                    c.get("mapSampleFactor"),
+                    "0 (write the whole pre-sample) or a number in [1, 1e6], e.g. 2");
+        }
         String s = c.getOrDefault("submit", "all");
         try {
             submit = Submit.valueOf(s.toUpperCase(Locale.ROOT));
@@ -390,11 +404,19 @@ public final class ApproxConf implements Serializable {
     }
 
     /**
-     * Records of each group a map output writes at least (a uniform sample of between this and
-     * about twice this many; every record of a smaller group); 0: every record.
+     * Records of each group a map output keeps at least (a uniform sample of between this and about
+     * twice this many; every record of a smaller group) and writes at most; 0: every record.
      */
     public long mapSampleRecords() {
         return mapSampleRecords;
+    }
+
+    /**
+     * How many times what the plan can ask of a share a map output writes (see {@link
+     * ApproxShuffleWriter}); 0: the whole pre-sample.
+     */
+    public double mapSampleFactor() {
+        return mapSampleFactor;
     }
 
     public Submit submit() {

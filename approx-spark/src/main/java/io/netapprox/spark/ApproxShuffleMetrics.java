@@ -22,8 +22,9 @@ import org.apache.spark.util.LongAccumulator;
  *       not used);
  *   <li>groups: {@code groups}, {@code groups below target} (a group a share of which got fewer
  *       than its target: must be 0), {@code groups short of plan} (a group the plan asked more of a
- *       map output than its pre-sample, {@code spark.approx.mapSampleRecords}, holds: its e_max is
- *       not promised, its interval still is; raise the key if not 0), and the {@code sample
+ *       map output than it wrote - {@code spark.approx.mapSampleFactor} times what a group spread
+ *       alike over the map outputs asks, at most the pre-sample {@code mapSampleRecords}: its e_max
+ *       is not promised, its interval still is; raise the keys if not 0), and the {@code sample
  *       fraction} per group ({@link SampleFractionSummary});
  *   <li>rows: {@code rows sampled} (in the used messages) and {@code rows} (the groups' records);
  *   <li>ATP: {@code packets sent}, {@code packets retransmitted}, {@code packets lost} (the sending

@@ -10,6 +10,8 @@ import java.io.FileOutputStream;
 import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -36,9 +38,11 @@ import scala.Product2;
  * MapOutputSorter} (memory granted by Spark's memory manager, spilled to disk beyond it), which
  * keeps a uniform pre-sample of each group ({@code spark.approx.mapSampleRecords}: between that
  * many and about twice as many records, all of a smaller group) and gives it back group by group in
- * uniformly random order; each group's kept records are framed into messages of {@code
- * recordsPerMessage} as they stream out (and feed the sketch of the quantile columns). So the bytes
- * written scale with the sample, not the input; the group table carries the share's full record
+ * uniformly random order; the first of each group's kept records feed the sketch of the quantile
+ * columns, and a prefix of them - {@code spark.approx.mapSampleFactor} times what the plan would
+ * ask of the share were the group spread alike over every map output ({@link #recordsToWrite}) - is
+ * framed into messages of {@code recordsPerMessage}. So the bytes written scale with the plan, not
+ * the input; the group table carries the share's full record
  * count and N_g (its {@code population}), so the reducer's estimators weigh the sample by the share
  * it stands for (a simple random sample of the sample is one of the share). The statistics go to
  * the driver ({@link ShareStatisticsAccumulator}, under {@code planning=shares}), which plans every
@@ -50,7 +54,8 @@ import scala.Product2;
  *
  * <p>Memory: the sorter's grant, one message, the census statistics of every group of the task
  * (moments: a few dozen numbers per group and value column; the sketch of the group being written
- * is bounded), plus the pre-sample's 64 level counters per group.
+ * is bounded), the pre-sample's 64 level counters per group, and the held records of the group
+ * being written (at most {@link ShareStatistics#SKETCH_SAMPLE}, about 2K under the default cap).
  */
 final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     private final ApproxShuffleHandle<K, V, ?> handle;
@@ -148,6 +153,8 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         ByteArrayOutputStream msg = new ByteArrayOutputStream();
         DataOutputStream msgOut = new DataOutputStream(msg);
         long[] written = {0};
+        HeldRecords held = new HeldRecords();
+        int mapTasks = handle.dependency().rdd().getNumPartitions();
         sorter.read(
                 (partition, key, count, inserted, stream) -> {
                     if (partition != current[0]) {
@@ -158,33 +165,48 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                         out.startSegment();
                     }
                     long offset = out.segmentBytes();
-                    int messages = (int) ((count + rpm - 1) / rpm);
                     ShareStatistics.Builder stats = shares.remove(key);
                     if (stats == null || stats.records() != inserted) {
                         throw new IllegalStateException(
                                 "group " + key + ": statistics out of step with the sorter");
                     }
+                    // the pre-sample comes in random order: its first records (the sketch's
+                    // sample) are held, so the share's plan is known before deciding how many
+                    // records to write (a prefix: still a simple random sample of the share)
+                    held.reset();
+                    int sketched = (int) Math.min(count, ShareStatistics.SKETCH_SAMPLE);
+                    for (int i = 0; i < sketched; i++) {
+                        int len = stream.next(buf);
+                        stats.sample(
+                                ApproxRow.read(
+                                        new DataInputStream(
+                                                new ByteArrayInputStream(buf[0], 0, len)),
+                                        nv,
+                                        withKey));
+                        held.add(buf[0], len);
+                    }
+                    long keep = recordsToWrite(spec, key, stats, inserted, count, rpm, mapTasks);
+                    int messages = (int) ((keep + rpm - 1) / rpm);
+                    long next = 0;
                     for (int m = 0; m < messages; m++) {
                         msg.reset();
-                        long from = start(m, count, messages);
-                        long to = start(m + 1, count, messages);
+                        long from = start(m, keep, messages);
+                        long to = start(m + 1, keep, messages);
                         msgOut.writeInt((int) (to - from));
-                        for (long i = from; i < to; i++) {
-                            int len = stream.next(buf);
-                            stats.sample(
-                                    ApproxRow.read(
-                                            new DataInputStream(
-                                                    new ByteArrayInputStream(buf[0], 0, len)),
-                                            nv,
-                                            withKey));
-                            msgOut.write(buf[0], 0, len);
+                        for (long i = from; i < to; i++, next++) {
+                            if (next < sketched) {
+                                held.writeTo((int) next, msgOut);
+                            } else {
+                                int len = stream.next(buf);
+                                msgOut.write(buf[0], 0, len);
+                            }
                         }
                         msgOut.flush();
                         out.writeInt(msg.size());
                         msg.writeTo(out);
                     }
-                    written[0] += count;
-                    long population = MapOutputFormat.Group.population(inserted, count, messages);
+                    written[0] += keep;
+                    long population = MapOutputFormat.Group.population(inserted, keep, messages);
                     ShareStatistics share = stats.build(population);
                     double msr = SamplingPlan.rates(spec, key, List.of(share))[0];
                     long[] nonFinite = new long[3 * nv];
@@ -211,6 +233,80 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
             finishSegment(out, current[0], nv, withKey, table, checksums);
         }
         return written[0];
+    }
+
+    /**
+     * The most map outputs a group is assumed spread over when sizing a share's pre-sample: the
+     * plan asks less of each share the more shares a group has, so a cap only writes more.
+     */
+    static final int MAX_ALIKE_SHARES = 64;
+
+    /**
+     * Records of a share to write out of its pre-sample of {@code kept}: {@code
+     * spark.approx.mapSampleFactor} times what the plan asks of the share when every map output
+     * holds a share like this one ({@code planning=local}: when the share is the whole group, as
+     * the reducer then plans it), at least 2 messages, at most the pre-sample. The plan asks less
+     * of a share the more of the group the other shares hold, so only a group held by fewer map
+     * outputs, or by shares of different statistics, can ask more than the factor covers (counted
+     * as {@code groups short of plan}). Depends on the share's census statistics and the sketch of
+     * its pre-sample only: given its size, the written prefix is still a simple random sample.
+     */
+    private long recordsToWrite(
+            ApproxSpec spec,
+            String key,
+            ShareStatistics.Builder stats,
+            long records,
+            long kept,
+            int rpm,
+            int mapTasks) {
+        double factor = conf.mapSampleFactor();
+        if (factor == 0 || kept <= 2L * rpm) {
+            return kept;
+        }
+        long units = (records + rpm - 1) / rpm; // the share's messages were it written whole
+        ShareStatistics whole = stats.build(units);
+        int alike =
+                conf.planning() == ApproxConf.Planning.LOCAL
+                        ? 1
+                        : Math.max(1, Math.min(mapTasks, MAX_ALIKE_SHARES));
+        long asked =
+                spec.needsSample()
+                        ? SamplingPlan.allocate(spec, key, Collections.nCopies(alike, whole))
+                                .units(0)
+                        : 0;
+        double need = Math.max(2.0 * rpm, factor * asked * (double) records / units);
+        return Math.min(kept, (long) Math.ceil(need));
+    }
+
+    /**
+     * A share's first pre-sampled records, held while its plan is worked out (at most {@link
+     * ShareStatistics#SKETCH_SAMPLE} records: the sketch's sample).
+     */
+    private static final class HeldRecords {
+        private byte[] bytes = new byte[1 << 12];
+        private int[] starts = new int[64];
+        private int count;
+
+        void reset() {
+            count = 0;
+        }
+
+        void add(byte[] b, int len) {
+            if (count + 1 >= starts.length) {
+                starts = Arrays.copyOf(starts, starts.length * 2);
+            }
+            int at = starts[count];
+            if (at + len > bytes.length) {
+                bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, at + len));
+            }
+            System.arraycopy(b, 0, bytes, at, len);
+            count++;
+            starts[count] = at + len;
+        }
+
+        void writeTo(int i, DataOutputStream out) throws IOException {
+            out.write(bytes, starts[i], starts[i + 1] - starts[i]);
+        }
     }
 
     private void finishSegment(

@@ -420,7 +420,8 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
          * @param key the group key
          * @param count its records kept by the pre-sample (all without one)
          * @param inserted all its records inserted
-         * @param records yields the {@code count} kept ones in random order
+         * @param records yields the {@code count} kept ones in random order; the visitor may stop
+         *     early (any prefix is a simple random sample), the rest is skipped
          */
         void visit(int partition, String key, long count, long inserted, RecordStream records)
                 throws IOException;
@@ -539,17 +540,21 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                                 }
                             }
                         });
-                if (keptLeft[0] != 0) {
-                    throw new IllegalStateException(
-                            "group " + keys.get(gid) + ": " + keptLeft[0] + " records not read");
-                }
-                while (remaining[0] > 0) { // records below the final threshold
+                // the kept records the visitor left unread, and those below the final threshold
+                long unread = 0;
+                while (remaining[0] > 0) {
                     if (stored.next(scratchBuf) > 0 && scratchBuf[0][0] >= min) {
-                        throw new IOException(
-                                "NetApprox map output: group "
-                                        + keys.get(gid)
-                                        + " has more kept records than counted");
+                        unread++;
                     }
+                }
+                if (unread != keptLeft[0]) {
+                    throw new IOException(
+                            "NetApprox map output: group "
+                                    + keys.get(gid)
+                                    + " has "
+                                    + (count - keptLeft[0] + unread)
+                                    + " kept records, counted "
+                                    + count);
                 }
                 for (int r = 0; r < runs.size(); r++) {
                     if (runGroup[r] == gid) {

@@ -114,4 +114,41 @@ class MapOutputSorterTest {
         assertEquals(0, spills[0]);
         checkWholeAndShuffled(groups);
     }
+
+    /**
+     * The writer may stop reading a group early (it writes a prefix of the random order): the
+     * group's other records, in memory and in every spill, are skipped and the next group starts at
+     * its own records.
+     */
+    @Test
+    void aGroupReadOnlyInPartSkipsToTheNextGroup() throws IOException {
+        TaskMemoryManager tmm = memory(2L << 20);
+        List<String> order = new ArrayList<>();
+        try (MapOutputSorter s = new MapOutputSorter(tmm, new SplittableRandom(11))) {
+            for (int i = 0; i < RECORDS; i++) {
+                int g = i % 3;
+                s.insert(g == 2 ? 0 : 1, "g=" + g, new ApproxRow(new double[] {i}, null), false);
+            }
+            assertTrue(s.spillCount() > 0, "spilled");
+            s.read(
+                    (partition, key, count, inserted, stream) -> {
+                        order.add(key);
+                        int g = key.charAt(2) - '0';
+                        byte[][] buf = new byte[1][];
+                        for (int i = 0; i < 100; i++) { // 100 of the group's 100,000
+                            int len = stream.next(buf);
+                            double x =
+                                    ApproxRow.read(
+                                                    new DataInputStream(
+                                                            new ByteArrayInputStream(
+                                                                    buf[0], 0, len)),
+                                                    1,
+                                                    false)
+                                            .values[0];
+                            assertEquals(g, (int) x % 3, key + ": a record of another group");
+                        }
+                    });
+        }
+        assertEquals(List.of("g=2", "g=0", "g=1"), order);
+    }
 }

@@ -17,11 +17,12 @@ import org.junit.jupiter.api.Timeout;
  * The map side writes what the sample needs, not the input: on local-cluster[2,1,1024] (executor
  * JVMs, real ATP between them, 5% of datagrams dropped) an approximate query over {@code ROWS}
  * generated rows in 8 map tasks x 24 groups, with the default {@code spark.approx.mapSampleRecords}
- * (8192). Spark's own shuffle write metrics (records and bytes, summed over the map tasks) are at
- * least the pre-sample's floor and at most its ceiling - {@code 8 x 24 x (2K + 6 sqrt(2K))}
- * records, at the records' encoded size plus framing - far below the input; the answer is right
- * (counts exact, averages within e_max of the truth known by construction) and no group is short of
- * its plan.
+ * (8192, the cap) and {@code mapSampleFactor} (2). Spark's own shuffle write metrics (records and
+ * bytes, summed over the map tasks) are at most the pre-sample's ceiling - {@code 8 x 24 x (2K + 6
+ * sqrt(2K))} records, at the records' encoded size plus framing - and within a small factor of the
+ * records the plan read (the rows sampled), far below the input; the answer is right (counts
+ * exact, averages within e_max of the truth known by construction) and no group is short of its
+ * plan.
  */
 @Timeout(value = 900, unit = TimeUnit.SECONDS)
 class PreSampleLocalClusterTest {
@@ -74,7 +75,7 @@ class PreSampleLocalClusterTest {
         TaskMetricsTally.Snapshot query = tasks.settle().snapshot().minus(before);
         long written = query.recordsWritten();
         long writtenBytes = query.bytesWritten();
-        long floor = (long) MAPS * GROUPS * K;
+        long sampled = (Long) q.metrics().values().get("rows sampled");
         long ceiling = preSampleCeiling();
         // a record: 2 doubles (avg and sum of x share no column here) = 16 bytes; a message of 32
         // records adds 8 bytes (its length and record count); each segment a table of a few dozen
@@ -83,19 +84,25 @@ class PreSampleLocalClusterTest {
                 ceiling * 16 + (ceiling / 32 + MAPS * GROUPS) * 8 + MAPS * 2 * (GROUPS * 100 + 16);
         System.out.printf(
                 "[spark] pre-sample on local-cluster: %d input rows, map side wrote %d records"
-                        + " (floor %d, ceiling %d) and %.2f MB (ceiling %.2f MB, %.3f%% of the"
-                        + " input's 16 bytes a row); metrics %s%n",
+                        + " (%.2fx the %d rows sampled; ceiling %d) and %.2f MB (ceiling %.2f MB,"
+                        + " %.3f%% of the input's 16 bytes a row); metrics %s%n",
                 ROWS,
                 written,
-                floor,
+                (double) written / sampled,
+                sampled,
                 ceiling,
                 writtenBytes / 1e6,
                 bytesCeiling / 1e6,
                 100.0 * writtenBytes / (16.0 * ROWS),
                 q.metrics().values());
+        // the pre-sample writes mapSampleFactor (2) times what the plan asks of each share when
+        // the shares are alike (they are: every map task holds 1/8 of every hour), rounded up to
+        // whole messages; before it was sized by the plan it wrote 2,997,695 records, 250x
+        assertTrue(sampled > 0, "a sample was read");
         assertTrue(
-                written >= floor && written <= ceiling,
-                "records written " + written + " within [" + floor + ", " + ceiling + "]");
+                written >= sampled && written <= 3 * sampled,
+                "records written " + written + " within [1, 3]x the " + sampled + " sampled");
+        assertTrue(written <= ceiling, "records written " + written + " <= " + ceiling);
         assertTrue(
                 writtenBytes <= bytesCeiling,
                 "bytes written " + writtenBytes + " <= " + bytesCeiling);
@@ -171,6 +178,12 @@ class PreSampleLocalClusterTest {
                         + " with a median: %s%n",
                 ROWS, written, q.metrics().values());
         assertTrue(written <= preSampleCeiling(), "the pre-sample is on: " + written);
+        // sized by the median's plan: a small factor of what the reducers read (before: MEDIANBEFORE)
+        long sampled = (Long) q.metrics().values().get("rows sampled");
+        assertTrue(
+                written >= sampled && written <= 3 * sampled,
+                "records written " + written + " within [1, 3]x the " + sampled + " sampled");
+        assertEquals(0L, q.metrics().values().get("groups short of plan"));
         for (int h = 0; h < GROUPS; h++) {
             String g = "hour=" + h;
             Row exact = truth.get(g);
