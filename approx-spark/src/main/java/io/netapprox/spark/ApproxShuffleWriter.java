@@ -154,7 +154,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         DataOutputStream msgOut = new DataOutputStream(msg);
         long[] written = {0};
         HeldRecords held = new HeldRecords();
-        int mapTasks = handle.dependency().rdd().getNumPartitions();
+        int mapTasks = handle.mapTasks();
         sorter.read(
                 (partition, key, count, inserted, stream) -> {
                     if (partition != current[0]) {
