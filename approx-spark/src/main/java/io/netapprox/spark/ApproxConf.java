@@ -76,7 +76,13 @@ public final class ApproxConf implements Serializable {
                 "mapSampleFactor",
                 new String[] {
                     "2",
-                    "map-side pre-sample size: each map output writes this many times the records the plan asks of its share of a group when the group is spread alike over every map output (planning=local: when the share is the whole group), at least 2 messages, at most the pre-sample (mapSampleRecords); 0 = write the whole pre-sample"
+                    "map-side pre-sample size: each map output writes this many times the records the plan could ask of its share of a group - as if the share were the whole group (an upper bound for any split of alike-distributed data), or with mapSampleSpread as if the group were spread alike over every map output - at least 2 messages, at most the pre-sample (mapSampleRecords); 0 = write the whole pre-sample"
+                });
+        k.put(
+                "mapSampleSpread",
+                new String[] {
+                    "false",
+                    "true: size the map-side pre-sample for groups spread alike over every map output (input not partitioned or sorted by the group key): about M (map tasks) times less written, but a group held by fewer map outputs is short of plan (planning=local ignores it)"
                 });
         k.put(
                 "exactPartials",
@@ -144,6 +150,7 @@ public final class ApproxConf implements Serializable {
     private final int recordsPerMessage;
     private final long mapSampleRecords;
     private final double mapSampleFactor;
+    private final boolean mapSampleSpread;
     private final Submit submit;
     private final Planning planning;
     private final long fetchTimeoutMs;
@@ -220,6 +227,7 @@ public final class ApproxConf implements Serializable {
         recordsPerMessage = (int) range(c, "recordsPerMessage", 32, 1, 1 << 16);
         mapSampleRecords = range(c, "mapSampleRecords", 8192, 0, 1L << 40);
         mapSampleFactor = dbl(c, "mapSampleFactor", 2.0);
+        mapSampleSpread = bool(c, "mapSampleSpread", false);
         if (!(mapSampleFactor == 0 || (mapSampleFactor >= 1 && mapSampleFactor <= 1e6))) {
             throw bad(
                     "mapSampleFactor",
@@ -417,6 +425,14 @@ public final class ApproxConf implements Serializable {
      */
     public double mapSampleFactor() {
         return mapSampleFactor;
+    }
+
+    /**
+     * True: the pre-sample is sized for groups spread alike over every map output; false: as if
+     * each share were its whole group.
+     */
+    public boolean mapSampleSpread() {
+        return mapSampleSpread;
     }
 
     public Submit submit() {

@@ -39,18 +39,18 @@ import scala.Product2;
  * keeps a uniform pre-sample of each group ({@code spark.approx.mapSampleRecords}: between that
  * many and about twice as many records, all of a smaller group) and gives it back group by group in
  * uniformly random order; the first of each group's kept records feed the sketch of the quantile
- * columns, and a prefix of them - {@code spark.approx.mapSampleFactor} times what the plan would
- * ask of the share were the group spread alike over every map output ({@link #recordsToWrite}) - is
- * framed into messages of {@code recordsPerMessage}. So the bytes written scale with the plan, not
- * the input; the group table carries the share's full record
- * count and N_g (its {@code population}), so the reducer's estimators weigh the sample by the share
- * it stands for (a simple random sample of the sample is one of the share). The statistics go to
- * the driver ({@link ShareStatisticsAccumulator}, under {@code planning=shares}), which plans every
- * group over its map outputs before the reduce stage; the group table at the end of each segment
- * ({@link MapOutputFormat}) carries the share's counts and the MSR planned from the share alone
- * (used under {@code planning=local}). The output is one data file committed through Spark's {@link
- * IndexShuffleBlockResolver}; the {@link MapStatus} reports its true partition lengths and a {@link
- * BlockManagerId} whose topology info carries this executor's NetApprox control address.
+ * columns, and a prefix of them - {@code spark.approx.mapSampleFactor} times what the plan could
+ * ask of the share ({@link #recordsToWrite}) - is framed into messages of {@code
+ * recordsPerMessage}. So the bytes written scale with the plan, not the input; the group table
+ * carries the share's full record count and N_g (its {@code population}), so the reducer's
+ * estimators weigh the sample by the share it stands for (a simple random sample of the sample is
+ * one of the share). The statistics go to the driver ({@link ShareStatisticsAccumulator}, under
+ * {@code planning=shares}), which plans every group over its map outputs before the reduce stage;
+ * the group table at the end of each segment ({@link MapOutputFormat}) carries the share's counts
+ * and the MSR planned from the share alone (used under {@code planning=local}). The output is one
+ * data file committed through Spark's {@link IndexShuffleBlockResolver}; the {@link MapStatus}
+ * reports its true partition lengths and a {@link BlockManagerId} whose topology info carries this
+ * executor's NetApprox control address.
  *
  * <p>Memory: the sorter's grant, one message, the census statistics of every group of the task
  * (moments: a few dozen numbers per group and value column; the sketch of the group being written
@@ -236,20 +236,23 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     }
 
     /**
-     * The most map outputs a group is assumed spread over when sizing a share's pre-sample: the
-     * plan asks less of each share the more shares a group has, so a cap only writes more.
+     * The most map outputs a group is assumed spread over when sizing a share's pre-sample under
+     * {@code mapSampleSpread}: the plan asks less of each share the more shares a group has, so a
+     * cap only writes more.
      */
     static final int MAX_ALIKE_SHARES = 64;
 
     /**
      * Records of a share to write out of its pre-sample of {@code kept}: {@code
-     * spark.approx.mapSampleFactor} times what the plan asks of the share when every map output
-     * holds a share like this one ({@code planning=local}: when the share is the whole group, as
-     * the reducer then plans it), at least 2 messages, at most the pre-sample. The plan asks less
-     * of a share the more of the group the other shares hold, so only a group held by fewer map
-     * outputs, or by shares of different statistics, can ask more than the factor covers (counted
-     * as {@code groups short of plan}). Depends on the share's census statistics and the sketch of
-     * its pre-sample only: given its size, the written prefix is still a simple random sample.
+     * spark.approx.mapSampleFactor} times what the plan asks of the share as if it were the whole
+     * group (with {@code mapSampleSpread}: as if every map output held a share like this one), at
+     * least 2 messages, at most the pre-sample. For shares of alike distributions the plan asks
+     * less of a share the more of the group the others hold, so the whole-group plan bounds what
+     * any split asks; the factor covers the shares' statistics differing. Not covered: shares of
+     * clearly different distributions, and under {@code mapSampleSpread} a group held by fewer map
+     * outputs (counted as {@code groups short of plan}). Depends on the share's census statistics
+     * and the sketch of its pre-sample only: given its size, the written prefix is still a simple
+     * random sample.
      */
     private long recordsToWrite(
             ApproxSpec spec,
@@ -266,7 +269,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         long units = (records + rpm - 1) / rpm; // the share's messages were it written whole
         ShareStatistics whole = stats.build(units);
         int alike =
-                conf.planning() == ApproxConf.Planning.LOCAL
+                conf.planning() == ApproxConf.Planning.LOCAL || !conf.mapSampleSpread()
                         ? 1
                         : Math.max(1, Math.min(mapTasks, MAX_ALIKE_SHARES));
         long asked =

@@ -17,12 +17,13 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The map-side pre-sample, statistically (local[2], real ATP over loopback, 20% of the sender's
  * datagrams dropped, {@code submit=target}, e_max 5%, 240,000 generated rows in 4 map outputs x 24
- * groups): with {@code spark.approx.mapSampleRecords=512} every map output writes only a uniform
- * sample of each large group (Spark's own shuffle write metrics count the records written: a
- * fraction of the input), the reducers sample that sample, and over {@code >= 100} seeded trials
- * the estimates - weighted by the whole share each sample stands for - are within e_max and the
- * intervals cover the exact answer at the stated confidence (exact binomial floors, {@link
- * StatisticalFloor}); no group's plan asks more than a pre-sample holds.
+ * groups): with {@code spark.approx.mapSampleRecords=512} every map output keeps a uniform sample
+ * of each large group and writes the part of it sized by the share's own plan ({@code
+ * mapSampleFactor} 2; Spark's own shuffle write metrics count the records written: a fraction of
+ * the input), the reducers sample that sample, and over {@code >= 100} seeded trials the estimates
+ * - weighted by the whole share each sample stands for - are within e_max and the intervals cover
+ * the exact answer at the stated confidence (exact binomial floors, {@link StatisticalFloor}); no
+ * group's plan asks more than a map output wrote.
  */
 @Timeout(value = 1200, unit = TimeUnit.SECONDS)
 class PreSampleStatisticalTest {

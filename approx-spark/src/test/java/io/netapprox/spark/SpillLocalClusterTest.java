@@ -24,8 +24,9 @@ import org.junit.jupiter.api.Timeout;
  * group's average and median within 2 e_max of the truth (x is uniform on [hour, hour + 10], so the
  * population's mean and median are hour + 5 up to about 0.002; an exact pass over 140M rows would
  * dominate the test's time), so that one run cannot fail by chance (the e_max promise itself is
- * tested statistically elsewhere). Runs with {@code spark.approx.mapSampleRecords=0} (every record
- * written: the most the map side can hold). {@code -Dnetapprox.spill.rows=N} changes the size.
+ * tested statistically elsewhere). Runs with {@code spark.approx.mapSampleRecords=0} and {@code
+ * mapSampleFactor=0} (every record written: the most the map side can hold). {@code
+ * -Dnetapprox.spill.rows=N} changes the size.
  */
 @Timeout(value = 1200, unit = TimeUnit.SECONDS)
 class SpillLocalClusterTest {
@@ -50,6 +51,7 @@ class SpillLocalClusterTest {
                                 // every record written (no pre-sample): the spill path at its
                                 // largest; PreSampleLocalClusterTest covers the default
                                 "spark.approx.mapSampleRecords", "0",
+                                "spark.approx.mapSampleFactor", "0",
                                 "spark.approx.faultDropOutgoing", "0.05",
                                 "spark.approx.fetchTimeoutMs", "300000"));
         tasks = TaskMetricsTally.on(spark);
