@@ -46,9 +46,9 @@ import org.apache.flink.util.CloseableIterator;
  * compared with exact in the same invocation; the modes' order rotates from run to run.
  *
  * <p>{@code --payload-bytes B} widens every trip, after the source's rebalance and before the
- * query, by a string of B bytes the query does not read (a wide record, e.g. after an
- * enrichment), in both modes: the exact {@code keyBy} ships it with every record, the approximate
- * sender only the values the aggregates read, of the sampled records.
+ * query, by a string of B bytes the query does not read (a wide record, e.g. after an enrichment),
+ * in both modes: the exact {@code keyBy} ships it with every record, the approximate sender only
+ * the values the aggregates read, of the sampled records.
  *
  * <p>Output: one {@code RESULT} line per run, one {@code WINDOW} line per (run, window); {@code
  * mode} is {@code exact}, {@code approx} or the variant's name.
@@ -287,7 +287,9 @@ public final class FlinkLatencyBench {
                 (done - submitted) / 1000.0);
     }
 
-    /** Sets a trip's payload to {@code bytes} ASCII characters (1 byte each in Flink's encoding). */
+    /**
+     * Sets a trip's payload to {@code bytes} ASCII characters (1 byte each in Flink's encoding).
+     */
     static final class Widen implements MapFunction<TaxiRide, TaxiRide> {
         private static final long serialVersionUID = 1L;
         private final int bytes;
