@@ -57,8 +57,6 @@ std::string EngineConfig::validate() const {
     if (d > 63) return "DSCP values must be in [0, 63]";
   if (no_priority_dscp > 63) return "no_priority_dscp must be in [0, 63]";
   if (!(needy_class0_fraction >= 0 && needy_class0_fraction <= 1)) return "needy_class0_fraction must be in [0, 1]";
-  if (class0_burst_datagrams > 64) return "class0_burst_datagrams must be in [0, 64]";
-  if (needy_starved_epochs > 1024) return "needy_starved_epochs must be in [0, 1024]";
   if (!mode_valid(mode)) return "unknown mode";
   if (!(faults.drop_outgoing >= 0 && faults.drop_outgoing < 1) ||
       !(faults.drop_incoming >= 0 && faults.drop_incoming < 1))
@@ -137,13 +135,7 @@ struct Engine::Impl {
   }
   RateControlConfig rate_config() const {
     return RateControlConfig{
-        {r_max(), cfg.reaction_speed, cfg.tlr_floor, cfg.resume_after_starvation, cfg.restore_rate_into_class0},
-        flags,
-        cfg.min_epoch,
-        cfg.max_datagram,
-        cfg.needy_class0_fraction,
-        cfg.class0_burst_datagrams,
-        cfg.needy_starved_epochs};
+        {r_max(), cfg.reaction_speed, cfg.tlr_floor}, flags, cfg.min_epoch, cfg.max_datagram, cfg.needy_class0_fraction};
   }
 
   bool push_event(Event ev, bool essential) {
@@ -525,13 +517,10 @@ struct Engine::Impl {
   uint32_t max_bundled_message() const { return static_cast<uint32_t>(bundle_room() / 2 - wire::kBundleEntryBytes); }
 
   // Pacing: the job at its rate R, the host at the line rate (the datagram and its wire overhead); a short burst
-  // allowance lets drivers batch. DATA in class 0 (Full) may catch up class0_burst_datagrams datagrams (section 10).
+  // allowance lets drivers batch.
   void paced(SendJob& j, TimeNs now, size_t total, uint8_t dscp) {
-    const bool class0 = flags.class0_catch_up && dscp == cfg.dscp_by_class[0];
-    j.rate.on_sent(now, total, class0);
-    const TimeNs burst = class0 ? RateController::burst_allowance(r_max(), cfg.class0_burst_datagrams,
-                                                                  double(cfg.max_datagram + cfg.wire_overhead_bytes))
-                                : RateController::kBurstAllowance;
+    j.rate.on_sent(now, total);
+    const TimeNs burst = RateController::kBurstAllowance;
     global_next_send = std::max(global_next_send, now > burst ? now - burst : 0) +
                        TimeNs(double(total + cfg.wire_overhead_bytes) * 1e9 / r_max());
   }
