@@ -4,7 +4,7 @@
 //   incast-sim [--senders 3,8,16,32] [--msgs 300] [--size 200] [--msr 0.75] [--modes full,paper]
 //              [--queues slack,fifo] [--port-mbps 200] [--host-mbps 200] [--rtt-us 100] [--jobs 1]
 //              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000] [--exact-every 0]
-//              [--needy 0.75]
+//              [--needy 0.75] [--peer-pacing 0|1]
 //              [--trace epochs.csv]
 //
 // Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
@@ -15,8 +15,9 @@
 // the port's rate averaging B of the port (fabric.hpp), as the network lab's class-0 TCP background.
 // --exact-every K: every K-th job is exact (MSR 1, class 0) and the line adds the exact jobs' p50 and the approximate
 // ones' separately (the network lab's co-run experiment: exact jobs next to approximate ones). --needy F: the
-// engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs). --trace
-// FILE: every sender's end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
+// engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs). --peer-pacing
+// 0/1: the engines' approx_peer_pacing (docs/protocol.md section 10, "Peer pacer"). --trace FILE: every sender's
+// end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -68,6 +69,7 @@ struct Options {
   TimeNs bg_on_us = 2000;
   int exact_every = 0;
   double needy = EngineConfig{}.needy_class0_fraction;
+  bool peer_pacing = EngineConfig{}.approx_peer_pacing;
   std::string trace;
 };
 
@@ -91,6 +93,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   c.engine.line_rate_bps = static_cast<uint64_t>(c.host_rate_bps);
   c.engine.mode = *parse_mode(mode);
   c.engine.needy_class0_fraction = o.needy;
+  c.engine.approx_peer_pacing = o.peer_pacing;
   c.engine.peer_death_timeout = 20'000'000'000ULL;
   fabric::Fabric f(c, o.seed);
   // The plan: who sends which job when.
@@ -218,6 +221,8 @@ int main(int argc, char** argv) {
       o.exact_every = std::atoi(v);
     else if (k == "--seed")
       o.seed = std::strtoull(v, nullptr, 10);
+    else if (k == "--peer-pacing")
+      o.peer_pacing = std::atoi(v) != 0;
     else if (k == "--trace")
       o.trace = v;
     else {
@@ -233,9 +238,10 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
-      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f\n",
+      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f, approx_peer_pacing "
+      "%d\n",
       o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load, o.bg_load,
-      (unsigned long long)o.bg_on_us, o.needy);
+      (unsigned long long)o.bg_on_us, o.needy, int(o.peer_pacing));
   if (!o.trace.empty()) {
     g_trace = std::fopen(o.trace.c_str(), "w");
     if (!g_trace) {

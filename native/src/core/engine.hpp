@@ -119,6 +119,12 @@ struct EngineConfig {
   // the messages it still needs are at most this fraction of its target (0 = never; 1 = as soon as the allowance is
   // spent). Bounds the class-0 share of approximate traffic; docs/protocol.md section 11, "needy jobs".
   double needy_class0_fraction = 0.75;
+  // Modes with peer_pacing (Full): all approximate-class DATA to one peer passes one more pacer, at the rate the
+  // host's approximate DATA to that peer is delivered (plus a probe) with a lag of at most two datagrams, so jobs at
+  // R_max (new, app-limited or held) do not each burst into the 1-7 frame approximate queues. Off by default: it cut
+  // the approximate classes' drops 2-9x in the lab but made FBKV-like jobs slower there and in the simulator
+  // (docs/protocol.md section 10, "Peer pacer").
+  bool approx_peer_pacing = false;
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver

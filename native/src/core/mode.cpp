@@ -21,7 +21,7 @@ const ModeRow kModes[] = {
     {Mode::kRcMrdf, "rc_mrdf", {true, false, true, false, false, false, false}, &rate_law::kSlack},
     {Mode::kFixTlr, "fixtlr", {true, false, true, true, true, false, false}, &rate_law::kSlack},
     {Mode::kFixPrio, "fixprio", {true, true, true, true, false, false, false}, &rate_law::kSlack},
-    {Mode::kFull, "full", {true, true, true, true, true, true, false}, &rate_law::kSlack},
+    {Mode::kFull, "full", {true, true, true, true, true, true, true}, &rate_law::kSlack},
     {Mode::kPaper, "paper", {true, true, true, true, true, false, false}, &rate_law::kPaper},
 };
 

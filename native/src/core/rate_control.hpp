@@ -13,8 +13,8 @@ namespace netapprox::atp {
 struct RateControlConfig {
   rate_law::Params law;
   ModeFlags flags;
-  TimeNs min_epoch;                   // shortest epoch
-  uint32_t max_datagram;              // bytes per packet, for epoch stretching and R_min
+  TimeNs min_epoch;           // shortest epoch
+  uint32_t max_datagram;      // bytes per packet, for epoch stretching and R_min
   double needy_fraction = 0;  // EngineConfig::needy_class0_fraction (used with flags.needy_exact)
 };
 

@@ -40,7 +40,7 @@ struct State {
   // was no cut), and how many more loss decisions hold the rate because a cut did not lower the loss.
   double cut_from = 0, cut_rho = 0, cut_delivered = 0;
   uint32_t gap_holds = 0;
-  uint64_t gaps = 0;        // cuts undone as service gaps (diagnostics)
+  uint64_t gaps = 0;  // cuts undone as service gaps (diagnostics)
 };
 
 struct RateLaw {

@@ -148,8 +148,7 @@ void record_epoch(rate_law::State&, const rate_law::Params&, const rate_law::Epo
   g_app_limited = e.app_limited;
 }
 const rate_law::RateLaw kRecorder{
-    "recorder",   true,   1, [](rate_law::State& s, const rate_law::Params& p) { s.rate = p.r_max; },
-    record_epoch};
+    "recorder", true, 1, [](rate_law::State& s, const rate_law::Params& p) { s.rate = p.r_max; }, record_epoch};
 }  // namespace
 
 TEST(RateControlTest, EpochIsAppLimitedWhenThePacerSatIdle) {
@@ -203,4 +202,3 @@ TEST(RateControlTest, NeedyJobMovesToClassZeroInFullOnly) {
     }
   }
 }
-
