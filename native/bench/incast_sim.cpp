@@ -127,10 +127,10 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   f.on_sender_event = [&](int s, Event& e) {
     if (e.type == EventType::kEpoch && g_trace) {
       const auto& x = e.epoch;
-      std::fprintf(g_trace, "%s,%s,%d,%d,%llu,%.3f,%.4f,%.4f,%.2f,%.2f,%d,%llu,%llu,%.3f,%d\n", mode.c_str(),
+      std::fprintf(g_trace, "%s,%s,%d,%d,%llu,%.3f,%.4f,%.4f,%.2f,%.2f,%d,%llu,%llu,%.3f,%d,%.2f\n", mode.c_str(),
                    queue.c_str(), n, s, (unsigned long long)e.job, double(x.at - t0) / 1e6, x.tlr, x.loss,
                    x.rate_bps / 1e6, x.delivered_bps / 1e6, x.priority_class, (unsigned long long)x.acked,
-                   (unsigned long long)x.lost, double(x.srtt) / 1e6, x.app_limited ? 1 : 0);
+                   (unsigned long long)x.lost, double(x.srtt) / 1e6, x.app_limited ? 1 : 0, x.peer_pacer_bps / 1e6);
       return;
     }
     if (e.type != EventType::kJobDone || !e.report) return;
@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
     }
     std::fprintf(g_trace,
                  "mode,queue,senders,sender,job,t_ms,tlr,rho,rate_mbps,delivered_mbps,class,acked,lost,srtt_ms,"
-                 "app_limited\n");
+                 "app_limited,peer_pacer_mbps\n");
   }
   for (const auto& m : o.modes)
     for (const auto& q : o.queues)

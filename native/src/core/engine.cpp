@@ -406,6 +406,10 @@ struct Engine::Impl {
 
   void end_epoch(Session& s, SendJob& j, TimeNs now) {
     EpochSample sample = j.rate.end_epoch(now, j.progress(), j.packets_per_message(), s.recovery.srtt());
+    if (peer_paced()) {
+      auto it = peer_pacers.find(s.peer);
+      if (it != peer_pacers.end()) sample.peer_pacer_bps = it->second.rate() * 8.0;
+    }
     if (!j.pending_abandons().empty() && j.rate.epochs() % 16 == 0) flush_abandons(s, j);  // bounded delay
     if (trace) {
       sample.session = s.id;

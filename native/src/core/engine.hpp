@@ -237,6 +237,7 @@ struct EpochSample {
   double delivered_bps = 0;  // acknowledged datagram bits per second over the epoch
   TimeNs srtt = 0;
   bool app_limited = false;  // the pacer sat idle (nothing to send, window or announce wait)
+  double peer_pacer_bps = 0;  // the rate of the job's peer pacer (EngineConfig::approx_peer_pacing; 0: none)
 };
 
 enum class EventType {
