@@ -236,7 +236,7 @@ struct EpochSample {
   uint64_t acked = 0, lost = 0;
   double delivered_bps = 0;  // acknowledged datagram bits per second over the epoch
   TimeNs srtt = 0;
-  bool app_limited = false;  // the pacer sat idle (nothing to send, window or announce wait)
+  bool app_limited = false;   // the pacer sat idle (nothing to send, window or announce wait)
   double peer_pacer_bps = 0;  // the rate of the job's peer pacer (EngineConfig::approx_peer_pacing; 0: none)
 };
 
