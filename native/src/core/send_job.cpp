@@ -19,7 +19,7 @@ SendJob::SendJob(const JobSpec& spec, bool mrdf_scheduling, uint32_t seg_size, c
       session_buffered_(session_buffered),
       submitted_(bitmap(n)),
       live_(16, std::hash<MessageId>{}, std::equal_to<MessageId>{}, LiveMap::allocator_type(&nodes_)),
-      ready_(ReadySet::key_compare{}, ReadySet::allocator_type(&nodes_)) {
+      ready_(n, &nodes_) {
   uint32_t base = 0;
   for (const auto& gs : spec.groups) {
     SendGroup g;
@@ -87,11 +87,11 @@ uint64_t SendJob::ready_key(const SendGroup& g, const SendMessage& msg) const {
 void SendJob::refresh_ready(MessageId m, SendMessage& msg) {
   // Unchanged place (exact groups always have key 0; a 64 KiB message stays put for 45 segments): no tree work.
   if (msg.in_ready && msg.need > 0 && msg.ready_key == ready_key(groups[msg.group], msg)) return;
-  if (msg.in_ready) ready_.erase({msg.ready_key, m});
+  if (msg.in_ready) ready_.erase(msg.ready_key, m);
   msg.in_ready = false;
   if (msg.need > 0) {
     msg.ready_key = ready_key(groups[msg.group], msg);
-    ready_.insert({msg.ready_key, m});
+    ready_.insert(msg.ready_key, m);
     msg.in_ready = true;
   }
 }
@@ -99,7 +99,7 @@ void SendJob::refresh_ready(MessageId m, SendMessage& msg) {
 void SendJob::abandon(MessageId m, bool for_loss) {
   auto it = live_.find(m);
   if (it == live_.end()) return;
-  if (it->second.in_ready) ready_.erase({it->second.ready_key, m});
+  if (it->second.in_ready) ready_.erase(it->second.ready_key, m);
   if (for_loss) {
     GivenUp g{it->second.group, 0, std::vector<bool>(it->second.segs.size())};
     for (size_t i = 0; i < g.acked.size(); ++i) {
@@ -134,7 +134,7 @@ void SendJob::on_segment_acked(MessageId m, uint32_t seg) {
   msg.acked_bytes += msg.seg_len(seg);
   if (msg.acked_bytes == msg.data.size()) {
     const uint32_t gi = msg.group;
-    if (msg.in_ready) ready_.erase({msg.ready_key, m});
+    if (msg.in_ready) ready_.erase(msg.ready_key, m);
     session_buffered_ -= msg.data.size();
     spare_.put(std::move(msg.data));
     live_.erase(it);
@@ -185,7 +185,7 @@ void SendJob::on_segment_late_ack(MessageId m, uint32_t seg) {
 
 bool SendJob::next_is_whole_message(uint32_t max_len, bool* exact) const {
   if (ready_.empty()) return false;
-  const SendMessage& msg = live_.at(ready_.begin()->second);
+  const SendMessage& msg = live_.at(ready_.front().second);
   if (msg.segs.size() != 1 || msg.data.size() > max_len) return false;
   *exact = groups[msg.group].exact();
   return true;
@@ -193,7 +193,7 @@ bool SendJob::next_is_whole_message(uint32_t max_len, bool* exact) const {
 
 bool SendJob::take_next_segment(SegmentToSend* out) {
   while (!ready_.empty()) {
-    const MessageId m = ready_.begin()->second;
+    const MessageId m = ready_.front().second;
     SendMessage& msg = live_.at(m);
     uint32_t seg = msg.hint;
     while (seg < msg.segs.size() && msg.segs[seg] != SegState::kNew && msg.segs[seg] != SegState::kResend) ++seg;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "core/engine.hpp"
 #include "core/pool.hpp"
 #include "core/rate_control.hpp"
+#include "core/ready_queue.hpp"
 #include "core/slack.hpp"
 
 namespace netapprox::atp {
@@ -166,10 +166,8 @@ class SendJob {
   NodePool nodes_;
   using LiveMap = std::unordered_map<MessageId, SendMessage, std::hash<MessageId>, std::equal_to<MessageId>,
                                      PoolAllocator<std::pair<const MessageId, SendMessage>>>;
-  using ReadySet = std::set<std::pair<uint64_t, MessageId>, std::less<std::pair<uint64_t, MessageId>>,
-                            PoolAllocator<std::pair<uint64_t, MessageId>>>;
   LiveMap live_;
-  ReadySet ready_;
+  ReadyQueue ready_;  // messages with segments to send, by ready_key (no tree work in steady state)
   std::vector<MessageId> pending_abandon_;
   // Messages given up for a loss whose ABANDON has not been sent yet: which of their segments were acknowledged.
   struct GivenUp {

@@ -624,10 +624,9 @@ int64_t Driver::release_batch(const uint64_t* handles, size_t n) {
 
 void Driver::move_events_locked() {
   bool moved = false;
-  atp::Event ev;
-  while (events_.size() < cfg_.event_queue_capacity && engine_->poll_event(&ev)) {
-    events_.push_back(std::move(ev));
-    ev = atp::Event{};
+  // Each event is moved from the engine straight into its slot here (no temporary, no allocation per event).
+  while (events_.size() < cfg_.event_queue_capacity && engine_->poll_event(&events_.prepare_back())) {
+    events_.commit_back();
     moved = true;
     ++io_events_moved_;
   }

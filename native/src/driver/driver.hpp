@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/engine.hpp"
+#include "core/ring.hpp"
 
 namespace netapprox::driver {
 
@@ -199,7 +200,7 @@ class Driver {
   std::unique_ptr<atp::Engine> engine_;
   PeerTable peers_;
   std::unordered_map<atp::SessionId, atp::PeerId> session_peers_;
-  std::deque<atp::Event> events_;
+  atp::Ring<atp::Event> events_;  // bounded by cfg_.event_queue_capacity
   bool sleeping_ = false;
   bool stopping_ = false;
   uint64_t space_gen_ = 0;  // bumped after every loop iteration that processed input (acks may free space)
