@@ -139,7 +139,7 @@ class Recovery {
   uint64_t base_pn_ = 0;  // packet number of sent_.front()
   Ring<SentPacket> sent_;
   // Id lists of trimmed DATA bundles, handed to the next bundles (take_bundle_list): no allocation per bundle.
-  static constexpr size_t kMaxSpareBundleLists = 64;
+  static constexpr size_t kMaxSpareBundleLists = 1024;
   std::vector<std::vector<MessageId>> spare_bundle_lists_;
   mutable uint64_t first_in_flight_ = 0;  // no packet below this number is in flight
   uint64_t inflight_bytes_ = 0;
