@@ -51,7 +51,13 @@ Status SendJob::submit(uint32_t group_index, uint32_t index, const uint8_t* data
   bit_set(submitted_, m);
   SendMessage& msg = live_.try_emplace(m).first->second;  // built in place: its node comes from nodes_
   msg.group = group_index;
-  msg.data = spare_.copy(data, len);
+  msg.len = static_cast<uint32_t>(len);
+  if (len <= SlabArena::kMaxCopy) {
+    msg.bytes = slabs_.copy(data, msg.len, &msg.slab);
+  } else {
+    msg.data = spare_.copy(data, len);
+    msg.bytes = msg.data.data();
+  }
   msg.seg_size = seg_size_;
   const uint32_t nseg = static_cast<uint32_t>((len + msg.seg_size - 1) / msg.seg_size);
   msg.segs.assign(nseg, SegState::kNew);
@@ -81,7 +87,7 @@ uint32_t SendJob::set_target(uint32_t gi, uint32_t t) {
 uint64_t SendJob::ready_key(const SendGroup& g, const SendMessage& msg) const {
   // MRDF: least remaining (unacknowledged) bytes first; otherwise message order. Ties by id keep order.
   if (!(mrdf_scheduling_ && mrdf) || g.exact()) return 0;
-  return uint64_t(msg.data.size() - msg.acked_bytes);
+  return uint64_t(msg.len - msg.acked_bytes);
 }
 
 void SendJob::refresh_ready(MessageId m, SendMessage& msg) {
@@ -108,11 +114,21 @@ void SendJob::abandon(MessageId m, bool for_loss) {
     }
     given_up_.emplace(m, std::move(g));
   }
-  session_buffered_ -= it->second.data.size();
+  session_buffered_ -= it->second.len;
   groups[it->second.group].lost++;
   pending_abandon_.push_back(m);
-  spare_.put(std::move(it->second.data));
+  free_copy(it->second);
   live_.erase(it);
+}
+
+void SendJob::free_copy(SendMessage& msg) {
+  if (msg.slab != SlabArena::kNone) {
+    slabs_.release(msg.slab);
+    msg.slab = SlabArena::kNone;
+  } else {
+    spare_.put(std::move(msg.data));
+  }
+  msg.bytes = nullptr;
 }
 
 void SendJob::give_up_rest(uint32_t gi) {
@@ -132,11 +148,11 @@ void SendJob::on_segment_acked(MessageId m, uint32_t seg) {
   if (state == SegState::kResend || state == SegState::kNew) msg.need--;
   state = SegState::kAcked;
   msg.acked_bytes += msg.seg_len(seg);
-  if (msg.acked_bytes == msg.data.size()) {
+  if (msg.acked_bytes == msg.len) {
     const uint32_t gi = msg.group;
     if (msg.in_ready) ready_.erase(msg.ready_key, m);
-    session_buffered_ -= msg.data.size();
-    spare_.put(std::move(msg.data));
+    session_buffered_ -= msg.len;
+    free_copy(msg);
     live_.erase(it);
     SendGroup& g = groups[gi];
     g.delivered++;
@@ -186,7 +202,7 @@ void SendJob::on_segment_late_ack(MessageId m, uint32_t seg) {
 bool SendJob::next_is_whole_message(uint32_t max_len, bool* exact) const {
   if (ready_.empty()) return false;
   const SendMessage& msg = live_.at(ready_.front().second);
-  if (msg.segs.size() != 1 || msg.data.size() > max_len) return false;
+  if (msg.segs.size() != 1 || msg.len > max_len) return false;
   *exact = groups[msg.group].exact();
   return true;
 }
@@ -206,10 +222,10 @@ bool SendJob::take_next_segment(SegmentToSend* out) {
     out->seg = seg;
     out->retransmission = msg.segs[seg] == SegState::kResend;
     out->exact = groups[msg.group].exact();
-    out->msg_len = static_cast<uint32_t>(msg.data.size());
+    out->msg_len = msg.len;
     out->offset = seg * msg.seg_size;
     out->seg_size = static_cast<uint16_t>(msg.seg_size);
-    out->payload = msg.data.data() + size_t{seg} * msg.seg_size;
+    out->payload = msg.bytes + size_t{seg} * msg.seg_size;
     out->len = msg.seg_len(seg);
     msg.segs[seg] = SegState::kInFlight;
     msg.need--;
@@ -229,8 +245,9 @@ std::vector<MessageId> SendJob::take_abandons() {
 }
 
 void SendJob::release_buffers() {
-  for (auto& [m, msg] : live_) session_buffered_ -= msg.data.size();
+  for (auto& [m, msg] : live_) session_buffered_ -= msg.len;
   live_.clear();
+  slabs_ = SlabArena();  // every copy goes with it
   ready_.clear();
   given_up_.clear();
 }

@@ -13,6 +13,7 @@
 #include "core/pool.hpp"
 #include "core/rate_control.hpp"
 #include "core/ready_queue.hpp"
+#include "core/slab_arena.hpp"
 #include "core/slack.hpp"
 
 namespace netapprox::atp {
@@ -47,6 +48,10 @@ class SegStates {
 
 struct SendMessage {
   uint32_t group = 0;
+  // The message's copy: in a slab of the job's arena (small messages), else in `data`.
+  const uint8_t* bytes = nullptr;
+  uint32_t len = 0;
+  uint32_t slab = SlabArena::kNone;
   Buffer data;
   SegStates segs;
   uint32_t seg_size;
@@ -55,9 +60,7 @@ struct SendMessage {
   uint32_t hint = 0;  // no segment below this index needs sending
   uint64_t ready_key = 0;
   bool in_ready = false;
-  uint32_t seg_len(uint32_t i) const {
-    return std::min<uint32_t>(seg_size, static_cast<uint32_t>(data.size()) - i * seg_size);
-  }
+  uint32_t seg_len(uint32_t i) const { return std::min<uint32_t>(seg_size, len - i * seg_size); }
 };
 
 struct SendGroup {
@@ -182,6 +185,8 @@ class SendJob {
   // CPU per 100-byte message, docs/driver.md). Bounded per job.
   static constexpr uint64_t kMaxSpareBytes = 1 << 20;
   BufferPool spare_{kMaxSpareBytes};
+  SlabArena slabs_;  // copies of messages up to SlabArena::kMaxCopy bytes
+  void free_copy(SendMessage& msg);
 };
 
 }  // namespace netapprox::atp
