@@ -156,6 +156,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", default="30")
     ap.add_argument("--window-ms", default="2000")
     ap.add_argument("--groups", default="16")
+    ap.add_argument("--payload-bytes", default="0",
+                    help="bytes per trip the query does not read (both modes; exact's keyBy ships them)")
     ap.add_argument("--runs", default="5")
     ap.add_argument("--emax", default="0.05")
     ap.add_argument("--overhead-runs", default="5")
@@ -213,7 +215,7 @@ def main(argv=None) -> int:
                     lines += lab.client(cp, "io.netapprox.examples.flink.FlinkLatencyBench",
                                         ["--cluster", cluster, "--rate", a.input_rate, "--seconds", a.seconds,
                                          "--window-ms", a.window_ms, "--groups", a.groups, "--runs", a.runs,
-                                         "--emax", a.emax, *extra,
+                                         "--emax", a.emax, "--payload-bytes", a.payload_bytes, *extra,
                                          *(["--variants", a.variants] if a.variants else [])], f"{sw}-latency")
                 if not a.skip_overhead:
                     lines += lab.client(cp, "io.netapprox.examples.flink.FlinkBench",

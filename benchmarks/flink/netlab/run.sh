@@ -4,7 +4,8 @@
 # switch (benchmarks/netlab, every port shaped, background TCP toward the TaskManagers); exact vs approximate
 # window result latency at the same input rate, then the flag-off overhead. As root:
 #   bash benchmarks/flink/netlab/run.sh [--switch slack,fifo] [--rate 200mbit] [--bg-load 0.7]
-#        [--input-rate 20000] [--seconds 30] [--runs 5] [--overhead-runs 5] [--conf approx.key=value ...]
+#        [--input-rate 20000] [--seconds 30] [--payload-bytes 0] [--runs 5] [--overhead-runs 5]
+#        [--conf approx.key=value ...]
 # SKIP_BUILD=1 uses the built jars. Results: benchmarks/results/flink/netlab-<timestamp>.txt.
 # The lab (namespaces flinkbench-*) and every process are torn down on exit, also on Ctrl-C.
 set -euo pipefail

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/crypto.hpp"
+#include "core/peer_pacer.hpp"
 #include "core/ring.hpp"
 #include "core/session.hpp"
 
@@ -58,8 +59,6 @@ std::string EngineConfig::validate() const {
     if (d > 63) return "DSCP values must be in [0, 63]";
   if (no_priority_dscp > 63) return "no_priority_dscp must be in [0, 63]";
   if (!(needy_class0_fraction >= 0 && needy_class0_fraction <= 1)) return "needy_class0_fraction must be in [0, 1]";
-  if (class0_burst_datagrams > 64) return "class0_burst_datagrams must be in [0, 64]";
-  if (needy_starved_epochs > 1024) return "needy_starved_epochs must be in [0, 1024]";
   if (!mode_valid(mode)) return "unknown mode";
   if (!(faults.drop_outgoing >= 0 && faults.drop_outgoing < 1) ||
       !(faults.drop_incoming >= 0 && faults.drop_incoming < 1))
@@ -83,6 +82,10 @@ struct Engine::Impl {
   };
   std::unordered_map<PeerId, PathMemory> path_memory;
   static constexpr size_t kMaxPathMemory = 4096;
+  // Approximate-class DATA per peer (flags.peer_pacing, EngineConfig::approx_peer_pacing): one pacer for all jobs to
+  // that peer, whatever their sessions. Bounded like path_memory (an evicted peer starts again at R_max).
+  std::unordered_map<PeerId, PeerPacer> peer_pacers;
+  static constexpr size_t kMaxPeerPacers = 4096;
   Ring<Event> events;  // bounded by max_pending_events (essential events excepted, see push_event)
   struct Held {
     SessionId session;
@@ -138,14 +141,11 @@ struct Engine::Impl {
     return std::max<uint64_t>(w, seg_size());
   }
   RateControlConfig rate_config() const {
-    return RateControlConfig{
-        {r_max(), cfg.reaction_speed, cfg.tlr_floor, cfg.resume_after_starvation, cfg.restore_rate_into_class0},
-        flags,
-        cfg.min_epoch,
-        cfg.max_datagram,
-        cfg.needy_class0_fraction,
-        cfg.class0_burst_datagrams,
-        cfg.needy_starved_epochs};
+    return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor},
+                             flags,
+                             cfg.min_epoch,
+                             cfg.max_datagram,
+                             cfg.needy_class0_fraction};
   }
 
   bool push_event(Event ev, bool essential) {
@@ -315,6 +315,7 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           j->packets_acked++;
           j->rate.on_resolved(true, p.size);
+          I.peer_resolved(s, p, true, false);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_acked(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
@@ -327,6 +328,7 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           j->packets_lost++;
           j->rate.on_resolved(false, p.size);
+          I.peer_resolved(s, p, false, false);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_lost(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
@@ -348,6 +350,7 @@ struct Engine::Impl {
           if (j->packets_lost > 0) j->packets_lost--;
           j->packets_acked++;
           j->rate.on_late_ack(p.size);
+          I.peer_resolved(s, p, true, true);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_late_ack(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
@@ -405,6 +408,10 @@ struct Engine::Impl {
 
   void end_epoch(Session& s, SendJob& j, TimeNs now) {
     EpochSample sample = j.rate.end_epoch(now, j.progress(), j.packets_per_message(), s.recovery.srtt());
+    if (peer_paced()) {
+      auto it = peer_pacers.find(s.peer);
+      if (it != peer_pacers.end()) sample.peer_pacer_bps = it->second.rate() * 8.0;
+    }
     if (!j.pending_abandons().empty() && j.rate.epochs() % 16 == 0) flush_abandons(s, j);  // bounded delay
     if (trace) {
       sample.session = s.id;
@@ -508,7 +515,36 @@ struct Engine::Impl {
            s.recovery.span() < ReceivedWindow::kBits / 2;
   }
 
-  TimeNs data_time(const SendJob& j) const { return std::max(j.rate.next_send(), global_next_send); }
+  bool peer_paced() const { return flags.peer_pacing && cfg.approx_peer_pacing && flags.slack_priority; }
+  // Whether the job's next DATA goes in an approximate class (and so through its peer's pacer).
+  bool approx_class_next(const SendJob& j) const { return j.rate.priority_class() != 0 && !j.next_is_exact(); }
+  PeerPacer& peer_pacer(PeerId peer) {
+    auto it = peer_pacers.find(peer);
+    if (it != peer_pacers.end()) return it->second;
+    if (peer_pacers.size() >= kMaxPeerPacers) peer_pacers.erase(peer_pacers.begin());
+    return peer_pacers
+        .emplace(peer, PeerPacer(r_max(), double(cfg.max_datagram + cfg.wire_overhead_bytes), cfg.min_epoch))
+        .first->second;
+  }
+  TimeNs data_time(const Session& s, const SendJob& j) const {
+    TimeNs t = std::max(j.rate.next_send(), global_next_send);
+    if (peer_paced() && approx_class_next(j)) {
+      auto it = peer_pacers.find(s.peer);
+      if (it != peer_pacers.end()) t = std::max(t, it->second.next_send());
+    }
+    return t;
+  }
+  // An approximate-class DATA packet's fate, for its peer's pacer.
+  void peer_resolved(const Session& s, const SentPacket& p, bool acked, bool late) {
+    if (!peer_paced() || p.dscp == cfg.dscp_by_class[0]) return;
+    auto it = peer_pacers.find(s.peer);
+    if (it == peer_pacers.end()) return;
+    const double bytes = double(p.size + cfg.wire_overhead_bytes);
+    if (late)
+      it->second.on_late_ack(bytes);
+    else
+      it->second.on_resolved(clock, acked, bytes, s.recovery.srtt());
+  }
 
   // DATA: exact groups in class 0, approximate ones in the job's class (no_priority_dscp when the mode has no
   // slack priority; class 0 for a needy job, RateController::end_epoch). Everything else - ACKs, control frames,
@@ -527,13 +563,12 @@ struct Engine::Impl {
   uint32_t max_bundled_message() const { return static_cast<uint32_t>(bundle_room() / 2 - wire::kBundleEntryBytes); }
 
   // Pacing: the job at its rate R, the host at the line rate (the datagram and its wire overhead); a short burst
-  // allowance lets drivers batch. DATA in class 0 (Full) may catch up class0_burst_datagrams datagrams (section 10).
-  void paced(SendJob& j, TimeNs now, size_t total, uint8_t dscp) {
-    const bool class0 = flags.class0_catch_up && dscp == cfg.dscp_by_class[0];
-    j.rate.on_sent(now, total, class0);
-    const TimeNs burst = class0 ? RateController::burst_allowance(r_max(), cfg.class0_burst_datagrams,
-                                                                  double(cfg.max_datagram + cfg.wire_overhead_bytes))
-                                : RateController::kBurstAllowance;
+  // allowance lets drivers batch.
+  void paced(Session& s, SendJob& j, TimeNs now, size_t total, uint8_t dscp) {
+    j.rate.on_sent(now, total);
+    if (peer_paced() && dscp != cfg.dscp_by_class[0])
+      peer_pacer(s.peer).on_sent(now, double(total + cfg.wire_overhead_bytes));
+    const TimeNs burst = RateController::kBurstAllowance;
     global_next_send = std::max(global_next_send, now > burst ? now - burst : 0) +
                        TimeNs(double(total + cfg.wire_overhead_bytes) * 1e9 / r_max());
   }
@@ -581,7 +616,7 @@ struct Engine::Impl {
     record_sent(s, p, now);
     j.packets_sent++;
     j.bytes_sent += total;
-    paced(j, now, total, *dscp);
+    paced(s, j, now, total, *dscp);
     return total;
   }
 
@@ -616,7 +651,7 @@ struct Engine::Impl {
     j.packets_sent++;
     j.bytes_sent += total;
     if (seg.retransmission) j.retransmitted++;
-    paced(j, now, total, *dscp);
+    paced(s, j, now, total, *dscp);
     return total;
   }
 
@@ -671,7 +706,7 @@ struct Engine::Impl {
     if (s.ping_now) return build_ping(s, buf, now);
     SendJob* best = nullptr;
     for (auto& [id, j] : s.send_jobs) {
-      if (!data_sendable(s, *j) || data_time(*j) > now) continue;
+      if (!data_sendable(s, *j) || data_time(s, *j) > now) continue;
       if (!best || j->rate.next_send() < best->rate.next_send()) best = j.get();
     }
     if (best) return build_data(s, *best, buf, now, dscp);
@@ -1091,7 +1126,7 @@ struct Engine::Impl {
     for (const auto& [id, j] : s.send_jobs) {
       if (abandons_due(*j)) return 0;
       if (j->running) t = std::min(t, j->rate.epoch_deadline(s.recovery.srtt()));
-      if (data_sendable(s, *j)) t = std::min(t, data_time(*j));
+      if (data_sendable(s, *j)) t = std::min(t, data_time(s, *j));
     }
     return t;
   }

@@ -73,9 +73,9 @@ struct ModeFlags {
   // An approximate job whose allowance is spent sends in class 0 once it is near its target
   // (EngineConfig::needy_class0_fraction; docs/protocol.md section 11, "needy jobs"). Full only: not the paper's.
   bool needy_exact;
-  // Pacers that fell behind while sending class-0 DATA may catch up EngineConfig::class0_burst_datagrams datagrams
-  // instead of the 50 us burst allowance (docs/protocol.md section 10, "Pacing"). Full only.
-  bool class0_catch_up;
+  // One pacer per peer for all approximate-class DATA of this endpoint (EngineConfig::approx_peer_pacing;
+  // docs/protocol.md section 10, "Peer pacer"). Full only.
+  bool peer_pacing;
 };
 ModeFlags mode_flags(Mode m);
 bool mode_valid(Mode m);  // one of the modes above
@@ -119,32 +119,12 @@ struct EngineConfig {
   // the messages it still needs are at most this fraction of its target (0 = never; 1 = as soon as the allowance is
   // spent). Bounds the class-0 share of approximate traffic; docs/protocol.md section 11, "needy jobs".
   double needy_class0_fraction = 0.75;
-  // Modes with class0_catch_up (Full): a pacer (the job's or the host's) that is late when it sends DATA in class 0
-  // may catch up this many datagrams at its rate (at most 1 ms), not only 50 us. A user-space driver that wakes
-  // 100-300 us late at 200 Mbit/s otherwise loses that time on every packet (network lab: needy jobs in class 0
-  // delivered 50-90 of ~140 free Mbit/s). Class 0's queue is deep; the 1-7 frame approximate queues keep 50 us.
-  // 0 = off (50 us everywhere; the default: the idle lab A/B showed no win over 4 rounds and the co-run ratio rose
-  // 0.47 -> 0.54, section 10); at most 64. docs/protocol.md section 10, "Pacing".
-  uint32_t class0_burst_datagrams = 0;
-  // Modes with needy_exact (Full): a job whose allowance is spent and whose class-1 packets were all lost in this
-  // many epochs in a row (strict priority: class 0 - exact jobs, TCP, other needy jobs - had a backlog) is needy
-  // whatever it still needs: it sends in class 0 until an MSR update gives it slack back. Without it such a job
-  // cannot deliver the part of its target needy_class0_fraction leaves to class 1 (network lab: 28-packet
-  // messages waited 0.5-1.8 s at ~1 Mbit/s). 0 = off (default: with 4 the simulator's FBHD p50 behind a class-0
-  // background improved 1.1-1.45x but co-running exact jobs lost 15 %, slack/FIFO 0.49 -> 0.58 > 0.5); at most 1024.
-  // docs/protocol.md section 11, "needy jobs".
-  uint32_t needy_starved_epochs = 0;
-  // Slack law: after decisions in which nothing was acknowledged (the job's class starved behind a higher one), the
-  // first decision with acknowledgements restores the rate from before them instead of climbing from R_min.
-  // docs/protocol.md section 10.
-  bool resume_after_starvation = false;
-  // Slack law, modes with needy_exact (Full): a job that moves into class 0 (a needy job) resumes at the highest rate
-  // it had since it last left class 0 (at the start: R_max) instead of the rate its approximate class's losses cut
-  // it to: those cuts measured a 1-7 frame queue behind strict priority, not class 0, and climbing back takes a
-  // doubling per decision of >= 2 smoothed RTTs (network lab: needy FBKV-like jobs paced at ~2 Mbit/s for 800 ms in
-  // class 0 with no loss). Off by default: in the lab such jobs then paced at 200 Mbit/s in class 0 and still
-  // delivered ~2 Mbit/s (the rate was not what limited them; section 17 item 1). docs/protocol.md section 10.
-  bool restore_rate_into_class0 = false;
+  // Modes with peer_pacing (Full): all approximate-class DATA to one peer passes one more pacer, at the rate the
+  // host's approximate DATA to that peer is delivered (plus a probe) with a lag of at most two datagrams, so jobs at
+  // R_max (new, app-limited or held) do not each burst into the 1-7 frame approximate queues. Off by default: it cut
+  // the approximate classes' drops 2-9x in the lab but made FBKV-like jobs slower there and in the simulator
+  // (docs/protocol.md section 10, "Peer pacer").
+  bool approx_peer_pacing = false;
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver
@@ -256,7 +236,8 @@ struct EpochSample {
   uint64_t acked = 0, lost = 0;
   double delivered_bps = 0;  // acknowledged datagram bits per second over the epoch
   TimeNs srtt = 0;
-  bool app_limited = false;  // the pacer sat idle (nothing to send, window or announce wait)
+  bool app_limited = false;   // the pacer sat idle (nothing to send, window or announce wait)
+  double peer_pacer_bps = 0;  // the rate of the job's peer pacer (EngineConfig::approx_peer_pacing; 0: none)
 };
 
 enum class EventType {

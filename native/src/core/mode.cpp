@@ -11,7 +11,7 @@ namespace {
 struct ModeRow {
   Mode mode;
   const char* name;
-  ModeFlags flags;  // rate_control, dynamic_tlr, mrdf, slack_priority, dynamic_priority, needy_exact, class0_catch_up
+  ModeFlags flags;  // rate_control, dynamic_tlr, mrdf, slack_priority, dynamic_priority, needy_exact, peer_pacing
   const rate_law::RateLaw* law;
 };
 

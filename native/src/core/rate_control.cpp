@@ -10,7 +10,6 @@ void RateController::start(TimeNs now, double tlr0, double approx_tlr0) {
   tlr_ = tlr0;
   klass_ = tlr_class_ = cfg_.flags.slack_priority ? slack::priority_class(approx_tlr0, false) : 0;
   law_.start(state_, cfg_.law);
-  approx_peak_ = state_.rate;
   class_since_ = epoch_start_ = next_send_ = now;
 }
 
@@ -29,7 +28,6 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
                                       double packets_per_message, TimeNs srtt) {
   const double floor = r_min(srtt);
   const uint64_t resolved = epoch_acked_ + epoch_lost_;
-  if (klass_ != 0) approx_peak_ = std::max(approx_peak_, state_.rate);
   // rho_i = 1 - acked/sent over the packets whose fate became known in this epoch (see docs/protocol.md).
   const double rho = resolved ? double(epoch_lost_) / double(resolved) : 0.0;
   if (cfg_.flags.dynamic_tlr) tlr_ = slack::target_loss_rate(progress);
@@ -44,7 +42,7 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       e.tlr_pkt = slack::packet_tlr(tlr_, packets_per_message);
       e.r_min = floor;
       e.srtt = srtt;
-      e.app_limited = epoch_app_limited_ || next_send_ + last_allowance_ < now;
+      e.app_limited = epoch_app_limited_ || next_send_ + kBurstAllowance < now;
       law_.on_epoch(state_, cfg_.law, e);
     }
     state_.rate = std::max(state_.rate, std::min(floor, cfg_.law.r_max));  // R_min also after empty epochs
@@ -66,19 +64,9 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       quiet_epochs_ = 0;
     }
     k = std::max(1, tlr_class_ - boost_);
-    if (cfg_.flags.needy_exact) {
-      // A job out of slack starved in class 1 cannot deliver there what needy_fraction leaves to it.
-      if (klass_ == 1 && resolved > 0) starved_run_ = epoch_acked_ == 0 ? starved_run_ + 1 : 0;
-      if (cfg_.needy_starved_epochs > 0 && starved_run_ >= cfg_.needy_starved_epochs &&
-          slack::needs_exact_service(progress, 1.0))
-        starved_needy_ = true;
-      if (slack::needs_exact_service(progress, starved_needy_ ? 1.0 : cfg_.needy_fraction)) k = 0;
-    }
+    if (cfg_.flags.needy_exact && slack::needs_exact_service(progress, cfg_.needy_fraction)) k = 0;
   }
   if (k != klass_) {
-    // Into class 0 (a needy job): its approximate class's cuts say nothing about the exact queue (the law decides).
-    if (k == 0 && law_.adaptive && law_.on_enter_class0) law_.on_enter_class0(state_, cfg_.law, approx_peak_);
-    if (klass_ == 0) approx_peak_ = state_.rate;
     time_in_class_[klass_] += now - class_since_;
     class_since_ = now;
     klass_ = k;
@@ -88,7 +76,7 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
   out.lost = epoch_lost_;
   out.delivered_bps = now > epoch_start_ ? double(epoch_acked_bytes_) * 8e9 / double(now - epoch_start_) : 0.0;
   out.srtt = srtt;
-  out.app_limited = epoch_app_limited_ || next_send_ + last_allowance_ < now;
+  out.app_limited = epoch_app_limited_ || next_send_ + kBurstAllowance < now;
   epochs_++;
   epoch_start_ = now;
   epoch_acked_ = epoch_lost_ = epoch_acked_bytes_ = 0;
@@ -96,21 +84,9 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
   return out;
 }
 
-TimeNs RateController::burst_allowance(double rate, uint32_t datagrams, double datagram_bytes) {
-  if (datagrams == 0 || !(rate > 0)) return kBurstAllowance;
-  const double span = double(datagrams) * datagram_bytes * 1e9 / rate;
-  return std::clamp<TimeNs>(static_cast<TimeNs>(std::min(span, 1e12)), kBurstAllowance, kMaxCatchUp);
-}
-
-TimeNs RateController::allowance(bool class0) const {
-  if (!class0 || !cfg_.flags.class0_catch_up) return kBurstAllowance;
-  return burst_allowance(state_.rate, cfg_.class0_burst, double(cfg_.max_datagram));
-}
-
-void RateController::on_sent(TimeNs now, size_t bytes, bool class0) {
+void RateController::on_sent(TimeNs now, size_t bytes) {
   // A pacer later than its allowance sat idle (nothing to send, a window): the lag is dropped, not caught up.
-  last_allowance_ = allowance(class0);
-  const TimeNs floor = now > last_allowance_ ? now - last_allowance_ : 0;
+  const TimeNs floor = now > kBurstAllowance ? now - kBurstAllowance : 0;
   if (next_send_ < floor) epoch_app_limited_ = true;
   next_send_ = std::max(next_send_, floor) + TimeNs(double(bytes) * 1e9 / state_.rate);
 }

@@ -13,11 +13,9 @@ namespace netapprox::atp {
 struct RateControlConfig {
   rate_law::Params law;
   ModeFlags flags;
-  TimeNs min_epoch;                   // shortest epoch
-  uint32_t max_datagram;              // bytes per packet, for epoch stretching and R_min
-  double needy_fraction = 0;          // EngineConfig::needy_class0_fraction (used with flags.needy_exact)
-  uint32_t class0_burst = 0;          // EngineConfig::class0_burst_datagrams (used with flags.class0_catch_up)
-  uint32_t needy_starved_epochs = 0;  // EngineConfig::needy_starved_epochs (used with flags.needy_exact)
+  TimeNs min_epoch;           // shortest epoch
+  uint32_t max_datagram;      // bytes per packet, for epoch stretching and R_min
+  double needy_fraction = 0;  // EngineConfig::needy_class0_fraction (used with flags.needy_exact)
 };
 
 class RateController {
@@ -27,12 +25,6 @@ class RateController {
   static constexpr double kMinEpochPackets = 16;
   // Pacing may lag `now` by at most this much: after an idle moment a short burst lets drivers batch.
   static constexpr TimeNs kBurstAllowance = 50'000;
-  // Class-0 catch-up (flags.class0_catch_up): a late pacer may lag by class0_burst datagrams at its rate, within
-  // [kBurstAllowance, kMaxCatchUp].
-  static constexpr TimeNs kMaxCatchUp = 1'000'000;
-  // How far a pacer running at `rate` bytes/s may lag `now`: kBurstAllowance, or `datagrams` datagrams of
-  // `datagram_bytes` at that rate (clamped to [kBurstAllowance, kMaxCatchUp]) when `datagrams` > 0.
-  static TimeNs burst_allowance(double rate, uint32_t datagrams, double datagram_bytes);
 
   RateController(const rate_law::RateLaw& law, const RateControlConfig& cfg);
 
@@ -68,16 +60,11 @@ class RateController {
 
   // Pacing: when the job may send next, and the send of a datagram of `bytes`.
   TimeNs next_send() const { return next_send_; }
-  // `class0`: the datagram went out in class 0 (the catch-up of flags.class0_catch_up applies).
-  void on_sent(TimeNs now, size_t bytes, bool class0 = false);
-  // The lag the job's pacer is allowed for a class-0 (or other) datagram now.
-  TimeNs allowance(bool class0) const;
+  void on_sent(TimeNs now, size_t bytes);
 
   // Needy jobs (flags.needy_exact): a job whose approximate allowance is spent and that still needs at most
   // cfg.needy_fraction of its target (slack::needs_exact_service) sends in class 0 from the next epoch on: it can
   // afford no loss, and a 1-7 frame approximate queue behind class 0 drops what arrives while class 0 is busy.
-  // So does a job out of slack whose class-1 packets were all lost in cfg.needy_starved_epochs epochs in a row,
-  // whatever it still needs (strict priority starves class 1 while class 0 has a backlog).
   // Starvation guard (strict-priority queues): an epoch in which packets were resolved and none was acknowledged
   // moves the job up one class (towards class 1), at most kMaxBoost; kBoostDecay epochs in a row without such an
   // epoch move it one back. Class changes towards lower priority need the TLR kClassMargin past the threshold, so
@@ -103,20 +90,12 @@ class RateController {
   // The pacer sat idle for longer than the burst allowance during this epoch: the job had nothing to send (or was
   // waiting for its announce or the receive window), so what it delivered says nothing about the path.
   bool epoch_app_limited_ = false;
-  TimeNs last_allowance_ = kBurstAllowance;  // of the last send: the idle test at the epoch's end uses it
   uint64_t epochs_ = 0;
   double tlr_ = 0;
   int klass_ = 0;
   int tlr_class_ = 0;  // the class the TLR asks for (with hysteresis)
   int boost_ = 0;      // classes the job climbed for starvation
   int quiet_epochs_ = 0;
-  // Needy for starvation (cfg.needy_starved_epochs): consecutive class-1 epochs with every packet lost, and whether
-  // the job, out of slack, reached the count (then it stays needy whatever it still needs).
-  uint32_t starved_run_ = 0;
-  bool starved_needy_ = false;
-  // The highest rate since the job last left class 0 (from the start: the law's start rate), restored when it
-  // moves into class 0 (RateLaw::on_enter_class0).
-  double approx_peak_ = 0;
   TimeNs class_since_ = 0;
   TimeNs time_in_class_[kNumPriorityClasses] = {};
 };

@@ -60,17 +60,6 @@ void slack_on_epoch(State& s, const Params& p, const Epoch& e) {
   s.acc_time = 0;
   const bool app_limited = s.acc_app_limited;
   s.acc_app_limited = false;
-  if (p.resume_after_starvation) {
-    if (rho >= 1.0) {
-      if (s.starved_from <= 0) s.starved_from = s.rate;  // nothing got through: a starved class, remember the rate
-    } else if (s.starved_from > 0) {
-      // Service is back: resume at the rate before the starvation, not from the cuts it caused (R_min).
-      s.rate = std::max(s.rate, std::min(s.starved_from, p.r_max));
-      s.starved_from = 0;
-      s.cut_from = 0;
-      return;
-    }
-  }
   const double t = std::max(e.tlr_pkt, p.tlr_floor);
   if (rho < t) {
     s.cut_from = 0;
@@ -95,25 +84,10 @@ void slack_on_epoch(State& s, const Params& p, const Epoch& e) {
   if (s.rate >= s.cut_from) s.cut_from = 0;  // not a cut after all (R_min, or the delivered rate)
 }
 
-// The losses that cut the job were a small approximate queue's, behind strict priority; class 0 is another queue.
-// Resume at the rate from before those cuts and forget their evidence (a pending cut, holds, the loss average, and
-// what was resolved since the last decision), so the next decision is class 0's.
-void slack_on_enter_class0(State& s, const Params& p, double approx_peak) {
-  if (!p.restore_into_class0) return;
-  s.rate = std::max(s.rate, std::min(approx_peak, p.r_max));
-  s.acc_acked = s.acc_lost = s.acc_bytes = 0;
-  s.acc_time = 0;
-  s.acc_app_limited = false;
-  s.rho_avg = 0;
-  s.cut_from = 0;
-  s.gap_holds = 0;
-  s.starved_from = 0;
-}
-
 }  // namespace
 
-const RateLaw kLineRate{"line_rate", false, 1, start_at_line_rate, keep_line_rate, nullptr};
-const RateLaw kPaper{"paper", true, 1, start_at_line_rate, paper_on_epoch, nullptr};
-const RateLaw kSlack{"slack", true, 4, start_at_line_rate, slack_on_epoch, slack_on_enter_class0};
+const RateLaw kLineRate{"line_rate", false, 1, start_at_line_rate, keep_line_rate};
+const RateLaw kPaper{"paper", true, 1, start_at_line_rate, paper_on_epoch};
+const RateLaw kSlack{"slack", true, 4, start_at_line_rate, slack_on_epoch};
 
 }  // namespace netapprox::atp::rate_law

@@ -13,12 +13,6 @@ struct Params {
   double r_max;      // the host's line rate
   double m;          // reaction speed (eq. 2)
   double tlr_floor;  // a TLR below this is treated as this (exact traffic must be able to grow)
-  // Slack law: after decisions with nothing acknowledged (a starved class), the first decision with acknowledgements
-  // restores the rate the job had before them (EngineConfig::resume_after_starvation).
-  bool resume_after_starvation = false;
-  // Slack law: a job moving into class 0 resumes at the rate it had before its approximate class cut it
-  // (EngineConfig::restore_rate_into_class0; RateLaw::on_enter_class0).
-  bool restore_into_class0 = false;
 };
 
 // What one epoch learnt about the job's DATA packets.
@@ -46,8 +40,7 @@ struct State {
   // was no cut), and how many more loss decisions hold the rate because a cut did not lower the loss.
   double cut_from = 0, cut_rho = 0, cut_delivered = 0;
   uint32_t gap_holds = 0;
-  double starved_from = 0;  // the rate before the current run of decisions with nothing acknowledged (0: none)
-  uint64_t gaps = 0;        // cuts undone as service gaps (diagnostics)
+  uint64_t gaps = 0;  // cuts undone as service gaps (diagnostics)
 };
 
 struct RateLaw {
@@ -58,9 +51,6 @@ struct RateLaw {
   void (*start)(State&, const Params&);
   // Called at the end of an epoch that resolved at least one DATA packet.
   void (*on_epoch)(State&, const Params&, const Epoch&);
-  // The job moved into class 0 (the exact queue) from an approximate class, where its rate was at most
-  // `approx_peak` before that class's losses cut it. nullptr: the law ignores class moves.
-  void (*on_enter_class0)(State&, const Params&, double approx_peak);
 };
 
 // ATP_Base: no rate control, every job paced at the line rate.

@@ -182,29 +182,6 @@ TEST(RateLawTest, SlackLawHoldsItsRateThroughServiceGaps) {
   EXPECT_GT(s.gaps, 0u);
 }
 
-// resume_after_starvation: decisions in which nothing was acknowledged (a class starved behind a higher one) cut
-// the job towards R_min; the first decision with acknowledgements restores the rate from before them. Off (the
-// default), the job climbs back from R_min by the law's increase.
-TEST(RateLawTest, SlackLawResumesItsRateAfterStarvationOnlyWhenAsked) {
-  for (bool resume : {false, true}) {
-    rate_law::State s;
-    rate_law::Params p{2.5e7, 0.125, 0.01};
-    p.resume_after_starvation = resume;
-    rate_law::kSlack.start(s, p);
-    for (int i = 0; i < 20; ++i) slack_epoch(s, p, 0.0);
-    const double before = s.rate;
-    ASSERT_GT(before, 0.5 * 2.5e7);
-    for (int i = 0; i < 30; ++i) slack_epoch(s, p, 1.0);  // starved: every packet lost
-    EXPECT_LT(s.rate, 0.1 * before) << "cut while starved";
-    slack_epoch(s, p, 0.0);  // service is back
-    if (resume) {
-      EXPECT_DOUBLE_EQ(s.rate, before);
-    } else {
-      EXPECT_LT(s.rate, 0.5 * before);
-    }
-  }
-}
-
 // Overload is still cut: a path that takes C and drops the rest (loss 1 - C / R) brings the job down to about
 // C / (1 - TLR), the rate that loses what it affords, and no cut is undone - the delivered rate stays at C.
 TEST(RateLawTest, SlackLawStillCutsWhenTheLossAnswersTheRate) {

@@ -57,11 +57,13 @@ public final class ApproxOptions {
     public static final ConfigOption<String> SUBMIT =
             ConfigOptions.key("approx.submit")
                     .stringType()
-                    .defaultValue("all")
+                    .defaultValue("target")
                     .withDescription(
-                            "all: a sender submits every message of an epoch and ATP stops each group at its"
-                                    + " target; target: only ceil(MSR*N) messages per group are sent, reliably (tests"
-                                    + " the error bound at exactly the planned sample)");
+                            "target: only ceil(MSR*N) messages per group are sent, reliably (losses are"
+                                    + " retransmitted), so the network carries exactly the planned sample; all: a"
+                                    + " sender submits every message of an epoch and ATP stops each group once the"
+                                    + " receiver's completion notice reaches it (on a fast path nearly everything is"
+                                    + " sent)");
 
     public static final ConfigOption<Duration> EPOCH_TIMEOUT =
             ConfigOptions.key("approx.epochTimeout")

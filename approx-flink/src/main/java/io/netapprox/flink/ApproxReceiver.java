@@ -70,6 +70,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     private transient Counter epochDeadlines;
     private transient Counter epochsFailed;
     private transient Counter localEpochs;
+    private transient Counter localMessages;
     private transient Counter epochsPulled;
     private transient Counter epochsPushed;
     private transient Counter pushesExpired;
@@ -154,6 +155,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         epochDeadlines = getMetricGroup().counter("approxEpochDeadlines");
         epochsFailed = getMetricGroup().counter("approxEpochsFailed");
         localEpochs = getMetricGroup().counter("approxLocalEpochs");
+        localMessages = getMetricGroup().counter("approxLocalMessages");
         epochsPulled = getMetricGroup().counter("approxEpochsPulled");
         epochsPushed = getMetricGroup().counter("approxEpochsPushed");
         pushesExpired = getMetricGroup().counter("approxPushesExpired");
@@ -183,6 +185,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                     for (int i = 0; i < n; i++) {
                         samples[g].addMessage(Unpooled.wrappedBuffer(o.messages[g][i]));
                     }
+                    localMessages.inc(n);
                 }
             }
             localEpochs.inc();

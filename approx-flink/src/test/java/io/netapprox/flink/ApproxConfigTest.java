@@ -29,7 +29,7 @@ class ApproxConfigTest {
         assertEquals(0.95, c.confidence());
         assertEquals(16, c.recordsPerMessage());
         assertEquals(ApproxConfig.Planning.BALANCED, c.planning());
-        assertEquals(ApproxConfig.Submit.ALL, c.submit());
+        assertEquals(ApproxConfig.Submit.TARGET, c.submit());
         assertEquals(Duration.ofSeconds(30), c.epochTimeout());
         assertEquals(128L << 20, c.sendBufferBytes());
         assertEquals(Duration.ZERO, c.flushInterval());
@@ -88,7 +88,7 @@ class ApproxConfigTest {
         all.put("approx.confidence", "0.9");
         all.put("approx.recordsPerMessage", "8");
         all.put("approx.planning", "conservative");
-        all.put("approx.submit", "target");
+        all.put("approx.submit", "all");
         all.put("approx.epochTimeout", "5 s");
         all.put("approx.epochMaxRecords", "1000");
         all.put("approx.flushInterval", "250 ms");
@@ -114,7 +114,7 @@ class ApproxConfigTest {
         ApproxConfig c = ApproxConfig.parse(all);
         assertTrue(c.enabled());
         assertEquals(ApproxConfig.Planning.CONSERVATIVE, c.planning());
-        assertEquals(ApproxConfig.Submit.TARGET, c.submit());
+        assertEquals(ApproxConfig.Submit.ALL, c.submit());
         assertEquals(Duration.ofSeconds(5), c.epochTimeout());
         assertEquals(Duration.ofMillis(250), c.flushInterval());
         assertEquals(64L << 20, c.sendBufferBytes());

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
@@ -35,13 +36,19 @@ import org.apache.flink.util.CloseableIterator;
  *
  * <pre>
  * FlinkLatencyBench --cluster HOST:PORT [--rate 20000] [--seconds 30] [--window-ms 2000]
- *     [--groups 16] [--runs 5] [--emax 0.05] [--parallelism 4] [--approx.KEY VALUE ...]
+ *     [--groups 16] [--runs 5] [--emax 0.05] [--parallelism 4] [--payload-bytes 0]
+ *     [--approx.KEY VALUE ...]
  *     [--variants "NAME:approx.KEY=VALUE,approx.KEY=VALUE;NAME:..."]
  * </pre>
  *
  * <p>{@code --variants} replaces the one approximate mode by several named ones (each with its own
  * options on top of the common {@code --approx.*}), so that e.g. two settings of one option are
  * compared with exact in the same invocation; the modes' order rotates from run to run.
+ *
+ * <p>{@code --payload-bytes B} widens every trip, after the source's rebalance and before the
+ * query, by a string of B bytes the query does not read (a wide record, e.g. after an enrichment),
+ * in both modes: the exact {@code keyBy} ships it with every record, the approximate sender only
+ * the values the aggregates read, of the sampled records.
  *
  * <p>Output: one {@code RESULT} line per run, one {@code WINDOW} line per (run, window); {@code
  * mode} is {@code exact}, {@code approx} or the variant's name.
@@ -58,19 +65,22 @@ public final class FlinkLatencyBench {
             throw new IllegalArgumentException(
                     "usage: FlinkLatencyBench --cluster HOST:PORT [--rate R] [--seconds S]"
                             + " [--window-ms W] [--groups G] [--runs N] [--emax E] [--parallelism P]"
-                            + " [--approx.KEY VALUE ...] [--variants NAME:approx.K=V,...;NAME:...]");
+                            + " [--payload-bytes B] [--approx.KEY VALUE ...]"
+                            + " [--variants NAME:approx.K=V,...;NAME:...]");
         }
         Params p = new Params(opt);
         System.out.printf(
                 "# FlinkLatencyBench: %d trips/s for %d s, %d groups, %d ms windows, avg(fare) and"
-                        + " count, e_max %.2f, parallelism %d, cluster %s, %d runs each after a"
-                        + " warm-up; %d cores visible to the client (shared machine)%n",
+                        + " count, e_max %.2f, parallelism %d, payload %d bytes per trip, cluster %s,"
+                        + " %d runs each after a warm-up; %d cores visible to the client (shared"
+                        + " machine)%n",
                 p.rate,
                 p.seconds,
                 p.groups,
                 p.windowMs,
                 p.eMax,
                 p.parallelism,
+                p.payloadBytes,
                 p.cluster,
                 p.runs,
                 Runtime.getRuntime().availableProcessors());
@@ -96,6 +106,7 @@ public final class FlinkLatencyBench {
         final int runs;
         final double eMax;
         final int parallelism;
+        final int payloadBytes;
         final Map<String, String> approxConf = new HashMap<>();
 
         /** Approximate modes by name, each with its own options; "approx" with none by default. */
@@ -110,6 +121,10 @@ public final class FlinkLatencyBench {
             runs = Integer.parseInt(opt.getOrDefault("runs", "5"));
             eMax = Double.parseDouble(opt.getOrDefault("emax", "0.05"));
             parallelism = Integer.parseInt(opt.getOrDefault("parallelism", "4"));
+            payloadBytes = Integer.parseInt(opt.getOrDefault("payload-bytes", "0"));
+            if (payloadBytes < 0) {
+                throw new IllegalArgumentException("--payload-bytes must be >= 0: " + payloadBytes);
+            }
             opt.forEach(
                     (k, v) -> {
                         if (k.startsWith("approx.")) {
@@ -170,7 +185,9 @@ public final class FlinkLatencyBench {
                                         .withTimestampAssigner((ride, t) -> ride.pickupMillis),
                                 "paced taxi trips")
                         .setParallelism(1)
-                        .rebalance();
+                        .rebalance()
+                        .map(new Widen(p.payloadBytes))
+                        .returns(TypeInformation.of(TaxiRide.class));
         DataStream<WindowEstimate> answers =
                 Approx.of(trips)
                         .stratifyBy(TaxiRide::getZone)
@@ -268,6 +285,30 @@ public final class FlinkLatencyBench {
                 p.rate,
                 rows * 1000.0 / Math.max(1, lastArrival.getOrDefault(lastEnd, done) - start),
                 (done - submitted) / 1000.0);
+    }
+
+    /**
+     * Sets a trip's payload to {@code bytes} ASCII characters (1 byte each in Flink's encoding).
+     */
+    static final class Widen implements MapFunction<TaxiRide, TaxiRide> {
+        private static final long serialVersionUID = 1L;
+        private final int bytes;
+        private transient String payload;
+
+        Widen(int bytes) {
+            this.bytes = bytes;
+        }
+
+        @Override
+        public TaxiRide map(TaxiRide ride) {
+            if (bytes > 0) {
+                if (payload == null) {
+                    payload = "x".repeat(bytes);
+                }
+                ride.payload = payload;
+            }
+            return ride;
+        }
     }
 
     /**
