@@ -17,6 +17,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "capi/poll_visit.hpp"
 #include "driver/driver.hpp"
 #include "netapprox/netapprox.h"
 
@@ -400,48 +401,10 @@ NA_API int na_job_cancel(na_engine* eng, uint64_t session_id, uint32_t job_id) {
 }
 
 NA_API int na_poll_events(na_engine* eng, na_event* out, int max, int timeout_ms) {
-  return guarded([&]() -> int {
-    auto box = lookup(eng);
-    if (!box) return NA_ERR_CLOSED_HANDLE;
-    if (!out || max <= 0) return NA_ERR_INVALID_ARGUMENT;
-    const int n_max = std::min(max, 1024);
-    thread_local std::vector<atp::Event> evs;
-    if (evs.size() < static_cast<size_t>(n_max)) evs.resize(n_max);
-    // Pre-allocate report wrappers so that a failing allocation cannot lose an event half-way.
-    int n = box->driver->poll_events(evs.data(), n_max, timeout_ms);
-    if (n < 0) return n;
-    for (int i = 0; i < n; ++i) {
-      atp::Event& e = evs[i];
-      na_event& o = out[i];
-      memset(&o, 0, sizeof o);
-      o.type = static_cast<int32_t>(e.type);
-      o.status = static_cast<int32_t>(e.status);
-      o.session = e.session;
-      o.job = e.job;
-      o.message = e.message;
-      o.group_id = e.group_id;
-      o.data = e.data;
-      o.len = e.len;
-      o.handle = e.handle;
-      if (e.type == atp::EventType::kJobDone && e.report) {
-        na_report* r = new (std::nothrow) na_report{e.report};
-        if (r) {
-          std::lock_guard<std::mutex> lk(reg_mu());
-          reports().insert(r);
-        }
-        o.report = r;  // NULL only when out of memory
-      }
-      if (e.type == atp::EventType::kEpoch) {
-        o.epoch_at_ns = e.epoch.at;
-        o.epoch_tlr = e.epoch.tlr;
-        o.epoch_loss = e.epoch.loss;
-        o.epoch_rate_bps = e.epoch.rate_bps;
-        o.epoch_priority_class = e.epoch.priority_class;
-      }
-      e = atp::Event{};  // drop our reference to the report
-    }
-    return n;
-  });
+  const netapprox::capi::EventSink to_array = [](void* ctx, int i, const na_event& ev) {
+    static_cast<na_event*>(ctx)[i] = ev;
+  };
+  return netapprox::capi::poll_events_visit(eng, max, timeout_ms, out ? to_array : nullptr, out);
 }
 
 NA_API int na_message_release(na_engine* eng, uint64_t handle) {
@@ -605,3 +568,46 @@ NA_API const char* na_strerror(int c) {
 NA_API const char* na_version(void) { return "0.1.0"; }
 
 }  // extern "C"
+
+namespace netapprox::capi {
+
+int poll_events_visit(na_engine* eng, int max, int timeout_ms, EventSink sink, void* ctx) {
+  return guarded([&]() -> int {
+    auto box = lookup(eng);
+    if (!box) return NA_ERR_CLOSED_HANDLE;
+    if (!sink || max <= 0) return NA_ERR_INVALID_ARGUMENT;
+    int i = 0;
+    const int n = box->driver->visit_events(std::min(max, 1024), timeout_ms, [&](atp::Event& e) {
+      na_event o;
+      memset(&o, 0, sizeof o);
+      o.type = static_cast<int32_t>(e.type);
+      o.status = static_cast<int32_t>(e.status);
+      o.session = e.session;
+      o.job = e.job;
+      o.message = e.message;
+      o.group_id = e.group_id;
+      o.data = e.data;
+      o.len = e.len;
+      o.handle = e.handle;
+      if (e.type == atp::EventType::kJobDone && e.report) {
+        na_report* r = new (std::nothrow) na_report{e.report};
+        if (r) {
+          std::lock_guard<std::mutex> lk(reg_mu());
+          reports().insert(r);
+        }
+        o.report = r;  // NULL only when out of memory
+      }
+      if (e.type == atp::EventType::kEpoch) {
+        o.epoch_at_ns = e.epoch.at;
+        o.epoch_tlr = e.epoch.tlr;
+        o.epoch_loss = e.epoch.loss;
+        o.epoch_rate_bps = e.epoch.rate_bps;
+        o.epoch_priority_class = e.epoch.priority_class;
+      }
+      sink(ctx, i++, o);
+    });
+    return n;  // or a negative status (NA_ERR_CLOSED)
+  });
+}
+
+}  // namespace netapprox::capi

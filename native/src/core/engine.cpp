@@ -11,6 +11,7 @@
 
 #include "core/crypto.hpp"
 #include "core/peer_pacer.hpp"
+#include "core/ring.hpp"
 #include "core/session.hpp"
 
 namespace netapprox::atp {
@@ -85,7 +86,7 @@ struct Engine::Impl {
   // that peer, whatever their sessions. Bounded like path_memory (an evicted peer starts again at R_max).
   std::unordered_map<PeerId, PeerPacer> peer_pacers;
   static constexpr size_t kMaxPeerPacers = 4096;
-  std::deque<Event> events;
+  Ring<Event> events;  // bounded by max_pending_events (essential events excepted, see push_event)
   struct Held {
     SessionId session;
     uint64_t generation;  // a session reopened under the same id is a different session
@@ -115,7 +116,8 @@ struct Engine::Impl {
   };
   static constexpr size_t kMaxFarewells = 256;
   std::deque<Farewell> farewells;
-  wire::Bundle bundle_scratch;  // parsed DATA bundle, reused (no allocation per datagram)
+  wire::Bundle bundle_scratch;             // parsed DATA bundle, reused (no allocation per datagram)
+  std::vector<Delivery> delivery_scratch;  // on_data's complete messages, reused (no allocation per message)
 
   explicit Impl(const EngineConfig& c)
       : cfg(c),
@@ -582,6 +584,7 @@ struct Engine::Impl {
     SentPacket p;
     p.kind = SentPacket::Kind::kData;
     p.job = j.id;
+    p.bundled = s.recovery.take_bundle_list();
     uint16_t count = 0;
     bool next_exact = exact;
     const uint32_t room = bundle_room();
@@ -864,7 +867,8 @@ struct Engine::Impl {
       st.jobs++;
     }
     RecvJob& j = *it->second;
-    std::vector<Delivery> out;
+    std::vector<Delivery>& out = delivery_scratch;  // emptied by deliver() below
+    out.clear();
     bool completed = false;
     const auto r =
         j.on_data(d, s.recv, cfg.max_message_bytes, events.size() >= cfg.max_pending_events, now, &out, &completed);

@@ -70,10 +70,14 @@ uint64_t Recovery::span() const {
 // still come, e.g. after a delay spike), and the log never holds more than the peer's replay window.
 void Recovery::trim(TimeNs now) {
   while (!sent_.empty()) {
-    const SentPacket& p = sent_.front();
+    SentPacket& p = sent_.front();
     const bool done = p.state == SentPacket::State::kAcked ||
                       (p.state == SentPacket::State::kLost && (p.lost_at + kKeepLost <= now || sent_.size() > kMaxLog));
     if (!done) break;
+    if (p.bundled.capacity() > 0 && spare_bundle_lists_.size() < kMaxSpareBundleLists) {
+      p.bundled.clear();
+      spare_bundle_lists_.push_back(std::move(p.bundled));
+    }
     sent_.pop_front();
     base_pn_++;
   }

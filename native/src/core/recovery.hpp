@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/engine.hpp"
+#include "core/ring.hpp"
 #include "core/wire.hpp"
 
 namespace netapprox::atp {
@@ -110,6 +111,13 @@ class Recovery {
   // Packet numbers from the oldest one in flight to the next one: the peer's replay window must cover them.
   uint64_t span() const;
   size_t logged() const { return sent_.size(); }
+  // An empty id list for a new DATA bundle (SentPacket::bundled), with the capacity of one the log let go.
+  std::vector<MessageId> take_bundle_list() {
+    if (spare_bundle_lists_.empty()) return {};
+    std::vector<MessageId> v = std::move(spare_bundle_lists_.back());
+    spare_bundle_lists_.pop_back();
+    return v;
+  }
   uint64_t spurious_losses() const { return spurious_; }
   TimeNs time_threshold() const;
 
@@ -129,7 +137,10 @@ class Recovery {
   TimeNs peak_cur_ = 0, peak_prev_ = 0, peak_since_ = 0;
   uint64_t next_pn_ = 0;
   uint64_t base_pn_ = 0;  // packet number of sent_.front()
-  std::deque<SentPacket> sent_;
+  Ring<SentPacket> sent_;
+  // Id lists of trimmed DATA bundles, handed to the next bundles (take_bundle_list): no allocation per bundle.
+  static constexpr size_t kMaxSpareBundleLists = 1024;
+  std::vector<std::vector<MessageId>> spare_bundle_lists_;
   mutable uint64_t first_in_flight_ = 0;  // no packet below this number is in flight
   uint64_t inflight_bytes_ = 0;
   uint64_t in_flight_ = 0;      // packets

@@ -26,7 +26,7 @@ struct RecvBudget {
   uint64_t app_held = 0;  // part of `used`: delivered, not released yet
   // Buffers of released messages, reused for the next ones (no malloc/free per delivered message). Not charged to
   // `used` (nothing is held in them); bounded per session.
-  static constexpr uint64_t kSpareBytes = 256 << 10;
+  static constexpr uint64_t kSpareBytes = 2 << 20;
   BufferPool spare{kSpareBytes};
   uint64_t free() const { return capacity > used ? capacity - used : 0; }
 };

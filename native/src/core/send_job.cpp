@@ -19,7 +19,7 @@ SendJob::SendJob(const JobSpec& spec, bool mrdf_scheduling, uint32_t seg_size, c
       session_buffered_(session_buffered),
       submitted_(bitmap(n)),
       live_(16, std::hash<MessageId>{}, std::equal_to<MessageId>{}, LiveMap::allocator_type(&nodes_)),
-      ready_(ReadySet::key_compare{}, ReadySet::allocator_type(&nodes_)) {
+      ready_(n, &nodes_) {
   uint32_t base = 0;
   for (const auto& gs : spec.groups) {
     SendGroup g;
@@ -51,7 +51,13 @@ Status SendJob::submit(uint32_t group_index, uint32_t index, const uint8_t* data
   bit_set(submitted_, m);
   SendMessage& msg = live_.try_emplace(m).first->second;  // built in place: its node comes from nodes_
   msg.group = group_index;
-  msg.data = spare_.copy(data, len);
+  msg.len = static_cast<uint32_t>(len);
+  if (len <= SlabArena::kMaxCopy) {
+    msg.bytes = slabs_.copy(data, msg.len, &msg.slab);
+  } else {
+    msg.data = spare_.copy(data, len);
+    msg.bytes = msg.data.data();
+  }
   msg.seg_size = seg_size_;
   const uint32_t nseg = static_cast<uint32_t>((len + msg.seg_size - 1) / msg.seg_size);
   msg.segs.assign(nseg, SegState::kNew);
@@ -81,17 +87,17 @@ uint32_t SendJob::set_target(uint32_t gi, uint32_t t) {
 uint64_t SendJob::ready_key(const SendGroup& g, const SendMessage& msg) const {
   // MRDF: least remaining (unacknowledged) bytes first; otherwise message order. Ties by id keep order.
   if (!(mrdf_scheduling_ && mrdf) || g.exact()) return 0;
-  return uint64_t(msg.data.size() - msg.acked_bytes);
+  return uint64_t(msg.len - msg.acked_bytes);
 }
 
 void SendJob::refresh_ready(MessageId m, SendMessage& msg) {
   // Unchanged place (exact groups always have key 0; a 64 KiB message stays put for 45 segments): no tree work.
   if (msg.in_ready && msg.need > 0 && msg.ready_key == ready_key(groups[msg.group], msg)) return;
-  if (msg.in_ready) ready_.erase({msg.ready_key, m});
+  if (msg.in_ready) ready_.erase(msg.ready_key, m);
   msg.in_ready = false;
   if (msg.need > 0) {
     msg.ready_key = ready_key(groups[msg.group], msg);
-    ready_.insert({msg.ready_key, m});
+    ready_.insert(msg.ready_key, m);
     msg.in_ready = true;
   }
 }
@@ -99,7 +105,7 @@ void SendJob::refresh_ready(MessageId m, SendMessage& msg) {
 void SendJob::abandon(MessageId m, bool for_loss) {
   auto it = live_.find(m);
   if (it == live_.end()) return;
-  if (it->second.in_ready) ready_.erase({it->second.ready_key, m});
+  if (it->second.in_ready) ready_.erase(it->second.ready_key, m);
   if (for_loss) {
     GivenUp g{it->second.group, 0, std::vector<bool>(it->second.segs.size())};
     for (size_t i = 0; i < g.acked.size(); ++i) {
@@ -108,11 +114,21 @@ void SendJob::abandon(MessageId m, bool for_loss) {
     }
     given_up_.emplace(m, std::move(g));
   }
-  session_buffered_ -= it->second.data.size();
+  session_buffered_ -= it->second.len;
   groups[it->second.group].lost++;
   pending_abandon_.push_back(m);
-  spare_.put(std::move(it->second.data));
+  free_copy(it->second);
   live_.erase(it);
+}
+
+void SendJob::free_copy(SendMessage& msg) {
+  if (msg.slab != SlabArena::kNone) {
+    slabs_.release(msg.slab);
+    msg.slab = SlabArena::kNone;
+  } else {
+    spare_.put(std::move(msg.data));
+  }
+  msg.bytes = nullptr;
 }
 
 void SendJob::give_up_rest(uint32_t gi) {
@@ -132,11 +148,11 @@ void SendJob::on_segment_acked(MessageId m, uint32_t seg) {
   if (state == SegState::kResend || state == SegState::kNew) msg.need--;
   state = SegState::kAcked;
   msg.acked_bytes += msg.seg_len(seg);
-  if (msg.acked_bytes == msg.data.size()) {
+  if (msg.acked_bytes == msg.len) {
     const uint32_t gi = msg.group;
-    if (msg.in_ready) ready_.erase({msg.ready_key, m});
-    session_buffered_ -= msg.data.size();
-    spare_.put(std::move(msg.data));
+    if (msg.in_ready) ready_.erase(msg.ready_key, m);
+    session_buffered_ -= msg.len;
+    free_copy(msg);
     live_.erase(it);
     SendGroup& g = groups[gi];
     g.delivered++;
@@ -185,19 +201,17 @@ void SendJob::on_segment_late_ack(MessageId m, uint32_t seg) {
 
 bool SendJob::next_is_whole_message(uint32_t max_len, bool* exact) const {
   if (ready_.empty()) return false;
-  const SendMessage& msg = live_.at(ready_.begin()->second);
-  if (msg.segs.size() != 1 || msg.data.size() > max_len) return false;
+  const SendMessage& msg = live_.at(ready_.front().second);
+  if (msg.segs.size() != 1 || msg.len > max_len) return false;
   *exact = groups[msg.group].exact();
   return true;
 }
 
-bool SendJob::next_is_exact() const {
-  return !ready_.empty() && groups[live_.at(ready_.begin()->second).group].exact();
-}
+bool SendJob::next_is_exact() const { return !ready_.empty() && groups[live_.at(ready_.front().second).group].exact(); }
 
 bool SendJob::take_next_segment(SegmentToSend* out) {
   while (!ready_.empty()) {
-    const MessageId m = ready_.begin()->second;
+    const MessageId m = ready_.front().second;
     SendMessage& msg = live_.at(m);
     uint32_t seg = msg.hint;
     while (seg < msg.segs.size() && msg.segs[seg] != SegState::kNew && msg.segs[seg] != SegState::kResend) ++seg;
@@ -210,10 +224,10 @@ bool SendJob::take_next_segment(SegmentToSend* out) {
     out->seg = seg;
     out->retransmission = msg.segs[seg] == SegState::kResend;
     out->exact = groups[msg.group].exact();
-    out->msg_len = static_cast<uint32_t>(msg.data.size());
+    out->msg_len = msg.len;
     out->offset = seg * msg.seg_size;
     out->seg_size = static_cast<uint16_t>(msg.seg_size);
-    out->payload = msg.data.data() + size_t{seg} * msg.seg_size;
+    out->payload = msg.bytes + size_t{seg} * msg.seg_size;
     out->len = msg.seg_len(seg);
     msg.segs[seg] = SegState::kInFlight;
     msg.need--;
@@ -233,8 +247,9 @@ std::vector<MessageId> SendJob::take_abandons() {
 }
 
 void SendJob::release_buffers() {
-  for (auto& [m, msg] : live_) session_buffered_ -= msg.data.size();
+  for (auto& [m, msg] : live_) session_buffered_ -= msg.len;
   live_.clear();
+  slabs_ = SlabArena();  // every copy goes with it
   ready_.clear();
   given_up_.clear();
 }

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -13,6 +12,8 @@
 #include "core/engine.hpp"
 #include "core/pool.hpp"
 #include "core/rate_control.hpp"
+#include "core/ready_queue.hpp"
+#include "core/slab_arena.hpp"
 #include "core/slack.hpp"
 
 namespace netapprox::atp {
@@ -47,6 +48,10 @@ class SegStates {
 
 struct SendMessage {
   uint32_t group = 0;
+  // The message's copy: in a slab of the job's arena (small messages), else in `data`.
+  const uint8_t* bytes = nullptr;
+  uint32_t len = 0;
+  uint32_t slab = SlabArena::kNone;
   Buffer data;
   SegStates segs;
   uint32_t seg_size;
@@ -55,9 +60,7 @@ struct SendMessage {
   uint32_t hint = 0;  // no segment below this index needs sending
   uint64_t ready_key = 0;
   bool in_ready = false;
-  uint32_t seg_len(uint32_t i) const {
-    return std::min<uint32_t>(seg_size, static_cast<uint32_t>(data.size()) - i * seg_size);
-  }
+  uint32_t seg_len(uint32_t i) const { return std::min<uint32_t>(seg_size, len - i * seg_size); }
 };
 
 struct SendGroup {
@@ -168,10 +171,8 @@ class SendJob {
   NodePool nodes_;
   using LiveMap = std::unordered_map<MessageId, SendMessage, std::hash<MessageId>, std::equal_to<MessageId>,
                                      PoolAllocator<std::pair<const MessageId, SendMessage>>>;
-  using ReadySet = std::set<std::pair<uint64_t, MessageId>, std::less<std::pair<uint64_t, MessageId>>,
-                            PoolAllocator<std::pair<uint64_t, MessageId>>>;
   LiveMap live_;
-  ReadySet ready_;
+  ReadyQueue ready_;  // messages with segments to send, by ready_key (no tree work in steady state)
   std::vector<MessageId> pending_abandon_;
   // Messages given up for a loss whose ABANDON has not been sent yet: which of their segments were acknowledged.
   struct GivenUp {
@@ -186,6 +187,8 @@ class SendJob {
   // CPU per 100-byte message, docs/driver.md). Bounded per job.
   static constexpr uint64_t kMaxSpareBytes = 1 << 20;
   BufferPool spare_{kMaxSpareBytes};
+  SlabArena slabs_;  // copies of messages up to SlabArena::kMaxCopy bytes
+  void free_copy(SendMessage& msg);
 };
 
 }  // namespace netapprox::atp

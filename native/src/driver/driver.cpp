@@ -624,10 +624,9 @@ int64_t Driver::release_batch(const uint64_t* handles, size_t n) {
 
 void Driver::move_events_locked() {
   bool moved = false;
-  atp::Event ev;
-  while (events_.size() < cfg_.event_queue_capacity && engine_->poll_event(&ev)) {
-    events_.push_back(std::move(ev));
-    ev = atp::Event{};
+  // Each event is moved from the engine straight into its slot here (no temporary, no allocation per event).
+  while (events_.size() < cfg_.event_queue_capacity && engine_->poll_event(&events_.prepare_back())) {
+    events_.commit_back();
     moved = true;
     ++io_events_moved_;
   }
@@ -640,9 +639,7 @@ void Driver::move_events_locked() {
   }
 }
 
-int Driver::poll_events(atp::Event* out, int max, int timeout_ms) {
-  if (!out || max <= 0) return static_cast<int>(Status::kInvalidArgument);
-  std::unique_lock<std::mutex> lk(mu_);
+int Driver::wait_events_locked(std::unique_lock<std::mutex>& lk, int timeout_ms) {
   const uint64_t igen = interrupt_gen_;
   if (!stopping_) move_events_locked();
   if (events_.empty() && timeout_ms != 0 && !stopping_) {
@@ -654,16 +651,18 @@ int Driver::poll_events(atp::Event* out, int max, int timeout_ms) {
     }
   }
   if (stopping_) return static_cast<int>(Status::kClosed);
-  int n = 0;
-  while (n < max && !events_.empty()) {
-    out[n++] = std::move(events_.front());
-    events_.pop_front();
-  }
-  if (n > 0) {
-    move_events_locked();  // refill from the engine now that there is room
-    wake_locked();         // the engine may be waiting for queue room
-  }
-  return n;
+  return events_.empty() ? 0 : 1;
+}
+
+void Driver::after_events_taken_locked() {
+  move_events_locked();  // refill from the engine now that there is room
+  wake_locked();         // the engine may be waiting for queue room
+}
+
+int Driver::poll_events(atp::Event* out, int max, int timeout_ms) {
+  if (!out || max <= 0) return static_cast<int>(Status::kInvalidArgument);
+  int i = 0;
+  return visit_events(max, timeout_ms, [&](atp::Event& ev) { out[i++] = std::move(ev); });
 }
 
 atp::EngineStats Driver::engine_stats() {

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/engine.hpp"
+#include "core/ring.hpp"
 
 namespace netapprox::driver {
 
@@ -163,6 +164,23 @@ class Driver {
   // Moves up to max events into out (returns how many). Waits up to timeout_ms (< 0 = forever, 0 = no wait)
   // for the first one. kMessage data stays valid until release(handle) or the driver is destroyed.
   int poll_events(atp::Event* out, int max, int timeout_ms);
+  // The same, but hands each event to visit(atp::Event&) where it lies in the queue instead of moving it out (the
+  // C API and JNI binding convert it straight into their own record: one copy per event). visit runs under the
+  // driver's lock: it must be short and must not call into the driver.
+  template <class Visit>
+  int visit_events(int max, int timeout_ms, Visit&& visit) {
+    std::unique_lock<std::mutex> lk(mu_);
+    const int ready = wait_events_locked(lk, timeout_ms);
+    if (ready <= 0) return ready;
+    int n = 0;
+    while (n < max && !events_.empty()) {
+      visit(events_.front());
+      events_.pop_front();
+      ++n;
+    }
+    after_events_taken_locked();
+    return n;
+  }
 
   // Makes blocked poll_events / submit_wait callers return (used by close paths).
   void interrupt_waiters();
@@ -178,8 +196,12 @@ class Driver {
   explicit Driver(const DriverConfig& cfg);
   Status init(std::string* err);
   void run();
-  void wake_locked();                      // caller holds mu_
-  void move_events_locked();               // caller holds mu_
+  void wake_locked();         // caller holds mu_
+  void move_events_locked();  // caller holds mu_
+  // poll_events/visit_events: waits up to timeout_ms for an event; 1 when there is one, 0 on timeout or
+  // interruption, kClosed once stopping.
+  int wait_events_locked(std::unique_lock<std::mutex>& lk, int timeout_ms);
+  void after_events_taken_locked();        // refills from the engine and wakes the I/O thread
   size_t receive_batch(atp::TimeNs* now);  // returns datagrams fed
   size_t transmit_batch(atp::TimeNs now, bool* blocked);
   bool flush_pending(bool* blocked);  // sends tx_ entries; false when the socket is full
@@ -199,7 +221,7 @@ class Driver {
   std::unique_ptr<atp::Engine> engine_;
   PeerTable peers_;
   std::unordered_map<atp::SessionId, atp::PeerId> session_peers_;
-  std::deque<atp::Event> events_;
+  atp::Ring<atp::Event> events_;  // bounded by cfg_.event_queue_capacity
   bool sleeping_ = false;
   bool stopping_ = false;
   uint64_t space_gen_ = 0;  // bumped after every loop iteration that processed input (acks may free space)

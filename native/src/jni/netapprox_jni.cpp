@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "capi/poll_visit.hpp"
 #include "netapprox/netapprox.h"
 
 namespace {
@@ -555,32 +556,29 @@ jint JNICALL pollEvents(JNIEnv* env, jclass, jlong h, jobject out, jint max, jin
   auto* base = static_cast<uint8_t*>(env->GetDirectBufferAddress(out));
   const jlong cap = env->GetDirectBufferCapacity(out);
   if (base == nullptr || cap < static_cast<jlong>(max) * kEventRecordBytes) return NA_ERR_BUFFER_TOO_SMALL;
-  if (max > 1024) max = 1024;
-  thread_local std::vector<na_event> evs;
-  if (evs.size() < static_cast<size_t>(max)) evs.resize(static_cast<size_t>(max));
-  const int n = na_poll_events(E(h), evs.data(), max, timeoutMs);
-  if (n <= 0) return n;
-  for (int i = 0; i < n; ++i) {
-    const na_event& e = evs[static_cast<size_t>(i)];
-    uint8_t* r = base + static_cast<ptrdiff_t>(i) * kEventRecordBytes;
-    put<int32_t>(r, kEvType, e.type);
-    put<int32_t>(r, kEvStatus, e.status);
-    put<uint64_t>(r, kEvSession, e.session);
-    put<uint32_t>(r, kEvJob, e.job);
-    put<uint32_t>(r, kEvMessage, e.message);
-    put<uint64_t>(r, kEvGroup, e.group_id);
-    put<uint64_t>(r, kEvData, reinterpret_cast<uintptr_t>(e.data));
-    put<uint64_t>(r, kEvLen, static_cast<uint64_t>(e.len));
-    put<uint64_t>(r, kEvHandle, e.handle);
-    put<uint64_t>(r, kEvReport, reinterpret_cast<uintptr_t>(e.report));
-    put<uint64_t>(r, kEvEpochAt, e.epoch_at_ns);
-    put<double>(r, kEvEpochTlr, e.epoch_tlr);
-    put<double>(r, kEvEpochLoss, e.epoch_loss);
-    put<double>(r, kEvEpochRate, e.epoch_rate_bps);
-    put<int32_t>(r, kEvEpochClass, e.epoch_priority_class);
-    put<int32_t>(r, kEvReserved, 0);
-  }
-  return n;
+  // Each event is written into its record straight from the driver's queue (no intermediate event arrays).
+  return netapprox::capi::poll_events_visit(
+      E(h), max, timeoutMs,
+      [](void* ctx, int i, const na_event& e) {
+        uint8_t* r = static_cast<uint8_t*>(ctx) + static_cast<ptrdiff_t>(i) * kEventRecordBytes;
+        put<int32_t>(r, kEvType, e.type);
+        put<int32_t>(r, kEvStatus, e.status);
+        put<uint64_t>(r, kEvSession, e.session);
+        put<uint32_t>(r, kEvJob, e.job);
+        put<uint32_t>(r, kEvMessage, e.message);
+        put<uint64_t>(r, kEvGroup, e.group_id);
+        put<uint64_t>(r, kEvData, reinterpret_cast<uintptr_t>(e.data));
+        put<uint64_t>(r, kEvLen, static_cast<uint64_t>(e.len));
+        put<uint64_t>(r, kEvHandle, e.handle);
+        put<uint64_t>(r, kEvReport, reinterpret_cast<uintptr_t>(e.report));
+        put<uint64_t>(r, kEvEpochAt, e.epoch_at_ns);
+        put<double>(r, kEvEpochTlr, e.epoch_tlr);
+        put<double>(r, kEvEpochLoss, e.epoch_loss);
+        put<double>(r, kEvEpochRate, e.epoch_rate_bps);
+        put<int32_t>(r, kEvEpochClass, e.epoch_priority_class);
+        put<int32_t>(r, kEvReserved, 0);
+      },
+      base);
 }
 
 jint JNICALL messageRelease(JNIEnv*, jclass, jlong h, jlong handle) {
