@@ -50,14 +50,7 @@ class MapOutputSorterTest {
                         byte[][] buf = new byte[1][];
                         for (int i = 0; i < count; i++) {
                             int len = stream.next(buf);
-                            v[i] =
-                                    ApproxRow.read(
-                                                    new DataInputStream(
-                                                            new ByteArrayInputStream(
-                                                                    buf[0], 0, len)),
-                                                    1,
-                                                    false)
-                                            .values[0];
+                            v[i] = MapOutputSorterTest.firstValue(buf[0], len);
                         }
                         groups.add(v);
                     });
@@ -137,18 +130,18 @@ class MapOutputSorterTest {
                         byte[][] buf = new byte[1][];
                         for (int i = 0; i < 100; i++) { // 100 of the group's 100,000
                             int len = stream.next(buf);
-                            double x =
-                                    ApproxRow.read(
-                                                    new DataInputStream(
-                                                            new ByteArrayInputStream(
-                                                                    buf[0], 0, len)),
-                                                    1,
-                                                    false)
-                                            .values[0];
+                            double x = MapOutputSorterTest.firstValue(buf[0], len);
                             assertEquals(g, (int) x % 3, key + ": a record of another group");
                         }
                     });
         }
         assertEquals(List.of("g=2", "g=0", "g=1"), order);
+    }
+
+    /** The first value of a record as the sorter wrote it (one value, no key). */
+    static double firstValue(byte[] record, int len) throws IOException {
+        return ApproxRow.read(
+                        new DataInputStream(new ByteArrayInputStream(record, 0, len)), 1, false)
+                .values[0];
     }
 }

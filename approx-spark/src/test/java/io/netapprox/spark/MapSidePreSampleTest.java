@@ -3,8 +3,6 @@ package io.netapprox.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.ByteArrayInputStream;
-import java.io.DataInputStream;
 import java.io.IOException;
 import java.util.BitSet;
 import java.util.HashMap;
@@ -62,14 +60,7 @@ class MapSidePreSampleTest {
                         byte[][] buf = new byte[1][];
                         for (int i = 0; i < count; i++) {
                             int len = stream.next(buf);
-                            v[i + 2] =
-                                    ApproxRow.read(
-                                                    new DataInputStream(
-                                                            new ByteArrayInputStream(
-                                                                    buf[0], 0, len)),
-                                                    1,
-                                                    false)
-                                            .values[0];
+                            v[i + 2] = MapOutputSorterTest.firstValue(buf[0], len);
                         }
                         out.put(key, v);
                     });
