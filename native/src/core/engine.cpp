@@ -315,9 +315,9 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           j->packets_acked++;
           j->rate.on_resolved(true, p.size);
-          I.peer_resolved(s, p, true, false);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_acked(m, seg); });
         }
+        I.peer_resolved(s, p, true, false);  // the peer's pacer counts it even if its job has ended
       } else if (p.kind == SentPacket::Kind::kControl) {
         frame_acked(p.ctrl);
       }
@@ -328,9 +328,9 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           j->packets_lost++;
           j->rate.on_resolved(false, p.size);
-          I.peer_resolved(s, p, false, false);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_lost(m, seg); });
         }
+        I.peer_resolved(s, p, false, false);
       } else if (p.kind == SentPacket::Kind::kControl) {
         auto it = frame(p.ctrl);
         if (it == s.control.end()) return;
@@ -350,9 +350,9 @@ struct Engine::Impl {
           if (j->packets_lost > 0) j->packets_lost--;
           j->packets_acked++;
           j->rate.on_late_ack(p.size);
-          I.peer_resolved(s, p, true, true);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_late_ack(m, seg); });
         }
+        I.peer_resolved(s, p, true, true);
       } else if (p.kind == SentPacket::Kind::kControl) {
         frame_acked(p.ctrl);  // any copy of a frame acknowledges it
       }
@@ -534,16 +534,33 @@ struct Engine::Impl {
     }
     return t;
   }
+  // Which of two jobs of a session sends first: the earliest pacing time; with a peer pacer, which serves all of
+  // them at once, the job that needs the fewest messages (minimal remaining data first across jobs: sharing the
+  // pacer's rate equally would make every job as slow as the slowest).
+  bool before(const SendJob& a, const SendJob& b) const {
+    if (peer_paced() && approx_class_next(a) && approx_class_next(b)) {
+      const uint64_t na = a.needed(), nb = b.needed();
+      if (na != nb) return na < nb;
+    }
+    return a.rate.next_send() < b.rate.next_send();
+  }
   // An approximate-class DATA packet's fate, for its peer's pacer.
   void peer_resolved(const Session& s, const SentPacket& p, bool acked, bool late) {
-    if (!peer_paced() || p.dscp == cfg.dscp_by_class[0]) return;
+    if (!p.pacer.valid) return;
     auto it = peer_pacers.find(s.peer);
     if (it == peer_pacers.end()) return;
     const double bytes = double(p.size + cfg.wire_overhead_bytes);
     if (late)
       it->second.on_late_ack(bytes);
+    else if (acked)
+      it->second.on_acked(clock, p.sent, p.pacer, bytes, s.recovery.srtt());
     else
-      it->second.on_resolved(clock, acked, bytes, s.recovery.srtt());
+      it->second.on_lost(clock, bytes, s.recovery.srtt());
+  }
+  // Stamps approximate-class DATA with its peer pacer's delivery state and spends it there.
+  void peer_stamp(Session& s, SentPacket& p, TimeNs now) {
+    if (peer_paced() && p.dscp != cfg.dscp_by_class[0])
+      p.pacer = peer_pacer(s.peer).on_sent(now, double(p.size + cfg.wire_overhead_bytes));
   }
 
   // DATA: exact groups in class 0, approximate ones in the job's class (no_priority_dscp when the mode has no
@@ -566,8 +583,6 @@ struct Engine::Impl {
   // allowance lets drivers batch.
   void paced(Session& s, SendJob& j, TimeNs now, size_t total, uint8_t dscp) {
     j.rate.on_sent(now, total);
-    if (peer_paced() && dscp != cfg.dscp_by_class[0])
-      peer_pacer(s.peer).on_sent(now, double(total + cfg.wire_overhead_bytes));
     const TimeNs burst = RateController::kBurstAllowance;
     global_next_send = std::max(global_next_send, now > burst ? now - burst : 0) +
                        TimeNs(double(total + cfg.wire_overhead_bytes) * 1e9 / r_max());
@@ -613,6 +628,7 @@ struct Engine::Impl {
     p.dscp = *dscp;
     p.size = static_cast<uint32_t>(total);
     j.last_data_sent = now;
+    peer_stamp(s, p, now);
     record_sent(s, p, now);
     j.packets_sent++;
     j.bytes_sent += total;
@@ -647,6 +663,7 @@ struct Engine::Impl {
     p.job = j.id;
     p.msg = seg.msg;
     p.seg = seg.seg;
+    peer_stamp(s, p, now);
     record_sent(s, p, now);
     j.packets_sent++;
     j.bytes_sent += total;
@@ -707,7 +724,7 @@ struct Engine::Impl {
     SendJob* best = nullptr;
     for (auto& [id, j] : s.send_jobs) {
       if (!data_sendable(s, *j) || data_time(s, *j) > now) continue;
-      if (!best || j->rate.next_send() < best->rate.next_send()) best = j.get();
+      if (!best || before(*j, *best)) best = j.get();
     }
     if (best) return build_data(s, *best, buf, now, dscp);
     return 0;

@@ -152,6 +152,12 @@ class SendJob {
   void release_buffers();
 
   std::vector<slack::GroupProgress> progress() const;
+  // Messages still needed to reach every group's target.
+  uint64_t needed() const {
+    uint64_t n = 0;
+    for (const auto& g : groups) n += g.target > g.delivered ? g.target - g.delivered : 0;
+    return n;
+  }
   double packets_per_message() const;
   // The sender's report (receiver counts are merged in by the engine when a DONE carries them).
   void fill_report(JobReport& r, TimeNs now) const;

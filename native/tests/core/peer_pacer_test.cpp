@@ -1,9 +1,11 @@
-// The per-peer pacer of approximate-class DATA (core/peer_pacer.hpp; docs/protocol.md section 10, "Peer pacer"):
-// its decisions alone, then in an engine whose jobs to one peer start together.
+// The per-peer pacer of approximate-class DATA (core/peer_pacer.hpp; docs/protocol.md section 10, "Peer pacer"): its
+// delivery-rate model against a deterministic one-link path, then in an engine whose jobs to one peer start together.
 #include "core/peer_pacer.hpp"
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <map>
 #include <vector>
 
 #include "core/engine.hpp"
@@ -15,14 +17,67 @@ constexpr TimeNs kUs = 1'000;
 constexpr TimeNs kMs = 1'000'000;
 constexpr double kRmax = 2.5e7;  // 200 Mbit/s in bytes per second
 constexpr double kFrame = 1514;  // 1472 + 42
-constexpr TimeNs kSrtt = 1 * kMs;
+constexpr TimeNs kRtt = 1 * kMs;
 
-// Resolves `acked` and `lost` packets of kFrame bytes at `from`, then one more acknowledged at `to` (which closes
-// the decision: `to` - `from` is at least one interval).
-void resolve(PeerPacer& p, TimeNs from, TimeNs to, int acked, int lost) {
-  for (int i = 0; i < acked + lost; ++i) p.on_resolved(from, i < acked, kFrame, kSrtt);
-  p.on_resolved(to, true, kFrame, kSrtt);
-}
+// One sender's pacer through one bottleneck link of `capacity` bytes/s with a drop-tail queue of `queue` frames and
+// a base RTT of kRtt: each packet arrives at the link kRtt/2 after its send, leaves it at the link's rate, and its
+// fate reaches the pacer kRtt/2 later (a loss: when its successor's ack would have come, as loss detection does).
+// `drop(n)` may drop the n-th packet on top of the queue (a service gap of the class). The sender is backlogged
+// unless `gap` is set: then it sends one frame every `gap` (app-limited).
+struct Path {
+  PeerPacer pacer{kRmax, kFrame, 100 * kUs};
+  double capacity = 1e7;
+  int queue = 1000;
+  TimeNs gap = 0;
+  std::function<bool(uint64_t)> drop = [](uint64_t) { return false; };
+
+  TimeNs now = 0, link_free = 0, next_app = 0;
+  uint64_t sent = 0, lost = 0;
+  std::vector<TimeNs> departures;  // of the packets still in the link's queue
+  struct Fate {
+    bool acked;
+    TimeNs sent;
+    DeliveryStamp stamp;
+  };
+  std::multimap<TimeNs, Fate> fates;
+
+  void send(TimeNs t) {
+    const DeliveryStamp st = pacer.on_sent(t, kFrame);
+    const TimeNs arrive = t + kRtt / 2;
+    while (!departures.empty() && departures.front() <= arrive) departures.erase(departures.begin());
+    const bool dropped = drop(sent++) || int(departures.size()) >= queue;
+    if (dropped) {
+      lost++;
+      fates.emplace(arrive + kRtt / 2 + TimeNs(kFrame * 1e9 / capacity), Fate{false, t, st});
+      return;
+    }
+    link_free = std::max(link_free, arrive) + TimeNs(kFrame * 1e9 / capacity);
+    departures.push_back(link_free);
+    fates.emplace(link_free + kRtt / 2, Fate{true, t, st});
+  }
+
+  // Runs until `until`: sends when the pacer (and, app-limited, the application) allows, delivers fates in order.
+  void run(TimeNs until) {
+    while (now < until) {
+      TimeNs next_send = std::max(pacer.next_send(), now);
+      if (gap > 0) next_send = std::max(next_send, next_app);
+      const TimeNs next_fate = fates.empty() ? kNever : fates.begin()->first;
+      now = std::min({next_send, next_fate, until});
+      if (now == until) break;
+      if (next_fate <= next_send) {
+        const Fate f = fates.begin()->second;
+        fates.erase(fates.begin());
+        if (f.acked)
+          pacer.on_acked(now, f.sent, f.stamp, kFrame, kRtt);
+        else
+          pacer.on_lost(now, kFrame, kRtt);
+      } else {
+        send(now);
+        if (gap > 0) next_app = now + gap;
+      }
+    }
+  }
+};
 }  // namespace
 
 // After an idle moment the pacer lags `now` by at most two full datagrams: three go back to back, not more, however
@@ -36,61 +91,113 @@ TEST(PeerPacerTest, BurstAllowanceIsTwoDatagrams) {
     sent++;
   }
   EXPECT_EQ(sent, 3);
-  EXPECT_EQ(p.allowance(), TimeNs(2 * kFrame * 1e9 / kRmax));
+  EXPECT_EQ(p.allowance(), TimeNs(2 * kFrame * 1e9 / p.rate()));
 }
 
-// An app-limited decision holds the rate but never above what was delivered, times the probe gain: the next job's
-// data then does not arrive at the line rate on top of what the host already delivers.
-TEST(PeerPacerTest, AppLimitedDecisionCapsTheRateNearTheDeliveredRate) {
+// It starts at a share, not at the floor nor at the line rate: R_max / 4 as the estimate, paced at the startup gain.
+TEST(PeerPacerTest, StartsAtAShareOfTheLineRate) {
   PeerPacer p(kRmax, kFrame, 100 * kUs);
-  ASSERT_DOUBLE_EQ(p.rate(), kRmax) << "no measurement yet: the line rate";
-  // A trickle: one datagram every 200 us (7.57 MB/s), all acknowledged; the pacer sits idle in between.
-  TimeNs t = 0;
-  for (int i = 0; i < 20; ++i, t += 200 * kUs) p.on_sent(t, kFrame);
-  resolve(p, 1 * kMs, 3 * kMs, 9, 0);  // 10 acknowledged in 2 ms
-  ASSERT_EQ(p.decisions(), 1u);
-  EXPECT_DOUBLE_EQ(p.rate(), PeerPacer::kProbeGain * 10 * kFrame * 1e9 / double(2 * kMs));
-  // Another app-limited, lossless decision delivering more may not raise it.
-  const double capped = p.rate();
-  for (int i = 0; i < 5; ++i, t += 400 * kUs) p.on_sent(t, kFrame);
-  resolve(p, 3 * kMs, 5 * kMs, 19, 0);
-  EXPECT_DOUBLE_EQ(p.rate(), capped) << "held";
+  EXPECT_TRUE(p.in_startup());
+  EXPECT_DOUBLE_EQ(p.estimate(), kRmax * PeerPacer::kStartFraction);
+  EXPECT_DOUBLE_EQ(p.rate(), PeerPacer::kStartupGain * kRmax * PeerPacer::kStartFraction);
+  EXPECT_GT(p.rate(), p.floor());
 }
 
-// Lossy: down to the delivered rate. Backlogged and lossless: up by the probe gain per decision (up to the line
-// rate). Everything lost: the floor.
-TEST(PeerPacerTest, FallsToTheDeliveredRateOnLossAndProbesWhenBacklogged) {
-  PeerPacer p(kRmax, kFrame, 100 * kUs);
-  while (p.next_send() < 2 * kMs) p.on_sent(p.next_send(), kFrame);  // backlogged from the start
-  resolve(p, 0, 2 * kMs, 30, 10);                                    // 31 of 41 acknowledged in 2 ms
-  const double delivered = 31 * kFrame * 1e9 / double(2 * kMs);
-  ASSERT_DOUBLE_EQ(p.rate(), delivered);
-  // Backlogged: the sender sends whenever allowed, and each decision delivers what the rate sent.
-  TimeNs t = 2 * kMs;
-  for (int d = 0; d < 3; ++d) {
-    const double before = p.rate();
-    while (p.next_send() < t + 2 * kMs) p.on_sent(std::max(t, p.next_send()), kFrame);
-    const int n = static_cast<int>(before * 2e-3 / kFrame);  // what the rate delivers in 2 ms
-    resolve(p, t + 1, t + 2 * kMs, n - 1, 0);
-    EXPECT_DOUBLE_EQ(p.rate(), std::min(kRmax, PeerPacer::kProbeGain * n * kFrame * 1e9 / double(2 * kMs - 1)))
-        << "decision " << d;
-    t += 2 * kMs;
+// A backlogged sender: the estimate finds the bottleneck, follows it up when it doubles (by the probe phases) and down
+// when it falls to a quarter (once the max filter's window has passed).
+TEST(PeerPacerTest, EstimateFollowsAStepChangeInCapacityUpAndDown) {
+  Path path;
+  path.capacity = 1e7;  // 80 Mbit/s
+  path.queue = 20;      // without a window, a deep queue would stretch the rounds the filter counts
+  path.run(200 * kMs);
+  EXPECT_FALSE(path.pacer.in_startup()) << "the estimate stopped growing: startup is over";
+  EXPECT_NEAR(path.pacer.estimate(), 1e7, 0.15e7);
+
+  path.capacity = 2e7;
+  path.run(600 * kMs);
+  EXPECT_NEAR(path.pacer.estimate(), 2e7, 0.3e7) << "up: probed";
+
+  path.capacity = 0.5e7;
+  const uint64_t round = path.pacer.round();
+  path.run(700 * kMs);
+  EXPECT_GT(path.pacer.round(), round + PeerPacer::kFilterRounds);
+  EXPECT_NEAR(path.pacer.estimate(), 0.5e7, 0.1e7) << "down: the old maximum left the window";
+  EXPECT_GT(path.pacer.rate(), path.pacer.floor());
+}
+
+// Samples taken while the pacer had nothing to send say what the jobs had, not what the path takes: however long
+// the sender trickles, the estimate stays.
+TEST(PeerPacerTest, AppLimitedIntervalsNeverLowerTheEstimate) {
+  Path path;
+  path.capacity = 1e7;
+  path.run(200 * kMs);
+  const double estimate = path.pacer.estimate();
+  ASSERT_NEAR(estimate, 1e7, 0.15e7);
+  path.gap = 1 * kMs;  // one frame per ms: 1.5 MB/s, a seventh of the path
+  const uint64_t round = path.pacer.round();
+  path.run(1200 * kMs);
+  EXPECT_GT(path.pacer.round(), round + 10 * PeerPacer::kFilterRounds) << "many rounds passed";
+  EXPECT_GE(path.pacer.estimate(), estimate);
+  EXPECT_EQ(path.pacer.bound(), 0);
+}
+
+// One interval of heavy loss (a burst of another host, or a class-0 burst in front of the class) is not overload:
+// no bound, the same estimate.
+TEST(PeerPacerTest, OneIntervalOfLossDoesNotCutTheRate) {
+  Path path;
+  path.capacity = 1e7;
+  path.run(200 * kMs);
+  const double estimate = path.pacer.estimate();
+  const uint64_t from = path.sent;
+  path.drop = [from](uint64_t n) { return n >= from && n < from + 8; };  // ~1 ms of packets, all lost
+  const uint64_t cycles = path.pacer.cycles();
+  path.run(260 * kMs);
+  EXPECT_EQ(path.lost, 8u);
+  EXPECT_GE(path.pacer.cycles(), cycles + 2) << "the cycle with the burst ended, and another";
+  EXPECT_EQ(path.pacer.bound(), 0);
+  EXPECT_NEAR(path.pacer.estimate(), estimate, 0.1 * estimate);
+}
+
+// Sustained overload: the path falls to a third while its queue holds 6 frames. The max filter still remembers the
+// old capacity, the pacer overruns the queue for a whole cycle, and the bound cuts the rate before the filter's
+// window has passed; the loss answers the cut, so it stays.
+TEST(PeerPacerTest, SustainedOverloadCutsTheRate) {
+  Path path;
+  path.capacity = 1.2e7;
+  path.queue = 6;
+  path.run(200 * kMs);
+  ASSERT_EQ(path.pacer.bound(), 0);
+  const double before = path.pacer.rate();
+  path.capacity = 0.4e7;
+  bool cut = false;
+  double lowest = before;
+  for (TimeNs t = 201 * kMs; t < 260 * kMs; t += 1 * kMs) {
+    path.run(t);
+    if (path.pacer.bound() > 0) cut = true;
+    lowest = std::min(lowest, path.pacer.rate());
   }
-  resolve(p, t + 1, t + 2 * kMs, 0, 20);  // one acknowledged of 21
-  EXPECT_DOUBLE_EQ(p.rate(), p.floor());
-  EXPECT_DOUBLE_EQ(p.floor(), kRmax / 32);
+  EXPECT_TRUE(cut);
+  EXPECT_LE(lowest, PeerPacer::kBeta * before * 1.01);
 }
 
-// A decision needs kMinResolved packets or two intervals; a late acknowledgement takes a loss back.
-TEST(PeerPacerTest, DecisionsWaitForEvidenceAndLateAcksUndoLosses) {
-  PeerPacer p(kRmax, kFrame, 100 * kUs);
-  for (int i = 0; i < 3; ++i) p.on_resolved(TimeNs(i) * 500 * kUs, i != 0, kFrame, kSrtt);  // 3 packets in 1 ms
-  EXPECT_EQ(p.decisions(), 0u) << "one interval, 3 packets: not yet";
-  p.on_late_ack(kFrame);                        // the lost one arrived after all
-  p.on_resolved(2 * kMs, true, kFrame, kSrtt);  // two intervals
-  EXPECT_EQ(p.decisions(), 1u);
-  EXPECT_LT(p.rate(), kRmax) << "no loss left: app-limited, capped at the gain x 4 datagrams in 2 ms";
-  EXPECT_DOUBLE_EQ(p.rate(), std::max(PeerPacer::kProbeGain * 4 * kFrame * 1e9 / double(2 * kMs), p.floor()));
+// Loss that stays whatever the rate (a class served only between another class's bursts) is a service gap: a cut is
+// tried, its next cycle loses as much, and the cut is undone - the rate does not ratchet down to the floor.
+TEST(PeerPacerTest, LossThatDoesNotAnswerTheCutIsAServiceGap) {
+  Path path;
+  path.capacity = 1e7;
+  path.run(200 * kMs);
+  const double estimate = path.pacer.estimate();
+  // A sixth, at every rate: above kLossThreshold, but below what the probe gain makes up for (1.25 x 5/6 > 1:
+  // above 1 - 1 / 1.25 = 20 % the delivery-rate samples themselves fall, as BBR's do).
+  path.drop = [](uint64_t n) { return n % 6 == 0; };
+  bool cut = false;
+  for (TimeNs t = 201 * kMs; t < 600 * kMs; t += 1 * kMs) {
+    path.run(t);
+    cut = cut || path.pacer.bound() > 0;
+  }
+  EXPECT_TRUE(cut) << "a cut was tried";
+  EXPECT_GT(path.pacer.rate(), 0.5 * estimate) << "and undone";
+  EXPECT_GT(path.pacer.rate(), 4 * path.pacer.floor());
 }
 
 namespace {
