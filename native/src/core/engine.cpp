@@ -10,7 +10,6 @@
 #include <unordered_map>
 
 #include "core/crypto.hpp"
-#include "core/peer_pacer.hpp"
 #include "core/ring.hpp"
 #include "core/session.hpp"
 
@@ -82,10 +81,6 @@ struct Engine::Impl {
   };
   std::unordered_map<PeerId, PathMemory> path_memory;
   static constexpr size_t kMaxPathMemory = 4096;
-  // Approximate-class DATA per peer (flags.peer_pacing, EngineConfig::approx_peer_pacing): one pacer for all jobs to
-  // that peer, whatever their sessions. Bounded like path_memory (an evicted peer starts again at R_max).
-  std::unordered_map<PeerId, PeerPacer> peer_pacers;
-  static constexpr size_t kMaxPeerPacers = 4096;
   Ring<Event> events;  // bounded by max_pending_events (essential events excepted, see push_event)
   struct Held {
     SessionId session;
@@ -317,7 +312,6 @@ struct Engine::Impl {
           j->rate.on_resolved(true, p.size);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_acked(m, seg); });
         }
-        I.peer_resolved(s, p, true, false);  // the peer's pacer counts it even if its job has ended
       } else if (p.kind == SentPacket::Kind::kControl) {
         frame_acked(p.ctrl);
       }
@@ -330,7 +324,6 @@ struct Engine::Impl {
           j->rate.on_resolved(false, p.size);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_lost(m, seg); });
         }
-        I.peer_resolved(s, p, false, false);
       } else if (p.kind == SentPacket::Kind::kControl) {
         auto it = frame(p.ctrl);
         if (it == s.control.end()) return;
@@ -352,7 +345,6 @@ struct Engine::Impl {
           j->rate.on_late_ack(p.size);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_late_ack(m, seg); });
         }
-        I.peer_resolved(s, p, true, true);
       } else if (p.kind == SentPacket::Kind::kControl) {
         frame_acked(p.ctrl);  // any copy of a frame acknowledges it
       }
@@ -408,10 +400,6 @@ struct Engine::Impl {
 
   void end_epoch(Session& s, SendJob& j, TimeNs now) {
     EpochSample sample = j.rate.end_epoch(now, j.progress(), j.packets_per_message(), s.recovery.srtt());
-    if (peer_paced()) {
-      auto it = peer_pacers.find(s.peer);
-      if (it != peer_pacers.end()) sample.peer_pacer_bps = it->second.rate() * 8.0;
-    }
     if (!j.pending_abandons().empty() && j.rate.epochs() % 16 == 0) flush_abandons(s, j);  // bounded delay
     if (trace) {
       sample.session = s.id;
@@ -515,53 +503,7 @@ struct Engine::Impl {
            s.recovery.span() < ReceivedWindow::kBits / 2;
   }
 
-  bool peer_paced() const { return flags.peer_pacing && cfg.approx_peer_pacing && flags.slack_priority; }
-  // Whether the job's next DATA goes in an approximate class (and so through its peer's pacer).
-  bool approx_class_next(const SendJob& j) const { return j.rate.priority_class() != 0 && !j.next_is_exact(); }
-  PeerPacer& peer_pacer(PeerId peer) {
-    auto it = peer_pacers.find(peer);
-    if (it != peer_pacers.end()) return it->second;
-    if (peer_pacers.size() >= kMaxPeerPacers) peer_pacers.erase(peer_pacers.begin());
-    return peer_pacers
-        .emplace(peer, PeerPacer(r_max(), double(cfg.max_datagram + cfg.wire_overhead_bytes), cfg.min_epoch))
-        .first->second;
-  }
-  TimeNs data_time(const Session& s, const SendJob& j) const {
-    TimeNs t = std::max(j.rate.next_send(), global_next_send);
-    if (peer_paced() && approx_class_next(j)) {
-      auto it = peer_pacers.find(s.peer);
-      if (it != peer_pacers.end()) t = std::max(t, it->second.next_send());
-    }
-    return t;
-  }
-  // Which of two jobs of a session sends first: the earliest pacing time; with a peer pacer, which serves all of
-  // them at once, the job that needs the fewest messages (minimal remaining data first across jobs: sharing the
-  // pacer's rate equally would make every job as slow as the slowest).
-  bool before(const SendJob& a, const SendJob& b) const {
-    if (peer_paced() && approx_class_next(a) && approx_class_next(b)) {
-      const uint64_t na = a.needed(), nb = b.needed();
-      if (na != nb) return na < nb;
-    }
-    return a.rate.next_send() < b.rate.next_send();
-  }
-  // An approximate-class DATA packet's fate, for its peer's pacer.
-  void peer_resolved(const Session& s, const SentPacket& p, bool acked, bool late) {
-    if (!p.pacer.valid) return;
-    auto it = peer_pacers.find(s.peer);
-    if (it == peer_pacers.end()) return;
-    const double bytes = double(p.size + cfg.wire_overhead_bytes);
-    if (late)
-      it->second.on_late_ack(bytes);
-    else if (acked)
-      it->second.on_acked(clock, p.sent, p.pacer, bytes, s.recovery.srtt());
-    else
-      it->second.on_lost(clock, bytes, s.recovery.srtt());
-  }
-  // Stamps approximate-class DATA with its peer pacer's delivery state and spends it there.
-  void peer_stamp(Session& s, SentPacket& p, TimeNs now) {
-    if (peer_paced() && p.dscp != cfg.dscp_by_class[0])
-      p.pacer = peer_pacer(s.peer).on_sent(now, double(p.size + cfg.wire_overhead_bytes));
-  }
+  TimeNs data_time(const SendJob& j) const { return std::max(j.rate.next_send(), global_next_send); }
 
   // DATA: exact groups in class 0, approximate ones in the job's class (no_priority_dscp when the mode has no
   // slack priority; class 0 for a needy job, RateController::end_epoch). Everything else - ACKs, control frames,
@@ -628,7 +570,6 @@ struct Engine::Impl {
     p.dscp = *dscp;
     p.size = static_cast<uint32_t>(total);
     j.last_data_sent = now;
-    peer_stamp(s, p, now);
     record_sent(s, p, now);
     j.packets_sent++;
     j.bytes_sent += total;
@@ -663,7 +604,6 @@ struct Engine::Impl {
     p.job = j.id;
     p.msg = seg.msg;
     p.seg = seg.seg;
-    peer_stamp(s, p, now);
     record_sent(s, p, now);
     j.packets_sent++;
     j.bytes_sent += total;
@@ -723,8 +663,8 @@ struct Engine::Impl {
     if (s.ping_now) return build_ping(s, buf, now);
     SendJob* best = nullptr;
     for (auto& [id, j] : s.send_jobs) {
-      if (!data_sendable(s, *j) || data_time(s, *j) > now) continue;
-      if (!best || before(*j, *best)) best = j.get();
+      if (!data_sendable(s, *j) || data_time(*j) > now) continue;
+      if (!best || j->rate.next_send() < best->rate.next_send()) best = j.get();
     }
     if (best) return build_data(s, *best, buf, now, dscp);
     return 0;
@@ -1143,7 +1083,7 @@ struct Engine::Impl {
     for (const auto& [id, j] : s.send_jobs) {
       if (abandons_due(*j)) return 0;
       if (j->running) t = std::min(t, j->rate.epoch_deadline(s.recovery.srtt()));
-      if (data_sendable(s, *j)) t = std::min(t, data_time(s, *j));
+      if (data_sendable(s, *j)) t = std::min(t, data_time(*j));
     }
     return t;
   }

@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "core/engine.hpp"
-#include "core/peer_pacer.hpp"
 #include "core/ring.hpp"
 #include "core/wire.hpp"
 
@@ -51,7 +50,6 @@ struct SentPacket {
   uint64_t ctrl = 0;                // control frame id
   uint8_t dscp = 0;                 // the queue it travels in: ordering holds only among packets of one DSCP
   bool overtaken_in_queue = false;  // declared lost behind a packet of its own DSCP (true reordering if acked late)
-  DeliveryStamp pacer;              // approximate-class DATA through a peer pacer (core/peer_pacer.hpp)
 };
 
 // Told the fate of each packet: acknowledged or lost once, and acknowledged late at most once after a loss.

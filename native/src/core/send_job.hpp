@@ -139,8 +139,6 @@ class SendJob {
   // whether its group is exact. Lets the engine coalesce small messages into one DATA bundle without changing
   // the send order.
   bool next_is_whole_message(uint32_t max_len, bool* exact) const;
-  // Whether the next segment to send belongs to an exact group (false when nothing is ready).
-  bool next_is_exact() const;
   // Marks the next segment in flight; false when nothing is ready.
   bool take_next_segment(SegmentToSend* out);
 
@@ -152,12 +150,6 @@ class SendJob {
   void release_buffers();
 
   std::vector<slack::GroupProgress> progress() const;
-  // Messages still needed to reach every group's target.
-  uint64_t needed() const {
-    uint64_t n = 0;
-    for (const auto& g : groups) n += g.target > g.delivered ? g.target - g.delivered : 0;
-    return n;
-  }
   double packets_per_message() const;
   // The sender's report (receiver counts are merged in by the engine when a DONE carries them).
   void fill_report(JobReport& r, TimeNs now) const;
