@@ -104,7 +104,7 @@ struct EngineConfig {
   TimeNs idle_timeout = 30'000'000'000ULL;       // no traffic at all on a session with no job
   TimeNs peer_death_timeout = 5'000'000'000ULL;  // nothing heard while a job is active
   uint64_t recv_buffer_bytes = 64ULL << 20;      // per session: reassembly + undelivered messages
-  uint64_t send_buffer_bytes = 64ULL << 20;      // per session: unacknowledged submitted message bytes
+  uint64_t send_buffer_bytes = 64ULL << 20;      // per session: unacknowledged submitted message bytes + 256 per message
   uint32_t max_message_bytes = 64U << 20;
   uint32_t max_sessions = 1024;
   uint32_t max_jobs_per_session = 256;
@@ -278,7 +278,7 @@ struct EngineStats {
   uint64_t farewells_dropped = 0;   // CLOSE datagrams dropped because too many sessions closed at once
   uint64_t announces_deferred = 0;  // ANNOUNCEs not acknowledged for now (receive buffer or event queue full)
   uint64_t sessions = 0, jobs = 0;
-  uint64_t send_buffered = 0;  // bytes of submitted, unacknowledged messages (all sessions)
+  uint64_t send_buffered = 0;  // bytes of submitted, unacknowledged messages + 256 per message (all sessions)
   uint64_t recv_buffered = 0;  // bytes held for reassembly, ordering or by the application (all sessions)
 };
 

@@ -55,7 +55,8 @@ struct Session {
   uint64_t next_ctrl_id = 1;
   bool ping_now = false;
   TimeNs last_ping = 0;
-  uint64_t send_buffered = 0;  // submitted, unacknowledged message bytes of all sending jobs
+  uint64_t send_buffered = 0;  // submitted, unacknowledged message bytes of all sending jobs, each message charged
+                               // SendJob::kMessageOverheadBytes more
   std::map<JobId, std::unique_ptr<SendJob>> send_jobs;
   std::map<JobId, std::unique_ptr<RecvJob>> recv_jobs;
   std::deque<JobId> finished_send;  // recently finished own jobs: their ids are not reused
