@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <set>
 #include <unordered_map>
 
 #include "core/crypto.hpp"
@@ -118,6 +119,7 @@ struct Engine::Impl {
   std::deque<Farewell> farewells;
   wire::Bundle bundle_scratch;             // parsed DATA bundle, reused (no allocation per datagram)
   std::vector<Delivery> delivery_scratch;  // on_data's complete messages, reused (no allocation per message)
+  std::vector<SessionId> timer_scratch;    // on_timeout's due sessions, reused
 
   explicit Impl(const EngineConfig& c)
       : cfg(c),
@@ -157,9 +159,61 @@ struct Engine::Impl {
     return true;
   }
 
+  // Every path into a session goes through here (or through transmit_from / session_timers), so this is where a
+  // session's cached deadlines are invalidated.
   Session* find(SessionId id) {
     auto it = sessions.find(id);
-    return it == sessions.end() ? nullptr : it->second.get();
+    if (it == sessions.end()) return nullptr;
+    touch(*it->second);
+    return it->second.get();
+  }
+
+  // ------------------------------------------------------------------ deadline cache (next_timeout)
+  //
+  // next_timeout used to evaluate every session's deadlines (loss timer scan, jobs, control frames) on every call,
+  // and on_timeout / poll_transmit visited every session: O(sessions) per datagram with one session per job. Now
+  // each session's two deadlines (Session::timeout_a / timeout_b) are kept in two ordered sets and recomputed only
+  // for sessions touched since the last call. The host pacer (global_next_send) is shared by all sessions, so it is
+  // applied on top: min over s of max(b_s, g) = max(min_s b_s, g). The per-peer pacer (off by default) is shared
+  // by the sessions of a peer and is not cached: with it on, next_timeout scans (next_timeout_reference).
+  mutable std::set<std::pair<TimeNs, SessionId>> due_a, due_b;
+  mutable std::vector<SessionId> dirty;  // each live session at most once (Session::timeout_dirty)
+
+  void touch(Session& s) {
+    if (s.timeout_dirty) return;
+    s.timeout_dirty = true;
+    dirty.push_back(s.id);
+  }
+  void uncache(Session& s) const {
+    if (!s.timeout_cached) return;
+    due_a.erase({s.timeout_a, s.id});
+    due_b.erase({s.timeout_b, s.id});
+    s.timeout_cached = false;
+  }
+  // Call before a session is erased.
+  void forget_timeouts(Session& s) {
+    uncache(s);
+    if (s.timeout_dirty) dirty.erase(std::find(dirty.begin(), dirty.end(), s.id));
+    s.timeout_dirty = false;
+  }
+  void refresh_timeouts() const {
+    for (SessionId id : dirty) {
+      auto it = sessions.find(id);
+      if (it == sessions.end()) continue;
+      Session& s = *it->second;
+      uncache(s);
+      session_timeout_parts(s, &s.timeout_a, &s.timeout_b);
+      due_a.emplace(s.timeout_a, s.id);
+      due_b.emplace(s.timeout_b, s.id);
+      s.timeout_cached = true;
+      s.timeout_dirty = false;
+    }
+    dirty.clear();
+  }
+  // Whether transmit_from(s, now) can produce anything (cache fresh): a control, ack, ping or abandon deadline has
+  // come, or data is due and the host pacer allows it.
+  bool may_transmit(const Session& s, TimeNs now) const {
+    return s.timeout_dirty || s.timeout_a <= now || (s.timeout_b <= now && global_next_send <= now);
   }
 
   // ------------------------------------------------------------------ job lifecycle
@@ -280,6 +334,7 @@ struct Engine::Impl {
     ev.status = status;
     push_event(std::move(ev), true);
     remember_path(s, now);
+    forget_timeouts(s);
     sessions.erase(s.id);
     st.sessions = sessions.size();
   }
@@ -1116,6 +1171,26 @@ struct Engine::Impl {
     return std::max({s.last_rx, s.last_ping, s.active_since}) + std::max<TimeNs>(cfg.peer_death_timeout / 4, 1);
   }
 
+  // session_timeout without the host pacer: *a = every deadline but data pacing, *b = the earliest own pacing time
+  // (RateController::next_send) of the jobs that may send data. session_timeout(s) = min(a, max(b, global_next_send))
+  // when the per-peer pacer is off.
+  void session_timeout_parts(const Session& s, TimeNs* a_out, TimeNs* b_out) const {
+    TimeNs a =
+        std::min({s.recovery.loss_timer(), s.recovery.probe_deadline(), liveness_deadline(s), keepalive_deadline(s)});
+    TimeNs b = kNever;
+    if (s.ack_now || s.ping_now) a = 0;
+    a = std::min(a, s.ack_deadline);
+    for (const auto& f : s.control)
+      if (!f.in_flight && control_ready(s, f)) a = std::min(a, f.not_before);
+    for (const auto& [id, j] : s.send_jobs) {
+      if (abandons_due(*j)) a = 0;
+      if (j->running) a = std::min(a, j->rate.epoch_deadline(s.recovery.srtt()));
+      if (data_sendable(s, *j)) b = std::min(b, j->rate.next_send());
+    }
+    *a_out = a;
+    *b_out = b;
+  }
+
   TimeNs session_timeout(const Session& s) const {
     TimeNs t =
         std::min({s.recovery.loss_timer(), s.recovery.probe_deadline(), liveness_deadline(s), keepalive_deadline(s)});
@@ -1173,6 +1248,7 @@ Status Engine::open_session(SessionId id, const uint8_t key[kKeyBytes], PeerId p
   s->created = s->last_rx = s->last_tx = now;
   s->peer_window = I.cfg.recv_buffer_bytes;
   s->recv.capacity = I.cfg.recv_buffer_bytes;
+  I.touch(*s);
   I.sessions.emplace(id, std::move(s));
   I.st.sessions = I.sessions.size();
   return Status::kOk;
@@ -1192,6 +1268,7 @@ Status Engine::close_session(SessionId id, TimeNs now) {
   for (auto& [jid, j] : s->recv_jobs) ids.push_back(jid);
   for (JobId jid : ids) I.finish_recv_job(*s, jid, Status::kClosed, now, false);
   I.remember_path(*s, now);
+  I.forget_timeouts(*s);
   I.sessions.erase(id);
   I.st.sessions = I.sessions.size();
   return Status::kOk;
@@ -1365,9 +1442,16 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
     size_t len = 0;
     uint8_t dscp = 0;
     Session* from = nullptr;
+    I.refresh_timeouts();
     while (visited < I.sessions.size()) {
       if (it == I.sessions.end()) it = I.sessions.begin();
       Session& s = *it->second;
+      if (!I.may_transmit(s, now)) {  // nothing due: transmit_from would return 0
+        ++it;
+        ++visited;
+        continue;
+      }
+      I.touch(s);
       len = I.transmit_from(s, now, buf, &dscp);
       if (len) {
         from = &s;
@@ -1393,6 +1477,16 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
 }
 
 TimeNs Engine::next_timeout() const {
+  const auto& I = *impl_;
+  if (I.peer_paced()) return next_timeout_reference();
+  I.refresh_timeouts();
+  TimeNs t = I.farewells.empty() ? kNever : I.clock;
+  if (!I.due_a.empty()) t = std::min(t, I.due_a.begin()->first);
+  if (!I.due_b.empty()) t = std::min(t, std::max(I.due_b.begin()->first, I.global_next_send));
+  return t;
+}
+
+TimeNs Engine::next_timeout_reference() const {
   TimeNs t = impl_->farewells.empty() ? kNever : impl_->clock;
   for (const auto& [id, s] : impl_->sessions) t = std::min(t, impl_->session_timeout(*s));
   return t;
@@ -1401,8 +1495,12 @@ TimeNs Engine::next_timeout() const {
 void Engine::on_timeout(TimeNs now) {
   auto& I = *impl_;
   I.clock = now;
-  std::vector<SessionId> ids;
-  for (const auto& [id, s] : I.sessions) ids.push_back(id);
+  // Only sessions with a timer due (timeout_a <= now) have anything to do in session_timers: every condition it
+  // checks is one of timeout_a's terms.
+  I.refresh_timeouts();
+  std::vector<SessionId>& ids = I.timer_scratch;
+  ids.clear();
+  for (auto it = I.due_a.begin(); it != I.due_a.end() && it->first <= now; ++it) ids.push_back(it->second);
   for (SessionId id : ids)
     if (Session* s = I.find(id)) I.session_timers(*s, now);
 }

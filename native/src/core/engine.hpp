@@ -318,6 +318,9 @@ class Engine {
   // Writes at most one datagram into buf (cap >= config().max_datagram); false when nothing is due now.
   bool poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out);
   TimeNs next_timeout() const;  // earliest time poll_transmit/on_timeout has work; kNever if none
+  // The same value computed by scanning every session (what next_timeout did before its per-session cache; tests
+  // compare the two).
+  TimeNs next_timeout_reference() const;
   void on_timeout(TimeNs now);
   bool poll_event(Event* ev);  // false when no event is pending
 

@@ -62,6 +62,12 @@ struct Session {
   std::deque<JobId> finished_send;  // recently finished own jobs: their ids are not reused
   std::deque<JobId> finished_recv;  // recently finished jobs: stray packets are acknowledged, not counted
   bool has_active_jobs() const { return !send_jobs.empty() || !recv_jobs.empty(); }
+  // The engine's cache of this session's deadlines (Engine::next_timeout): `timeout_a` is every deadline but the
+  // data pacing one, `timeout_b` the earliest own pacing time of its sendable jobs (before the host pacer). Valid
+  // while !timeout_dirty; every engine path that reaches the session marks it dirty.
+  TimeNs timeout_a = kNever, timeout_b = kNever;
+  bool timeout_dirty = false;
+  bool timeout_cached = false;  // (timeout_a, id) and (timeout_b, id) are in the engine's ordered sets
 };
 
 }  // namespace netapprox::atp
