@@ -120,6 +120,7 @@ struct Engine::Impl {
   wire::Bundle bundle_scratch;             // parsed DATA bundle, reused (no allocation per datagram)
   std::vector<Delivery> delivery_scratch;  // on_data's complete messages, reused (no allocation per message)
   std::vector<SessionId> timer_scratch;    // on_timeout's due sessions, reused
+  std::vector<SessionId> due_scratch;      // poll_transmit's due sessions, reused
 
   explicit Impl(const EngineConfig& c)
       : cfg(c),
@@ -209,11 +210,6 @@ struct Engine::Impl {
       s.timeout_dirty = false;
     }
     dirty.clear();
-  }
-  // Whether transmit_from(s, now) can produce anything (cache fresh): a control, ack, ping or abandon deadline has
-  // come, or data is due and the host pacer allows it.
-  bool may_transmit(const Session& s, TimeNs now) const {
-    return s.timeout_dirty || s.timeout_a <= now || (s.timeout_b <= now && global_next_send <= now);
   }
 
   // ------------------------------------------------------------------ job lifecycle
@@ -1437,28 +1433,29 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
   // Round-robin over sessions, starting after the one served last. Datagrams swallowed by fault injection are
   // built and paced like real ones; a bounded number are tried per call.
   for (int attempt = 0; attempt < 64; ++attempt) {
-    auto it = I.sessions.upper_bound(I.rr_cursor);
-    size_t visited = 0;
     size_t len = 0;
     uint8_t dscp = 0;
     Session* from = nullptr;
+    // transmit_from(s, now) can only produce something when a control, ack, ping or abandon deadline has come
+    // (timeout_a <= now) or data is due and the host pacer allows it (timeout_b <= now, global_next_send <= now):
+    // take those sessions from the deadline sets, in session-id order starting after the cursor - the order of
+    // the round-robin over all sessions.
     I.refresh_timeouts();
-    while (visited < I.sessions.size()) {
-      if (it == I.sessions.end()) it = I.sessions.begin();
+    std::vector<SessionId>& due = I.due_scratch;
+    due.clear();
+    for (auto d = I.due_a.begin(); d != I.due_a.end() && d->first <= now; ++d) due.push_back(d->second);
+    if (I.global_next_send <= now)
+      for (auto d = I.due_b.begin(); d != I.due_b.end() && d->first <= now; ++d) due.push_back(d->second);
+    std::sort(due.begin(), due.end());
+    due.erase(std::unique(due.begin(), due.end()), due.end());
+    const size_t start = static_cast<size_t>(std::upper_bound(due.begin(), due.end(), I.rr_cursor) - due.begin());
+    for (size_t k = 0; k < due.size() && !from; ++k) {
+      auto it = I.sessions.find(due[(start + k) % due.size()]);
+      if (it == I.sessions.end()) continue;
       Session& s = *it->second;
-      if (!I.may_transmit(s, now)) {  // nothing due: transmit_from would return 0
-        ++it;
-        ++visited;
-        continue;
-      }
       I.touch(s);
       len = I.transmit_from(s, now, buf, &dscp);
-      if (len) {
-        from = &s;
-        break;
-      }
-      ++it;
-      ++visited;
+      if (len) from = &s;
     }
     if (!from) return false;
     I.rr_cursor = from->id;
