@@ -101,7 +101,7 @@ struct EngineConfig {
   TimeNs idle_timeout = 30'000'000'000ULL;       // no traffic at all on a session with no job
   TimeNs peer_death_timeout = 5'000'000'000ULL;  // nothing heard while a job is active
   uint64_t recv_buffer_bytes = 64ULL << 20;      // per session: reassembly + undelivered messages
-  uint64_t send_buffer_bytes = 64ULL << 20;      // per session: unacknowledged submitted message bytes
+  uint64_t send_buffer_bytes = 64ULL << 20;      // per session: unacknowledged submitted message bytes + 256 per message
   uint32_t max_message_bytes = 64U << 20;
   uint32_t max_sessions = 1024;
   uint32_t max_jobs_per_session = 256;
@@ -268,7 +268,7 @@ struct EngineStats {
   uint64_t farewells_dropped = 0;   // CLOSE datagrams dropped because too many sessions closed at once
   uint64_t announces_deferred = 0;  // ANNOUNCEs not acknowledged for now (receive buffer or event queue full)
   uint64_t sessions = 0, jobs = 0;
-  uint64_t send_buffered = 0;  // bytes of submitted, unacknowledged messages (all sessions)
+  uint64_t send_buffered = 0;  // bytes of submitted, unacknowledged messages + 256 per message (all sessions)
   uint64_t recv_buffered = 0;  // bytes held for reassembly, ordering or by the application (all sessions)
 };
 
@@ -308,6 +308,9 @@ class Engine {
   // Writes at most one datagram into buf (cap >= config().max_datagram); false when nothing is due now.
   bool poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out);
   TimeNs next_timeout() const;  // earliest time poll_transmit/on_timeout has work; kNever if none
+  // The same value computed by scanning every session (what next_timeout did before its per-session cache; tests
+  // compare the two).
+  TimeNs next_timeout_reference() const;
   void on_timeout(TimeNs now);
   bool poll_event(Event* ev);  // false when no event is pending
 
