@@ -170,8 +170,7 @@ struct Engine::Impl {
   // and on_timeout / poll_transmit visited every session: O(sessions) per datagram with one session per job. Now
   // each session's two deadlines (Session::timeout_a / timeout_b) are kept in two ordered sets and recomputed only
   // for sessions touched since the last call. The host pacer (global_next_send) is shared by all sessions, so it is
-  // applied on top: min over s of max(b_s, g) = max(min_s b_s, g). The per-peer pacer (off by default) is shared
-  // by the sessions of a peer and is not cached: with it on, next_timeout scans (next_timeout_reference).
+  // applied on top: min over s of max(b_s, g) = max(min_s b_s, g).
   mutable std::set<std::pair<TimeNs, SessionId>> due_a, due_b;
   mutable std::vector<SessionId> dirty;  // each live session at most once (Session::timeout_dirty)
 
@@ -199,6 +198,7 @@ struct Engine::Impl {
       Session& s = *it->second;
       uncache(s);
       session_timeout_parts(s, &s.timeout_a, &s.timeout_b);
+      if (flags.mrdf) data_order(s, &s.mrdf_key, &s.mrdf_starve_at);
       due_a.emplace(s.timeout_a, s.id);
       due_b.emplace(s.timeout_b, s.id);
       s.timeout_cached = true;
@@ -699,9 +699,97 @@ struct Engine::Impl {
     return len;
   }
 
-  // One datagram from session s, or 0.
-  size_t transmit_from(Session& s, TimeNs now, uint8_t* buf, uint8_t* dscp) {
+  // ------------------------------------------------------------------ MRDF across sessions
+  //
+  // The host pacer (global_next_send) is shared by every session. With one session per job (the lab's agents, the
+  // JNI layer's per-shuffle sessions) round-robin over sessions shares the line rate equally, like TCP flows, and
+  // MRDF would order only the messages within a job. In the modes with MRDF, a DATA slot of the host pacer goes to
+  // the job with the least remaining data (SendJob::remaining_bytes) among the sessions with data due, whatever
+  // its session - unless a job has waited kMrdfStarveRtts of its srtt without sending, which is then served first
+  // (oldest first): the paper's starvation floor (R_min, one packet per RTT) scaled down so that many waiting jobs
+  // cannot turn the order back into round-robin. ACKs, control frames, probes and PINGs of every due session go
+  // before any DATA, as before.
+  static constexpr TimeNs kMrdfStarveRtts = 8;
+
+  // The session whose data goes next (MRDF across sessions): among those with data due (due_b up to now; the
+  // caches are fresh, refresh_timeouts ran), a starving one first (the earliest mrdf_starve_at), else the least
+  // mrdf_key, ties to the lowest session id. O(sessions with data due), as the round-robin pass.
+  Session* pick_data_session(TimeNs now) {
+    Session* best = nullptr;
+    bool best_starving = false;
+    for (auto d = due_b.begin(); d != due_b.end() && d->first <= now; ++d) {
+      auto it = sessions.find(d->second);
+      if (it == sessions.end()) continue;
+      Session& s = *it->second;
+      const bool starving = s.mrdf_starve_at <= now;
+      if (!best) {
+        best = &s;
+        best_starving = starving;
+        continue;
+      }
+      if (starving != best_starving) {
+        if (starving) {
+          best = &s;
+          best_starving = true;
+        }
+        continue;
+      }
+      const bool better = starving ? std::make_pair(s.mrdf_starve_at, s.id) < std::make_pair(best->mrdf_starve_at, best->id)
+                                   : std::make_pair(s.mrdf_key, s.id) < std::make_pair(best->mrdf_key, best->id);
+      if (better) best = &s;
+    }
+    return best;
+  }
+
+  // A job's order among the jobs that compete for the host pacer: fewer remaining bytes first, then the earlier
+  // own pacing time.
+  bool mrdf_before(const SendJob& a, const SendJob& b) const {
+    const uint64_t ra = a.remaining_bytes(), rb = b.remaining_bytes();
+    if (ra != rb) return ra < rb;
+    return a.rate.next_send() < b.rate.next_send();
+  }
+  TimeNs starve_at(const Session& s, const SendJob& j) const {
+    const TimeNs last = j.last_data_sent == kNever ? j.started : j.last_data_sent;
+    return last + kMrdfStarveRtts * s.recovery.srtt();
+  }
+  void data_order(const Session& s, uint64_t* key, TimeNs* starve) const {
+    *key = UINT64_MAX;
+    *starve = kNever;
+    for (const auto& [id, j] : s.send_jobs) {
+      if (!data_sendable(s, *j)) continue;
+      *key = std::min(*key, j->remaining_bytes());
+      *starve = std::min(*starve, starve_at(s, *j));
+    }
+  }
+
+  // One datagram from session s, or 0. `what`: everything (round-robin modes), or only the non-DATA part (ACK,
+  // control frames, PING) or only DATA (MRDF across sessions serves the two in separate passes).
+  enum class Part { kAll, kControl, kData };
+  size_t transmit_from(Session& s, TimeNs now, uint8_t* buf, uint8_t* dscp, Part what = Part::kAll) {
     *dscp = control_dscp();
+    if (what != Part::kData) {
+      if (size_t len = transmit_control(s, now, buf)) return len;
+      if (what == Part::kControl) return 0;
+    }
+    SendJob* best = nullptr;
+    const bool starving = flags.mrdf && s.mrdf_starve_at <= now;
+    for (auto& [id, j] : s.send_jobs) {
+      if (!data_sendable(s, *j) || data_time(*j) > now) continue;
+      if (!best) {
+        best = j.get();
+      } else if (!flags.mrdf) {
+        if (j->rate.next_send() < best->rate.next_send()) best = j.get();
+      } else if (starving) {  // the longest-waiting job first
+        if (starve_at(s, *j) < starve_at(s, *best)) best = j.get();
+      } else if (mrdf_before(*j, *best)) {
+        best = j.get();
+      }
+    }
+    if (best) return build_data(s, *best, buf, now, dscp);
+    return 0;
+  }
+
+  size_t transmit_control(Session& s, TimeNs now, uint8_t* buf) {
     if (s.ack_now || (s.ack_deadline != kNever && s.ack_deadline <= now)) {
       if (s.received.any()) return build_ack(s, buf, now);
       s.ack_now = false;
@@ -712,12 +800,6 @@ struct Engine::Impl {
     for (auto& f : s.control)
       if (!f.in_flight && f.not_before <= now && control_ready(s, f)) return build_control(s, f, buf, now);
     if (s.ping_now) return build_ping(s, buf, now);
-    SendJob* best = nullptr;
-    for (auto& [id, j] : s.send_jobs) {
-      if (!data_sendable(s, *j) || data_time(*j) > now) continue;
-      if (!best || j->rate.next_send() < best->rate.next_send()) best = j.get();
-    }
-    if (best) return build_data(s, *best, buf, now, dscp);
     return 0;
   }
 
@@ -1406,13 +1488,34 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
     std::sort(due.begin(), due.end());
     due.erase(std::unique(due.begin(), due.end()), due.end());
     const size_t start = static_cast<size_t>(std::upper_bound(due.begin(), due.end(), I.rr_cursor) - due.begin());
+    // Round-robin modes: everything a session has, in the round-robin order. MRDF modes: first the non-DATA part
+    // of every due session (round-robin), then the DATA slot by MRDF across sessions (pick_data_session).
+    const auto part = I.flags.mrdf ? Impl::Part::kControl : Impl::Part::kAll;
     for (size_t k = 0; k < due.size() && !from; ++k) {
       auto it = I.sessions.find(due[(start + k) % due.size()]);
       if (it == I.sessions.end()) continue;
       Session& s = *it->second;
       I.touch(s);
-      len = I.transmit_from(s, now, buf, &dscp);
+      len = I.transmit_from(s, now, buf, &dscp, part);
       if (len) from = &s;
+    }
+    if (!from && I.flags.mrdf && I.global_next_send <= now) {
+      // The due_b entries up to now are the sessions with a job whose own pacing time has come: the one whose
+      // cached order is first sends; should it have nothing after all, the others follow in round-robin order.
+      Session* pick = I.pick_data_session(now);
+      if (pick) {
+        I.touch(*pick);
+        len = I.transmit_from(*pick, now, buf, &dscp, Impl::Part::kData);
+        if (len) from = pick;
+      }
+      for (size_t k = 0; k < due.size() && !from; ++k) {
+        auto it = I.sessions.find(due[(start + k) % due.size()]);
+        if (it == I.sessions.end() || it->second.get() == pick) continue;
+        Session& s = *it->second;
+        I.touch(s);
+        len = I.transmit_from(s, now, buf, &dscp, Impl::Part::kData);
+        if (len) from = &s;
+      }
     }
     if (!from) return false;
     I.rr_cursor = from->id;
@@ -1432,7 +1535,6 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
 
 TimeNs Engine::next_timeout() const {
   const auto& I = *impl_;
-  if (I.peer_paced()) return next_timeout_reference();
   I.refresh_timeouts();
   TimeNs t = I.farewells.empty() ? kNever : I.clock;
   if (!I.due_a.empty()) t = std::min(t, I.due_a.begin()->first);

@@ -27,6 +27,7 @@ SendJob::SendJob(const JobSpec& spec, bool mrdf_scheduling, uint32_t seg_size, c
     g.base = base;
     g.target = slack::target_of(gs.msr, gs.size);
     base += gs.size;
+    needed_ += g.target;
     groups.push_back(g);
   }
 }
@@ -64,6 +65,7 @@ Status SendJob::submit(uint32_t group_index, uint32_t index, const uint8_t* data
   msg.need = nseg;
   messages_submitted_++;
   segments_submitted_ += nseg;
+  bytes_submitted_ += len;
   session_buffered_ += charge(len);
   refresh_ready(m, msg);
   return Status::kOk;
@@ -79,7 +81,9 @@ uint32_t SendJob::set_target(uint32_t gi, uint32_t t) {
   // Messages already given up cannot be brought back: clamp, and say so in the report.
   g.unreachable = t > g.spec.size - g.lost;
   if (g.unreachable) t = g.spec.size - g.lost;
+  needed_ -= g.target > g.delivered ? g.target - g.delivered : 0;
   g.target = t;
+  needed_ += g.target > g.delivered ? g.target - g.delivered : 0;
   if (g.satisfied() && !g.exact()) give_up_rest(gi);
   return t;
 }
@@ -156,6 +160,7 @@ void SendJob::on_segment_acked(MessageId m, uint32_t seg) {
     live_.erase(it);
     SendGroup& g = groups[gi];
     g.delivered++;
+    count_delivered(g);
     if (g.delivered == g.target && !g.exact()) give_up_rest(gi);
     return;
   }
@@ -196,6 +201,7 @@ void SendJob::on_segment_late_ack(MessageId m, uint32_t seg) {
   SendGroup& grp = groups[gi];
   grp.lost--;
   grp.delivered++;
+  count_delivered(grp);
   if (grp.delivered == grp.target && !grp.exact()) give_up_rest(gi);
 }
 

@@ -157,6 +157,14 @@ class SendJob {
   void release_buffers();
 
   std::vector<slack::GroupProgress> progress() const;
+  // What the job still needs: messages until every group meets its target (exact groups: every message not yet
+  // delivered), times the mean size of the messages submitted so far - MRDF's measure across jobs (the engine
+  // serves the sending job with the least of it first when jobs compete for the host's line rate). O(1).
+  uint64_t remaining_bytes() const {
+    const uint64_t mean = messages_submitted_ ? (bytes_submitted_ + messages_submitted_ - 1) / messages_submitted_ : 1;
+    return needed_ * mean;
+  }
+  uint64_t needed_messages() const { return needed_; }
   double packets_per_message() const;
   // The sender's report (receiver counts are merged in by the engine when a DONE carries them).
   void fill_report(JobReport& r, TimeNs now) const;
@@ -187,6 +195,11 @@ class SendJob {
   };
   std::unordered_map<MessageId, GivenUp> given_up_;
   uint64_t messages_submitted_ = 0, segments_submitted_ = 0;  // mean packets per message (packet-level TLR)
+  uint64_t bytes_submitted_ = 0;
+  uint64_t needed_ = 0;  // sum over groups of max(target - delivered, 0), kept by every change of either
+  void count_delivered(SendGroup& g) {
+    if (g.delivered <= g.target) needed_--;
+  }
   // Buffers of finished messages, reused by later submits: a large message then costs no fresh pages (page faults
   // and zeroing were ~5% of the sender's CPU for 64 KiB messages) and a small one no malloc/free (~30 % of the
   // CPU per 100-byte message, docs/driver.md). Bounded per job.
