@@ -4,7 +4,7 @@
 //   incast-sim [--senders 3,8,16,32] [--msgs 300] [--size 200] [--msr 0.75] [--modes full,paper]
 //              [--queues slack,fifo] [--port-mbps 200] [--host-mbps 200] [--rtt-us 100] [--jobs 1]
 //              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000] [--exact-every 0]
-//              [--needy 0.75]
+//              [--needy 0.75] [--session-per-job 0] [--mrdf-across 1]
 //              [--trace epochs.csv]
 //
 // Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
@@ -15,8 +15,11 @@
 // the port's rate averaging B of the port (fabric.hpp), as the network lab's class-0 TCP background.
 // --exact-every K: every K-th job is exact (MSR 1, class 0) and the line adds the exact jobs' p50 and the approximate
 // ones' separately (the network lab's co-run experiment: exact jobs next to approximate ones). --needy F: the
-// engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs). --trace FILE:
-// every sender's end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
+// engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs).
+// --session-per-job 1: every job in a session of its own (opened at its start, closed when it ends), as the network
+// lab's agents do; 0: one session per sender. --mrdf-across 0|1: EngineConfig::mrdf_across_jobs (docs/protocol.md
+// section 6: the host's line rate to the job with the least remaining data across sessions, in the MRDF modes).
+// --trace FILE: every sender's end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -69,6 +72,8 @@ struct Options {
   int exact_every = 0;
   double needy = EngineConfig{}.needy_class0_fraction;
   std::string trace;
+  bool session_per_job = false;
+  bool mrdf_across = EngineConfig{}.mrdf_across_jobs;
 };
 
 FILE* g_trace = nullptr;
@@ -91,6 +96,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   c.engine.line_rate_bps = static_cast<uint64_t>(c.host_rate_bps);
   c.engine.mode = *parse_mode(mode);
   c.engine.needy_class0_fraction = o.needy;
+  c.engine.mrdf_across_jobs = o.mrdf_across;
   c.engine.peer_death_timeout = 20'000'000'000ULL;
   fabric::Fabric f(c, o.seed);
   // The plan: who sends which job when.
@@ -117,7 +123,9 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   uint64_t failed = 0, below = 0;
   double announces = 0, repeated = 0, start_wait_ms = 0;
   size_t done = 0;
-  std::map<std::pair<int, JobId>, TimeNs> started;
+  auto session_for = [&](int sender, JobId id) {
+    return o.session_per_job ? SessionId(0x7000'0000 + id) : fabric::Fabric::session_of(sender);
+  };
   const TimeNs t0 = f.now();
   if (g_trace)
     for (int s = 0; s < n; ++s) f.sender(s).set_trace_epochs(true);
@@ -132,6 +140,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
     }
     if (e.type != EventType::kJobDone || !e.report) return;
     done++;
+    if (o.session_per_job) f.sender(s).close_session(e.session, f.now());
     const auto& r = *e.report;
     if (r.status != Status::kOk) failed++;
     const double msr = is_exact(e.job) ? 1.0 : o.msr;
@@ -152,12 +161,14 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
     f.run([] { return false; }, p.start);
     Engine& e = f.sender(p.sender);
     JobSpec spec{p.id, {{1, o.msgs, is_exact(p.id) ? 1.0 : o.msr}}, true};
-    if (e.start_job(fabric::Fabric::session_of(p.sender), spec, f.now()) != Status::kOk) {
+    const SessionId sid = session_for(p.sender, p.id);
+    if ((o.session_per_job && f.open_extra_session(p.sender, sid) != Status::kOk) ||
+        e.start_job(sid, spec, f.now()) != Status::kOk) {
       failed++;
       continue;
     }
     for (uint32_t i = 0; i < o.msgs; ++i)
-      e.submit(fabric::Fabric::session_of(p.sender), p.id, 0, i, payload.data(), payload.size(), f.now());
+      e.submit(sid, p.id, 0, i, payload.data(), payload.size(), f.now());
   }
   f.run([&] { return done == plan.size(); }, f.now() + 120'000 * kMs);
   const double span = double(f.now() - t0);
@@ -218,6 +229,10 @@ int main(int argc, char** argv) {
       o.exact_every = std::atoi(v);
     else if (k == "--seed")
       o.seed = std::strtoull(v, nullptr, 10);
+    else if (k == "--session-per-job")
+      o.session_per_job = std::atoi(v) != 0;
+    else if (k == "--mrdf-across")
+      o.mrdf_across = std::atoi(v) != 0;
     else if (k == "--trace")
       o.trace = v;
     else {
@@ -233,9 +248,9 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
-      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f\n",
+      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f, session per %s, mrdf_across_jobs %d\n",
       o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load, o.bg_load,
-      (unsigned long long)o.bg_on_us, o.needy);
+      (unsigned long long)o.bg_on_us, o.needy, o.session_per_job ? "job" : "sender", o.mrdf_across ? 1 : 0);
   if (!o.trace.empty()) {
     g_trace = std::fopen(o.trace.c_str(), "w");
     if (!g_trace) {

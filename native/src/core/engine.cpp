@@ -72,6 +72,7 @@ std::string EngineConfig::validate() const {
 struct Engine::Impl {
   EngineConfig cfg;
   ModeFlags flags;
+  const bool mrdf_across;  // MRDF across sessions and jobs (EngineConfig::mrdf_across_jobs in a mode with MRDF)
   const rate_law::RateLaw& law;
   std::map<SessionId, std::unique_ptr<Session>> sessions;
   // The recent peak RTT (Recovery::recent_peak_rtt) of ended sessions, per peer: a new job's probe timeout starts
@@ -120,6 +121,7 @@ struct Engine::Impl {
   explicit Impl(const EngineConfig& c)
       : cfg(c),
         flags(mode_flags(c.mode)),
+        mrdf_across(flags.mrdf && c.mrdf_across_jobs),
         law(rate_law::for_mode(c.mode)),
         fault_rng(c.faults.seed),
         use_aes(c.prefer_aes_gcm && crypto::aes_available()) {}
@@ -198,7 +200,7 @@ struct Engine::Impl {
       Session& s = *it->second;
       uncache(s);
       session_timeout_parts(s, &s.timeout_a, &s.timeout_b);
-      if (flags.mrdf) data_order(s, &s.mrdf_key, &s.mrdf_starve_at);
+      if (mrdf_across) data_order(s, &s.mrdf_key, &s.mrdf_starve_at);
       due_a.emplace(s.timeout_a, s.id);
       due_b.emplace(s.timeout_b, s.id);
       s.timeout_cached = true;
@@ -772,12 +774,12 @@ struct Engine::Impl {
       if (what == Part::kControl) return 0;
     }
     SendJob* best = nullptr;
-    const bool starving = flags.mrdf && s.mrdf_starve_at <= now;
+    const bool starving = mrdf_across && s.mrdf_starve_at <= now;
     for (auto& [id, j] : s.send_jobs) {
       if (!data_sendable(s, *j) || data_time(*j) > now) continue;
       if (!best) {
         best = j.get();
-      } else if (!flags.mrdf) {
+      } else if (!mrdf_across) {
         if (j->rate.next_send() < best->rate.next_send()) best = j.get();
       } else if (starving) {  // the longest-waiting job first
         if (starve_at(s, *j) < starve_at(s, *best)) best = j.get();
@@ -1490,7 +1492,7 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
     const size_t start = static_cast<size_t>(std::upper_bound(due.begin(), due.end(), I.rr_cursor) - due.begin());
     // Round-robin modes: everything a session has, in the round-robin order. MRDF modes: first the non-DATA part
     // of every due session (round-robin), then the DATA slot by MRDF across sessions (pick_data_session).
-    const auto part = I.flags.mrdf ? Impl::Part::kControl : Impl::Part::kAll;
+    const auto part = I.mrdf_across ? Impl::Part::kControl : Impl::Part::kAll;
     for (size_t k = 0; k < due.size() && !from; ++k) {
       auto it = I.sessions.find(due[(start + k) % due.size()]);
       if (it == I.sessions.end()) continue;
@@ -1499,7 +1501,7 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
       len = I.transmit_from(s, now, buf, &dscp, part);
       if (len) from = &s;
     }
-    if (!from && I.flags.mrdf && I.global_next_send <= now) {
+    if (!from && I.mrdf_across && I.global_next_send <= now) {
       // The due_b entries up to now are the sessions with a job whose own pacing time has come: the one whose
       // cached order is first sends; should it have nothing after all, the others follow in round-robin order.
       Session* pick = I.pick_data_session(now);

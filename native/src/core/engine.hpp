@@ -125,6 +125,10 @@ struct EngineConfig {
   // Coalesce small whole messages of one job into DATA bundles (docs/protocol.md section 1) when the peer accepts
   // them, and tell peers that this endpoint accepts them. Off: plain DATA only (what a pre-bundle peer speaks).
   bool coalesce_messages = true;
+  // Modes with MRDF (RC+MRDF, Full, paper): the host's line rate goes to the sending job with the least remaining
+  // data first across all its sessions and jobs, not round-robin over sessions (docs/protocol.md section 6). Off:
+  // round-robin over sessions, each session's jobs by their own pacing time (what Base and RC always do).
+  bool mrdf_across_jobs = true;
   Mode mode = Mode::kFull;
   FaultInjection faults;
 

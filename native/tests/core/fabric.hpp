@@ -62,6 +62,16 @@ class Fabric {
     for (int k = 1; k < kNumPriorityClasses; ++k) limit_[k] = uint64_t(8 - k) * c.frame_bytes;
   }
 
+  // Another session between sender i and the receiver (as the lab's agents open one per job). The sender's end is
+  // the initiator; ids must be unique across senders.
+  Status open_extra_session(int sender, SessionId id) {
+    uint8_t key[kKeyBytes];
+    for (size_t b = 0; b < kKeyBytes; ++b) key[b] = static_cast<uint8_t>(id * 131 + sender * 7 + b);
+    const Status st = senders_[sender]->open_session(id, key, kReceiverPeer, true, now_);
+    if (st != Status::kOk) return st;
+    return receiver_.open_session(id, key, PeerId(sender), false, now_);
+  }
+
   TimeNs now() const { return now_; }
   Engine& receiver() { return receiver_; }
   Engine& sender(int i) { return *senders_[i]; }
