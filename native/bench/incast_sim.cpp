@@ -184,6 +184,16 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
       std::printf(" c%d:%llu/%llu", k, (unsigned long long)port.dropped[k],
                   (unsigned long long)(port.dropped[k] + port.enqueued[k]));
   if (o.exact_every > 0) std::printf("  exact p50 %.2f approx p50 %.2f", pct(exact_ms, 0.5), pct(approx_ms, 0.5));
+  uint64_t slots = 0, contended = 0, starved = 0;
+  for (int s = 0; s < n; ++s) {
+    const EngineStats es = f.sender(s).stats();
+    slots += es.mrdf_slots;
+    contended += es.mrdf_contended;
+    starved += es.mrdf_starved;
+  }
+  if (c.engine.mrdf_across_jobs && mode_flags(c.engine.mode).mrdf)
+    std::printf("  mrdf slots %llu contended %llu starved %llu", (unsigned long long)slots,
+                (unsigned long long)contended, (unsigned long long)starved);
   std::printf("  failed %llu below %llu  announces/job %.2f repeated %.0f start %.2f ms\n", (unsigned long long)failed,
               (unsigned long long)below, done ? announces / double(done) : 0.0, repeated,
               done ? start_wait_ms / double(done) : 0.0);

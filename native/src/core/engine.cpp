@@ -719,10 +719,12 @@ struct Engine::Impl {
   Session* pick_data_session(TimeNs now) {
     Session* best = nullptr;
     bool best_starving = false;
+    size_t candidates = 0;
     for (auto d = due_b.begin(); d != due_b.end() && d->first <= now; ++d) {
       auto it = sessions.find(d->second);
       if (it == sessions.end()) continue;
       Session& s = *it->second;
+      candidates++;
       const bool starving = s.mrdf_starve_at <= now;
       if (!best) {
         best = &s;
@@ -739,6 +741,11 @@ struct Engine::Impl {
       const bool better = starving ? std::make_pair(s.mrdf_starve_at, s.id) < std::make_pair(best->mrdf_starve_at, best->id)
                                    : std::make_pair(s.mrdf_key, s.id) < std::make_pair(best->mrdf_key, best->id);
       if (better) best = &s;
+    }
+    if (best) {
+      st.mrdf_slots++;
+      if (candidates > 1) st.mrdf_contended++;
+      if (best_starving) st.mrdf_starved++;
     }
     return best;
   }

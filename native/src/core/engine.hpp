@@ -274,6 +274,9 @@ struct EngineStats {
   uint64_t sessions = 0, jobs = 0;
   uint64_t send_buffered = 0;  // bytes of submitted, unacknowledged messages + 256 per message (all sessions)
   uint64_t recv_buffered = 0;  // bytes held for reassembly, ordering or by the application (all sessions)
+  // Diagnostics of MRDF across sessions (not in the C API): DATA slots it assigned, those where two or more
+  // sessions had data due (where the order mattered), and those given to a job by the starvation guard.
+  uint64_t mrdf_slots = 0, mrdf_contended = 0, mrdf_starved = 0;
 };
 
 class Engine {
