@@ -1446,11 +1446,21 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
     for (auto d = I.due_a.begin(); d != I.due_a.end() && d->first <= now; ++d) due.push_back(d->second);
     if (I.global_next_send <= now)
       for (auto d = I.due_b.begin(); d != I.due_b.end() && d->first <= now; ++d) due.push_back(d->second);
-    std::sort(due.begin(), due.end());
-    due.erase(std::unique(due.begin(), due.end()), due.end());
-    const size_t start = static_cast<size_t>(std::upper_bound(due.begin(), due.end(), I.rr_cursor) - due.begin());
-    for (size_t k = 0; k < due.size() && !from; ++k) {
-      auto it = I.sessions.find(due[(start + k) % due.size()]);
+    // The next in that order is the smallest id above the cursor, else the smallest id: one pass (the first
+    // candidate nearly always transmits, so no sort per call); a candidate that yields nothing is dropped.
+    while (!due.empty() && !from) {
+      size_t pick = 0;
+      bool above = due[0] > I.rr_cursor;
+      for (size_t k = 1; k < due.size(); ++k) {
+        const bool a = due[k] > I.rr_cursor;
+        if ((a && !above) || (a == above && due[k] < due[pick])) {
+          pick = k;
+          above = a;
+        }
+      }
+      const SessionId id = due[pick];
+      due.erase(std::remove(due.begin(), due.end(), id), due.end());  // it may be listed twice (a and b)
+      auto it = I.sessions.find(id);
       if (it == I.sessions.end()) continue;
       Session& s = *it->second;
       I.touch(s);
