@@ -11,7 +11,6 @@
 #include <unordered_map>
 
 #include "core/crypto.hpp"
-#include "core/peer_pacer.hpp"
 #include "core/ring.hpp"
 #include "core/session.hpp"
 
@@ -83,10 +82,6 @@ struct Engine::Impl {
   };
   std::unordered_map<PeerId, PathMemory> path_memory;
   static constexpr size_t kMaxPathMemory = 4096;
-  // Approximate-class DATA per peer (flags.peer_pacing, EngineConfig::approx_peer_pacing): one pacer for all jobs to
-  // that peer, whatever their sessions. Bounded like path_memory (an evicted peer starts again at R_max).
-  std::unordered_map<PeerId, PeerPacer> peer_pacers;
-  static constexpr size_t kMaxPeerPacers = 4096;
   Ring<Event> events;  // bounded by max_pending_events (essential events excepted, see push_event)
   struct Held {
     SessionId session;
@@ -366,7 +361,6 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           j->packets_acked++;
           j->rate.on_resolved(true, p.size);
-          I.peer_resolved(s, p, true, false);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_acked(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
@@ -379,7 +373,6 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           j->packets_lost++;
           j->rate.on_resolved(false, p.size);
-          I.peer_resolved(s, p, false, false);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_lost(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
@@ -401,7 +394,6 @@ struct Engine::Impl {
           if (j->packets_lost > 0) j->packets_lost--;
           j->packets_acked++;
           j->rate.on_late_ack(p.size);
-          I.peer_resolved(s, p, true, true);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_late_ack(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
@@ -459,10 +451,6 @@ struct Engine::Impl {
 
   void end_epoch(Session& s, SendJob& j, TimeNs now) {
     EpochSample sample = j.rate.end_epoch(now, j.progress(), j.packets_per_message(), s.recovery.srtt());
-    if (peer_paced()) {
-      auto it = peer_pacers.find(s.peer);
-      if (it != peer_pacers.end()) sample.peer_pacer_bps = it->second.rate() * 8.0;
-    }
     if (!j.pending_abandons().empty() && j.rate.epochs() % 16 == 0) flush_abandons(s, j);  // bounded delay
     if (trace) {
       sample.session = s.id;
@@ -566,36 +554,7 @@ struct Engine::Impl {
            s.recovery.span() < ReceivedWindow::kBits / 2;
   }
 
-  bool peer_paced() const { return flags.peer_pacing && cfg.approx_peer_pacing && flags.slack_priority; }
-  // Whether the job's next DATA goes in an approximate class (and so through its peer's pacer).
-  bool approx_class_next(const SendJob& j) const { return j.rate.priority_class() != 0 && !j.next_is_exact(); }
-  PeerPacer& peer_pacer(PeerId peer) {
-    auto it = peer_pacers.find(peer);
-    if (it != peer_pacers.end()) return it->second;
-    if (peer_pacers.size() >= kMaxPeerPacers) peer_pacers.erase(peer_pacers.begin());
-    return peer_pacers
-        .emplace(peer, PeerPacer(r_max(), double(cfg.max_datagram + cfg.wire_overhead_bytes), cfg.min_epoch))
-        .first->second;
-  }
-  TimeNs data_time(const Session& s, const SendJob& j) const {
-    TimeNs t = std::max(j.rate.next_send(), global_next_send);
-    if (peer_paced() && approx_class_next(j)) {
-      auto it = peer_pacers.find(s.peer);
-      if (it != peer_pacers.end()) t = std::max(t, it->second.next_send());
-    }
-    return t;
-  }
-  // An approximate-class DATA packet's fate, for its peer's pacer.
-  void peer_resolved(const Session& s, const SentPacket& p, bool acked, bool late) {
-    if (!peer_paced() || p.dscp == cfg.dscp_by_class[0]) return;
-    auto it = peer_pacers.find(s.peer);
-    if (it == peer_pacers.end()) return;
-    const double bytes = double(p.size + cfg.wire_overhead_bytes);
-    if (late)
-      it->second.on_late_ack(bytes);
-    else
-      it->second.on_resolved(clock, acked, bytes, s.recovery.srtt());
-  }
+  TimeNs data_time(const SendJob& j) const { return std::max(j.rate.next_send(), global_next_send); }
 
   // DATA: exact groups in class 0, approximate ones in the job's class (no_priority_dscp when the mode has no
   // slack priority; class 0 for a needy job, RateController::end_epoch). Everything else - ACKs, control frames,
@@ -617,8 +576,6 @@ struct Engine::Impl {
   // allowance lets drivers batch.
   void paced(Session& s, SendJob& j, TimeNs now, size_t total, uint8_t dscp) {
     j.rate.on_sent(now, total);
-    if (peer_paced() && dscp != cfg.dscp_by_class[0])
-      peer_pacer(s.peer).on_sent(now, double(total + cfg.wire_overhead_bytes));
     const TimeNs burst = RateController::kBurstAllowance;
     global_next_send = std::max(global_next_send, now > burst ? now - burst : 0) +
                        TimeNs(double(total + cfg.wire_overhead_bytes) * 1e9 / r_max());
@@ -757,7 +714,7 @@ struct Engine::Impl {
     if (s.ping_now) return build_ping(s, buf, now);
     SendJob* best = nullptr;
     for (auto& [id, j] : s.send_jobs) {
-      if (!data_sendable(s, *j) || data_time(s, *j) > now) continue;
+      if (!data_sendable(s, *j) || data_time(*j) > now) continue;
       if (!best || j->rate.next_send() < best->rate.next_send()) best = j.get();
     }
     if (best) return build_data(s, *best, buf, now, dscp);
@@ -1197,7 +1154,7 @@ struct Engine::Impl {
     for (const auto& [id, j] : s.send_jobs) {
       if (abandons_due(*j)) return 0;
       if (j->running) t = std::min(t, j->rate.epoch_deadline(s.recovery.srtt()));
-      if (data_sendable(s, *j)) t = std::min(t, data_time(s, *j));
+      if (data_sendable(s, *j)) t = std::min(t, data_time(*j));
     }
     return t;
   }

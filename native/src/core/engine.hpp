@@ -73,9 +73,6 @@ struct ModeFlags {
   // An approximate job whose allowance is spent sends in class 0 once it is near its target
   // (EngineConfig::needy_class0_fraction; docs/protocol.md section 11, "needy jobs"). Full only: not the paper's.
   bool needy_exact;
-  // One pacer per peer for all approximate-class DATA of this endpoint (EngineConfig::approx_peer_pacing;
-  // docs/protocol.md section 10, "Peer pacer"). Full only.
-  bool peer_pacing;
 };
 ModeFlags mode_flags(Mode m);
 bool mode_valid(Mode m);  // one of the modes above
@@ -119,12 +116,6 @@ struct EngineConfig {
   // the messages it still needs are at most this fraction of its target (0 = never; 1 = as soon as the allowance is
   // spent). Bounds the class-0 share of approximate traffic; docs/protocol.md section 11, "needy jobs".
   double needy_class0_fraction = 0.75;
-  // Modes with peer_pacing (Full): all approximate-class DATA to one peer passes one more pacer, at the rate the
-  // host's approximate DATA to that peer is delivered (plus a probe) with a lag of at most two datagrams, so jobs at
-  // R_max (new, app-limited or held) do not each burst into the 1-7 frame approximate queues. Off by default: it cut
-  // the approximate classes' drops 2-9x in the lab but made FBKV-like jobs slower there and in the simulator
-  // (docs/protocol.md section 10, "Peer pacer").
-  bool approx_peer_pacing = false;
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver
@@ -236,8 +227,7 @@ struct EpochSample {
   uint64_t acked = 0, lost = 0;
   double delivered_bps = 0;  // acknowledged datagram bits per second over the epoch
   TimeNs srtt = 0;
-  bool app_limited = false;   // the pacer sat idle (nothing to send, window or announce wait)
-  double peer_pacer_bps = 0;  // the rate of the job's peer pacer (EngineConfig::approx_peer_pacing; 0: none)
+  bool app_limited = false;  // the pacer sat idle (nothing to send, window or announce wait)
 };
 
 enum class EventType {

@@ -207,8 +207,6 @@ bool SendJob::next_is_whole_message(uint32_t max_len, bool* exact) const {
   return true;
 }
 
-bool SendJob::next_is_exact() const { return !ready_.empty() && groups[live_.at(ready_.front().second).group].exact(); }
-
 bool SendJob::take_next_segment(SegmentToSend* out) {
   while (!ready_.empty()) {
     const MessageId m = ready_.front().second;

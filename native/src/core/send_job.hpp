@@ -146,8 +146,6 @@ class SendJob {
   // whether its group is exact. Lets the engine coalesce small messages into one DATA bundle without changing
   // the send order.
   bool next_is_whole_message(uint32_t max_len, bool* exact) const;
-  // Whether the next segment to send belongs to an exact group (false when nothing is ready).
-  bool next_is_exact() const;
   // Marks the next segment in flight; false when nothing is ready.
   bool take_next_segment(SegmentToSend* out);
 
