@@ -167,8 +167,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
       failed++;
       continue;
     }
-    for (uint32_t i = 0; i < o.msgs; ++i)
-      e.submit(sid, p.id, 0, i, payload.data(), payload.size(), f.now());
+    for (uint32_t i = 0; i < o.msgs; ++i) e.submit(sid, p.id, 0, i, payload.data(), payload.size(), f.now());
   }
   f.run([&] { return done == plan.size(); }, f.now() + 120'000 * kMs);
   const double span = double(f.now() - t0);
@@ -258,7 +257,8 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
-      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f, session per %s, mrdf_across_jobs %d\n",
+      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f, session per %s, "
+      "mrdf_across_jobs %d\n",
       o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load, o.bg_load,
       (unsigned long long)o.bg_on_us, o.needy, o.session_per_job ? "job" : "sender", o.mrdf_across ? 1 : 0);
   if (!o.trace.empty()) {

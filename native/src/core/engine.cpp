@@ -739,8 +739,9 @@ struct Engine::Impl {
         }
         continue;
       }
-      const bool better = starving ? std::make_pair(s.mrdf_starve_at, s.id) < std::make_pair(best->mrdf_starve_at, best->id)
-                                   : std::make_pair(s.mrdf_key, s.id) < std::make_pair(best->mrdf_key, best->id);
+      const bool better = starving
+                              ? std::make_pair(s.mrdf_starve_at, s.id) < std::make_pair(best->mrdf_starve_at, best->id)
+                              : std::make_pair(s.mrdf_key, s.id) < std::make_pair(best->mrdf_key, best->id);
       if (better) best = &s;
     }
     if (best) {
