@@ -4,7 +4,7 @@
 //   incast-sim [--senders 3,8,16,32] [--msgs 300] [--size 200] [--msr 0.75] [--modes full,paper]
 //              [--queues slack,fifo] [--port-mbps 200] [--host-mbps 200] [--rtt-us 100] [--jobs 1]
 //              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000] [--exact-every 0]
-//              [--needy 0.75] [--peer-pacing 0|1]
+//              [--needy 0.75]
 //              [--trace epochs.csv]
 //
 // Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
@@ -15,9 +15,8 @@
 // the port's rate averaging B of the port (fabric.hpp), as the network lab's class-0 TCP background.
 // --exact-every K: every K-th job is exact (MSR 1, class 0) and the line adds the exact jobs' p50 and the approximate
 // ones' separately (the network lab's co-run experiment: exact jobs next to approximate ones). --needy F: the
-// engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs). --peer-pacing
-// 0/1: the engines' approx_peer_pacing (docs/protocol.md section 10, "Peer pacer"). --trace FILE: every sender's
-// end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
+// engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs). --trace FILE:
+// every sender's end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -69,7 +68,6 @@ struct Options {
   TimeNs bg_on_us = 2000;
   int exact_every = 0;
   double needy = EngineConfig{}.needy_class0_fraction;
-  bool peer_pacing = EngineConfig{}.approx_peer_pacing;
   std::string trace;
 };
 
@@ -93,7 +91,6 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   c.engine.line_rate_bps = static_cast<uint64_t>(c.host_rate_bps);
   c.engine.mode = *parse_mode(mode);
   c.engine.needy_class0_fraction = o.needy;
-  c.engine.approx_peer_pacing = o.peer_pacing;
   c.engine.peer_death_timeout = 20'000'000'000ULL;
   fabric::Fabric f(c, o.seed);
   // The plan: who sends which job when.
@@ -127,10 +124,10 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   f.on_sender_event = [&](int s, Event& e) {
     if (e.type == EventType::kEpoch && g_trace) {
       const auto& x = e.epoch;
-      std::fprintf(g_trace, "%s,%s,%d,%d,%llu,%.3f,%.4f,%.4f,%.2f,%.2f,%d,%llu,%llu,%.3f,%d,%.2f\n", mode.c_str(),
+      std::fprintf(g_trace, "%s,%s,%d,%d,%llu,%.3f,%.4f,%.4f,%.2f,%.2f,%d,%llu,%llu,%.3f,%d\n", mode.c_str(),
                    queue.c_str(), n, s, (unsigned long long)e.job, double(x.at - t0) / 1e6, x.tlr, x.loss,
                    x.rate_bps / 1e6, x.delivered_bps / 1e6, x.priority_class, (unsigned long long)x.acked,
-                   (unsigned long long)x.lost, double(x.srtt) / 1e6, x.app_limited ? 1 : 0, x.peer_pacer_bps / 1e6);
+                   (unsigned long long)x.lost, double(x.srtt) / 1e6, x.app_limited ? 1 : 0);
       return;
     }
     if (e.type != EventType::kJobDone || !e.report) return;
@@ -221,8 +218,6 @@ int main(int argc, char** argv) {
       o.exact_every = std::atoi(v);
     else if (k == "--seed")
       o.seed = std::strtoull(v, nullptr, 10);
-    else if (k == "--peer-pacing")
-      o.peer_pacing = std::atoi(v) != 0;
     else if (k == "--trace")
       o.trace = v;
     else {
@@ -238,10 +233,9 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
-      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f, approx_peer_pacing "
-      "%d\n",
+      "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f\n",
       o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load, o.bg_load,
-      (unsigned long long)o.bg_on_us, o.needy, int(o.peer_pacing));
+      (unsigned long long)o.bg_on_us, o.needy);
   if (!o.trace.empty()) {
     g_trace = std::fopen(o.trace.c_str(), "w");
     if (!g_trace) {
@@ -250,7 +244,7 @@ int main(int argc, char** argv) {
     }
     std::fprintf(g_trace,
                  "mode,queue,senders,sender,job,t_ms,tlr,rho,rate_mbps,delivered_mbps,class,acked,lost,srtt_ms,"
-                 "app_limited,peer_pacer_mbps\n");
+                 "app_limited\n");
   }
   for (const auto& m : o.modes)
     for (const auto& q : o.queues)

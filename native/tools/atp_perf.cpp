@@ -86,6 +86,7 @@ struct Options {
   std::string secret = kDevSecret;
   int timeout_s = 300;
   uint32_t max_datagram = 1472;
+  uint64_t send_buffer_bytes = 0;  // 0: the engine's default
   bool verify = false;            // server: check every message (perf_verify.hpp)
   uint32_t max_connections = 64;  // server: connection threads at once
   uint32_t corrupt_every = 0;     // client, tests only: damage every n-th message so --verify must object
@@ -121,6 +122,7 @@ void usage(FILE* f) {
                "both ends must agree). The default secret is a fixed, PUBLIC development value (\"%s\"): anyone\n"
                "can forge packets for sessions keyed with it.\n"
                "Use --secret on untrusted networks. --max-datagram B (default 1472 = 1500-byte IPv4 MTU).\n"
+               "--send-buffer-mb M: the sender's send buffer (default: the engine's, 64 MiB).\n"
                "--no-payload-auth: data tags cover headers only (sessions stay authenticated, payload integrity\n"
                "is not checked; both ends must say it, a receiver with payload auth on drops such packets).\n"
                "Progress goes to stderr every second; the JSON result goes to stdout (and --json FILE).\n",
@@ -311,6 +313,7 @@ drv::DriverConfig make_config(const Options& o, const std::string& bind, uint16_
   c.bind_port = port;
   c.engine.line_rate_bps = static_cast<uint64_t>(o.rate_gbps * 1e9);
   c.engine.max_datagram = o.max_datagram;
+  if (o.send_buffer_bytes) c.engine.send_buffer_bytes = o.send_buffer_bytes;
   c.engine.mode = atp::parse_mode(o.mode).value_or(atp::Mode::kFull);
   c.engine.faults.drop_outgoing = o.drop_out;
   c.engine.faults.drop_incoming = o.drop_in;
@@ -1086,6 +1089,7 @@ int main(int argc, char** argv) {
     kTimeout,
     kNoMrdf,
     kMaxDatagram,
+    kSendBufferMb,
     kNoPayloadAuth,
     kVerify,
     kMaxConnections,
@@ -1109,6 +1113,7 @@ int main(int argc, char** argv) {
                                     {"timeout", required_argument, nullptr, kTimeout},
                                     {"no-mrdf", no_argument, nullptr, kNoMrdf},
                                     {"max-datagram", required_argument, nullptr, kMaxDatagram},
+                                    {"send-buffer-mb", required_argument, nullptr, kSendBufferMb},
                                     {"help", no_argument, nullptr, kHelp},
                                     {"no-payload-auth", no_argument, nullptr, kNoPayloadAuth},
                                     {"verify", no_argument, nullptr, kVerify},
@@ -1193,6 +1198,12 @@ int main(int argc, char** argv) {
         unsigned long v = std::strtoul(optarg, &end, 10);
         if (*end || v < 256 || v > 65507) bad("--max-datagram");
         o.max_datagram = static_cast<uint32_t>(v);
+        break;
+      }
+      case kSendBufferMb: {
+        unsigned long v = std::strtoul(optarg, &end, 10);
+        if (*end || v == 0 || v > 4096) bad("--send-buffer-mb");
+        o.send_buffer_bytes = uint64_t{v} << 20;
         break;
       }
       case kHelp: usage(stdout); return 0;

@@ -530,8 +530,7 @@ class Client {
       trace_f_ = std::fopen(o_.trace.c_str(), "w");
       if (trace_f_)
         std::fprintf(trace_f_,
-                     "job,t_s,tlr,loss,rate_bps,priority_class,delivered_bps,acked,lost,srtt_ms,app_limited,"
-                     "peer_pacer_bps\n");
+                     "job,t_s,tlr,loss,rate_bps,priority_class,delivered_bps,acked,lost,srtt_ms,app_limited\n");
     }
     out_f_ = std::fopen(o_.out.c_str(), "w");
     if (!out_f_) {
@@ -608,10 +607,10 @@ class Client {
           cv_.notify_all();
         } else if (e.type == atp::EventType::kEpoch && it != waits_.end() && it->second->trace && trace_f_) {
           double t = double(e.epoch.at) / 1e9 - it->second->t0_engine;
-          std::fprintf(trace_f_, "%u,%.6f,%.5f,%.5f,%.0f,%d,%.0f,%llu,%llu,%.3f,%d,%.0f\n", it->second->job_id, t,
+          std::fprintf(trace_f_, "%u,%.6f,%.5f,%.5f,%.0f,%d,%.0f,%llu,%llu,%.3f,%d\n", it->second->job_id, t,
                        e.epoch.tlr, e.epoch.loss, e.epoch.rate_bps, e.epoch.priority_class, e.epoch.delivered_bps,
                        (unsigned long long)e.epoch.acked, (unsigned long long)e.epoch.lost, double(e.epoch.srtt) / 1e6,
-                       e.epoch.app_limited ? 1 : 0, e.epoch.peer_pacer_bps);
+                       e.epoch.app_limited ? 1 : 0);
         } else if (e.type == atp::EventType::kMessage) {
           d_->release(e.handle);
         }

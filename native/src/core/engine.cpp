@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <set>
 #include <unordered_map>
 
 #include "core/crypto.hpp"
-#include "core/peer_pacer.hpp"
 #include "core/ring.hpp"
 #include "core/session.hpp"
 
@@ -82,10 +82,6 @@ struct Engine::Impl {
   };
   std::unordered_map<PeerId, PathMemory> path_memory;
   static constexpr size_t kMaxPathMemory = 4096;
-  // Approximate-class DATA per peer (flags.peer_pacing, EngineConfig::approx_peer_pacing): one pacer for all jobs to
-  // that peer, whatever their sessions. Bounded like path_memory (an evicted peer starts again at R_max).
-  std::unordered_map<PeerId, PeerPacer> peer_pacers;
-  static constexpr size_t kMaxPeerPacers = 4096;
   Ring<Event> events;  // bounded by max_pending_events (essential events excepted, see push_event)
   struct Held {
     SessionId session;
@@ -118,6 +114,8 @@ struct Engine::Impl {
   std::deque<Farewell> farewells;
   wire::Bundle bundle_scratch;             // parsed DATA bundle, reused (no allocation per datagram)
   std::vector<Delivery> delivery_scratch;  // on_data's complete messages, reused (no allocation per message)
+  std::vector<SessionId> timer_scratch;    // on_timeout's due sessions, reused
+  std::vector<SessionId> due_scratch;      // poll_transmit's due sessions, reused
 
   explicit Impl(const EngineConfig& c)
       : cfg(c),
@@ -157,9 +155,56 @@ struct Engine::Impl {
     return true;
   }
 
+  // Every path into a session goes through here (or through transmit_from / session_timers), so this is where a
+  // session's cached deadlines are invalidated.
   Session* find(SessionId id) {
     auto it = sessions.find(id);
-    return it == sessions.end() ? nullptr : it->second.get();
+    if (it == sessions.end()) return nullptr;
+    touch(*it->second);
+    return it->second.get();
+  }
+
+  // ------------------------------------------------------------------ deadline cache (next_timeout)
+  //
+  // next_timeout used to evaluate every session's deadlines (loss timer scan, jobs, control frames) on every call,
+  // and on_timeout / poll_transmit visited every session: O(sessions) per datagram with one session per job. Now
+  // each session's two deadlines (Session::timeout_a / timeout_b) are kept in two ordered sets and recomputed only
+  // for sessions touched since the last call. The host pacer (global_next_send) is shared by all sessions, so it is
+  // applied on top: min over s of max(b_s, g) = max(min_s b_s, g). The per-peer pacer (off by default) is shared
+  // by the sessions of a peer and is not cached: with it on, next_timeout scans (next_timeout_reference).
+  mutable std::set<std::pair<TimeNs, SessionId>> due_a, due_b;
+  mutable std::vector<SessionId> dirty;  // each live session at most once (Session::timeout_dirty)
+
+  void touch(Session& s) {
+    if (s.timeout_dirty) return;
+    s.timeout_dirty = true;
+    dirty.push_back(s.id);
+  }
+  void uncache(Session& s) const {
+    if (!s.timeout_cached) return;
+    due_a.erase({s.timeout_a, s.id});
+    due_b.erase({s.timeout_b, s.id});
+    s.timeout_cached = false;
+  }
+  // Call before a session is erased.
+  void forget_timeouts(Session& s) {
+    uncache(s);
+    if (s.timeout_dirty) dirty.erase(std::find(dirty.begin(), dirty.end(), s.id));
+    s.timeout_dirty = false;
+  }
+  void refresh_timeouts() const {
+    for (SessionId id : dirty) {
+      auto it = sessions.find(id);
+      if (it == sessions.end()) continue;
+      Session& s = *it->second;
+      uncache(s);
+      session_timeout_parts(s, &s.timeout_a, &s.timeout_b);
+      due_a.emplace(s.timeout_a, s.id);
+      due_b.emplace(s.timeout_b, s.id);
+      s.timeout_cached = true;
+      s.timeout_dirty = false;
+    }
+    dirty.clear();
   }
 
   // ------------------------------------------------------------------ job lifecycle
@@ -280,6 +325,7 @@ struct Engine::Impl {
     ev.status = status;
     push_event(std::move(ev), true);
     remember_path(s, now);
+    forget_timeouts(s);
     sessions.erase(s.id);
     st.sessions = sessions.size();
   }
@@ -315,7 +361,6 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           j->packets_acked++;
           j->rate.on_resolved(true, p.size);
-          I.peer_resolved(s, p, true, false);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_acked(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
@@ -328,7 +373,6 @@ struct Engine::Impl {
         if (SendJob* j = job(p.job)) {
           j->packets_lost++;
           j->rate.on_resolved(false, p.size);
-          I.peer_resolved(s, p, false, false);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_lost(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
@@ -350,7 +394,6 @@ struct Engine::Impl {
           if (j->packets_lost > 0) j->packets_lost--;
           j->packets_acked++;
           j->rate.on_late_ack(p.size);
-          I.peer_resolved(s, p, true, true);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_late_ack(m, seg); });
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
@@ -408,10 +451,6 @@ struct Engine::Impl {
 
   void end_epoch(Session& s, SendJob& j, TimeNs now) {
     EpochSample sample = j.rate.end_epoch(now, j.progress(), j.packets_per_message(), s.recovery.srtt());
-    if (peer_paced()) {
-      auto it = peer_pacers.find(s.peer);
-      if (it != peer_pacers.end()) sample.peer_pacer_bps = it->second.rate() * 8.0;
-    }
     if (!j.pending_abandons().empty() && j.rate.epochs() % 16 == 0) flush_abandons(s, j);  // bounded delay
     if (trace) {
       sample.session = s.id;
@@ -515,36 +554,7 @@ struct Engine::Impl {
            s.recovery.span() < ReceivedWindow::kBits / 2;
   }
 
-  bool peer_paced() const { return flags.peer_pacing && cfg.approx_peer_pacing && flags.slack_priority; }
-  // Whether the job's next DATA goes in an approximate class (and so through its peer's pacer).
-  bool approx_class_next(const SendJob& j) const { return j.rate.priority_class() != 0 && !j.next_is_exact(); }
-  PeerPacer& peer_pacer(PeerId peer) {
-    auto it = peer_pacers.find(peer);
-    if (it != peer_pacers.end()) return it->second;
-    if (peer_pacers.size() >= kMaxPeerPacers) peer_pacers.erase(peer_pacers.begin());
-    return peer_pacers
-        .emplace(peer, PeerPacer(r_max(), double(cfg.max_datagram + cfg.wire_overhead_bytes), cfg.min_epoch))
-        .first->second;
-  }
-  TimeNs data_time(const Session& s, const SendJob& j) const {
-    TimeNs t = std::max(j.rate.next_send(), global_next_send);
-    if (peer_paced() && approx_class_next(j)) {
-      auto it = peer_pacers.find(s.peer);
-      if (it != peer_pacers.end()) t = std::max(t, it->second.next_send());
-    }
-    return t;
-  }
-  // An approximate-class DATA packet's fate, for its peer's pacer.
-  void peer_resolved(const Session& s, const SentPacket& p, bool acked, bool late) {
-    if (!peer_paced() || p.dscp == cfg.dscp_by_class[0]) return;
-    auto it = peer_pacers.find(s.peer);
-    if (it == peer_pacers.end()) return;
-    const double bytes = double(p.size + cfg.wire_overhead_bytes);
-    if (late)
-      it->second.on_late_ack(bytes);
-    else
-      it->second.on_resolved(clock, acked, bytes, s.recovery.srtt());
-  }
+  TimeNs data_time(const SendJob& j) const { return std::max(j.rate.next_send(), global_next_send); }
 
   // DATA: exact groups in class 0, approximate ones in the job's class (no_priority_dscp when the mode has no
   // slack priority; class 0 for a needy job, RateController::end_epoch). Everything else - ACKs, control frames,
@@ -566,8 +576,6 @@ struct Engine::Impl {
   // allowance lets drivers batch.
   void paced(Session& s, SendJob& j, TimeNs now, size_t total, uint8_t dscp) {
     j.rate.on_sent(now, total);
-    if (peer_paced() && dscp != cfg.dscp_by_class[0])
-      peer_pacer(s.peer).on_sent(now, double(total + cfg.wire_overhead_bytes));
     const TimeNs burst = RateController::kBurstAllowance;
     global_next_send = std::max(global_next_send, now > burst ? now - burst : 0) +
                        TimeNs(double(total + cfg.wire_overhead_bytes) * 1e9 / r_max());
@@ -706,7 +714,7 @@ struct Engine::Impl {
     if (s.ping_now) return build_ping(s, buf, now);
     SendJob* best = nullptr;
     for (auto& [id, j] : s.send_jobs) {
-      if (!data_sendable(s, *j) || data_time(s, *j) > now) continue;
+      if (!data_sendable(s, *j) || data_time(*j) > now) continue;
       if (!best || j->rate.next_send() < best->rate.next_send()) best = j.get();
     }
     if (best) return build_data(s, *best, buf, now, dscp);
@@ -1116,6 +1124,26 @@ struct Engine::Impl {
     return std::max({s.last_rx, s.last_ping, s.active_since}) + std::max<TimeNs>(cfg.peer_death_timeout / 4, 1);
   }
 
+  // session_timeout without the host pacer: *a = every deadline but data pacing, *b = the earliest own pacing time
+  // (RateController::next_send) of the jobs that may send data. session_timeout(s) = min(a, max(b, global_next_send))
+  // when the per-peer pacer is off.
+  void session_timeout_parts(const Session& s, TimeNs* a_out, TimeNs* b_out) const {
+    TimeNs a =
+        std::min({s.recovery.loss_timer(), s.recovery.probe_deadline(), liveness_deadline(s), keepalive_deadline(s)});
+    TimeNs b = kNever;
+    if (s.ack_now || s.ping_now) a = 0;
+    a = std::min(a, s.ack_deadline);
+    for (const auto& f : s.control)
+      if (!f.in_flight && control_ready(s, f)) a = std::min(a, f.not_before);
+    for (const auto& [id, j] : s.send_jobs) {
+      if (abandons_due(*j)) a = 0;
+      if (j->running) a = std::min(a, j->rate.epoch_deadline(s.recovery.srtt()));
+      if (data_sendable(s, *j)) b = std::min(b, j->rate.next_send());
+    }
+    *a_out = a;
+    *b_out = b;
+  }
+
   TimeNs session_timeout(const Session& s) const {
     TimeNs t =
         std::min({s.recovery.loss_timer(), s.recovery.probe_deadline(), liveness_deadline(s), keepalive_deadline(s)});
@@ -1126,7 +1154,7 @@ struct Engine::Impl {
     for (const auto& [id, j] : s.send_jobs) {
       if (abandons_due(*j)) return 0;
       if (j->running) t = std::min(t, j->rate.epoch_deadline(s.recovery.srtt()));
-      if (data_sendable(s, *j)) t = std::min(t, data_time(s, *j));
+      if (data_sendable(s, *j)) t = std::min(t, data_time(*j));
     }
     return t;
   }
@@ -1173,6 +1201,7 @@ Status Engine::open_session(SessionId id, const uint8_t key[kKeyBytes], PeerId p
   s->created = s->last_rx = s->last_tx = now;
   s->peer_window = I.cfg.recv_buffer_bytes;
   s->recv.capacity = I.cfg.recv_buffer_bytes;
+  I.touch(*s);
   I.sessions.emplace(id, std::move(s));
   I.st.sessions = I.sessions.size();
   return Status::kOk;
@@ -1192,6 +1221,7 @@ Status Engine::close_session(SessionId id, TimeNs now) {
   for (auto& [jid, j] : s->recv_jobs) ids.push_back(jid);
   for (JobId jid : ids) I.finish_recv_job(*s, jid, Status::kClosed, now, false);
   I.remember_path(*s, now);
+  I.forget_timeouts(*s);
   I.sessions.erase(id);
   I.st.sessions = I.sessions.size();
   return Status::kOk;
@@ -1360,21 +1390,29 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
   // Round-robin over sessions, starting after the one served last. Datagrams swallowed by fault injection are
   // built and paced like real ones; a bounded number are tried per call.
   for (int attempt = 0; attempt < 64; ++attempt) {
-    auto it = I.sessions.upper_bound(I.rr_cursor);
-    size_t visited = 0;
     size_t len = 0;
     uint8_t dscp = 0;
     Session* from = nullptr;
-    while (visited < I.sessions.size()) {
-      if (it == I.sessions.end()) it = I.sessions.begin();
+    // transmit_from(s, now) can only produce something when a control, ack, ping or abandon deadline has come
+    // (timeout_a <= now) or data is due and the host pacer allows it (timeout_b <= now, global_next_send <= now):
+    // take those sessions from the deadline sets, in session-id order starting after the cursor - the order of
+    // the round-robin over all sessions.
+    I.refresh_timeouts();
+    std::vector<SessionId>& due = I.due_scratch;
+    due.clear();
+    for (auto d = I.due_a.begin(); d != I.due_a.end() && d->first <= now; ++d) due.push_back(d->second);
+    if (I.global_next_send <= now)
+      for (auto d = I.due_b.begin(); d != I.due_b.end() && d->first <= now; ++d) due.push_back(d->second);
+    std::sort(due.begin(), due.end());
+    due.erase(std::unique(due.begin(), due.end()), due.end());
+    const size_t start = static_cast<size_t>(std::upper_bound(due.begin(), due.end(), I.rr_cursor) - due.begin());
+    for (size_t k = 0; k < due.size() && !from; ++k) {
+      auto it = I.sessions.find(due[(start + k) % due.size()]);
+      if (it == I.sessions.end()) continue;
       Session& s = *it->second;
+      I.touch(s);
       len = I.transmit_from(s, now, buf, &dscp);
-      if (len) {
-        from = &s;
-        break;
-      }
-      ++it;
-      ++visited;
+      if (len) from = &s;
     }
     if (!from) return false;
     I.rr_cursor = from->id;
@@ -1393,6 +1431,16 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
 }
 
 TimeNs Engine::next_timeout() const {
+  const auto& I = *impl_;
+  if (I.peer_paced()) return next_timeout_reference();
+  I.refresh_timeouts();
+  TimeNs t = I.farewells.empty() ? kNever : I.clock;
+  if (!I.due_a.empty()) t = std::min(t, I.due_a.begin()->first);
+  if (!I.due_b.empty()) t = std::min(t, std::max(I.due_b.begin()->first, I.global_next_send));
+  return t;
+}
+
+TimeNs Engine::next_timeout_reference() const {
   TimeNs t = impl_->farewells.empty() ? kNever : impl_->clock;
   for (const auto& [id, s] : impl_->sessions) t = std::min(t, impl_->session_timeout(*s));
   return t;
@@ -1401,8 +1449,12 @@ TimeNs Engine::next_timeout() const {
 void Engine::on_timeout(TimeNs now) {
   auto& I = *impl_;
   I.clock = now;
-  std::vector<SessionId> ids;
-  for (const auto& [id, s] : I.sessions) ids.push_back(id);
+  // Only sessions with a timer due (timeout_a <= now) have anything to do in session_timers: every condition it
+  // checks is one of timeout_a's terms.
+  I.refresh_timeouts();
+  std::vector<SessionId>& ids = I.timer_scratch;
+  ids.clear();
+  for (auto it = I.due_a.begin(); it != I.due_a.end() && it->first <= now; ++it) ids.push_back(it->second);
   for (SessionId id : ids)
     if (Session* s = I.find(id)) I.session_timers(*s, now);
 }

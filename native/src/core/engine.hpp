@@ -73,9 +73,6 @@ struct ModeFlags {
   // An approximate job whose allowance is spent sends in class 0 once it is near its target
   // (EngineConfig::needy_class0_fraction; docs/protocol.md section 11, "needy jobs"). Full only: not the paper's.
   bool needy_exact;
-  // One pacer per peer for all approximate-class DATA of this endpoint (EngineConfig::approx_peer_pacing;
-  // docs/protocol.md section 10, "Peer pacer"). Full only.
-  bool peer_pacing;
 };
 ModeFlags mode_flags(Mode m);
 bool mode_valid(Mode m);  // one of the modes above
@@ -104,7 +101,7 @@ struct EngineConfig {
   TimeNs idle_timeout = 30'000'000'000ULL;       // no traffic at all on a session with no job
   TimeNs peer_death_timeout = 5'000'000'000ULL;  // nothing heard while a job is active
   uint64_t recv_buffer_bytes = 64ULL << 20;      // per session: reassembly + undelivered messages
-  uint64_t send_buffer_bytes = 64ULL << 20;      // per session: unacknowledged submitted message bytes
+  uint64_t send_buffer_bytes = 64ULL << 20;      // per session: unacknowledged submitted message bytes + 256 per message
   uint32_t max_message_bytes = 64U << 20;
   uint32_t max_sessions = 1024;
   uint32_t max_jobs_per_session = 256;
@@ -119,12 +116,6 @@ struct EngineConfig {
   // the messages it still needs are at most this fraction of its target (0 = never; 1 = as soon as the allowance is
   // spent). Bounds the class-0 share of approximate traffic; docs/protocol.md section 11, "needy jobs".
   double needy_class0_fraction = 0.75;
-  // Modes with peer_pacing (Full): all approximate-class DATA to one peer passes one more pacer, at the rate the
-  // host's approximate DATA to that peer is delivered (plus a probe) with a lag of at most two datagrams, so jobs at
-  // R_max (new, app-limited or held) do not each burst into the 1-7 frame approximate queues. Off by default: it cut
-  // the approximate classes' drops 2-9x in the lab but made FBKV-like jobs slower there and in the simulator
-  // (docs/protocol.md section 10, "Peer pacer").
-  bool approx_peer_pacing = false;
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver
@@ -236,8 +227,7 @@ struct EpochSample {
   uint64_t acked = 0, lost = 0;
   double delivered_bps = 0;  // acknowledged datagram bits per second over the epoch
   TimeNs srtt = 0;
-  bool app_limited = false;   // the pacer sat idle (nothing to send, window or announce wait)
-  double peer_pacer_bps = 0;  // the rate of the job's peer pacer (EngineConfig::approx_peer_pacing; 0: none)
+  bool app_limited = false;  // the pacer sat idle (nothing to send, window or announce wait)
 };
 
 enum class EventType {
@@ -278,7 +268,7 @@ struct EngineStats {
   uint64_t farewells_dropped = 0;   // CLOSE datagrams dropped because too many sessions closed at once
   uint64_t announces_deferred = 0;  // ANNOUNCEs not acknowledged for now (receive buffer or event queue full)
   uint64_t sessions = 0, jobs = 0;
-  uint64_t send_buffered = 0;  // bytes of submitted, unacknowledged messages (all sessions)
+  uint64_t send_buffered = 0;  // bytes of submitted, unacknowledged messages + 256 per message (all sessions)
   uint64_t recv_buffered = 0;  // bytes held for reassembly, ordering or by the application (all sessions)
 };
 
@@ -318,6 +308,9 @@ class Engine {
   // Writes at most one datagram into buf (cap >= config().max_datagram); false when nothing is due now.
   bool poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out);
   TimeNs next_timeout() const;  // earliest time poll_transmit/on_timeout has work; kNever if none
+  // The same value computed by scanning every session (what next_timeout did before its per-session cache; tests
+  // compare the two).
+  TimeNs next_timeout_reference() const;
   void on_timeout(TimeNs now);
   bool poll_event(Event* ev);  // false when no event is pending
 

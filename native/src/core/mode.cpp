@@ -11,18 +11,18 @@ namespace {
 struct ModeRow {
   Mode mode;
   const char* name;
-  ModeFlags flags;  // rate_control, dynamic_tlr, mrdf, slack_priority, dynamic_priority, needy_exact, peer_pacing
+  ModeFlags flags;  // rate_control, dynamic_tlr, mrdf, slack_priority, dynamic_priority, needy_exact
   const rate_law::RateLaw* law;
 };
 
 const ModeRow kModes[] = {
-    {Mode::kBase, "base", {false, false, false, false, false, false, false}, &rate_law::kLineRate},
-    {Mode::kRc, "rc", {true, false, false, false, false, false, false}, &rate_law::kSlack},
-    {Mode::kRcMrdf, "rc_mrdf", {true, false, true, false, false, false, false}, &rate_law::kSlack},
-    {Mode::kFixTlr, "fixtlr", {true, false, true, true, true, false, false}, &rate_law::kSlack},
-    {Mode::kFixPrio, "fixprio", {true, true, true, true, false, false, false}, &rate_law::kSlack},
-    {Mode::kFull, "full", {true, true, true, true, true, true, true}, &rate_law::kSlack},
-    {Mode::kPaper, "paper", {true, true, true, true, true, false, false}, &rate_law::kPaper},
+    {Mode::kBase, "base", {false, false, false, false, false, false}, &rate_law::kLineRate},
+    {Mode::kRc, "rc", {true, false, false, false, false, false}, &rate_law::kSlack},
+    {Mode::kRcMrdf, "rc_mrdf", {true, false, true, false, false, false}, &rate_law::kSlack},
+    {Mode::kFixTlr, "fixtlr", {true, false, true, true, true, false}, &rate_law::kSlack},
+    {Mode::kFixPrio, "fixprio", {true, true, true, true, false, false}, &rate_law::kSlack},
+    {Mode::kFull, "full", {true, true, true, true, true, true}, &rate_law::kSlack},
+    {Mode::kPaper, "paper", {true, true, true, true, true, false}, &rate_law::kPaper},
 };
 
 const ModeRow* row(Mode m) {

@@ -94,6 +94,13 @@ class SendJob {
   SendJob(const JobSpec& spec, bool mrdf_scheduling, uint32_t seg_size, const rate_law::RateLaw& law,
           const RateControlConfig& rc, uint64_t& session_buffered);
 
+  // Every live (submitted, unacknowledged) message is charged to the session's send buffer with its length plus
+  // this: its live-map node, SendMessage record (inline segment states), ready-queue entry and allocator overhead
+  // (~150-250 bytes). Without it a 64 MiB buffer of 1-byte messages held ~67M messages, ~16 GB of bookkeeping
+  // (SendJobTest.SendBufferChargesPerMessageOverhead). The receiver charges the same (RecvJob).
+  static constexpr uint64_t kMessageOverheadBytes = 256;
+  static uint64_t charge(uint64_t len) { return len + kMessageOverheadBytes; }
+
   const JobId id;
   const uint32_t n;  // messages
   const bool mrdf;   // the job's own flag (announced)
@@ -139,8 +146,6 @@ class SendJob {
   // whether its group is exact. Lets the engine coalesce small messages into one DATA bundle without changing
   // the send order.
   bool next_is_whole_message(uint32_t max_len, bool* exact) const;
-  // Whether the next segment to send belongs to an exact group (false when nothing is ready).
-  bool next_is_exact() const;
   // Marks the next segment in flight; false when nothing is ready.
   bool take_next_segment(SegmentToSend* out);
 

@@ -55,12 +55,19 @@ struct Session {
   uint64_t next_ctrl_id = 1;
   bool ping_now = false;
   TimeNs last_ping = 0;
-  uint64_t send_buffered = 0;  // submitted, unacknowledged message bytes of all sending jobs
+  uint64_t send_buffered = 0;  // submitted, unacknowledged message bytes of all sending jobs, each message charged
+                               // SendJob::kMessageOverheadBytes more
   std::map<JobId, std::unique_ptr<SendJob>> send_jobs;
   std::map<JobId, std::unique_ptr<RecvJob>> recv_jobs;
   std::deque<JobId> finished_send;  // recently finished own jobs: their ids are not reused
   std::deque<JobId> finished_recv;  // recently finished jobs: stray packets are acknowledged, not counted
   bool has_active_jobs() const { return !send_jobs.empty() || !recv_jobs.empty(); }
+  // The engine's cache of this session's deadlines (Engine::next_timeout): `timeout_a` is every deadline but the
+  // data pacing one, `timeout_b` the earliest own pacing time of its sendable jobs (before the host pacer). Valid
+  // while !timeout_dirty; every engine path that reaches the session marks it dirty.
+  TimeNs timeout_a = kNever, timeout_b = kNever;
+  bool timeout_dirty = false;
+  bool timeout_cached = false;  // (timeout_a, id) and (timeout_b, id) are in the engine's ordered sets
 };
 
 }  // namespace netapprox::atp

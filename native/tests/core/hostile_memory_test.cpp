@@ -135,3 +135,29 @@ TEST(HostileMemoryTest, EarlyDataOfManyJobsStaysWithinTheBuffer) {
   EXPECT_LE(grown, kAllowed) << "early data of 256 jobs grew the heap by " << grown / 1024 << " KiB";
   EXPECT_GT(h.rx().stats().dropped_no_buffer, 0u) << "the buffer never filled";
 }
+
+// The sender's side of the same bound: the application fills a 1 MiB send buffer with 1-byte messages (nothing is
+// ever acknowledged). Charged by payload only, 1 MiB held a million live messages - ~250 bytes of bookkeeping
+// each, about 250 MiB of heap; each message is now charged SendJob::kMessageOverheadBytes on top of its length.
+TEST(HostileMemoryTest, SendBufferOfTinyMessagesChargesTheirBookkeeping) {
+  uint8_t key[kKeyBytes];
+  for (size_t i = 0; i < kKeyBytes; ++i) key[i] = static_cast<uint8_t>(i + 3);
+  EngineConfig c;
+  c.send_buffer_bytes = kBuffer;
+  Engine tx(c);
+  TimeNs now = 1'000'000'000;
+  ASSERT_EQ(tx.open_session(kSid, key, kPeer, true, now), Status::kOk);
+  constexpr uint32_t kMessages = 1u << 20;
+  JobSpec spec{1, {{1, kMessages, 1.0}}, true};
+  ASSERT_EQ(tx.start_job(kSid, spec, now), Status::kOk);
+  const int64_t before = live_heap_bytes();
+  const uint8_t one = 0x42;
+  uint32_t accepted = 0;
+  while (accepted < kMessages && tx.submit(kSid, 1, 0, accepted, &one, 1, now) == Status::kOk) ++accepted;
+  const int64_t grown = live_heap_bytes() - before;
+  EXPECT_LT(accepted, kMessages) << "the buffer never filled";
+  EXPECT_LE(tx.stats().send_buffered, kBuffer);
+  EXPECT_LE(grown, 2 * static_cast<int64_t>(kBuffer))
+      << accepted << " one-byte messages in a " << kBuffer / 1024 << " KiB send buffer grew the heap by "
+      << grown / 1024 << " KiB";
+}

@@ -40,7 +40,7 @@ TEST(SendJobTest, TheFirstWindowMayGoBeforeTheAnnounceIsAcknowledged) {
   Fixture f({{1, 4, 0.5}}, true);
   f.job.first_window = 2 * kSeg;
   for (uint32_t i = 0; i < 4; ++i) f.submit(0, i, kSeg);
-  EXPECT_EQ(f.buffered, 4 * kSeg);
+  EXPECT_EQ(f.buffered, 4 * SendJob::charge(kSeg));
   SegmentToSend s;
   for (int i = 0; i < 2; ++i) {
     ASSERT_TRUE(f.job.may_send_data());
@@ -97,7 +97,7 @@ TEST(SendJobTest, LossWithinTheAllowanceGivesTheMessageUpThenRetransmits) {
   f.job.on_segment_lost(2, 0);  // allowance used: resend
   EXPECT_EQ(f.job.groups[0].lost, 2u);
   EXPECT_EQ(f.drain(), (std::vector<std::pair<MessageId, uint32_t>>{{2, 0}}));
-  EXPECT_EQ(f.buffered, 20u);
+  EXPECT_EQ(f.buffered, 2 * SendJob::charge(10));  // two messages left, 10 bytes each
   EXPECT_EQ(f.job.take_abandons().size(), 2u);
   EXPECT_TRUE(f.job.pending_abandons().empty());
 }
@@ -137,7 +137,10 @@ TEST(SendJobTest, SubmitRespectsTheSessionBufferAndDuplicates) {
   EXPECT_EQ(f.job.submit(0, 0, d.data(), d.size(), 1000), Status::kOk);
   EXPECT_EQ(f.job.submit(0, 0, d.data(), d.size(), 1000), Status::kAlreadyExists);
   EXPECT_EQ(f.job.submit(0, 1, d.data(), d.size(), 1000), Status::kWouldBlock);
-  EXPECT_EQ(f.buffered, 600u);
+  // 600 bytes fit a 856-byte buffer only with their overhead counted once; the overhead alone is charged too.
+  EXPECT_EQ(f.job.submit(0, 1, d.data(), 1000 - 600 - 2 * SendJob::kMessageOverheadBytes + 1, 1000),
+            Status::kWouldBlock);
+  EXPECT_EQ(f.buffered, SendJob::charge(600));  // 600 bytes + the per-message overhead
   f.job.release_buffers();
   EXPECT_EQ(f.buffered, 0u);
 }
