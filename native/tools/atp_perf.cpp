@@ -87,9 +87,9 @@ struct Options {
   int timeout_s = 300;
   uint32_t max_datagram = 1472;
   uint64_t send_buffer_bytes = 0;  // 0: the engine's default
-  bool verify = false;            // server: check every message (perf_verify.hpp)
-  uint32_t max_connections = 64;  // server: connection threads at once
-  uint32_t corrupt_every = 0;     // client, tests only: damage every n-th message so --verify must object
+  bool verify = false;             // server: check every message (perf_verify.hpp)
+  uint32_t max_connections = 64;   // server: connection threads at once
+  uint32_t corrupt_every = 0;      // client, tests only: damage every n-th message so --verify must object
 };
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }

@@ -170,8 +170,8 @@ struct Engine::Impl {
   // and on_timeout / poll_transmit visited every session: O(sessions) per datagram with one session per job. Now
   // each session's two deadlines (Session::timeout_a / timeout_b) are kept in two ordered sets and recomputed only
   // for sessions touched since the last call. The host pacer (global_next_send) is shared by all sessions, so it is
-  // applied on top: min over s of max(b_s, g) = max(min_s b_s, g). The per-peer pacer (off by default) is shared
-  // by the sessions of a peer and is not cached: with it on, next_timeout scans (next_timeout_reference).
+  // applied on top: min over s of max(b_s, g) = max(min_s b_s, g). Any future pacer shared by several sessions
+  // (the per-peer pacer was one) must be applied the same way, or mark every session it gates dirty when it moves.
   mutable std::set<std::pair<TimeNs, SessionId>> due_a, due_b;
   mutable std::vector<SessionId> dirty;  // each live session at most once (Session::timeout_dirty)
 
@@ -1125,8 +1125,7 @@ struct Engine::Impl {
   }
 
   // session_timeout without the host pacer: *a = every deadline but data pacing, *b = the earliest own pacing time
-  // (RateController::next_send) of the jobs that may send data. session_timeout(s) = min(a, max(b, global_next_send))
-  // when the per-peer pacer is off.
+  // (RateController::next_send) of the jobs that may send data. session_timeout(s) = min(a, max(b, global_next_send)).
   void session_timeout_parts(const Session& s, TimeNs* a_out, TimeNs* b_out) const {
     TimeNs a =
         std::min({s.recovery.loss_timer(), s.recovery.probe_deadline(), liveness_deadline(s), keepalive_deadline(s)});
@@ -1403,11 +1402,21 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
     for (auto d = I.due_a.begin(); d != I.due_a.end() && d->first <= now; ++d) due.push_back(d->second);
     if (I.global_next_send <= now)
       for (auto d = I.due_b.begin(); d != I.due_b.end() && d->first <= now; ++d) due.push_back(d->second);
-    std::sort(due.begin(), due.end());
-    due.erase(std::unique(due.begin(), due.end()), due.end());
-    const size_t start = static_cast<size_t>(std::upper_bound(due.begin(), due.end(), I.rr_cursor) - due.begin());
-    for (size_t k = 0; k < due.size() && !from; ++k) {
-      auto it = I.sessions.find(due[(start + k) % due.size()]);
+    // The next in that order is the smallest id above the cursor, else the smallest id: one pass (the first
+    // candidate nearly always transmits, so no sort per call); a candidate that yields nothing is dropped.
+    while (!due.empty() && !from) {
+      size_t pick = 0;
+      bool above = due[0] > I.rr_cursor;
+      for (size_t k = 1; k < due.size(); ++k) {
+        const bool a = due[k] > I.rr_cursor;
+        if ((a && !above) || (a == above && due[k] < due[pick])) {
+          pick = k;
+          above = a;
+        }
+      }
+      const SessionId id = due[pick];
+      due.erase(std::remove(due.begin(), due.end(), id), due.end());  // it may be listed twice (a and b)
+      auto it = I.sessions.find(id);
       if (it == I.sessions.end()) continue;
       Session& s = *it->second;
       I.touch(s);
@@ -1432,7 +1441,6 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
 
 TimeNs Engine::next_timeout() const {
   const auto& I = *impl_;
-  if (I.peer_paced()) return next_timeout_reference();
   I.refresh_timeouts();
   TimeNs t = I.farewells.empty() ? kNever : I.clock;
   if (!I.due_a.empty()) t = std::min(t, I.due_a.begin()->first);

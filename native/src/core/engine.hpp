@@ -101,7 +101,7 @@ struct EngineConfig {
   TimeNs idle_timeout = 30'000'000'000ULL;       // no traffic at all on a session with no job
   TimeNs peer_death_timeout = 5'000'000'000ULL;  // nothing heard while a job is active
   uint64_t recv_buffer_bytes = 64ULL << 20;      // per session: reassembly + undelivered messages
-  uint64_t send_buffer_bytes = 64ULL << 20;      // per session: unacknowledged submitted message bytes + 256 per message
+  uint64_t send_buffer_bytes = 64ULL << 20;  // per session: unacknowledged submitted message bytes + 256 per message
   uint32_t max_message_bytes = 64U << 20;
   uint32_t max_sessions = 1024;
   uint32_t max_jobs_per_session = 256;

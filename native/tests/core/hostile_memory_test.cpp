@@ -157,7 +157,6 @@ TEST(HostileMemoryTest, SendBufferOfTinyMessagesChargesTheirBookkeeping) {
   const int64_t grown = live_heap_bytes() - before;
   EXPECT_LT(accepted, kMessages) << "the buffer never filled";
   EXPECT_LE(tx.stats().send_buffered, kBuffer);
-  EXPECT_LE(grown, 2 * static_cast<int64_t>(kBuffer))
-      << accepted << " one-byte messages in a " << kBuffer / 1024 << " KiB send buffer grew the heap by "
-      << grown / 1024 << " KiB";
+  EXPECT_LE(grown, 2 * static_cast<int64_t>(kBuffer)) << accepted << " one-byte messages in a " << kBuffer / 1024
+                                                      << " KiB send buffer grew the heap by " << grown / 1024 << " KiB";
 }

@@ -15,13 +15,13 @@ namespace netapprox::atp::many {
 
 struct Layout {
   uint32_t sessions = 500;
-  uint32_t messages = 40;      // per job
-  uint32_t size = 3000;        // bytes per message (3 datagrams)
-  double loss = 0.01;          // per datagram, both directions
-  TimeNs delay = 50'000;       // one way
-  TimeNs jitter = 20'000;      // uniform extra delay (reorders)
-  TimeNs stagger = 20'000;     // job i starts at i * stagger
-  uint32_t distinct_peers = 7; // sessions spread over this many peer ids (several sessions share a peer)
+  uint32_t messages = 40;       // per job
+  uint32_t size = 3000;         // bytes per message (3 datagrams)
+  double loss = 0.01;           // per datagram, both directions
+  TimeNs delay = 50'000;        // one way
+  TimeNs jitter = 20'000;       // uniform extra delay (reorders)
+  TimeNs stagger = 20'000;      // job i starts at i * stagger
+  uint32_t distinct_peers = 7;  // sessions spread over this many peer ids (several sessions share a peer)
   uint64_t seed = 1;
 };
 

@@ -3,9 +3,9 @@
 // due): with hundreds of sessions over a lossy, reordering link, after every step of the simulation the cached
 // value equals the full scan over every session (next_timeout_reference, what next_timeout computed before), and
 // every job completes.
-#include <gtest/gtest.h>
-
 #include "many_sessions.hpp"
+
+#include <gtest/gtest.h>
 
 using namespace netapprox::atp;
 
@@ -20,7 +20,8 @@ void expect_same_timeouts(const many::Layout& l) {
       ++compared;
       if (cached != scanned) {
         if (++mismatches <= 5)
-          ADD_FAILURE() << "step " << sim.steps() << " at " << sim.now() << ": cached " << cached << " scan " << scanned;
+          ADD_FAILURE() << "step " << sim.steps() << " at " << sim.now() << ": cached " << cached << " scan "
+                        << scanned;
       }
     }
   };
