@@ -3,6 +3,9 @@ package io.netapprox.spark;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.Serializable;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -28,6 +31,22 @@ public final class ApproxRow implements Serializable {
         if (withKey) {
             out.writeUTF(key == null ? "" : key);
         }
+    }
+
+    private static final VarHandle DOUBLE_BE =
+            MethodHandles.byteArrayViewVarHandle(double[].class, ByteOrder.BIG_ENDIAN);
+
+    /**
+     * Value {@code i} of a record in the form {@link #write} writes (the values first, each as
+     * {@link DataOutputStream#writeDouble}), read in place: no stream or row per record.
+     *
+     * @throws IndexOutOfBoundsException if the record's {@code len} bytes do not hold value {@code
+     *     i}
+     */
+    static double value(byte[] record, int len, int i) {
+        int off = Math.multiplyExact(i, Double.BYTES);
+        java.util.Objects.checkFromIndexSize(off, Double.BYTES, len);
+        return (double) DOUBLE_BE.get(record, off);
     }
 
     static ApproxRow read(java.io.DataInput in, int numValues, boolean withKey) throws IOException {

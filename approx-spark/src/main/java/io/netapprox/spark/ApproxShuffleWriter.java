@@ -1,9 +1,7 @@
 package io.netapprox.spark;
 
 import java.io.BufferedOutputStream;
-import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.File;
 import java.io.FileOutputStream;
@@ -177,12 +175,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                     int sketched = (int) Math.min(count, ShareStatistics.SKETCH_SAMPLE);
                     for (int i = 0; i < sketched; i++) {
                         int len = stream.next(buf);
-                        stats.sample(
-                                ApproxRow.read(
-                                        new DataInputStream(
-                                                new ByteArrayInputStream(buf[0], 0, len)),
-                                        nv,
-                                        withKey));
+                        stats.sample(buf[0], len);
                         held.add(buf[0], len);
                     }
                     long keep = recordsToWrite(spec, key, stats, inserted, count, rpm, mapTasks);

@@ -111,11 +111,19 @@ final class ShareStatistics implements Serializable {
             return this;
         }
 
-        /** Adds a record of the share's uniform sample (in random order) to the sketches. */
-        Builder sample(ApproxRow row) {
-            for (int v = 0; v < row.values.length; v++) {
-                double x = row.values[v];
-                if (sketchValues[v] == null || Double.isNaN(x) || sketchSizes[v] >= SKETCH_SAMPLE) {
+        /**
+         * Adds a record of the share's uniform sample (in random order) to the sketches: the
+         * record's {@code len} bytes in {@link ApproxRow}'s serialized form, read in place (the
+         * writer calls this for up to {@link #SKETCH_SAMPLE} records per share; nothing is
+         * allocated per record, and nothing is read when the query has no quantile).
+         */
+        Builder sample(byte[] record, int len) {
+            for (int v = 0; v < sketchValues.length; v++) {
+                if (sketchValues[v] == null || sketchSizes[v] >= SKETCH_SAMPLE) {
+                    continue;
+                }
+                double x = ApproxRow.value(record, len, v);
+                if (Double.isNaN(x)) {
                     continue;
                 }
                 if (sketchSizes[v] == sketchValues[v].length) {
