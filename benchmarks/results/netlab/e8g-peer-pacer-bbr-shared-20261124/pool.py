@@ -1,5 +1,5 @@
-"""Per-run p50 (and ratio to TCP-ES in the same run) and pooled per-job p50/p99 per agent, for the e8g A/B.
-usage: python3 pool.py PREFIX [RUN...]   (runs named PREFIX-{off,on}-N; default: every such directory)"""
+"""Per-run p50 (and ratio to TCP-ES in the same run) and pooled per-job p50/p99 per agent, for the e8g and e8h A/Bs.
+usage: python3 pool.py PREFIX   (runs named PREFIX-AGENT-N, AGENT off/on (e8g) or old/new (e8h); every such directory)"""
 import csv, glob, os, sys, statistics as st
 from collections import defaultdict
 
@@ -7,6 +7,7 @@ def q(v, p):
     v = sorted(v)
     return v[min(len(v) - 1, max(0, int(round(p * len(v) + 0.5)) - 1))] if v else float('nan')
 
+ORDER = {'off': 0, 'old': 0, 'on': 1, 'new': 1}  # baseline first
 prefix = sys.argv[1]
 runs = sorted(glob.glob(f'{prefix}-*-[0-9]*'))
 runs = [r for r in runs if os.path.isdir(r)]
@@ -32,7 +33,7 @@ for r in runs:
 cells = sorted({k for d in per_run.values() for k in d})
 for cell, scheme in cells:
     line = f'{cell:22s} {scheme:12s}'
-    for agent in ('off', 'on'):
+    for agent in sorted({a for a, _ in per_run}, key=lambda a: ORDER.get(a, 9)):
         vals = []
         for (a, n), d in sorted(per_run.items(), key=lambda t: int(t[0][1])):
             if a != agent or (cell, scheme) not in d:
