@@ -20,10 +20,8 @@ struct Outcome {
   double jct_ms(JobId j) const { return double(reports.at(j)->finished - reports.at(j)->started) / 1e6; }
 };
 
-// A long job (kLong messages) starts; `delay` later a short one (kShort messages) starts in another session of the
-// same sender. Both MSR `msr`, 1000-byte messages. `with_long` false: the short job alone.
-constexpr uint32_t kLong = 2000, kShort = 200;
-Outcome run(Mode mode, bool across, bool with_long = true, double msr = 1.0, TimeNs delay = 2 * kMs) {
+// One sender behind a 200 Mbit/s host pacer, the port 10x faster, no slack queues, no peer-death timeout in reach.
+fabric::Config one_sender(Mode mode, bool across) {
   fabric::Config c;
   c.senders = 1;
   c.host_rate_bps = 200e6;
@@ -34,7 +32,14 @@ Outcome run(Mode mode, bool across, bool with_long = true, double msr = 1.0, Tim
   c.engine.mode = mode;
   c.engine.mrdf_across_jobs = across;
   c.engine.peer_death_timeout = 20'000'000'000ULL;
-  fabric::Fabric f(c, 3);
+  return c;
+}
+
+// A long job (kLong messages) starts; `delay` later a short one (kShort messages) starts in another session of the
+// same sender. Both MSR `msr`, 1000-byte messages. `with_long` false: the short job alone.
+constexpr uint32_t kLong = 2000, kShort = 200;
+Outcome run(Mode mode, bool across, bool with_long = true, double msr = 1.0, TimeNs delay = 2 * kMs) {
+  fabric::Fabric f(one_sender(mode, across), 3);
   Outcome out;
   f.on_sender_event = [&](int, Event& e) {
     if (e.type != EventType::kJobDone) return;
@@ -113,16 +118,7 @@ TEST(MrdfAcrossSessionsTest, ApproximateJobsOrderedByWhatTheyStillNeed) {
 // srtt without a DATA packet is served first, so the long job has acknowledged packets in every 20 ms of the
 // stream, and it completes once the stream ends.
 TEST(MrdfAcrossSessionsTest, LongJobProgressesBehindAStreamOfShortJobs) {
-  fabric::Config c;
-  c.senders = 1;
-  c.host_rate_bps = 200e6;
-  c.port_rate_bps = 2e9;
-  c.host_delay = 25'000;
-  c.slack_queues = false;
-  c.engine.line_rate_bps = 200'000'000;
-  c.engine.mode = Mode::kFull;
-  c.engine.peer_death_timeout = 20'000'000'000ULL;
-  fabric::Fabric f(c, 5);
+  fabric::Fabric f(one_sender(Mode::kFull, true), 5);
   f.sender(0).set_trace_epochs(true);
   constexpr TimeNs kStream = 200 * kMs, kBin = 20 * kMs;
   std::vector<uint64_t> long_acked(kStream / kBin, 0);
