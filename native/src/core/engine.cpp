@@ -145,7 +145,8 @@ struct Engine::Impl {
                              flags,
                              cfg.min_epoch,
                              cfg.max_datagram,
-                             cfg.needy_class0_fraction};
+                             cfg.needy_class0_fraction,
+                             cfg.repair_after_segments};
   }
 
   bool push_event(Event ev, bool essential) {
