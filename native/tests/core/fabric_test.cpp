@@ -182,8 +182,8 @@ std::vector<double> jobs_behind_class0_bursts(Mode mode, double needy_fraction, 
 // senders; now 211 ms (1.15x). The run with the rule off (fraction 0: the old class logic) shows the scenario still
 // reproduces the problem. Run with the paper's give-up rule (repair_after_segments 0): the needy rule applies to a
 // job whose allowance is spent, and with repairs (the default since 2026-11-25) these jobs of 27-packet messages
-// never spend it - they repair in the approximate class instead (Full 309 ms, RC+MRDF 169 ms here;
-// docs/protocol.md section 17 item 5).
+// never spend it; they are needy on the fraction alone instead (docs/protocol.md sections 5, 11): Full 234 ms,
+// RC+MRDF 169 ms here (without that needy rule Full repaired in class 1 for its whole life: 309 ms).
 TEST(FabricTest, NeedyJobsAreNotParkedBehindClassZeroBursts) {
   const double defaults = EngineConfig{}.needy_class0_fraction;
   const std::vector<double> rc = jobs_behind_class0_bursts(Mode::kRcMrdf, defaults, 4, 0);
