@@ -146,8 +146,9 @@ class SendJob {
   void on_segment_late_ack(MessageId m, uint32_t seg);
   // Retransmission criterion: while the group can still afford to lose messages the message is given up (it
   // counts against the allowance, eq. 1's TotalNumLostMsg) - unless at least `repair_after_segments` of its
-  // segments were already sent, then the one lost segment is resent (repairing costs one segment, giving up wastes
-  // the segments sent); once the allowance is used, the segment is resent. Exact groups always retransmit.
+  // segments were already sent and the job's messages have at least that many segments on average, then the one
+  // lost segment is resent (repairing costs one segment, giving up wastes the segments sent); once the allowance
+  // is used, the segment is resent. Exact groups always retransmit.
   void on_segment_lost(MessageId m, uint32_t seg);
 
   bool has_ready() const { return !ready_.empty(); }

@@ -244,6 +244,21 @@ TEST(SendJobTest, SingleSegmentMessageIsStillGivenUp) {
   EXPECT_FALSE(f.job.has_ready());
 }
 
+// A job of mostly one-segment messages (FBKV-like) keeps the paper's rule even for its rare large message: its
+// mean segments per message is below repair_after_segments.
+TEST(SendJobTest, AJobOfMostlySingleSegmentMessagesGivesUpItsRareLargeOne) {
+  Fixture f({{1, 8, 0.5}}, true);
+  f.job.set_running(0);
+  for (uint32_t i = 0; i < 7; ++i) f.submit(0, i, 100);
+  f.submit(0, 7, 4 * kSeg);  // 11 segments over 8 messages: 1.375 per message
+  f.drain();
+  f.job.on_segment_lost(7, 3);
+  EXPECT_EQ(f.job.groups[0].lost, 1u);
+  EXPECT_EQ(f.job.pending_abandons(), (std::vector<MessageId>{7}));
+  EXPECT_EQ(f.job.repairs_within_allowance, 0u);
+  EXPECT_EQ(f.job.segments_given_up_for_loss, 4u);
+}
+
 // A message whose first segment is lost before any other was sent: giving it up wastes one segment and saves the
 // rest, so it is given up (the allowance moves the job on to the next message).
 TEST(SendJobTest, MessageWhoseFirstSegmentIsLostBeforeTheRestAreSentIsGivenUp) {
