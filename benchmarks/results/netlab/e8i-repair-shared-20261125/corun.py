@@ -2,7 +2,7 @@
 usage: python3 corun.py   (runs co-{old,new}-N in this folder)"""
 import glob, json, os
 for agent in ('old', 'new'):
-    for r in sorted(glob.glob(f'co-{agent}-[0-9]*')):
+    for r in sorted(glob.glob(f'co-{agent}-[0-9]*') + glob.glob(f'co2-{agent}-[0-9]*')):
         if not os.path.isdir(r):
             continue
         try:
