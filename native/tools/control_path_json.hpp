@@ -1,7 +1,9 @@
 // The control-path counters of a job report (docs/protocol.md section 14) as JSON keys, the same in atp-perf and
 // netlab-agent: announces_sent, updates_sent, dones_sent, start_to_running_ns, last_data_to_done_ns, announce_probes
-// from the sender's report, and (netlab-agent, from the receiver's report) rx_announces_received,
-// rx_announces_duplicate, rx_announces_acked, rx_early_data_packets, rx_start_to_running_ns.
+// from the sender's report, what its losses cost (given_up_for_loss, segments_given_up_for_loss,
+// segments_given_up_satisfied, repairs_within_allowance; docs/protocol.md section 5), and (netlab-agent, from the
+// receiver's report) rx_announces_received, rx_announces_duplicate, rx_announces_acked, rx_early_data_packets,
+// rx_start_to_running_ns.
 #pragma once
 
 #include "core/engine.hpp"
@@ -13,6 +15,8 @@ struct ControlPath {
   uint32_t announces_sent = 0, updates_sent = 0, dones_sent = 0;
   uint64_t start_to_running_ns = 0, last_data_to_done_ns = 0;
   uint32_t announce_probes = 0, acks_while_starting = 0;
+  uint64_t given_up_for_loss = 0, segments_given_up_for_loss = 0, segments_given_up_satisfied = 0;
+  uint64_t repairs_within_allowance = 0;
   // The receiver's side of the same job (filled where the receiver's report is available).
   bool has_rx = false;
   uint64_t rx_announces_received = 0, rx_announces_duplicate = 0, rx_announces_acked = 0, rx_early_data_packets = 0;
@@ -31,6 +35,10 @@ struct ControlPath {
     c.last_data_to_done_ns = r.last_data_to_done;
     c.announce_probes = r.announce_probes;
     c.acks_while_starting = r.acks_while_starting;
+    c.given_up_for_loss = r.given_up_for_loss;
+    c.segments_given_up_for_loss = r.segments_given_up_for_loss;
+    c.segments_given_up_satisfied = r.segments_given_up_satisfied;
+    c.repairs_within_allowance = r.repairs_within_allowance;
     c.started_ns = r.started;
     return c;
   }
@@ -45,6 +53,10 @@ struct ControlPath {
     j.uinteger("dones_sent", dones_sent);
     j.uinteger("start_to_running_ns", start_to_running_ns).uinteger("last_data_to_done_ns", last_data_to_done_ns);
     j.uinteger("announce_probes", announce_probes).uinteger("acks_while_starting", acks_while_starting);
+    j.uinteger("given_up_for_loss", given_up_for_loss)
+        .uinteger("segments_given_up_for_loss", segments_given_up_for_loss);
+    j.uinteger("segments_given_up_satisfied", segments_given_up_satisfied);
+    j.uinteger("repairs_within_allowance", repairs_within_allowance);
     if (!has_rx) return;
     j.uinteger("rx_announces_received", rx_announces_received)
         .uinteger("rx_announces_duplicate", rx_announces_duplicate);
