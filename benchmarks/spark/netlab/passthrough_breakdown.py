@@ -86,6 +86,13 @@ def app_summary(path: str, run_marker: str):
         js = ids[k0:k1]
         tasks = [t for j in js for s in app["jobs"][j]["stages"] for t in app["stages"].get(s, [])]
         r = dict(wall=app["jobs"][js[-1]].get("end", 0) - app["jobs"][js[0]]["start"], tasks=len(tasks))
+        # per stage that ran tasks, in stage-id order: (name, tasks, run, cpu, fetch wait, shuffle read / write KB)
+        r["stages"] = []
+        for st in sorted({s for j in js for s in app["jobs"][j]["stages"] if app["stages"].get(s)}):
+            T = app["stages"][st]
+            r["stages"].append(dict(tasks=len(T), run=sum(t["run"] for t in T), cpu=sum(t["cpu"] for t in T),
+                                    fw=sum(t["fw"] for t in T), rkb=sum(t["rb"] for t in T) // 1024,
+                                    wkb=sum(t["wb"] for t in T) // 1024))
         for f in ("run", "cpu", "gc", "des", "sched", "fw"):
             r[f] = sum(t[f] for t in tasks)
         r["hosts"] = dict(collections.Counter(t["host"] for t in tasks))
@@ -108,6 +115,9 @@ def app_summary(path: str, run_marker: str):
         r["idle"] = r["wall"] - busy
         runs.append(r)
     app["pre"] = ids[:n_pre]
+    # where the cached input landed: tasks of the first (caching) job per executor host
+    app["cache"] = dict(collections.Counter(t["host"] for s in (app["jobs"][ids[0]]["stages"] if ids else [])
+                                            for t in app["stages"].get(s, [])))
     app["runs"] = runs
     return app
 
@@ -129,7 +139,7 @@ def main() -> int:
         first_job = min((j["start"] for j in x["jobs"].values()), default=x["start"]) - x["start"]
         print(f"{x['manager']:6s} {x.get('id', '?')}: start->executors {reg} ms, start->first job {first_job} ms, "
               f"app {(x['end'] or 0) - x['start']} ms, {len(x['jobs'])} jobs ({len(x['pre'])} before the runs), "
-              f"executors {[h for _t, h in sorted(x['executors'])]}")
+              f"executors {[h for _t, h in sorted(x['executors'])]}, caching job's tasks per host {x['cache']}")
         timed = x["runs"][1:]
         if timed:
             print(f"   timed runs: median wall {statistics.median(r['wall'] for r in timed):.0f} ms, median executor "
@@ -143,6 +153,23 @@ def main() -> int:
             if i > 0:
                 for f in fields:
                     per[x["manager"]][f].append(r[f])
+    # per stage position within a timed run (the same plan in every application): medians per manager
+    pos = collections.defaultdict(lambda: collections.defaultdict(list))
+    for x in apps:
+        for r in x["runs"][1:]:
+            for k, st in enumerate(r["stages"]):
+                pos[k][x["manager"]].append(st)
+    if len(per) == 2:
+        print("\nper stage of a timed run (stage position; medians over all timed runs per manager; ms, KB):")
+        for k in sorted(pos):
+            line = f"  stage #{k}:"
+            for m in sorted(pos[k]):
+                L = pos[k][m]
+                line += (f"  {m}: tasks {statistics.median(t['tasks'] for t in L):.0f} run "
+                         f"{statistics.median(t['run'] for t in L):5.0f} cpu {statistics.median(t['cpu'] for t in L):5.0f}"
+                         f" fw {statistics.median(t['fw'] for t in L):4.0f} readKB {statistics.median(t['rkb'] for t in L):5.0f}"
+                         f" writeKB {statistics.median(t['wkb'] for t in L):5.0f}")
+            print(line)
     if len(per) == 2:
         print("\nmedians over the timed runs of all applications (ms; sums over the run's tasks except wall/idle):")
         ms = sorted(per)
@@ -152,6 +179,17 @@ def main() -> int:
             other = [m for m in ms if m != "sort"]
             d = "" if not base or not other else f"  {other[0]}/sort {vals[other[0]] / base:.3f}"
             print(f"  {f:6s} " + "  ".join(f"{m} {vals[m]:7.2f}" if f == "skew" else f"{m} {vals[m]:7.0f}" for m in ms) + d)
+    # the timed runs split by the placement of the work (busier executor's share of run time < or >= 0.7)
+    allr = [(x["manager"], r) for x in apps for r in x["runs"][1:]]
+    if len(allr) >= 3:
+        print(f"\ncorrelation over {len(allr)} timed runs: wall vs skew "
+              f"{statistics.correlation([r['skew'] for _m, r in allr], [r['wall'] for _m, r in allr]):.2f}, "
+              f"wall vs executor CPU {statistics.correlation([r['cpu'] for _m, r in allr], [r['wall'] for _m, r in allr]):.2f}")
+        for m in sorted({m for m, _r in allr}):
+            for lab, lo, hi in (("skew < 0.7", 0, 0.7), ("skew >= 0.7", 0.7, 1.01)):
+                w = [r["wall"] for mm, r in allr if mm == m and lo <= r["skew"] < hi]
+                if w:
+                    print(f"  {m:6s} {lab:11s}: {len(w):2d} runs, median wall {statistics.median(w):.0f} ms")
     return 0
 
 
