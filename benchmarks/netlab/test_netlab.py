@@ -27,6 +27,7 @@ import tempfile
 import unittest
 
 from netlab import bench, lab, results, schemes
+from netlab import workload as wl
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FRAME = 1514
@@ -163,6 +164,33 @@ def job_row(scheme, jct, msr=0.75, status="ok", loss=0.1, senders=8, ratio=1.0, 
                retransmissions=0, epochs=3, time_in_class_ms="", bottleneck_bps=rate, base_rtt_ms=rtt)
     row.update(extra)
     return row
+
+
+class WorkloadTests(unittest.TestCase):
+    def test_incast_spreads_every_msr_over_every_sender(self):
+        # Regression: senders and MSRs were both assigned round robin by job index, so with 3 senders and 3 MSRs
+        # every job of one MSR came from one host (the "3 senders" cells were one sender per MSR).
+        msrs = [0.5, 0.75, 0.9]
+        for n_senders in (2, 3, 6, 8, 32):
+            senders = list(range(2, 2 + n_senders))
+            for workload in ("fbkv", "fbhd"):
+                jobs = wl.generate(workload, 90, senders, [1], msrs, 200_000_000, 0.8, seed=7)
+                for msr in msrs:
+                    mine = [j.sender for j in jobs if j.msr == msr]
+                    self.assertEqual(len(mine), 30)
+                    self.assertGreaterEqual(len(set(mine)), min(n_senders, 15), (workload, n_senders, msr))
+                    top = max(mine.count(h) for h in set(mine))
+                    share = 1 / n_senders  # a fair share plus three binomial standard deviations
+                    self.assertLessEqual(top, 30 * share + 3 * math.sqrt(30 * share * (1 - share)) + 1,
+                                         (workload, n_senders, msr))
+                # balanced: every sender once in each block of n_senders consecutive jobs
+                for b in range(0, 90 - n_senders + 1, n_senders):
+                    self.assertEqual(sorted(j.sender for j in jobs[b:b + n_senders]), senders)
+
+    def test_placement_does_not_change_sizes_or_arrivals(self):
+        a = wl.generate("fbkv", 40, [2, 3, 4], [1], [0.75], 200_000_000, 0.8, seed=3)
+        b = wl.generate("fbkv", 40, list(range(2, 10)), [1], [0.75], 200_000_000, 0.8, seed=3)
+        self.assertEqual([(j.start_us, j.sizes) for j in a], [(j.start_us, j.sizes) for j in b])
 
 
 class ResultsTests(unittest.TestCase):

@@ -98,14 +98,23 @@ def generate(workload: str, n_jobs: int, senders: list[int], receivers: list[int
     """n_jobs jobs with Poisson arrivals at `load` x rate_bps offered load. pattern: incast (every sender ->
     receivers[0]) or all-to-all (each job: a random sender, a random other host as receiver)."""
     r = random.Random(seed)
+    # Incast senders come from their own stream, so the sizes and arrivals of a seed stay what they were.
+    placement = random.Random(seed * 7919 + 17)
     mean_b = mean_job_bytes(workload)
     lam = load * rate_bps / 8 / mean_b           # jobs per second
     t, jobs = 0.0, []
     hosts = sorted(set(senders) | set(receivers))
+    order: list[int] = []
     for i in range(n_jobs):
         sizes, offs = WORKLOADS[workload](r)
         if pattern == "incast":
-            s, d = senders[i % len(senders)], receivers[0]
+            # Every sender once per block of len(senders) consecutive jobs (balanced, arrivals spread over the
+            # hosts), in a fresh random order per block: a fixed round robin aliases with the MSR's round robin
+            # below (3 senders and 3 MSRs put every job of one MSR on one host).
+            if not order:
+                order = list(senders)
+                placement.shuffle(order)
+            s, d = order.pop(), receivers[0]
         else:
             s = r.choice(hosts)
             d = r.choice([h for h in hosts if h != s])
