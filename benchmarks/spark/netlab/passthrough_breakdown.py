@@ -50,9 +50,7 @@ def app_summary(path: str, run_marker: str):
         elif ev == "SparkListenerApplicationEnd":
             app["end"] = e["Timestamp"]
         elif ev == "SparkListenerEnvironmentUpdate":
-            sp = dict(e.get("Spark Properties") or {})
-            if isinstance(e.get("Spark Properties"), list):
-                sp = dict(e["Spark Properties"])
+            sp = dict(e.get("Spark Properties") or {})  # a JSON object (or a list of pairs)
             m = sp.get("spark.shuffle.manager", "sort")
             app["manager"] = "approx" if "Approx" in m else m
         elif ev == "SparkListenerExecutorAdded":
