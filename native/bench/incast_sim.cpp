@@ -4,7 +4,7 @@
 //   incast-sim [--senders 3,8,16,32] [--msgs 300] [--size 200] [--msr 0.75] [--modes full,paper]
 //              [--queues slack,fifo] [--port-mbps 200] [--host-mbps 200] [--rtt-us 100] [--jobs 1]
 //              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000] [--exact-every 0]
-//              [--needy 0.75] [--session-per-job 0] [--mrdf-across 1]
+//              [--needy 0.75] [--session-per-job 0] [--mrdf-across 1] [--repair-after 2]
 //              [--trace epochs.csv]
 //
 // Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
@@ -19,6 +19,11 @@
 // --session-per-job 1: every job in a session of its own (opened at its start, closed when it ends), as the network
 // lab's agents do; 0: one session per sender. --mrdf-across 0|1: EngineConfig::mrdf_across_jobs (docs/protocol.md
 // section 6: the host's line rate to the job with the least remaining data across sessions, in the MRDF modes).
+// --repair-after K: EngineConfig::repair_after_segments (docs/protocol.md section 5: a lost segment of a message with
+// at least K segments sent is repaired, not given up, while its group has allowance; 0 = the paper's rule). The line
+// then adds what losses cost: `gaveup` = segments sent for messages later given up for a loss over all DATA packets
+// sent, `sat` = the same for messages given up unfinished because the group met its target, `repairs/job` = lost
+// segments repaired within the allowance per job.
 // --trace FILE: every sender's end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
 #include <algorithm>
 #include <cmath>
@@ -74,6 +79,7 @@ struct Options {
   std::string trace;
   bool session_per_job = false;
   bool mrdf_across = EngineConfig{}.mrdf_across_jobs;
+  uint32_t repair_after = EngineConfig{}.repair_after_segments;
 };
 
 FILE* g_trace = nullptr;
@@ -97,6 +103,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   c.engine.mode = *parse_mode(mode);
   c.engine.needy_class0_fraction = o.needy;
   c.engine.mrdf_across_jobs = o.mrdf_across;
+  c.engine.repair_after_segments = o.repair_after;
   c.engine.peer_death_timeout = 20'000'000'000ULL;
   fabric::Fabric f(c, o.seed);
   // The plan: who sends which job when.
@@ -122,6 +129,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   double sent_bytes = 0, needed_bytes = 0, lost_pkts = 0, resolved_pkts = 0;
   uint64_t failed = 0, below = 0;
   double announces = 0, repeated = 0, start_wait_ms = 0;
+  double gaveup_segs = 0, sat_segs = 0, repairs = 0;
   size_t done = 0;
   auto session_for = [&](int sender, JobId id) {
     return o.session_per_job ? SessionId(0x7000'0000 + id) : fabric::Fabric::session_of(sender);
@@ -154,6 +162,9 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
     announces += r.announces_sent;
     repeated += r.announces_sent > 1;
     start_wait_ms += double(r.start_to_running) / 1e6;
+    gaveup_segs += double(r.segments_given_up_for_loss);
+    sat_segs += double(r.segments_given_up_satisfied);
+    repairs += double(r.repairs_within_allowance);
   };
   std::sort(plan.begin(), plan.end(), [](const JobPlan& a, const JobPlan& b) { return a.start < b.start; });
   std::vector<uint8_t> payload(o.size, 0x5a);
@@ -193,9 +204,11 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   if (c.engine.mrdf_across_jobs && mode_flags(c.engine.mode).mrdf)
     std::printf("  mrdf slots %llu contended %llu starved %llu", (unsigned long long)slots,
                 (unsigned long long)contended, (unsigned long long)starved);
-  std::printf("  failed %llu below %llu  announces/job %.2f repeated %.0f start %.2f ms\n", (unsigned long long)failed,
+  std::printf("  failed %llu below %llu  announces/job %.2f repeated %.0f start %.2f ms", (unsigned long long)failed,
               (unsigned long long)below, done ? announces / double(done) : 0.0, repeated,
               done ? start_wait_ms / double(done) : 0.0);
+  std::printf("  gaveup %.3f sat %.3f repairs/job %.1f\n", resolved_pkts > 0 ? gaveup_segs / resolved_pkts : 0.0,
+              resolved_pkts > 0 ? sat_segs / resolved_pkts : 0.0, done ? repairs / double(done) : 0.0);
   std::fflush(stdout);
 }
 
@@ -242,6 +255,8 @@ int main(int argc, char** argv) {
       o.session_per_job = std::atoi(v) != 0;
     else if (k == "--mrdf-across")
       o.mrdf_across = std::atoi(v) != 0;
+    else if (k == "--repair-after")
+      o.repair_after = static_cast<uint32_t>(std::atoi(v));
     else if (k == "--trace")
       o.trace = v;
     else {
@@ -258,9 +273,10 @@ int main(int argc, char** argv) {
   std::printf(
       "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
       "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f, session per %s, "
-      "mrdf_across_jobs %d\n",
+      "mrdf_across_jobs %d, repair_after_segments %u\n",
       o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load, o.bg_load,
-      (unsigned long long)o.bg_on_us, o.needy, o.session_per_job ? "job" : "sender", o.mrdf_across ? 1 : 0);
+      (unsigned long long)o.bg_on_us, o.needy, o.session_per_job ? "job" : "sender", o.mrdf_across ? 1 : 0,
+      o.repair_after);
   if (!o.trace.empty()) {
     g_trace = std::fopen(o.trace.c_str(), "w");
     if (!g_trace) {

@@ -43,6 +43,7 @@ struct Options {
   double tcp_min_rto_us = 1000;
   uint32_t tcp_buffer = 1 << 20;
   double connect_lead_us = 1000;
+  uint32_t repair_after = atp::EngineConfig{}.repair_after_segments;
 };
 
 [[noreturn]] void usage(int rc) {
@@ -55,7 +56,8 @@ struct Options {
                "  --bottleneck-loss P (random loss into host 1; tests)   --seed 1   --stop-ms 10000\n"
                "  --stats FILE.json   --trace FILE.csv (epoch samples of TRACE jobs)   --verify (check ATP bytes)\n"
                "  --initial-rtt-us 100 --min-epoch-us 20 --ack-delay-us 10 (engine timers for a DC fabric)\n"
-               "  --tcp-min-rto-us 1000 --tcp-buffer 1048576 --connect-lead-us 1000\n");
+               "  --tcp-min-rto-us 1000 --tcp-buffer 1048576 --connect-lead-us 1000\n"
+               "  --repair-after N (EngineConfig::repair_after_segments; 0 = the paper's give-up rule)\n");
   std::exit(rc);
 }
 
@@ -63,7 +65,7 @@ Options parse(int argc, char** argv) {
   Options o;
   enum {
     kSchedule = 1000, kOut, kStats, kTrace, kScheme, kTopology, kHosts, kK, kRate, kDelay, kSwitch, kBuffer, kEcn,
-    kMtu, kLoss, kSeed, kStop, kVerify, kIrtt, kEpoch, kAckDelay, kRto, kTcpBuf, kLead, kHelp
+    kMtu, kLoss, kSeed, kStop, kVerify, kIrtt, kEpoch, kAckDelay, kRto, kTcpBuf, kLead, kRepair, kHelp
   };
   static const option opts[] = {
       {"schedule", 1, 0, kSchedule}, {"out", 1, 0, kOut}, {"stats", 1, 0, kStats}, {"trace", 1, 0, kTrace},
@@ -72,7 +74,8 @@ Options parse(int argc, char** argv) {
       {"buffer-bytes", 1, 0, kBuffer}, {"ecn-k", 1, 0, kEcn}, {"mtu", 1, 0, kMtu}, {"bottleneck-loss", 1, 0, kLoss},
       {"seed", 1, 0, kSeed}, {"stop-ms", 1, 0, kStop}, {"verify", 0, 0, kVerify}, {"initial-rtt-us", 1, 0, kIrtt},
       {"min-epoch-us", 1, 0, kEpoch}, {"ack-delay-us", 1, 0, kAckDelay}, {"tcp-min-rto-us", 1, 0, kRto},
-      {"tcp-buffer", 1, 0, kTcpBuf}, {"connect-lead-us", 1, 0, kLead}, {"help", 0, 0, kHelp}, {0, 0, 0, 0}};
+      {"tcp-buffer", 1, 0, kTcpBuf}, {"connect-lead-us", 1, 0, kLead}, {"repair-after", 1, 0, kRepair},
+      {"help", 0, 0, kHelp},         {0, 0, 0, 0}};
   int c;
   auto num = [](const char* name, const char* v, double lo, double hi) {
     char* end = nullptr;
@@ -112,6 +115,7 @@ Options parse(int argc, char** argv) {
       case kRto: o.tcp_min_rto_us = num("tcp-min-rto-us", optarg, 1, 1e7); break;
       case kTcpBuf: o.tcp_buffer = static_cast<uint32_t>(num("tcp-buffer", optarg, 4096, 1e9)); break;
       case kLead: o.connect_lead_us = num("connect-lead-us", optarg, 0, 1e7); break;
+      case kRepair: o.repair_after = static_cast<uint32_t>(num("repair-after", optarg, 0, 1e6)); break;
       case kHelp: usage(0);
       default: usage(2);
     }
@@ -132,6 +136,7 @@ atp::EngineConfig engine_config(const Options& o, const Scheme& s) {
   cfg.initial_rtt = static_cast<atp::TimeNs>(o.initial_rtt_us * 1000);
   cfg.min_epoch = static_cast<atp::TimeNs>(o.min_epoch_us * 1000);
   cfg.ack_delay = static_cast<atp::TimeNs>(o.ack_delay_us * 1000);
+  cfg.repair_after_segments = o.repair_after;
   cfg.payload_auth = false;  // headers stay authenticated; skips MACing payload bytes the simulator never alters
   auto mode = atp::parse_mode(s.atp_mode);
   if (!mode && s.atp_fallback) mode = atp::parse_mode(s.atp_fallback);

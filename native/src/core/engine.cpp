@@ -145,7 +145,8 @@ struct Engine::Impl {
                              flags,
                              cfg.min_epoch,
                              cfg.max_datagram,
-                             cfg.needy_class0_fraction};
+                             cfg.needy_class0_fraction,
+                             cfg.repair_after_segments};
   }
 
   bool push_event(Event ev, bool essential) {
@@ -1343,7 +1344,8 @@ Status Engine::start_job(SessionId sid, const JobSpec& spec, TimeNs now) {
   }
   if (total > I.cfg.max_messages_per_job) return Status::kLimitExceeded;
   if (const TimeNs peak = I.path_peak(s, now)) s.recovery.seed_peak_rtt(peak, now);
-  auto j = std::make_unique<SendJob>(spec, I.flags.mrdf, I.seg_size(), I.law, I.rate_config(), s.send_buffered);
+  auto j = std::make_unique<SendJob>(spec, I.flags.mrdf, I.seg_size(), I.law, I.rate_config(), s.send_buffered,
+                                     I.cfg.repair_after_segments);
   j->first_window = I.first_window(s);
   const auto prog = j->progress();
   j->rate.start(now, slack::target_loss_rate(prog), slack::target_loss_rate(prog, true));

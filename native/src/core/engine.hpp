@@ -129,6 +129,11 @@ struct EngineConfig {
   // data first across all its sessions and jobs, not round-robin over sessions (docs/protocol.md section 6). Off:
   // round-robin over sessions, each session's jobs by their own pacing time (what Base and RC always do).
   bool mrdf_across_jobs = true;
+  // A lost segment of an approximate message whose group could still afford to lose it is repaired (resent) instead
+  // of giving the message up when at least this many of the message's segments were already sent, the lost one
+  // included (0 = never: the paper's rule, every such message given up). 2 repairs every multi-segment message
+  // with more than its lost segment out and gives single-segment messages up as before (docs/protocol.md section 5).
+  uint32_t repair_after_segments = 2;
   Mode mode = Mode::kFull;
   FaultInjection faults;
 
@@ -214,6 +219,12 @@ struct JobReport {
   uint32_t acks_while_starting = 0;  // sender: ACKs that arrived between start_job and the announce's acknowledgement
   uint32_t announces_received = 0, announces_duplicate = 0, announces_acked = 0;
   uint64_t early_data_packets = 0;
+  // Sender: what losses cost (docs/protocol.md section 5). Messages given up for a loss within the allowance and
+  // the segments of them that had been sent (wasted port capacity); segments sent of messages given up unfinished
+  // once their group met its target; lost segments of approximate messages repaired while their group still had
+  // allowance (EngineConfig::repair_after_segments). Receiver: 0.
+  uint64_t given_up_for_loss = 0, segments_given_up_for_loss = 0, segments_given_up_satisfied = 0;
+  uint64_t repairs_within_allowance = 0;
   std::vector<GroupReport> groups;
   bool ids_listed = false;  // receiver: the groups' id ranges are listed (within max_report_ranges)
 };

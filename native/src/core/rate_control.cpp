@@ -64,7 +64,11 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       quiet_epochs_ = 0;
     }
     k = std::max(1, tlr_class_ - boost_);
-    if (cfg_.flags.needy_exact && slack::needs_exact_service(progress, cfg_.needy_fraction)) k = 0;
+    // A job of multi-segment messages repairs its losses whatever its allowance (SendJob::on_segment_lost), so the
+    // allowance buys it nothing in a lossy approximate queue: it is needy on the fraction alone (docs/protocol.md
+    // section 11). Without this it would repair there for its whole life behind class-0 bursts.
+    const bool repairs = cfg_.repair_after > 0 && packets_per_message >= double(cfg_.repair_after);
+    if (cfg_.flags.needy_exact && slack::needs_exact_service(progress, cfg_.needy_fraction, repairs)) k = 0;
   }
   if (k != klass_) {
     time_in_class_[klass_] += now - class_since_;

@@ -57,6 +57,7 @@ struct SendMessage {
   uint32_t seg_size;
   uint32_t acked_bytes = 0;
   uint32_t need = 0;  // segments in kNew or kResend
+  uint32_t sent = 0;  // segments sent at least once (not kNew): what giving the message up would waste
   uint32_t hint = 0;  // no segment below this index needs sending
   uint64_t ready_key = 0;
   bool in_ready = false;
@@ -91,8 +92,9 @@ class SendJob {
  public:
   // `mrdf_scheduling`: the mode and the job both enable MRDF. `session_buffered` is the session's count of
   // submitted, unacknowledged bytes, kept up to date by the job.
+  // `repair_after_segments`: EngineConfig::repair_after_segments (on_segment_lost).
   SendJob(const JobSpec& spec, bool mrdf_scheduling, uint32_t seg_size, const rate_law::RateLaw& law,
-          const RateControlConfig& rc, uint64_t& session_buffered);
+          const RateControlConfig& rc, uint64_t& session_buffered, uint32_t repair_after_segments);
 
   // Every live (submitted, unacknowledged) message is charged to the session's send buffer with its length plus
   // this: its live-map node, SendMessage record (inline segment states), ready-queue entry and allocator overhead
@@ -119,6 +121,12 @@ class SendJob {
   TimeNs started = 0;
   TimeNs running_at = kNever;  // when the announce was acknowledged
   TimeNs last_data_sent = kNever;
+  // Waste and repairs (docs/protocol.md section 5): messages given up for a loss and the segments of them that had
+  // been sent (net of late acknowledgements that took a give-up back); segments sent of messages given up
+  // unfinished because their group met its target; lost segments of approximate messages repaired (queued for
+  // retransmission) while their group still had allowance - the repair rule's decisions.
+  uint64_t given_up_for_loss = 0, segments_given_up_for_loss = 0, segments_given_up_satisfied = 0;
+  uint64_t repairs_within_allowance = 0;
 
   uint32_t group_of(MessageId m) const;
   // Copies message `index` of group `group_index`. kAlreadyExists, kWouldBlock (the session buffer would exceed
@@ -137,8 +145,10 @@ class SendJob {
   // delivered once all its segments are acknowledged.
   void on_segment_late_ack(MessageId m, uint32_t seg);
   // Retransmission criterion: while the group can still afford to lose messages the message is given up (it
-  // counts against the allowance, eq. 1's TotalNumLostMsg); once the allowance is used, the segment is resent.
-  // Exact groups have no allowance and always retransmit.
+  // counts against the allowance, eq. 1's TotalNumLostMsg) - unless at least `repair_after_segments` of its
+  // segments were already sent and the job's messages have at least that many segments on average, then the one
+  // lost segment is resent (repairing costs one segment, giving up wastes the segments sent); once the allowance
+  // is used, the segment is resent. Exact groups always retransmit.
   void on_segment_lost(MessageId m, uint32_t seg);
 
   bool has_ready() const { return !ready_.empty(); }
@@ -178,6 +188,7 @@ class SendJob {
 
   const bool mrdf_scheduling_;
   const uint32_t seg_size_;
+  const uint32_t repair_after_;  // EngineConfig::repair_after_segments (0 = never repair within the allowance)
   uint64_t& session_buffered_;
   std::vector<uint64_t> submitted_;  // bitmap over message ids
   // Nodes of live_ and ready_ (one each per unacknowledged message) come from here: declared before them.
@@ -191,6 +202,7 @@ class SendJob {
   struct GivenUp {
     uint32_t group;
     uint32_t unacked;
+    uint32_t sent;  // segments it had sent (segments_given_up_for_loss)
     std::vector<bool> acked;
   };
   std::unordered_map<MessageId, GivenUp> given_up_;

@@ -28,7 +28,7 @@ double packet_tlr(double tlr, double packets_per_message) {
   return 1.0 - std::pow(1.0 - std::clamp(tlr, 0.0, 1.0), 1.0 / packets_per_message);
 }
 
-bool needs_exact_service(const std::vector<GroupProgress>& groups, double near_fraction) {
+bool needs_exact_service(const std::vector<GroupProgress>& groups, double near_fraction, bool losses_repaired) {
   double targets = 0, needed = 0;
   for (const auto& g : groups) {
     if (g.target >= g.size) continue;  // exact groups travel in class 0 anyway
@@ -36,7 +36,7 @@ bool needs_exact_service(const std::vector<GroupProgress>& groups, double near_f
     needed += double(g.target - std::min(g.delivered, g.target));
   }
   if (targets <= 0 || needed <= 0) return false;
-  return target_loss_rate(groups, true) <= 0 && needed <= near_fraction * targets;
+  return (losses_repaired || target_loss_rate(groups, true) <= 0) && needed <= near_fraction * targets;
 }
 
 int priority_class(double tlr, bool exact) {

@@ -36,7 +36,9 @@ double packet_tlr(double tlr, double packets_per_message);
 // approximate groups, their pooled allowance is spent (target_loss_rate(approx_only) is 0), and the messages they
 // still need, sum_g max(0, target_g - delivered_g), are at most `near_fraction` of their targets. Such a job is
 // exact for the rest of its life; the engine sends its data in class 0 instead of a tiny approximate queue.
-bool needs_exact_service(const std::vector<GroupProgress>& groups, double near_fraction);
+// `losses_repaired`: the job repairs its losses whatever its allowance (multi-segment messages under
+// EngineConfig::repair_after_segments), so the allowance buys it nothing in a lossy queue: the fraction alone decides.
+bool needs_exact_service(const std::vector<GroupProgress>& groups, double near_fraction, bool losses_repaired = false);
 
 // Slack-based priority (section 5.2): class 0 is reserved for exact traffic; approximate traffic goes to class k
 // with (k-1)/8 < TLR <= k/8, k in 1..7 (TLR above 7/8 also maps to 7, TLR 0 to 1).

@@ -215,3 +215,15 @@ TEST(SlackTest, NeedsExactServiceOnlyWithoutSlackNearItsTarget) {
   EXPECT_FALSE(slack::needs_exact_service({{100, 75, 20, 25}, {100, 50, 0, 0}}, 1.0));
   EXPECT_TRUE(slack::needs_exact_service({{100, 75, 20, 25}, {100, 100, 0, 0}}, 1.0));
 }
+
+// A job that repairs its losses (multi-segment messages, EngineConfig::repair_after_segments) is needy on the
+// fraction alone: its allowance does not keep it in a lossy approximate queue.
+TEST(SlackTest, AJobThatRepairsItsLossesIsNeedyOnTheFractionAlone) {
+  // N 100, target 75, nothing lost: the whole allowance is left.
+  EXPECT_FALSE(slack::needs_exact_service({{100, 75, 20, 0}}, 0.75)) << "allowance left: not needy";
+  EXPECT_TRUE(slack::needs_exact_service({{100, 75, 20, 0}}, 0.75, true)) << "repairs: 55 <= 56.25 needed";
+  EXPECT_FALSE(slack::needs_exact_service({{100, 75, 10, 0}}, 0.75, true)) << "65 > 0.75 x 75: not yet";
+  EXPECT_FALSE(slack::needs_exact_service({{100, 75, 20, 0}}, 0.0, true)) << "fraction 0: never";
+  EXPECT_FALSE(slack::needs_exact_service({{100, 75, 75, 0}}, 1.0, true)) << "target met";
+  EXPECT_FALSE(slack::needs_exact_service({{100, 100, 0, 0}}, 1.0, true)) << "exact groups only";
+}
