@@ -5,7 +5,7 @@
 #   approx     - ApproxShuffleManager (ATP, per-group MSR from e_max),
 #   samplesend - Dataset.sample at the fraction ATP delivered, then the exact query over sort shuffle,
 # reporting median JCTs, the ratio to exact and the largest relative error achieved; then the pass-through cost of
-# the plugin on a non-approximate job (sort vs ApproxShuffleManager, separate applications, alternating).
+# the plugin on a non-approximate job (sort vs ApproxShuffleManager, separate applications, alternating which runs first).
 #
 #   bash benchmarks/spark/run.sh [--rows 1000000] [--runs 5] [--spark.approx.faultDropOutgoing 0.05 ...]
 # Environment: SKIP_QUERY=1 (pass-through only), PASSTHROUGH_ROUNDS (default 3), PASSTHROUGH_ROWS (default 300000), SKIP_BUILD=1 (use the built jar).
@@ -27,7 +27,10 @@ ROWS_ARGS=("$@")
     bash "$RUN" io.netapprox.examples.spark.SparkBench query "${ROWS_ARGS[@]}" 2>/dev/null | grep '^RESULT'
   fi
   for i in $(seq 1 "${PASSTHROUGH_ROUNDS:-3}"); do
-    for m in sort approx; do
+    # alternate which manager runs first in a pair (odd rounds sort first), so that a drift of the machine's load
+    # or a warm-up effect does not always favour the same manager
+    if [ $((i % 2)) = 1 ]; then order="sort approx"; else order="approx sort"; fi
+    for m in $order; do
       bash "$RUN" io.netapprox.examples.spark.SparkBench passthrough --manager "$m" "${ROWS_ARGS[@]}" \
         --rows "${PASSTHROUGH_ROWS:-300000}" 2>/dev/null \
         | grep '^RESULT'
@@ -53,6 +56,18 @@ if 'sort' in pt and 'approx' in pt:
     s, a = statistics.median(pt['sort']), statistics.median(pt['approx'])
     lines.append(f"pass-through (non-approximate job): sort {s:.3f} s, ApproxShuffleManager {a:.3f} s, "
                  f"overhead {100*(a/s-1):+.1f}% (medians of {len(pt['sort'])} applications each)")
+    # pairs: consecutive sort/approx applications of one round (either order)
+    p = [r for r in rows if r['mode'] == 'passthrough']
+    ratios = []
+    for i in range(0, len(p) - 1, 2):
+        d = {p[i]['manager']: float(p[i]['median_s']), p[i + 1]['manager']: float(p[i + 1]['median_s'])}
+        if set(d) == {'sort', 'approx'}:
+            ratios.append(d['approx'] / d['sort'])
+    if ratios:
+        import math
+        g = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        lines.append(f"pass-through paired ratios approx/sort {[round(x, 3) for x in ratios]}: geometric mean {g:.3f}, "
+                     f"median {statistics.median(ratios):.3f}, approx slower in {sum(x > 1 for x in ratios)} of {len(ratios)}")
 summary = "\n".join(lines)
 print("\nSUMMARY\n" + summary)
 with open(sys.argv[1], 'a') as f:

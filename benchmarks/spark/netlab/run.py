@@ -17,6 +17,7 @@ Raw RESULT lines + summary: benchmarks/results/spark/netlab-<timestamp>.txt.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import shutil
@@ -141,6 +142,18 @@ def summarize(path: str) -> list[str]:
             lines.append(f"[{sw}] pass-through (non-approximate job): sort {s:.3f} s {pt['sort']}, "
                          f"ApproxShuffleManager {a:.3f} s {pt['approx']}, overhead {100 * (a / s - 1):+.1f}% "
                          f"(medians of per-application medians, {len(pt['sort'])} applications each)")
+            # pairs: the two applications of a round (run order alternates between rounds)
+            p = [r for r in rows if r.get("switch") == sw and r["mode"] == "passthrough"]
+            ratios = []
+            for i in range(0, len(p) - 1, 2):
+                d = {p[i]["manager"]: float(p[i]["median_s"]), p[i + 1]["manager"]: float(p[i + 1]["median_s"])}
+                if set(d) == {"sort", "approx"}:
+                    ratios.append(d["approx"] / d["sort"])
+            if ratios:
+                g = math.exp(sum(map(math.log, ratios)) / len(ratios))
+                lines.append(f"[{sw}] pass-through paired ratios approx/sort {[round(x, 3) for x in ratios]}: geometric "
+                             f"mean {g:.3f}, median {statistics.median(ratios):.3f}, approx slower in "
+                             f"{sum(x > 1 for x in ratios)} of {len(ratios)}")
     return lines
 
 

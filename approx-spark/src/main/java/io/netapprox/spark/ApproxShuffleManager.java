@@ -55,6 +55,16 @@ public class ApproxShuffleManager extends SortShuffleManager {
         return conf;
     }
 
+    /**
+     * How many NetApprox transports (ATP engine + control server + their threads) this JVM has
+     * started: 0 in an executor or driver that ran no approximate shuffle task, whatever the
+     * shuffle manager (the transport starts lazily, in the first approximate task). A diagnostic
+     * for pass-through deployments and the tests.
+     */
+    public static int transportsStarted() {
+        return ExecutorTransport.starts();
+    }
+
     @Override
     public <K, V, C> ShuffleHandle registerShuffle(
             int shuffleId, ShuffleDependency<K, V, C> dependency) {

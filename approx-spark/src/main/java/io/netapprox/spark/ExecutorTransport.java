@@ -52,6 +52,13 @@ final class ExecutorTransport {
 
     private static ExecutorTransport instance;
 
+    /**
+     * Transports started in this JVM since it started (a diagnostic: a JVM that only ran
+     * non-approximate shuffles must report 0, see {@link ApproxShuffleManager#transportsStarted}).
+     */
+    private static final java.util.concurrent.atomic.AtomicInteger STARTS =
+            new java.util.concurrent.atomic.AtomicInteger();
+
     private final ApproxConf conf;
     private final IndexShuffleBlockResolver resolver;
     private final ApproxTransport transport;
@@ -81,8 +88,19 @@ final class ExecutorTransport {
     static synchronized ExecutorTransport get(ApproxConf conf, IndexShuffleBlockResolver resolver) {
         if (instance == null) {
             instance = new ExecutorTransport(conf, resolver);
+            STARTS.incrementAndGet();
         }
         return instance;
+    }
+
+    /** How many transports this JVM has started (never decreases; a restart after stop counts). */
+    static int starts() {
+        return STARTS.get();
+    }
+
+    /** True while this JVM has a running transport. */
+    static synchronized boolean running() {
+        return instance != null;
     }
 
     static synchronized void shutdown() {
