@@ -146,7 +146,8 @@ struct Engine::Impl {
                              cfg.min_epoch,
                              cfg.max_datagram,
                              cfg.needy_class0_fraction,
-                             cfg.repair_after_segments};
+                             cfg.repair_after_segments,
+                             cfg.needy_repairing_jobs_only};
   }
 
   bool push_event(Event ev, bool essential) {

@@ -116,6 +116,10 @@ struct EngineConfig {
   // the messages it still needs are at most this fraction of its target (0 = never; 1 = as soon as the allowance is
   // spent). Bounds the class-0 share of approximate traffic; docs/protocol.md section 11, "needy jobs".
   double needy_class0_fraction = 0.75;
+  // Only jobs that repair their losses (mean segments per message >= repair_after_segments, e.g. FBHD) become needy;
+  // a job of single-segment or bundled messages (FBKV) pays one small resend per loss and stays in its TLR's class,
+  // where it does not starve class-1 jobs behind strict priority (docs/protocol.md section 11, engine8j).
+  bool needy_repairing_jobs_only = false;
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver

@@ -17,6 +17,7 @@ struct RateControlConfig {
   uint32_t max_datagram;      // bytes per packet, for epoch stretching and R_min
   double needy_fraction = 0;  // EngineConfig::needy_class0_fraction (used with flags.needy_exact)
   uint32_t repair_after = 0;  // EngineConfig::repair_after_segments: a job whose losses are repaired is needy sooner
+  bool needy_repairing_only = false;  // EngineConfig::needy_repairing_jobs_only
 };
 
 class RateController {

@@ -202,3 +202,25 @@ TEST(RateControlTest, NeedyJobMovesToClassZeroInFullOnly) {
     }
   }
 }
+
+// EngineConfig::needy_repairing_jobs_only (engine8j, off by default: refuted in the simulator, docs/protocol.md
+// section 11): with it on, a job of single-segment messages (FBKV-like, 1 packet per message) out of slack near its
+// target stays in its TLR's class 1, while a job of 28-packet messages (FBHD-like, repairs its losses) still goes to
+// class 0. With it off (main's rule) both are needy.
+TEST(RateControlTest, NeedyRepairingJobsOnlyKeepsSingleSegmentJobsInTheirClass) {
+  for (bool only : {false, true}) {
+    for (double ppm : {1.0, 28.0}) {
+      RateControlConfig c = config(Mode::kFull);
+      c.needy_fraction = 0.75;
+      c.repair_after = 2;
+      c.needy_repairing_only = only;
+      RateController rc(rate_law::kSlack, c);
+      rc.start(0, 0.25, 0.25);
+      for (int i = 0; i < 10; ++i) rc.on_resolved(true, 1000);
+      rc.end_epoch(1 * kMs, {{100, 75, 20, 25}}, ppm, kMs);  // allowance spent, 55 of 75 needed
+      const bool repairs = ppm >= 2;
+      EXPECT_EQ(rc.priority_class(), (!only || repairs) ? 0 : 1) << "only " << only << " packets/message " << ppm;
+    }
+  }
+  EXPECT_FALSE(EngineConfig{}.needy_repairing_jobs_only) << "off by default (docs/protocol.md section 11)";
+}
