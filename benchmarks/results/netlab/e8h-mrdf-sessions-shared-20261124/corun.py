@@ -1,8 +1,8 @@
 """Co-run per run: exact ATP jobs' p50 on the slack and FIFO switch and their ratio (target <= 0.5), old vs new.
-usage: python3 corun.py   (runs co-{old,new}-N in this folder)"""
+usage: python3 corun.py   (runs co-{old,new}-N and co2-{old,new}-N in the current folder)"""
 import glob, json, os
 for agent in ('old', 'new'):
-    for r in sorted(glob.glob(f'co-{agent}-[0-9]*')):
+    for r in sorted(glob.glob(f'co-{agent}-[0-9]*') + glob.glob(f'co2-{agent}-[0-9]*')):
         if not os.path.isdir(r):
             continue
         try:
