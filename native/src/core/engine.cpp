@@ -1345,8 +1345,7 @@ Status Engine::start_job(SessionId sid, const JobSpec& spec, TimeNs now) {
   }
   if (total > I.cfg.max_messages_per_job) return Status::kLimitExceeded;
   if (const TimeNs peak = I.path_peak(s, now)) s.recovery.seed_peak_rtt(peak, now);
-  auto j = std::make_unique<SendJob>(spec, I.flags.mrdf, I.seg_size(), I.law, I.rate_config(), s.send_buffered,
-                                     I.cfg.repair_after_segments);
+  auto j = std::make_unique<SendJob>(spec, I.flags.mrdf, I.seg_size(), I.law, I.rate_config(), s.send_buffered);
   j->first_window = I.first_window(s);
   const auto prog = j->progress();
   j->rate.start(now, slack::target_loss_rate(prog), slack::target_loss_rate(prog, true));

@@ -67,7 +67,7 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
     // A job of multi-segment messages repairs its losses whatever its allowance (SendJob::on_segment_lost), so the
     // allowance buys it nothing in a lossy approximate queue: it is needy on the fraction alone (docs/protocol.md
     // section 11). Without this it would repair there for its whole life behind class-0 bursts.
-    const bool repairs = cfg_.repair_after > 0 && packets_per_message >= double(cfg_.repair_after);
+    const bool repairs = slack::repairs_losses(packets_per_message, cfg_.repair_after);
     // needy_repairing_only: a job of single-segment / bundled messages loses one small resend per loss; in class 0
     // it would hold strict priority over every class-1 job for the rest of its life, so it stays in its class.
     const bool may_be_needy = cfg_.flags.needy_exact && (repairs || !cfg_.needy_repairing_only);

@@ -5,7 +5,7 @@
 namespace netapprox::atp {
 
 SendJob::SendJob(const JobSpec& spec, bool mrdf_scheduling, uint32_t seg_size, const rate_law::RateLaw& law,
-                 const RateControlConfig& rc, uint64_t& session_buffered, uint32_t repair_after_segments)
+                 const RateControlConfig& rc, uint64_t& session_buffered)
     : id(spec.job_id),
       n([&] {
         uint64_t total = 0;
@@ -16,7 +16,7 @@ SendJob::SendJob(const JobSpec& spec, bool mrdf_scheduling, uint32_t seg_size, c
       rate(law, rc),
       mrdf_scheduling_(mrdf_scheduling),
       seg_size_(seg_size),
-      repair_after_(repair_after_segments),
+      repair_after_(rc.repair_after),
       session_buffered_(session_buffered),
       submitted_(bitmap(n)),
       live_(16, std::hash<MessageId>{}, std::equal_to<MessageId>{}, LiveMap::allocator_type(&nodes_)),
@@ -187,7 +187,7 @@ void SendJob::on_segment_lost(MessageId m, uint32_t seg) {
     // Only in jobs whose messages are multi-segment on average (FBHD-like): a job of mostly one-packet messages
     // (FBKV-like, with a rare large one) keeps the paper's rule for all of them - repairing its rare large
     // messages cost it 5 % at p50 in the ns-3 simulator (docs/protocol.md section 5).
-    if (repair_after_ == 0 || msg.sent < repair_after_ || packets_per_message() < double(repair_after_)) {
+    if (msg.sent < repair_after_ || !slack::repairs_losses(packets_per_message(), repair_after_)) {
       abandon(m, true);
       return;
     }

@@ -92,9 +92,8 @@ class SendJob {
  public:
   // `mrdf_scheduling`: the mode and the job both enable MRDF. `session_buffered` is the session's count of
   // submitted, unacknowledged bytes, kept up to date by the job.
-  // `repair_after_segments`: EngineConfig::repair_after_segments (on_segment_lost).
   SendJob(const JobSpec& spec, bool mrdf_scheduling, uint32_t seg_size, const rate_law::RateLaw& law,
-          const RateControlConfig& rc, uint64_t& session_buffered, uint32_t repair_after_segments);
+          const RateControlConfig& rc, uint64_t& session_buffered);
 
   // Every live (submitted, unacknowledged) message is charged to the session's send buffer with its length plus
   // this: its live-map node, SendMessage record (inline segment states), ready-queue entry and allocator overhead
@@ -188,7 +187,8 @@ class SendJob {
 
   const bool mrdf_scheduling_;
   const uint32_t seg_size_;
-  const uint32_t repair_after_;  // EngineConfig::repair_after_segments (0 = never repair within the allowance)
+  const uint32_t
+      repair_after_;  // rc.repair_after = EngineConfig::repair_after_segments (0 = never repair within the allowance)
   uint64_t& session_buffered_;
   std::vector<uint64_t> submitted_;  // bitmap over message ids
   // Nodes of live_ and ready_ (one each per unacknowledged message) come from here: declared before them.

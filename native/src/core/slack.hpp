@@ -38,6 +38,12 @@ double packet_tlr(double tlr, double packets_per_message);
 // exact for the rest of its life; the engine sends its data in class 0 instead of a tiny approximate queue.
 // `losses_repaired`: the job repairs its losses whatever its allowance (multi-segment messages under
 // EngineConfig::repair_after_segments), so the allowance buys it nothing in a lossy queue: the fraction alone decides.
+// A job repairs a lost segment of a message it could afford to lose (instead of giving the message up) when its
+// messages average at least `repair_after` segments (EngineConfig::repair_after_segments; 0 = never).
+inline bool repairs_losses(double packets_per_message, uint32_t repair_after) {
+  return repair_after > 0 && packets_per_message >= double(repair_after);
+}
+
 bool needs_exact_service(const std::vector<GroupProgress>& groups, double near_fraction, bool losses_repaired = false);
 
 // Slack-based priority (section 5.2): class 0 is reserved for exact traffic; approximate traffic goes to class k

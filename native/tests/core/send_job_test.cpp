@@ -13,7 +13,11 @@ namespace {
 
 constexpr uint32_t kSeg = 1000;
 
-RateControlConfig rc_config(Mode m) { return RateControlConfig{{1.25e8, 0.125, 0.01}, mode_flags(m), 100'000, 1472}; }
+RateControlConfig rc_config(Mode m, uint32_t repair_after) {
+  RateControlConfig c{{1.25e8, 0.125, 0.01}, mode_flags(m), 100'000, 1472};
+  c.repair_after = repair_after;
+  return c;
+}
 
 struct Fixture {
   uint64_t buffered = 0;
@@ -21,7 +25,7 @@ struct Fixture {
   Fixture(std::vector<GroupSpec> groups, bool mrdf_mode, bool mrdf_job = true,
           uint32_t repair_after = EngineConfig{}.repair_after_segments)
       : job(JobSpec{7, std::move(groups), mrdf_job}, mrdf_mode, kSeg, rate_law::kPaper,
-            rc_config(mrdf_mode ? Mode::kFull : Mode::kRc), buffered, repair_after) {}
+            rc_config(mrdf_mode ? Mode::kFull : Mode::kRc, repair_after), buffered) {}
   void submit(uint32_t g, uint32_t i, size_t len) {
     std::vector<uint8_t> d(len, uint8_t(i));
     ASSERT_EQ(job.submit(g, i, d.data(), d.size(), 1 << 30), Status::kOk);
