@@ -537,21 +537,98 @@ public final class ApproxQuery implements Serializable {
     }
 
     /**
-     * The group key {@code col=value[,col=value...]} of a row whose first {@code names.length}
-     * fields are the group columns as strings, or null when one of them is null.
+     * The projected input's internal rows ({@link #projected}: group columns as strings, values as
+     * doubles, then the top-k column) as shuffle records {@code (group key, ApproxRow)}; rows with
+     * a null group, value or top-k column are skipped. Reads each row in place (Spark's rows may be
+     * reused between calls: only the doubles and the strings made from them are kept). With one
+     * group column the group key of each distinct value is made once per partition and shared by
+     * every record of the group (at most {@value #KEY_CACHE} distinct values are remembered; the
+     * others are made per record).
      */
-    static String groupKey(String[] names, Row r) {
-        StringBuilder key = new StringBuilder();
-        for (int i = 0; i < names.length; i++) {
-            if (r.isNullAt(i)) {
+    static final class RowRecords
+            implements org.apache.spark.api.java.function.FlatMapFunction<
+                    java.util.Iterator<org.apache.spark.sql.catalyst.InternalRow>,
+                    Tuple2<String, ApproxRow>> {
+        private static final long serialVersionUID = 1L;
+        static final int KEY_CACHE = 4096;
+        private final String[] names;
+        private final int numValues;
+        private final boolean withKey;
+
+        RowRecords(String[] names, int numValues, boolean withKey) {
+            this.names = names;
+            this.numValues = numValues;
+            this.withKey = withKey;
+        }
+
+        @Override
+        public java.util.Iterator<Tuple2<String, ApproxRow>> call(
+                java.util.Iterator<org.apache.spark.sql.catalyst.InternalRow> rows) {
+            java.util.Map<org.apache.spark.unsafe.types.UTF8String, String> keys =
+                    new java.util.HashMap<>();
+            return new java.util.Iterator<>() {
+                private Tuple2<String, ApproxRow> next;
+
+                @Override
+                public boolean hasNext() {
+                    while (next == null && rows.hasNext()) {
+                        next = record(rows.next(), keys);
+                    }
+                    return next != null;
+                }
+
+                @Override
+                public Tuple2<String, ApproxRow> next() {
+                    if (!hasNext()) {
+                        throw new java.util.NoSuchElementException();
+                    }
+                    Tuple2<String, ApproxRow> r = next;
+                    next = null;
+                    return r;
+                }
+            };
+        }
+
+        /** The record of one row, or null when the row is skipped. */
+        Tuple2<String, ApproxRow> record(
+                org.apache.spark.sql.catalyst.InternalRow r,
+                java.util.Map<org.apache.spark.unsafe.types.UTF8String, String> keys) {
+            int g = names.length;
+            for (int i = 0; i < g + numValues; i++) {
+                if (r.isNullAt(i)) {
+                    return null;
+                }
+            }
+            if (withKey && r.isNullAt(g + numValues)) {
                 return null;
             }
-            if (i > 0) {
-                key.append(',');
+            String key;
+            if (g == 1) {
+                org.apache.spark.unsafe.types.UTF8String u = r.getUTF8String(0);
+                key = keys.get(u);
+                if (key == null) {
+                    key = names[0] + "=" + u;
+                    if (keys.size() < KEY_CACHE) {
+                        keys.put(u.clone(), key);
+                    }
+                }
+            } else {
+                StringBuilder b = new StringBuilder();
+                for (int i = 0; i < g; i++) {
+                    if (i > 0) {
+                        b.append(',');
+                    }
+                    b.append(names[i]).append('=').append(r.getUTF8String(i));
+                }
+                key = b.toString();
             }
-            key.append(names[i]).append('=').append(r.getString(i));
+            double[] v = new double[numValues];
+            for (int i = 0; i < numValues; i++) {
+                v[i] = r.getDouble(g + i);
+            }
+            String k = withKey ? r.getUTF8String(g + numValues).toString() : null;
+            return new Tuple2<>(key, new ApproxRow(v, k));
         }
-        return key.toString();
     }
 
     private Shuffled shuffle(ApproxSpec unplanned) {
@@ -561,32 +638,14 @@ public final class ApproxQuery implements Serializable {
         String[] gcols = groupColumns.toArray(new String[0]);
         int nv = spec.numValues();
         boolean withKey = topKColumn(spec) != null;
+        // Spark's internal rows (no conversion to Row per record: the key and values are read in
+        // place, each distinct group key is made once per partition)
         JavaRDD<Tuple2<String, ApproxRow>> pairs =
                 projected
-                        .javaRDD()
-                        .flatMap(
-                                r -> {
-                                    String key = groupKey(gcols, r);
-                                    if (key == null) {
-                                        return java.util.Collections.emptyIterator();
-                                    }
-                                    double[] v = new double[nv];
-                                    for (int i = 0; i < nv; i++) {
-                                        if (r.isNullAt(gcols.length + i)) {
-                                            return java.util.Collections.emptyIterator();
-                                        }
-                                        v[i] = r.getDouble(gcols.length + i);
-                                    }
-                                    String k = null;
-                                    if (withKey) {
-                                        if (r.isNullAt(gcols.length + nv)) {
-                                            return java.util.Collections.emptyIterator();
-                                        }
-                                        k = r.getString(gcols.length + nv);
-                                    }
-                                    return java.util.List.of(new Tuple2<>(key, new ApproxRow(v, k)))
-                                            .iterator();
-                                });
+                        .queryExecution()
+                        .toRdd()
+                        .toJavaRDD()
+                        .mapPartitions(new RowRecords(gcols, nv, withKey));
         ApproxConf approx = approximatePath();
         QueryState state = new QueryState();
         spec = spec.withState(state);

@@ -168,11 +168,16 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                         throw new IllegalStateException(
                                 "group " + key + ": statistics out of step with the sorter");
                     }
-                    // the pre-sample comes in random order: its first records (the sketch's
-                    // sample) are held, so the share's plan is known before deciding how many
-                    // records to write (a prefix: still a simple random sample of the share)
+                    // the pre-sample comes in random order: with a quantile column its first
+                    // records (the sketch's sample) are held, so the share's plan is known before
+                    // deciding how many records to write (a prefix: still a simple random sample
+                    // of the share); without one the plan needs only the census statistics, and
+                    // only the prefix written is read
                     held.reset();
-                    int sketched = (int) Math.min(count, ShareStatistics.SKETCH_SAMPLE);
+                    int sketched =
+                            stats.sketching()
+                                    ? (int) Math.min(count, ShareStatistics.SKETCH_SAMPLE)
+                                    : 0;
                     for (int i = 0; i < sketched; i++) {
                         int len = stream.next(buf);
                         stats.sample(buf[0], len);

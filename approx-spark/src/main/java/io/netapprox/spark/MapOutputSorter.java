@@ -105,7 +105,6 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
     private long peakMemory;
     private boolean reading;
     private final Scratch scratch = new Scratch();
-    private final byte[][] scratchBuf = new byte[1][];
     private final DataOutputStream scratchOut = new DataOutputStream(scratch);
 
     /** Keeps every record. */
@@ -156,11 +155,7 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                 return;
             }
         }
-        scratch.reset();
-        scratchOut.writeByte(level);
-        row.write(scratchOut, withKey);
-        scratchOut.flush();
-        int length = scratch.size();
+        int length = encode(level, row, withKey);
         // reserve before touching the buffer: a refused grant spills (and empties) it
         long need = 0;
         if (pages.isEmpty() || pageUsed + 4 + length > pages.get(pages.size() - 1).length) {
@@ -251,13 +246,50 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
         p[at + 1] = (byte) (length >>> 16);
         p[at + 2] = (byte) (length >>> 8);
         p[at + 3] = (byte) length;
-        System.arraycopy(scratch.buffer(), 0, p, at + 4, length);
+        System.arraycopy(encoded, 0, p, at + 4, length);
         pageUsed = at + 4 + length;
         addresses[gid][buffered[gid]++] = ((long) page << 32) | at;
         bufferedRecords++;
     }
 
-    /** The encoding buffer of one record, read in place. */
+    private static final java.lang.invoke.VarHandle LONG_BE =
+            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+                    long[].class, java.nio.ByteOrder.BIG_ENDIAN);
+
+    /** The record being inserted, encoded ({@link #encode}). */
+    private byte[] encoded = new byte[256];
+
+    /**
+     * Encodes a record into {@link #encoded} - its level byte, then {@link ApproxRow#write}'s form
+     * - and returns its length. Without a key the values are written in place (the per-record hot
+     * path: no stream), with the bytes {@link java.io.DataOutputStream#writeDouble} writes.
+     */
+    private int encode(int level, ApproxRow row, boolean withKey) throws IOException {
+        if (withKey) {
+            scratch.reset();
+            scratchOut.writeByte(level);
+            row.write(scratchOut, true);
+            scratchOut.flush();
+            int length = scratch.size();
+            if (encoded.length < length) {
+                encoded = new byte[Math.max(length, 2 * encoded.length)];
+            }
+            System.arraycopy(scratch.buffer(), 0, encoded, 0, length);
+            return length;
+        }
+        double[] values = row.values;
+        int length = 1 + Double.BYTES * values.length;
+        if (encoded.length < length) {
+            encoded = new byte[Math.max(length, 2 * encoded.length)];
+        }
+        encoded[0] = (byte) level;
+        for (int i = 0; i < values.length; i++) {
+            LONG_BE.set(encoded, 1 + Double.BYTES * i, Double.doubleToLongBits(values[i]));
+        }
+        return length;
+    }
+
+    /** The encoding buffer of one record with a key, read in place. */
     private static final class Scratch extends ByteArrayOutputStream {
         Scratch() {
             super(256);
@@ -460,7 +492,8 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                 all[g] = g;
             }
             for (int gid : sorted(all)) {
-                permute(gid);
+                // (the records in memory are permuted as they are drawn: Fisher-Yates one step
+                // per record, so a group read in part is not permuted whole)
                 long[] left = new long[runs.size() + 1];
                 long total = 0;
                 for (int r = 0; r < runs.size(); r++) {
@@ -498,7 +531,12 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                             left[src]--;
                             remaining[0]--;
                             if (src == runs.size()) {
-                                long a = addresses[g][fromMemory[0]++];
+                                long[] addr = addresses[g];
+                                int i = fromMemory[0]++;
+                                int j = i + rnd.nextInt(buffered[g] - i);
+                                long a = addr[j];
+                                addr[j] = addr[i];
+                                addr[i] = a;
                                 byte[] p = pages.get((int) (a >>> 32));
                                 int at = (int) a;
                                 int len = lengthAt(p, at);
@@ -541,10 +579,25 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                             }
                         });
                 // the kept records the visitor left unread, and those below the final threshold
+                // (counted in place, run by run: their order no longer matters)
                 long unread = 0;
-                while (remaining[0] > 0) {
-                    if (stored.next(scratchBuf) > 0 && scratchBuf[0][0] >= min) {
+                for (int i = fromMemory[0]; i < buffered[gid]; i++) {
+                    if (levelAt(addresses[gid][i]) >= min) {
                         unread++;
+                    }
+                }
+                for (int r = 0; r < runs.size(); r++) {
+                    DataInputStream in = runs.get(r);
+                    for (; left[r] > 0; left[r]--) {
+                        int len = in.readInt();
+                        if (len < 1 || len > (64 << 20)) {
+                            throw new IOException(
+                                    "corrupt NetApprox spill: record of " + len + " bytes");
+                        }
+                        if (in.readByte() >= min) {
+                            unread++;
+                        }
+                        in.skipNBytes(len - 1);
                     }
                 }
                 if (unread != keptLeft[0]) {

@@ -2,7 +2,6 @@ package io.netapprox.spark;
 
 import io.netapprox.core.sampling.ExactSum;
 import io.netapprox.core.sampling.ShareMoments;
-import io.netapprox.core.sampling.StratumAccumulator;
 import io.netapprox.core.sampling.ValueSketch;
 import java.io.Serializable;
 
@@ -60,7 +59,7 @@ final class ShareStatistics implements Serializable {
      * written, see {@link #SKETCH_SAMPLE}).
      */
     static final class Builder {
-        private final StratumAccumulator[] accumulators;
+        private final CensusMoments[] accumulators;
         private final ExactSum[] partials;
         private final long[][] nonFinite;
         private final double[][] sketchValues;
@@ -71,7 +70,7 @@ final class ShareStatistics implements Serializable {
         Builder(ApproxSpec spec) {
             this.sketchCounts = new long[spec.numValues()];
             int nv = spec.numValues();
-            accumulators = new StratumAccumulator[nv];
+            accumulators = new CensusMoments[nv];
             partials = new ExactSum[nv];
             nonFinite = new long[nv][3];
             sketchValues = new double[nv][];
@@ -79,7 +78,7 @@ final class ShareStatistics implements Serializable {
             for (ApproxSpec.Aggregate a : spec.aggregates()) {
                 switch (a.kind()) {
                     case AVG, SUM -> {
-                        accumulators[a.valueIndex()] = new StratumAccumulator();
+                        accumulators[a.valueIndex()] = new CensusMoments();
                         if (spec.exactPartials()) {
                             partials[a.valueIndex()] = new ExactSum();
                         }
@@ -143,6 +142,20 @@ final class ShareStatistics implements Serializable {
             return partials.clone();
         }
 
+        /**
+         * True when the query asks a quantile of some column: then {@link #sample} builds sketches
+         * and the writer must feed it before planning the share (else nothing needs the
+         * pre-sample's records before the plan).
+         */
+        boolean sketching() {
+            for (double[] v : sketchValues) {
+                if (v != null) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
         /** Records added so far. */
         long records() {
             return records;
@@ -161,7 +174,7 @@ final class ShareStatistics implements Serializable {
                 if (accumulators[v] != null && finite) {
                     // (a column with NaN or infinities has a known, non-finite sum and mean:
                     // nothing to plan)
-                    moments[v] = ShareMoments.of(accumulators[v], units);
+                    moments[v] = accumulators[v].moments(units);
                 }
                 if (sketchValues[v] != null) {
                     sketches[v] =
@@ -181,5 +194,50 @@ final class ShareStatistics implements Serializable {
      */
     long[] nonFinite(int v) {
         return nonFinite[v].clone();
+    }
+
+    /**
+     * The census moments planning needs of one value column of a share - count, mean, variance
+     * (denominator n - 1) and third central moment (denominator n) - updated per record as {@link
+     * io.netapprox.core.sampling.StratumAccumulator#add(double)} updates them (Welford/Pebay, the
+     * same operations in the same order, so {@link ShareMoments} come out bit for bit as {@link
+     * ShareMoments#of} makes them), without what the map side never reads: the fourth-order and
+     * record-count co-moments, the exact total (the exact partials have their own {@code ExactSum})
+     * and the extremes. Every record goes through this on the map side.
+     */
+    static final class CensusMoments {
+        private long n;
+        private double mean;
+        private double s20;
+        private double s30;
+
+        /** Adds one finite value. */
+        void add(double x) {
+            long nA = n;
+            n = nA + 1;
+            double dy = x - mean;
+            double inv = 1.0 / n;
+            double na = nA;
+            double u = -dy * inv;
+            double bu = dy + u;
+            double uu = u * u;
+            double bu2 = bu * bu;
+            s30 += 3 * u * s20 + na * uu * u + bu2 * bu;
+            s20 += na * uu + bu2;
+            mean -= u;
+        }
+
+        long count() {
+            return n;
+        }
+
+        ShareMoments moments(long units) {
+            if (n == 0) {
+                return new ShareMoments(units, 0, 0.0, 0.0, 0.0);
+            }
+            double variance = n < 2 ? 0.0 : Math.max(0.0, s20 / (n - 1));
+            double third = n >= 3 ? (1.0 / n) * s30 : 0.0;
+            return new ShareMoments(units, n, mean, variance, third);
+        }
     }
 }
