@@ -145,9 +145,27 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 readLocal(spec, b, planned.getOrDefault(b.mapIndex(), Map.of()), sink, tally);
                 pulls.drainAvailable();
             }
+            long tl = System.nanoTime();
             pulls.finish();
+            long tf = System.nanoTime();
             if (spec.metrics() != null) {
                 served = pulls.servedCounters();
+            }
+            long tc = System.nanoTime();
+            if (LOG.isDebugEnabled()) {
+                LOG.debug(
+                        "NetApprox reduce task {} partitions [{}, {}): {} local blocks read in {} ms,"
+                                + " then {} ms waiting for {} remote blocks, {} ms for the sender"
+                                + " counters; {} ms in all",
+                        context.taskAttemptId(),
+                        startPartition,
+                        endPartition,
+                        local.size(),
+                        RemotePulls.ms(tl - t0),
+                        RemotePulls.ms(tf - tl),
+                        remote.size(),
+                        RemotePulls.ms(tc - tf),
+                        RemotePulls.ms(tc - t0));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

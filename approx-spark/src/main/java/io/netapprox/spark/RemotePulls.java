@@ -103,6 +103,12 @@ final class RemotePulls implements AutoCloseable {
     /** One request of a block (a retry is a new attempt; the old one's leftovers are ignored). */
     private final class Attempt implements TransferListener {
         final Pull pull;
+        // timings of the attempt (System.nanoTime), for the DEBUG line of a completed pull
+        final long tLaunch = System.nanoTime();
+        volatile long tPeer;
+        volatile long tFirst;
+        volatile long tLast;
+        volatile long tEnd;
         volatile IncomingTransfer transfer;
         volatile ApproxPeer peer;
         // event thread only
@@ -124,6 +130,11 @@ final class RemotePulls implements AutoCloseable {
         @Override
         public void onMessage(IncomingTransfer t, AtpMessage m) {
             transfer = t;
+            long now = System.nanoTime();
+            if (tFirst == 0) {
+                tFirst = now;
+            }
+            tLast = now;
             dispatched++;
             if (targets == null) {
                 List<GroupSpec> groups = t.groups();
@@ -177,6 +188,7 @@ final class RemotePulls implements AutoCloseable {
                 .peer(ctl)
                 .thenApply(
                         peer -> {
+                            a.tPeer = System.nanoTime();
                             a.peer = peer;
                             IncomingTransfer t = peer.request(req, a);
                             a.transfer = t;
@@ -189,17 +201,22 @@ final class RemotePulls implements AutoCloseable {
                             } else {
                                 t.report()
                                         .whenComplete(
-                                                (r, e) ->
-                                                        queue.add(
-                                                                new Item(
-                                                                        a,
-                                                                        null,
-                                                                        r,
-                                                                        e == null
-                                                                                ? null
-                                                                                : unwrap(e))));
+                                                (r, e) -> {
+                                                    a.tEnd = System.nanoTime();
+                                                    queue.add(
+                                                            new Item(
+                                                                    a,
+                                                                    null,
+                                                                    r,
+                                                                    e == null ? null : unwrap(e)));
+                                                });
                             }
                         });
+    }
+
+    /** Milliseconds, one decimal (for log lines). */
+    static String ms(long nanos) {
+        return String.format("%.1f", nanos / 1e6);
     }
 
     private static Throwable unwrap(Throwable t) {
@@ -353,6 +370,20 @@ final class RemotePulls implements AutoCloseable {
         }
         running.remove(a.pull);
         finished++;
+        if (LOG.isDebugEnabled()) {
+            LOG.debug(
+                    "NetApprox pull of {}: after {} ms connected, {} ms first message, {} ms last, {} ms"
+                            + " report, {} ms processed by the task; used {} delivered {} beyond target {}",
+                    a.pull.block.id(),
+                    ms(a.tPeer - a.tLaunch),
+                    ms(a.tFirst - a.tLaunch),
+                    ms(a.tLast - a.tLaunch),
+                    ms(a.tEnd - a.tLaunch),
+                    ms(System.nanoTime() - a.tLaunch),
+                    used,
+                    report.delivered(),
+                    a.beyond);
+        }
     }
 
     private void failed(Pull p, Attempt a, Throwable e) {
@@ -385,17 +416,37 @@ final class RemotePulls implements AutoCloseable {
 
     /**
      * Asks every executor this task pulled from for the sender-side numbers of its transfers
-     * ({@link ServedTransfers}); a peer that does not answer in time is left out.
+     * ({@link ServedTransfers}): one query per peer, all sent before any answer is awaited (one
+     * control round trip in all, not one per peer); a peer that does not answer in time is left
+     * out.
      */
     ServedTransfers.Counters servedCounters() {
         ServedTransfers.Counters sum = ServedTransfers.Counters.NONE;
+        Map<ApproxPeer, IncomingTransfer> asked = new IdentityHashMap<>();
         for (Map.Entry<ApproxPeer, List<Integer>> e : succeeded.entrySet()) {
             int[] jobs = e.getValue().stream().mapToInt(Integer::intValue).toArray();
             try {
-                IncomingTransfer t =
-                        e.getKey().request(ServedTransfers.query(jobs), (tr, m) -> m.release());
+                asked.put(
+                        e.getKey(),
+                        e.getKey().request(ServedTransfers.query(jobs), (tr, m) -> m.release()));
+            } catch (RuntimeException ex) {
+                LOG.info(
+                        "NetApprox: no sender counters from {} ({}); metrics leave them out",
+                        e.getKey(),
+                        ex.toString());
+            }
+        }
+        long deadline =
+                System.nanoTime()
+                        + TimeUnit.MILLISECONDS.toNanos(2 * ServedTransfers.ANSWER_WAIT_MS);
+        for (Map.Entry<ApproxPeer, IncomingTransfer> e : asked.entrySet()) {
+            IncomingTransfer t = e.getValue();
+            try {
                 byte[] answer =
-                        t.response().get(2 * ServedTransfers.ANSWER_WAIT_MS, TimeUnit.MILLISECONDS);
+                        t.response()
+                                .get(
+                                        Math.max(1, deadline - System.nanoTime()),
+                                        TimeUnit.NANOSECONDS);
                 sum = sum.plus(ServedTransfers.Counters.decode(answer));
                 t.report().get(ServedTransfers.ANSWER_WAIT_MS, TimeUnit.MILLISECONDS);
             } catch (InterruptedException ie) {

@@ -1,11 +1,8 @@
 package io.netapprox.spark;
 
-import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.job.JobReport;
 import io.netapprox.core.job.JobSpec;
 import io.netapprox.core.transport.OutgoingTransfer;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -24,9 +21,9 @@ import java.util.concurrent.TimeoutException;
  * engine sent and retransmitted, and lost), kept until the reducer that requested them asks: only
  * the sender's engine knows them, and the reducer's task is where Spark's metrics are counted.
  * After its pulls a reducer sends one query per peer session listing its job ids ({@link #query});
- * the answer, in the DATA_RESPONSE of a one-message exact job, sums them ({@link Counters}).
- * Bounded: at most {@value #MAX_ENTRIES} transfers are kept (the oldest are dropped, e.g. those of
- * reducers that died before asking).
+ * the answer, a DATA_RESPONSE without a job ({@link OutgoingTransfer#answerWithoutJob}: one control
+ * round trip), sums them ({@link Counters}). Bounded: at most {@value #MAX_ENTRIES} transfers are
+ * kept (the oldest are dropped, e.g. those of reducers that died before asking).
  */
 final class ServedTransfers {
     static final int QUERY_MAGIC = 0x4E415131;
@@ -170,8 +167,8 @@ final class ServedTransfers {
 
     /**
      * Answers a query (serving thread): waits up to {@value #ANSWER_WAIT_MS} ms for the named
-     * transfers' sender reports, sums and forgets them, and replies with the sum in a one-message
-     * exact job.
+     * transfers' sender reports, sums and forgets them, and replies with the sum as the request's
+     * DATA_RESPONSE, without a job.
      */
     void answer(OutgoingTransfer request, byte[] payload) throws IOException {
         DataInputStream in = new DataInputStream(new ByteArrayInputStream(payload));
@@ -202,13 +199,8 @@ final class ServedTransfers {
             }
             sum = sum.plus(e.counters());
         }
-        OutgoingJob job =
-                request.reply(sum.encode()).startJob(JobSpec.builder().addGroup(0, 1, 1.0).build());
-        ByteBuf one = Unpooled.directBuffer(1).writeByte(0);
-        try {
-            job.send(0, 0, one, ANSWER_WAIT_MS, TimeUnit.MILLISECONDS);
-        } finally {
-            one.release();
-        }
+        // the sum is the DATA_RESPONSE; no job (no announcement round trip, no data message, no
+        // job report): the requester's transfer completes as the answer arrives
+        request.answerWithoutJob(sum.encode());
     }
 }
