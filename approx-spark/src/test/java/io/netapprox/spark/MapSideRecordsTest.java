@@ -1,0 +1,154 @@
+package io.netapprox.spark;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import io.netapprox.core.sampling.ShareMoments;
+import io.netapprox.core.sampling.StratumAccumulator;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.unsafe.types.UTF8String;
+import org.junit.jupiter.api.Test;
+import scala.Tuple2;
+
+/**
+ * The map side's per-record path: {@link ApproxQuery.RowRecords} (Spark's internal rows to shuffle
+ * records, read in place) and {@link ShareStatistics.CensusMoments} (the census moments planning
+ * reads, without the accumulator's fourth-order and exact-total work).
+ */
+class MapSideRecordsTest {
+
+    private static List<Tuple2<String, ApproxRow>> convert(
+            ApproxQuery.RowRecords f, List<InternalRow> rows) {
+        List<Tuple2<String, ApproxRow>> out = new ArrayList<>();
+        Iterator<Tuple2<String, ApproxRow>> it = f.call(rows.iterator());
+        while (it.hasNext()) {
+            out.add(it.next());
+        }
+        return out;
+    }
+
+    private static GenericInternalRow row(Object... values) {
+        return new GenericInternalRow(values);
+    }
+
+    @Test
+    void oneGroupColumnMakesEachKeyOnceAndSkipsNulls() {
+        ApproxQuery.RowRecords f = new ApproxQuery.RowRecords(new String[] {"hour"}, 2, false);
+        List<InternalRow> rows =
+                List.of(
+                        row(UTF8String.fromString("17"), 1.5, 2.5),
+                        row(null, 1.0, 1.0), // null group: skipped
+                        row(UTF8String.fromString("3"), null, 1.0), // null value: skipped
+                        row(UTF8String.fromString("17"), -0.0, Double.NaN),
+                        row(UTF8String.fromString("3"), 4.0, 5.0));
+        List<Tuple2<String, ApproxRow>> out = convert(f, rows);
+        assertEquals(3, out.size());
+        assertEquals("hour=17", out.get(0)._1());
+        assertArrayEquals(new double[] {1.5, 2.5}, out.get(0)._2().values);
+        assertNull(out.get(0)._2().key);
+        assertSame(out.get(0)._1(), out.get(1)._1(), "one key string per distinct group value");
+        assertEquals(
+                Double.doubleToRawLongBits(-0.0),
+                Double.doubleToRawLongBits(out.get(1)._2().values[0]));
+        assertEquals("hour=3", out.get(2)._1());
+    }
+
+    @Test
+    void aReusedRowBufferDoesNotChangeRememberedKeys() {
+        // Spark's unsafe rows point into buffers it reuses: the keys must stay right (the key cache
+        // keeps its own copy of each value)
+        byte[] buf = "10".getBytes(StandardCharsets.UTF_8);
+        ApproxQuery.RowRecords f = new ApproxQuery.RowRecords(new String[] {"hour"}, 1, false);
+        Iterator<Tuple2<String, ApproxRow>> it =
+                f.call(
+                        new Iterator<InternalRow>() {
+                            int i;
+
+                            @Override
+                            public boolean hasNext() {
+                                return i < 3;
+                            }
+
+                            @Override
+                            public InternalRow next() {
+                                // rows: "10", "11" (same buffer, rewritten), "10" again
+                                buf[1] = (byte) (i == 1 ? '1' : '0');
+                                i++;
+                                return row(UTF8String.fromBytes(buf), (double) i);
+                            }
+                        });
+        assertEquals("hour=10", it.next()._1());
+        assertEquals("hour=11", it.next()._1());
+        assertEquals("hour=10", it.next()._1());
+        assertFalse(it.hasNext());
+    }
+
+    @Test
+    void severalGroupColumnsAndTopKKey() {
+        ApproxQuery.RowRecords f = new ApproxQuery.RowRecords(new String[] {"a", "b"}, 1, true);
+        List<Tuple2<String, ApproxRow>> out =
+                convert(
+                        f,
+                        List.of(
+                                row(
+                                        UTF8String.fromString("1"),
+                                        UTF8String.fromString("x"),
+                                        2.0,
+                                        UTF8String.fromString("z9")),
+                                row(
+                                        UTF8String.fromString("1"),
+                                        null,
+                                        2.0,
+                                        UTF8String.fromString("z")),
+                                row(
+                                        UTF8String.fromString("1"),
+                                        UTF8String.fromString("y"),
+                                        2.0,
+                                        null)));
+        assertEquals(1, out.size(), "null group column or null top-k column: skipped");
+        assertEquals("a=1,b=x", out.get(0)._1());
+        assertEquals("z9", out.get(0)._2().key);
+    }
+
+    @Test
+    void censusMomentsAreTheAccumulatorsBitForBit() {
+        SplittableRandom rnd = new SplittableRandom(11);
+        for (int n : new int[] {0, 1, 2, 3, 4, 17, 1000, 50_000}) {
+            for (double offset : new double[] {0, 1e6, -3e9}) {
+                StratumAccumulator reference = new StratumAccumulator();
+                ShareStatistics.CensusMoments census = new ShareStatistics.CensusMoments();
+                for (int i = 0; i < n; i++) {
+                    // skewed (lognormal) values around an offset
+                    double x = offset + Math.exp(rnd.nextGaussian() * 1.3) * 7;
+                    reference.add(x);
+                    census.add(x);
+                }
+                long units = Math.max(1, (n + 31) / 32);
+                if (n == 0) {
+                    units = 0;
+                }
+                ShareMoments want = ShareMoments.of(reference, units);
+                ShareMoments got = census.moments(units);
+                assertEquals(want.units(), got.units());
+                assertEquals(want.records(), got.records());
+                assertEquals(bits(want.mean()), bits(got.mean()), "mean, n=" + n);
+                assertEquals(bits(want.variance()), bits(got.variance()), "variance, n=" + n);
+                assertEquals(
+                        bits(want.thirdMoment()), bits(got.thirdMoment()), "third moment, n=" + n);
+            }
+        }
+    }
+
+    private static long bits(double d) {
+        return Double.doubleToLongBits(d);
+    }
+}
