@@ -133,6 +133,15 @@ def summarize(path: str) -> list[str]:
                              f"{float(r['ratio_vs_exact']):.2f}  max rel error {100 * float(r['max_rel_error']):.2f}%"
                              f"  outside e_max {r['group_aggregates_outside_emax']}  sample fraction "
                              f"{float(r['sample_fraction']):.3f}  runs {r['all_s']}")
+        # paired per timed run: the three modes of run r ran one after the other in the same application
+        runs = {m: [float(x) for x in q[m]["all_s"].strip("[]").split(",") if x.strip()] for m in q}
+        for num, den in (("approx", "exact"), ("approx", "samplesend")):
+            if num in runs and den in runs and runs[num] and len(runs[num]) == len(runs[den]):
+                ratios = [a / b for a, b in zip(runs[num], runs[den])]
+                g = math.exp(sum(map(math.log, ratios)) / len(ratios))
+                lines.append(f"[{sw}] paired per run {num}/{den} {[round(x, 2) for x in ratios]}: geometric mean "
+                             f"{g:.2f}, median {statistics.median(ratios):.2f}, {num} faster in "
+                             f"{sum(x < 1 for x in ratios)} of {len(ratios)}")
         pt: dict[str, list[float]] = {}
         for r in rows:
             if r.get("switch") == sw and r["mode"] == "passthrough":
@@ -158,6 +167,14 @@ def summarize(path: str) -> list[str]:
 
 
 def main(argv=None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--summarize"]:  # the summary of existing result files, printed only
+        for path in argv[1:]:
+            print(f"# {path}")
+            for line in summarize(path):
+                print("# " + line)
+        return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--switch", default="slack", help="comma-separated switch modes: slack,fifo")
     ap.add_argument("--rate", default="200mbit", help="every switch port (tc syntax)")
