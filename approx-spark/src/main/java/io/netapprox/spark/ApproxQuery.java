@@ -464,7 +464,14 @@ public final class ApproxQuery implements Serializable {
         String topCol = topKColumn(spec);
         List<Column> sel = new ArrayList<>();
         for (int i = 0; i < groupColumns.size(); i++) {
-            sel.add(column(groupColumns.get(i)).cast(DataTypes.StringType).as("g" + i));
+            Column g = column(groupColumns.get(i));
+            // integral columns stay numbers: RowRecords writes their decimal form (what Spark's
+            // cast to string writes) once per distinct value instead of Spark casting every row
+            sel.add(
+                    (integralKind(dataType(groupColumns.get(i))) != RowRecords.STRING
+                                    ? g
+                                    : g.cast(DataTypes.StringType))
+                            .as("g" + i));
         }
         for (int i = 0; i < valueCols.size(); i++) {
             sel.add(column(valueCols.get(i)).cast(DataTypes.DoubleType).as("v" + i));
@@ -528,6 +535,25 @@ public final class ApproxQuery implements Serializable {
                 .contains(type);
     }
 
+    /**
+     * How {@link RowRecords} reads a group column of this type (projected uncast unless STRING).
+     */
+    private static byte integralKind(org.apache.spark.sql.types.DataType type) {
+        if (type.equals(DataTypes.LongType)) {
+            return RowRecords.LONG;
+        }
+        if (type.equals(DataTypes.IntegerType)) {
+            return RowRecords.INT;
+        }
+        if (type.equals(DataTypes.ShortType)) {
+            return RowRecords.SHORT;
+        }
+        if (type.equals(DataTypes.ByteType)) {
+            return RowRecords.BYTE;
+        }
+        return RowRecords.STRING;
+    }
+
     private static String topKColumn(ApproxSpec spec) {
         return spec.aggregates().stream()
                 .filter(a -> a.kind() == ApproxSpec.Kind.TOPK)
@@ -551,14 +577,49 @@ public final class ApproxQuery implements Serializable {
                     Tuple2<String, ApproxRow>> {
         private static final long serialVersionUID = 1L;
         static final int KEY_CACHE = 4096;
+
+        /** A group column cast to string by the projection. */
+        static final byte STRING = 0;
+
+        /** Integral group columns, projected as they are. */
+        static final byte LONG = 1;
+
+        static final byte INT = 2;
+        static final byte SHORT = 3;
+        static final byte BYTE = 4;
+
         private final String[] names;
+        private final byte[] kinds;
         private final int numValues;
         private final boolean withKey;
 
+        /** Group columns cast to strings. */
         RowRecords(String[] names, int numValues, boolean withKey) {
+            this(names, new byte[names.length], numValues, withKey);
+        }
+
+        /**
+         * @param kinds per group column: {@link #STRING} (projected as a string) or the integral
+         *     type it is projected as ({@link #LONG}, {@link #INT}, {@link #SHORT}, {@link #BYTE});
+         *     its group value is then its decimal form, as Spark's cast to string writes it
+         */
+        RowRecords(String[] names, byte[] kinds, int numValues, boolean withKey) {
+            if (kinds.length != names.length) {
+                throw new IllegalArgumentException("one kind per group column");
+            }
             this.names = names;
+            this.kinds = kinds.clone();
             this.numValues = numValues;
             this.withKey = withKey;
+        }
+
+        private long integral(org.apache.spark.sql.catalyst.InternalRow r, int i) {
+            return switch (kinds[i]) {
+                case LONG -> r.getLong(i);
+                case INT -> r.getInt(i);
+                case SHORT -> r.getShort(i);
+                default -> r.getByte(i);
+            };
         }
 
         @Override
@@ -566,13 +627,14 @@ public final class ApproxQuery implements Serializable {
                 java.util.Iterator<org.apache.spark.sql.catalyst.InternalRow> rows) {
             java.util.Map<org.apache.spark.unsafe.types.UTF8String, String> keys =
                     new java.util.HashMap<>();
+            String[] small = new String[KEY_CACHE]; // one integral column: keys of 0..KEY_CACHE-1
             return new java.util.Iterator<>() {
                 private Tuple2<String, ApproxRow> next;
 
                 @Override
                 public boolean hasNext() {
                     while (next == null && rows.hasNext()) {
-                        next = record(rows.next(), keys);
+                        next = record(rows.next(), keys, small);
                     }
                     return next != null;
                 }
@@ -592,7 +654,8 @@ public final class ApproxQuery implements Serializable {
         /** The record of one row, or null when the row is skipped. */
         Tuple2<String, ApproxRow> record(
                 org.apache.spark.sql.catalyst.InternalRow r,
-                java.util.Map<org.apache.spark.unsafe.types.UTF8String, String> keys) {
+                java.util.Map<org.apache.spark.unsafe.types.UTF8String, String> keys,
+                String[] small) {
             int g = names.length;
             for (int i = 0; i < g + numValues; i++) {
                 if (r.isNullAt(i)) {
@@ -603,7 +666,18 @@ public final class ApproxQuery implements Serializable {
                 return null;
             }
             String key;
-            if (g == 1) {
+            if (g == 1 && kinds[0] != STRING) {
+                long x = integral(r, 0);
+                if (x >= 0 && x < small.length) {
+                    key = small[(int) x];
+                    if (key == null) {
+                        key = names[0] + "=" + x;
+                        small[(int) x] = key;
+                    }
+                } else {
+                    key = names[0] + "=" + x;
+                }
+            } else if (g == 1) {
                 org.apache.spark.unsafe.types.UTF8String u = r.getUTF8String(0);
                 key = keys.get(u);
                 if (key == null) {
@@ -618,7 +692,12 @@ public final class ApproxQuery implements Serializable {
                     if (i > 0) {
                         b.append(',');
                     }
-                    b.append(names[i]).append('=').append(r.getUTF8String(i));
+                    b.append(names[i]).append('=');
+                    if (kinds[i] == STRING) {
+                        b.append(r.getUTF8String(i));
+                    } else {
+                        b.append(integral(r, i));
+                    }
                 }
                 key = b.toString();
             }
@@ -636,6 +715,10 @@ public final class ApproxQuery implements Serializable {
         SparkSession spark = input.sparkSession();
         Dataset<Row> projected = projected(spec);
         String[] gcols = groupColumns.toArray(new String[0]);
+        byte[] kinds = new byte[gcols.length];
+        for (int i = 0; i < gcols.length; i++) {
+            kinds[i] = integralKind(dataType(gcols[i]));
+        }
         int nv = spec.numValues();
         boolean withKey = topKColumn(spec) != null;
         // Spark's internal rows (no conversion to Row per record: the key and values are read in
@@ -645,7 +728,7 @@ public final class ApproxQuery implements Serializable {
                         .queryExecution()
                         .toRdd()
                         .toJavaRDD()
-                        .mapPartitions(new RowRecords(gcols, nv, withKey));
+                        .mapPartitions(new RowRecords(gcols, kinds, nv, withKey));
         ApproxConf approx = approximatePath();
         QueryState state = new QueryState();
         spec = spec.withState(state);

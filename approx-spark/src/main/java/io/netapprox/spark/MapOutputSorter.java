@@ -36,8 +36,8 @@ import scala.Tuple2;
  * by (reduce partition, key) - each group's records in uniformly random order:
  *
  * <ul>
- *   <li>a group's records in memory are permuted (Fisher-Yates) when they are spilled, and one
- *       step per record as they are read (the part of a group that is read costs what is read);
+ *   <li>a group's records in memory are permuted (Fisher-Yates) when they are spilled, and one step
+ *       per record as they are read (the part of a group that is read costs what is read);
  *   <li>a spill writes every group's records, permuted, in the group order;
  *   <li>reading merges a group's runs (one per spill that has it, plus memory) by a random riffle:
  *       the next record comes from a run with probability proportional to the records it has left.

@@ -106,34 +106,50 @@ class ApproxSqlTest {
                         .collectAsList()) {
             exact.put(r.getInt(0), r);
         }
+        // pooled over five seeded samples: one sample's 48 intervals are correlated, a single
+        // draw covered 40 to 48 of them in probes of 30 seeds (before and after a change of how
+        // the map side consumes its random stream; pooled coverage 0.94-0.95)
         int checks = 0;
         int within = 0;
         int covered = 0;
         long sampled = 0;
-        for (int h = 0; h < 24; h++) {
-            Row x = exact.get(h);
-            for (String agg : List.of("avg(distance)", "sum(fare)")) {
-                Row a = viaSql.get("hour=" + h + "|" + agg);
-                double truth = agg.startsWith("avg") ? x.getDouble(1) : x.getDouble(2);
-                checks++;
-                within +=
-                        Math.abs(a.getDouble(4) - truth) <= a.getDouble(8) * Math.abs(truth)
-                                ? 1
-                                : 0;
-                covered += a.getDouble(5) <= truth && truth <= a.getDouble(6) ? 1 : 0;
+        for (int seed = 7; seed < 12; seed++) {
+            Map<String, Row> run =
+                    seed == 7
+                            ? viaSql
+                            : SparkTestSupport.byKey(
+                                    spark.sql(
+                                            "SELECT hour, avg(distance), sum(fare), count(*),"
+                                                    + " median(fare), approx_top_k(zone, 5) FROM"
+                                                    + " trips GROUP BY hour WITH ERROR 0.05"
+                                                    + " CONFIDENCE 0.95 REPEATABLE ("
+                                                    + seed
+                                                    + "), ERROR 0.01 FOR hour = 17"));
+            for (int h = 0; h < 24; h++) {
+                Row x = exact.get(h);
+                for (String agg : List.of("avg(distance)", "sum(fare)")) {
+                    Row a = run.get("hour=" + h + "|" + agg);
+                    double truth = agg.startsWith("avg") ? x.getDouble(1) : x.getDouble(2);
+                    checks++;
+                    within +=
+                            Math.abs(a.getDouble(4) - truth) <= a.getDouble(8) * Math.abs(truth)
+                                    ? 1
+                                    : 0;
+                    covered += a.getDouble(5) <= truth && truth <= a.getDouble(6) ? 1 : 0;
+                }
+                Row count = run.get("hour=" + h + "|count");
+                assertEquals(x.getLong(3), (long) count.getDouble(4), "count(*) is exact");
+                assertEquals(x.getLong(3), count.getLong(10));
+                sampled += count.getLong(9);
             }
-            Row count = viaSql.get("hour=" + h + "|count");
-            assertEquals(x.getLong(3), (long) count.getDouble(4), "count(*) is exact");
-            assertEquals(x.getLong(3), count.getLong(10));
-            sampled += count.getLong(9);
         }
         System.out.printf(
                 "[spark] SQL WITH ERROR: %d/%d within e_max, %d/%d intervals cover, %.1f%% of rows"
                         + " sampled%n",
-                within, checks, covered, checks, 100.0 * sampled / 200_000);
+                within, checks, covered, checks, 100.0 * sampled / (5 * 200_000));
         assertTrue(within >= 0.9 * checks, within + "/" + checks + " within e_max");
         assertTrue(covered >= 0.85 * checks, covered + "/" + checks + " intervals cover");
-        assertTrue(sampled < 200_000, "a sample, not everything");
+        assertTrue(sampled < 5 * 200_000, "a sample, not everything");
     }
 
     @Test

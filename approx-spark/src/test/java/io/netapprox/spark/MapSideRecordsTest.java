@@ -120,6 +120,50 @@ class MapSideRecordsTest {
     }
 
     @Test
+    void integralGroupColumnsAreKeyedByTheirDecimalForm() {
+        // what Spark's cast to string writes: the decimal form, '-' for negatives
+        ApproxQuery.RowRecords one =
+                new ApproxQuery.RowRecords(
+                        new String[] {"hour"}, new byte[] {ApproxQuery.RowRecords.INT}, 1, false);
+        List<Tuple2<String, ApproxRow>> out =
+                convert(
+                        one,
+                        List.of(
+                                row(17, 1.0),
+                                row(17, 2.0),
+                                row(-3, 3.0),
+                                row(ApproxQuery.RowRecords.KEY_CACHE + 5, 4.0),
+                                row(null, 5.0)));
+        assertEquals(4, out.size());
+        assertEquals("hour=17", out.get(0)._1());
+        assertSame(out.get(0)._1(), out.get(1)._1());
+        assertEquals("hour=-3", out.get(2)._1());
+        assertEquals("hour=" + (ApproxQuery.RowRecords.KEY_CACHE + 5), out.get(3)._1());
+        ApproxQuery.RowRecords mixed =
+                new ApproxQuery.RowRecords(
+                        new String[] {"a", "b", "c", "d"},
+                        new byte[] {
+                            ApproxQuery.RowRecords.LONG,
+                            ApproxQuery.RowRecords.STRING,
+                            ApproxQuery.RowRecords.SHORT,
+                            ApproxQuery.RowRecords.BYTE
+                        },
+                        1,
+                        false);
+        out =
+                convert(
+                        mixed,
+                        List.of(
+                                row(
+                                        Long.MIN_VALUE,
+                                        UTF8String.fromString("x"),
+                                        (short) -7,
+                                        (byte) 12,
+                                        1.0)));
+        assertEquals("a=" + Long.MIN_VALUE + ",b=x,c=-7,d=12", out.get(0)._1());
+    }
+
+    @Test
     void censusMomentsAreTheAccumulatorsBitForBit() {
         SplittableRandom rnd = new SplittableRandom(11);
         for (int n : new int[] {0, 1, 2, 3, 4, 17, 1000, 50_000}) {
