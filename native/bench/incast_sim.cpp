@@ -13,7 +13,9 @@
 // line per (mode, queue, senders): JCT p50/p99 in ms and over the ideal (MSR x job bytes / port rate + base RTT, a
 // job alone on the path), packet loss seen by the senders, bytes sent over the bytes the targets needed, port
 // utilisation while jobs ran, drops per class. --bg-load B: an exact background in class 0, bursts of --bg-on-us at
-// the port's rate averaging B of the port (fabric.hpp), as the network lab's class-0 TCP background.
+// the port's rate averaging B of the port (fabric.hpp), as the network lab's class-0 TCP background (which arrives
+// as ~6 ms bursts every ~18 ms, iperf3 -b's 128 KB writes at the line rate: --bg-on-us 6000 models it; docs/protocol.md
+// section 17 item 6).
 // --exact-every K: every K-th job is exact (MSR 1, class 0) and the line adds the exact jobs' p50 and the approximate
 // ones' separately (the network lab's co-run experiment: exact jobs next to approximate ones). --needy F: the
 // engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs).

@@ -966,14 +966,19 @@ int main(int argc, char** argv) {
   Options o;
   o.cmd = argv[1];
   enum { kBind = 256, kPort, kSchedule, kOut, kTrace, kMode, kRate, kNoAuth, kTimeout, kReaction, kStartAt, kSmallJob };
-  static const option longopts[] = {
-      {"bind", required_argument, nullptr, kBind},         {"port", required_argument, nullptr, kPort},
-      {"schedule", required_argument, nullptr, kSchedule}, {"out", required_argument, nullptr, kOut},
-      {"trace", required_argument, nullptr, kTrace},       {"mode", required_argument, nullptr, kMode},
-      {"rate-gbps", required_argument, nullptr, kRate},    {"reaction-speed", required_argument, nullptr, kReaction},
-      {"no-payload-auth", no_argument, nullptr, kNoAuth},  {"timeout", required_argument, nullptr, kTimeout},
-      {"start-at", required_argument, nullptr, kStartAt},  {"small-job-class0-bytes", required_argument, nullptr, kSmallJob},
-      {nullptr, 0, nullptr, 0}};
+  static const option longopts[] = {{"bind", required_argument, nullptr, kBind},
+                                    {"port", required_argument, nullptr, kPort},
+                                    {"schedule", required_argument, nullptr, kSchedule},
+                                    {"out", required_argument, nullptr, kOut},
+                                    {"trace", required_argument, nullptr, kTrace},
+                                    {"mode", required_argument, nullptr, kMode},
+                                    {"rate-gbps", required_argument, nullptr, kRate},
+                                    {"reaction-speed", required_argument, nullptr, kReaction},
+                                    {"no-payload-auth", no_argument, nullptr, kNoAuth},
+                                    {"timeout", required_argument, nullptr, kTimeout},
+                                    {"start-at", required_argument, nullptr, kStartAt},
+                                    {"small-job-class0-bytes", required_argument, nullptr, kSmallJob},
+                                    {nullptr, 0, nullptr, 0}};
   optind = 2;
   int c;
   while ((c = getopt_long(argc, argv, "", longopts, nullptr)) != -1) {
