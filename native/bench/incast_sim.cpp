@@ -5,7 +5,7 @@
 //              [--queues slack,fifo] [--port-mbps 200] [--host-mbps 200] [--rtt-us 100] [--jobs 1]
 //              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000] [--exact-every 0]
 //              [--needy 0.75] [--session-per-job 0] [--mrdf-across 1] [--repair-after 2]
-//              [--needy-repairing-only 1]
+//              [--needy-repairing-only 1] [--small-class0-bytes 0]
 //              [--trace epochs.csv]
 //
 // Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
@@ -13,7 +13,9 @@
 // line per (mode, queue, senders): JCT p50/p99 in ms and over the ideal (MSR x job bytes / port rate + base RTT, a
 // job alone on the path), packet loss seen by the senders, bytes sent over the bytes the targets needed, port
 // utilisation while jobs ran, drops per class. --bg-load B: an exact background in class 0, bursts of --bg-on-us at
-// the port's rate averaging B of the port (fabric.hpp), as the network lab's class-0 TCP background.
+// the port's rate averaging B of the port (fabric.hpp), as the network lab's class-0 TCP background (which arrives
+// as ~6 ms bursts every ~18 ms, iperf3 -b's 128 KB writes at the line rate: --bg-on-us 6000 models it; docs/protocol.md
+// section 17 item 6).
 // --exact-every K: every K-th job is exact (MSR 1, class 0) and the line adds the exact jobs' p50 and the approximate
 // ones' separately (the network lab's co-run experiment: exact jobs next to approximate ones). --needy F: the
 // engines' needy_class0_fraction (docs/protocol.md section 11; 0 = the paper's classes for needy jobs).
@@ -21,6 +23,8 @@
 // lab's agents do; 0: one session per sender. --mrdf-across 0|1: EngineConfig::mrdf_across_jobs (docs/protocol.md
 // section 6: the host's line rate to the job with the least remaining data across sessions, in the MRDF modes).
 // --needy-repairing-only 0|1: EngineConfig::needy_repairing_jobs_only (0 = every job out of slack may be needy).
+// --small-class0-bytes B: EngineConfig::small_job_class0_bytes (size-aware class: a Full job that needs at most B more
+// bytes sends in class 0; docs/protocol.md section 11, "small jobs"; 0 = off).
 // --repair-after K: EngineConfig::repair_after_segments (docs/protocol.md section 5: a lost segment of a message with
 // at least K segments sent is repaired, not given up, while its group has allowance; 0 = the paper's rule). The line
 // then adds what losses cost: `gaveup` = segments sent for messages later given up for a loss over all DATA packets
@@ -83,6 +87,7 @@ struct Options {
   bool mrdf_across = EngineConfig{}.mrdf_across_jobs;
   uint32_t repair_after = EngineConfig{}.repair_after_segments;
   bool needy_repairing_only = EngineConfig{}.needy_repairing_jobs_only;
+  uint64_t small_class0_bytes = EngineConfig{}.small_job_class0_bytes;
 };
 
 FILE* g_trace = nullptr;
@@ -108,6 +113,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   c.engine.mrdf_across_jobs = o.mrdf_across;
   c.engine.repair_after_segments = o.repair_after;
   c.engine.needy_repairing_jobs_only = o.needy_repairing_only;
+  c.engine.small_job_class0_bytes = o.small_class0_bytes;
   c.engine.peer_death_timeout = 20'000'000'000ULL;
   fabric::Fabric f(c, o.seed);
   // The plan: who sends which job when.
@@ -261,6 +267,8 @@ int main(int argc, char** argv) {
       o.mrdf_across = std::atoi(v) != 0;
     else if (k == "--needy-repairing-only")
       o.needy_repairing_only = std::atoi(v) != 0;
+    else if (k == "--small-class0-bytes")
+      o.small_class0_bytes = std::strtoull(v, nullptr, 10);
     else if (k == "--repair-after")
       o.repair_after = static_cast<uint32_t>(std::atoi(v));
     else if (k == "--trace")
@@ -279,10 +287,10 @@ int main(int argc, char** argv) {
   std::printf(
       "# %u messages x %u B, MSR %.2f, port %.0f Mbit/s, hosts %.0f Mbit/s, base RTT %llu us, %d job(s) per "
       "sender, load %.2f, class-0 background %.2f (bursts of %llu us), needy_class0_fraction %.2f, session per %s, "
-      "mrdf_across_jobs %d, repair_after_segments %u, needy_repairing_jobs_only %d\n",
+      "mrdf_across_jobs %d, repair_after_segments %u, needy_repairing_jobs_only %d, small_job_class0_bytes %llu\n",
       o.msgs, o.size, o.msr, o.port_mbps, o.host_mbps, (unsigned long long)o.rtt_us, o.jobs, o.load, o.bg_load,
       (unsigned long long)o.bg_on_us, o.needy, o.session_per_job ? "job" : "sender", o.mrdf_across ? 1 : 0,
-      o.repair_after, o.needy_repairing_only ? 1 : 0);
+      o.repair_after, o.needy_repairing_only ? 1 : 0, (unsigned long long)o.small_class0_bytes);
   if (!o.trace.empty()) {
     g_trace = std::fopen(o.trace.c_str(), "w");
     if (!g_trace) {

@@ -5,6 +5,7 @@
 //       and UDP-blast datagrams (UDP port P+1). Runs until SIGINT/SIGTERM.
 //   netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|paper|base|rc|rc_mrdf|fixtlr|fixprio]
 //       [--rate-gbps R] [--trace FILE.csv] [--no-payload-auth] [--timeout SEC] [--start-at UNIX_S]
+//       [--small-job-class0-bytes B]   (EngineConfig::small_job_class0_bytes, docs/protocol.md section 11)
 //       Replays a schedule of jobs (several concurrent jobs, each with its own messages' sizes and production
 //       times, to any peer) with one scheme per job; writes one JSON line per job. --start-at puts the
 //       schedule's time 0 at that wall-clock time (seconds since the epoch), so that the agents of many hosts
@@ -137,6 +138,7 @@ struct Options {
   int timeout_s = 120;
   double start_at = 0;  // wall-clock time (s since the epoch) of the schedule's time 0; 0 = 1.2 s from now
   uint32_t udp_payload = 1400;
+  int64_t small_job_class0_bytes = -1;  // EngineConfig::small_job_class0_bytes; -1 = the engine default
 };
 
 drv::DriverConfig make_config(const Options& o, const std::string& bind, uint16_t port, bool trace) {
@@ -147,6 +149,7 @@ drv::DriverConfig make_config(const Options& o, const std::string& bind, uint16_
   if (o.reaction_speed > 0) c.engine.reaction_speed = o.reaction_speed;
   c.engine.mode = atp::parse_mode(o.mode).value_or(atp::Mode::kFull);
   c.engine.payload_auth = o.payload_auth;
+  if (o.small_job_class0_bytes >= 0) c.engine.small_job_class0_bytes = uint64_t(o.small_job_class0_bytes);
   c.engine.peer_death_timeout = 10'000'000'000ULL;
   c.socket_buffer_bytes = 8 << 20;
   c.trace_epochs = trace;
@@ -948,7 +951,7 @@ void usage(FILE* f) {
       "netlab-agent serve --bind ADDR [--port P] [--no-payload-auth]\n"
       "netlab-agent run --schedule FILE --out FILE.jsonl [--mode full|paper|base|rc|rc_mrdf|fixtlr|fixprio]\n"
       "                 [--rate-gbps R] [--reaction-speed M] [--trace FILE.csv] [--no-payload-auth] [--timeout SEC]\n"
-      "                 [--start-at UNIX_S]\n"
+      "                 [--start-at UNIX_S] [--small-job-class0-bytes B]\n"
       "See the header of native/tools/netlab_agent.cpp and docs/netlab.md.\n");
 }
 
@@ -962,14 +965,20 @@ int main(int argc, char** argv) {
   if (sodium_init() < 0) return 1;
   Options o;
   o.cmd = argv[1];
-  enum { kBind = 256, kPort, kSchedule, kOut, kTrace, kMode, kRate, kNoAuth, kTimeout, kReaction, kStartAt };
-  static const option longopts[] = {
-      {"bind", required_argument, nullptr, kBind},         {"port", required_argument, nullptr, kPort},
-      {"schedule", required_argument, nullptr, kSchedule}, {"out", required_argument, nullptr, kOut},
-      {"trace", required_argument, nullptr, kTrace},       {"mode", required_argument, nullptr, kMode},
-      {"rate-gbps", required_argument, nullptr, kRate},    {"reaction-speed", required_argument, nullptr, kReaction},
-      {"no-payload-auth", no_argument, nullptr, kNoAuth},  {"timeout", required_argument, nullptr, kTimeout},
-      {"start-at", required_argument, nullptr, kStartAt},  {nullptr, 0, nullptr, 0}};
+  enum { kBind = 256, kPort, kSchedule, kOut, kTrace, kMode, kRate, kNoAuth, kTimeout, kReaction, kStartAt, kSmallJob };
+  static const option longopts[] = {{"bind", required_argument, nullptr, kBind},
+                                    {"port", required_argument, nullptr, kPort},
+                                    {"schedule", required_argument, nullptr, kSchedule},
+                                    {"out", required_argument, nullptr, kOut},
+                                    {"trace", required_argument, nullptr, kTrace},
+                                    {"mode", required_argument, nullptr, kMode},
+                                    {"rate-gbps", required_argument, nullptr, kRate},
+                                    {"reaction-speed", required_argument, nullptr, kReaction},
+                                    {"no-payload-auth", no_argument, nullptr, kNoAuth},
+                                    {"timeout", required_argument, nullptr, kTimeout},
+                                    {"start-at", required_argument, nullptr, kStartAt},
+                                    {"small-job-class0-bytes", required_argument, nullptr, kSmallJob},
+                                    {nullptr, 0, nullptr, 0}};
   optind = 2;
   int c;
   while ((c = getopt_long(argc, argv, "", longopts, nullptr)) != -1) {
@@ -991,6 +1000,7 @@ int main(int argc, char** argv) {
       case kNoAuth: o.payload_auth = false; break;
       case kTimeout: o.timeout_s = std::atoi(optarg); break;
       case kStartAt: o.start_at = std::atof(optarg); break;
+      case kSmallJob: o.small_job_class0_bytes = std::atoll(optarg); break;
       default: usage(stderr); return 2;
     }
   }

@@ -147,7 +147,8 @@ struct Engine::Impl {
                              cfg.max_datagram,
                              cfg.needy_class0_fraction,
                              cfg.repair_after_segments,
-                             cfg.needy_repairing_jobs_only};
+                             cfg.needy_repairing_jobs_only,
+                             cfg.small_job_class0_bytes};
   }
 
   bool push_event(Event ev, bool essential) {
@@ -455,7 +456,8 @@ struct Engine::Impl {
   // ------------------------------------------------------------------ sender: epochs
 
   void end_epoch(Session& s, SendJob& j, TimeNs now) {
-    EpochSample sample = j.rate.end_epoch(now, j.progress(), j.packets_per_message(), s.recovery.srtt());
+    EpochSample sample = j.rate.end_epoch(now, j.progress(), j.packets_per_message(), s.recovery.srtt(),
+                                          j.messages_submitted() ? j.remaining_bytes() : RateController::kUnknownBytes);
     if (!j.pending_abandons().empty() && j.rate.epochs() % 16 == 0) flush_abandons(s, j);  // bounded delay
     if (trace) {
       sample.session = s.id;
@@ -1389,8 +1391,11 @@ Status Engine::submit(SessionId sid, JobId jid, uint32_t group_index, uint32_t i
   if (group_index >= j.groups.size() || index >= j.groups[group_index].spec.size) return Status::kInvalidArgument;
   if (len == 0 || !data) return Status::kInvalidArgument;
   if (len > I.cfg.max_message_bytes) return Status::kLimitExceeded;
-  (void)now;
-  return j.submit(group_index, index, data, len, I.cfg.send_buffer_bytes);
+  const Status st = j.submit(group_index, index, data, len, I.cfg.send_buffer_bytes);
+  // The job's first message gives the first estimate of its bytes: a small job takes class 0 before its first
+  // window goes out, not only at its first epoch end (size-aware class, docs/protocol.md section 11).
+  if (st == Status::kOk && j.messages_submitted() == 1) j.rate.on_size_known(now, j.remaining_bytes());
+  return st;
 }
 
 Status Engine::update_msr(SessionId sid, JobId jid, const std::vector<std::pair<uint32_t, double>>& msrs, TimeNs now) {

@@ -120,6 +120,12 @@ struct EngineConfig {
   // a job of single-segment or bundled messages (FBKV) pays one small resend per loss and stays in its TLR's class,
   // where it does not starve class-1 jobs behind strict priority (docs/protocol.md section 11, engine8j).
   bool needy_repairing_jobs_only = false;
+  // Modes with needy_exact (Full): size-aware class (pFabric / Homa style; docs/protocol.md section 11, "small
+  // jobs"). An approximate job whose remaining needed bytes (SendJob::remaining_bytes: messages still needed for the
+  // targets x the mean size of the messages submitted so far) are at most this many bytes sends its DATA in class 0,
+  // checked at every epoch end; its class-0 share is bounded by construction: at most this many needed bytes (plus
+  // the resends of their losses). 0 = off.
+  uint64_t small_job_class0_bytes = 256 * 1024;
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver

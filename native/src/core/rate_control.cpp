@@ -25,7 +25,7 @@ double RateController::r_min(TimeNs srtt) const {
 }
 
 EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::GroupProgress>& progress,
-                                      double packets_per_message, TimeNs srtt) {
+                                      double packets_per_message, TimeNs srtt, uint64_t remaining_bytes) {
   const double floor = r_min(srtt);
   const uint64_t resolved = epoch_acked_ + epoch_lost_;
   // rho_i = 1 - acked/sent over the packets whose fate became known in this epoch (see docs/protocol.md).
@@ -72,6 +72,9 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
     // it would hold strict priority over every class-1 job for the rest of its life, so it stays in its class.
     const bool may_be_needy = cfg_.flags.needy_exact && (repairs || !cfg_.needy_repairing_only);
     if (may_be_needy && slack::needs_exact_service(progress, cfg_.needy_fraction, repairs)) k = 0;
+    // Size-aware class (pFabric / Homa): a job that needs at most small_class0_bytes more bytes for its targets
+    // finishes in class 0; it adds at most that many needed bytes there, whatever its allowance.
+    if (cfg_.flags.needy_exact && slack::small_enough_for_class0(remaining_bytes, cfg_.small_class0_bytes)) k = 0;
   }
   if (k != klass_) {
     time_in_class_[klass_] += now - class_since_;
@@ -89,6 +92,14 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
   epoch_acked_ = epoch_lost_ = epoch_acked_bytes_ = 0;
   epoch_app_limited_ = false;
   return out;
+}
+
+void RateController::on_size_known(TimeNs now, uint64_t remaining_bytes) {
+  if (!cfg_.flags.slack_priority || !cfg_.flags.needy_exact || klass_ == 0) return;
+  if (!slack::small_enough_for_class0(remaining_bytes, cfg_.small_class0_bytes)) return;
+  time_in_class_[klass_] += now - class_since_;
+  class_since_ = now;
+  klass_ = 0;
 }
 
 void RateController::on_sent(TimeNs now, size_t bytes) {

@@ -18,6 +18,7 @@ struct RateControlConfig {
   double needy_fraction = 0;  // EngineConfig::needy_class0_fraction (used with flags.needy_exact)
   uint32_t repair_after = 0;  // EngineConfig::repair_after_segments: a job whose losses are repaired is needy sooner
   bool needy_repairing_only = false;  // EngineConfig::needy_repairing_jobs_only
+  uint64_t small_class0_bytes = 0;    // EngineConfig::small_job_class0_bytes (used with flags.needy_exact)
 };
 
 class RateController {
@@ -54,9 +55,14 @@ class RateController {
   TimeNs epoch_length(TimeNs srtt) const;
   TimeNs epoch_deadline(TimeNs srtt) const { return epoch_start_ + epoch_length(srtt); }
   // Ends the epoch: rho_i, TLR_{i+1} (eq. 1), the rate law, the priority class. `packets_per_message` turns
-  // the message TLR into a packet loss rate.
+  // the message TLR into a packet loss rate. `remaining_bytes`: what the job still needs for its targets
+  // (SendJob::remaining_bytes; kUnknownBytes before any message was submitted), for the size-aware class.
+  static constexpr uint64_t kUnknownBytes = ~uint64_t{0};
   EpochSample end_epoch(TimeNs now, const std::vector<slack::GroupProgress>& progress, double packets_per_message,
-                        TimeNs srtt);
+                        TimeNs srtt, uint64_t remaining_bytes = kUnknownBytes);
+  // Size-aware class at the job's first submit: class 0 at once when `remaining_bytes` (the first estimate of what
+  // the job needs) is within cfg.small_class0_bytes (Full only); later estimates are checked at every epoch end.
+  void on_size_known(TimeNs now, uint64_t remaining_bytes);
   // R_min: one packet per law.rtts_per_min_packet smoothed RTTs.
   double r_min(TimeNs srtt) const;
 

@@ -174,6 +174,7 @@ class SendJob {
     return needed_ * mean;
   }
   uint64_t needed_messages() const { return needed_; }
+  uint64_t messages_submitted() const { return messages_submitted_; }
   double packets_per_message() const;
   // The sender's report (receiver counts are merged in by the engine when a DONE carries them).
   void fill_report(JobReport& r, TimeNs now) const;

@@ -46,6 +46,12 @@ inline bool repairs_losses(double packets_per_message, uint32_t repair_after) {
 
 bool needs_exact_service(const std::vector<GroupProgress>& groups, double near_fraction, bool losses_repaired = false);
 
+// Size-aware class (docs/protocol.md section 11, "small jobs"; EngineConfig::small_job_class0_bytes): a job whose
+// remaining needed bytes are known and at most `threshold` (> 0) sends in class 0. ~0 = unknown (nothing submitted).
+inline bool small_enough_for_class0(uint64_t remaining_bytes, uint64_t threshold) {
+  return threshold > 0 && remaining_bytes != ~uint64_t{0} && remaining_bytes <= threshold;
+}
+
 // Slack-based priority (section 5.2): class 0 is reserved for exact traffic; approximate traffic goes to class k
 // with (k-1)/8 < TLR <= k/8, k in 1..7 (TLR above 7/8 also maps to 7, TLR 0 to 1).
 int priority_class(double tlr, bool exact);

@@ -251,6 +251,8 @@ TEST(EngineTest, PriorityClassFollowsTlr) {
   // The TLR's class alone: 3-packet messages repair their losses (repair_after_segments), which makes the job needy
   // (class 0) near its target whatever its TLR (SlackTest.AJobThatRepairsItsLossesIsNeedyOnTheFractionAlone).
   c.needy_class0_fraction = 0;
+  // Nor the size-aware class: the job's last 256 KiB would go to class 0 (docs/protocol.md section 11, "small jobs").
+  c.small_job_class0_bytes = 0;
   std::map<uint8_t, int> class_of_dscp;
   for (int k = 0; k < kNumPriorityClasses; ++k) class_of_dscp[c.dscp_by_class[k]] = k;
   LinkConfig link;

@@ -235,3 +235,37 @@ TEST(LivenessTest, DoneLostRepeatedlyIsCountedAndBounded) {
   EXPECT_EQ(rx->announces_sent, 0u);
   EXPECT_LE(rx->start_to_running, kMs);
 }
+
+// Size-aware class (docs/protocol.md section 11, "small jobs"; EngineConfig::small_job_class0_bytes, default 256
+// KiB): with the defaults, every DATA datagram of a small approximate job (300 messages of 300 B at MSR 0.75: ~66 KB
+// needed, allowance left, TLR 0.25 = class 2) carries class 0's DSCP from its first window on, in Full only; a large
+// job (2000 x 1000 B at MSR 0.5: 1 MB needed, class 4) starts in its TLR's class. Was (main): class 2 for the small
+// job, strict priority below class 0 in a 6-frame queue.
+TEST(LivenessTest, SmallJobsSendTheirDataInClassZero) {
+  for (Mode mode : {Mode::kFull, Mode::kPaper}) {
+    EngineConfig c = test_config(mode);
+    Sim s(c, c, LinkConfig{}, LinkConfig{}, 85);
+    std::vector<uint8_t> data_dscp;
+    s.on_transmit_a = [&](const uint8_t* p, size_t n, uint8_t d) {
+      const wire::PacketType t = type_of(p, n);
+      if (t == wire::PacketType::kData || t == wire::PacketType::kDataBundle) data_dscp.push_back(d);
+    };
+    Job small = make_job(5, {{300, 0.75}}, 300);
+    submit_all(s, small);
+    ASSERT_TRUE(s.run([&] { return report_of(s.events_a, 5) != nullptr; }, s.now() + 30 * kSec));
+    ASSERT_FALSE(data_dscp.empty());
+    const std::set<uint8_t> seen(data_dscp.begin(), data_dscp.end());
+    if (mode == Mode::kFull) {
+      EXPECT_EQ(seen, std::set<uint8_t>{c.dscp_by_class[0]});
+    } else {  // the paper's classes: class 2 first, lower ones as the TLR rises; never class 0
+      EXPECT_EQ(data_dscp.front(), c.dscp_by_class[2]);
+      EXPECT_EQ(seen.count(c.dscp_by_class[0]), 0u);
+    }
+    data_dscp.clear();
+    Job large = make_job(6, {{2000, 0.5}}, 1000);
+    submit_all(s, large);
+    ASSERT_TRUE(s.run([&] { return report_of(s.events_a, 6) != nullptr; }, s.now() + 30 * kSec));
+    ASSERT_FALSE(data_dscp.empty());
+    EXPECT_EQ(data_dscp.front(), c.dscp_by_class[4]) << mode_name(mode) << ": a large job starts in its TLR's class";
+  }
+}

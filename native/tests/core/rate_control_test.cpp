@@ -224,3 +224,43 @@ TEST(RateControlTest, NeedyRepairingJobsOnlyKeepsSingleSegmentJobsInTheirClass) 
   }
   EXPECT_FALSE(EngineConfig{}.needy_repairing_jobs_only) << "off by default (docs/protocol.md section 11)";
 }
+
+// Size-aware class (EngineConfig::small_job_class0_bytes, docs/protocol.md section 11 "small jobs"): in Full a job
+// with allowance left (TLR 0.25: class 2) that needs at most the threshold more bytes sends in class 0, from its
+// first submit or from the epoch end at which its remaining bytes fall to the threshold (the losses keep the TLR at
+// 0.25); an unknown size (nothing
+// submitted) or a threshold of 0 changes nothing, and the paper's mode and the static-priority ablation keep the
+// paper's classes.
+TEST(RateControlTest, SmallJobSendsInClassZeroInFullOnly) {
+  constexpr uint64_t kThreshold = 64 * 1024;
+  for (Mode m : {Mode::kFull, Mode::kPaper, Mode::kFixPrio}) {
+    RateControlConfig c = config(m);
+    c.small_class0_bytes = kThreshold;
+    RateController rc(m == Mode::kPaper ? rate_law::kPaper : rate_law::kSlack, c);
+    rc.start(0, 0.25, 0.25);
+    ASSERT_EQ(rc.priority_class(), 2) << mode_name(m);
+    rc.on_size_known(0, kThreshold + 1);  // a large first estimate: stays
+    EXPECT_EQ(rc.priority_class(), 2) << mode_name(m);
+    for (int i = 0; i < 10; ++i) rc.on_resolved(true, 1000);
+    rc.end_epoch(1 * kMs, {{1000, 750, 100, 25}}, 1.0, kMs, RateController::kUnknownBytes);
+    EXPECT_EQ(rc.priority_class(), 2) << mode_name(m) << ": unknown size";
+    for (int i = 0; i < 10; ++i) rc.on_resolved(true, 1000);
+    rc.end_epoch(2 * kMs, {{1000, 750, 200, 50}}, 1.0, kMs, kThreshold + 1);
+    EXPECT_EQ(rc.priority_class(), 2) << mode_name(m) << ": one byte above the threshold";
+    for (int i = 0; i < 10; ++i) rc.on_resolved(true, 1000);
+    rc.end_epoch(3 * kMs, {{1000, 750, 300, 75}}, 1.0, kMs, kThreshold);  // allowance left, but small now
+    EXPECT_EQ(rc.priority_class(), m == Mode::kFull ? 0 : 2) << mode_name(m);
+    TimeNs in_class[kNumPriorityClasses];
+    rc.time_in_class(4 * kMs, in_class);
+    if (m == Mode::kFull) EXPECT_EQ(in_class[0], 1 * kMs) << "reported as time in class 0";
+  }
+  // At the first submit: class 0 before the first window goes out; threshold 0 is off.
+  for (uint64_t threshold : {uint64_t{0}, kThreshold}) {
+    RateControlConfig c = config(Mode::kFull);
+    c.small_class0_bytes = threshold;
+    RateController rc(rate_law::kSlack, c);
+    rc.start(0, 0.25, 0.25);
+    rc.on_size_known(0, 1000);
+    EXPECT_EQ(rc.priority_class(), threshold ? 0 : 2) << "threshold " << threshold;
+  }
+}
