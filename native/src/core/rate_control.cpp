@@ -76,11 +76,7 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
     // finishes in class 0; it adds at most that many needed bytes there, whatever its allowance.
     if (cfg_.flags.needy_exact && slack::small_enough_for_class0(remaining_bytes, cfg_.small_class0_bytes)) k = 0;
   }
-  if (k != klass_) {
-    time_in_class_[klass_] += now - class_since_;
-    class_since_ = now;
-    klass_ = k;
-  }
+  set_class(now, k);
   EpochSample out{0, 0, now, tlr_, rho, state_.rate * 8.0, klass_};
   out.acked = epoch_acked_;
   out.lost = epoch_lost_;
@@ -96,10 +92,14 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
 
 void RateController::on_size_known(TimeNs now, uint64_t remaining_bytes) {
   if (!cfg_.flags.slack_priority || !cfg_.flags.needy_exact || klass_ == 0) return;
-  if (!slack::small_enough_for_class0(remaining_bytes, cfg_.small_class0_bytes)) return;
+  if (slack::small_enough_for_class0(remaining_bytes, cfg_.small_class0_bytes)) set_class(now, 0);
+}
+
+void RateController::set_class(TimeNs now, int k) {
+  if (k == klass_) return;
   time_in_class_[klass_] += now - class_since_;
   class_since_ = now;
-  klass_ = 0;
+  klass_ = k;
 }
 
 void RateController::on_sent(TimeNs now, size_t bytes) {

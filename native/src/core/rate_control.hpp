@@ -89,6 +89,8 @@ class RateController {
   void time_in_class(TimeNs now, TimeNs out[kNumPriorityClasses]) const;
 
  private:
+  // Moves the job to class k, charging the time spent in the class it leaves.
+  void set_class(TimeNs now, int k);
   const rate_law::RateLaw& law_;
   RateControlConfig cfg_;
   rate_law::State state_;
