@@ -85,6 +85,12 @@ public final class ApproxConf implements Serializable {
                     "true: size the map-side pre-sample for groups spread alike over every map output (input not partitioned or sorted by the group key): about M (map tasks) times less written, but a group held by fewer map outputs is short of plan (planning=local ignores it)"
                 });
         k.put(
+                "mapSampleRepair",
+                new String[] {
+                    "true",
+                    "true (planning=shares): when the plan asks a map output for more of a group than it wrote (a group held by fewer map outputs than mapSampleSpread assumed, shares of different distributions, a skewness floor), the map stage runs again once, each map output writing what the plan now asks of it (with a margin), so no group is short of plan; false: keep the first map output and count such groups as short of plan"
+                });
+        k.put(
                 "exactPartials",
                 new String[] {
                     "true",
@@ -151,6 +157,7 @@ public final class ApproxConf implements Serializable {
     private final long mapSampleRecords;
     private final double mapSampleFactor;
     private final boolean mapSampleSpread;
+    private final boolean mapSampleRepair;
     private final Submit submit;
     private final Planning planning;
     private final long fetchTimeoutMs;
@@ -228,6 +235,7 @@ public final class ApproxConf implements Serializable {
         mapSampleRecords = range(c, "mapSampleRecords", 8192, 0, 1L << 40);
         mapSampleFactor = dbl(c, "mapSampleFactor", 2.0);
         mapSampleSpread = bool(c, "mapSampleSpread", false);
+        mapSampleRepair = bool(c, "mapSampleRepair", true);
         if (!(mapSampleFactor == 0 || (mapSampleFactor >= 1 && mapSampleFactor <= 1e6))) {
             throw bad(
                     "mapSampleFactor",
@@ -433,6 +441,11 @@ public final class ApproxConf implements Serializable {
      */
     public boolean mapSampleSpread() {
         return mapSampleSpread;
+    }
+
+    /** Whether a map stage whose output is short of the plan runs again, sized by the plan. */
+    public boolean mapSampleRepair() {
+        return mapSampleRepair;
     }
 
     public Submit submit() {

@@ -73,6 +73,10 @@ public final class ApproxQuery implements Serializable {
     private long seed = System.nanoTime();
     private int partitions;
     private transient ApproxShuffleMetrics lastMetrics;
+    private transient int lastRepairs;
+    private transient int lastShortShares;
+    private static final org.slf4j.Logger LOG =
+            org.slf4j.LoggerFactory.getLogger(ApproxQuery.class);
 
     private ApproxQuery(Dataset<Row> input) {
         this.input = input;
@@ -332,7 +336,7 @@ public final class ApproxQuery implements Serializable {
      * then allocates each group over its map outputs ({@link SamplingPlan}) and attaches the plan
      * for the reduce stage. The input is computed once; the reduce stage reuses the map output.
      */
-    private void instrumentAndPlan(
+    private Planned instrumentAndPlan(
             org.apache.spark.SparkContext sc,
             ShuffledRDD<String, ApproxRow, ApproxRow> shuffled,
             ApproxSpec spec,
@@ -352,7 +356,7 @@ public final class ApproxQuery implements Serializable {
         state.instrument(statistics, metrics);
         lastMetrics = metrics;
         if (!shares) {
-            return;
+            return null;
         }
         if (shuffled.prev().partitions().length > 0) {
             String before = sc.getLocalProperty("spark.job.description");
@@ -377,7 +381,25 @@ public final class ApproxQuery implements Serializable {
         }
         Map<String, Map<Integer, ShareStatistics>> byGroup = statistics.byGroup();
         checkOverridesName(spec, byGroup.keySet());
-        state.plan(JavaSparkContext.fromSparkContext(sc).broadcast(SamplingPlan.of(spec, byGroup)));
+        SamplingPlan plan = SamplingPlan.of(spec, byGroup);
+        state.plan(JavaSparkContext.fromSparkContext(sc).broadcast(plan));
+        return new Planned(byGroup, plan);
+    }
+
+    /** The share statistics of a planned shuffle's map stage and the plan made from them. */
+    private record Planned(Map<String, Map<Integer, ShareStatistics>> byGroup, SamplingPlan plan) {}
+
+    /**
+     * Testing: how many times this query's last {@link #run()} ran its map stage again because the
+     * first output was short of the plan ({@code spark.approx.mapSampleRepair}); 0 or 1.
+     */
+    int mapStageRepairs() {
+        return lastRepairs;
+    }
+
+    /** Testing: shares short of plan in the last run's first map stage (before any repair). */
+    int firstStageShortShares() {
+        return lastShortShares;
     }
 
     /**
@@ -742,8 +764,38 @@ public final class ApproxQuery implements Serializable {
         ShuffledRDD<String, ApproxRow, ApproxRow> shuffled =
                 new ShuffledRDD<>(prev, partitioner, kt, vt, vt);
         lastMetrics = null;
+        lastRepairs = 0;
+        lastShortShares = 0;
         if (approx != null) {
-            instrumentAndPlan(spark.sparkContext(), shuffled, spec, state, approx);
+            Planned planned =
+                    instrumentAndPlan(spark.sparkContext(), shuffled, spec, state, approx);
+            int shortShares =
+                    planned == null ? 0 : WritePlan.shortShares(planned.byGroup(), planned.plan());
+            lastShortShares = shortShares;
+            if (shortShares > 0 && approx.mapSampleRepair()) {
+                // the plan asks some map outputs for more of a group than they wrote (a group
+                // held by fewer map outputs than the written sample assumed, shares of
+                // different distributions): run the map stage again, each map output writing
+                // what the plan asks of it (the census statistics are the same; the records
+                // written are drawn afresh)
+                LOG.info(
+                        "approximate shuffle {}: {} share(s) short of plan, map stage re-run sized"
+                                + " by the plan",
+                        shuffled.dependencies().head().rdd().id(),
+                        shortShares);
+                QueryState again = new QueryState();
+                spec = unplanned.withState(again);
+                again.writePlan(
+                        JavaSparkContext.fromSparkContext(spark.sparkContext())
+                                .broadcast(
+                                        WritePlan.of(
+                                                planned.byGroup(),
+                                                planned.plan(),
+                                                approx.recordsPerMessage())));
+                shuffled = new ShuffledRDD<>(prev, new ApproxPartitioner(np, spec), kt, vt, vt);
+                instrumentAndPlan(spark.sparkContext(), shuffled, spec, again, approx);
+                lastRepairs = 1;
+            }
         }
         @SuppressWarnings({"unchecked", "rawtypes"})
         JavaRDD<Object> reduced = new JavaRDD(shuffled, ClassTag$.MODULE$.apply(Object.class));

@@ -183,7 +183,9 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                         stats.sample(buf[0], len);
                         held.add(buf[0], len);
                     }
-                    long keep = recordsToWrite(spec, key, stats, inserted, count, rpm, mapTasks);
+                    long keep =
+                            recordsToWrite(
+                                    spec, key, mapIndex, stats, inserted, count, rpm, mapTasks);
                     int messages = (int) ((keep + rpm - 1) / rpm);
                     long next = 0;
                     for (int m = 0; m < messages; m++) {
@@ -205,7 +207,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                     }
                     written[0] += keep;
                     long population = MapOutputFormat.Group.population(inserted, keep, messages);
-                    ShareStatistics share = stats.build(population);
+                    ShareStatistics share = stats.build(population, messages);
                     double msr = SamplingPlan.rates(spec, key, List.of(share))[0];
                     long[] nonFinite = new long[3 * nv];
                     for (int v = 0; v < nv; v++) {
@@ -250,11 +252,13 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
      * clearly different distributions, and under {@code mapSampleSpread} a group held by fewer map
      * outputs (counted as {@code groups short of plan}). Depends on the share's census statistics
      * and the sketch of its pre-sample only: given its size, the written prefix is still a simple
-     * random sample.
+     * random sample. When the map stage runs again because its first output was short of the plan
+     * ({@link WritePlan}), the plan's size for the share (with its margin) is written instead.
      */
     private long recordsToWrite(
             ApproxSpec spec,
             String key,
+            int mapIndex,
             ShareStatistics.Builder stats,
             long records,
             long kept,
@@ -263,6 +267,11 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         double factor = conf.mapSampleFactor();
         if (factor == 0 || kept <= 2L * rpm) {
             return kept;
+        }
+        WritePlan planned = spec.writePlan();
+        long sized = planned == null ? -1 : planned.records(key, mapIndex);
+        if (sized >= 0) {
+            return Math.min(kept, Math.max(2L * rpm, sized));
         }
         long units = (records + rpm - 1) / rpm; // the share's messages were it written whole
         ShareStatistics whole = stats.build(units);

@@ -120,6 +120,14 @@ public final class ApproxSpec implements Serializable {
         return state == null ? null : state.plan();
     }
 
+    /**
+     * What each map output writes of each group when the map stage is re-run sized by the plan
+     * ({@code spark.approx.mapSampleRepair}), or null.
+     */
+    WritePlan writePlan() {
+        return state == null ? null : state.writePlan();
+    }
+
     /** Where map tasks put their share statistics (planning=shares), or null. */
     ShareStatisticsAccumulator statistics() {
         return state == null ? null : state.statistics();

@@ -17,6 +17,7 @@ final class QueryState implements Serializable {
     private ApproxShuffleMetrics metrics;
     private Broadcast<SamplingPlan> plan;
     private boolean instrumented;
+    private Broadcast<WritePlan> writePlan;
 
     synchronized void instrument(ShareStatisticsAccumulator s, ApproxShuffleMetrics m) {
         if (instrumented) {
@@ -32,6 +33,21 @@ final class QueryState implements Serializable {
             throw new IllegalStateException("query already planned");
         }
         this.plan = p;
+    }
+
+    /**
+     * What each map output writes of each group, when the map stage is re-run sized by a plan (set
+     * before that map stage is submitted).
+     */
+    synchronized void writePlan(Broadcast<WritePlan> w) {
+        if (writePlan != null) {
+            throw new IllegalStateException("write plan already set");
+        }
+        this.writePlan = w;
+    }
+
+    synchronized WritePlan writePlan() {
+        return writePlan == null ? null : writePlan.value();
     }
 
     synchronized ShareStatisticsAccumulator statistics() {

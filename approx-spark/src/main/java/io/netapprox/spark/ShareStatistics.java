@@ -14,10 +14,16 @@ import java.io.Serializable;
  * ShareStatisticsAccumulator}) or planned on the spot ({@code spark.approx.planning=local}).
  */
 final class ShareStatistics implements Serializable {
-    private static final long serialVersionUID = 1L;
+    private static final long serialVersionUID = 2L;
 
     final long units;
     final long records;
+
+    /**
+     * Messages the map output wrote of the share (its pre-sample, framed), or -1 when not written
+     * (a share planned before writing): the most its target can be.
+     */
+    final long written;
 
     /**
      * Per value column (null where no aggregate needs the moments, or the column has non-finite
@@ -34,11 +40,13 @@ final class ShareStatistics implements Serializable {
     private ShareStatistics(
             long units,
             long records,
+            long written,
             ShareMoments[] moments,
             long[][] nonFinite,
             ValueSketch[] sketches) {
         this.units = units;
         this.records = records;
+        this.written = written;
         this.moments = moments;
         this.nonFinite = nonFinite;
         this.sketches = sketches;
@@ -166,6 +174,14 @@ final class ShareStatistics implements Serializable {
          *     MapOutputFormat.Group#population})
          */
         ShareStatistics build(long units) {
+            return build(units, -1);
+        }
+
+        /**
+         * @param units the share's messages, whole
+         * @param written the messages the map output wrote of the share (-1: not written)
+         */
+        ShareStatistics build(long units, long written) {
             int nv = accumulators.length;
             ShareMoments[] moments = new ShareMoments[nv];
             ValueSketch[] sketches = new ValueSketch[nv];
@@ -185,7 +201,7 @@ final class ShareStatistics implements Serializable {
                                     ValueSketch.DEFAULT_POINTS);
                 }
             }
-            return new ShareStatistics(units, records, moments, nonFinite, sketches);
+            return new ShareStatistics(units, records, written, moments, nonFinite, sketches);
         }
     }
 
