@@ -81,8 +81,8 @@ public final class ApproxConf implements Serializable {
         k.put(
                 "mapSampleSpread",
                 new String[] {
-                    "false",
-                    "true: size the map-side pre-sample for groups spread alike over every map output (input not partitioned or sorted by the group key): about M (map tasks) times less written, but a group held by fewer map outputs is short of plan (planning=local ignores it)"
+                    "true",
+                    "true: size the map-side pre-sample for groups spread alike over every map output: about M (map tasks) times less written than false (each share sized as if it were the whole group); a group held by fewer map outputs (input partitioned or sorted by the group key) is then short of plan after the map stage, which mapSampleRepair re-runs sized by the plan (without the repair such groups are counted short of plan); planning=local ignores it"
                 });
         k.put(
                 "mapSampleRepair",
@@ -234,7 +234,7 @@ public final class ApproxConf implements Serializable {
         recordsPerMessage = (int) range(c, "recordsPerMessage", 32, 1, 1 << 16);
         mapSampleRecords = range(c, "mapSampleRecords", 8192, 0, 1L << 40);
         mapSampleFactor = dbl(c, "mapSampleFactor", 2.0);
-        mapSampleSpread = bool(c, "mapSampleSpread", false);
+        mapSampleSpread = bool(c, "mapSampleSpread", true);
         mapSampleRepair = bool(c, "mapSampleRepair", true);
         if (!(mapSampleFactor == 0 || (mapSampleFactor >= 1 && mapSampleFactor <= 1e6))) {
             throw bad(

@@ -120,10 +120,16 @@ class ApproxQueryLocalTest {
                         .map(
                                 o -> {
                                     StratumSample s = (StratumSample) ((scala.Tuple2<?, ?>) o)._2();
-                                    int target =
-                                            io.netapprox.core.job.GroupSpec.of(0, s.messages, s.msr)
-                                                    .target();
-                                    return new int[] {s.deliveredMessages(), target, s.messages};
+                                    // ceil(MSR * N_g) of the share's population, of which the map
+                                    // side wrote a sample: every planned message must be written
+                                    long planned =
+                                            io.netapprox.core.job.Target.of(s.msr, s.population);
+                                    return new int[] {
+                                        s.deliveredMessages(),
+                                        (int) Math.min(planned, s.messages),
+                                        s.messages,
+                                        planned <= s.messages ? 0 : 1
+                                    };
                                 })
                         .collect();
         int strata = 0;
@@ -132,6 +138,7 @@ class ApproxQueryLocalTest {
         long messages = 0;
         for (int[] s : received) {
             assertEquals(s[1], s[0], "delivered = target ceil(MSR*N)");
+            assertEquals(0, s[3], "no share is short of plan");
             strata++;
             delivered += s[0];
             messages += s[2];
