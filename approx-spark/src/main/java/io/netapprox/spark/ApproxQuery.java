@@ -793,8 +793,19 @@ public final class ApproxQuery implements Serializable {
                                                 planned.plan(),
                                                 approx.recordsPerMessage())));
                 shuffled = new ShuffledRDD<>(prev, new ApproxPartitioner(np, spec), kt, vt, vt);
-                instrumentAndPlan(spark.sparkContext(), shuffled, spec, again, approx);
+                Planned second =
+                        instrumentAndPlan(spark.sparkContext(), shuffled, spec, again, approx);
                 lastRepairs = 1;
+                if (second != null) {
+                    List<String> still =
+                            WritePlan.describeShort(second.byGroup(), second.plan(), 5);
+                    if (!still.isEmpty()) {
+                        LOG.warn(
+                                "approximate shuffle {}: still short of plan after the repair: {}",
+                                shuffled.dependencies().head().rdd().id(),
+                                still);
+                    }
+                }
             }
         }
         @SuppressWarnings({"unchecked", "rawtypes"})

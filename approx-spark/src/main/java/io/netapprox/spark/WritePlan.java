@@ -42,7 +42,8 @@ final class WritePlan implements Serializable {
 
     /**
      * What the plan asks of every share, with the margin: {@code ceil(MARGIN * planned / units *
-     * records) + recordsPerMessage} records, every record where the plan asks the whole share.
+     * records) + recordsPerMessage} records; every kept record where that is about half the share
+     * or more ({@code 2 (ceil(MARGIN * planned) + 1) >= units}).
      */
     static WritePlan of(
             Map<String, Map<Integer, ShareStatistics>> shares,
@@ -55,8 +56,12 @@ final class WritePlan implements Serializable {
                 ShareStatistics s = e.getValue();
                 long planned = planned(plan, g.getKey(), e.getKey(), s);
                 long r;
-                if (planned < 0 || planned >= s.units) {
-                    r = Long.MAX_VALUE; // not planned or the whole share: everything kept
+                if (planned < 0 || 2 * ((long) Math.ceil(MARGIN * planned) + 1) >= s.units) {
+                    // not planned, or at least about half the share: everything kept. A share of
+                    // few messages is re-planned from messages cut differently (their average
+                    // size sets N_g), and at a handful of messages the plan (Student t at few
+                    // degrees of freedom, the 2-message minimum) moves by more than the margin
+                    r = Long.MAX_VALUE;
                 } else {
                     double frac = (double) planned / Math.max(1, s.units);
                     r = (long) Math.ceil(MARGIN * frac * s.records) + recordsPerMessage;
@@ -75,6 +80,36 @@ final class WritePlan implements Serializable {
             return -1;
         }
         return io.netapprox.core.job.Target.of(rate, s.units);
+    }
+
+    /**
+     * Up to {@code max} short shares, described (group, map index, planned, written, N_g, records).
+     */
+    static java.util.List<String> describeShort(
+            Map<String, Map<Integer, ShareStatistics>> shares, SamplingPlan plan, int max) {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        for (Map.Entry<String, Map<Integer, ShareStatistics>> g : shares.entrySet()) {
+            for (Map.Entry<Integer, ShareStatistics> e : g.getValue().entrySet()) {
+                ShareStatistics s = e.getValue();
+                long p = planned(plan, g.getKey(), e.getKey(), s);
+                if (s.written >= 0 && p > s.written && out.size() < max) {
+                    out.add(
+                            g.getKey()
+                                    + "@map"
+                                    + e.getKey()
+                                    + ": planned "
+                                    + p
+                                    + " written "
+                                    + s.written
+                                    + " of N_g "
+                                    + s.units
+                                    + " ("
+                                    + s.records
+                                    + " records)");
+                }
+            }
+        }
+        return out;
     }
 
     /**
