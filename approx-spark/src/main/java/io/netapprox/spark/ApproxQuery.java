@@ -386,6 +386,47 @@ public final class ApproxQuery implements Serializable {
         return new Planned(byGroup, plan);
     }
 
+    /**
+     * The input and grouping of this query, as a key of {@link ShortLayouts}: the analysed input
+     * plan's semantic hash (the same for the same Dataset, and for plans that differ only
+     * cosmetically) and the group columns; null when it cannot be computed.
+     */
+    private String layoutKey() {
+        try {
+            return input.queryExecution().analyzed().semanticHash() + "|" + groupColumns;
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Inputs (with their grouping) whose map output was short of the plan under the spread sizing,
+     * remembered on the driver so that later queries on them size shares as whole groups instead of
+     * repairing each time. Bounded: the {@value #MAX} most recent.
+     */
+    static final class ShortLayouts {
+        static final int MAX = 256;
+        private static final Map<String, Boolean> SEEN =
+                new LinkedHashMap<>(16, 0.75f, true) {
+                    @Override
+                    protected boolean removeEldestEntry(Map.Entry<String, Boolean> e) {
+                        return size() > MAX;
+                    }
+                };
+
+        static synchronized boolean seen(String key) {
+            return SEEN.get(key) != null;
+        }
+
+        static synchronized void remember(String key) {
+            SEEN.put(key, Boolean.TRUE);
+        }
+
+        static synchronized void clear() {
+            SEEN.clear();
+        }
+    }
+
     /** The share statistics of a planned shuffle's map stage and the plan made from them. */
     private record Planned(Map<String, Map<Integer, ShareStatistics>> byGroup, SamplingPlan plan) {}
 
@@ -766,12 +807,27 @@ public final class ApproxQuery implements Serializable {
         lastMetrics = null;
         lastRepairs = 0;
         lastShortShares = 0;
+        String layoutKey = null;
+        if (approx != null
+                && approx.mapSampleSpread()
+                && approx.planning() == ApproxConf.Planning.SHARES) {
+            layoutKey = layoutKey();
+            if (layoutKey != null && ShortLayouts.seen(layoutKey)) {
+                // an earlier query on this input and grouping was short under the spread sizing
+                // (e.g. the input is partitioned by the group key): size every share as its whole
+                // group at once instead of paying the repair's second map stage again
+                state.wholeGroupSizing(true);
+            }
+        }
         if (approx != null) {
             Planned planned =
                     instrumentAndPlan(spark.sparkContext(), shuffled, spec, state, approx);
             int shortShares =
                     planned == null ? 0 : WritePlan.shortShares(planned.byGroup(), planned.plan());
             lastShortShares = shortShares;
+            if (shortShares > 0 && layoutKey != null && !state.wholeGroupSizing()) {
+                ShortLayouts.remember(layoutKey);
+            }
             if (shortShares > 0 && approx.mapSampleRepair()) {
                 // the plan asks some map outputs for more of a group than they wrote (a group
                 // held by fewer map outputs than the written sample assumed, shares of

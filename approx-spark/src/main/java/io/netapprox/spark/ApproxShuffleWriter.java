@@ -276,7 +276,9 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         long units = (records + rpm - 1) / rpm; // the share's messages were it written whole
         ShareStatistics whole = stats.build(units);
         int alike =
-                conf.planning() == ApproxConf.Planning.LOCAL || !conf.mapSampleSpread()
+                conf.planning() == ApproxConf.Planning.LOCAL
+                                || !conf.mapSampleSpread()
+                                || spec.wholeGroupSizing()
                         ? 1
                         : Math.max(1, Math.min(mapTasks, MAX_ALIKE_SHARES));
         long asked =

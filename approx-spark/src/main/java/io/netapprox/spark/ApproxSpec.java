@@ -128,6 +128,11 @@ public final class ApproxSpec implements Serializable {
         return state == null ? null : state.writePlan();
     }
 
+    /** True when this query's map side sizes every share as its whole group (see QueryState). */
+    boolean wholeGroupSizing() {
+        return state != null && state.wholeGroupSizing();
+    }
+
     /** Where map tasks put their share statistics (planning=shares), or null. */
     ShareStatisticsAccumulator statistics() {
         return state == null ? null : state.statistics();

@@ -18,6 +18,7 @@ final class QueryState implements Serializable {
     private Broadcast<SamplingPlan> plan;
     private boolean instrumented;
     private Broadcast<WritePlan> writePlan;
+    private boolean wholeGroupSizing;
 
     synchronized void instrument(ShareStatisticsAccumulator s, ApproxShuffleMetrics m) {
         if (instrumented) {
@@ -48,6 +49,18 @@ final class QueryState implements Serializable {
 
     synchronized WritePlan writePlan() {
         return writePlan == null ? null : writePlan.value();
+    }
+
+    /**
+     * Size each share as if it were the whole group in this query, whatever {@code mapSampleSpread}
+     * says (set before the map stage: the driver saw this input short under the spread sizing).
+     */
+    synchronized void wholeGroupSizing(boolean on) {
+        this.wholeGroupSizing = on;
+    }
+
+    synchronized boolean wholeGroupSizing() {
+        return wholeGroupSizing;
     }
 
     synchronized ShareStatisticsAccumulator statistics() {

@@ -132,7 +132,8 @@ class MapSampleRepairTest {
             Dataset<Row> d,
             int trials,
             Map<String, Row> exact,
-            Map<String, CoverageTally> byLayout) {
+            Map<String, CoverageTally> byLayout,
+            boolean forget) {
         TaskMetricsTally tasks = TaskMetricsTally.on(spark);
         long firstShort = 0;
         long repairs = 0;
@@ -141,6 +142,9 @@ class MapSampleRepairTest {
         long written = 0;
         for (int t = 0; t < trials; t++) {
             TaskMetricsTally.Snapshot before = tasks.settle().snapshot();
+            if (forget) {
+                ApproxQuery.ShortLayouts.clear(); // each query as the first on this input
+            }
             ApproxQuery q = query(d, 7000 + t);
             Map<String, Row> approx = SparkTestSupport.byKey(q.run());
             written += tasks.settle().snapshot().minus(before).recordsWritten();
@@ -170,7 +174,7 @@ class MapSampleRepairTest {
         SparkSession spark = start("false", "true");
         try {
             Dataset<Row> d = data(spark, false);
-            Outcome o = run(spark, d, 3, exact(d), null);
+            Outcome o = run(spark, d, 3, exact(d), null, true);
             System.out.printf(
                     "[spark] mapSampleSpread without repair, 3 trials: %d shares short of plan in"
                             + " the first map stage, %d repairs, groups short of plan %d%n",
@@ -189,7 +193,7 @@ class MapSampleRepairTest {
         try {
             Dataset<Row> d = data(spark, false);
             Map<String, CoverageTally> byLayout = new java.util.TreeMap<>();
-            Outcome o = run(spark, d, TRIALS, exact(d), byLayout);
+            Outcome o = run(spark, d, TRIALS, exact(d), byLayout, true);
             System.out.printf(
                     "[spark] mapSampleSpread with repair, %d trials: %d shares short in the first"
                             + " map stage, %d repairs, groups short of plan %d, below target %d%n",
@@ -208,6 +212,29 @@ class MapSampleRepairTest {
     }
 
     @Test
+    void aShortInputIsRememberedAndSizedWholeNextTime() {
+        SparkSession spark = start("true", "true");
+        try {
+            ApproxQuery.ShortLayouts.clear();
+            Dataset<Row> d = data(spark, false);
+            Outcome first = run(spark, d, 1, exact(d), null, false);
+            Outcome next = run(spark, d, 3, exact(d), null, false);
+            System.out.printf(
+                    "[spark] clustered input, spread sizing: first query %d repair(s), the next 3"
+                            + " queries %d repair(s), %d shares short in their first stage, groups"
+                            + " short of plan %d%n",
+                    first.repairs(), next.repairs(), next.firstShort(), next.shortOfPlan());
+            assertEquals(1, first.repairs(), "the first query on the input is repaired");
+            assertEquals(0, next.repairs(), "later queries size its shares as whole groups");
+            assertEquals(0, next.firstShort());
+            assertEquals(0, next.shortOfPlan());
+        } finally {
+            ApproxQuery.ShortLayouts.clear();
+            spark.stop();
+        }
+    }
+
+    @Test
     void evenlySpreadInputNeedsNoRepairAndWritesLess() {
         long[] written = new long[2];
         String[] spreads = {"false", "true"};
@@ -215,7 +242,7 @@ class MapSampleRepairTest {
             SparkSession spark = start("true", spreads[i]);
             try {
                 Dataset<Row> d = data(spark, true);
-                Outcome o = run(spark, d, 3, exact(d), null);
+                Outcome o = run(spark, d, 3, exact(d), null, true);
                 written[i] = o.written();
                 assertEquals(0, o.repairs(), "an evenly spread group needs no repair");
                 assertEquals(0, o.shortOfPlan());
