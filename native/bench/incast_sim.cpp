@@ -36,7 +36,7 @@
 // exponential gap (mean 500 us) after the previous one (submitted then, not all at the job's start), arrivals Poisson
 // at --load x the port rate of the mean job's bytes; --total-jobs N jobs in all (0: --jobs x senders), senders dealt
 // in blocks of S in a shuffled order and MSRs round-robin over --msrs, as the lab deals them. The line then adds
-// p50 of the MSR-0.75 jobs (`p50@.75`, the lab's verdict cells) and the drops per class. The lab's background:
+// p50 of the MSR-0.75 jobs (--produce 0: every message ready at the job's start, the same draws otherwise) (`p50@.75`, the lab's verdict cells) and the drops per class. The lab's background:
 // --bg-load 0.3 --bg-on-us 6000 (62.5 Mbit/s delivered on both switches, phases.csv of e8l).
 // --trace FILE: every sender's end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
 #include <algorithm>
@@ -100,6 +100,7 @@ struct Options {
   std::string workload = "fixed";
   int total_jobs = 0;
   std::vector<double> msrs{0.5, 0.75, 0.9};
+  bool produce = true;
 };
 
 FILE* g_trace = nullptr;
@@ -114,14 +115,14 @@ struct JobPlan {
 };
 
 // The lab's FBHD job (benchmarks/netlab/netlab/workload.py, _fbhd_job), drawn from this simulator's generator.
-void fbhd_job(std::mt19937_64& rng, JobPlan* p) {
+void fbhd_job(std::mt19937_64& rng, JobPlan* p, bool produce = true) {
   const int n = std::uniform_int_distribution<int>(40, 160)(rng);
   std::lognormal_distribution<double> size(std::log(24.0 * 1024), 1.0);
   std::exponential_distribution<double> gap(1.0 / 500.0);  // microseconds
   double t = 0;
   for (int i = 0; i < n; ++i) {
     p->sizes.push_back(uint32_t(std::min(std::max(size(rng), 1024.0), double(1 << 20))));
-    p->offsets.push_back(TimeNs(t * 1000));
+    p->offsets.push_back(produce ? TimeNs(t * 1000) : 0);
     t += gap(rng);
   }
 }
@@ -172,7 +173,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
       }
       JobPlan p{order.back(), t, next_id++, o.msrs[size_t(i) % o.msrs.size()], {}, {}};
       order.pop_back();
-      fbhd_job(rng, &p);
+      fbhd_job(rng, &p, o.produce);
       plan.push_back(std::move(p));
       t += TimeNs(std::exponential_distribution<double>(1.0 / mean_gap_s)(rng) * 1e9);
     }
@@ -356,6 +357,8 @@ int main(int argc, char** argv) {
       o.repair_after = static_cast<uint32_t>(std::atoi(v));
     else if (k == "--workload")
       o.workload = v;
+    else if (k == "--produce")
+      o.produce = std::atoi(v) != 0;
     else if (k == "--total-jobs")
       o.total_jobs = std::atoi(v);
     else if (k == "--msrs")
