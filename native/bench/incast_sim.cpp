@@ -38,6 +38,8 @@
 // in blocks of S in a shuffled order and MSRs round-robin over --msrs, as the lab deals them. The line then adds
 // p50 of the MSR-0.75 jobs (--produce 0: every message ready at the job's start, the same draws otherwise) (`p50@.75`, the lab's verdict cells) and the drops per class. The lab's background:
 // --bg-load 0.3 --bg-on-us 6000 (62.5 Mbit/s delivered on both switches, phases.csv of e8l).
+// --exact-only 1 (with --exact-every K): only the exact jobs of the same plan run (the co-run's exact jobs alone, the
+// network lab's corun_alone phase).
 // --trace FILE: every sender's end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
 #include <algorithm>
 #include <cmath>
@@ -101,6 +103,7 @@ struct Options {
   int total_jobs = 0;
   std::vector<double> msrs{0.5, 0.75, 0.9};
   bool produce = true;
+  bool exact_only = false;
 };
 
 FILE* g_trace = nullptr;
@@ -248,6 +251,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   };
   std::vector<Submit> events;
   for (const auto& p : plan) {
+    if (o.exact_only && !is_exact(p.id)) continue;
     events.push_back({p.start, &p, -1});
     for (size_t i = 0; i < p.offsets.size(); ++i) events.push_back({p.start + p.offsets[i], &p, int(i)});
   }
@@ -273,13 +277,16 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
     if (p.sizes.empty())
       for (uint32_t i = 0; i < o.msgs; ++i) e.submit(sid, p.id, 0, i, payload.data(), o.size, f.now());
   }
-  f.run([&] { return done == plan.size(); }, f.now() + 120'000 * kMs);
+  const size_t planned = size_t(std::count_if(plan.begin(), plan.end(), [&](const JobPlan& p) {
+    return !o.exact_only || is_exact(p.id);
+  }));
+  f.run([&] { return done == planned; }, f.now() + 120'000 * kMs);
   const double span = double(f.now() - t0);
   const auto& port = f.port();
   std::printf(
       "%-7s %-5s %3d  jobs %3zu/%3zu  p50 %8.2f ms (%5.2fx)  p99 %8.2f ms (%5.2fx)  loss %.3f  sent/needed %.2f  "
       "util %.2f  drops",
-      mode.c_str(), queue.c_str(), n, done, plan.size(), pct(jct_ms, 0.5), pct(jct_ms, 0.5) / ideal_ms,
+      mode.c_str(), queue.c_str(), n, done, planned, pct(jct_ms, 0.5), pct(jct_ms, 0.5) / ideal_ms,
       pct(jct_ms, 0.99), pct(jct_ms, 0.99) / ideal_ms, resolved_pkts > 0 ? lost_pkts / resolved_pkts : 0.0,
       needed_bytes > 0 ? sent_bytes / needed_bytes : 0.0, double(port.busy) / span);
   for (int k = 0; k < kNumPriorityClasses; ++k)
@@ -357,6 +364,8 @@ int main(int argc, char** argv) {
       o.repair_after = static_cast<uint32_t>(std::atoi(v));
     else if (k == "--workload")
       o.workload = v;
+    else if (k == "--exact-only")
+      o.exact_only = std::atoi(v) != 0;
     else if (k == "--produce")
       o.produce = std::atoi(v) != 0;
     else if (k == "--total-jobs")

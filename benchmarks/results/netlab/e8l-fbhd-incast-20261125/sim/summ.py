@@ -30,14 +30,16 @@ a = load(sys.argv[1])
 b = load(sys.argv[2]) if len(sys.argv) > 2 else None
 keys = sorted({k[:3] for k in a})
 seeds = sorted({k[3] for k in a})
-print("| mode | queue | senders | p50@.75 mean | p99@.75 mean | p50 all mean | vs RC+MRDF (geomean p50@.75, seeds slower) |"
+print("| mode | queue | senders | p50@.75 mean | p99@.75 mean | p50 all mean | vs RC+MRDF (geomean p50@.75, seeds slower) | vs RC+MRDF all jobs (geomean p50, seeds slower) |"
       + (" other p50@.75 | other/this geomean | other faster |" if b else ""))
-print("|---|---|---|---|---|---|---|" + ("---|---|---|" if b else ""))
+print("|---|---|---|---|---|---|---|---|" + ("---|---|---|" if b else ""))
 for m, q, n in sorted(keys, key=lambda k: (k[0], k[1], k[2])):
     v = [a[(m, q, n, s)] for s in seeds if (m, q, n, s) in a]
     r = [a[(m, q, n, s)][0] / a[("rc_mrdf", q, n, s)][0] for s in seeds if ("rc_mrdf", q, n, s) in a]
+    ra = [a[(m, q, n, s)][1] / a[("rc_mrdf", q, n, s)][1] for s in seeds if ("rc_mrdf", q, n, s) in a]
     line = (f"| {m} | {q} | {n} | {sum(x[0] for x in v) / len(v):.1f} | {sum(x[2] for x in v) / len(v):.1f} | "
-            f"{sum(x[1] for x in v) / len(v):.1f} | {gm(r):.2f} ({sum(x > 1 for x in r)}/{len(r)}) |")
+            f"{sum(x[1] for x in v) / len(v):.1f} | {gm(r):.2f} ({sum(x > 1 for x in r)}/{len(r)}) | "
+            f"{gm(ra):.2f} ({sum(x > 1 for x in ra)}/{len(ra)}) |")
     if b:
         w = [(b[(m, q, n, s)][0], a[(m, q, n, s)][0]) for s in seeds if (m, q, n, s) in b]
         if w:
