@@ -40,6 +40,8 @@
 // --bg-load 0.3 --bg-on-us 6000 (62.5 Mbit/s delivered on both switches, phases.csv of e8l).
 // --exact-only 1 (with --exact-every K): only the exact jobs of the same plan run (the co-run's exact jobs alone, the
 // network lab's corun_alone phase).
+// --session-lead-ms L (with --session-per-job 1): each job's session opens L ms before the job starts, as the lab's
+// agents set sessions up 1 s ahead (0: at the start).
 // --trace FILE: every sender's end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
 #include <algorithm>
 #include <cmath>
@@ -104,6 +106,7 @@ struct Options {
   std::vector<double> msrs{0.5, 0.75, 0.9};
   bool produce = true;
   bool exact_only = false;
+  TimeNs session_lead_ms = 0;
 };
 
 FILE* g_trace = nullptr;
@@ -247,28 +250,34 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   struct Submit {
     TimeNs at;
     const JobPlan* p;
-    int index;  // -1: start the job
+    int index;  // -1: start the job, -2: open its session (--session-lead-ms before the start)
   };
   std::vector<Submit> events;
   for (const auto& p : plan) {
     if (o.exact_only && !is_exact(p.id)) continue;
+    if (o.session_per_job && o.session_lead_ms > 0)
+      events.push_back({p.start > o.session_lead_ms * kMs ? p.start - o.session_lead_ms * kMs : 0, &p, -2});
     events.push_back({p.start, &p, -1});
     for (size_t i = 0; i < p.offsets.size(); ++i) events.push_back({p.start + p.offsets[i], &p, int(i)});
   }
   std::stable_sort(events.begin(), events.end(), [](const Submit& a, const Submit& b) { return a.at < b.at; });
-  std::vector<bool> started(plan.size() + 2, false);
+  std::vector<bool> started(plan.size() + 2, false), opened(plan.size() + 2, false);
   for (const auto& ev : events) {
     const JobPlan& p = *ev.p;
     f.run([] { return false; }, ev.at);
     Engine& e = f.sender(p.sender);
     const SessionId sid = session_for(p.sender, p.id);
+    if (ev.index == -2) {
+      opened[p.id] = f.open_extra_session(p.sender, sid) == Status::kOk;
+      continue;
+    }
     if (ev.index >= 0) {
       if (started[p.id]) e.submit(sid, p.id, 0, uint32_t(ev.index), payload.data(), p.sizes[ev.index], f.now());
       continue;
     }
     const uint32_t msgs = p.sizes.empty() ? o.msgs : uint32_t(p.sizes.size());
     JobSpec spec{p.id, {{1, msgs, is_exact(p.id) ? 1.0 : p.msr}}, true};
-    if ((o.session_per_job && f.open_extra_session(p.sender, sid) != Status::kOk) ||
+    if ((o.session_per_job && !opened[p.id] && f.open_extra_session(p.sender, sid) != Status::kOk) ||
         e.start_job(sid, spec, f.now()) != Status::kOk) {
       failed++;
       continue;
@@ -364,6 +373,8 @@ int main(int argc, char** argv) {
       o.repair_after = static_cast<uint32_t>(std::atoi(v));
     else if (k == "--workload")
       o.workload = v;
+    else if (k == "--session-lead-ms")
+      o.session_lead_ms = std::strtoull(v, nullptr, 10);
     else if (k == "--exact-only")
       o.exact_only = std::atoi(v) != 0;
     else if (k == "--produce")
