@@ -36,7 +36,8 @@
 // exponential gap (mean 500 us) after the previous one (submitted then, not all at the job's start), arrivals Poisson
 // at --load x the port rate of the mean job's bytes; --total-jobs N jobs in all (0: --jobs x senders), senders dealt
 // in blocks of S in a shuffled order and MSRs round-robin over --msrs, as the lab deals them. The line then adds
-// p50 of the MSR-0.75 jobs (--produce 0: every message ready at the job's start, the same draws otherwise) (`p50@.75`, the lab's verdict cells) and the drops per class. The lab's background:
+// p50 of the MSR-0.75 jobs (--produce 0: every message ready at the job's start, the same draws otherwise) (`p50@.75`,
+// the lab's verdict cells) and the drops per class. The lab's background:
 // --bg-load 0.3 --bg-on-us 6000 (62.5 Mbit/s delivered on both switches, phases.csv of e8l).
 // --exact-only 1 (with --exact-every K): only the exact jobs of the same plan run (the co-run's exact jobs alone, the
 // network lab's corun_alone phase).
@@ -115,9 +116,9 @@ struct JobPlan {
   int sender;
   TimeNs start;
   JobId id;
-  double msr = 0;                   // fbhd: this job's MSR (fixed: --msr)
-  std::vector<uint32_t> sizes;      // fbhd: message sizes (fixed: --msgs x --size)
-  std::vector<TimeNs> offsets;      // fbhd: production time of each message from the job's start
+  double msr = 0;               // fbhd: this job's MSR (fixed: --msr)
+  std::vector<uint32_t> sizes;  // fbhd: message sizes (fixed: --msgs x --size)
+  std::vector<TimeNs> offsets;  // fbhd: production time of each message from the job's start
 };
 
 // The lab's FBHD job (benchmarks/netlab/netlab/workload.py, _fbhd_job), drawn from this simulator's generator.
@@ -286,17 +287,16 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
     if (p.sizes.empty())
       for (uint32_t i = 0; i < o.msgs; ++i) e.submit(sid, p.id, 0, i, payload.data(), o.size, f.now());
   }
-  const size_t planned = size_t(std::count_if(plan.begin(), plan.end(), [&](const JobPlan& p) {
-    return !o.exact_only || is_exact(p.id);
-  }));
+  const size_t planned = size_t(
+      std::count_if(plan.begin(), plan.end(), [&](const JobPlan& p) { return !o.exact_only || is_exact(p.id); }));
   f.run([&] { return done == planned; }, f.now() + 120'000 * kMs);
   const double span = double(f.now() - t0);
   const auto& port = f.port();
   std::printf(
       "%-7s %-5s %3d  jobs %3zu/%3zu  p50 %8.2f ms (%5.2fx)  p99 %8.2f ms (%5.2fx)  loss %.3f  sent/needed %.2f  "
       "util %.2f  drops",
-      mode.c_str(), queue.c_str(), n, done, planned, pct(jct_ms, 0.5), pct(jct_ms, 0.5) / ideal_ms,
-      pct(jct_ms, 0.99), pct(jct_ms, 0.99) / ideal_ms, resolved_pkts > 0 ? lost_pkts / resolved_pkts : 0.0,
+      mode.c_str(), queue.c_str(), n, done, planned, pct(jct_ms, 0.5), pct(jct_ms, 0.5) / ideal_ms, pct(jct_ms, 0.99),
+      pct(jct_ms, 0.99) / ideal_ms, resolved_pkts > 0 ? lost_pkts / resolved_pkts : 0.0,
       needed_bytes > 0 ? sent_bytes / needed_bytes : 0.0, double(port.busy) / span);
   for (int k = 0; k < kNumPriorityClasses; ++k)
     if (port.dropped[k])
