@@ -46,7 +46,7 @@ LATEST = "latest"
 # Per-job keys the engine's job report adds (issue 8, item 2); read when the agent writes them, else empty.
 AGENT_OPTIONAL = ("announces_sent", "updates_sent", "dones_sent", "start_to_running_ns", "last_data_to_done_ns",
                   # why a start waited (sender: ANNOUNCE copies sent by the probe timeout; rx_: the receiver's report)
-                  "announce_probes", "acks_while_starting", "rx_announces_received", "rx_announces_duplicate", "rx_announces_acked",
+                  "announce_probes", "acks_while_starting", "start_to_announce_sent_ns", "rx_announces_received", "rx_announces_duplicate", "rx_announces_acked",
                   "rx_early_data_packets", "rx_start_to_running_ns", "rx_first_packet_delay_ns",
                   # what losses cost (docs/protocol.md section 5, "Repair instead of give-up")
                   "given_up_for_loss", "segments_given_up_for_loss", "segments_given_up_satisfied",
