@@ -43,6 +43,8 @@
 // network lab's corun_alone phase).
 // --session-lead-ms L (with --session-per-job 1): each job's session opens L ms before the job starts, as the lab's
 // agents set sessions up 1 s ahead (0: at the start).
+// --wake-us W: the senders' drivers wake late, an exponential W us (mean) after each poll (fabric.hpp
+// sender_wake_mean; the lab's user-space agents on a loaded 2-core machine); 0: exact.
 // --trace FILE: every sender's end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
 #include <algorithm>
 #include <cmath>
@@ -108,6 +110,7 @@ struct Options {
   bool produce = true;
   bool exact_only = false;
   TimeNs session_lead_ms = 0;
+  TimeNs wake_us = 0;
 };
 
 FILE* g_trace = nullptr;
@@ -143,6 +146,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   c.slack_queues = queue == "slack";
   c.bg_load = o.bg_load;
   c.bg_on = o.bg_on_us * 1000;
+  c.sender_wake_mean = o.wake_us * 1000;
   c.engine.line_rate_bps = static_cast<uint64_t>(c.host_rate_bps);
   c.engine.mode = *parse_mode(mode);
   c.engine.needy_class0_fraction = o.needy;
@@ -373,6 +377,8 @@ int main(int argc, char** argv) {
       o.repair_after = static_cast<uint32_t>(std::atoi(v));
     else if (k == "--workload")
       o.workload = v;
+    else if (k == "--wake-us")
+      o.wake_us = std::strtoull(v, nullptr, 10);
     else if (k == "--session-lead-ms")
       o.session_lead_ms = std::strtoull(v, nullptr, 10);
     else if (k == "--exact-only")
