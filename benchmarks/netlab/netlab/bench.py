@@ -186,6 +186,7 @@ class Bench:
         self.unsupported: dict[str, str | None] = {}
         self.plan: lab.QueuePlan | None = None
         self.bg_host: int | None = None
+        self.bg_receivers = 1         # the background is split evenly over this many receivers (ports)
         os.makedirs(out, exist_ok=True)
         self.tmp = os.path.join(out, "tmp")
         os.makedirs(self.tmp, exist_ok=True)
@@ -245,7 +246,7 @@ class Bench:
         at bg_load x rate in total."""
         if not self.p["bg_load"]:
             return
-        self.bg_host = bg_host
+        self.bg_host, self.bg_receivers = bg_host, len(receivers)
         per = int(self.p["bg_load"] * self.rate_bps / len(receivers))
         for i, h in enumerate(receivers):
             port = 5201 + i
@@ -277,7 +278,7 @@ class Bench:
     @staticmethod
     def counter_fields(c0: dict, c1: dict) -> dict:
         """phases.csv columns from two counters() snapshots: the window, the background's delivered rate (frames,
-        Mbit/s) and per class (0..7, space-separated; one value for a FIFO) the frames sent and dropped at the
+        Mbit/s, all its receivers together) and per class (0..7, space-separated; one value for a FIFO) the frames sent and dropped at the
         bottleneck and the bytes sent."""
         secs = c1["t"] - c0["t"]
         bg = None
@@ -357,7 +358,8 @@ class Bench:
         self.phases.append(dict(meta, scheme=scheme, seconds=round(time.time() - t_phase, 2),
                                 cpu_busy=round(busy, 3), load1=os.getloadavg()[0],
                                 other_cpu=other_cpu_hogs(), **counted))
-        rows = self.collect(outs, jobs, scheme, meta, counted.get("bg_mbps"))
+        bg = counted.get("bg_mbps")
+        rows = self.collect(outs, jobs, scheme, meta, None if bg is None else bg / max(1, self.bg_receivers))
         ok = [r for r in rows if r["status"] == "ok"]
         jcts = sorted(r["jct_ms"] for r in ok)
         self.log(f"  {scheme:<12} {len(rows)}/{len(jobs)} jobs, {len(ok)} ok, median JCT "
@@ -368,6 +370,7 @@ class Bench:
 
     def collect(self, outs: list[str], jobs: list[wl.Job], scheme: str, meta: dict,
                 bg_mbps: float | None = None) -> list[dict]:
+        """bg_mbps: the background's delivered rate toward one receiver (its share on a job's bottleneck port)."""
         rows = []
         info = {j.id: j for j in jobs}
         for out in outs:
