@@ -289,6 +289,85 @@ class ResultsTests(unittest.TestCase):
         self.assertEqual(res["cells"][0]["max_start_wait_rtts"], 20.0)
         self.assertEqual((res["verdict"]["start_waits_reported"], res["verdict"]["start_waits_over_target"]), (2, 1))
 
+    def test_ideal_with_background(self):
+        # 0.75 x 1 MB at 200 - 50 Mbit/s left = 40 ms, plus one 0.1 ms base RTT
+        self.assertAlmostEqual(results.ideal_bg_ms(0.75, 1_000_000, 200e6, 50e6, 0.1), 40.1)
+        self.assertAlmostEqual(results.ideal_bg_ms(0.75, 1_000_000, 200e6, 0.0, 0.1),
+                               results.ideal_ms(0.75, 1_000_000, 200e6, 0.1))        # no background: the ideal
+        self.assertAlmostEqual(results.ideal_bg_ms(0.75, 1_000_000, 200e6, 50e6, 0.1, target_ready_ms=60.0), 60.1)
+        self.assertAlmostEqual(results.ideal_bg_ms(0.75, 1_000_000, 200e6, 50e6, 0.1, target_ready_ms=10.0), 40.1)
+        self.assertIsNone(results.ideal_bg_ms(0.75, 1_000_000, 200e6, None, 0.1))    # not measured
+        self.assertEqual(results.ideal_bg_ms(0.75, 1_000_000, 200e6, 200e6, 0.1), math.inf)
+        # the background's rate: acknowledged payload scaled to frames (1448 B of payload per 1514 B frame)
+        self.assertAlmostEqual(results.bg_rate_bps(1448 * 1000, 1.0), 1514 * 1000 * 8)
+        self.assertIsNone(results.bg_rate_bps(1000, 0.0))
+
+    def test_cells_and_verdict_carry_ideal_bg(self):
+        rows = [job_row("atp_full", 50.0 + i, bg_mbps=50.0, job_bytes=1_000_000 * (i + 1),
+                        ideal_bg_ms=results.ideal_bg_ms(0.75, 1_000_000 * (i + 1), 200e6, 50e6, 0.1))
+                for i in range(3)]
+        rows += [job_row("tcp_es", 100.0)]                                      # old row: no background measured
+        with tempfile.TemporaryDirectory() as d:
+            res = self.write(d, rows)
+        full = next(c for c in res["cells"] if c["scheme"] == "atp_full")
+        self.assertAlmostEqual(full["ideal_bg_p50_ms"], 80.1)                    # median of 40.1, 80.1, 120.1
+        self.assertAlmostEqual(full["bg_mbps"], 50.0)
+        self.assertAlmostEqual(full["ideal_p50_ms"], 60.1)                       # ideal_ms unchanged beside it
+        es = next(c for c in res["cells"] if c["scheme"] == "tcp_es")
+        self.assertIsNone(es["ideal_bg_p50_ms"])
+        cell = res["verdict"]["per_cell"][0]
+        self.assertAlmostEqual(cell["ideal_bg_p50_ms"], 80.1)
+        self.assertAlmostEqual(cell["p50_vs_ideal_bg"], round(51.0 / 80.1, 3))
+        self.assertAlmostEqual(cell["p50_vs_ideal"], round(51.0 / 60.1, 3))      # the verdict's ideal stays
+
+    def test_corun_exact_alone(self):
+        rows = []
+        for exp, sw, jct in (("corun", "fifo", 200.0), ("corun", "slack", 180.0), ("corun_alone", "fifo", 150.0),
+                             ("corun_alone", "slack", 120.0)):
+            rows += [job_row("atp_full", jct, experiment=exp, kind="exact", msr=1.0, switch=sw, loss=0.0)]
+        rows += [job_row("atp_full", 90.0, experiment="corun", kind="approx", switch="slack")]
+        with tempfile.TemporaryDirectory() as d:
+            res = self.write(d, rows)
+        co = res["corun"]
+        self.assertEqual(co["exact_alone_fifo"]["p50_ms"], 150.0)
+        self.assertEqual(co["exact_alone_slack"]["p50_ms"], 120.0)
+        self.assertEqual(co["exact_slack"]["p50_ms"], 180.0)                    # alone rows are not co-run rows
+        self.assertEqual(co["approx_slack"]["jobs"], 1)
+        self.assertAlmostEqual(co["exact_slack_over_fifo"], 0.9)
+        self.assertAlmostEqual(co["exact_slack_over_alone"], 1.5)
+        self.assertAlmostEqual(co["exact_fifo_over_alone"], round(200 / 150, 3))
+        self.assertAlmostEqual(res["verdict"]["corun_exact_slack_over_fifo"], 0.9)   # the target's ratio stays
+        self.assertAlmostEqual(res["verdict"]["corun_exact_slack_over_alone"], 1.5)
+        self.assertEqual(res["cells"], [])                                       # neither is a schemes cell
+
+
+class CounterTests(unittest.TestCase):
+    QDISC = json.dumps([
+        {"kind": "htb", "handle": "1:", "root": True, "bytes": 9000, "packets": 6, "drops": 0},
+        {"kind": "bfifo", "handle": "a:", "parent": "1:a", "bytes": 3028, "packets": 2, "drops": 1},
+        {"kind": "bfifo", "handle": "b:", "parent": "1:b", "bytes": 1514, "packets": 1, "drops": 7}])
+    SS = ("ESTAB 0 0 10.77.0.10:40000 10.77.0.1:5201\n\t cubic wscale:7,7 rto:204 bytes_sent:900 "
+          "bytes_acked:1448000 bytes_received:0 segs_out:5\n"
+          "ESTAB 0 0 10.77.0.10:40002 10.77.0.1:5201\n\t cubic bytes_acked:38 segs_out:2\n")
+
+    def test_parsers(self):
+        self.assertEqual(lab.parse_qdisc_counters(self.QDISC),
+                         {0xa: dict(bytes=3028, packets=2, drops=1), 0xb: dict(bytes=1514, packets=1, drops=7)})
+        self.assertEqual(lab.parse_qdisc_counters(""), {})
+        self.assertEqual(lab.parse_bytes_acked(self.SS), 1448038)
+        self.assertEqual(lab.parse_bytes_acked("no tcp here"), 0)
+
+    def test_phase_fields(self):
+        c0 = dict(t=10.0, bg_acked=1000, port={0: dict(bytes=0, packets=0, drops=0),
+                                                 1: dict(bytes=100, packets=1, drops=2)})
+        c1 = dict(t=12.0, bg_acked=1000 + 1448 * 2000, port={0: dict(bytes=25_000_000, packets=20, drops=3),
+                                                               1: dict(bytes=100, packets=9, drops=10)})
+        got = bench.Bench.counter_fields(c0, c1)
+        self.assertEqual(got["window_s"], 2.0)
+        self.assertAlmostEqual(got["bg_mbps"], round(1514 * 2000 * 8 / 2 / 1e6, 2))
+        self.assertEqual((got["port_pkts"], got["port_drops"], got["port_mbps"]), ("20 8", "3 8", "100.0 0.0"))
+        self.assertIsNone(bench.Bench.counter_fields(dict(c0, bg_acked=None), c1)["bg_mbps"])   # no background
+
 
 def _lab_unavailable() -> str | None:
     if os.geteuid() != 0:

@@ -6,6 +6,7 @@
 //              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000] [--exact-every 0]
 //              [--needy 0.75] [--session-per-job 0] [--mrdf-across 1] [--repair-after 2]
 //              [--needy-repairing-only 1] [--small-class0-bytes 0]
+//              [--workload fixed|fbhd] [--total-jobs 0] [--msrs 0.5,0.75,0.9]
 //              [--trace epochs.csv]
 //
 // Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
@@ -30,12 +31,27 @@
 // then adds what losses cost: `gaveup` = segments sent for messages later given up for a loss over all DATA packets
 // sent, `sat` = the same for messages given up unfinished because the group met its target, `repairs/job` = lost
 // segments repaired within the allowance per job.
+// --workload fbhd (with --load > 0): the network lab's FBHD jobs (benchmarks/netlab/netlab/workload.py): 40-160
+// messages per job, sizes lognormal (median 24 KiB, sigma 1, clamped to 1 KiB..1 MiB), each message produced an
+// exponential gap (mean 500 us) after the previous one (submitted then, not all at the job's start), arrivals Poisson
+// at --load x the port rate of the mean job's bytes; --total-jobs N jobs in all (0: --jobs x senders), senders dealt
+// in blocks of S in a shuffled order and MSRs round-robin over --msrs, as the lab deals them. The line then adds
+// p50 of the MSR-0.75 jobs (--produce 0: every message ready at the job's start, the same draws otherwise) (`p50@.75`,
+// the lab's verdict cells) and the drops per class. The lab's background:
+// --bg-load 0.3 --bg-on-us 6000 (62.5 Mbit/s delivered on both switches, phases.csv of e8l).
+// --exact-only 1 (with --exact-every K): only the exact jobs of the same plan run (the co-run's exact jobs alone, the
+// network lab's corun_alone phase).
+// --session-lead-ms L (with --session-per-job 1): each job's session opens L ms before the job starts, as the lab's
+// agents set sessions up 1 s ahead (0: at the start).
+// --wake-us W: the senders' drivers wake late, an exponential W us (mean) after each poll (fabric.hpp
+// sender_wake_mean; the lab's user-space agents on a loaded 2-core machine); 0: exact.
 // --trace FILE: every sender's end-of-epoch samples (rate, rho, TLR, class, delivered rate, srtt, app-limited) as CSV.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -88,6 +104,13 @@ struct Options {
   uint32_t repair_after = EngineConfig{}.repair_after_segments;
   bool needy_repairing_only = EngineConfig{}.needy_repairing_jobs_only;
   uint64_t small_class0_bytes = EngineConfig{}.small_job_class0_bytes;
+  std::string workload = "fixed";
+  int total_jobs = 0;
+  std::vector<double> msrs{0.5, 0.75, 0.9};
+  bool produce = true;
+  bool exact_only = false;
+  TimeNs session_lead_ms = 0;
+  TimeNs wake_us = 0;
 };
 
 FILE* g_trace = nullptr;
@@ -96,7 +119,23 @@ struct JobPlan {
   int sender;
   TimeNs start;
   JobId id;
+  double msr = 0;               // fbhd: this job's MSR (fixed: --msr)
+  std::vector<uint32_t> sizes;  // fbhd: message sizes (fixed: --msgs x --size)
+  std::vector<TimeNs> offsets;  // fbhd: production time of each message from the job's start
 };
+
+// The lab's FBHD job (benchmarks/netlab/netlab/workload.py, _fbhd_job), drawn from this simulator's generator.
+void fbhd_job(std::mt19937_64& rng, JobPlan* p, bool produce = true) {
+  const int n = std::uniform_int_distribution<int>(40, 160)(rng);
+  std::lognormal_distribution<double> size(std::log(24.0 * 1024), 1.0);
+  std::exponential_distribution<double> gap(1.0 / 500.0);  // microseconds
+  double t = 0;
+  for (int i = 0; i < n; ++i) {
+    p->sizes.push_back(uint32_t(std::min(std::max(size(rng), 1024.0), double(1 << 20))));
+    p->offsets.push_back(produce ? TimeNs(t * 1000) : 0);
+    t += gap(rng);
+  }
+}
 
 void run(const Options& o, const std::string& mode, const std::string& queue, int n) {
   fabric::Config c;
@@ -107,6 +146,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   c.slack_queues = queue == "slack";
   c.bg_load = o.bg_load;
   c.bg_on = o.bg_on_us * 1000;
+  c.sender_wake_mean = o.wake_us * 1000;
   c.engine.line_rate_bps = static_cast<uint64_t>(c.host_rate_bps);
   c.engine.mode = *parse_mode(mode);
   c.engine.needy_class0_fraction = o.needy;
@@ -123,18 +163,46 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   const double ideal_ms = (o.msr * job_bytes * 8 / c.port_rate_bps) * 1e3 + double(o.rtt_us) / 1e3;
   TimeNs t = f.now();
   JobId next_id = 1;
-  for (int j = 0; j < o.jobs; ++j) {
+  const bool fbhd = o.workload == "fbhd";
+  if (fbhd) {
+    // Mean job bytes of this generator (a separate stream, so the plan's draws do not depend on it).
+    std::mt19937_64 mrng(99);
+    double mean_b = 0;
+    for (int i = 0; i < 400; ++i) {
+      JobPlan q{};
+      fbhd_job(mrng, &q);
+      for (uint32_t b : q.sizes) mean_b += b / 400.0;
+    }
+    const double mean_gap_s = mean_b * 8 / (std::max(o.load, 1e-3) * c.port_rate_bps);
+    const int total = o.total_jobs > 0 ? o.total_jobs : o.jobs * n;
+    std::mt19937_64 placement(o.seed * 7919 + 17);
+    std::vector<int> order;
+    for (int i = 0; i < total; ++i) {
+      if (order.empty()) {
+        for (int s = 0; s < n; ++s) order.push_back(s);
+        std::shuffle(order.begin(), order.end(), placement);
+      }
+      JobPlan p{order.back(), t, next_id++, o.msrs[size_t(i) % o.msrs.size()], {}, {}};
+      order.pop_back();
+      fbhd_job(rng, &p, o.produce);
+      plan.push_back(std::move(p));
+      t += TimeNs(std::exponential_distribution<double>(1.0 / mean_gap_s)(rng) * 1e9);
+    }
+  }
+  for (int j = 0; j < (fbhd ? 0 : o.jobs); ++j) {
     for (int s = 0; s < n; ++s) {
       if (o.load > 0) {
         const double mean_gap_s = job_bytes * 8 / (o.load * c.port_rate_bps);
         t += TimeNs(std::exponential_distribution<double>(1.0 / mean_gap_s)(rng) * 1e9);
-        plan.push_back({int(rng() % n), t, next_id++});
+        plan.push_back({int(rng() % n), t, next_id++, o.msr, {}, {}});
       } else {
-        plan.push_back({s, f.now() + TimeNs(j) * 0, next_id++});
+        plan.push_back({s, f.now() + TimeNs(j) * 0, next_id++, o.msr, {}, {}});
       }
     }
   }
-  std::vector<double> jct_ms, exact_ms, approx_ms;
+  std::vector<double> jct_ms, exact_ms, approx_ms, jct75_ms;
+  std::map<JobId, const JobPlan*> by_id;
+  for (const auto& p : plan) by_id[p.id] = &p;
   auto is_exact = [&](JobId id) { return o.exact_every > 0 && (id - 1) % JobId(o.exact_every) == 0; };
   double sent_bytes = 0, needed_bytes = 0, lost_pkts = 0, resolved_pkts = 0;
   uint64_t failed = 0, below = 0;
@@ -161,12 +229,17 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
     if (o.session_per_job) f.sender(s).close_session(e.session, f.now());
     const auto& r = *e.report;
     if (r.status != Status::kOk) failed++;
-    const double msr = is_exact(e.job) ? 1.0 : o.msr;
-    if (r.delivered < static_cast<uint32_t>(std::ceil(msr * o.msgs - 1e-9))) below++;
+    const JobPlan& jp = *by_id.at(e.job);
+    const uint32_t msgs = jp.sizes.empty() ? o.msgs : uint32_t(jp.sizes.size());
+    const double msr = is_exact(e.job) ? 1.0 : jp.msr;
+    if (r.delivered < static_cast<uint32_t>(std::ceil(msr * msgs - 1e-9))) below++;
     jct_ms.push_back(double(r.finished - r.started) / 1e6);
+    if (std::fabs(msr - 0.75) < 1e-9) jct75_ms.push_back(jct_ms.back());
     (is_exact(e.job) ? exact_ms : approx_ms).push_back(jct_ms.back());
-    sent_bytes += double(r.packets_sent) * std::min<uint32_t>(o.size, c.engine.max_datagram - 60);
-    needed_bytes += std::ceil(msr * o.msgs - 1e-9) * o.size;
+    if (jp.sizes.empty()) {
+      sent_bytes += double(r.packets_sent) * std::min<uint32_t>(o.size, c.engine.max_datagram - 60);
+      needed_bytes += std::ceil(msr * o.msgs - 1e-9) * o.size;
+    }
     resolved_pkts += double(r.packets_sent);
     lost_pkts += r.measured_loss * double(r.packets_sent);
     announces += r.announces_sent;
@@ -177,33 +250,64 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
     repairs += double(r.repairs_within_allowance);
   };
   std::sort(plan.begin(), plan.end(), [](const JobPlan& a, const JobPlan& b) { return a.start < b.start; });
-  std::vector<uint8_t> payload(o.size, 0x5a);
+  std::vector<uint8_t> payload(std::max<uint32_t>(o.size, 1u << 20), 0x5a);
+  // Every job's start and each of its messages' production, in time order.
+  struct Submit {
+    TimeNs at;
+    const JobPlan* p;
+    int index;  // -1: start the job, -2: open its session (--session-lead-ms before the start)
+  };
+  std::vector<Submit> events;
   for (const auto& p : plan) {
-    f.run([] { return false; }, p.start);
+    if (o.exact_only && !is_exact(p.id)) continue;
+    if (o.session_per_job && o.session_lead_ms > 0)
+      events.push_back({p.start > o.session_lead_ms * kMs ? p.start - o.session_lead_ms * kMs : 0, &p, -2});
+    events.push_back({p.start, &p, -1});
+    for (size_t i = 0; i < p.offsets.size(); ++i) events.push_back({p.start + p.offsets[i], &p, int(i)});
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Submit& a, const Submit& b) { return a.at < b.at; });
+  std::vector<bool> started(plan.size() + 2, false), opened(plan.size() + 2, false);
+  for (const auto& ev : events) {
+    const JobPlan& p = *ev.p;
+    f.run([] { return false; }, ev.at);
     Engine& e = f.sender(p.sender);
-    JobSpec spec{p.id, {{1, o.msgs, is_exact(p.id) ? 1.0 : o.msr}}, true};
     const SessionId sid = session_for(p.sender, p.id);
-    if ((o.session_per_job && f.open_extra_session(p.sender, sid) != Status::kOk) ||
+    if (ev.index == -2) {
+      opened[p.id] = f.open_extra_session(p.sender, sid) == Status::kOk;
+      continue;
+    }
+    if (ev.index >= 0) {
+      if (started[p.id]) e.submit(sid, p.id, 0, uint32_t(ev.index), payload.data(), p.sizes[ev.index], f.now());
+      continue;
+    }
+    const uint32_t msgs = p.sizes.empty() ? o.msgs : uint32_t(p.sizes.size());
+    JobSpec spec{p.id, {{1, msgs, is_exact(p.id) ? 1.0 : p.msr}}, true};
+    if ((o.session_per_job && !opened[p.id] && f.open_extra_session(p.sender, sid) != Status::kOk) ||
         e.start_job(sid, spec, f.now()) != Status::kOk) {
       failed++;
       continue;
     }
-    for (uint32_t i = 0; i < o.msgs; ++i) e.submit(sid, p.id, 0, i, payload.data(), payload.size(), f.now());
+    started[p.id] = true;
+    if (p.sizes.empty())
+      for (uint32_t i = 0; i < o.msgs; ++i) e.submit(sid, p.id, 0, i, payload.data(), o.size, f.now());
   }
-  f.run([&] { return done == plan.size(); }, f.now() + 120'000 * kMs);
+  const size_t planned = size_t(
+      std::count_if(plan.begin(), plan.end(), [&](const JobPlan& p) { return !o.exact_only || is_exact(p.id); }));
+  f.run([&] { return done == planned; }, f.now() + 120'000 * kMs);
   const double span = double(f.now() - t0);
   const auto& port = f.port();
   std::printf(
       "%-7s %-5s %3d  jobs %3zu/%3zu  p50 %8.2f ms (%5.2fx)  p99 %8.2f ms (%5.2fx)  loss %.3f  sent/needed %.2f  "
       "util %.2f  drops",
-      mode.c_str(), queue.c_str(), n, done, plan.size(), pct(jct_ms, 0.5), pct(jct_ms, 0.5) / ideal_ms,
-      pct(jct_ms, 0.99), pct(jct_ms, 0.99) / ideal_ms, resolved_pkts > 0 ? lost_pkts / resolved_pkts : 0.0,
+      mode.c_str(), queue.c_str(), n, done, planned, pct(jct_ms, 0.5), pct(jct_ms, 0.5) / ideal_ms, pct(jct_ms, 0.99),
+      pct(jct_ms, 0.99) / ideal_ms, resolved_pkts > 0 ? lost_pkts / resolved_pkts : 0.0,
       needed_bytes > 0 ? sent_bytes / needed_bytes : 0.0, double(port.busy) / span);
   for (int k = 0; k < kNumPriorityClasses; ++k)
     if (port.dropped[k])
       std::printf(" c%d:%llu/%llu", k, (unsigned long long)port.dropped[k],
                   (unsigned long long)(port.dropped[k] + port.enqueued[k]));
   if (o.exact_every > 0) std::printf("  exact p50 %.2f approx p50 %.2f", pct(exact_ms, 0.5), pct(approx_ms, 0.5));
+  if (!jct75_ms.empty()) std::printf("  p50@.75 %.2f p99@.75 %.2f", pct(jct75_ms, 0.5), pct(jct75_ms, 0.99));
   uint64_t slots = 0, contended = 0, starved = 0;
   for (int s = 0; s < n; ++s) {
     const EngineStats es = f.sender(s).stats();
@@ -271,6 +375,20 @@ int main(int argc, char** argv) {
       o.small_class0_bytes = std::strtoull(v, nullptr, 10);
     else if (k == "--repair-after")
       o.repair_after = static_cast<uint32_t>(std::atoi(v));
+    else if (k == "--workload")
+      o.workload = v;
+    else if (k == "--wake-us")
+      o.wake_us = std::strtoull(v, nullptr, 10);
+    else if (k == "--session-lead-ms")
+      o.session_lead_ms = std::strtoull(v, nullptr, 10);
+    else if (k == "--exact-only")
+      o.exact_only = std::atoi(v) != 0;
+    else if (k == "--produce")
+      o.produce = std::atoi(v) != 0;
+    else if (k == "--total-jobs")
+      o.total_jobs = std::atoi(v);
+    else if (k == "--msrs")
+      o.msrs = list<double>(v, [](const std::string& x) { return std::stod(x); });
     else if (k == "--trace")
       o.trace = v;
     else {

@@ -1,9 +1,9 @@
 // The control-path counters of a job report (docs/protocol.md section 14) as JSON keys, the same in atp-perf and
-// netlab-agent: announces_sent, updates_sent, dones_sent, start_to_running_ns, last_data_to_done_ns, announce_probes
-// from the sender's report, what its losses cost (given_up_for_loss, segments_given_up_for_loss,
-// segments_given_up_satisfied, repairs_within_allowance; docs/protocol.md section 5), and (netlab-agent, from the
-// receiver's report) rx_announces_received, rx_announces_duplicate, rx_announces_acked, rx_early_data_packets,
-// rx_start_to_running_ns.
+// netlab-agent: announces_sent, updates_sent, dones_sent, start_to_running_ns, last_data_to_done_ns, announce_probes,
+// start_to_announce_sent_ns from the sender's report, what its losses cost (given_up_for_loss,
+// segments_given_up_for_loss, segments_given_up_satisfied, repairs_within_allowance; docs/protocol.md section 5), and
+// (netlab-agent, from the receiver's report) rx_announces_received, rx_announces_duplicate, rx_announces_acked,
+// rx_early_data_packets, rx_start_to_running_ns.
 #pragma once
 
 #include "core/engine.hpp"
@@ -13,7 +13,7 @@ namespace netapprox::perf {
 
 struct ControlPath {
   uint32_t announces_sent = 0, updates_sent = 0, dones_sent = 0;
-  uint64_t start_to_running_ns = 0, last_data_to_done_ns = 0;
+  uint64_t start_to_running_ns = 0, last_data_to_done_ns = 0, start_to_announce_sent_ns = 0;
   uint32_t announce_probes = 0, acks_while_starting = 0;
   uint64_t given_up_for_loss = 0, segments_given_up_for_loss = 0, segments_given_up_satisfied = 0;
   uint64_t repairs_within_allowance = 0;
@@ -32,6 +32,7 @@ struct ControlPath {
     c.updates_sent = r.updates_sent;
     c.dones_sent = r.dones_sent;
     c.start_to_running_ns = r.start_to_running;
+    c.start_to_announce_sent_ns = r.start_to_announce_sent;
     c.last_data_to_done_ns = r.last_data_to_done;
     c.announce_probes = r.announce_probes;
     c.acks_while_starting = r.acks_while_starting;
@@ -53,6 +54,7 @@ struct ControlPath {
     j.uinteger("dones_sent", dones_sent);
     j.uinteger("start_to_running_ns", start_to_running_ns).uinteger("last_data_to_done_ns", last_data_to_done_ns);
     j.uinteger("announce_probes", announce_probes).uinteger("acks_while_starting", acks_while_starting);
+    j.uinteger("start_to_announce_sent_ns", start_to_announce_sent_ns);
     j.uinteger("given_up_for_loss", given_up_for_loss)
         .uinteger("segments_given_up_for_loss", segments_given_up_for_loss);
     j.uinteger("segments_given_up_satisfied", segments_given_up_satisfied);

@@ -16,7 +16,9 @@ Configurations (a run = pattern / switch / senders / host_rate_ratio, each on it
 Experiments:
   schemes  the same seeded job schedule replayed once per scheme (netlab.schemes) on every run of the preset,
            background TCP throughout. Incast runs at 3, 8, 16 and 32 senders form the incast-degree sweep.
-  corun    exact jobs (ATP, MSR 1, class 0) next to approximate ATP Full jobs, FIFO switch vs slack queues.
+  corun    exact jobs (ATP, MSR 1, class 0) next to approximate ATP Full jobs, FIFO switch vs slack queues; then
+           the same exact jobs alone (experiment corun_alone: no approximate traffic, same background) on each
+           switch, their floor there.
   trace    one ATP Full job (MSR 0.5) against background UDP that moves from the job's class to higher ones,
            like the paper's Fig. 10: per-epoch TLR, loss, rate and priority class.
 """
@@ -132,7 +134,9 @@ def expected_seconds(preset: dict) -> float:
     if co:
         jobs = wl.generate("fbhd", co["jobs"], [2], [1], [0.5, 0.75, 1.0], rate, preset["load"], preset["seed"] + 1)
         span = max(j.start_us for j in jobs) / 1e6
+        alone = max(j.start_us for j in jobs if j.msr == 1.0) / 1e6       # corun_alone: the exact jobs only
         total += 2 * (LAB_FIXED_S + LAB_PER_HOST_S * (co["senders"] + 2) + PHASE_START_S + span + PHASE_DRAIN_S)
+        total += 2 * (PHASE_GAP_S + PHASE_START_S + alone + PHASE_DRAIN_S)
     if preset.get("trace"):
         total += LAB_FIXED_S + 6.0
     return total
@@ -180,6 +184,9 @@ class Bench:
         self.base_rtt_ms = 0.0
         self.loaded_rtt_ms = 0.0
         self.unsupported: dict[str, str | None] = {}
+        self.plan: lab.QueuePlan | None = None
+        self.bg_host: int | None = None
+        self.bg_receivers = 1         # the background is split evenly over this many receivers (ports)
         os.makedirs(out, exist_ok=True)
         self.tmp = os.path.join(out, "tmp")
         os.makedirs(self.tmp, exist_ok=True)
@@ -210,6 +217,7 @@ class Bench:
     def lab_up(self, mode: str, hosts: int, ratio: float, shape_all: bool) -> None:
         t0 = time.time()
         plan = lab.QueuePlan.build(mode, self.p["rate"], self.p["buffer"])
+        self.plan, self.bg_host = plan, None
         link = lab.HostLink(int(ratio * self.rate_bps))
         lab.up(self.name, hosts, plan, quiet=True, shape_all=shape_all, host_link=link)
         self.base_rtt_ms = lab.base_rtt_ms(self.name, 2, 1)
@@ -238,6 +246,7 @@ class Bench:
         at bg_load x rate in total."""
         if not self.p["bg_load"]:
             return
+        self.bg_host, self.bg_receivers = bg_host, len(receivers)
         per = int(self.p["bg_load"] * self.rate_bps / len(receivers))
         for i, h in enumerate(receivers):
             port = 5201 + i
@@ -253,6 +262,34 @@ class Bench:
     def start_time(agents: int) -> float:
         """The schedule's time 0 (wall clock) for a phase about to spawn this many agents."""
         return time.time() + 1.4 + 0.04 * agents
+
+    def counters(self) -> dict:
+        """What the bottleneck port and the background have done so far: per-class (bytes, packets, drops) of the
+        port's leaf queues and the background TCP's acknowledged payload bytes (None without a background)."""
+        out: dict = dict(t=time.time(), port={}, bg_acked=None)
+        if self.plan is None:
+            return out
+        raw = lab.port_counters(self.name)
+        out["port"] = {c.index: raw[c.minor] for c in self.plan.classes() if c.minor in raw}
+        if self.bg_host is not None:
+            out["bg_acked"] = lab.tcp_bytes_acked(self.name, self.bg_host)
+        return out
+
+    @staticmethod
+    def counter_fields(c0: dict, c1: dict) -> dict:
+        """phases.csv columns from two counters() snapshots: the window, the background's delivered rate (frames,
+        Mbit/s, all its receivers together) and per class (0..7, space-separated; one value for a FIFO) the frames sent and dropped at the
+        bottleneck and the bytes sent."""
+        secs = c1["t"] - c0["t"]
+        bg = None
+        if c0["bg_acked"] is not None and c1["bg_acked"] is not None:
+            bg = results.bg_rate_bps(c1["bg_acked"] - c0["bg_acked"], secs)
+        ks = sorted(set(c0["port"]) & set(c1["port"]))
+        d = lambda k, f: c1["port"][k][f] - c0["port"][k][f]      # noqa: E731
+        return dict(window_s=round(secs, 3), bg_mbps=None if bg is None else round(bg / 1e6, 2),
+                    port_pkts=" ".join(str(d(k, "packets")) for k in ks),
+                    port_drops=" ".join(str(d(k, "drops")) for k in ks),
+                    port_mbps=" ".join(f"{d(k, 'bytes') * 8 / secs / 1e6:.1f}" if secs > 0 else "" for k in ks))
 
     def scheme_unsupported(self, scheme: str) -> str | None:
         if scheme not in self.unsupported:
@@ -303,18 +340,26 @@ class Bench:
             procs.append(self.spawn(h, args, f"{tag}-h{h}.log"))
             outs.append(out)
         deadline = start_at + max(j.start_us for j in jobs) / 1e6 + AGENT_TIMEOUT_S + 30
+        # Counters from the schedule's time 0 to the end of the last agent (the jobs' window).
+        snap: dict = {}
+        timer = threading.Timer(max(0.0, start_at - time.time()), lambda: snap.setdefault("c0", self.counters()))
+        timer.start()
         for p in procs:
             try:
                 p.wait(max(1, deadline - time.time()))
             except subprocess.TimeoutExpired:
                 self.log(f"phase {tag}: agent timed out, stopping it")
             self.stop(p)
+        timer.join()
+        c1 = self.counters()
+        counted = self.counter_fields(snap["c0"], c1) if "c0" in snap else {}
         cpu1 = cpu_times()
         busy = 1 - (cpu1[1] - cpu0[1]) / max(1, cpu1[0] - cpu0[0])
         self.phases.append(dict(meta, scheme=scheme, seconds=round(time.time() - t_phase, 2),
                                 cpu_busy=round(busy, 3), load1=os.getloadavg()[0],
-                                other_cpu=other_cpu_hogs()))
-        rows = self.collect(outs, jobs, scheme, meta)
+                                other_cpu=other_cpu_hogs(), **counted))
+        bg = counted.get("bg_mbps")
+        rows = self.collect(outs, jobs, scheme, meta, None if bg is None else bg / max(1, self.bg_receivers))
         ok = [r for r in rows if r["status"] == "ok"]
         jcts = sorted(r["jct_ms"] for r in ok)
         self.log(f"  {scheme:<12} {len(rows)}/{len(jobs)} jobs, {len(ok)} ok, median JCT "
@@ -323,7 +368,9 @@ class Bench:
         self.rows.extend(rows)
         return rows
 
-    def collect(self, outs: list[str], jobs: list[wl.Job], scheme: str, meta: dict) -> list[dict]:
+    def collect(self, outs: list[str], jobs: list[wl.Job], scheme: str, meta: dict,
+                bg_mbps: float | None = None) -> list[dict]:
+        """bg_mbps: the background's delivered rate toward one receiver (its share on a job's bottleneck port)."""
         rows = []
         info = {j.id: j for j in jobs}
         for out in outs:
@@ -345,6 +392,11 @@ class Bench:
                                                          self.base_rtt_ms), 4)
                 if j is not None and r.get("target"):
                     row["target_ready_ms"] = round(j.offsets_us[min(r["target"], len(j.offsets_us)) - 1] / 1e3, 3)
+                row["bg_mbps"] = bg_mbps
+                ibg = results.ideal_bg_ms(r["msr"], r["job_bytes"], self.rate_bps,
+                                          None if bg_mbps is None else bg_mbps * 1e6, self.base_rtt_ms,
+                                          row.get("target_ready_ms"))
+                row["ideal_bg_ms"] = None if ibg is None or ibg == float("inf") else round(ibg, 4)
                 wait = r.get("start_to_running_ns")
                 row["start_wait_rtts"] = (round(wait / 1e6 / self.loaded_rtt_ms, 2)
                                           if wait is not None and self.loaded_rtt_ms > 0 else None)
@@ -397,6 +449,11 @@ class Bench:
                 self.run_phase(jobs, "atp_full", dict(experiment="corun", workload="fbhd", pattern="incast",
                                                       switch=mode, senders=spec.senders,
                                                       host_rate_ratio=spec.host_rate_ratio))
+                # The exact jobs alone (same schedule and background, no approximate traffic): their floor here.
+                time.sleep(PHASE_GAP_S)
+                self.run_phase([j for j in jobs if j.kind == "exact"], "atp_full",
+                               dict(experiment="corun_alone", workload="fbhd", pattern="incast", switch=mode,
+                                    senders=spec.senders, host_rate_ratio=spec.host_rate_ratio))
             finally:
                 self.lab_down()
         self.save()
@@ -456,7 +513,8 @@ class Bench:
     def save(self) -> None:
         if self.phases:
             with open(os.path.join(self.out, "phases.csv"), "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=list(self.phases[0].keys()))
+                keys = list(dict.fromkeys(k for ph in self.phases for k in ph))   # phases without counters too
+                w = csv.DictWriter(f, fieldnames=keys)
                 w.writeheader()
                 w.writerows(self.phases)
         results.write_rows(os.path.join(self.out, "jobs.csv"), self.rows)

@@ -477,6 +477,38 @@ def base_rtt_ms(name: str, src: int, dst: int, count: int = 20) -> float:
     return float(m.group(1))
 
 
+def parse_qdisc_counters(text: str) -> dict[int, dict]:
+    """`tc -s -j qdisc show` output -> {leaf handle major (the HTB class minor, e.g. 0xa): {bytes, packets, drops}}
+    for the leaf bfifo qdiscs under the HTB root (the root's own counters are left out)."""
+    out = {}
+    for q in json.loads(text or "[]"):
+        if q.get("root") or q.get("kind") != "bfifo":
+            continue
+        major = int(q["handle"].split(":")[0], 16)
+        out[major] = dict(bytes=int(q.get("bytes", 0)), packets=int(q.get("packets", 0)), drops=int(q.get("drops", 0)))
+    return out
+
+
+def port_counters(name: str, dev: str = "p1") -> dict[int, dict]:
+    """Per-leaf counters of the bottleneck port's queues (switch namespace, device `dev`), see parse_qdisc_counters.
+    Empty if tc fails (the lab is being torn down)."""
+    p = run(["ip", "netns", "exec", f"{name}-sw", "tc", "-s", "-j", "qdisc", "show", "dev", dev], check=False)
+    return parse_qdisc_counters(p.stdout) if p.returncode == 0 else {}
+
+
+def parse_bytes_acked(text: str) -> int:
+    """Sum of `bytes_acked` over the TCP connections of `ss -ti` output (what the peers acknowledged: delivered
+    payload bytes)."""
+    return sum(int(m) for m in re.findall(r"bytes_acked:(\d+)", text))
+
+
+def tcp_bytes_acked(name: str, host: int) -> int:
+    """Payload bytes the TCP connections of host `host` had delivered (acknowledged) so far: the background
+    iperf3 clients' progress when `host` is the background host."""
+    p = run(["ip", "netns", "exec", f"{name}-h{host}", "ss", "-tinH"], check=False)
+    return parse_bytes_acked(p.stdout) if p.returncode == 0 else 0
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # CLI
 

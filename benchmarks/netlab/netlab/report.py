@@ -76,9 +76,10 @@ def verdict_table(v: dict, skipped: list[dict]) -> list[str]:
     out.append(f"| ablations Base >= RC >= RC+MRDF >= Full (p50) in >= {R.TARGET_MONOTONE_CELLS} of 18 cells | "
                f"{v['monotone_cells']} of {v['ablation_cells']} cells | "
                f"{met(v['monotone_cells'] >= R.TARGET_MONOTONE_CELLS) if v['ablation_cells'] else 'not run'} |")
-    co = v["corun_exact_slack_over_fifo"]
+    co, alone = v["corun_exact_slack_over_fifo"], v.get("corun_exact_slack_over_alone")
     out.append(f"| co-running exact jobs: slack / FIFO p50 <= {R.TARGET_CORUN} | "
-               f"{f(co, 2) if co is not None else 'not run'} | "
+               f"{f(co, 2) if co is not None else 'not run'}"
+               f"{f' (slack / exact jobs alone on slack: {f(alone, 2)})' if alone is not None else ''} | "
                f"{met(co <= R.TARGET_CORUN) if co is not None else '-'} |")
     for s in sorted({s["scheme"] for s in skipped}):
         reason = next(x["reason"] for x in skipped if x["scheme"] == s)
@@ -88,16 +89,17 @@ def verdict_table(v: dict, skipped: list[dict]) -> list[str]:
 
 def per_cell_table(v: dict) -> list[str]:
     out = ["| workload | pattern | switch | senders | host ratio | ATP Full p50 | p99 | paper p50 | ES p50 | ES p99 | "
-           "SS p50 | ideal p50 | ready p50 | Full/ES | Full/SS | Full/ideal | p99 Full/ES |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "SS p50 | ideal p50 | ready p50 | bg Mbit/s | ideal_bg p50 | Full/ES | Full/SS | Full/ideal | Full/ideal_bg | "
+           "p99 Full/ES |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in v["per_cell"]:
         g = lambda k: ms(c[k]) if k in c else "not run"      # noqa: E731  (null = inf: half the jobs failed)
         out.append(f"| {c['workload']} | {c['pattern']} | {c['switch']} | {c['senders']} | {c['host_rate_ratio']:g} | "
                    f"{g('atp_full_p50_ms')} | {g('atp_full_p99_ms')} | {g('atp_paper_p50_ms')} | "
                    f"{g('tcp_es_p50_ms')} | {g('tcp_es_p99_ms')} | {g('tcp_ss_p50_ms')} | "
-                   f"{ms(c['ideal_p50_ms'])} | {f(c.get('target_ready_p50_ms'))} | "
-                   f"{f(c['p50_vs_es'], 2)} | {f(c['p50_vs_ss'], 2)} | "
-                   f"{f(c['p50_vs_ideal'], 2)} | {f(c['p99_vs_es'], 2)} |")
+                   f"{ms(c['ideal_p50_ms'])} | {f(c.get('target_ready_p50_ms'))} | {f(c.get('bg_mbps'))} | "
+                   f"{f(c.get('ideal_bg_p50_ms'))} | {f(c['p50_vs_es'], 2)} | {f(c['p50_vs_ss'], 2)} | "
+                   f"{f(c['p50_vs_ideal'], 2)} | {f(c.get('p50_vs_ideal_bg'), 2)} | {f(c['p99_vs_es'], 2)} |")
     return out
 
 
@@ -199,12 +201,14 @@ def main(argv=None) -> int:
         p("\n### Co-running exact jobs (ATP MSR 1 next to ATP Full approximate jobs, FBHD-like, incast)\n")
         p("| jobs | one FIFO p50 (p99) | slack queues p50 (p99) |")
         p("|---|---|---|")
-        for kind in ("exact", "approx"):
+        for kind in ("exact", "approx", "exact_alone"):
             a_, b_ = co.get(f"{kind}_fifo"), co.get(f"{kind}_slack")
             if a_ and b_:
                 p(f"| {kind} ({a_['jobs']}, failed {a_['failed']} / {b_['failed']}) | {ms(a_['p50_ms'])} "
                   f"({ms(a_['p99_ms'])}) | {ms(b_['p50_ms'])} ({ms(b_['p99_ms'])}) |")
-        p(f"\nexact slack / FIFO (p50): **{f(co.get('exact_slack_over_fifo'), 2)}** (target <= {R.TARGET_CORUN})")
+        p(f"\nexact slack / FIFO (p50): **{f(co.get('exact_slack_over_fifo'), 2)}** (target <= {R.TARGET_CORUN}); "
+          f"exact slack / exact alone on slack: {f(co.get('exact_slack_over_alone'), 2)}, FIFO / alone on FIFO: "
+          f"{f(co.get('exact_fifo_over_alone'), 2)} (references: the exact jobs with no approximate traffic)")
     p("\n### ATP control frames and waits (all ATP jobs of the schemes experiment)\n")
     p("\n".join(control_table(rows)))
     if res["skipped"]:

@@ -20,6 +20,14 @@ Conventions:
   switch, the FIFO's whole buffer), i.e. the round trip of a path whose queue is full: a job whose ANNOUNCE waits
   one pass through that queue waited 1 RTT, not the ~150 "RTTs" of 6 ms over the idle 0.04 ms (the definition until
   2026-11-24). start_to_running_ns itself is the absolute wait.
+- bg_mbps: the class-0 background TCP's delivered rate in the job's phase (bytes its receivers acknowledged between
+  the phase's time 0 and the end of its last agent, scaled from payload to frames by FRAME_OVER_MSS; bench.py's
+  phase counters, also in phases.csv). ideal_bg_ms = the job alone with that background: MSR x job bytes x 8 /
+  (bottleneck - background) + one base RTT, never below target_ready_ms + one base RTT (a job cannot finish before
+  its target is produced). A reference beside ideal_ms, not a target: the verdict keeps ideal_ms (issue 8).
+- corun_alone: the co-run's exact jobs replayed with no approximate traffic (same schedule, same background) on each
+  switch: summary.json's corun gains exact_alone_fifo / exact_alone_slack and exact_slack_over_alone, what the
+  exact jobs' slack-switch time is over their floor there.
 """
 from __future__ import annotations
 
@@ -38,7 +46,7 @@ LATEST = "latest"
 # Per-job keys the engine's job report adds (issue 8, item 2); read when the agent writes them, else empty.
 AGENT_OPTIONAL = ("announces_sent", "updates_sent", "dones_sent", "start_to_running_ns", "last_data_to_done_ns",
                   # why a start waited (sender: ANNOUNCE copies sent by the probe timeout; rx_: the receiver's report)
-                  "announce_probes", "acks_while_starting", "rx_announces_received", "rx_announces_duplicate", "rx_announces_acked",
+                  "announce_probes", "acks_while_starting", "start_to_announce_sent_ns", "rx_announces_received", "rx_announces_duplicate", "rx_announces_acked",
                   "rx_early_data_packets", "rx_start_to_running_ns", "rx_first_packet_delay_ns",
                   # what losses cost (docs/protocol.md section 5, "Repair instead of give-up")
                   "given_up_for_loss", "segments_given_up_for_loss", "segments_given_up_satisfied",
@@ -48,16 +56,17 @@ ROW_FIELDS = ["experiment", "workload", "pattern", "switch", "senders", "host_ra
               "sender", "receiver", "msr", "messages", "job_bytes", "production_ms", "start_s", "jct_ms",
               "ideal_ms", "target_ready_ms", "target", "sent", "delivered", "lost", "measured_loss", "met_msr",
               "status", "bytes_sent", "packets", "retransmissions", "epochs", "time_in_class_ms", *AGENT_OPTIONAL,
-              "start_wait_rtts", "bottleneck_bps", "base_rtt_ms", "loaded_rtt_ms"]
+              "start_wait_rtts", "bottleneck_bps", "base_rtt_ms", "loaded_rtt_ms", "bg_mbps", "ideal_bg_ms"]
 FLOAT_FIELDS = ("msr", "jct_ms", "ideal_ms", "target_ready_ms", "measured_loss", "job_bytes", "production_ms",
                 "start_s", "host_rate_ratio", "bottleneck_bps", "base_rtt_ms", "loaded_rtt_ms", "start_wait_rtts",
+                "bg_mbps", "ideal_bg_ms",
                 *AGENT_OPTIONAL)
 INT_FIELDS = ("messages", "target", "delivered", "lost", "retransmissions", "sent", "senders", "bytes_sent",
               "packets", "epochs")
 
 CELL_KEY = ("workload", "pattern", "switch", "senders", "host_rate_ratio", "msr", "scheme")
 CELL_FIELDS = (*CELL_KEY, "jobs", "failed", "p50_ms", "p99_ms", "ideal_p50_ms", "loss_above_allowance",
-               "target_ready_p50_ms", "median_loss", "max_start_wait_rtts")
+               "target_ready_p50_ms", "median_loss", "max_start_wait_rtts", "ideal_bg_p50_ms", "bg_mbps")
 
 # Issue 8's benchmark targets (datacenter configuration, MSR 0.75).
 TARGET_MSR = 0.75
@@ -70,6 +79,7 @@ TARGET_START_WAIT_RTTS = 10
 TARGET_MONOTONE_CELLS = 14
 TARGET_CORUN = 0.5
 DATACENTER = 1.0           # host_rate_ratio of the datacenter configuration
+FRAME_OVER_MSS = 1514 / 1448   # the background's wire share per payload byte (1500-byte MTU, TCP timestamps)
 
 
 def loaded_rtt_ms(base_rtt_ms: float, queue_bytes: int, rate_bps: int) -> float:
@@ -85,6 +95,27 @@ def order(key: tuple) -> tuple:
 def ideal_ms(msr: float, job_bytes: float, bottleneck_bps: float, base_rtt_ms: float) -> float:
     """The JCT of the job alone on the path: its MSR share of the bytes at the bottleneck rate plus one RTT."""
     return msr * job_bytes * 8 / bottleneck_bps * 1e3 + base_rtt_ms
+
+
+def ideal_bg_ms(msr: float, job_bytes: float, bottleneck_bps: float, bg_bps: float | None, base_rtt_ms: float,
+                target_ready_ms: float | None = None) -> float | None:
+    """The JCT of the job alone on the path next to the measured background: its MSR share of the bytes at what the
+    background leaves of the bottleneck, plus one RTT, and never before its target is produced (target_ready_ms,
+    plus the RTT). None without a background measurement; inf when the background took the whole bottleneck."""
+    if bg_bps is None or msr is None or job_bytes is None:
+        return None
+    left = bottleneck_bps - max(0.0, bg_bps)
+    t = msr * job_bytes * 8 / left * 1e3 + base_rtt_ms if left > 0 else math.inf
+    if target_ready_ms is not None:
+        t = max(t, target_ready_ms + base_rtt_ms)
+    return t
+
+
+def bg_rate_bps(bytes_acked_delta: int, seconds: float) -> float | None:
+    """The background's delivered rate on the wire (frames) from its acknowledged payload bytes over an interval."""
+    if seconds <= 0 or bytes_acked_delta < 0:
+        return None
+    return bytes_acked_delta * 8 * FRAME_OVER_MSS / seconds
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -155,30 +186,40 @@ def cells(rows: list[dict]) -> list[dict]:
         waits = [r["start_wait_rtts"] for r in rs if r.get("start_wait_rtts") is not None]
         losses = [r["measured_loss"] for r in rs if r["measured_loss"] is not None]
         ready = [r["target_ready_ms"] for r in rs if r.get("target_ready_ms") is not None]
+        ideal_bg = [r["ideal_bg_ms"] for r in rs if r.get("ideal_bg_ms") is not None]
+        bg = [r["bg_mbps"] for r in rs if r.get("bg_mbps") is not None]
         out.append(dict(zip(CELL_KEY, key), jobs=len(rs), failed=sum(r["status"] != "ok" for r in rs),
                         p50_ms=finite_or_none(percentile(jct, 0.5)), p99_ms=finite_or_none(percentile(jct, 0.99)),
                         ideal_p50_ms=finite_or_none(statistics.median(r["ideal_ms"] for r in rs)),
                         loss_above_allowance=sum(over_allowance(r) for r in rs),
                         target_ready_p50_ms=finite_or_none(statistics.median(ready)) if ready else None,
                         median_loss=finite_or_none(statistics.median(losses)) if losses else None,
-                        max_start_wait_rtts=finite_or_none(max(waits)) if waits else None))
+                        max_start_wait_rtts=finite_or_none(max(waits)) if waits else None,
+                        ideal_bg_p50_ms=finite_or_none(statistics.median(ideal_bg)) if ideal_bg else None,
+                        bg_mbps=finite_or_none(statistics.median(bg)) if bg else None))
     return out
 
 
 def corun(rows: list[dict]) -> dict:
-    """Exact (MSR 1) and approximate jobs of the co-run experiment, one FIFO vs slack queues."""
+    """Exact (MSR 1) and approximate jobs of the co-run experiment, one FIFO vs slack queues; the exact jobs alone
+    (experiment corun_alone) as exact_alone_<switch>."""
     res = {}
-    for kind in ("exact", "approx"):
+    for exp, kind, name in (("corun", "exact", "exact"), ("corun", "approx", "approx"),
+                            ("corun_alone", "exact", "exact_alone")):
         for sw in ("fifo", "slack"):
-            jct = [jct_or_inf(r) for r in rows if r["experiment"] == "corun" and r["kind"] == kind
+            jct = [jct_or_inf(r) for r in rows if r["experiment"] == exp and r["kind"] == kind
                    and r["switch"] == sw]
             if jct:
-                res[f"{kind}_{sw}"] = dict(jobs=len(jct), failed=sum(math.isinf(x) for x in jct),
+                res[f"{name}_{sw}"] = dict(jobs=len(jct), failed=sum(math.isinf(x) for x in jct),
                                            p50_ms=finite_or_none(percentile(jct, 0.5)),
                                            p99_ms=finite_or_none(percentile(jct, 0.99)))
     if "exact_fifo" in res and "exact_slack" in res:
         f, s = res["exact_fifo"]["p50_ms"], res["exact_slack"]["p50_ms"]
         res["exact_slack_over_fifo"] = finite_or_none(s / f) if f and s else None
+    for sw in ("fifo", "slack"):
+        if f"exact_{sw}" in res and f"exact_alone_{sw}" in res:
+            a, b = res[f"exact_{sw}"]["p50_ms"], res[f"exact_alone_{sw}"]["p50_ms"]
+            res[f"exact_{sw}_over_alone"] = finite_or_none(a / b) if a and b else None
     return res
 
 
@@ -199,6 +240,8 @@ def verdict(cs: list[dict], rows: list[dict], co: dict) -> dict:
             continue
         item = dict(workload=w, pattern=p, switch=sw, senders=n, host_rate_ratio=ratio, msr=TARGET_MSR,
                     ideal_p50_ms=full["ideal_p50_ms"], target_ready_p50_ms=full["target_ready_p50_ms"],
+                    ideal_bg_p50_ms=full.get("ideal_bg_p50_ms"), bg_mbps=full.get("bg_mbps"),
+                    p50_vs_ideal_bg=_ratio(full["p50_ms"], full.get("ideal_bg_p50_ms")),
                     p50_vs_es=_ratio(full["p50_ms"], es and es["p50_ms"]),
                     p50_vs_ss=_ratio(full["p50_ms"], ss and ss["p50_ms"]),
                     p50_vs_ideal=_ratio(full["p50_ms"], full["ideal_p50_ms"]),
@@ -250,6 +293,7 @@ def verdict(cs: list[dict], rows: list[dict], co: dict) -> dict:
         monotone_cells=sum(c["monotone"] for c in mono_cells),
         ablation_cells=len(mono_cells),
         corun_exact_slack_over_fifo=co.get("exact_slack_over_fifo"),
+        corun_exact_slack_over_alone=co.get("exact_slack_over_alone"),
         per_cell=per_cell,
         ablation=mono_cells,
     )

@@ -680,6 +680,9 @@ struct Engine::Impl {
       auto it = s.send_jobs.find(f.job);
       if (it != s.send_jobs.end()) {
         (f.type == PacketType::kAnnounce ? it->second->announces_sent : it->second->updates_sent)++;
+        // A caller may poll with a clock read before its start_job (a driver thread's loop time): not before it.
+        if (f.type == PacketType::kAnnounce && it->second->announce_sent_at == kNever)
+          it->second->announce_sent_at = std::max(now, it->second->started);
         if (f.probe && f.type == PacketType::kAnnounce) it->second->announce_probes++;
       }
     }

@@ -218,6 +218,10 @@ struct JobReport {
   // Sender: start_job -> announce acknowledged (data flows at its rate); receiver: the job's first packet -> its
   // group table complete.
   TimeNs start_to_running = 0;
+  // Sender: start_job -> its first ANNOUNCE datagram handed out by poll_transmit (how long the announce waited on
+  // this host before the network: the caller's polling, the host pacer's control slots); a job whose ANNOUNCE
+  // never went out waited all its life. Receiver: 0.
+  TimeNs start_to_announce_sent = 0;
   // Sender: the last DATA datagram sent -> the DONE received; receiver: the last DATA received -> completion.
   TimeNs last_data_to_done = 0;
   // Why a start waited (docs/protocol.md section 14). Sender: ANNOUNCE copies sent by the probe timeout (the rest

@@ -315,6 +315,7 @@ void SendJob::fill_report(JobReport& r, TimeNs now) const {
   r.announce_probes = announce_probes;
   r.acks_while_starting = acks_while_starting;
   r.start_to_running = (running ? running_at : now) - started;  // a job that never ran waited all its life
+  r.start_to_announce_sent = (announce_sent_at != kNever ? announce_sent_at : now) - started;
   r.last_data_to_done = last_data_sent == kNever ? 0 : now - last_data_sent;
   r.given_up_for_loss = given_up_for_loss;
   r.segments_given_up_for_loss = segments_given_up_for_loss;

@@ -118,7 +118,8 @@ class SendJob {
   uint32_t announce_probes = 0;      // ANNOUNCE copies sent by the probe timeout
   uint32_t acks_while_starting = 0;  // ACKs that arrived before the announce was acknowledged
   TimeNs started = 0;
-  TimeNs running_at = kNever;  // when the announce was acknowledged
+  TimeNs running_at = kNever;        // when the announce was acknowledged
+  TimeNs announce_sent_at = kNever;  // when its first ANNOUNCE datagram went out
   TimeNs last_data_sent = kNever;
   // Waste and repairs (docs/protocol.md section 5): messages given up for a loss and the segments of them that had
   // been sent (net of late acknowledgements that took a give-up back); segments sent of messages given up

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "core/engine.hpp"
@@ -30,6 +31,10 @@ struct Config {
   // Class-0 background: bursts of bg_on at the port's rate, repeated so the mean is bg_load of the port (0: none).
   double bg_load = 0;
   TimeNs bg_on = 2'000'000;
+  // Late wake-ups of the senders' drivers (a user-space agent on a busy machine): after every poll a sender sleeps
+  // an exponential time of this mean before its engine is polled again (timers and pacing included; datagrams that
+  // arrive are still processed). 0: polled exactly when due.
+  TimeNs sender_wake_mean = 0;
   EngineConfig engine;  // both ends (line rate, mode, ...)
 };
 
@@ -45,12 +50,13 @@ class Fabric {
   static constexpr PeerId kReceiverPeer = 1000;
   static SessionId session_of(int sender) { return 0x5e55'0000 + sender; }
 
-  explicit Fabric(const Config& c, uint64_t seed = 1) : cfg_(c), receiver_(c.engine) {
+  explicit Fabric(const Config& c, uint64_t seed = 1) : cfg_(c), receiver_(c.engine), wake_rng_(seed * 7 + 3) {
     for (int k = 0; k < kNumPriorityClasses; ++k) class_of_dscp_[c.engine.dscp_by_class[k]] = k;
     if (!c.slack_queues) class_of_dscp_.clear();
     for (int i = 0; i < c.senders; ++i) {
       senders_.push_back(std::make_unique<Engine>(c.engine));
       uplink_busy_.push_back(0);
+      wake_at_.push_back(0);
       uint8_t key[kKeyBytes];
       for (size_t b = 0; b < kKeyBytes; ++b) key[b] = static_cast<uint8_t>(seed * 131 + i * 7 + b);
       senders_[i]->open_session(session_of(i), key, kReceiverPeer, true, now_);
@@ -91,7 +97,10 @@ class Fabric {
       drain();
       if (pred()) return true;
       TimeNs next = receiver_.next_timeout();
-      for (auto& s : senders_) next = std::min(next, s->next_timeout());
+      for (size_t i = 0; i < senders_.size(); ++i) {
+        const TimeNs t = senders_[i]->next_timeout();
+        next = std::min(next, t == kNever ? t : std::max(t, wake_at_[i]));
+      }
       if (!flight_.empty()) next = std::min(next, flight_.begin()->first);
       if (port_busy_until_ > now_ && !queues_empty()) next = std::min(next, port_busy_until_);
       if (!arrivals_.empty()) next = std::min(next, arrivals_.begin()->first);
@@ -115,6 +124,11 @@ class Fabric {
   };
 
   void step(Engine& e, int who) {
+    if (who >= 0 && cfg_.sender_wake_mean > 0) {
+      if (now_ < wake_at_[who] || e.next_timeout() > now_) return;  // asleep, or nothing due
+      wake_at_[who] =
+          now_ + TimeNs(std::exponential_distribution<double>(1.0 / double(cfg_.sender_wake_mean))(wake_rng_));
+    }
     if (e.next_timeout() <= now_) e.on_timeout(now_);
     uint8_t buf[65536];
     Transmit t;
@@ -235,6 +249,8 @@ class Fabric {
   Engine receiver_;
   std::vector<std::unique_ptr<Engine>> senders_;
   std::vector<TimeNs> uplink_busy_;
+  std::vector<TimeNs> wake_at_;  // sender_wake_mean: a sender's engine is not polled before this
+  std::mt19937_64 wake_rng_;
   std::map<uint8_t, int> class_of_dscp_;
   std::array<uint64_t, kNumPriorityClasses> limit_{}, queued_{};
   std::array<std::deque<Packet>, kNumPriorityClasses> queues_;

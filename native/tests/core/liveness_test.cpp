@@ -269,3 +269,61 @@ TEST(LivenessTest, SmallJobsSendTheirDataInClassZero) {
     EXPECT_EQ(data_dscp.front(), c.dscp_by_class[4]) << mode_name(mode) << ": a large job starts in its TLR's class";
   }
 }
+
+// The sender's report says how long its ANNOUNCE waited on the sending host before it went out
+// (start_to_announce_sent): the network lab's slow starts are then either on the sending host (the caller's polling)
+// or in the network and at the receiver (rx_first_packet_delay minus this). An ANNOUNCE that never went out waited
+// the job's whole life, as start_to_running counts a job that never ran.
+TEST(LivenessTest, ReportSaysWhenTheAnnounceLeftTheHost) {
+  EngineConfig c = test_config();
+  Engine a(c);
+  uint8_t key[kKeyBytes] = {3, 1, 4, 1, 5};
+  const TimeNs t0 = 10 * kMs;
+  ASSERT_EQ(a.open_session(7, key, 1, true, t0), Status::kOk);
+  auto done_report = [&](JobId id) {
+    std::shared_ptr<const JobReport> r;
+    Event e;
+    while (a.poll_event(&e))
+      if (e.type == EventType::kJobDone && e.job == id) r = e.report;
+    return r;
+  };
+  uint8_t payload[100] = {};
+  uint8_t buf[2048];
+  Transmit t;
+  // Job 1: the caller polls 5 ms after start_job; the ANNOUNCE goes out then.
+  ASSERT_EQ(a.start_job(7, JobSpec{1, {{1, 4, 0.75}}, true}, t0), Status::kOk);
+  for (uint32_t i = 0; i < 4; ++i) ASSERT_EQ(a.submit(7, 1, 0, i, payload, sizeof payload, t0), Status::kOk);
+  int announces = 0;
+  while (a.poll_transmit(t0 + 5 * kMs, buf, sizeof buf, &t)) {
+    wire::Header h;
+    ASSERT_EQ(wire::parse_header(buf, t.len, &h), wire::ParseError::kOk);
+    announces += h.type == wire::PacketType::kAnnounce;
+  }
+  EXPECT_EQ(announces, 1);
+  ASSERT_EQ(a.cancel_job(7, 1, t0 + 6 * kMs), Status::kOk);
+  auto r1 = done_report(1);
+  ASSERT_NE(r1, nullptr);
+  EXPECT_EQ(r1->start_to_announce_sent, 5 * kMs);
+  EXPECT_EQ(r1->start_to_running, 6 * kMs) << "never acknowledged: its whole life";
+  EXPECT_EQ(r1->announces_sent, 1u);
+  // Job 2: cancelled before the caller ever polled: the ANNOUNCE never left, it waited all 3 ms.
+  const TimeNs t1 = t0 + 20 * kMs;
+  ASSERT_EQ(a.start_job(7, JobSpec{2, {{1, 4, 0.75}}, true}, t1), Status::kOk);
+  ASSERT_EQ(a.cancel_job(7, 2, t1 + 3 * kMs), Status::kOk);
+  auto r2 = done_report(2);
+  ASSERT_NE(r2, nullptr);
+  EXPECT_EQ(r2->announces_sent, 0u);
+  EXPECT_EQ(r2->start_to_announce_sent, 3 * kMs);
+  // Job 3: polled with a clock read just before start_job (a driver thread's loop time, as in the lab's agents,
+  // where this came out as 2^64 - a few us): it went out at once, 0.
+  const TimeNs t2 = t1 + 20 * kMs;
+  ASSERT_EQ(a.start_job(7, JobSpec{3, {{1, 4, 0.75}}, true}, t2), Status::kOk);
+  ASSERT_EQ(a.submit(7, 3, 0, 0, payload, sizeof payload, t2), Status::kOk);
+  while (a.poll_transmit(t2 - 50 * kUs, buf, sizeof buf, &t)) {
+  }
+  ASSERT_EQ(a.cancel_job(7, 3, t2 + kMs), Status::kOk);
+  auto r3 = done_report(3);
+  ASSERT_NE(r3, nullptr);
+  EXPECT_EQ(r3->announces_sent, 1u);
+  EXPECT_EQ(r3->start_to_announce_sent, 0u);
+}
