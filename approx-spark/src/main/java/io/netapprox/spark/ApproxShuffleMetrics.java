@@ -29,9 +29,11 @@ import org.apache.spark.util.LongAccumulator;
  *   <li>rows: {@code rows sampled} (in the used messages) and {@code rows} (the groups' records);
  *   <li>ATP: {@code packets sent}, {@code packets retransmitted}, {@code packets lost} (the sending
  *       engines' numbers, fetched by each reducer from the executors it pulled from);
- *   <li>bytes: {@code block bytes} (the map outputs' blocks, what the exact shuffle would move),
- *       {@code bytes read} (delivered over ATP plus read from local disk) and {@code bytes saved}
- *       (their difference).
+ *   <li>bytes: {@code block bytes} (the map outputs' blocks as written: the pre-sample, not every
+ *       record - an exact shuffle would write more), {@code bytes read} (delivered over ATP plus
+ *       read from local disk) and {@code bytes saved} (their difference: what the reduce stage did
+ *       not move of what the map stage wrote, a lower bound of the saving against an exact
+ *       shuffle).
  * </ul>
  */
 public final class ApproxShuffleMetrics implements Serializable {
