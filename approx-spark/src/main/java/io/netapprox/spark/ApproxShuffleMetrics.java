@@ -30,10 +30,10 @@ import org.apache.spark.util.LongAccumulator;
  *   <li>ATP: {@code packets sent}, {@code packets retransmitted}, {@code packets lost} (the sending
  *       engines' numbers, fetched by each reducer from the executors it pulled from);
  *   <li>bytes: {@code block bytes} (the map outputs' blocks as written: the pre-sample, not every
- *       record - an exact shuffle would write more), {@code bytes read} (delivered over ATP plus
- *       read from local disk) and {@code bytes saved} (their difference: what the reduce stage did
- *       not move of what the map stage wrote, a lower bound of the saving against an exact
- *       shuffle).
+ *       record), {@code exact bytes} (what an exact shuffle of the same records would move: every
+ *       record of every share read, in this encoding - from the census counts, with top-k keys at
+ *       their sampled mean length; at least the block bytes), {@code bytes read} (delivered over
+ *       ATP plus read from local disk) and {@code bytes saved vs exact} (exact bytes - bytes read).
  * </ul>
  */
 public final class ApproxShuffleMetrics implements Serializable {
@@ -55,6 +55,7 @@ public final class ApproxShuffleMetrics implements Serializable {
     final LongAccumulator packetsRetransmitted = new LongAccumulator();
     final LongAccumulator packetsLost = new LongAccumulator();
     final LongAccumulator blockBytes = new LongAccumulator();
+    final LongAccumulator exactBytes = new LongAccumulator();
     final LongAccumulator bytesRead = new LongAccumulator();
     final LongAccumulator bytesSaved = new LongAccumulator();
     private final int shuffleId;
@@ -83,6 +84,7 @@ public final class ApproxShuffleMetrics implements Serializable {
         sc.register(m.packetsRetransmitted, p + "ATP packets retransmitted");
         sc.register(m.packetsLost, p + "ATP packets lost");
         sc.register(m.blockBytes, p + "block bytes");
+        sc.register(m.exactBytes, p + "exact bytes");
         sc.register(m.bytesRead, p + "bytes read");
         sc.register(m.bytesSaved, p + "bytes saved vs exact");
         return m;
@@ -119,6 +121,7 @@ public final class ApproxShuffleMetrics implements Serializable {
         v.put("ATP packets retransmitted", packetsRetransmitted.value());
         v.put("ATP packets lost", packetsLost.value());
         v.put("block bytes", blockBytes.value());
+        v.put("exact bytes", exactBytes.value());
         v.put("bytes read", bytesRead.value());
         v.put("bytes saved vs exact", bytesSaved.value());
         return v;

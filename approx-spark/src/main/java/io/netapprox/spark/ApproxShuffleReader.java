@@ -176,9 +176,14 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
         metrics.incRemoteBytesRead(tally.bytesRead - tally.localBytes);
         metrics.incLocalBytesRead(tally.localBytes);
         long records = 0;
+        long exactBytes = 0;
         for (Product2<K, C> p : out) {
-            records += ((StratumSample) p._2()).sampledRecords();
+            StratumSample s = (StratumSample) p._2();
+            records += s.sampledRecords();
+            exactBytes += s.exactBytes();
         }
+        // never below what the map side wrote of these blocks (group tables, partials)
+        exactBytes = Math.max(exactBytes, tally.blockBytes);
         metrics.incRecordsRead(records);
         metrics.incFetchWaitTime(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
         ApproxShuffleMetrics m = spec.metrics();
@@ -193,8 +198,9 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
             m.packetsRetransmitted.add(served.packetsRetransmitted());
             m.packetsLost.add(served.packetsLost());
             m.blockBytes.add(tally.blockBytes);
+            m.exactBytes.add(exactBytes);
             m.bytesRead.add(tally.bytesRead);
-            m.bytesSaved.add(tally.blockBytes - tally.bytesRead);
+            m.bytesSaved.add(exactBytes - tally.bytesRead);
         }
         scala.collection.Iterator<Product2<K, C>> sit =
                 scala.jdk.javaapi.CollectionConverters.asScala(out.iterator());

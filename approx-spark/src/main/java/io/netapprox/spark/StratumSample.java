@@ -66,6 +66,7 @@ public final class StratumSample implements Serializable {
     private final boolean withKey;
     private int delivered;
     private long sampledRecords;
+    private long keyBytes; // the delivered records' keys as encoded (top-k)
     final StratumAccumulator[] totals;
     final ExactSum[] exact;
     private final double[][] quantileValues;
@@ -149,6 +150,9 @@ public final class StratumSample implements Serializable {
                             if (keys != null) {
                                 keys.merge(row.key == null ? "" : row.key, 1L, Long::sum);
                             }
+                            if (withKey) {
+                                keyBytes += encodedLength(row.key);
+                            }
                         });
         for (int v = 0; v < numValues; v++) {
             // a column with NaN or infinities has a known result (the group tables count them)
@@ -191,6 +195,33 @@ public final class StratumSample implements Serializable {
     /** Records in the messages taken. */
     public long sampledRecords() {
         return sampledRecords;
+    }
+
+    /**
+     * Bytes an exact shuffle would write of this share in this encoding: every one of its {@code
+     * records} (the census), framed as {@code population} messages; with top-k keys, each key at
+     * the delivered records' mean encoded length (2 bytes, an empty key's, when none arrived).
+     */
+    public long exactBytes() {
+        double perKey = 0;
+        if (withKey) {
+            perKey = sampledRecords > 0 ? (double) keyBytes / sampledRecords : 2;
+        }
+        return Integer.BYTES * population
+                + records * (long) Double.BYTES * numValues
+                + Math.round(records * perKey);
+    }
+
+    /** {@link java.io.DataOutputStream#writeUTF}'s length of a key (null is written as ""). */
+    static int encodedLength(String key) {
+        int n = 2;
+        if (key != null) {
+            for (int i = 0; i < key.length(); i++) {
+                char c = key.charAt(i);
+                n += c >= 0x0001 && c <= 0x007F ? 1 : c <= 0x07FF ? 2 : 3;
+            }
+        }
+        return n;
     }
 
     /** True when every record of the stratum was taken (every message, no pre-sample). */

@@ -196,9 +196,14 @@ class LocalClusterTest {
                 retransmitted >= 0 && retransmitted < packets,
                 "retransmissions are a part of what was sent: " + retransmitted);
         long blocks = (Long) v.get("block bytes");
+        long exactBytes = (Long) v.get("exact bytes");
         long read = (Long) v.get("bytes read");
-        assertEquals(blocks - read, v.get("bytes saved vs exact"));
+        assertEquals(exactBytes - read, v.get("bytes saved vs exact"));
         assertTrue(read > 0 && read < blocks, "a sample was read, not every block whole");
+        // an exact shuffle moves every record (one double each here: distance), at least what was
+        // written (here, planned locally, whole shares)
+        assertTrue(exactBytes >= 8L * population, "every record's value: " + exactBytes);
+        assertTrue(exactBytes >= blocks, "exact " + exactBytes + " vs written " + blocks);
         // and Spark's status store (what the UI shows) has them on the reduce stage
         spark.sparkContext().listenerBus().waitUntilEmpty();
         boolean shown = false;

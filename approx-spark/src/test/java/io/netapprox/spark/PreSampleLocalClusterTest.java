@@ -124,6 +124,15 @@ class PreSampleLocalClusterTest {
         Map<String, Object> m = q.metrics().values();
         assertEquals(0L, m.get("groups below target"));
         assertEquals(0L, m.get("groups short of plan"));
+        // bytes saved are against what an exact shuffle would move - every row, one double (x,
+        // which avg and sum read) plus its share of a message's framing - not against the
+        // pre-sample the map side wrote
+        long exactBytes = (Long) m.get("exact bytes");
+        assertTrue(
+                exactBytes >= 8L * ROWS && exactBytes <= 9L * ROWS,
+                "exact bytes " + exactBytes + " for " + ROWS + " rows of 8 bytes");
+        assertTrue(exactBytes > writtenBytes, "the pre-sample is smaller than every row");
+        assertEquals(exactBytes - (Long) m.get("bytes read"), m.get("bytes saved vs exact"));
     }
 
     /** avg, sum and count of x per hour, e_max 5%, on 2 reduce partitions. */
