@@ -82,6 +82,11 @@ final class WritePlan implements Serializable {
         return io.netapprox.core.job.Target.of(rate, s.units);
     }
 
+    /** True when the plan asks a written share for more messages than its map output wrote. */
+    static boolean isShort(SamplingPlan plan, String group, int mapIndex, ShareStatistics s) {
+        return s.written >= 0 && planned(plan, group, mapIndex, s) > s.written;
+    }
+
     /**
      * Up to {@code max} short shares, described (group, map index, planned, written, N_g, records).
      */
@@ -91,8 +96,8 @@ final class WritePlan implements Serializable {
         for (Map.Entry<String, Map<Integer, ShareStatistics>> g : shares.entrySet()) {
             for (Map.Entry<Integer, ShareStatistics> e : g.getValue().entrySet()) {
                 ShareStatistics s = e.getValue();
-                long p = planned(plan, g.getKey(), e.getKey(), s);
-                if (s.written >= 0 && p > s.written && out.size() < max) {
+                if (isShort(plan, g.getKey(), e.getKey(), s) && out.size() < max) {
+                    long p = planned(plan, g.getKey(), e.getKey(), s);
                     out.add(
                             g.getKey()
                                     + "@map"
@@ -120,8 +125,7 @@ final class WritePlan implements Serializable {
         int n = 0;
         for (Map.Entry<String, Map<Integer, ShareStatistics>> g : shares.entrySet()) {
             for (Map.Entry<Integer, ShareStatistics> e : g.getValue().entrySet()) {
-                ShareStatistics s = e.getValue();
-                if (s.written >= 0 && planned(plan, g.getKey(), e.getKey(), s) > s.written) {
+                if (isShort(plan, g.getKey(), e.getKey(), e.getValue())) {
                     n++;
                 }
             }
