@@ -126,6 +126,12 @@ public final class ApproxConf implements Serializable {
                 "serveThreads",
                 new String[] {"4", "threads per executor serving map output over ATP"});
         k.put(
+                "startBeforeAccept",
+                new String[] {
+                    "true",
+                    "true: an executor serving a pull starts the ATP job as soon as it has announced it, without waiting for the requester's acceptance (one control round trip less per pull; a refusal cancels the job); false: waits for the acceptance"
+                });
+        k.put(
                 "faultDropOutgoing",
                 new String[] {
                     "0",
@@ -165,6 +171,7 @@ public final class ApproxConf implements Serializable {
     private final long connectTimeoutMs;
     private final String authSecret;
     private final int serveThreads;
+    private final boolean startBeforeAccept;
     private final double faultDropOutgoing;
     private final long faultSeed;
 
@@ -271,6 +278,7 @@ public final class ApproxConf implements Serializable {
                     "at least " + ControlConfig.MIN_SECRET_BYTES + " bytes");
         }
         serveThreads = (int) range(c, "serveThreads", 4, 1, 256);
+        startBeforeAccept = bool(c, "startBeforeAccept", true);
         faultDropOutgoing = dbl(c, "faultDropOutgoing", 0.0);
         if (!(faultDropOutgoing >= 0 && faultDropOutgoing < 1)) {
             throw bad("faultDropOutgoing", c.get("faultDropOutgoing"), "a fraction in [0, 1)");
@@ -398,6 +406,7 @@ public final class ApproxConf implements Serializable {
                 .atp(atp.build())
                 .control(ctl.build())
                 .serveThreads(serveThreads)
+                .startBeforeAccept(startBeforeAccept)
                 .reportTimeout(Duration.ofMillis(Math.max(10_000, fetchTimeoutMs)))
                 .build();
     }

@@ -194,6 +194,7 @@ final class ExecutorTransport {
             served.answer(request, payload);
             return;
         }
+        long tServe = System.nanoTime();
         BlockRequest req = BlockRequest.decode(payload);
         try (SegmentFile seg =
                 SegmentFile.open(
@@ -234,10 +235,25 @@ final class ExecutorTransport {
             byte[] response =
                     MapOutputFormat.tableBytes(
                             new MapOutputFormat.Table(table.numValues(), table.withKey(), applied));
+            long tRead = System.nanoTime();
             OutgoingJob job = request.reply(response).startJob(spec);
+            long tStarted = System.nanoTime();
             ServedTransfers.Entry entry = served.started(request, spec);
             long sent = sendTargetsFirst(job, spec, seg);
             entry.submitted(sent);
+            if (LOG.isDebugEnabled()) {
+                long t0 = request.receivedNanos();
+                LOG.debug(
+                        "NetApprox serve of job {} ({}): after the request {} ms serve thread, {} ms"
+                                + " block read, {} ms job started, {} ms sent ({} messages)",
+                        Integer.toUnsignedString(request.jobId()),
+                        new ShuffleBlockId(req.shuffleId(), req.mapId(), req.reduceId()),
+                        RemotePulls.ms(tServe - t0),
+                        RemotePulls.ms(tRead - t0),
+                        RemotePulls.ms(tStarted - t0),
+                        RemotePulls.ms(System.nanoTime() - t0),
+                        sent);
+            }
         }
     }
 

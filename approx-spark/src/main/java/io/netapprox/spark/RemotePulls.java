@@ -106,6 +106,7 @@ final class RemotePulls implements AutoCloseable {
         // timings of the attempt (System.nanoTime), for the DEBUG line of a completed pull
         final long tLaunch = System.nanoTime();
         volatile long tPeer;
+        volatile long tAnnounced;
         volatile long tFirst;
         volatile long tLast;
         volatile long tEnd;
@@ -192,6 +193,7 @@ final class RemotePulls implements AutoCloseable {
                             a.peer = peer;
                             IncomingTransfer t = peer.request(req, a);
                             a.transfer = t;
+                            t.announced().thenRun(() -> a.tAnnounced = System.nanoTime());
                             return t;
                         })
                 .whenComplete(
@@ -372,10 +374,12 @@ final class RemotePulls implements AutoCloseable {
         finished++;
         if (LOG.isDebugEnabled()) {
             LOG.debug(
-                    "NetApprox pull of {}: after {} ms connected, {} ms first message, {} ms last, {} ms"
-                            + " report, {} ms processed by the task; used {} delivered {} beyond target {}",
+                    "NetApprox pull of {}: after {} ms connected, {} ms announced, {} ms first message,"
+                            + " {} ms last, {} ms report, {} ms processed by the task; used {} delivered {}"
+                            + " beyond target {}",
                     a.pull.block.id(),
                     ms(a.tPeer - a.tLaunch),
+                    ms(a.tAnnounced - a.tLaunch),
                     ms(a.tFirst - a.tLaunch),
                     ms(a.tLast - a.tLaunch),
                     ms(a.tEnd - a.tLaunch),

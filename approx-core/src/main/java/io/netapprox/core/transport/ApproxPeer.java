@@ -373,16 +373,17 @@ public final class ApproxPeer implements AutoCloseable {
             IncomingTransfer t = incoming.get(message.jobId());
             if (t == null || t.report().isDone()) {
                 message.release();
+                transport.countUnknownJobMessage();
                 return;
             }
-            t.listener().onMessage(t, message);
+            t.onMessage(message);
         }
 
         @Override
         public void onMessageLost(AtpSession session, int jobId, int messageId, long groupId) {
             IncomingTransfer t = incoming.get(jobId);
             if (t != null && !t.report().isDone()) {
-                t.listener().onMessageLost(t, messageId, groupId);
+                t.onMessageLost(messageId, groupId);
             }
         }
 

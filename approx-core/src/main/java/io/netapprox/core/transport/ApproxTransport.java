@@ -52,7 +52,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Per transfer: the requester allocates job id J and sends DATA_REQUEST(J, X); the server's
  * {@link DataRequestHandler} runs on a serving thread, calls {@link OutgoingTransfer#startJob}
- * (JOB_ANNOUNCE, accepted by the requester, then the ATP job J) and sends; the requester may send
+ * (JOB_ANNOUNCE, then the ATP job J - at once by default, see {@link
+ * ApproxTransportConfig#startBeforeAccept()}, else after the requester's acceptance) and sends; the requester may send
  * MSR_UPDATEs, applied to the running job; the requester's engine report (authoritative delivered /
  * lost ids per group) completes its {@link IncomingTransfer#report()} and goes back as JOB_REPORT,
  * which completes the server's {@link OutgoingTransfer#report()} with the same numbers.
@@ -85,6 +86,10 @@ public final class ApproxTransport implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicLong pushesSent =
             new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong pushesRefusedByPeer =
+            new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong unknownJobMessages =
+            new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong requestedJobsRefused =
             new java.util.concurrent.atomic.AtomicLong();
 
     private ApproxTransport(
@@ -177,6 +182,33 @@ public final class ApproxTransport implements AutoCloseable {
                     pushedJobsOpen,
                     pushedMessagesOpen);
         }
+    }
+
+    /**
+     * Data-plane messages this side received for a job it has no running transfer of (never
+     * requested, given up or already ended): released unread. With {@link
+     * ApproxTransportConfig#startBeforeAccept()} a server may send before it learns that the
+     * requester gave the transfer up, so a few are expected after cancellations.
+     */
+    public long messagesOfUnknownJobs() {
+        return unknownJobMessages.get();
+    }
+
+    /**
+     * Requested jobs this side started before the requester's acceptance ({@link
+     * ApproxTransportConfig#startBeforeAccept()}) and then cancelled because the requester refused
+     * them (it had given the transfer up) or did not answer the announcement.
+     */
+    public long requestedJobsRefused() {
+        return requestedJobsRefused.get();
+    }
+
+    void countUnknownJobMessage() {
+        unknownJobMessages.incrementAndGet();
+    }
+
+    void countRequestedJobRefused() {
+        requestedJobsRefused.incrementAndGet();
     }
 
     /**

@@ -32,6 +32,7 @@ public final class ApproxTransportConfig {
     private final InetAddress advertisedDataAddress;
     private final int maxPushedJobs;
     private final long maxPushedMessages;
+    private final boolean startBeforeAccept;
 
     private ApproxTransportConfig(Builder b, AtpConfig atp, ControlConfig control, int maxPeers) {
         this.atp = atp;
@@ -44,6 +45,7 @@ public final class ApproxTransportConfig {
         this.advertisedDataAddress = b.advertisedDataAddress;
         this.maxPushedJobs = b.maxPushedJobs;
         this.maxPushedMessages = b.maxPushedMessages;
+        this.startBeforeAccept = b.startBeforeAccept;
     }
 
     public static Builder builder() {
@@ -121,6 +123,21 @@ public final class ApproxTransportConfig {
         return maxPushedMessages;
     }
 
+    /**
+     * Whether the serving side starts a requested job's ATP job as soon as it has sent the job's
+     * JOB_ANNOUNCE, without waiting for the requester's JOB_ACCEPT (default true). The requester
+     * asked for job J itself and allocated its id, so its acceptance only tells whether it has
+     * given the transfer up meanwhile: a refusal then cancels the running job (counted in {@link
+     * ApproxTransport#requestedJobsRefused()}). The requester holds data that arrives before the
+     * announcement (it needs the announced groups) until the announcement, within the engine's
+     * receive buffer, and drops data of jobs it did not ask for or gave up ({@link
+     * ApproxTransport#messagesOfUnknownJobs()}). Saves one control round trip per transfer.
+     * Pushed jobs always wait for the receiver's acceptance (it may refuse for its push budget).
+     */
+    public boolean startBeforeAccept() {
+        return startBeforeAccept;
+    }
+
     public Builder toBuilder() {
         Builder b = new Builder();
         b.atp = atp;
@@ -133,6 +150,7 @@ public final class ApproxTransportConfig {
         b.advertisedDataAddress = advertisedDataAddress;
         b.maxPushedJobs = maxPushedJobs;
         b.maxPushedMessages = maxPushedMessages;
+        b.startBeforeAccept = startBeforeAccept;
         return b;
     }
 
@@ -158,6 +176,8 @@ public final class ApproxTransportConfig {
                 + maxPushedJobs
                 + ", maxPushedMessages="
                 + maxPushedMessages
+                + ", startBeforeAccept="
+                + startBeforeAccept
                 + "}";
     }
 
@@ -173,8 +193,15 @@ public final class ApproxTransportConfig {
         private InetAddress advertisedDataAddress;
         private int maxPushedJobs = 16;
         private long maxPushedMessages = 1 << 16;
+        private boolean startBeforeAccept = true;
 
         private Builder() {}
+
+        /** Default true; see {@link ApproxTransportConfig#startBeforeAccept()}. */
+        public Builder startBeforeAccept(boolean on) {
+            this.startBeforeAccept = on;
+            return this;
+        }
 
         /** Default 16; 0 refuses every pushed job. */
         public Builder maxPushedJobs(int n) {

@@ -1,11 +1,13 @@
 package io.netapprox.core.transport;
 
 import io.netapprox.core.control.ControlSession;
+import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.control.JobAnnouncement;
 import io.netapprox.core.control.JobDecision;
 import io.netapprox.core.control.MsrUpdate;
 import io.netapprox.core.job.GroupSpec;
 import io.netapprox.core.job.JobReport;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -39,6 +41,17 @@ public final class IncomingTransfer {
     private final CompletableFuture<JobAnnouncement> announced = new CompletableFuture<>();
     private final CompletableFuture<byte[]> response = new CompletableFuture<>();
     private final CompletableFuture<TransferReport> report = new CompletableFuture<>();
+    // Data that arrived before the announcement (the server started the job without waiting for
+    // our acceptance, ApproxTransportConfig.startBeforeAccept): held in arrival order and handed
+    // to the listener once the announcement is applied, so the listener always sees the groups
+    // first. Bounded by the engine's receive buffer: held messages are unreleased and so throttle
+    // the sender. Guarded by this; `live` turns true (never back) once nothing is held any more.
+    private volatile boolean live;
+    private List<Object> early;
+    private JobReport earlyReport;
+
+    /** A loss notice held until the announcement. */
+    private record Lost(int messageId, long groupId) {}
 
     IncomingTransfer(ApproxPeer peer, int jobId, TransferListener listener) {
         this.peer = peer;
@@ -178,11 +191,100 @@ public final class IncomingTransfer {
                             + Integer.toUnsignedString(jobId)
                             + " was given up or has failed");
         }
-        if (!announced.complete(a)) {
-            return JobDecision.reject(
-                    "job " + Integer.toUnsignedString(jobId) + " was already announced");
+        JobReport held;
+        synchronized (this) {
+            if (!announced.complete(a)) {
+                return JobDecision.reject(
+                        "job " + Integer.toUnsignedString(jobId) + " was already announced");
+            }
+            List<Object> e = early;
+            early = null;
+            if (e != null) {
+                for (Object o : e) {
+                    if (o instanceof AtpMessage m) {
+                        dispatch(m);
+                    } else {
+                        Lost l = (Lost) o;
+                        dispatchLost(l.messageId(), l.groupId());
+                    }
+                }
+            }
+            held = earlyReport;
+            earlyReport = null;
+            live = true;
+        }
+        if (held != null) {
+            onReceiverReport(held);
         }
         return JobDecision.accept();
+    }
+
+    /**
+     * A data-plane message of this transfer (endpoint event thread): to the listener, or held
+     * until the announcement.
+     */
+    void onMessage(AtpMessage m) {
+        if (!live) {
+            synchronized (this) {
+                if (!live) {
+                    if (report.isDone()) {
+                        m.release();
+                    } else {
+                        if (early == null) {
+                            early = new ArrayList<>();
+                        }
+                        early.add(m);
+                    }
+                    return;
+                }
+            }
+        }
+        dispatch(m);
+    }
+
+    /** A loss notice (endpoint event thread): as {@link #onMessage}. */
+    void onMessageLost(int messageId, long groupId) {
+        if (!live) {
+            synchronized (this) {
+                if (!live) {
+                    if (!report.isDone()) {
+                        if (early == null) {
+                            early = new ArrayList<>();
+                        }
+                        early.add(new Lost(messageId, groupId));
+                    }
+                    return;
+                }
+            }
+        }
+        dispatchLost(messageId, groupId);
+    }
+
+    /** Messages held for the announcement (for tests and diagnostics). */
+    synchronized int heldMessages() {
+        int n = 0;
+        if (early != null) {
+            for (Object o : early) {
+                if (o instanceof AtpMessage) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
+    private void dispatch(AtpMessage m) {
+        if (report.isDone()) {
+            m.release();
+            return;
+        }
+        listener.onMessage(this, m);
+    }
+
+    private void dispatchLost(int messageId, long groupId) {
+        if (!report.isDone()) {
+            listener.onMessageLost(this, messageId, groupId);
+        }
     }
 
     /**
@@ -195,6 +297,7 @@ public final class IncomingTransfer {
         if (!announced.isDone()) {
             announced.complete(null);
             report.complete(TransferReport.withoutJob(jobId));
+            releaseHeld(); // (a server answers without a job only when it started none)
         }
     }
 
@@ -203,6 +306,14 @@ public final class IncomingTransfer {
      * JOB_REPORT.
      */
     void onReceiverReport(JobReport r) {
+        if (!live) {
+            synchronized (this) {
+                if (!live && !report.isDone()) {
+                    earlyReport = r; // the job ended before its announcement: applied with it
+                    return;
+                }
+            }
+        }
         JobReport wire;
         try {
             wire = r.forPeer();
@@ -265,6 +376,24 @@ public final class IncomingTransfer {
         announced.completeExceptionally(e);
         response.completeExceptionally(e);
         report.completeExceptionally(e);
+        releaseHeld();
+    }
+
+    /** Releases the messages held for an announcement that will not be applied. */
+    private void releaseHeld() {
+        List<Object> e;
+        synchronized (this) {
+            e = early;
+            early = null;
+            earlyReport = null;
+        }
+        if (e != null) {
+            for (Object o : e) {
+                if (o instanceof AtpMessage m) {
+                    m.release();
+                }
+            }
+        }
     }
 
     @Override

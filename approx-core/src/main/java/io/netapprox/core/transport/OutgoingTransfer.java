@@ -39,6 +39,7 @@ public final class OutgoingTransfer {
     private final int jobId;
     private final byte[] payload;
     private final boolean pushed;
+    private final long receivedNanos = System.nanoTime();
     private final CompletableFuture<byte[]> dataResponse = new CompletableFuture<>();
     private final CompletableFuture<TransferReport> report = new CompletableFuture<>();
     private volatile byte[] reply = EMPTY;
@@ -96,6 +97,14 @@ public final class OutgoingTransfer {
         return peer;
     }
 
+    /**
+     * {@link System#nanoTime()} when the DATA_REQUEST was taken by the control event loop (or the
+     * push was created): the start of the serving side's timings.
+     */
+    public long receivedNanos() {
+        return receivedNanos;
+    }
+
     /** J: the job id the requester allocated; {@link #startJob} uses it. */
     public int jobId() {
         return jobId;
@@ -141,8 +150,10 @@ public final class OutgoingTransfer {
     }
 
     /**
-     * Announces the job to the requester (JOB_ANNOUNCE with {@code spec}'s groups; blocks until it
-     * accepts, at most the control request timeout), starts it on the peer's data-plane session
+     * Announces the job to the requester (JOB_ANNOUNCE with {@code spec}'s groups), starts it -
+     * for a requested job at once when {@link ApproxTransportConfig#startBeforeAccept()} (the
+     * default; a later refusal cancels it), else (and for a pushed job) after blocking until the
+     * receiver accepts, at most the control request timeout - on the peer's data-plane session
      * with job id {@link #jobId()}, answers the DATA_REQUEST and returns the job to send on. MSR
      * updates that arrived before the start are applied to {@code spec}. Call once, from the
      * serving thread.
@@ -175,9 +186,65 @@ public final class OutgoingTransfer {
                 pushed
                         ? JobAnnouncement.of(jobId, spec, payload).asPushed()
                         : JobAnnouncement.of(jobId, spec, null);
+        CompletableFuture<JobDecision> decision = c.announceJob(a);
+        if (!pushed && peer.transport.config().startBeforeAccept()) {
+            // The requester asked for job J itself: start at once; its decision only says whether
+            // it gave the transfer up meanwhile (then the job is cancelled, see onDecision).
+            OutgoingJob j = start(spec);
+            decision.whenComplete((d, e) -> onDecision(j, d, e));
+            j.outcome().whenComplete(this::onOutcome);
+            dataResponse.complete(reply);
+            return j;
+        }
+        awaitAcceptance(decision);
+        OutgoingJob j = start(spec);
+        j.outcome().whenComplete(this::onOutcome);
+        dataResponse.complete(reply);
+        return j;
+    }
+
+    /** Starts the ATP job on the peer's data-plane session with the MSR updates received so far. */
+    private OutgoingJob start(JobSpec spec) {
+        OutgoingJob j;
+        synchronized (this) {
+            checkRunning();
+            AtpSession s = peer.dataSession();
+            Map<Integer, Double> msr = new LinkedHashMap<>(pendingMsr);
+            for (Iterator<Integer> it = msr.keySet().iterator(); it.hasNext(); ) {
+                int gi = it.next();
+                if (gi >= spec.groups().size()) {
+                    LOG.warn(
+                            "job {}: ignoring an MSR update for group index {} (the job has {} groups)",
+                            Integer.toUnsignedString(jobId),
+                            gi,
+                            spec.groups().size());
+                    it.remove();
+                }
+            }
+            JobSpec withId = spec.withJobId(jobId).withMsrs(msr);
+            try {
+                j = s.startJob(withId);
+            } catch (IllegalStateException e) {
+                if (!s.isOpen()) {
+                    throw e;
+                }
+                throw new ControlException(
+                        ErrorCode.REQUEST_REJECTED,
+                        "job id "
+                                + Integer.toUnsignedString(jobId)
+                                + " cannot be used on this session: "
+                                + e.getMessage());
+            }
+            job = j;
+        }
+        return j;
+    }
+
+    /** Waits for the receiver's decision on the announcement; throws unless it accepted. */
+    private void awaitAcceptance(CompletableFuture<JobDecision> decision) {
         JobDecision d;
         try {
-            d = c.announceJob(a).get();
+            d = decision.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new TransportException(
@@ -216,42 +283,47 @@ public final class OutgoingTransfer {
                             + ": "
                             + d.reason());
         }
-        OutgoingJob j;
-        synchronized (this) {
-            checkRunning();
-            AtpSession s = peer.dataSession();
-            Map<Integer, Double> msr = new LinkedHashMap<>(pendingMsr);
-            for (Iterator<Integer> it = msr.keySet().iterator(); it.hasNext(); ) {
-                int gi = it.next();
-                if (gi >= spec.groups().size()) {
-                    LOG.warn(
-                            "job {}: ignoring an MSR update for group index {} (the job has {} groups)",
-                            Integer.toUnsignedString(jobId),
-                            gi,
-                            spec.groups().size());
-                    it.remove();
-                }
-            }
-            JobSpec withId = spec.withJobId(jobId).withMsrs(msr);
-            try {
-                j = s.startJob(withId);
-            } catch (IllegalStateException e) {
-                if (!s.isOpen()) {
-                    throw e;
-                }
-                throw new ControlException(
-                        ErrorCode.REQUEST_REJECTED,
-                        "job id "
-                                + Integer.toUnsignedString(jobId)
-                                + " cannot be used on this session: "
-                                + e.getMessage());
-            }
-            job = j;
-        }
-        j.outcome().whenComplete(this::onOutcome);
-        dataResponse.complete(reply);
-        return j;
     }
+
+    /**
+     * The requester's decision on a job started before it (control event loop): a refusal (it gave
+     * the transfer up, or never asked) or no answer cancels the job and fails the transfer.
+     */
+    private void onDecision(OutgoingJob j, JobDecision d, Throwable err) {
+        if (err == null && d.accepted()) {
+            return;
+        }
+        TransportException t =
+                err != null
+                        ? Errors.fromControl(
+                                err,
+                                "announcing job "
+                                        + Integer.toUnsignedString(jobId)
+                                        + " to "
+                                        + peer.describe())
+                        : new TransportException(
+                                TransportException.Reason.REJECTED,
+                                "the requester refused job "
+                                        + Integer.toUnsignedString(jobId)
+                                        + " after it started: "
+                                        + d.reason(),
+                                null);
+        if (report.isDone()) {
+            return; // the transfer already ended (peer gone, job failed)
+        }
+        if (t.reason() == TransportException.Reason.REJECTED
+                || t.reason() == TransportException.Reason.TIMEOUT) {
+            peer.transport.countRequestedJobRefused();
+        }
+        LOG.debug("job {}: {}", Integer.toUnsignedString(jobId), t.getMessage());
+        fail(t);
+        try {
+            j.cancel();
+        } catch (RuntimeException e) {
+            LOG.debug("cancelling job {}: {}", Integer.toUnsignedString(jobId), e.toString());
+        }
+    }
+
 
     /** The job, once started (else null). */
     public synchronized OutgoingJob job() {
