@@ -809,53 +809,70 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         reply.whenComplete(
                 (response, error) -> {
                     inboundInFlight.decrementAndGet();
-                    if (closed) {
-                        return;
-                    }
-                    if (error == null) {
-                        if (!sendChecked(id, response)) {
-                            metrics.handlerErrors.incrementAndGet();
-                            send(
-                                    id,
-                                    new ErrorMsg(
-                                            ErrorCode.HANDLER_ERROR.code(),
-                                            "the "
-                                                    + response.type()
-                                                    + " reply exceeds the frame limit of "
-                                                    + peerMaxFrame
-                                                    + " bytes"));
+                    Channel ch = channel;
+                    if (ch != null && ch.eventLoop().inEventLoop()) {
+                        // Completed on the event loop (e.g. the handler had completed before this
+                        // callback was registered): queue the reply behind the writes other threads
+                        // have already submitted, so it never overtakes a request the handler's
+                        // thread sent before completing (a JOB_ANNOUNCE before its DATA_RESPONSE).
+                        try {
+                            ch.eventLoop().execute(() -> reply(id, type, response, error));
+                        } catch (java.util.concurrent.RejectedExecutionException e) {
+                            LOG.debug(
+                                    "control connection {}: closing, reply dropped",
+                                    describePeer());
                         }
-                        return;
-                    }
-                    Throwable cause =
-                            error instanceof CompletionException && error.getCause() != null
-                                    ? error.getCause()
-                                    : error;
-                    if (cause instanceof ControlException ce) {
-                        ErrorCode code =
-                                ce.code().isFatal() ? ErrorCode.REQUEST_REJECTED : ce.code();
-                        String text =
-                                ce.getMessage().startsWith(ce.code() + ": ")
-                                        ? ce.getMessage()
-                                                .substring(ce.code().toString().length() + 2)
-                                        : ce.getMessage();
-                        send(id, new ErrorMsg(code.code(), text));
                     } else {
-                        metrics.handlerErrors.incrementAndGet();
-                        warnOnce(
-                                "control connection {}: {} handler failed: {}",
-                                describePeer(),
-                                type,
-                                cause.toString());
-                        LOG.debug("handler failure", cause);
-                        send(
-                                id,
-                                new ErrorMsg(
-                                        ErrorCode.HANDLER_ERROR.code(),
-                                        type
-                                                + " handler failed on the remote endpoint (details in its log)"));
+                        reply(id, type, response, error);
                     }
                 });
+    }
+
+    /** Sends the reply to inbound request {@code id} (or the ERROR its failure maps to). */
+    private void reply(long id, MessageType type, Msg response, Throwable error) {
+        if (closed) {
+            return;
+        }
+        if (error == null) {
+            if (!sendChecked(id, response)) {
+                metrics.handlerErrors.incrementAndGet();
+                send(
+                        id,
+                        new ErrorMsg(
+                                ErrorCode.HANDLER_ERROR.code(),
+                                "the "
+                                        + response.type()
+                                        + " reply exceeds the frame limit of "
+                                        + peerMaxFrame
+                                        + " bytes"));
+            }
+            return;
+        }
+        Throwable cause =
+                error instanceof CompletionException && error.getCause() != null
+                        ? error.getCause()
+                        : error;
+        if (cause instanceof ControlException ce) {
+            ErrorCode code = ce.code().isFatal() ? ErrorCode.REQUEST_REJECTED : ce.code();
+            String text =
+                    ce.getMessage().startsWith(ce.code() + ": ")
+                            ? ce.getMessage().substring(ce.code().toString().length() + 2)
+                            : ce.getMessage();
+            send(id, new ErrorMsg(code.code(), text));
+        } else {
+            metrics.handlerErrors.incrementAndGet();
+            warnOnce(
+                    "control connection {}: {} handler failed: {}",
+                    describePeer(),
+                    type,
+                    cause.toString());
+            LOG.debug("handler failure", cause);
+            send(
+                    id,
+                    new ErrorMsg(
+                            ErrorCode.HANDLER_ERROR.code(),
+                            type + " handler failed on the remote endpoint (details in its log)"));
+        }
     }
 
     private static <T> CompletionStage<T> nonNull(CompletionStage<T> s) {

@@ -53,10 +53,11 @@ import org.slf4j.LoggerFactory;
  * <p>Per transfer: the requester allocates job id J and sends DATA_REQUEST(J, X); the server's
  * {@link DataRequestHandler} runs on a serving thread, calls {@link OutgoingTransfer#startJob}
  * (JOB_ANNOUNCE, then the ATP job J - at once by default, see {@link
- * ApproxTransportConfig#startBeforeAccept()}, else after the requester's acceptance) and sends; the requester may send
- * MSR_UPDATEs, applied to the running job; the requester's engine report (authoritative delivered /
- * lost ids per group) completes its {@link IncomingTransfer#report()} and goes back as JOB_REPORT,
- * which completes the server's {@link OutgoingTransfer#report()} with the same numbers.
+ * ApproxTransportConfig#startBeforeAccept()}, else after the requester's acceptance) and sends; the
+ * requester may send MSR_UPDATEs, applied to the running job; the requester's engine report
+ * (authoritative delivered / lost ids per group) completes its {@link IncomingTransfer#report()}
+ * and goes back as JOB_REPORT, which completes the server's {@link OutgoingTransfer#report()} with
+ * the same numbers.
  *
  * <p>{@link #close()} closes every peer (their transfers fail with {@link
  * TransportException.Reason#CLOSED}), the control server and client threads, the serving threads

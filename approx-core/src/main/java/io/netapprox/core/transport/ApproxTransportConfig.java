@@ -131,8 +131,8 @@ public final class ApproxTransportConfig {
      * ApproxTransport#requestedJobsRefused()}). The requester holds data that arrives before the
      * announcement (it needs the announced groups) until the announcement, within the engine's
      * receive buffer, and drops data of jobs it did not ask for or gave up ({@link
-     * ApproxTransport#messagesOfUnknownJobs()}). Saves one control round trip per transfer.
-     * Pushed jobs always wait for the receiver's acceptance (it may refuse for its push budget).
+     * ApproxTransport#messagesOfUnknownJobs()}). Saves one control round trip per transfer. Pushed
+     * jobs always wait for the receiver's acceptance (it may refuse for its push budget).
      */
     public boolean startBeforeAccept() {
         return startBeforeAccept;

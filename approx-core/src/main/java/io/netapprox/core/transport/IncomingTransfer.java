@@ -1,10 +1,10 @@
 package io.netapprox.core.transport;
 
 import io.netapprox.core.control.ControlSession;
-import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.control.JobAnnouncement;
 import io.netapprox.core.control.JobDecision;
 import io.netapprox.core.control.MsrUpdate;
+import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.job.GroupSpec;
 import io.netapprox.core.job.JobReport;
 import java.util.ArrayList;
@@ -57,6 +57,9 @@ public final class IncomingTransfer {
         this.peer = peer;
         this.jobId = jobId;
         this.listener = listener;
+        // However the transfer ends (given up by cancelling report(), failed, answered without a
+        // job), data held for an announcement that will not be applied is released.
+        report.whenComplete((r, e) -> releaseHeld());
     }
 
     public ApproxPeer peer() {
@@ -220,8 +223,8 @@ public final class IncomingTransfer {
     }
 
     /**
-     * A data-plane message of this transfer (endpoint event thread): to the listener, or held
-     * until the announcement.
+     * A data-plane message of this transfer (endpoint event thread): to the listener, or held until
+     * the announcement.
      */
     void onMessage(AtpMessage m) {
         if (!live) {
@@ -297,7 +300,6 @@ public final class IncomingTransfer {
         if (!announced.isDone()) {
             announced.complete(null);
             report.complete(TransferReport.withoutJob(jobId));
-            releaseHeld(); // (a server answers without a job only when it started none)
         }
     }
 
@@ -376,7 +378,6 @@ public final class IncomingTransfer {
         announced.completeExceptionally(e);
         response.completeExceptionally(e);
         report.completeExceptionally(e);
-        releaseHeld();
     }
 
     /** Releases the messages held for an announcement that will not be applied. */

@@ -150,13 +150,12 @@ public final class OutgoingTransfer {
     }
 
     /**
-     * Announces the job to the requester (JOB_ANNOUNCE with {@code spec}'s groups), starts it -
-     * for a requested job at once when {@link ApproxTransportConfig#startBeforeAccept()} (the
-     * default; a later refusal cancels it), else (and for a pushed job) after blocking until the
-     * receiver accepts, at most the control request timeout - on the peer's data-plane session
-     * with job id {@link #jobId()}, answers the DATA_REQUEST and returns the job to send on. MSR
-     * updates that arrived before the start are applied to {@code spec}. Call once, from the
-     * serving thread.
+     * Announces the job to the requester (JOB_ANNOUNCE with {@code spec}'s groups), starts it - for
+     * a requested job at once when {@link ApproxTransportConfig#startBeforeAccept()} (the default;
+     * a later refusal cancels it), else (and for a pushed job) after blocking until the receiver
+     * accepts, at most the control request timeout - on the peer's data-plane session with job id
+     * {@link #jobId()}, answers the DATA_REQUEST and returns the job to send on. MSR updates that
+     * arrived before the start are applied to {@code spec}. Call once, from the serving thread.
      *
      * @throws IllegalArgumentException {@code spec} names another job id
      * @throws IllegalStateException called twice
@@ -323,7 +322,6 @@ public final class OutgoingTransfer {
             LOG.debug("cancelling job {}: {}", Integer.toUnsignedString(jobId), e.toString());
         }
     }
-
 
     /** The job, once started (else null). */
     public synchronized OutgoingJob job() {
