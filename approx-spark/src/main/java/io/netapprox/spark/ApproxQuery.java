@@ -254,6 +254,9 @@ public final class ApproxQuery implements Serializable {
         return cols;
     }
 
+    /** When the last map stage ended (System.nanoTime), for the driver's DEBUG timings; 0: none. */
+    private long driverMark;
+
     /**
      * Runs the query; the result is computed when an action runs on the returned Dataset. Under
      * {@link ApproxShuffleManager} with {@code spark.approx.planning=shares} (the default) this
@@ -288,7 +291,13 @@ public final class ApproxQuery implements Serializable {
                                                 org.apache.spark.TaskContext.getPartitionId(),
                                                 np)
                                         .iterator());
-        return spark.createDataFrame(results, SCHEMA);
+        Dataset<Row> out = spark.createDataFrame(results, SCHEMA);
+        if (LOG.isDebugEnabled() && driverMark != 0) {
+            LOG.debug(
+                    "NetApprox driver: {} ms from the map stage's end to the answer's Dataset",
+                    RemotePulls.ms(System.nanoTime() - driverMark));
+        }
+        return out;
     }
 
     private static boolean defaultExactPartials(SparkSession spark) {
@@ -366,6 +375,7 @@ public final class ApproxQuery implements Serializable {
                             + " (per-group statistics for the plan)");
             try {
                 sc.submitMapStage(dep).get();
+                driverMark = System.nanoTime();
             } catch (Exception e) {
                 throw e instanceof RuntimeException r
                         ? r
@@ -379,10 +389,24 @@ public final class ApproxQuery implements Serializable {
                 sc.setLocalProperty("spark.job.description", before);
             }
         }
+        long t0 = System.nanoTime();
         Map<String, Map<Integer, ShareStatistics>> byGroup = statistics.byGroup();
         checkOverridesName(spec, byGroup.keySet());
+        long t1 = System.nanoTime();
         SamplingPlan plan = SamplingPlan.of(spec, byGroup);
+        long t2 = System.nanoTime();
         state.plan(JavaSparkContext.fromSparkContext(sc).broadcast(plan));
+        long t3 = System.nanoTime();
+        if (LOG.isDebugEnabled()) {
+            LOG.debug(
+                    "NetApprox driver after the map stage of shuffle {}: statistics merged in {} ms,"
+                            + " plan {} ms, broadcast {} ms ({} groups)",
+                    dep.shuffleId(),
+                    RemotePulls.ms(t1 - t0),
+                    RemotePulls.ms(t2 - t1),
+                    RemotePulls.ms(t3 - t2),
+                    byGroup.size());
+        }
         return new Planned(byGroup, plan);
     }
 
@@ -774,6 +798,7 @@ public final class ApproxQuery implements Serializable {
     }
 
     private Shuffled shuffle(ApproxSpec unplanned) {
+        driverMark = 0;
         ApproxSpec spec = unplanned;
         SparkSession spark = input.sparkSession();
         Dataset<Row> projected = projected(spec);
