@@ -299,6 +299,17 @@ class ResultsTests(unittest.TestCase):
         self.assertEqual(v["ablation"][0]["breaks_beyond_noise"], [])
         self.assertEqual((v["monotone_cells"], v["ablation_cells_no_real_break"]), (0, 1))
 
+    def test_rotate_schemes(self):
+        self.assertEqual(bench.rotated(["a", "b", "c"], 0), ["a", "b", "c"])
+        self.assertEqual(bench.rotated(["a", "b", "c"], 4), ["b", "c", "a"])
+        self.assertEqual(bench.rotated([], 3), [])
+        with tempfile.TemporaryDirectory() as d:
+            plain = bench.Bench("/bin/true", d, {"rate": "200mbit"}, verbose=False)
+            self.assertEqual([plain.scheme_order(("x", "y")) for _ in range(3)], [["x", "y"]] * 3)
+            rot = bench.Bench("/bin/true", d, {"rate": "200mbit", "rotate_schemes": True}, verbose=False)
+            firsts = [rot.scheme_order(("x", "y", "z"))[0] for _ in range(6)]
+            self.assertEqual(firsts, ["x", "y", "z", "x", "y", "z"])       # each scheme first equally often
+
     def test_break_beyond_noise(self):
         a = [10.0 + i for i in range(15)]
         self.assertFalse(results.break_beyond_noise(a, a))                  # same jobs: never beyond noise
