@@ -277,6 +277,51 @@ class ResultsTests(unittest.TestCase):
         self.assertAlmostEqual(v["corun_exact_slack_over_fifo"], 0.4)
         self.assertEqual(v["start_waits_reported"], 0)
 
+    def test_ablation_breaks_against_noise(self):
+        # A break within the cell's spread (Base's and RC's jobs overlap; RC's p50 is higher by one job) is noise;
+        # Full at twice RC+MRDF's jobs with no overlap is a real break. Every other step holds.
+        spread = [10.0 + i for i in range(20)]                               # 10..29 ms
+        rows = [job_row("atp_base", v) for v in spread]
+        rows += [job_row("atp_rc", v + 1.0) for v in spread]                # p50 +1 ms: a break, within noise
+        rows += [job_row("atp_rc_mrdf", v / 4) for v in spread]
+        rows += [job_row("atp_full", v / 2) for v in spread]                # 2x RC+MRDF, every job: beyond noise
+        rows += [job_row("tcp_es", 20.0) for _ in range(3)]
+        with tempfile.TemporaryDirectory() as d:
+            v = self.write(d, rows)["verdict"]
+        (cell,) = v["ablation"]
+        self.assertFalse(cell["monotone"])
+        self.assertEqual(cell["breaks_beyond_noise"], ["atp_full>atp_rc_mrdf"])
+        self.assertEqual((v["monotone_cells"], v["ablation_cells_no_real_break"]), (0, 0))
+        # the same cell without the Full break: only the noisy one is left
+        rows = [r for r in rows if r["scheme"] != "atp_full"] + [job_row("atp_full", v / 5) for v in spread]
+        with tempfile.TemporaryDirectory() as d:
+            v = self.write(d, rows)["verdict"]
+        self.assertEqual(v["ablation"][0]["breaks_beyond_noise"], [])
+        self.assertEqual((v["monotone_cells"], v["ablation_cells_no_real_break"]), (0, 1))
+
+    def test_rotate_schemes(self):
+        self.assertEqual(bench.rotated(["a", "b", "c"], 0), ["a", "b", "c"])
+        self.assertEqual(bench.rotated(["a", "b", "c"], 4), ["b", "c", "a"])
+        self.assertEqual(bench.rotated([], 3), [])
+        with tempfile.TemporaryDirectory() as d:
+            plain = bench.Bench("/bin/true", d, {"rate": "200mbit"}, verbose=False)
+            self.assertEqual([plain.scheme_order(("x", "y")) for _ in range(3)], [["x", "y"]] * 3)
+            rot = bench.Bench("/bin/true", d, {"rate": "200mbit", "rotate_schemes": True}, verbose=False)
+            firsts = [rot.scheme_order(("x", "y", "z"))[0] for _ in range(6)]
+            self.assertEqual(firsts, ["x", "y", "z", "x", "y", "z"])       # each scheme first equally often
+
+    def test_break_beyond_noise(self):
+        a = [10.0 + i for i in range(15)]
+        self.assertFalse(results.break_beyond_noise(a, a))                  # same jobs: never beyond noise
+        self.assertFalse(results.break_beyond_noise(a, [x + 1.0 for x in a]))
+        self.assertTrue(results.break_beyond_noise(a, [x * 2 for x in a]))
+        self.assertFalse(results.break_beyond_noise([x * 2 for x in a], a))  # faster is no break
+        self.assertTrue(results.break_beyond_noise(a, [math.inf] * 15))      # the step failed: slower
+        self.assertFalse(results.break_beyond_noise([math.inf] * 15, a))
+        self.assertFalse(results.break_beyond_noise([], a))
+        self.assertEqual(results.break_beyond_noise(a, [x * 1.2 for x in a], seed=3),
+                         results.break_beyond_noise(a, [x * 1.2 for x in a], seed=3))
+
     def test_agent_counters_and_start_wait(self):
         with tempfile.TemporaryDirectory() as d:
             rows = [job_row("atp_full", 10.0, announces_sent=2, updates_sent=1, dones_sent=1,

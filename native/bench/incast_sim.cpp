@@ -6,7 +6,7 @@
 //              [--load 0] [--seed 1] [--bg-load 0] [--bg-on-us 2000] [--exact-every 0]
 //              [--needy 0.75] [--session-per-job 0] [--mrdf-across 1] [--repair-after 2]
 //              [--needy-repairing-only 1] [--small-class0-bytes 0]
-//              [--workload fixed|fbhd] [--total-jobs 0] [--msrs 0.5,0.75,0.9]
+//              [--workload fixed|fbhd|fbkv] [--total-jobs 0] [--msrs 0.5,0.75,0.9]
 //              [--trace epochs.csv]
 //
 // Each sender runs --jobs jobs of --msgs messages of --size bytes to the receiver. --load 0: all jobs start together
@@ -39,6 +39,8 @@
 // p50 of the MSR-0.75 jobs (--produce 0: every message ready at the job's start, the same draws otherwise) (`p50@.75`,
 // the lab's verdict cells) and the drops per class. The lab's background:
 // --bg-load 0.3 --bg-on-us 6000 (62.5 Mbit/s delivered on both switches, phases.csv of e8l).
+// --workload fbkv: the same with the lab's FBKV jobs (workload.py, _fbkv_job): 200-800 messages of GEV key +
+// generalized-Pareto value bytes (16 B..64 KiB, mean ~330 B), produced a generalized-Pareto gap (mean ~19 us) apart.
 // --exact-only 1 (with --exact-every K): only the exact jobs of the same plan run (the co-run's exact jobs alone, the
 // network lab's corun_alone phase).
 // --session-lead-ms L (with --session-per-job 1): each job's session opens L ms before the job starts, as the lab's
@@ -137,6 +139,25 @@ void fbhd_job(std::mt19937_64& rng, JobPlan* p, bool produce = true) {
   }
 }
 
+// The lab's FBKV job (workload.py, _fbkv_job): 200-800 messages of key + value bytes (GEV + generalized Pareto, the
+// ETC pool's fit), clamped to 16 B..64 KiB, produced a generalized-Pareto gap (mean ~19 us) after the previous one.
+double gpd(std::mt19937_64& rng, double sigma, double xi) {
+  const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+  return sigma * (std::pow(1 - u, -xi) - 1) / xi;
+}
+void fbkv_job(std::mt19937_64& rng, JobPlan* p, bool produce = true) {
+  const int n = std::uniform_int_distribution<int>(200, 800)(rng);
+  double t = 0;
+  for (int i = 0; i < n; ++i) {
+    const double u = std::clamp(std::uniform_real_distribution<double>(0, 1)(rng), 1e-12, 1 - 1e-12);
+    const double key = 30.7984 + 8.20449 * (std::pow(-std::log(u), -0.078688) - 1) / 0.078688;
+    const double v = gpd(rng, 214.476, 0.348238) + key;
+    p->sizes.push_back(uint32_t(std::min(std::max(v, 16.0), 65536.0)));
+    p->offsets.push_back(produce ? TimeNs(t * 1000) : 0);
+    t += gpd(rng, 16.0292, 0.154971);
+  }
+}
+
 void run(const Options& o, const std::string& mode, const std::string& queue, int n) {
   fabric::Config c;
   c.senders = n;
@@ -163,14 +184,16 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
   const double ideal_ms = (o.msr * job_bytes * 8 / c.port_rate_bps) * 1e3 + double(o.rtt_us) / 1e3;
   TimeNs t = f.now();
   JobId next_id = 1;
-  const bool fbhd = o.workload == "fbhd";
+  // The lab's generators (fbhd, fbkv): jobs of their own sizes and production times, MSRs round-robin.
+  const bool fbhd = o.workload == "fbhd" || o.workload == "fbkv";
+  auto lab_job = o.workload == "fbkv" ? fbkv_job : fbhd_job;
   if (fbhd) {
     // Mean job bytes of this generator (a separate stream, so the plan's draws do not depend on it).
     std::mt19937_64 mrng(99);
     double mean_b = 0;
     for (int i = 0; i < 400; ++i) {
       JobPlan q{};
-      fbhd_job(mrng, &q);
+      lab_job(mrng, &q, true);
       for (uint32_t b : q.sizes) mean_b += b / 400.0;
     }
     const double mean_gap_s = mean_b * 8 / (std::max(o.load, 1e-3) * c.port_rate_bps);
@@ -184,7 +207,7 @@ void run(const Options& o, const std::string& mode, const std::string& queue, in
       }
       JobPlan p{order.back(), t, next_id++, o.msrs[size_t(i) % o.msrs.size()], {}, {}};
       order.pop_back();
-      fbhd_job(rng, &p, o.produce);
+      lab_job(rng, &p, o.produce);
       plan.push_back(std::move(p));
       t += TimeNs(std::exponential_distribution<double>(1.0 / mean_gap_s)(rng) * 1e9);
     }

@@ -187,6 +187,7 @@ class Bench:
         self.plan: lab.QueuePlan | None = None
         self.bg_host: int | None = None
         self.bg_receivers = 1         # the background is split evenly over this many receivers (ports)
+        self.rotation = 0             # phase groups run so far (--rotate-schemes)
         os.makedirs(out, exist_ok=True)
         self.tmp = os.path.join(out, "tmp")
         os.makedirs(self.tmp, exist_ok=True)
@@ -405,6 +406,17 @@ class Bench:
 
     # -- experiments ----------------------------------------------------------------------------------------------
 
+    def scheme_order(self, names) -> list[str]:
+        """The schemes of the next phase group in the order they run: the preset's, or, with --rotate-schemes, that
+        order rotated by one more place for every phase group of the run (deterministic), so no scheme is always the
+        first phase after the lab comes up or after the previous workload's UDP blast (engine8m: the preset's order
+        put ATP Full first in every cell)."""
+        names = list(names)
+        if not self.p.get("rotate_schemes") or not names:
+            return names
+        self.rotation += 1
+        return rotated(names, self.rotation - 1)
+
     def exp_schemes(self, runs: list[RunSpec]) -> None:
         p = self.p
         for spec in runs:
@@ -420,7 +432,7 @@ class Bench:
                                        p["seed"], pattern=spec.pattern)
                     meta = dict(experiment="schemes", workload=wname, pattern=spec.pattern, switch=spec.switch,
                                 senders=spec.senders, host_rate_ratio=spec.host_rate_ratio)
-                    for s in spec.schemes:
+                    for s in self.scheme_order(spec.schemes):
                         self.run_phase(jobs, s, meta)
                         time.sleep(PHASE_GAP_S)
             finally:
@@ -520,6 +532,14 @@ class Bench:
         results.write_rows(os.path.join(self.out, "jobs.csv"), self.rows)
 
 
+def rotated(names: list, k: int) -> list:
+    """names rotated left by k places (k modulo the length)."""
+    if not names:
+        return []
+    k %= len(names)
+    return names[k:] + names[:k]
+
+
 def build_preset(a) -> dict:
     preset = dict(PRESETS[a.preset])
     preset["nice"] = a.nice
@@ -533,6 +553,8 @@ def build_preset(a) -> dict:
         preset["reaction_speed"] = a.reaction_speed
     if a.trace_schemes:
         preset["trace_schemes"] = True
+    if a.rotate_schemes:
+        preset["rotate_schemes"] = True
     if a.jobs:
         preset["jobs"] = {k: int(v) for k, v in (x.split("=") for x in a.jobs.split(","))}
     if a.runs:
@@ -575,6 +597,9 @@ def main(argv=None) -> int:
                          "queue short, the closest this kernel has to the paper's DCTCP)")
     ap.add_argument("--reaction-speed", type=float,
                     help="diagnostics only: m of eq. 2 for the ATP senders (default: the engine's)")
+    ap.add_argument("--rotate-schemes", action="store_true",
+                    help="rotate the schemes' order by one place per phase group (default: the preset's order, ATP "
+                         "Full first in every cell)")
     ap.add_argument("--trace-schemes", action="store_true",
                     help="diagnostics: every ATP job of the schemes experiment logs its end-of-epoch samples to "
                          "OUT/traces/<phase>-h<host>.csv (rate, rho, TLR, class, delivered rate, srtt, app-limited)")
