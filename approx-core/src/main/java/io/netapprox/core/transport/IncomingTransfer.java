@@ -45,7 +45,9 @@ public final class IncomingTransfer {
     // our acceptance, ApproxTransportConfig.startBeforeAccept): held in arrival order and handed
     // to the listener once the announcement is applied, so the listener always sees the groups
     // first. Bounded by the engine's receive buffer: held messages are unreleased and so throttle
-    // the sender. Guarded by this; `live` turns true (never back) once nothing is held any more.
+    // the sender; held loss notices by the job's message count (one per message given up, and the
+    // first comes a loss-detection delay after the data). Guarded by this; `live` turns true (never
+    // back) once nothing is held any more.
     private volatile boolean live;
     private List<Object> early;
     private JobReport earlyReport;
