@@ -72,6 +72,8 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
     @Override
     @SuppressWarnings("unchecked")
     public scala.collection.Iterator<Product2<K, C>> read() {
+        long tStart = System.nanoTime();
+        long startedAtMs = System.currentTimeMillis();
         int shuffleId = handle.shuffleId();
         ApproxSpec spec = handle.spec();
         List<RemotePulls.Block> local = new ArrayList<>();
@@ -109,6 +111,7 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 (isLocal ? local : remote).add(block);
             }
         }
+        long tStatuses = System.nanoTime();
         Map<Integer, Map<String, Double>> planned = plannedMsrs(spec);
         List<Product2<K, C>> out = new ArrayList<>();
         RemotePulls.ReadTally tally = new RemotePulls.ReadTally();
@@ -126,7 +129,7 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                         return ApproxShuffleReader.this.fetchFailed(b, message, cause);
                     }
                 };
-        ServedTransfers.Counters served = ServedTransfers.Counters.NONE;
+        RemotePulls.PendingCounters counters = null;
         try (RemotePulls pulls =
                 new RemotePulls(
                         spec,
@@ -149,23 +152,29 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
             pulls.finish();
             long tf = System.nanoTime();
             if (spec.metrics() != null) {
-                served = pulls.servedCounters();
+                // Asked now, awaited when the task completes: the answers travel while the task
+                // aggregates and builds its result (they only feed the UI's metrics).
+                counters = pulls.askServedCounters();
             }
             long tc = System.nanoTime();
             if (LOG.isDebugEnabled()) {
                 LOG.debug(
-                        "NetApprox reduce task {} partitions [{}, {}): {} local blocks read in {} ms,"
-                                + " then {} ms waiting for {} remote blocks, {} ms for the sender"
+                        "NetApprox reduce task {} partitions [{}, {}): read() at {} (epoch ms), map"
+                                + " statuses {} ms, plan {} ms; {} local blocks read in {} ms, then"
+                                + " {} ms waiting for {} remote blocks, {} ms asking the sender"
                                 + " counters; {} ms in all",
                         context.taskAttemptId(),
                         startPartition,
                         endPartition,
+                        startedAtMs,
+                        RemotePulls.ms(tStatuses - tStart),
+                        RemotePulls.ms(t0 - tStatuses),
                         local.size(),
                         RemotePulls.ms(tl - t0),
                         RemotePulls.ms(tf - tl),
                         remote.size(),
                         RemotePulls.ms(tc - tf),
-                        RemotePulls.ms(tc - t0));
+                        RemotePulls.ms(tc - tStart));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -193,18 +202,53 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
             m.messagesUsed.add(tally.used);
             m.messagesLocal.add(tally.localMessages);
             m.messagesBeyondTarget.add(tally.beyond);
-            m.messagesSent.add(served.messagesSubmitted());
-            m.packetsSent.add(served.packetsSent());
-            m.packetsRetransmitted.add(served.packetsRetransmitted());
-            m.packetsLost.add(served.packetsLost());
             m.blockBytes.add(tally.blockBytes);
             m.exactBytes.add(exactBytes);
             m.bytesRead.add(tally.bytesRead);
             m.bytesSaved.add(exactBytes - tally.bytesRead);
+            if (counters != null && counters.any()) {
+                awaitCountersOnCompletion(m, counters);
+            }
         }
         scala.collection.Iterator<Product2<K, C>> sit =
                 scala.jdk.javaapi.CollectionConverters.asScala(out.iterator());
         return new InterruptibleIterator<>(context, sit);
+    }
+
+    /**
+     * Adds the sender counters to the shuffle's metrics when the task completes: Spark runs a
+     * task's completion listeners (TaskContext.runTaskWithListeners, inside Task.run) before the
+     * executor collects its accumulator updates (Executor.TaskRunner, after Task.run returns;
+     * checked in Spark 3.5.8 and 4.1.3), so the counters still reach the driver with this task's
+     * metrics. A failed or killed task gives the queries up instead of waiting.
+     */
+    private void awaitCountersOnCompletion(
+            ApproxShuffleMetrics m, RemotePulls.PendingCounters counters) {
+        long taskId = context.taskAttemptId();
+        context.addTaskCompletionListener(
+                new org.apache.spark.util.TaskCompletionListener() {
+                    @Override
+                    public void onTaskCompletion(TaskContext ctx) {
+                        if (ctx.isFailed() || ctx.isInterrupted()) {
+                            counters.cancel();
+                            return;
+                        }
+                        long t = System.nanoTime();
+                        ServedTransfers.Counters served = counters.await();
+                        m.messagesSent.add(served.messagesSubmitted());
+                        m.packetsSent.add(served.packetsSent());
+                        m.packetsRetransmitted.add(served.packetsRetransmitted());
+                        m.packetsLost.add(served.packetsLost());
+                        if (LOG.isDebugEnabled()) {
+                            LOG.debug(
+                                    "NetApprox reduce task {}: sender counters awaited {} ms at"
+                                            + " completion, {} (epoch ms)",
+                                    taskId,
+                                    RemotePulls.ms(System.nanoTime() - t),
+                                    System.currentTimeMillis());
+                        }
+                    }
+                });
     }
 
     /**

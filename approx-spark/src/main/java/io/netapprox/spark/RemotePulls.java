@@ -420,12 +420,12 @@ final class RemotePulls implements AutoCloseable {
 
     /**
      * Asks every executor this task pulled from for the sender-side numbers of its transfers
-     * ({@link ServedTransfers}): one query per peer, all sent before any answer is awaited (one
-     * control round trip in all, not one per peer); a peer that does not answer in time is left
-     * out.
+     * ({@link ServedTransfers}): one query per peer, all sent at once; {@link
+     * PendingCounters#await()} collects the answers (one control round trip in all, not one per
+     * peer), so the caller can do other work - aggregate, build its result - while they travel. A
+     * peer that does not answer in time is left out.
      */
-    ServedTransfers.Counters servedCounters() {
-        ServedTransfers.Counters sum = ServedTransfers.Counters.NONE;
+    PendingCounters askServedCounters() {
         Map<ApproxPeer, IncomingTransfer> asked = new IdentityHashMap<>();
         for (Map.Entry<ApproxPeer, List<Integer>> e : succeeded.entrySet()) {
             int[] jobs = e.getValue().stream().mapToInt(Integer::intValue).toArray();
@@ -440,30 +440,65 @@ final class RemotePulls implements AutoCloseable {
                         ex.toString());
             }
         }
-        long deadline =
-                System.nanoTime()
-                        + TimeUnit.MILLISECONDS.toNanos(2 * ServedTransfers.ANSWER_WAIT_MS);
-        for (Map.Entry<ApproxPeer, IncomingTransfer> e : asked.entrySet()) {
-            IncomingTransfer t = e.getValue();
-            try {
-                byte[] answer =
-                        t.response()
-                                .get(
-                                        Math.max(1, deadline - System.nanoTime()),
-                                        TimeUnit.NANOSECONDS);
-                sum = sum.plus(ServedTransfers.Counters.decode(answer));
-                t.report().get(ServedTransfers.ANSWER_WAIT_MS, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-                break;
-            } catch (IOException | ExecutionException | TimeoutException | RuntimeException ex) {
-                LOG.info(
-                        "NetApprox: no sender counters from {} ({}); metrics leave them out",
-                        e.getKey(),
-                        ex.toString());
+        return new PendingCounters(asked, System.nanoTime());
+    }
+
+    /** {@link #askServedCounters()} and its answers, awaited at once. */
+    ServedTransfers.Counters servedCounters() {
+        return askServedCounters().await();
+    }
+
+    /** Sender-counters queries in flight (see {@link #askServedCounters()}). */
+    static final class PendingCounters {
+        private final Map<ApproxPeer, IncomingTransfer> asked;
+        private final long askedAt;
+
+        private PendingCounters(Map<ApproxPeer, IncomingTransfer> asked, long askedAt) {
+            this.asked = asked;
+            this.askedAt = askedAt;
+        }
+
+        /** Whether any query was sent (false: nothing pulled, or every request failed). */
+        boolean any() {
+            return !asked.isEmpty();
+        }
+
+        /**
+         * Waits for the answers, at most {@code 2 ANSWER_WAIT_MS} from when they were asked, and
+         * sums them; a peer that does not answer in time is left out.
+         */
+        ServedTransfers.Counters await() {
+            ServedTransfers.Counters sum = ServedTransfers.Counters.NONE;
+            long deadline = askedAt + TimeUnit.MILLISECONDS.toNanos(2 * ServedTransfers.ANSWER_WAIT_MS);
+            for (Map.Entry<ApproxPeer, IncomingTransfer> e : asked.entrySet()) {
+                IncomingTransfer t = e.getValue();
+                try {
+                    byte[] answer =
+                            t.response()
+                                    .get(
+                                            Math.max(1, deadline - System.nanoTime()),
+                                            TimeUnit.NANOSECONDS);
+                    sum = sum.plus(ServedTransfers.Counters.decode(answer));
+                    t.report().get(ServedTransfers.ANSWER_WAIT_MS, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    break;
+                } catch (IOException | ExecutionException | TimeoutException | RuntimeException ex) {
+                    LOG.info(
+                            "NetApprox: no sender counters from {} ({}); metrics leave them out",
+                            e.getKey(),
+                            ex.toString());
+                }
+            }
+            return sum;
+        }
+
+        /** Gives the queries up unanswered (a failed task): their answers are released unseen. */
+        void cancel() {
+            for (IncomingTransfer t : asked.values()) {
+                t.report().cancel(false);
             }
         }
-        return sum;
     }
 
     /** Gives up every running pull and releases the messages not yet processed. */
