@@ -469,7 +469,8 @@ final class RemotePulls implements AutoCloseable {
          */
         ServedTransfers.Counters await() {
             ServedTransfers.Counters sum = ServedTransfers.Counters.NONE;
-            long deadline = askedAt + TimeUnit.MILLISECONDS.toNanos(2 * ServedTransfers.ANSWER_WAIT_MS);
+            long deadline =
+                    askedAt + TimeUnit.MILLISECONDS.toNanos(2 * ServedTransfers.ANSWER_WAIT_MS);
             for (Map.Entry<ApproxPeer, IncomingTransfer> e : asked.entrySet()) {
                 IncomingTransfer t = e.getValue();
                 try {
@@ -483,7 +484,10 @@ final class RemotePulls implements AutoCloseable {
                 } catch (InterruptedException ie) {
                     Thread.currentThread().interrupt();
                     break;
-                } catch (IOException | ExecutionException | TimeoutException | RuntimeException ex) {
+                } catch (IOException
+                        | ExecutionException
+                        | TimeoutException
+                        | RuntimeException ex) {
                     LOG.info(
                             "NetApprox: no sender counters from {} ({}); metrics leave them out",
                             e.getKey(),
