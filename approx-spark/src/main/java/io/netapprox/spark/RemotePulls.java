@@ -443,11 +443,6 @@ final class RemotePulls implements AutoCloseable {
         return new PendingCounters(asked, System.nanoTime());
     }
 
-    /** {@link #askServedCounters()} and its answers, awaited at once. */
-    ServedTransfers.Counters servedCounters() {
-        return askServedCounters().await();
-    }
-
     /** Sender-counters queries in flight (see {@link #askServedCounters()}). */
     static final class PendingCounters {
         private final Map<ApproxPeer, IncomingTransfer> asked;

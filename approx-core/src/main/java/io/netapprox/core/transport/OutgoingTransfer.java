@@ -186,17 +186,16 @@ public final class OutgoingTransfer {
                         ? JobAnnouncement.of(jobId, spec, payload).asPushed()
                         : JobAnnouncement.of(jobId, spec, null);
         CompletableFuture<JobDecision> decision = c.announceJob(a);
-        if (!pushed && peer.transport.config().startBeforeAccept()) {
-            // The requester asked for job J itself: start at once; its decision only says whether
-            // it gave the transfer up meanwhile (then the job is cancelled, see onDecision).
-            OutgoingJob j = start(spec);
-            decision.whenComplete((d, e) -> onDecision(j, d, e));
-            j.outcome().whenComplete(this::onOutcome);
-            dataResponse.complete(reply);
-            return j;
+        // The requester asked for job J itself: start at once; its decision only says whether it
+        // gave the transfer up meanwhile (then the job is cancelled, see onDecision).
+        boolean beforeAccept = !pushed && peer.transport.config().startBeforeAccept();
+        if (!beforeAccept) {
+            awaitAcceptance(decision);
         }
-        awaitAcceptance(decision);
         OutgoingJob j = start(spec);
+        if (beforeAccept) {
+            decision.whenComplete((d, e) -> onDecision(j, d, e));
+        }
         j.outcome().whenComplete(this::onOutcome);
         dataResponse.complete(reply);
         return j;
