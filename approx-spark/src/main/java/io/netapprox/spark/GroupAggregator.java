@@ -51,7 +51,60 @@ final class GroupAggregator {
 
     private static final class State {
         final List<StratumSample> strata = new ArrayList<>();
-        final List<ApproxRow> rows = new ArrayList<>();
+
+        /** The exact (sort shuffle) input, aggregated as it arrives; null until a row arrives. */
+        Exact exact;
+    }
+
+    /**
+     * One group's exact aggregates, folded in one row at a time (the rows are never held: a sort
+     * shuffle's reducer at any input size keeps per group one count, one exact sum per value
+     * column, the key counts of top-k and, for a quantile, its column's values as primitives).
+     */
+    static final class Exact {
+        private final ApproxSpec spec;
+        long n;
+        private final ExactSum[] sums;
+        private final double[][] values; // per value column that has a quantile, else null
+        private final int[] sizes;
+        private final Map<String, Long> keyCounts;
+
+        Exact(ApproxSpec spec) {
+            this.spec = spec;
+            int nv = spec.numValues();
+            sums = new ExactSum[nv];
+            values = new double[nv][];
+            sizes = new int[nv];
+            boolean topK = false;
+            for (ApproxSpec.Aggregate a : spec.aggregates()) {
+                switch (a.kind()) {
+                    case AVG, SUM -> sums[a.valueIndex()] = new ExactSum();
+                    case QUANTILE -> values[a.valueIndex()] = new double[16];
+                    case TOPK -> topK = true;
+                    default -> {}
+                }
+            }
+            keyCounts = topK ? new HashMap<>() : null;
+        }
+
+        /** Folds one row in; nothing of the row is kept. */
+        void add(ApproxRow r) {
+            n++;
+            for (int i = 0; i < sums.length; i++) {
+                if (sums[i] != null) {
+                    sums[i].add(r.values[i]);
+                }
+                if (values[i] != null) {
+                    if (sizes[i] == values[i].length) {
+                        values[i] = Arrays.copyOf(values[i], Math.multiplyExact(sizes[i], 2));
+                    }
+                    values[i][sizes[i]++] = r.values[i];
+                }
+            }
+            if (keyCounts != null) {
+                keyCounts.merge(r.key, 1L, Long::sum);
+            }
+        }
     }
 
     static List<Row> aggregate(ApproxSpec spec, Iterator<Object> it) {
@@ -74,7 +127,10 @@ final class GroupAggregator {
             if (v instanceof StratumSample ss) {
                 s.strata.add(ss);
             } else {
-                s.rows.add((ApproxRow) v);
+                if (s.exact == null) {
+                    s.exact = new Exact(spec);
+                }
+                s.exact.add((ApproxRow) v);
             }
         }
         if (partition >= 0 && spec.plan() == null) {
@@ -93,12 +149,12 @@ final class GroupAggregator {
         List<Row> out = new ArrayList<>();
         for (Map.Entry<String, State> e : groups.entrySet()) {
             State s = e.getValue();
-            if (!s.strata.isEmpty() && !s.rows.isEmpty()) {
+            if (!s.strata.isEmpty() && s.exact != null) {
                 throw new IllegalStateException(
                         "group " + e.getKey() + " got sampled and exact input");
             }
             if (s.strata.isEmpty()) {
-                exact(spec, e.getKey(), s.rows, out);
+                exact(spec, e.getKey(), s.exact, out);
             } else {
                 approximate(spec, e.getKey(), s.strata, out);
                 count(spec.metrics(), s.strata);
@@ -425,19 +481,16 @@ final class GroupAggregator {
         return new ApproxResult(r.mean(), r.low(), r.high(), conf, sampled, population);
     }
 
-    static void exact(ApproxSpec spec, String group, List<ApproxRow> rows, List<Row> out) {
+    static void exact(ApproxSpec spec, String group, Exact g, List<Row> out) {
         double conf = spec.confidence();
         double eMax = spec.errorBound(group);
-        long n = rows.size();
+        long n = g.n;
         for (ApproxSpec.Aggregate a : spec.aggregates()) {
             switch (a.kind()) {
                 case AVG, SUM -> {
                     // summed exactly (the same value as a complete approximate group, whatever the
                     // row order)
-                    ExactSum sum = new ExactSum();
-                    for (ApproxRow r : rows) {
-                        sum.add(r.values[a.valueIndex()]);
-                    }
+                    ExactSum sum = g.sums[a.valueIndex()];
                     double v = a.kind() == ApproxSpec.Kind.SUM ? sum.value() : sum.value() / n;
                     out.add(
                             row(
@@ -464,10 +517,8 @@ final class GroupAggregator {
                                         n,
                                         false));
                 case QUANTILE -> {
-                    double[] v = new double[rows.size()];
-                    for (int i = 0; i < v.length; i++) {
-                        v[i] = rows.get(i).values[a.valueIndex()];
-                    }
+                    double[] v =
+                            Arrays.copyOf(g.values[a.valueIndex()], g.sizes[a.valueIndex()]);
                     Arrays.sort(v); // NaN last, as Spark orders it
                     int rank =
                             (int)
@@ -489,11 +540,7 @@ final class GroupAggregator {
                                     false));
                 }
                 case TOPK -> {
-                    Map<String, Long> counts = new HashMap<>();
-                    for (ApproxRow r : rows) {
-                        counts.merge(r.key, 1L, Long::sum);
-                    }
-                    List<Map.Entry<String, Long>> es = new ArrayList<>(counts.entrySet());
+                    List<Map.Entry<String, Long>> es = new ArrayList<>(g.keyCounts.entrySet());
                     es.sort(
                             (x, y) ->
                                     y.getValue().equals(x.getValue())
