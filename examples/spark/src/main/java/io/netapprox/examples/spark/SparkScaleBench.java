@@ -22,7 +22,7 @@ import org.apache.spark.sql.functions;
  * mode, so that each executor JVM's peak RSS belongs to one mode.
  *
  * <pre>
- *   SparkScaleBench --mode exact|approx --rows N [--query avg|median] [--runs 3] [--partitions 8]
+ *   SparkScaleBench --mode exact|approx --rows N [--query avg|median|sampled] [--runs 3] [--partitions 8]
  *                   [--reducers 2] [--emax 0.05] [--truth file] [--master local-cluster[2,1,512]]
  *                   [--spark.x y ...]
  * </pre>
@@ -35,7 +35,11 @@ import org.apache.spark.sql.functions;
  * --query}): {@code avg} (default) {@code avg(distance), sum(fare), count} - with exact partials
  * nothing is sampled and the approximate query is Spark's own partial aggregation; {@code median}
  * {@code median(distance), avg(distance), count} - the median is sampled (exact: Spark's {@code
- * median}, which holds every value of a group). Prints one {@code RESULT} line: median JCT, the CPU
+ * median}, which holds every value of a group); {@code sampled} SparkBench's query {@code
+ * avg(distance), sum(fare), count} without exact partials, so avg and sum are answered from the
+ * sample (exact: the same {@link ApproxQuery} with {@link ApproxQuery#exact()} over sort shuffle,
+ * which ships every row - the network lab's scale mode, benchmarks/spark/netlab/scale.sh). Prints
+ * one {@code RESULT} line: median JCT, the CPU
  * seconds of the driver JVM and of the executor processes during a query (medians; less sensitive
  * to a shared machine's load than the JCT), the largest task's peak execution memory (Spark's task
  * metric), bytes spilled and shuffled, the executors' peak JVM heap (Spark's executor metrics) and
@@ -83,6 +87,7 @@ public final class SparkScaleBench {
         AtomicLong peakTask = new AtomicLong();
         AtomicLong spilled = new AtomicLong();
         AtomicLong shuffled = new AtomicLong();
+        AtomicLong remoteRead = new AtomicLong();
         spark.sparkContext()
                 .addSparkListener(
                         new SparkListener() {
@@ -94,6 +99,8 @@ public final class SparkScaleBench {
                                     spilled.addAndGet(e.taskMetrics().diskBytesSpilled());
                                     shuffled.addAndGet(
                                             e.taskMetrics().shuffleWriteMetrics().bytesWritten());
+                                    remoteRead.addAndGet(
+                                            e.taskMetrics().shuffleReadMetrics().remoteBytesRead());
                                 }
                             }
                         });
@@ -114,7 +121,27 @@ public final class SparkScaleBench {
                 double d0 = ExecutorPeaks.driverCpuSeconds();
                 double e0 = ExecutorPeaks.executorCpuSeconds(appId);
                 long t0 = System.nanoTime();
-                if (mode.equals("exact")) {
+                if (query.equals("sampled")) {
+                    // SparkBench's q: avg/sum answered from the sample (no exact partials), so
+                    // the exact form ships every row through the shuffle
+                    last =
+                            ApproxQuery.on(trips)
+                                    .groupBy("hour")
+                                    .avg("distance")
+                                    .sum("fare")
+                                    .count()
+                                    .exactPartials(false)
+                                    .errorBound(emax)
+                                    .seed(r)
+                                    .partitions(reducers);
+                    if (mode.equals("exact")) {
+                        last.exact();
+                    }
+                    result = last.run().collectAsList();
+                    if (mode.equals("exact")) {
+                        last = null;
+                    }
+                } else if (mode.equals("exact")) {
                     result =
                             (query.equals("median")
                                             ? trips.groupBy("hour")
@@ -146,7 +173,8 @@ public final class SparkScaleBench {
             }
             spark.sparkContext().listenerBus().waitUntilEmpty();
             Thread.sleep(1500); // one more executor-metrics heartbeat
-            Map<String, double[]> answer = answer(mode, labels, result);
+            Map<String, double[]> answer =
+                    answer(query.equals("sampled") ? "approx" : mode, labels, result);
             String check = "";
             if (mode.equals("exact") && a.containsKey("truth")) {
                 write(Path.of(a.get("truth")), answer);
@@ -169,6 +197,7 @@ public final class SparkScaleBench {
                     "RESULT mode=%s query=%s rows=%d generated_gb=%.2f runs=%d median_s=%.2f all_s=%s"
                             + " driver_cpu_s=%.2f executor_cpu_s=%.2f"
                             + " peak_task_exec_mb=%.1f spilled_mb=%.1f shuffle_write_mb=%.1f"
+                            + " remote_read_mb=%.1f"
                             + " executor_peak_heap_mb=%s executor_peak_rss_mb=%s%s%s%n",
                     mode,
                     query,
@@ -182,6 +211,7 @@ public final class SparkScaleBench {
                     peakTask.get() / 1e6,
                     spilled.get() / 1e6 / runs,
                     shuffled.get() / 1e6 / runs,
+                    remoteRead.get() / 1e6 / runs,
                     ExecutorPeaks.heapMb(spark),
                     ExecutorPeaks.rssMb(spark.sparkContext().applicationId()),
                     extra,
@@ -196,9 +226,10 @@ public final class SparkScaleBench {
         return switch (query) {
             case "avg" -> List.of("avg(distance)", "sum(fare)", "count");
             case "median" -> List.of("median(distance)", "avg(distance)", "count");
+            case "sampled" -> List.of("avg(distance)", "sum(fare)", "count");
             default ->
                     throw new IllegalArgumentException(
-                            "--query must be avg or median, got " + query);
+                            "--query must be avg, median or sampled, got " + query);
         };
     }
 
