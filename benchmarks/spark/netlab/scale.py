@@ -194,6 +194,8 @@ def main(argv=None) -> int:
     ap.add_argument("--app-timeout", type=float, default=5400)
     ap.add_argument("--name", default="nlscale")
     ap.add_argument("--conf", action="append", default=[])
+    ap.add_argument("--plugin-jar", default=None,
+                    help="another approx-spark jar (e.g. an older build's) instead of this tree's")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     nlab.require_root()
@@ -206,6 +208,8 @@ def main(argv=None) -> int:
     tmp = tempfile.mkdtemp(prefix="spark-netlab-scale-")
     plugin, app = snapshot_jars(tmp, [("approx-spark", "approx-spark"),
                                       (os.path.join("examples", "spark"), "examples-spark")])
+    if a.plugin_jar:
+        plugin = shutil.copy(a.plugin_jar, os.path.join(tmp, "approx-spark-other.jar"))
     spark_cp = open(os.path.join(ROOT, "examples", "spark", "target", "spark-classpath.txt")).read().strip()
     cp = plugin + ":" + app + ":" + spark_cp
     a.spark_home = os.path.join(tmp, "spark-home")
