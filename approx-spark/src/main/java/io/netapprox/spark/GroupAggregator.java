@@ -517,8 +517,7 @@ final class GroupAggregator {
                                         n,
                                         false));
                 case QUANTILE -> {
-                    double[] v =
-                            Arrays.copyOf(g.values[a.valueIndex()], g.sizes[a.valueIndex()]);
+                    double[] v = Arrays.copyOf(g.values[a.valueIndex()], g.sizes[a.valueIndex()]);
                     Arrays.sort(v); // NaN last, as Spark orders it
                     int rank =
                             (int)

@@ -39,11 +39,11 @@ import org.apache.spark.sql.functions;
  * avg(distance), sum(fare), count} without exact partials, so avg and sum are answered from the
  * sample (exact: the same {@link ApproxQuery} with {@link ApproxQuery#exact()} over sort shuffle,
  * which ships every row - the network lab's scale mode, benchmarks/spark/netlab/scale.sh). Prints
- * one {@code RESULT} line: median JCT, the CPU
- * seconds of the driver JVM and of the executor processes during a query (medians; less sensitive
- * to a shared machine's load than the JCT), the largest task's peak execution memory (Spark's task
- * metric), bytes spilled and shuffled, the executors' peak JVM heap (Spark's executor metrics) and
- * peak RSS ({@code VmHWM} of each executor process), and for approx the groups outside e_max.
+ * one {@code RESULT} line: median JCT, the CPU seconds of the driver JVM and of the executor
+ * processes during a query (medians; less sensitive to a shared machine's load than the JCT), the
+ * largest task's peak execution memory (Spark's task metric), bytes spilled and shuffled, the
+ * executors' peak JVM heap (Spark's executor metrics) and peak RSS ({@code VmHWM} of each executor
+ * process), and for approx the groups outside e_max.
  */
 public final class SparkScaleBench {
     private SparkScaleBench() {}
