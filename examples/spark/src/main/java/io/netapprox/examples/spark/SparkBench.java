@@ -22,7 +22,16 @@ import scala.Tuple2;
  *       then the exact query over sort shuffle, sums scaled by 1/f): hourly avg(distance) and sum(fare).
  *       --layout clustered: the input repartitioned by hour (each hour in one map output).
  *   SparkBench passthrough [--master ...] [--rows N] [--runs 5] [--manager sort|approx]
- *       a non-approximate job (RDD reduceByKey + SQL aggregate and join) under the given shuffle manager.
+ *       a non-approximate job (RDD reduceByKey + SQL aggregate and join) under the given shuffle manager;
+ *       besides the wall clock, the load-independent work of the timed runs: the executors' summed task CPU
+ *       (executor + deserialize CPU of every task, {@link TaskTotals}), the driver JVM's and the executor
+ *       processes' CPU, and the tasks, stages, shuffle records and bytes (equal when both managers did the same
+ *       work). benchmarks/spark/passthrough_cpu.py pairs the applications.
+ *   common: [--balance-input true|false] [--balance-retries 3]
+ *       the cached input's partitions per executor are read from the driver's block manager master and printed
+ *       in every RESULT line (input_layout=4:4, by executor id); while they are spread unevenly (counts differing
+ *       by more than one) the input is unpersisted and cached again, at most --balance-retries times, then used
+ *       as it is (input_balanced=no). --balance-input false only records the layout (input_balanced=unchecked).
  * </pre>
  */
 public final class SparkBench {
@@ -47,28 +56,36 @@ public final class SparkBench {
         }
         SparkSession spark = TaxiExample.session("netapprox-bench-" + mode, a.get("master"), extra);
         try {
-            Dataset<Row> trips = TaxiExample.trips(spark, a);
+            int retries =
+                    Boolean.parseBoolean(a.getOrDefault("balance-input", "true"))
+                            ? Integer.parseInt(a.getOrDefault("balance-retries", "3"))
+                            : 0;
+            Dataset<Row> trips = TaxiExample.source(spark, a);
+            InputLayout layout;
             if ("clustered".equals(a.getOrDefault("layout", "random"))) {
                 // every hour in one input partition (a table partitioned by the group key): the
                 // layout the map side's spread sizing is short on (docs/sampling.md)
+                trips.cache();
+                trips.count();
                 Dataset<Row> c =
                         trips.repartition(
-                                        Integer.parseInt(a.get("partitions")),
-                                        functions.col("hour"))
-                                .cache();
-                c.count();
+                                Integer.parseInt(a.get("partitions")), functions.col("hour"));
+                layout = InputLayout.cacheEvenly(spark, c, retries);
                 trips.unpersist();
                 trips = c;
+            } else {
+                layout = InputLayout.cacheEvenly(spark, trips, retries);
             }
             int runs = Integer.parseInt(a.get("runs"));
             if ("passthrough".equals(mode)) {
-                passthrough(trips, runs, a.getOrDefault("manager", "approx"));
+                passthrough(spark, trips, runs, a.getOrDefault("manager", "approx"), layout);
             } else {
                 query(
                         trips,
                         runs,
                         Double.parseDouble(a.get("emax")),
-                        Integer.parseInt(a.get("partitions")));
+                        Integer.parseInt(a.get("partitions")),
+                        layout);
             }
         } finally {
             spark.stop();
@@ -79,9 +96,34 @@ public final class SparkBench {
         return (System.nanoTime() - t0) / 1e9;
     }
 
-    static void passthrough(Dataset<Row> trips, int runs, String manager) {
+    /** The 1-minute load average of the machine (/proc/loadavg), or -1. */
+    static double load1() {
+        try {
+            return Double.parseDouble(
+                    java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg"))
+                            .split(" ")[0]);
+        } catch (java.io.IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    static void passthrough(
+            SparkSession spark, Dataset<Row> trips, int runs, String manager, InputLayout layout) {
         List<Double> t = new ArrayList<>();
+        TaskTotals totals = TaskTotals.register(spark);
+        String appId = spark.sparkContext().applicationId();
+        double driverCpu0 = 0;
+        double execCpu0 = 0;
+        double load0 = 0;
         for (int r = -1; r < runs; r++) {
+            if (r == 0) {
+                // the timed runs' work only (the warm-up's JIT and class loading excluded)
+                TaskTotals.drain(spark);
+                totals.reset();
+                driverCpu0 = ExecutorPeaks.driverCpuSeconds();
+                execCpu0 = ExecutorPeaks.executorCpuSeconds(appId);
+                load0 = load1();
+            }
             long t0 = System.nanoTime();
             JavaPairRDD<Integer, Double> z =
                     trips.javaRDD().mapToPair(x -> new Tuple2<>(x.getInt(1), x.getDouble(3)));
@@ -100,9 +142,22 @@ public final class SparkBench {
                 throw new IllegalStateException("empty result");
             }
         }
+        TaskTotals.drain(spark);
+        double driverCpu = ExecutorPeaks.driverCpuSeconds() - driverCpu0;
+        double execCpu = ExecutorPeaks.executorCpuSeconds(appId) - execCpu0;
         System.out.printf(
-                "RESULT mode=passthrough manager=%s runs=%d median_s=%.3f all_s=%s%n",
-                manager, runs, TaxiExample.median(t), TaxiExample.fmt(t));
+                "RESULT mode=passthrough manager=%s runs=%d median_s=%.3f all_s=%s %s"
+                        + " driver_cpu_ms=%.0f exec_proc_cpu_ms=%.0f load_start=%.2f load_end=%.2f %s%n",
+                manager,
+                runs,
+                TaxiExample.median(t),
+                TaxiExample.fmt(t).replace(" ", ""),
+                totals.fields(),
+                driverCpu * 1000,
+                execCpu * 1000,
+                load0,
+                load1(),
+                layout.fields());
     }
 
     /**
@@ -120,7 +175,7 @@ public final class SparkBench {
                 .partitions(np);
     }
 
-    static void query(Dataset<Row> trips, int runs, double emax, int np) {
+    static void query(Dataset<Row> trips, int runs, double emax, int np, InputLayout layout) {
         Map<String, Row> exact =
                 TaxiExample.index(q(trips, emax, 0, np).exact().run().collectAsList());
         // warm-up + the fraction of rows ATP delivered (SampleSend then ships the same fraction)
@@ -172,7 +227,7 @@ public final class SparkBench {
             double m = TaxiExample.median(t.get(mode));
             System.out.printf(
                     "RESULT mode=%s runs=%d median_s=%.3f ratio_vs_exact=%.3f max_rel_error=%.4f"
-                            + " group_aggregates_outside_emax=%d/%d sample_fraction=%.3f all_s=%s%n",
+                            + " group_aggregates_outside_emax=%d/%d sample_fraction=%.3f all_s=%s %s%n",
                     mode,
                     runs,
                     m,
@@ -181,7 +236,8 @@ public final class SparkBench {
                     outside.getOrDefault(mode, 0),
                     exact.size() * runs,
                     mode.equals("exact") ? 1.0 : f,
-                    TaxiExample.fmt(t.get(mode)));
+                    TaxiExample.fmt(t.get(mode)).replace(" ", ""),
+                    layout.fields());
         }
     }
 }
