@@ -21,12 +21,14 @@ import scala.Tuple2;
  *       exact (sort shuffle) vs approximate (ATP) vs SampleSend (Dataset.sample at the fraction ATP delivered,
  *       then the exact query over sort shuffle, sums scaled by 1/f): hourly avg(distance) and sum(fare).
  *       --layout clustered: the input repartitioned by hour (each hour in one map output).
- *   SparkBench passthrough [--master ...] [--rows N] [--runs 5] [--manager sort|approx]
+ *   SparkBench passthrough [--master ...] [--rows N] [--runs 5] [--warmup 1] [--manager sort|approx]
+ *                          [--sync-dir DIR --sync-first sort|approx]
  *       a non-approximate job (RDD reduceByKey + SQL aggregate and join) under the given shuffle manager;
  *       besides the wall clock, the load-independent work of the timed runs: the executors' summed task CPU
  *       (executor + deserialize CPU of every task, {@link TaskTotals}), the driver JVM's and the executor
  *       processes' CPU, and the tasks, stages, shuffle records and bytes (equal when both managers did the same
- *       work). benchmarks/spark/passthrough_cpu.py pairs the applications.
+ *       work), per timed run (task_cpu_runs). --sync-dir: two applications (one per manager) run concurrently in
+ *       lock step, taking turns run by run ({@link Turns}). benchmarks/spark/passthrough_cpu.py pairs them.
  *   common: [--balance-input true|false] [--balance-retries 3]
  *       the cached input's partitions per executor are read from the driver's block manager master and printed
  *       in every RESULT line (input_layout=4:4, by executor id); while they are spread unevenly (counts differing
@@ -78,7 +80,20 @@ public final class SparkBench {
             }
             int runs = Integer.parseInt(a.get("runs"));
             if ("passthrough".equals(mode)) {
-                passthrough(spark, trips, runs, a.getOrDefault("manager", "approx"), layout);
+                String manager = a.getOrDefault("manager", "approx");
+                passthrough(
+                        spark,
+                        trips,
+                        runs,
+                        Integer.parseInt(a.getOrDefault("warmup", "1")),
+                        manager,
+                        layout,
+                        a.containsKey("sync-dir")
+                                ? new Turns(
+                                        a.get("sync-dir"),
+                                        manager.equals("sort") ? "sort" : "approx",
+                                        a.getOrDefault("sync-first", "sort"))
+                                : null);
             } else {
                 query(
                         trips,
@@ -107,15 +122,90 @@ public final class SparkBench {
         }
     }
 
+    /**
+     * Lock-step with a second application (--sync-dir): the two applications take turns run by run,
+     * through the file {@code turn} in the directory ("sort 3" = the sort application's run 3 is
+     * next; run.sh writes the first turn). Run r's first manager is {@code first} for even r, the
+     * other for odd r, so that each run of one manager has a run of the other right before or after
+     * it, under the same load. A partner that does not take its turn in 10 minutes ends the lock
+     * step (sync=lost).
+     */
+    static final class Turns {
+        final java.nio.file.Path file;
+        final String me;
+        final String other;
+        final String first;
+        boolean lost;
+
+        Turns(String dir, String me, String first) {
+            this.file = java.nio.file.Path.of(dir, "turn");
+            this.me = me;
+            this.other = me.equals("sort") ? "approx" : "sort";
+            this.first = first;
+        }
+
+        String firstOf(int r) {
+            return r % 2 == 0 ? first : (first.equals("sort") ? "approx" : "sort");
+        }
+
+        void await(int r) {
+            long deadline = System.currentTimeMillis() + 600_000;
+            String want = me + " " + r;
+            while (!lost) {
+                try {
+                    if (want.equals(java.nio.file.Files.readString(file).trim())) {
+                        return;
+                    }
+                } catch (java.io.IOException e) {
+                    // not written yet
+                }
+                if (System.currentTimeMillis() > deadline) {
+                    lost = true;
+                    System.err.println("lock step lost: no turn " + want);
+                    return;
+                }
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    lost = true;
+                }
+            }
+        }
+
+        /** After my run r: the other's run r if I went first, else the first of run r + 1. */
+        void done(int r) {
+            String next = firstOf(r).equals(me) ? other + " " + r : firstOf(r + 1) + " " + (r + 1);
+            try {
+                java.nio.file.Path tmp = file.resolveSibling("turn." + me);
+                java.nio.file.Files.writeString(tmp, next);
+                java.nio.file.Files.move(
+                        tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+    }
+
     static void passthrough(
-            SparkSession spark, Dataset<Row> trips, int runs, String manager, InputLayout layout) {
+            SparkSession spark,
+            Dataset<Row> trips,
+            int runs,
+            int warmup,
+            String manager,
+            InputLayout layout,
+            Turns turns) {
         List<Double> t = new ArrayList<>();
+        List<Double> cpuRuns = new ArrayList<>();
         TaskTotals totals = TaskTotals.register(spark);
         String appId = spark.sparkContext().applicationId();
         double driverCpu0 = 0;
         double execCpu0 = 0;
         double load0 = 0;
-        for (int r = -1; r < runs; r++) {
+        for (int r = -warmup; r < runs; r++) {
+            if (r >= 0 && turns != null) {
+                turns.await(r);
+            }
             if (r == 0) {
                 // the timed runs' work only (the warm-up's JIT and class loading excluded)
                 TaskTotals.drain(spark);
@@ -137,22 +227,37 @@ public final class SparkBench {
                             .collectAsList();
             if (r >= 0) {
                 t.add(secs(t0));
+                TaskTotals.drain(spark);
+                cpuRuns.add(totals.cpuMs());
+                if (turns != null) {
+                    turns.done(r);
+                }
             }
             if (n == 0 || j.isEmpty()) {
                 throw new IllegalStateException("empty result");
             }
         }
+        List<Double> perRun = new ArrayList<>();
+        for (int i = 0; i < cpuRuns.size(); i++) {
+            perRun.add(cpuRuns.get(i) - (i == 0 ? 0 : cpuRuns.get(i - 1)));
+        }
         TaskTotals.drain(spark);
         double driverCpu = ExecutorPeaks.driverCpuSeconds() - driverCpu0;
         double execCpu = ExecutorPeaks.executorCpuSeconds(appId) - execCpu0;
         System.out.printf(
-                "RESULT mode=passthrough manager=%s runs=%d median_s=%.3f all_s=%s %s"
-                        + " driver_cpu_ms=%.0f exec_proc_cpu_ms=%.0f load_start=%.2f load_end=%.2f %s%n",
+                "RESULT mode=passthrough manager=%s runs=%d warmup=%d sync=%s median_s=%.3f all_s=%s %s"
+                        + " task_cpu_runs=%s driver_cpu_ms=%.0f exec_proc_cpu_ms=%.0f load_start=%.2f"
+                        + " load_end=%.2f %s%n",
                 manager,
                 runs,
+                warmup,
+                turns == null ? "none" : turns.lost ? "lost" : "lockstep",
                 TaxiExample.median(t),
                 TaxiExample.fmt(t).replace(" ", ""),
                 totals.fields(),
+                perRun.stream()
+                        .map(d -> String.format("%.0f", d))
+                        .collect(java.util.stream.Collectors.joining(",", "[", "]")),
                 driverCpu * 1000,
                 execCpu * 1000,
                 load0,

@@ -77,6 +77,11 @@ final class TaskTotals extends SparkListener {
         jobs++;
     }
 
+    /** Task CPU (executor + deserialize) so far, ms. */
+    synchronized double cpuMs() {
+        return (cpuNs + deserializeCpuNs) / 1e6;
+    }
+
     /** Clears the sums (call after {@link #drain}). */
     synchronized void reset() {
         tasks = failedTasks = cpuNs = deserializeCpuNs = runMs = gcMs = 0;
