@@ -36,11 +36,20 @@ final class InputLayout {
     /** yes / no (still uneven after the retries) / unchecked (balancing turned off). */
     final String balanced;
 
-    InputLayout(Map<String, Integer> perExecutor, int uncached, int recached, String balanced) {
+    /** The layout of the first caching (before any re-caching). */
+    final String first;
+
+    InputLayout(
+            Map<String, Integer> perExecutor,
+            int uncached,
+            int recached,
+            String balanced,
+            String first) {
         this.perExecutor = perExecutor;
         this.uncached = uncached;
         this.recached = recached;
         this.balanced = balanced;
+        this.first = first == null ? layout() : first;
     }
 
     /**
@@ -75,6 +84,8 @@ final class InputLayout {
                 + String.join(",", perExecutor.keySet())
                 + " input_recached="
                 + recached
+                + " input_first_layout="
+                + first
                 + " input_balanced="
                 + balanced;
     }
@@ -115,17 +126,19 @@ final class InputLayout {
         }
         int uncached = 0;
         List<scala.collection.immutable.Seq<BlockManagerId>> locs =
-                CollectionConverters.asJava(SparkEnv.get().blockManager().master().getLocations(ids));
+                CollectionConverters.asJava(
+                        SparkEnv.get().blockManager().master().getLocations(ids));
         for (scala.collection.immutable.Seq<BlockManagerId> l : locs) {
             if (l.isEmpty()) {
                 uncached++;
             } else {
-                // one copy per block at the default storage level; a replicated block counts once, at
+                // one copy per block at the default storage level; a replicated block counts once,
+                // at
                 // its first holder
                 per.merge(l.head().executorId(), 1, Integer::sum);
             }
         }
-        return new InputLayout(per, uncached, recached, balanced);
+        return new InputLayout(per, uncached, recached, balanced, null);
     }
 
     /**
@@ -137,15 +150,18 @@ final class InputLayout {
         d.cache();
         d.count();
         InputLayout l = of(spark, newestCached(spark), 0, retries > 0 ? "yes" : "unchecked");
+        String first = l.layout();
         for (int i = 1; retries > 0 && !isEven(l.perExecutor, l.uncached); i++) {
             if (i > retries) {
-                return new InputLayout(l.perExecutor, l.uncached, retries, "no");
+                return new InputLayout(l.perExecutor, l.uncached, retries, "no", first);
             }
-            System.err.printf("input layout %s uneven: caching again (%d of %d)%n", l.layout(), i, retries);
+            System.err.printf(
+                    "input layout %s uneven: caching again (%d of %d)%n", l.layout(), i, retries);
             d.unpersist(true);
             d.cache();
             d.count();
-            l = of(spark, newestCached(spark), i, "yes");
+            InputLayout n = of(spark, newestCached(spark), i, "yes");
+            l = new InputLayout(n.perExecutor, n.uncached, i, "yes", first);
         }
         return l;
     }

@@ -179,8 +179,7 @@ public final class SparkBench {
             try {
                 java.nio.file.Path tmp = file.resolveSibling("turn." + me);
                 java.nio.file.Files.writeString(tmp, next);
-                java.nio.file.Files.move(
-                        tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }
@@ -198,7 +197,15 @@ public final class SparkBench {
         List<Double> t = new ArrayList<>();
         List<Double> cpuRuns = new ArrayList<>();
         TaskTotals totals = TaskTotals.register(spark);
-        String appId = spark.sparkContext().applicationId();
+        // the executor processes of THIS application: their command line names its driver's address
+        // (two
+        // local-cluster applications started in the same second have the same application id)
+        String appId =
+                "CoarseGrainedScheduler@"
+                        + spark.sparkContext().getConf().get("spark.driver.host")
+                        + ":"
+                        + spark.sparkContext().getConf().get("spark.driver.port")
+                        + " ";
         double driverCpu0 = 0;
         double execCpu0 = 0;
         double load0 = 0;

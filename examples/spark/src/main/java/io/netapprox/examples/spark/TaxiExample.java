@@ -92,12 +92,9 @@ public final class TaxiExample {
     static Dataset<Row> source(SparkSession spark, Map<String, String> a) {
         int parts = Integer.parseInt(a.get("partitions"));
         return a.containsKey("input")
-                        ? TaxiTrips.readTlc(spark, a.get("input")).repartition(parts)
-                        : TaxiTrips.generate(
-                                spark,
-                                Long.parseLong(a.get("rows")),
-                                parts,
-                                Long.parseLong(a.get("seed")));
+                ? TaxiTrips.readTlc(spark, a.get("input")).repartition(parts)
+                : TaxiTrips.generate(
+                        spark, Long.parseLong(a.get("rows")), parts, Long.parseLong(a.get("seed")));
     }
 
     static ApproxQuery query(Dataset<Row> trips, double emax, long seed, int partitions) {
