@@ -11,11 +11,13 @@ alternating), else two consecutive lines (per `switch=`) are a pair. Per pair th
   task_cpu_ms      the executors' summed task CPU (executor CPU + deserialize CPU of every task of the timed runs;
                    what Spark's event log has as Executor CPU Time + Executor Deserialize CPU Time) - THE CRITERION
   +driver          task_cpu_ms + driver_cpu_ms (the driver JVM's CPU over the same runs)
+  min_run          the task CPU of the application's cheapest timed run (task_cpu_runs; the least disturbed one)
   driver_cpu_ms, exec_proc_cpu_ms (the executor processes' whole CPU: + JIT, GC, heartbeats), median_s (wall)
 
 with the geometric mean of the pairs and a percentile bootstrap 95 % interval (pairs resampled, seeded). Verdict:
 "within 2 %" when the interval lies inside [1 - tol, 1 + tol], "above 2 %" / "below -2 %" when it lies wholly
-beyond, else "not resolved". The work itself (tasks, stages, jobs, failed tasks, shuffle records and bytes) must be
+beyond, else "not resolved"; no verdict with fewer than 5 pairs. In lock step (run.sh's default, sync=lockstep) the
+two applications of a pair ran at the same time, taking turns run by run, so both saw the same load. The work itself (tasks, stages, jobs, failed tasks, shuffle records and bytes) must be
 identical within each pair, else the ratio compares different work and the line says MISMATCH.
 """
 from __future__ import annotations
@@ -71,6 +73,8 @@ def pairs(rows: list[dict]) -> list[tuple[dict, dict]]:
 def value(r: dict, metric: str) -> float:
     if metric == "+driver":
         return float(r["task_cpu_ms"]) + float(r["driver_cpu_ms"])
+    if metric == "min_run":  # the application's least disturbed timed run
+        return min(float(x) for x in r["task_cpu_runs"].strip("[]").split(","))
     return float(r[metric])
 
 
@@ -108,6 +112,9 @@ def mismatches(ps: list[tuple[dict, dict]]) -> list[str]:
     return out
 
 
+MIN_PAIRS = 5  # the issue's ">= 5 alternating runs"; a bootstrap of fewer pairs is little more than their range
+
+
 def summarize(lines, tol: float = 0.02, boot: int = 10000, seed: int = 1) -> list[str]:
     ps = pairs(parse(lines))
     if not ps:
@@ -115,16 +122,18 @@ def summarize(lines, tol: float = 0.02, boot: int = 10000, seed: int = 1) -> lis
     bad = mismatches(ps)
     out = []
     for metric, name in (("task_cpu_ms", "passthrough cpu ratio approx/sort"),
+                         ("min_run", "  task cpu of the cheapest timed run, ratio"),
                          ("+driver", "  task + driver cpu ratio"),
                          ("driver_cpu_ms", "  driver cpu ratio"),
                          ("exec_proc_cpu_ms", "  executor process cpu ratio"),
                          ("median_s", "  wall (median per application) ratio")):
-        need = ("task_cpu_ms", "driver_cpu_ms") if metric == "+driver" else (metric,)
+        need = {"+driver": ("task_cpu_ms", "driver_cpu_ms"), "min_run": ("task_cpu_runs",)}.get(metric, (metric,))
         if not all(k in r for p in ps for r in p for k in need):
             continue
         ratios = [value(a, metric) / value(s, metric) for s, a in ps]
         g, lo, hi = geomean_ci(ratios, boot, seed)
-        v = verdict(lo, hi, tol) if not bad else "MISMATCH (different work)"
+        v = ("MISMATCH (different work)" if bad else
+             f"too few pairs (< {MIN_PAIRS}), no verdict" if len(ps) < MIN_PAIRS else verdict(lo, hi, tol))
         out.append(f"{name} = {g:.3f} [{lo:.3f}, {hi:.3f}] over {len(ps)} pairs: {v}"
                    f"  (pairs {[round(x, 3) for x in ratios]})")
     loads = [float(r[k]) for p in ps for r in p for k in ("load_start", "load_end") if k in r]

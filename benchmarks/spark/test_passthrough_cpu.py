@@ -21,7 +21,7 @@ WORK = ("tasks=102 failed_tasks=0 stages=18 jobs=15 shuffle_write_bytes=710265 s
 def line(manager, cpu, rnd=None, driver=2000.0, wall=2.5, work=WORK, extra=""):
     r = f"round={rnd} " if rnd is not None else ""
     return (f"RESULT {r}mode=passthrough manager={manager} runs=5 median_s={wall} all_s=[{wall},{wall}] "
-            f"task_cpu_ms={cpu} {work} driver_cpu_ms={driver} exec_proc_cpu_ms={3 * cpu} load_start=3.5 "
+            f"task_cpu_ms={cpu} task_cpu_runs=[{cpu / 5:.0f},{cpu / 4:.0f}] {work} driver_cpu_ms={driver} exec_proc_cpu_ms={3 * cpu} load_start=3.5 "
             f"load_end=4.5 input_layout=4:4 input_balanced=yes {extra}\n")
 
 
@@ -78,14 +78,27 @@ class VerdictTest(unittest.TestCase):
         self.assertIn("MISMATCH", out[0])
         self.assertIn("pair 1: tasks sort 102 approx 104", out[-1])
 
+    def test_fewer_than_5_pairs_get_no_verdict(self):
+        lines = []
+        for i in range(4):
+            lines += [line("sort", 2000, i), line("approx", 2000 * (1.10 + 0.001 * i), i)]
+        self.assertIn("over 4 pairs: too few pairs (< 5), no verdict", pc.summarize(lines)[0])
+
     def test_driver_cpu_enters_the_second_line(self):
         lines = []
         for i in range(5):
             lines += [line("sort", 2000, i, driver=1000), line("approx", 2000, i, driver=1300 + i)]
         out = pc.summarize(lines)
         self.assertIn("= 1.000 [1.000, 1.000]", out[0])
-        self.assertTrue(out[1].startswith("  task + driver cpu ratio = 1.1"), out[1])
-        self.assertIn("above 2 %", out[2])
+        self.assertTrue(out[2].startswith("  task + driver cpu ratio = 1.1"), out[2])
+        self.assertIn("above 2 %", out[3])
+
+    def test_cheapest_run_line(self):
+        lines = []
+        for i in range(5):
+            lines += [line("sort", 2000, i), line("approx", 2200, i)]
+        out = pc.summarize(lines)
+        self.assertTrue(out[1].startswith("  task cpu of the cheapest timed run, ratio = 1.100 [1.100, 1.100]"), out[1])
 
 
 class BootstrapStatisticsTest(unittest.TestCase):
