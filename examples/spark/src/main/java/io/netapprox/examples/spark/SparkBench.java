@@ -151,9 +151,21 @@ public final class SparkBench {
         void await(int r) {
             long deadline = System.currentTimeMillis() + 600_000;
             String want = me + " " + r;
+            java.nio.file.Path ready = file.resolveSibling("ready." + me);
+            java.nio.file.Path otherReady = file.resolveSibling("ready." + other);
+            if (r == 0) {
+                // a barrier after the warm-ups: the first timed run must not overlap the other's
+                // warm-up
+                try {
+                    java.nio.file.Files.writeString(ready, "");
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
             while (!lost) {
                 try {
-                    if (want.equals(java.nio.file.Files.readString(file).trim())) {
+                    if (java.nio.file.Files.exists(otherReady)
+                            && want.equals(java.nio.file.Files.readString(file).trim())) {
                         return;
                     }
                 } catch (java.io.IOException e) {
