@@ -11,6 +11,7 @@ alternating), else two consecutive lines (per `switch=`) are a pair. Per pair th
   task_cpu_ms      the executors' summed task CPU (executor CPU + deserialize CPU of every task of the timed runs;
                    what Spark's event log has as Executor CPU Time + Executor Deserialize CPU Time) - THE CRITERION
   +driver          task_cpu_ms + driver_cpu_ms (the driver JVM's CPU over the same runs)
+  run_median       the median over r of approx run r / sort run r (task_cpu_runs; adjacent in time in lock step)
   min_run          the task CPU of the application's cheapest timed run (task_cpu_runs; the least disturbed one)
   driver_cpu_ms, exec_proc_cpu_ms (the executor processes' whole CPU: + JIT, GC, heartbeats), median_s (wall)
 
@@ -74,8 +75,20 @@ def value(r: dict, metric: str) -> float:
     if metric == "+driver":
         return float(r["task_cpu_ms"]) + float(r["driver_cpu_ms"])
     if metric == "min_run":  # the application's least disturbed timed run
-        return min(float(x) for x in r["task_cpu_runs"].strip("[]").split(","))
+        return min(runs(r))
     return float(r[metric])
+
+
+def runs(r: dict) -> list[float]:
+    return [float(x) for x in r["task_cpu_runs"].strip("[]").split(",")]
+
+
+def pair_ratio(s: dict, a: dict, metric: str) -> float:
+    if metric == "run_median":  # lock step: run r of one manager next to run r of the other
+        rs = sorted(x / y for x, y in zip(runs(a), runs(s)))
+        n = len(rs)
+        return rs[n // 2] if n % 2 else (rs[n // 2 - 1] + rs[n // 2]) / 2
+    return value(a, metric) / value(s, metric)
 
 
 def geomean_ci(ratios: list[float], boot: int = 10000, seed: int = 1, level: float = 0.95):
@@ -122,15 +135,17 @@ def summarize(lines, tol: float = 0.02, boot: int = 10000, seed: int = 1) -> lis
     bad = mismatches(ps)
     out = []
     for metric, name in (("task_cpu_ms", "passthrough cpu ratio approx/sort"),
+                         ("run_median", "  task cpu, median of the per-run ratios (run r vs run r), ratio"),
                          ("min_run", "  task cpu of the cheapest timed run, ratio"),
                          ("+driver", "  task + driver cpu ratio"),
                          ("driver_cpu_ms", "  driver cpu ratio"),
                          ("exec_proc_cpu_ms", "  executor process cpu ratio"),
                          ("median_s", "  wall (median per application) ratio")):
-        need = {"+driver": ("task_cpu_ms", "driver_cpu_ms"), "min_run": ("task_cpu_runs",)}.get(metric, (metric,))
+        need = {"+driver": ("task_cpu_ms", "driver_cpu_ms"), "min_run": ("task_cpu_runs",),
+                "run_median": ("task_cpu_runs",)}.get(metric, (metric,))
         if not all(k in r for p in ps for r in p for k in need):
             continue
-        ratios = [value(a, metric) / value(s, metric) for s, a in ps]
+        ratios = [pair_ratio(s, a, metric) for s, a in ps]
         g, lo, hi = geomean_ci(ratios, boot, seed)
         v = ("MISMATCH (different work)" if bad else
              f"too few pairs (< {MIN_PAIRS}), no verdict" if len(ps) < MIN_PAIRS else verdict(lo, hi, tol))

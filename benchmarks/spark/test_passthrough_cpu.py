@@ -90,15 +90,25 @@ class VerdictTest(unittest.TestCase):
             lines += [line("sort", 2000, i, driver=1000), line("approx", 2000, i, driver=1300 + i)]
         out = pc.summarize(lines)
         self.assertIn("= 1.000 [1.000, 1.000]", out[0])
-        self.assertTrue(out[2].startswith("  task + driver cpu ratio = 1.1"), out[2])
-        self.assertIn("above 2 %", out[3])
+        self.assertTrue(out[3].startswith("  task + driver cpu ratio = 1.1"), out[3])
+        self.assertIn("above 2 %", out[4])
 
     def test_cheapest_run_line(self):
         lines = []
         for i in range(5):
             lines += [line("sort", 2000, i), line("approx", 2200, i)]
         out = pc.summarize(lines)
-        self.assertTrue(out[1].startswith("  task cpu of the cheapest timed run, ratio = 1.100 [1.100, 1.100]"), out[1])
+        self.assertTrue(out[2].startswith("  task cpu of the cheapest timed run, ratio = 1.100 [1.100, 1.100]"), out[2])
+
+    def test_median_of_per_run_ratios_ignores_one_disturbed_run(self):
+        lines = []
+        for i in range(5):
+            s = line("sort", 5000, i).replace("task_cpu_runs=[1000,1250]", "task_cpu_runs=[1000,1000,1000]")
+            a = line("approx", 5000, i).replace("task_cpu_runs=[1000,1250]", "task_cpu_runs=[1010,2000,1010]")
+            lines += [s, a]
+        out = pc.summarize(lines)
+        self.assertTrue(out[1].startswith("  task cpu, median of the per-run ratios (run r vs run r), ratio = 1.010"),
+                        out[1])
 
 
 class BootstrapStatisticsTest(unittest.TestCase):
