@@ -6,9 +6,15 @@
 #   samplesend - Dataset.sample at the fraction ATP delivered, then the exact query over sort shuffle,
 # reporting median JCTs, the ratio to exact and the largest relative error achieved; then the pass-through cost of
 # the plugin on a non-approximate job (sort vs ApproxShuffleManager, separate applications, alternating which runs first).
+# The pass-through verdict rests on the executors' summed task CPU per application pair (load-independent; wall clock
+# and the load average are printed beside it): benchmarks/spark/passthrough_cpu.py, e.g.
+#   passthrough cpu ratio approx/sort = 1.004 [0.990, 1.020] over 6 pairs: within 2 %
+# Every RESULT line names the cached input's layout (input_layout=4:4; SparkBench re-caches an uneven input).
 #
 #   bash benchmarks/spark/run.sh [--rows 1000000] [--runs 5] [--spark.approx.faultDropOutgoing 0.05 ...]
-# Environment: SKIP_QUERY=1 (pass-through only), PASSTHROUGH_ROUNDS (default 3), PASSTHROUGH_ROWS (default 300000), SKIP_BUILD=1 (use the built jar).
+# Environment: SKIP_QUERY=1 (pass-through only), PASSTHROUGH_ROUNDS (default 3), PASSTHROUGH_ROWS (default 300000),
+# PASSTHROUGH_WARMUP (untimed runs per application, default 3), PASSTHROUGH_LOCKSTEP (default 1: a round's two
+# applications run at once, taking turns run by run; 0: one after the other), SKIP_BUILD=1 (use the built jar).
 # Results: benchmarks/results/spark/spark-<timestamp>.txt (raw RESULT lines + summary).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -22,7 +28,8 @@ OUT="benchmarks/results/spark/spark-$(date +%Y%m%d-%H%M%S).txt"
 RUN="$ROOT/examples/spark/run-example.sh"
 ROWS_ARGS=("$@")
 {
-  echo "# $(date -u) $(nproc) cores; args: ${ROWS_ARGS[*]:-(defaults)}"
+  echo "# $(date -u) $(nproc) cores; args: ${ROWS_ARGS[*]:-(defaults)}; PASSTHROUGH_ROUNDS=${PASSTHROUGH_ROUNDS:-3} PASSTHROUGH_ROWS=${PASSTHROUGH_ROWS:-300000} PASSTHROUGH_WARMUP=${PASSTHROUGH_WARMUP:-3} PASSTHROUGH_LOCKSTEP=${PASSTHROUGH_LOCKSTEP:-1}"
+  echo "# ANNOTATION shared machine; uptime at start: $(uptime)"
   if [ "${SKIP_QUERY:-0}" != "1" ]; then
     bash "$RUN" io.netapprox.examples.spark.SparkBench query "${ROWS_ARGS[@]}" 2>/dev/null | grep '^RESULT'
   fi
@@ -30,12 +37,29 @@ ROWS_ARGS=("$@")
     # alternate which manager runs first in a pair (odd rounds sort first), so that a drift of the machine's load
     # or a warm-up effect does not always favour the same manager
     if [ $((i % 2)) = 1 ]; then order="sort approx"; else order="approx sort"; fi
-    for m in $order; do
-      bash "$RUN" io.netapprox.examples.spark.SparkBench passthrough --manager "$m" "${ROWS_ARGS[@]}" \
-        --rows "${PASSTHROUGH_ROWS:-300000}" 2>/dev/null \
-        | grep '^RESULT'
-    done
+    if [ "${PASSTHROUGH_LOCKSTEP:-1}" = "1" ]; then
+      # both applications at once, taking turns run by run (SparkBench --sync-dir): each timed run of one manager
+      # has one of the other right before or after it, under the same load
+      sync="$(mktemp -d /tmp/spark-bench-sync.XXXXXX)"
+      first="${order%% *}"
+      echo "$first 0" > "$sync/turn"
+      for m in sort approx; do
+        bash "$RUN" io.netapprox.examples.spark.SparkBench passthrough --manager "$m" "${ROWS_ARGS[@]}" \
+          --rows "${PASSTHROUGH_ROWS:-300000}" --warmup "${PASSTHROUGH_WARMUP:-3}" --sync-dir "$sync" \
+          --sync-first "$first" > "$sync/$m.out" 2> "$sync/$m.err" &
+      done
+      wait
+      for m in $order; do grep '^RESULT' "$sync/$m.out" | sed "s/^RESULT /RESULT round=$i /" || true; done
+      rm -rf "$sync"
+    else
+      for m in $order; do
+        bash "$RUN" io.netapprox.examples.spark.SparkBench passthrough --manager "$m" "${ROWS_ARGS[@]}" \
+          --rows "${PASSTHROUGH_ROWS:-300000}" --warmup "${PASSTHROUGH_WARMUP:-3}" 2>/dev/null \
+          | grep '^RESULT' | sed "s/^RESULT /RESULT round=$i /"
+      done
+    fi
   done
+  echo "# uptime at end: $(uptime)"
 } | tee "$OUT"
 python3 - "$OUT" <<'PY'
 import re, statistics, sys
@@ -73,4 +97,8 @@ print("\nSUMMARY\n" + summary)
 with open(sys.argv[1], 'a') as f:
     f.write("\n# SUMMARY\n" + "".join("# " + l + "\n" for l in lines))
 PY
+if grep -q '^RESULT.*mode=passthrough' "$OUT"; then
+  echo "PASS-THROUGH (load-independent criterion: the executors' task CPU per application pair)"
+  python3 "$ROOT/benchmarks/spark/passthrough_cpu.py" "$OUT" | tee -a /dev/stderr | sed 's/^/# /' >> "$OUT"
+fi
 echo "results: $OUT"

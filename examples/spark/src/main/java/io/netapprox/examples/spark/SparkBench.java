@@ -21,8 +21,19 @@ import scala.Tuple2;
  *       exact (sort shuffle) vs approximate (ATP) vs SampleSend (Dataset.sample at the fraction ATP delivered,
  *       then the exact query over sort shuffle, sums scaled by 1/f): hourly avg(distance) and sum(fare).
  *       --layout clustered: the input repartitioned by hour (each hour in one map output).
- *   SparkBench passthrough [--master ...] [--rows N] [--runs 5] [--manager sort|approx]
- *       a non-approximate job (RDD reduceByKey + SQL aggregate and join) under the given shuffle manager.
+ *   SparkBench passthrough [--master ...] [--rows N] [--runs 5] [--warmup 1] [--manager sort|approx]
+ *                          [--sync-dir DIR --sync-first sort|approx]
+ *       a non-approximate job (RDD reduceByKey + SQL aggregate and join) under the given shuffle manager;
+ *       besides the wall clock, the load-independent work of the timed runs: the executors' summed task CPU
+ *       (executor + deserialize CPU of every task, {@link TaskTotals}), the driver JVM's and the executor
+ *       processes' CPU, and the tasks, stages, shuffle records and bytes (equal when both managers did the same
+ *       work), per timed run (task_cpu_runs). --sync-dir: two applications (one per manager) run concurrently in
+ *       lock step, taking turns run by run ({@link Turns}). benchmarks/spark/passthrough_cpu.py pairs them.
+ *   common: [--balance-input true|false] [--balance-retries 3]
+ *       the cached input's partitions per executor are read from the driver's block manager master and printed
+ *       in every RESULT line (input_layout=4:4, by executor id); while they are spread unevenly (counts differing
+ *       by more than one) the input is unpersisted and cached again, at most --balance-retries times, then used
+ *       as it is (input_balanced=no). --balance-input false only records the layout (input_balanced=unchecked).
  * </pre>
  */
 public final class SparkBench {
@@ -47,28 +58,49 @@ public final class SparkBench {
         }
         SparkSession spark = TaxiExample.session("netapprox-bench-" + mode, a.get("master"), extra);
         try {
-            Dataset<Row> trips = TaxiExample.trips(spark, a);
+            int retries =
+                    Boolean.parseBoolean(a.getOrDefault("balance-input", "true"))
+                            ? Integer.parseInt(a.getOrDefault("balance-retries", "3"))
+                            : 0;
+            Dataset<Row> trips = TaxiExample.source(spark, a);
+            InputLayout layout;
             if ("clustered".equals(a.getOrDefault("layout", "random"))) {
                 // every hour in one input partition (a table partitioned by the group key): the
                 // layout the map side's spread sizing is short on (docs/sampling.md)
+                trips.cache();
+                trips.count();
                 Dataset<Row> c =
                         trips.repartition(
-                                        Integer.parseInt(a.get("partitions")),
-                                        functions.col("hour"))
-                                .cache();
-                c.count();
+                                Integer.parseInt(a.get("partitions")), functions.col("hour"));
+                layout = InputLayout.cacheEvenly(spark, c, retries);
                 trips.unpersist();
                 trips = c;
+            } else {
+                layout = InputLayout.cacheEvenly(spark, trips, retries);
             }
             int runs = Integer.parseInt(a.get("runs"));
             if ("passthrough".equals(mode)) {
-                passthrough(trips, runs, a.getOrDefault("manager", "approx"));
+                String manager = a.getOrDefault("manager", "approx");
+                passthrough(
+                        spark,
+                        trips,
+                        runs,
+                        Integer.parseInt(a.getOrDefault("warmup", "1")),
+                        manager,
+                        layout,
+                        a.containsKey("sync-dir")
+                                ? new Turns(
+                                        a.get("sync-dir"),
+                                        manager.equals("sort") ? "sort" : "approx",
+                                        a.getOrDefault("sync-first", "sort"))
+                                : null);
             } else {
                 query(
                         trips,
                         runs,
                         Double.parseDouble(a.get("emax")),
-                        Integer.parseInt(a.get("partitions")));
+                        Integer.parseInt(a.get("partitions")),
+                        layout);
             }
         } finally {
             spark.stop();
@@ -79,9 +111,128 @@ public final class SparkBench {
         return (System.nanoTime() - t0) / 1e9;
     }
 
-    static void passthrough(Dataset<Row> trips, int runs, String manager) {
+    /** The 1-minute load average of the machine (/proc/loadavg), or -1. */
+    static double load1() {
+        try {
+            return Double.parseDouble(
+                    java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg"))
+                            .split(" ")[0]);
+        } catch (java.io.IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /**
+     * Lock-step with a second application (--sync-dir): the two applications take turns run by run,
+     * through the file {@code turn} in the directory ("sort 3" = the sort application's run 3 is
+     * next; run.sh writes the first turn). Run r's first manager is {@code first} for even r, the
+     * other for odd r, so that each run of one manager has a run of the other right before or after
+     * it, under the same load. A partner that does not take its turn in 10 minutes ends the lock
+     * step (sync=lost).
+     */
+    static final class Turns {
+        final java.nio.file.Path file;
+        final String me;
+        final String other;
+        final String first;
+        boolean lost;
+
+        Turns(String dir, String me, String first) {
+            this.file = java.nio.file.Path.of(dir, "turn");
+            this.me = me;
+            this.other = me.equals("sort") ? "approx" : "sort";
+            this.first = first;
+        }
+
+        String firstOf(int r) {
+            return r % 2 == 0 ? first : (first.equals("sort") ? "approx" : "sort");
+        }
+
+        void await(int r) {
+            long deadline = System.currentTimeMillis() + 600_000;
+            String want = me + " " + r;
+            java.nio.file.Path ready = file.resolveSibling("ready." + me);
+            java.nio.file.Path otherReady = file.resolveSibling("ready." + other);
+            if (r == 0) {
+                // a barrier after the warm-ups: the first timed run must not overlap the other's
+                // warm-up
+                try {
+                    java.nio.file.Files.writeString(ready, "");
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }
+            while (!lost) {
+                try {
+                    if (java.nio.file.Files.exists(otherReady)
+                            && want.equals(java.nio.file.Files.readString(file).trim())) {
+                        return;
+                    }
+                } catch (java.io.IOException e) {
+                    // not written yet
+                }
+                if (System.currentTimeMillis() > deadline) {
+                    lost = true;
+                    System.err.println("lock step lost: no turn " + want);
+                    return;
+                }
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    lost = true;
+                }
+            }
+        }
+
+        /** After my run r: the other's run r if I went first, else the first of run r + 1. */
+        void done(int r) {
+            String next = firstOf(r).equals(me) ? other + " " + r : firstOf(r + 1) + " " + (r + 1);
+            try {
+                java.nio.file.Path tmp = file.resolveSibling("turn." + me);
+                java.nio.file.Files.writeString(tmp, next);
+                java.nio.file.Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+    }
+
+    static void passthrough(
+            SparkSession spark,
+            Dataset<Row> trips,
+            int runs,
+            int warmup,
+            String manager,
+            InputLayout layout,
+            Turns turns) {
         List<Double> t = new ArrayList<>();
-        for (int r = -1; r < runs; r++) {
+        List<Double> cpuRuns = new ArrayList<>();
+        TaskTotals totals = TaskTotals.register(spark);
+        // the executor processes of THIS application: their command line names its driver's address
+        // (two
+        // local-cluster applications started in the same second have the same application id)
+        String appId =
+                "CoarseGrainedScheduler@"
+                        + spark.sparkContext().getConf().get("spark.driver.host")
+                        + ":"
+                        + spark.sparkContext().getConf().get("spark.driver.port")
+                        + " ";
+        double driverCpu0 = 0;
+        double execCpu0 = 0;
+        double load0 = 0;
+        for (int r = -warmup; r < runs; r++) {
+            if (r >= 0 && turns != null) {
+                turns.await(r);
+            }
+            if (r == 0) {
+                // the timed runs' work only (the warm-up's JIT and class loading excluded)
+                TaskTotals.drain(spark);
+                totals.reset();
+                driverCpu0 = ExecutorPeaks.driverCpuSeconds();
+                execCpu0 = ExecutorPeaks.executorCpuSeconds(appId);
+                load0 = load1();
+            }
             long t0 = System.nanoTime();
             JavaPairRDD<Integer, Double> z =
                     trips.javaRDD().mapToPair(x -> new Tuple2<>(x.getInt(1), x.getDouble(3)));
@@ -95,14 +246,42 @@ public final class SparkBench {
                             .collectAsList();
             if (r >= 0) {
                 t.add(secs(t0));
+                TaskTotals.drain(spark);
+                cpuRuns.add(totals.cpuMs());
+                if (turns != null) {
+                    turns.done(r);
+                }
             }
             if (n == 0 || j.isEmpty()) {
                 throw new IllegalStateException("empty result");
             }
         }
+        List<Double> perRun = new ArrayList<>();
+        for (int i = 0; i < cpuRuns.size(); i++) {
+            perRun.add(cpuRuns.get(i) - (i == 0 ? 0 : cpuRuns.get(i - 1)));
+        }
+        TaskTotals.drain(spark);
+        double driverCpu = ExecutorPeaks.driverCpuSeconds() - driverCpu0;
+        double execCpu = ExecutorPeaks.executorCpuSeconds(appId) - execCpu0;
         System.out.printf(
-                "RESULT mode=passthrough manager=%s runs=%d median_s=%.3f all_s=%s%n",
-                manager, runs, TaxiExample.median(t), TaxiExample.fmt(t));
+                "RESULT mode=passthrough manager=%s runs=%d warmup=%d sync=%s median_s=%.3f all_s=%s %s"
+                        + " task_cpu_runs=%s driver_cpu_ms=%.0f exec_proc_cpu_ms=%.0f load_start=%.2f"
+                        + " load_end=%.2f %s%n",
+                manager,
+                runs,
+                warmup,
+                turns == null ? "none" : turns.lost ? "lost" : "lockstep",
+                TaxiExample.median(t),
+                TaxiExample.fmt(t).replace(" ", ""),
+                totals.fields(),
+                perRun.stream()
+                        .map(d -> String.format("%.0f", d))
+                        .collect(java.util.stream.Collectors.joining(",", "[", "]")),
+                driverCpu * 1000,
+                execCpu * 1000,
+                load0,
+                load1(),
+                layout.fields());
     }
 
     /**
@@ -120,7 +299,7 @@ public final class SparkBench {
                 .partitions(np);
     }
 
-    static void query(Dataset<Row> trips, int runs, double emax, int np) {
+    static void query(Dataset<Row> trips, int runs, double emax, int np, InputLayout layout) {
         Map<String, Row> exact =
                 TaxiExample.index(q(trips, emax, 0, np).exact().run().collectAsList());
         // warm-up + the fraction of rows ATP delivered (SampleSend then ships the same fraction)
@@ -172,7 +351,7 @@ public final class SparkBench {
             double m = TaxiExample.median(t.get(mode));
             System.out.printf(
                     "RESULT mode=%s runs=%d median_s=%.3f ratio_vs_exact=%.3f max_rel_error=%.4f"
-                            + " group_aggregates_outside_emax=%d/%d sample_fraction=%.3f all_s=%s%n",
+                            + " group_aggregates_outside_emax=%d/%d sample_fraction=%.3f all_s=%s %s%n",
                     mode,
                     runs,
                     m,
@@ -181,7 +360,8 @@ public final class SparkBench {
                     outside.getOrDefault(mode, 0),
                     exact.size() * runs,
                     mode.equals("exact") ? 1.0 : f,
-                    TaxiExample.fmt(t.get(mode)));
+                    TaxiExample.fmt(t.get(mode)).replace(" ", ""),
+                    layout.fields());
         }
     }
 }

@@ -82,18 +82,19 @@ public final class TaxiExample {
     }
 
     static Dataset<Row> trips(SparkSession spark, Map<String, String> a) {
-        int parts = Integer.parseInt(a.get("partitions"));
-        Dataset<Row> t =
-                a.containsKey("input")
-                        ? TaxiTrips.readTlc(spark, a.get("input")).repartition(parts)
-                        : TaxiTrips.generate(
-                                spark,
-                                Long.parseLong(a.get("rows")),
-                                parts,
-                                Long.parseLong(a.get("seed")));
+        Dataset<Row> t = source(spark, a);
         t = t.cache();
         t.count();
         return t;
+    }
+
+    /** The input (generated, or read from --input), not cached. */
+    static Dataset<Row> source(SparkSession spark, Map<String, String> a) {
+        int parts = Integer.parseInt(a.get("partitions"));
+        return a.containsKey("input")
+                ? TaxiTrips.readTlc(spark, a.get("input")).repartition(parts)
+                : TaxiTrips.generate(
+                        spark, Long.parseLong(a.get("rows")), parts, Long.parseLong(a.get("seed")));
     }
 
     static ApproxQuery query(Dataset<Row> trips, double emax, long seed, int partitions) {

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Pass-through cost of ApproxShuffleManager from SparkBench's `passthrough` RESULT lines, on load-independent
+measures (docs/spark.md, "Pass-through"):
+
+  python3 benchmarks/spark/passthrough_cpu.py RESULTS.txt [--tolerance 0.02] [--boot 10000] [--seed 1]
+
+Each RESULT line is one application (one manager, `runs` timed runs after a warm-up). Applications are paired by
+their `round=` field (benchmarks/spark/run.sh: one sort and one approx application per round, the order
+alternating), else two consecutive lines (per `switch=`) are a pair. Per pair the ratio approx/sort of
+
+  task_cpu_ms      the executors' summed task CPU (executor CPU + deserialize CPU of every task of the timed runs;
+                   what Spark's event log has as Executor CPU Time + Executor Deserialize CPU Time) - THE CRITERION
+  +driver          task_cpu_ms + driver_cpu_ms (the driver JVM's CPU over the same runs)
+  run_median       the median over r of approx run r / sort run r (task_cpu_runs; adjacent in time in lock step)
+  min_run          the task CPU of the application's cheapest timed run (task_cpu_runs; the least disturbed one)
+  driver_cpu_ms, exec_proc_cpu_ms (the executor processes' whole CPU: + JIT, GC, heartbeats), median_s (wall)
+
+with the geometric mean of the pairs and a percentile bootstrap 95 % interval (pairs resampled, seeded). Verdict:
+"within 2 %" when the interval lies inside [1 - tol, 1 + tol], "above 2 %" / "below -2 %" when it lies wholly
+beyond, else "not resolved"; no verdict with fewer than 5 pairs. In lock step (run.sh's default, sync=lockstep) the
+two applications of a pair ran at the same time, taking turns run by run, so both saw the same load. The work itself (tasks, stages, jobs, failed tasks, shuffle records and bytes) must be
+identical within each pair, else the ratio compares different work and the line says MISMATCH.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import re
+import sys
+
+WORK = ("tasks", "stages", "jobs", "failed_tasks", "shuffle_write_records", "shuffle_read_records",
+        "shuffle_write_bytes", "shuffle_read_bytes")
+
+
+def parse(lines) -> list[dict]:
+    """The passthrough RESULT lines as dicts of strings (bracketed lists kept whole)."""
+    rows = []
+    for l in lines:
+        if l.startswith("RESULT"):
+            r = dict(re.findall(r"(\w+)=(\[[^\]]*\]|\S+)", l))
+            if r.get("mode") == "passthrough":
+                rows.append(r)
+    return rows
+
+
+def pairs(rows: list[dict]) -> list[tuple[dict, dict]]:
+    """(sort, approx) per round; rounds without both managers are dropped."""
+    out = []
+    if rows and all("round" in r for r in rows):
+        by: dict[tuple, dict] = {}
+        order = []
+        for r in rows:
+            k = (r.get("switch"), r["round"])
+            if k not in by:
+                by[k] = {}
+                order.append(k)
+            by[k][r["manager"]] = r
+        for k in order:
+            if {"sort", "approx"} <= set(by[k]):
+                out.append((by[k]["sort"], by[k]["approx"]))
+        return out
+    by_switch: dict = {}
+    for r in rows:
+        by_switch.setdefault(r.get("switch"), []).append(r)
+    for rs in by_switch.values():
+        for i in range(0, len(rs) - 1, 2):
+            d = {rs[i]["manager"]: rs[i], rs[i + 1]["manager"]: rs[i + 1]}
+            if set(d) == {"sort", "approx"}:
+                out.append((d["sort"], d["approx"]))
+    return out
+
+
+def value(r: dict, metric: str) -> float:
+    if metric == "+driver":
+        return float(r["task_cpu_ms"]) + float(r["driver_cpu_ms"])
+    if metric == "min_run":  # the application's least disturbed timed run
+        return min(runs(r))
+    return float(r[metric])
+
+
+def runs(r: dict) -> list[float]:
+    return [float(x) for x in r["task_cpu_runs"].strip("[]").split(",")]
+
+
+def pair_ratio(s: dict, a: dict, metric: str) -> float:
+    if metric == "run_median":  # lock step: run r of one manager next to run r of the other
+        rs = sorted(x / y for x, y in zip(runs(a), runs(s)))
+        n = len(rs)
+        return rs[n // 2] if n % 2 else (rs[n // 2 - 1] + rs[n // 2]) / 2
+    return value(a, metric) / value(s, metric)
+
+
+def geomean_ci(ratios: list[float], boot: int = 10000, seed: int = 1, level: float = 0.95):
+    """Geometric mean of the ratios and its percentile bootstrap interval (resampling the ratios)."""
+    logs = [math.log(x) for x in ratios]
+    n = len(logs)
+    g = math.exp(sum(logs) / n)
+    rng = random.Random(seed)
+    means = sorted(sum(logs[rng.randrange(n)] for _ in range(n)) / n for _ in range(boot))
+    lo = means[int(math.floor((1 - level) / 2 * (boot - 1)))]
+    hi = means[int(math.ceil((1 + level) / 2 * (boot - 1)))]
+    return g, math.exp(lo), math.exp(hi)
+
+
+def verdict(lo: float, hi: float, tol: float) -> str:
+    pct = f"{100 * tol:g} %"
+    if lo >= 1 - tol and hi <= 1 + tol:
+        return f"within {pct}"
+    if lo > 1 + tol:
+        return f"above {pct}"
+    if hi < 1 - tol:
+        return f"below -{pct}"
+    return "not resolved"
+
+
+def mismatches(ps: list[tuple[dict, dict]]) -> list[str]:
+    out = []
+    for i, (s, a) in enumerate(ps):
+        for k in WORK:
+            if k not in s or k not in a:
+                out.append(f"pair {i + 1}: {k} missing")
+            elif s[k] != a[k]:
+                out.append(f"pair {i + 1}: {k} sort {s[k]} approx {a[k]}")
+    return out
+
+
+MIN_PAIRS = 5  # the issue's ">= 5 alternating runs"; a bootstrap of fewer pairs is little more than their range
+
+
+def summarize(lines, tol: float = 0.02, boot: int = 10000, seed: int = 1) -> list[str]:
+    ps = pairs(parse(lines))
+    if not ps:
+        return ["passthrough: no sort/approx pair"]
+    bad = mismatches(ps)
+    out = []
+    for metric, name in (("task_cpu_ms", "passthrough cpu ratio approx/sort"),
+                         ("run_median", "  task cpu, median of the per-run ratios (run r vs run r), ratio"),
+                         ("min_run", "  task cpu of the cheapest timed run, ratio"),
+                         ("+driver", "  task + driver cpu ratio"),
+                         ("driver_cpu_ms", "  driver cpu ratio"),
+                         ("exec_proc_cpu_ms", "  executor process cpu ratio"),
+                         ("median_s", "  wall (median per application) ratio")):
+        need = {"+driver": ("task_cpu_ms", "driver_cpu_ms"), "min_run": ("task_cpu_runs",),
+                "run_median": ("task_cpu_runs",)}.get(metric, (metric,))
+        if not all(k in r for p in ps for r in p for k in need):
+            continue
+        ratios = [pair_ratio(s, a, metric) for s, a in ps]
+        g, lo, hi = geomean_ci(ratios, boot, seed)
+        v = ("MISMATCH (different work)" if bad else
+             f"too few pairs (< {MIN_PAIRS}), no verdict" if len(ps) < MIN_PAIRS else verdict(lo, hi, tol))
+        out.append(f"{name} = {g:.3f} [{lo:.3f}, {hi:.3f}] over {len(ps)} pairs: {v}"
+                   f"  (pairs {[round(x, 3) for x in ratios]})")
+    loads = [float(r[k]) for p in ps for r in p for k in ("load_start", "load_end") if k in r]
+    if loads:
+        out.append(f"  load average (1 min) during the timed runs: {min(loads):.1f}-{max(loads):.1f}")
+    layouts = sorted({r.get("input_layout", "?") for p in ps for r in p})
+    out.append(f"  work identical in every pair ({', '.join(WORK)}): "
+               + ("yes" if not bad else "NO: " + "; ".join(bad[:6])) + f"; input layouts {layouts}")
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results")
+    ap.add_argument("--tolerance", type=float, default=0.02)
+    ap.add_argument("--boot", type=int, default=10000)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args(argv)
+    with open(a.results) as f:
+        print("\n".join(summarize(f, a.tolerance, a.boot, a.seed)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Tests of benchmarks/spark/passthrough_cpu.py (stdlib unittest, no Spark):
+
+  python3 benchmarks/spark/test_passthrough_cpu.py -v
+"""
+from __future__ import annotations
+
+import math
+import os
+import random
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import passthrough_cpu as pc  # noqa: E402
+
+WORK = ("tasks=102 failed_tasks=0 stages=18 jobs=15 shuffle_write_bytes=710265 shuffle_write_records=18936 "
+        "shuffle_read_bytes=710265 shuffle_read_records=18936")
+
+
+def line(manager, cpu, rnd=None, driver=2000.0, wall=2.5, work=WORK, extra=""):
+    r = f"round={rnd} " if rnd is not None else ""
+    return (f"RESULT {r}mode=passthrough manager={manager} runs=5 median_s={wall} all_s=[{wall},{wall}] "
+            f"task_cpu_ms={cpu} task_cpu_runs=[{cpu / 5:.0f},{cpu / 4:.0f}] {work} driver_cpu_ms={driver} exec_proc_cpu_ms={3 * cpu} load_start=3.5 "
+            f"load_end=4.5 input_layout=4:4 input_balanced=yes {extra}\n")
+
+
+class PairingTest(unittest.TestCase):
+    def test_rounds_pair_sort_with_approx_whatever_the_order(self):
+        lines = [line("sort", 100, 1), line("approx", 110, 1), line("approx", 220, 2), line("sort", 200, 2),
+                 "RESULT mode=approx median_s=1\n", line("sort", 300, 3)]  # round 3 incomplete: dropped
+        ps = pc.pairs(pc.parse(lines))
+        self.assertEqual([(s["task_cpu_ms"], a["task_cpu_ms"]) for s, a in ps], [("100", "110"), ("200", "220")])
+
+    def test_without_rounds_consecutive_lines_pair(self):
+        lines = [line("approx", 105), line("sort", 100), line("sort", 50), line("sort", 60)]
+        ps = pc.pairs(pc.parse(lines))
+        self.assertEqual(len(ps), 1)
+        self.assertEqual(ps[0][1]["task_cpu_ms"], "105")
+
+
+class VerdictTest(unittest.TestCase):
+    def test_verdict_bounds(self):
+        self.assertEqual(pc.verdict(0.99, 1.015, 0.02), "within 2 %")
+        self.assertEqual(pc.verdict(1.021, 1.05, 0.02), "above 2 %")
+        self.assertEqual(pc.verdict(0.90, 0.97, 0.02), "below -2 %")
+        self.assertEqual(pc.verdict(0.99, 1.03, 0.02), "not resolved")
+
+    def test_equal_work_small_noise_is_within(self):
+        rng = random.Random(3)
+        lines = []
+        for i in range(6):
+            s = 2000 * math.exp(rng.gauss(0, 0.05))  # the application's own level varies a lot ...
+            a = s * math.exp(rng.gauss(0, 0.004))  # ... its pair partner tracks it
+            lines += [line("sort", s, i), line("approx", a, i)]
+        out = pc.summarize(lines)
+        self.assertIn("over 6 pairs: within 2 %", out[0])
+        self.assertTrue(out[0].startswith("passthrough cpu ratio approx/sort = "))
+        self.assertIn("work identical in every pair", out[-1])
+        self.assertIn(": yes;", out[-1])
+
+    def test_a_5_percent_overhead_is_above(self):
+        lines = []
+        for i in range(6):
+            lines += [line("sort", 2000 + i, i), line("approx", (2000 + i) * (1.05 + 0.002 * (i % 2)), i)]
+        self.assertIn("above 2 %", pc.summarize(lines)[0])
+
+    def test_noisy_pairs_are_not_resolved(self):
+        lines = []
+        for i, r in enumerate((0.8, 1.25, 0.9, 1.1, 0.85, 1.18)):  # geometric mean ~1, spread +-20 %
+            lines += [line("sort", 2000, i), line("approx", 2000 * r, i)]
+        self.assertIn("not resolved", pc.summarize(lines)[0])
+
+    def test_different_work_is_a_mismatch_not_a_verdict(self):
+        lines = [line("sort", 2000, 0), line("approx", 2001, 0, work=WORK.replace("tasks=102", "tasks=104")),
+                 line("sort", 2000, 1), line("approx", 2001, 1)]
+        out = pc.summarize(lines)
+        self.assertIn("MISMATCH", out[0])
+        self.assertIn("pair 1: tasks sort 102 approx 104", out[-1])
+
+    def test_fewer_than_5_pairs_get_no_verdict(self):
+        lines = []
+        for i in range(4):
+            lines += [line("sort", 2000, i), line("approx", 2000 * (1.10 + 0.001 * i), i)]
+        self.assertIn("over 4 pairs: too few pairs (< 5), no verdict", pc.summarize(lines)[0])
+
+    def test_driver_cpu_enters_the_second_line(self):
+        lines = []
+        for i in range(5):
+            lines += [line("sort", 2000, i, driver=1000), line("approx", 2000, i, driver=1300 + i)]
+        out = pc.summarize(lines)
+        self.assertIn("= 1.000 [1.000, 1.000]", out[0])
+        self.assertTrue(out[3].startswith("  task + driver cpu ratio = 1.1"), out[3])
+        self.assertIn("above 2 %", out[4])
+
+    def test_cheapest_run_line(self):
+        lines = []
+        for i in range(5):
+            lines += [line("sort", 2000, i), line("approx", 2200, i)]
+        out = pc.summarize(lines)
+        self.assertTrue(out[2].startswith("  task cpu of the cheapest timed run, ratio = 1.100 [1.100, 1.100]"), out[2])
+
+    def test_median_of_per_run_ratios_ignores_one_disturbed_run(self):
+        lines = []
+        for i in range(5):
+            s = line("sort", 5000, i).replace("task_cpu_runs=[1000,1250]", "task_cpu_runs=[1000,1000,1000]")
+            a = line("approx", 5000, i).replace("task_cpu_runs=[1000,1250]", "task_cpu_runs=[1010,2000,1010]")
+            lines += [s, a]
+        out = pc.summarize(lines)
+        self.assertTrue(out[1].startswith("  task cpu, median of the per-run ratios (run r vs run r), ratio = 1.010"),
+                        out[1])
+
+
+class BootstrapStatisticsTest(unittest.TestCase):
+    """The interval's behaviour over seeded trials of lognormal pair ratios."""
+
+    def trials(self, n, sigma, true, count=300):
+        rng = random.Random(11)
+        cover = within = 0
+        for t in range(count):
+            r = [true * math.exp(rng.gauss(0, sigma)) for _ in range(n)]
+            _g, lo, hi = pc.geomean_ci(r, boot=2000, seed=t)
+            cover += lo <= true <= hi
+            within += pc.verdict(lo, hi, 0.02).startswith("within")
+        return cover / count, within / count
+
+    def test_coverage(self):
+        # a percentile bootstrap of a mean under-covers with few pairs (about (n-1)/n of the variance): measured
+        # 0.875 at n=6, 0.91 at n=12 (nominal 0.95); the docs say so
+        c6, _ = self.trials(6, 0.02, 1.0)
+        c20, _ = self.trials(20, 0.02, 1.0)
+        self.assertGreater(c6, 0.82)
+        self.assertLess(c6, 0.95)
+        self.assertGreater(c20, 0.88)
+
+    def test_a_3_percent_overhead_is_rarely_called_within(self):
+        _, w = self.trials(6, 0.01, 1.03)
+        self.assertLess(w, 0.05)
+
+    def test_no_overhead_with_small_noise_is_called_within(self):
+        _, w = self.trials(6, 0.005, 1.0)
+        self.assertGreater(w, 0.9)
+
+
+if __name__ == "__main__":
+    unittest.main()
