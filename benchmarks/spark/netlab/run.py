@@ -54,6 +54,28 @@ class Lab(LabCluster):
         self.a = a
         self.notes: list[str] = []
 
+    def each_switch(self, f, body) -> int:
+        """Runs body(sw) once per switch mode of --switch on a fresh lab, torn down after each mode also when it
+        fails or is interrupted; returns 0, 1 (a mode failed, the others still ran) or 130 (interrupted)."""
+        status = 0
+        for sw in self.a.switch.split(","):
+            try:
+                body(sw)
+            except KeyboardInterrupt as e:
+                self.log(f"interrupted ({e}); tearing down")
+                status = 130
+                break
+            except Exception as e:  # noqa: BLE001
+                self.log(f"[{sw}] failed: {e}")
+                f.write(f"# [{sw}] failed: {e}\n")
+                status = 1
+            finally:
+                f.write("".join(n + "\n" for n in self.notes))
+                self.notes.clear()
+                self.down()
+                self.log(f"lab {self.name} down")
+        return status
+
     # -- Spark standalone ----------------------------------------------------------------------------------------
 
     def java(self, cp: str, main: str, args: list[str], heap: str) -> list[str]:
@@ -166,6 +188,22 @@ def summarize(path: str) -> list[str]:
     return lines
 
 
+def prepare(a, tmp: str, plugin_jar: str | None = None) -> str:
+    """The applications' classpath from snapshots of the jars in tmp (a concurrent rebuild must not change the
+    classes under running JVMs; plugin_jar: another approx-spark jar instead of this tree's), the empty SPARK_HOME
+    the Workers launch executors from, the log4j configuration and the results directory."""
+    plugin, app = snapshot_jars(tmp, [("approx-spark", "approx-spark"),
+                                      (os.path.join("examples", "spark"), "examples-spark")])
+    if plugin_jar:
+        plugin = shutil.copy(plugin_jar, os.path.join(tmp, "approx-spark-other.jar"))
+    spark_cp = open(os.path.join(ROOT, "examples", "spark", "target", "spark-classpath.txt")).read().strip()
+    a.spark_home = os.path.join(tmp, "spark-home")
+    os.makedirs(os.path.join(a.spark_home, "jars"))
+    a.log4j = os.path.join(ROOT, "examples", "spark", "log4j2.properties")
+    os.makedirs(os.path.join(ROOT, "benchmarks", "results", "spark"), exist_ok=True)
+    return plugin + ":" + app + ":" + spark_cp
+
+
 def main(argv=None) -> int:
     if argv is None:
         argv = sys.argv[1:]
@@ -203,63 +241,42 @@ def main(argv=None) -> int:
         if os.environ.get("NETLAB_SPARK_FORCE") != "1":
             return 2
     tmp = tempfile.mkdtemp(prefix="spark-netlab-")
-    try:  # snapshots of the jars: a concurrent rebuild must not change the classes under running JVMs
-        plugin, app = snapshot_jars(tmp, [("approx-spark", "approx-spark"),
-                                          (os.path.join("examples", "spark"), "examples-spark")])
+    try:
+        cp = prepare(a, tmp)
     except FileNotFoundError as e:
         print(e, file=sys.stderr)
         return 1
-    spark_cp = open(os.path.join(ROOT, "examples", "spark", "target", "spark-classpath.txt")).read().strip()
-    cp = plugin + ":" + app + ":" + spark_cp
-    a.spark_home = os.path.join(tmp, "spark-home")
-    os.makedirs(os.path.join(a.spark_home, "jars"))
-    a.log4j = os.path.join(ROOT, "examples", "spark", "log4j2.properties")
-    os.makedirs(os.path.join(ROOT, "benchmarks", "results", "spark"), exist_ok=True)
     out = a.out or os.path.join(ROOT, "benchmarks", "results", "spark",
                                 f"netlab-{time.strftime('%Y%m%d-%H%M%S')}.txt")
     lab = Lab(a, tmp)
     interrupt_on_signals()
-    status = 0
     with open(out, "w") as f:
         f.write(f"# {time.strftime('%c %Z')} {os.cpu_count()} cores; spark-netlab: {' '.join(sys.argv[1:]) or '(defaults)'}\n"
                 f"# topology: driver h1, master h2, workers/executors h3 h4 (1 core, {a.executor_memory}), "
                 f"iperf3 h5 -> h3,h4 at {a.bg_load} x {a.rate}; every port {a.rate}, buffer {a.buffer}\n")
         f.flush()
-        for sw in a.switch.split(","):
-            try:
-                lab.up(sw)
-                lab.start_cluster(cp)
-                lab.start_background(BG, WORKERS, a.bg_load)
-                common = ["--partitions", a.partitions, "--runs", a.runs]
-                if not a.skip_query:
-                    for r in lab.app(cp, "query", ["--rows", a.rows, *common], f"{sw}-query"):
+        def one_switch(sw: str) -> None:
+            lab.up(sw)
+            lab.start_cluster(cp)
+            lab.start_background(BG, WORKERS, a.bg_load)
+            common = ["--partitions", a.partitions, "--runs", a.runs]
+            if not a.skip_query:
+                for r in lab.app(cp, "query", ["--rows", a.rows, *common], f"{sw}-query"):
+                    f.write(f"{r} switch={sw}\n")
+                    f.flush()
+                # cumulative per-class counters of the executors' downlinks after the query application
+                # (class 0 / fifo leaf includes the background TCP; slack classes 1-7 carry only ATP)
+                for h in WORKERS:
+                    f.write(f"# [{sw}] tc p{h} after the query application: {lab.tc_classes(h)}\n")
+            for i in range(a.passthrough_rounds):
+                for m in (("sort", "approx") if i % 2 == 0 else ("approx", "sort")):
+                    for r in lab.app(cp, "passthrough", ["--manager", m, "--rows", a.passthrough_rows, *common],
+                                     f"{sw}-pt{i}-{m}"):
                         f.write(f"{r} switch={sw}\n")
                         f.flush()
-                    # cumulative per-class counters of the executors' downlinks after the query application
-                    # (class 0 / fifo leaf includes the background TCP; slack classes 1-7 carry only ATP)
-                    for h in WORKERS:
-                        f.write(f"# [{sw}] tc p{h} after the query application: {lab.tc_classes(h)}\n")
-                for i in range(a.passthrough_rounds):
-                    for m in (("sort", "approx") if i % 2 == 0 else ("approx", "sort")):
-                        for r in lab.app(cp, "passthrough", ["--manager", m, "--rows", a.passthrough_rows, *common],
-                                         f"{sw}-pt{i}-{m}"):
-                            f.write(f"{r} switch={sw}\n")
-                            f.flush()
-                # background TCP goodput over the measurement: a sanity check that the ports were congested
-                f.write("".join(l + "\n" for l in lab.background_lines(sw, BG, WORKERS)))
-            except KeyboardInterrupt as e:
-                lab.log(f"interrupted ({e}); tearing down")
-                status = 130
-                break
-            except Exception as e:  # noqa: BLE001
-                lab.log(f"[{sw}] failed: {e}")
-                f.write(f"# [{sw}] failed: {e}\n")
-                status = 1
-            finally:
-                f.write("".join(n + "\n" for n in lab.notes))
-                lab.notes.clear()
-                lab.down()
-                lab.log(f"lab {a.name} down")
+            # background TCP goodput over the measurement: a sanity check that the ports were congested
+            f.write("".join(l + "\n" for l in lab.background_lines(sw, BG, WORKERS)))
+        status = lab.each_switch(f, one_switch)
         lines = summarize(out)
         f.write("\n# SUMMARY\n" + "".join("# " + l + "\n" for l in lines))
     print("\nSUMMARY\n" + "\n".join(lines))

@@ -33,7 +33,7 @@ sys.path.insert(0, HERE)
 import run as lab_run  # noqa: E402  (run.py of this directory: the Lab with its standalone cluster)
 
 from netlab import lab as nlab  # noqa: E402
-from netlab.labcluster import interrupt_on_signals, ip, snapshot_jars  # noqa: E402
+from netlab.labcluster import interrupt_on_signals, ip  # noqa: E402
 
 ROOT = lab_run.ROOT
 DRIVER, MASTER, WORKERS, BG = lab_run.DRIVER, lab_run.MASTER, lab_run.WORKERS, lab_run.BG
@@ -206,21 +206,11 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     tmp = tempfile.mkdtemp(prefix="spark-netlab-scale-")
-    plugin, app = snapshot_jars(tmp, [("approx-spark", "approx-spark"),
-                                      (os.path.join("examples", "spark"), "examples-spark")])
-    if a.plugin_jar:
-        plugin = shutil.copy(a.plugin_jar, os.path.join(tmp, "approx-spark-other.jar"))
-    spark_cp = open(os.path.join(ROOT, "examples", "spark", "target", "spark-classpath.txt")).read().strip()
-    cp = plugin + ":" + app + ":" + spark_cp
-    a.spark_home = os.path.join(tmp, "spark-home")
-    os.makedirs(os.path.join(a.spark_home, "jars"))
-    a.log4j = os.path.join(ROOT, "examples", "spark", "log4j2.properties")
-    os.makedirs(os.path.join(ROOT, "benchmarks", "results", "spark"), exist_ok=True)
+    cp = lab_run.prepare(a, tmp, a.plugin_jar)
     out = a.out or os.path.join(ROOT, "benchmarks", "results", "spark",
                                 f"netlab-scale-{time.strftime('%Y%m%d-%H%M%S')}.txt")
     lab = ScaleLab(a, tmp)
     interrupt_on_signals()
-    status = 0
     with open(out, "w") as f:
         f.write(f"# {time.strftime('%c %Z')} {os.cpu_count()} cores, shared machine; spark-netlab scale: "
                 f"{' '.join(sys.argv[1:]) or '(defaults)'}\n"
@@ -228,34 +218,21 @@ def main(argv=None) -> int:
                 f"-> h3,h4 at {a.bg_load} x {a.rate}; every port {a.rate}, buffer {a.buffer}; rows generated in the "
                 f"job; query {a.query}\n")
         f.flush()
-        for sw in a.switch.split(","):
-            try:
-                lab.up(sw)
-                lab.start_cluster(cp)
-                lab.start_background(BG, WORKERS, a.bg_load)
-                for rows in (int(x) for x in a.scale_rows.split(",")):
-                    truth = os.path.join(tmp, f"truth-{sw}-{rows}.txt")
-                    for mode in a.modes.split(","):
-                        for r in lab.scale_app(cp, mode, rows, truth, sw):
-                            f.write(r + "\n")
-                            f.flush()
-                    for h in WORKERS:
-                        f.write(f"# [{sw}] tc p{h} after rows={rows}: {lab.tc_classes(h)}\n")
-                    f.flush()
-                f.write("".join(l + "\n" for l in lab.background_lines(sw, BG, WORKERS)))
-            except KeyboardInterrupt as e:
-                lab.log(f"interrupted ({e}); tearing down")
-                status = 130
-                break
-            except Exception as e:  # noqa: BLE001
-                lab.log(f"[{sw}] failed: {e}")
-                f.write(f"# [{sw}] failed: {e}\n")
-                status = 1
-            finally:
-                f.write("".join(n + "\n" for n in lab.notes))
-                lab.notes.clear()
-                lab.down()
-                lab.log(f"lab {a.name} down")
+        def one_switch(sw: str) -> None:
+            lab.up(sw)
+            lab.start_cluster(cp)
+            lab.start_background(BG, WORKERS, a.bg_load)
+            for rows in (int(x) for x in a.scale_rows.split(",")):
+                truth = os.path.join(tmp, f"truth-{sw}-{rows}.txt")
+                for mode in a.modes.split(","):
+                    for r in lab.scale_app(cp, mode, rows, truth, sw):
+                        f.write(r + "\n")
+                        f.flush()
+                for h in WORKERS:
+                    f.write(f"# [{sw}] tc p{h} after rows={rows}: {lab.tc_classes(h)}\n")
+                f.flush()
+            f.write("".join(l + "\n" for l in lab.background_lines(sw, BG, WORKERS)))
+        status = lab.each_switch(f, one_switch)
         f.write(f"# load at the end: {' '.join(open('/proc/loadavg').read().split()[:3])}\n")
         lines = summarize(out)
         f.write("\n# SUMMARY\n" + "".join("# " + l + "\n" for l in lines))
