@@ -55,7 +55,11 @@ import scala.Tuple2;
  * final kept set is exactly {@code {level >= L_g}} for the final {@code L_g}. {@code L_g} is a
  * symmetric function of the group's i.i.d. levels, so given its size the kept set is a uniformly
  * random subset of the group's records: a simple random sample, read back in random order like a
- * whole group. Buffered per group: about {@code perGroup (1 + ln(records / perGroup))} records.
+ * whole group. Records below a risen threshold are dropped from memory when they reach half the
+ * buffer ({@link #compact}: no randomness is drawn, so the kept set is unchanged), so the buffer
+ * holds at most about {@code 4 perGroup} records per group (and {@link #COMPACT_MIN_RECORDS} more),
+ * whatever the input size - without the compaction it grew as {@code perGroup (1 + ln(records /
+ * perGroup))}.
  *
  * <p>Memory: the pages plus 8 bytes per buffered record (its address) plus a few words per group
  * (and 64 level counters under the pre-sample); the groups themselves (key, counts) stay in memory,
@@ -71,6 +75,11 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
 
     /** Memory is requested in steps of this many bytes at least. */
     static final long GRANT_STEP = 4L << 20;
+
+    /**
+     * The pre-sample's buffer is not compacted below this many records (a scan is not worth it).
+     */
+    static final long COMPACT_MIN_RECORDS = 1 << 16;
 
     private final SplittableRandom rnd;
     private final long perGroup;
@@ -98,6 +107,12 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
     private int[] buffered = new int[16];
     private long bufferedRecords;
     private long footprint;
+    // the pre-sample's buffer is compacted when it reaches this many records (twice what the last
+    // compaction left, at least compactMin): amortised O(1) per record
+    private final long compactMin;
+    private long compactAt;
+    private long peakBufferedRecords;
+    private int compactions;
 
     private final List<File> spills = new ArrayList<>();
     private final List<BlockId> spillIds = new ArrayList<>();
@@ -117,12 +132,26 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
      * @param perGroup the pre-sample's size per group (see the class comment); 0 keeps every record
      */
     MapOutputSorter(TaskMemoryManager memory, SplittableRandom rnd, long perGroup) {
+        this(memory, rnd, perGroup, COMPACT_MIN_RECORDS);
+    }
+
+    /**
+     * @param compactMin the fewest buffered records the pre-sample's buffer is compacted at ({@link
+     *     Long#MAX_VALUE}: never; tests use small values)
+     */
+    MapOutputSorter(
+            TaskMemoryManager memory, SplittableRandom rnd, long perGroup, long compactMin) {
         super(memory, memory.pageSizeBytes(), MemoryMode.ON_HEAP);
         if (perGroup < 0) {
             throw new IllegalArgumentException("perGroup must be >= 0, got " + perGroup);
         }
+        if (compactMin < 1) {
+            throw new IllegalArgumentException("compactMin must be >= 1, got " + compactMin);
+        }
         this.rnd = rnd;
         this.perGroup = perGroup;
+        this.compactMin = compactMin;
+        this.compactAt = compactMin;
     }
 
     /**
@@ -169,6 +198,96 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
         reserve(need);
         append(gid, length);
         stored[gid]++;
+        peakBufferedRecords = Math.max(peakBufferedRecords, bufferedRecords);
+        if (perGroup > 0 && bufferedRecords >= compactAt) {
+            compact();
+        }
+    }
+
+    /**
+     * Drops the buffered records below their group's risen pre-sample threshold (those a spill or
+     * the read would drop) and slides the others down over the freed bytes, returning the memory of
+     * the pages left empty. Each group's addresses are in insertion order, i.e. increasing (the
+     * buffer is permuted only when spilled, and emptied then), so a merge of the groups by address
+     * visits the records in page order, and each moves to a place at or before its own. No
+     * randomness is drawn: the kept set and everything after are as without the compaction.
+     */
+    private void compact() {
+        int groups = keys.size();
+        long live = 0;
+        for (int g = 0; g < groups; g++) {
+            long[] a = addresses[g];
+            int keep = 0;
+            for (int i = 0; i < buffered[g]; i++) {
+                if (levelAt(a[i]) >= threshold[g]) {
+                    a[keep++] = a[i];
+                }
+            }
+            stored[g] -= buffered[g] - keep;
+            bufferedRecords -= buffered[g] - keep;
+            buffered[g] = keep;
+            live += keep;
+        }
+        compactAt = Math.max(compactMin, 2 * live);
+        compactions++;
+        // merge the groups by their next address; slide each record to the write cursor
+        int[] next = new int[groups];
+        java.util.PriorityQueue<Integer> byAddress =
+                new java.util.PriorityQueue<>(
+                        Math.max(1, groups), Comparator.comparingLong(g -> addresses[g][next[g]]));
+        for (int g = 0; g < groups; g++) {
+            if (buffered[g] > 0) {
+                byAddress.add(g);
+            }
+        }
+        int wPage = 0;
+        int wAt = 0;
+        while (!byAddress.isEmpty()) {
+            int g = byAddress.poll();
+            long a = addresses[g][next[g]];
+            int rPage = (int) (a >>> 32);
+            int rAt = (int) a;
+            byte[] from = pages.get(rPage);
+            int size = 4 + lengthAt(from, rAt);
+            if (wPage < rPage && wAt + size > pages.get(wPage).length) {
+                // the next page that holds it, at its start (its own page does, at or before it)
+                wPage++;
+                wAt = 0;
+                while (wPage < rPage && size > pages.get(wPage).length) {
+                    wPage++;
+                }
+            }
+            System.arraycopy(from, rAt, pages.get(wPage), wAt, size); // overlap-safe
+            addresses[g][next[g]] = ((long) wPage << 32) | wAt;
+            wAt += size;
+            if (++next[g] < buffered[g]) {
+                byAddress.add(g);
+            }
+        }
+        if (live == 0) {
+            pages.clear();
+            pageUsed = 0;
+        } else {
+            pages.subList(wPage + 1, pages.size()).clear();
+            pageUsed = wAt;
+        }
+        // footprint: the pages kept and the address arrays, shrunk to twice what they hold
+        long bytes = 0;
+        for (byte[] p : pages) {
+            bytes += p.length;
+        }
+        for (int g = 0; g < groups; g++) {
+            long[] a = addresses[g];
+            if (a != null && a.length > 8 && a.length > 4 * buffered[g]) {
+                addresses[g] = Arrays.copyOf(a, Math.max(8, 2 * buffered[g]));
+            }
+            bytes += addresses[g] == null ? 0 : 8L * addresses[g].length;
+        }
+        footprint = bytes;
+        long excess = getUsed() - footprint;
+        if (excess > GRANT_STEP) {
+            freeMemory(excess - GRANT_STEP);
+        }
     }
 
     /** Records of group {@code gid} its pre-sample keeps (all, without one). */
@@ -367,26 +486,27 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                                 f._1(),
                                 new BufferedOutputStream(new FileOutputStream(f._2()), 1 << 16)))) {
             for (int gid : bufferedGroups()) {
-                permute(gid);
+                // drop what fell below the risen threshold, then permute what is kept (the draws
+                // then depend on the kept records only, not on whether a compaction ran before)
                 long[] a = addresses[gid];
                 int keep = 0;
                 for (int i = 0; i < buffered[gid]; i++) {
                     if (levelAt(a[i]) >= threshold[gid]) {
-                        keep++;
+                        a[keep++] = a[i];
                     }
                 }
-                stored[gid] -= buffered[gid] - keep; // dropped: below the risen threshold
+                stored[gid] -= buffered[gid] - keep;
+                buffered[gid] = keep;
                 if (keep == 0) {
                     continue;
                 }
+                permute(gid);
                 out.writeInt(gid);
                 out.writeInt(keep);
-                for (int i = 0; i < buffered[gid]; i++) {
-                    if (levelAt(a[i]) >= threshold[gid]) {
-                        byte[] p = pages.get((int) (a[i] >>> 32));
-                        int at = (int) a[i];
-                        out.write(p, at, 4 + lengthAt(p, at));
-                    }
+                for (int i = 0; i < keep; i++) {
+                    byte[] p = pages.get((int) (a[i] >>> 32));
+                    int at = (int) a[i];
+                    out.write(p, at, 4 + lengthAt(p, at));
                 }
             }
             out.writeInt(-1);
@@ -439,6 +559,16 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
     /** Memory released by spilling, summed over the spills (Spark's "spill (memory)"). */
     long memorySpilled() {
         return memorySpilled;
+    }
+
+    /** The most records the buffer held at once. */
+    long peakBufferedRecords() {
+        return peakBufferedRecords;
+    }
+
+    /** How many times the pre-sample's buffer was compacted. */
+    int compactions() {
+        return compactions;
     }
 
     /** The largest grant this sorter held (Spark's "peak execution memory"). */

@@ -1,11 +1,14 @@
 package io.netapprox.spark;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import org.apache.commons.math3.distribution.ChiSquaredDistribution;
@@ -39,9 +42,37 @@ class MapSidePreSampleTest {
     private static Map<String, double[]> run(
             long grant, long bound, long seed, int big, int small, int[] spills, int spillAt)
             throws IOException {
+        return run(
+                grant,
+                bound,
+                seed,
+                big,
+                small,
+                spills,
+                spillAt,
+                MapOutputSorter.COMPACT_MIN_RECORDS,
+                new long[2]);
+    }
+
+    /**
+     * As above, the buffer compacted from {@code compactMin} records on; {@code buffer} gets the
+     * most records buffered at once and the number of compactions.
+     */
+    private static Map<String, double[]> run(
+            long grant,
+            long bound,
+            long seed,
+            int big,
+            int small,
+            int[] spills,
+            int spillAt,
+            long compactMin,
+            long[] buffer)
+            throws IOException {
         TaskMemoryManager tmm = memory(grant);
         Map<String, double[]> out = new HashMap<>();
-        try (MapOutputSorter s = new MapOutputSorter(tmm, new SplittableRandom(seed), bound)) {
+        try (MapOutputSorter s =
+                new MapOutputSorter(tmm, new SplittableRandom(seed), bound, compactMin)) {
             for (int i = 0; i < big; i++) {
                 s.insert(0, "big", new ApproxRow(new double[] {i}, null), false);
                 if (i < small) {
@@ -52,6 +83,8 @@ class MapSidePreSampleTest {
                 }
             }
             spills[0] = s.spillCount();
+            buffer[0] = s.peakBufferedRecords();
+            buffer[1] = s.compactions();
             s.read(
                     (partition, key, count, inserted, stream) -> {
                         double[] v = new double[(int) count + 2];
@@ -69,11 +102,112 @@ class MapSidePreSampleTest {
         return out;
     }
 
+    /**
+     * The compaction drops from memory only what a spill or the read would drop and draws no
+     * randomness: the same seed keeps the same records, counted the same, with and without it (also
+     * across a spill) - while the buffer stays within about 4 x the bound per group instead of
+     * growing with the input (the buffer without it is the check that this can fail).
+     */
+    @Test
+    void compactionKeepsTheSameSampleAndBoundsTheBuffer() throws IOException {
+        long bound = 2_000;
+        int big = 2_000_000;
+        for (int spillAt : new int[] {-1, 800_000}) {
+            int[] spills = new int[1];
+            long[] off = new long[2];
+            long[] on = new long[2];
+            Map<String, double[]> without =
+                    run(256L << 20, bound, 5, big, 1500, spills, spillAt, Long.MAX_VALUE, off);
+            Map<String, double[]> with =
+                    run(256L << 20, bound, 5, big, 1500, spills, spillAt, 1_000, on);
+            for (String g : List.of("big", "small")) {
+                double[] a = without.get(g);
+                double[] b = with.get(g);
+                assertEquals(a[0], b[0], g + ": kept");
+                assertEquals(a[1], b[1], g + ": inserted");
+                double[] sa = Arrays.copyOfRange(a, 2, a.length);
+                double[] sb = Arrays.copyOfRange(b, 2, b.length);
+                Arrays.sort(sa);
+                Arrays.sort(sb);
+                assertArrayEquals(sa, sb, g + ": the same records kept (spill at " + spillAt + ")");
+            }
+            long bounded = 4 * bound * 2 + 1_000;
+            assertEquals(0, off[1], "no compaction when disabled");
+            assertTrue(on[1] > 0, "compacted: " + on[1]);
+            assertTrue(
+                    on[0] <= bounded,
+                    "buffer " + on[0] + " records with compaction, bound " + bounded);
+            assertTrue(
+                    spillAt >= 0 || off[0] > bounded,
+                    "without compaction the buffer grows past the bound: " + off[0]);
+            System.out.printf(
+                    "[spark] pre-sample buffer, spill at %d: peak %d records without compaction,"
+                            + " %d with (%d compactions)%n",
+                    spillAt, off[0], on[0], on[1]);
+        }
+    }
+
+    /**
+     * The compaction slides records of different lengths (keys of 0-2 000 chars, and a few records
+     * larger than a page, each on a page of its own) and keeps every byte: the kept records are the
+     * same byte strings with and without it.
+     */
+    @Test
+    void compactionKeepsRecordsOfAnyLengthIntact() throws IOException {
+        long[][] without = keptRecordHashes(Long.MAX_VALUE);
+        long[][] with = keptRecordHashes(500);
+        int pageSized = 0;
+        for (int g = 0; g < without.length; g++) {
+            assertTrue(without[g].length > 0);
+            assertArrayEquals(without[g], with[g], "group " + g + ": the same records kept");
+            for (long h : with[g]) {
+                pageSized += (h >>> 32) > MapOutputSorter.PAGE_BYTES ? 1 : 0;
+            }
+        }
+        assertTrue(pageSized > 0, "some kept record is larger than a page");
+    }
+
+    /** Per group, the sorted (length, hash) of every kept record. */
+    private static long[][] keptRecordHashes(long compactMin) throws IOException {
+        TaskMemoryManager tmm = memory(256L << 20);
+        SplittableRandom data = new SplittableRandom(17);
+        long[][] out = new long[3][];
+        try (MapOutputSorter s =
+                new MapOutputSorter(tmm, new SplittableRandom(9), 300, compactMin)) {
+            for (int i = 0; i < 120_000; i++) {
+                double[] v = new double[i % 2_003 == 2_002 ? 150_000 : 1 + data.nextInt(4)];
+                v[0] = i;
+                String key = "k".repeat(data.nextInt(2_000));
+                s.insert(i % 3, "g" + (i % 3), new ApproxRow(v, key), true);
+            }
+            assertTrue(compactMin == Long.MAX_VALUE || s.compactions() > 0, "compacted");
+            s.read(
+                    (partition, key, count, inserted, stream) -> {
+                        long[] h = new long[(int) count];
+                        byte[][] buf = new byte[1][];
+                        for (int i = 0; i < count; i++) {
+                            int len = stream.next(buf);
+                            h[i] =
+                                    ((long) len << 32)
+                                            | (Arrays.hashCode(Arrays.copyOf(buf[0], len))
+                                                    & 0xffffffffL);
+                        }
+                        Arrays.sort(h);
+                        out[partition] = h;
+                    });
+        }
+        assertEquals(0, tmm.getMemoryConsumptionForThisTask(), "memory returned on close");
+        return out;
+    }
+
     @Test
     void keepsBetweenTheBoundAndTwiceItAndSmallGroupsWhole() throws IOException {
         int[] spills = new int[1];
         long bound = 20_000;
-        Map<String, double[]> out = run(2L << 20, bound, 3, 2_000_000, 1500, spills);
+        // without the compaction, so that the 2 MB grant makes it spill (with it the buffer of
+        // about 4 x 20 000 records would fit)
+        Map<String, double[]> out =
+                run(2L << 20, bound, 3, 2_000_000, 1500, spills, -1, Long.MAX_VALUE, new long[2]);
         assertTrue(spills[0] >= 1, "spilled under a 2 MB grant: " + spills[0]);
         double[] big = out.get("big");
         long kept = (long) big[0];
