@@ -205,6 +205,24 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
     }
 
     /**
+     * Drops group {@code g}'s buffered records that fell below its risen pre-sample threshold (from
+     * its addresses, in place, the others in their order); returns how many it keeps.
+     */
+    private int dropBelowThreshold(int g) {
+        long[] a = addresses[g];
+        int keep = 0;
+        for (int i = 0; i < buffered[g]; i++) {
+            if (levelAt(a[i]) >= threshold[g]) {
+                a[keep++] = a[i];
+            }
+        }
+        stored[g] -= buffered[g] - keep;
+        bufferedRecords -= buffered[g] - keep;
+        buffered[g] = keep;
+        return keep;
+    }
+
+    /**
      * Drops the buffered records below their group's risen pre-sample threshold (those a spill or
      * the read would drop) and slides the others down over the freed bytes, returning the memory of
      * the pages left empty. Each group's addresses are in insertion order, i.e. increasing (the
@@ -216,17 +234,7 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
         int groups = keys.size();
         long live = 0;
         for (int g = 0; g < groups; g++) {
-            long[] a = addresses[g];
-            int keep = 0;
-            for (int i = 0; i < buffered[g]; i++) {
-                if (levelAt(a[i]) >= threshold[g]) {
-                    a[keep++] = a[i];
-                }
-            }
-            stored[g] -= buffered[g] - keep;
-            bufferedRecords -= buffered[g] - keep;
-            buffered[g] = keep;
-            live += keep;
+            live += dropBelowThreshold(g);
         }
         compactAt = Math.max(compactMin, 2 * live);
         compactions++;
@@ -488,15 +496,8 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
             for (int gid : bufferedGroups()) {
                 // drop what fell below the risen threshold, then permute what is kept (the draws
                 // then depend on the kept records only, not on whether a compaction ran before)
+                int keep = dropBelowThreshold(gid);
                 long[] a = addresses[gid];
-                int keep = 0;
-                for (int i = 0; i < buffered[gid]; i++) {
-                    if (levelAt(a[i]) >= threshold[gid]) {
-                        a[keep++] = a[i];
-                    }
-                }
-                stored[gid] -= buffered[gid] - keep;
-                buffered[gid] = keep;
                 if (keep == 0) {
                     continue;
                 }
