@@ -72,6 +72,7 @@ public final class ApproxQuery implements Serializable {
     private boolean exact;
     private long seed = System.nanoTime();
     private int partitions;
+    private boolean failOnPartialNulls;
     private transient ApproxShuffleMetrics lastMetrics;
     private transient int lastRepairs;
     private transient int lastShortShares;
@@ -176,6 +177,56 @@ public final class ApproxQuery implements Serializable {
         return this;
     }
 
+    /**
+     * Spark SQL's NULL semantics, or a failure naming the column: a row with a NULL in one of the
+     * aggregated columns (value columns and the top-k column) is skipped by every aggregate of the
+     * query (see the class comment). Spark SQL's {@code avg}/{@code sum} ignore NULLs per column
+     * and {@code count(*)} counts every row, so the two agree only when the query aggregates one
+     * column and no {@code count}. With this set, a query of {@code count} and a column, or of
+     * several columns, fails (when it runs) on the first such row, with a message naming the
+     * column, instead of answering over the rows complete in every column. The SQL form ({@code
+     * WITH ERROR}) sets it.
+     */
+    public ApproxQuery failOnPartialNulls() {
+        this.failOnPartialNulls = true;
+        return this;
+    }
+
+    /**
+     * The aggregated columns in the order {@link RowRecords} reads them (value columns, then the
+     * top-k column) when a NULL in one of them must fail the query ({@link #failOnPartialNulls()}
+     * and the query's answers depend on which rows are complete), else null.
+     */
+    private String[] nullChecked(ApproxSpec spec) {
+        if (!failOnPartialNulls) {
+            return null;
+        }
+        List<String> cols = new ArrayList<>(valueColumns(spec));
+        String top = topKColumn(spec);
+        if (top != null) {
+            cols.add(top);
+        }
+        boolean count = spec.aggregates().stream().anyMatch(a -> a.kind() == ApproxSpec.Kind.COUNT);
+        long distinct = cols.stream().distinct().count();
+        return (count && distinct >= 1) || distinct >= 2 ? cols.toArray(new String[0]) : null;
+    }
+
+    /** The message of a NULL in column {@code column} that {@link #failOnPartialNulls()} fails. */
+    static String partialNullMessage(String column) {
+        return "NULL in the aggregated column " + column + partialNullAdvice(column);
+    }
+
+    /** What the failure of {@link #partialNullMessage} says after naming the column (and group). */
+    static String partialNullAdvice(String column) {
+        return ": an approximate query skips a row with a NULL in any aggregated column, so"
+                + " with count(*) or several aggregated columns its answers would differ from"
+                + " Spark SQL's (avg/sum ignore NULLs per column, count(*) counts every row);"
+                + " filter the rows (WHERE "
+                + column
+                + " IS NOT NULL), replace the NULLs (coalesce), or aggregate the columns in"
+                + " separate queries";
+    }
+
     /** Reduce partitions (default: the context's default parallelism). */
     public ApproxQuery partitions(int n) {
         if (n < 1) {
@@ -276,7 +327,11 @@ public final class ApproxQuery implements Serializable {
             // aggregation shuffles one record per (map task, group), not a pre-sample
             lastMetrics = null;
             return SparkAggregation.answer(
-                    input, typedGroupColumns(), doubleValueColumns(unplanned), unplanned);
+                    input,
+                    typedGroupColumns(),
+                    doubleValueColumns(unplanned),
+                    unplanned,
+                    nullChecked(unplanned) != null);
         }
         Shuffled shuffled = shuffle(unplanned);
         JavaRDD<Object> reduced = shuffled.reduced();
@@ -680,6 +735,12 @@ public final class ApproxQuery implements Serializable {
         private final int numValues;
         private final boolean withKey;
 
+        /**
+         * Names of the value columns and then the top-k column: a NULL in one of them fails the
+         * task ({@link ApproxQuery#failOnPartialNulls()}); null: such rows are skipped.
+         */
+        private String[] nullChecked;
+
         /** Group columns cast to strings. */
         RowRecords(String[] names, int numValues, boolean withKey) {
             this(names, new byte[names.length], numValues, withKey);
@@ -698,6 +759,12 @@ public final class ApproxQuery implements Serializable {
             this.kinds = kinds.clone();
             this.numValues = numValues;
             this.withKey = withKey;
+        }
+
+        /** A NULL in an aggregated column fails (names as {@link #nullChecked}); null: skipped. */
+        RowRecords failOnNull(String[] columns) {
+            this.nullChecked = columns == null ? null : columns.clone();
+            return this;
         }
 
         private long integral(org.apache.spark.sql.catalyst.InternalRow r, int i) {
@@ -744,13 +811,19 @@ public final class ApproxQuery implements Serializable {
                 java.util.Map<org.apache.spark.unsafe.types.UTF8String, String> keys,
                 String[] small) {
             int g = names.length;
-            for (int i = 0; i < g + numValues; i++) {
+            for (int i = 0; i < g; i++) {
                 if (r.isNullAt(i)) {
-                    return null;
+                    return null; // a NULL group: skipped (documented)
                 }
             }
-            if (withKey && r.isNullAt(g + numValues)) {
-                return null;
+            int aggregated = numValues + (withKey ? 1 : 0);
+            for (int i = g; i < g + aggregated; i++) {
+                if (r.isNullAt(i)) {
+                    if (nullChecked != null) {
+                        throw new IllegalArgumentException(partialNullMessage(nullChecked[i - g]));
+                    }
+                    return null;
+                }
             }
             String key;
             if (g == 1 && kinds[0] != STRING) {
@@ -781,7 +854,7 @@ public final class ApproxQuery implements Serializable {
                     }
                     b.append(names[i]).append('=');
                     if (kinds[i] == STRING) {
-                        b.append(r.getUTF8String(i));
+                        b.append(keyValue(r.getUTF8String(i).toString()));
                     } else {
                         b.append(integral(r, i));
                     }
@@ -795,6 +868,19 @@ public final class ApproxQuery implements Serializable {
             String k = withKey ? r.getUTF8String(g + numValues).toString() : null;
             return new Tuple2<>(key, new ApproxRow(v, k));
         }
+    }
+
+    /**
+     * A value as it appears in a key of several group columns: {@code \\} and {@code ,} escaped by
+     * a backslash, so that every key names one combination of values ({@code a="x,b=y", b="z"} and
+     * {@code a="x", b="y,b=z"} would otherwise both be {@code a=x,b=y,b=z}). Keys of one group
+     * column are {@code col=value} unescaped.
+     */
+    public static String keyValue(String value) {
+        if (value.indexOf(',') < 0 && value.indexOf('\\') < 0) {
+            return value;
+        }
+        return value.replace("\\", "\\\\").replace(",", "\\,");
     }
 
     private Shuffled shuffle(ApproxSpec unplanned) {
@@ -816,7 +902,9 @@ public final class ApproxQuery implements Serializable {
                         .queryExecution()
                         .toRdd()
                         .toJavaRDD()
-                        .mapPartitions(new RowRecords(gcols, kinds, nv, withKey));
+                        .mapPartitions(
+                                new RowRecords(gcols, kinds, nv, withKey)
+                                        .failOnNull(nullChecked(spec)));
         ApproxConf approx = approximatePath();
         QueryState state = new QueryState();
         spec = spec.withState(state);

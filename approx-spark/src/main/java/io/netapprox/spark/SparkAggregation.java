@@ -31,6 +31,7 @@ final class SparkAggregation {
 
     private static final String COUNT = "n";
     private static final String SUM = "sum_v";
+    private static final String KEYED = "n_keyed";
 
     /**
      * @param input the query's input
@@ -38,9 +39,16 @@ final class SparkAggregation {
      *     else cast to strings)
      * @param values the value columns over {@code input} as doubles, in {@link
      *     ApproxSpec.Aggregate#valueIndex()} order
+     * @param failOnPartialNulls a group with a row of non-null keys and a NULL value fails the
+     *     query ({@link ApproxQuery#failOnPartialNulls()}) instead of being answered over its
+     *     complete rows
      */
     static Dataset<Row> answer(
-            Dataset<Row> input, List<Column> keys, List<Column> values, ApproxSpec spec) {
+            Dataset<Row> input,
+            List<Column> keys,
+            List<Column> values,
+            ApproxSpec spec,
+            boolean failOnPartialNulls) {
         if (spec.needsSample()) {
             throw new IllegalArgumentException("the query needs a sample: " + spec.aggregates());
         }
@@ -49,6 +57,7 @@ final class SparkAggregation {
         for (Column c : keys) {
             complete = complete.and(c.isNotNull());
         }
+        Column keyed = complete;
         for (Column c : values) {
             complete = complete.and(c.isNotNull());
         }
@@ -60,6 +69,9 @@ final class SparkAggregation {
         for (int v = 0; v < values.size(); v++) {
             sums.add(functions.sum(functions.when(complete, values.get(v))).as(SUM + v));
         }
+        if (failOnPartialNulls) {
+            sums.add(functions.count(functions.when(keyed, functions.lit(1))).as(KEYED));
+        }
         Dataset<Row> aggregated =
                 input.groupBy(named.toArray(new Column[0]))
                         .agg(
@@ -69,9 +81,37 @@ final class SparkAggregation {
                                 sums.toArray(new Column[0]));
         // a group with no complete row (a null key, or every value null) has n = 0: no rows; the
         // branch is not evaluated for it (sum / 0 would fail under ANSI)
-        return aggregated.select(
-                functions.inline(
-                        functions.when(functions.col(COUNT).gt(0), answers(spec, groupKey(spec)))));
+        Column answers = functions.when(functions.col(COUNT).gt(0), answers(spec, groupKey(spec)));
+        if (failOnPartialNulls) {
+            // a group with rows of non-null keys that are not complete: Spark SQL's answer would
+            // count them (count(*)) or use their other columns
+            List<String> names = new ArrayList<>();
+            for (ApproxSpec.Aggregate a : spec.aggregates()) {
+                if (a.valueIndex() >= 0 && !names.contains(a.column())) {
+                    names.add(a.column());
+                }
+            }
+            Column message =
+                    functions.concat(
+                            functions.lit(
+                                    "NULL in "
+                                            + (names.size() == 1
+                                                    ? "the aggregated column " + names.get(0)
+                                                    : "one of the aggregated columns " + names)
+                                            + " (group "),
+                            groupKey(spec),
+                            functions.lit(
+                                    ")"
+                                            + ApproxQuery.partialNullAdvice(
+                                                    String.join(" IS NOT NULL AND ", names))));
+            answers =
+                    functions
+                            .when(
+                                    functions.col(KEYED).gt(functions.col(COUNT)),
+                                    functions.raise_error(message))
+                            .otherwise(answers);
+        }
+        return aggregated.select(functions.inline(answers));
     }
 
     /** {@code col=value[,col=value...]}, as {@link ApproxQuery#groupKey} builds it. */
@@ -79,7 +119,14 @@ final class SparkAggregation {
         List<Column> parts = new ArrayList<>();
         for (int i = 0; i < spec.groupColumns().size(); i++) {
             parts.add(functions.lit((i == 0 ? "" : ",") + spec.groupColumns().get(i) + "="));
-            parts.add(functions.col("g" + i).cast(DataTypes.StringType));
+            Column value = functions.col("g" + i).cast(DataTypes.StringType);
+            if (spec.groupColumns().size() > 1) {
+                // as ApproxQuery.keyValue: '\\' and ',' escaped by a backslash
+                value =
+                        functions.regexp_replace(
+                                functions.regexp_replace(value, "\\\\", "\\\\\\\\"), ",", "\\\\,");
+            }
+            parts.add(value);
         }
         return functions.concat(parts.toArray(new Column[0]));
     }

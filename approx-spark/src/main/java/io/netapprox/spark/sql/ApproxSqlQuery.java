@@ -60,7 +60,12 @@ public record ApproxSqlQuery(
 
     /** The approximate query this SQL stands for (the statistics pass runs in {@code run()}). */
     ApproxQuery approxQuery(SparkSession session) {
-        ApproxQuery q = ApproxQuery.on(inputFrame(session)).groupBy(groups.toArray(new String[0]));
+        // Spark SQL's NULL semantics, or a failure naming the column (count(*) counts every row,
+        // avg/sum ignore NULLs per column; the approximate query skips incomplete rows)
+        ApproxQuery q =
+                ApproxQuery.on(inputFrame(session))
+                        .groupBy(groups.toArray(new String[0]))
+                        .failOnPartialNulls();
         for (Aggregate a : aggregates) {
             switch (a.kind()) {
                 case AVG -> q.avg(a.column());

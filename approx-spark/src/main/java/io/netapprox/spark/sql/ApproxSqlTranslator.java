@@ -561,7 +561,13 @@ final class ApproxSqlTranslator {
                             b.offset(),
                             b.length());
                 }
-                key.append(i == 0 ? "" : ",").append(groups.get(i)).append('=').append(values[i]);
+                key.append(i == 0 ? "" : ",")
+                        .append(groups.get(i))
+                        .append('=')
+                        .append(
+                                groups.size() > 1
+                                        ? io.netapprox.spark.ApproxQuery.keyValue(values[i])
+                                        : values[i]);
             }
             if (bounds.put(key.toString(), b.errorBound()) != null) {
                 throw new ApproxSqlException(
