@@ -37,6 +37,24 @@ final class ApproxClauseParser {
                 return Optional.of(new ApproxClauseParser(sql, tokens, i + 1).clause(t.start()));
             }
         }
+        // "WITH ERROR <number>" inside parentheses is no Spark SQL either: say what is wrong
+        // instead of Spark's syntax error at WITH
+        for (int i = 0; i + 2 < tokens.size(); i++) {
+            Token t = tokens.get(i);
+            if (t.depth() > 0
+                    && t.isWord("WITH")
+                    && tokens.get(i + 1).isWord("ERROR")
+                    && tokens.get(i + 2).kind() == SqlLexer.Kind.NUMBER) {
+                throw new ApproxSqlException(
+                        "WITH ERROR ends the whole statement; it cannot be inside a subquery or"
+                                + " parentheses (run the approximate query as a statement of its"
+                                + " own and query its result, e.g. through"
+                                + " spark.sql(...).createOrReplaceTempView(...))",
+                        sql,
+                        t.start(),
+                        4);
+            }
+        }
         return Optional.empty();
     }
 

@@ -19,6 +19,10 @@ import org.apache.spark.sql.types.StructType;
  * expressions, one named column each) and the groups, aggregates and bounds.
  *
  * @param input the projection the approximate aggregation reads (unresolved; analysed per run)
+ * @param aliasedInput the same projection with GROUP BY names that are select aliases of columns
+ *     replaced by those columns ({@code SELECT hour AS h ... GROUP BY h}), read when {@code input}
+ *     does not resolve (the input has no column {@code h}: Spark's group-by-alias rule); null if
+ *     the query has no such name
  * @param groups the grouping columns of {@code input}, in GROUP BY order
  * @param aggregates the aggregates in SELECT order
  * @param errorBound default e_max
@@ -28,6 +32,7 @@ import org.apache.spark.sql.types.StructType;
  */
 public record ApproxSqlQuery(
         LogicalPlan input,
+        LogicalPlan aliasedInput,
         List<String> groups,
         List<Aggregate> aggregates,
         double errorBound,
@@ -48,7 +53,20 @@ public record ApproxSqlQuery(
 
     /** The input as a DataFrame, analysed (Spark's errors for unknown tables or columns). */
     Dataset<Row> inputFrame(SparkSession session) {
-        Dataset<Row> df = SparkCompat.dataFrame(session, input);
+        Dataset<Row> df;
+        try {
+            df = SparkCompat.dataFrame(session, input);
+        } catch (Exception e) { // AnalysisException (checked in Java's view, thrown by Scala)
+            if (aliasedInput == null || !(e instanceof org.apache.spark.sql.AnalysisException)) {
+                throw ApproxSqlQuery.<RuntimeException>rethrow(e);
+            }
+            try {
+                df = SparkCompat.dataFrame(session, aliasedInput);
+            } catch (Exception again) {
+                // the first error names what the statement's names resolve to
+                throw ApproxSqlQuery.<RuntimeException>rethrow(e);
+            }
+        }
         checkNumeric(df.schema());
         return df;
     }
@@ -84,6 +102,12 @@ public record ApproxSqlQuery(
             q.seed(seed);
         }
         return q;
+    }
+
+    /** Throws {@code t} as it is (Spark's AnalysisException is checked in Java's view). */
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> T rethrow(Throwable t) throws T {
+        throw (T) t;
     }
 
     /** avg, sum and quantiles need numbers (ApproxQuery would cast anything else to null). */

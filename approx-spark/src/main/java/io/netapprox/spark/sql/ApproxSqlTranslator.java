@@ -93,6 +93,13 @@ final class ApproxSqlTranslator {
 
     private final String sql;
 
+    /**
+     * GROUP BY names that are also select aliases of a column ({@code SELECT hour AS h ... GROUP BY
+     * h}): the column each stands for when the input has no column of that name (Spark's
+     * group-by-alias rule: a name of the input wins, else the alias).
+     */
+    private final Map<String, Expression> aliasFallbacks = new LinkedHashMap<>();
+
     private ApproxSqlTranslator(String sql) {
         this.sql = sql;
     }
@@ -181,6 +188,29 @@ final class ApproxSqlTranslator {
                     start(agg),
                     length(agg));
         }
+        LogicalPlan input = input(columns, agg, cte);
+        LogicalPlan aliased = null;
+        if (!aliasFallbacks.isEmpty()) {
+            Map<String, Expression> substituted = new LinkedHashMap<>(columns);
+            substituted.putAll(aliasFallbacks);
+            aliased = input(substituted, agg, cte);
+        }
+        return new ApproxSqlQuery(
+                input,
+                aliased,
+                List.copyOf(groups),
+                List.copyOf(aggregates),
+                clause.errorBound(),
+                groupBounds(clause, groups),
+                clause.confidence(),
+                clause.seed());
+    }
+
+    /** The projection of the named columns over the aggregate's input (inside the CTE, if any). */
+    private static LogicalPlan input(
+            Map<String, Expression> columns,
+            org.apache.spark.sql.catalyst.plans.logical.Aggregate agg,
+            LogicalPlan cte) {
         List<NamedExpression> projection = new ArrayList<>();
         columns.forEach((name, e) -> projection.add(named(name, e)));
         LogicalPlan input =
@@ -188,14 +218,7 @@ final class ApproxSqlTranslator {
         if (cte != null) {
             input = cte.withNewChildren(CollectionConverters.asScala(List.of(input)).toList());
         }
-        return new ApproxSqlQuery(
-                input,
-                List.copyOf(groups),
-                List.copyOf(aggregates),
-                clause.errorBound(),
-                groupBounds(clause, groups),
-                clause.confidence(),
-                clause.seed());
+        return input;
     }
 
     private ApproxSqlException notAnAggregate(LogicalPlan top, ApproxClause clause) {
@@ -315,6 +338,14 @@ final class ApproxSqlTranslator {
                         && a.name().equalsIgnoreCase(ua.name())
                         && !(a.child() instanceof UnresolvedAttribute)) {
                     return a.child();
+                }
+                // GROUP BY h with "hour AS h": the input's h if it has one, else hour (decided
+                // when the input is analysed)
+                if (item instanceof Alias a
+                        && a.name().equalsIgnoreCase(ua.name())
+                        && a.child() instanceof UnresolvedAttribute c
+                        && !c.nameParts().last().equalsIgnoreCase(ua.name())) {
+                    aliasFallbacks.put(ua.name(), c);
                 }
             }
         }

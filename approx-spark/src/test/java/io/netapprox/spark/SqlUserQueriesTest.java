@@ -16,21 +16,22 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * What a SQL user writes that Spark SQL answers differently from "skip incomplete rows": NULLs in
- * aggregated columns (count(*) counts every row, avg/sum ignore NULLs per column) and group values
- * that contain the key's separators. local[2], {@code ApproxExtensions}, the default configuration
+ * What SQL users write that the approximate form answered otherwise than Spark SQL, or failed
+ * without saying why: NULLs in aggregated columns (count(*) counts every row, avg/sum ignore NULLs
+ * per column), group values that contain the key's separators, GROUP BY a select alias of a column,
+ * the clause inside a subquery. local[2], {@code ApproxExtensions}, the default configuration
  * (exact partials on: a query of only avg/sum/count is Spark's aggregation; with a median it takes
  * the approximate shuffle).
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
-class SqlNullsAndKeysTest {
+class SqlUserQueriesTest {
     static SparkSession spark;
 
     @BeforeAll
     static void start() {
         spark =
                 SparkTestSupport.local(
-                        "approx-sql-nulls-keys",
+                        "approx-sql-user-queries",
                         SparkTestSupport.conf(
                                 "spark.sql.extensions",
                                 ApproxExtensions.class.getName(),
@@ -135,6 +136,36 @@ class SqlNullsAndKeysTest {
             assertEquals(0.05, r.get(odd + "|avg(v)").getDouble(8), 0.0);
             assertEquals(aggregates.contains("median") ? 9 : 6, r.size(), r.keySet().toString());
         }
+    }
+
+    @Test
+    void groupByAnAliasOfAColumnAndAClauseInsideASubquery() {
+        // Spark groups by the select alias when the input has no column of that name; the
+        // projection read h from the input and failed with "h cannot be resolved"
+        Map<String, Row> byAlias =
+                SparkTestSupport.byKey(
+                        spark.sql(
+                                "SELECT s AS h, avg(c), count(*), median(c) FROM nk GROUP BY h"
+                                        + " WITH ERROR 0.05 REPEATABLE (2), ERROR 0.01 FOR h = '2'"));
+        Map<String, Row> exact = new HashMap<>();
+        for (Row r : spark.sql("SELECT s AS h, count(*) FROM nk GROUP BY h").collectAsList()) {
+            exact.put(r.getString(0), r);
+        }
+        assertEquals(3, exact.size());
+        for (String h : exact.keySet()) {
+            Row count = byAlias.get("h=" + h + "|count");
+            assertEquals(exact.get(h).getLong(1), (long) count.getDouble(4), "count of h=" + h);
+            assertEquals(h.equals("2") ? 0.01 : 0.05, count.getDouble(8), 0.0);
+        }
+        // the clause ends the statement: inside parentheses it was Spark's bare syntax error
+        io.netapprox.spark.sql.ApproxSqlException inner =
+                assertThrows(
+                        io.netapprox.spark.sql.ApproxSqlException.class,
+                        () ->
+                                spark.sql(
+                                        "SELECT * FROM (SELECT s, avg(c) FROM nk GROUP BY s WITH"
+                                                + " ERROR 0.05) WHERE estimate > 1"));
+        assertTrue(inner.getMessage().contains("cannot be inside a subquery"), inner.getMessage());
     }
 
     private static void expectNullFailure(String sql, String column) {
