@@ -432,13 +432,19 @@ public final class ApproxQuery implements Serializable {
                 sc.submitMapStage(dep).get();
                 driverMark = System.nanoTime();
             } catch (Exception e) {
+                // the innermost message says why (a failed task's exception, as text), not
+                // "Exception thrown in awaitResult"
+                Throwable root = e;
+                while (root.getCause() != null && root.getCause() != root) {
+                    root = root.getCause();
+                }
                 throw e instanceof RuntimeException r
                         ? r
                         : new IllegalStateException(
                                 "the map stage of approximate shuffle "
                                         + dep.shuffleId()
                                         + " failed: "
-                                        + e.getMessage(),
+                                        + root.getMessage(),
                                 e);
             } finally {
                 sc.setLocalProperty("spark.job.description", before);
