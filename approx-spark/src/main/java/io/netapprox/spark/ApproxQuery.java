@@ -41,8 +41,10 @@ import scala.reflect.ClassTag$;
  * {@code spark.approx.enabled=false}, or with {@link #exact()}, the same plan runs over sort
  * shuffle and every answer is exact (zero-width interval).
  *
- * <p>Rows with a null group or aggregated value are skipped. Group keys are {@code
- * col=value[,col=value...]}.
+ * <p>Rows with a null group or aggregated value are skipped (every aggregate of the query skips a
+ * row with a NULL in any aggregated column; {@link #failOnPartialNulls()} fails instead where Spark
+ * SQL would answer otherwise). Group keys are {@code col=value[,col=value...]}; with several group
+ * columns a value's {@code ,} and backslash are escaped by a backslash ({@link #keyValue}).
  */
 public final class ApproxQuery implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -877,8 +879,8 @@ public final class ApproxQuery implements Serializable {
     }
 
     /**
-     * A value as it appears in a key of several group columns: {@code \\} and {@code ,} escaped by
-     * a backslash, so that every key names one combination of values ({@code a="x,b=y", b="z"} and
+     * A value as it appears in a key of several group columns: backslashes and commas escaped by a
+     * backslash, so that every key names one combination of values ({@code a="x,b=y", b="z"} and
      * {@code a="x", b="y,b=z"} would otherwise both be {@code a=x,b=y,b=z}). Keys of one group
      * column are {@code col=value} unescaped.
      */
