@@ -67,7 +67,7 @@ class ApproxClauseParserTest {
             assertEquals(Optional.empty(), ApproxClauseParser.parse(sql), sql);
         }
         // the clause inside parentheses is no Spark SQL either: named here (Spark 4.1.3's own
-        // ParseException for it has no message)
+        // ParseException for it showed only the statement in a probe)
         expectError(
                 "SELECT * FROM (SELECT 1 WITH ERROR 0.05)",
                 "cannot be inside a subquery or parentheses",
