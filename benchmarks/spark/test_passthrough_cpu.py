@@ -25,6 +25,90 @@ def line(manager, cpu, rnd=None, driver=2000.0, wall=2.5, work=WORK, extra=""):
             f"load_end=4.5 input_layout=4:4 input_balanced=yes {extra}\n")
 
 
+def aline(manager, cpu, task_alloc, driver_alloc, rnd, slot=None, runs=(1.0, 1.0), complete="yes", other=0):
+    """A RESULT line with the allocation fields (task / driver bytes split over the timed runs by `runs`)."""
+    k = sum(runs)
+    tr = ",".join(str(int(task_alloc * x / k)) for x in runs)
+    dr = ",".join(str(int(driver_alloc * x / k)) for x in runs)
+    extra = (f"slot={slot or manager} task_alloc_bytes={task_alloc} task_alloc_runs=[{tr}] "
+             f"driver_alloc_bytes={driver_alloc} driver_alloc_runs=[{dr}] driver_alloc_lost_threads=0 "
+             f"alloc_complete={complete} alloc_tasks=221 alloc_failed_tasks=0 alloc_unmarked_tasks=0 "
+             f"alloc_other_thread_tasks={other}")
+    return line(manager, cpu, rnd, extra=extra)
+
+
+class AllocationTest(unittest.TestCase):
+    def test_alloc_is_task_plus_driver_and_can_disagree_with_cpu(self):
+        # CPU says no overhead; the task threads allocate 5 % more under approx: the criteria disagree
+        lines = []
+        for i in range(6):
+            lines += [aline("sort", 2000 + i, 4.0e8, 1.0e8, i), aline("approx", 2000 + i, 4.2e8 * (1 + 0.001 * i), 1.0e8, i)]
+        out = pc.summarize(lines)
+        alloc = next(x for x in out if x.startswith("passthrough alloc ratio"))
+        self.assertIn("= 1.04", alloc)  # (4.2 + 1) / (4 + 1)
+        self.assertIn(": above 2 %; one-sided (95 % upper bound): overhead > 2 %", alloc)
+        task = next(x for x in out if x.startswith("  task threads' allocated bytes ratio"))
+        self.assertIn("= 1.05", task)
+        drv = next(x for x in out if x.startswith("  driver JVM's allocated bytes ratio"))
+        self.assertIn("= 1.000 [1.000, 1.000]", drv)
+        v = next(x for x in out if x.startswith("verdicts:"))
+        self.assertIn("cpu within 2 % / one-sided overhead <= 2 %; alloc above 2 % / one-sided overhead > 2 %", v)
+        self.assertIn("DISAGREE", v)
+
+    def test_agreeing_criteria_say_so_without_disagree(self):
+        lines = []
+        for i in range(6):
+            lines += [aline("sort", 2000, 4.0e8, 1.0e8, i), aline("approx", 2000 * (1 + 0.001 * i), 4.0e8 * (1 - 0.001 * i), 1.0e8, i)]
+        v = next(x for x in pc.summarize(lines) if x.startswith("verdicts:"))
+        self.assertNotIn("DISAGREE", v)
+        self.assertIn("alloc within 2 % / one-sided overhead <= 2 %", v)
+
+    def test_incomplete_allocation_gives_no_alloc_verdict(self):
+        lines = []
+        for i in range(6):
+            lines += [aline("sort", 2000, 4.0e8, 1.0e8, i),
+                      aline("approx", 2000, 4.0e8, 1.0e8, i, complete="no" if i == 2 else "yes")]
+        out = pc.summarize(lines)
+        alloc = next(x for x in out if x.startswith("passthrough alloc ratio"))
+        self.assertIn("INCOMPLETE (pair 3 approx: alloc_complete=no)", alloc)
+        self.assertNotIn("one-sided", alloc)
+        self.assertIn("one-sided", out[0])  # the CPU criterion is unaffected
+        self.assertFalse(any(x.startswith("verdicts:") for x in out))
+
+    def test_aa_pairs_by_slot_and_reports_whether_the_measure_can_decide(self):
+        rng = random.Random(5)
+        narrow, wide = [], []
+        for i in range(6):
+            base = 5.0e8 * math.exp(rng.gauss(0, 0.05))
+            narrow += [aline("sort", 2000, base, 1e8, i, slot="sort"),
+                       aline("sort", 2000, base * math.exp(rng.gauss(0, 0.002)), 1e8, i, slot="approx")]
+            wide += [aline("sort", 2000, base, 1e8, i, slot="sort"),
+                     aline("sort", 2000, base * math.exp(rng.gauss(0, 0.05)), 1e8, i, slot="approx")]
+        out = pc.summarize(narrow)
+        self.assertTrue(out[0].startswith("A/A: manager sort in both slots"), out[0])
+        self.assertEqual(len(pc.pairs(pc.parse(narrow))), 6)
+        aa = next(x for x in out if x.startswith("A/A spread"))
+        self.assertIn("the measure can decide 2 %", aa)
+        aa = next(x for x in pc.summarize(wide) if x.startswith("A/A spread"))
+        self.assertIn("NOT inside [0.98, 1.02]: the measure cannot decide 2 %", aa)
+        self.assertFalse(any(x.startswith("verdicts:") for x in out))  # no sort-vs-approx verdict from an A/A run
+
+    def test_within_application_spread(self):
+        lines = []
+        for i in range(5):
+            lines += [aline("sort", 2000, 4.0e8, 1.0e8, i, runs=(1.0, 1.0, 1.0)),
+                      aline("approx", 2000, 4.0e8, 1.0e8, i, runs=(0.99, 1.0, 1.01))]
+        sp = next(x for x in pc.summarize(lines) if "between the timed runs of one application" in x)
+        self.assertIn("max 2.00 %", sp)
+
+    def test_other_thread_tasks_make_allocation_incomplete(self):
+        lines = []
+        for i in range(5):
+            lines += [aline("sort", 2000, 4.0e8, 1.0e8, i, other=1), aline("approx", 2000, 4.0e8, 1.0e8, i)]
+        alloc = next(x for x in pc.summarize(lines) if x.startswith("passthrough alloc ratio"))
+        self.assertIn("alloc_other_thread_tasks=1", alloc)
+
+
 class PairingTest(unittest.TestCase):
     def test_rounds_pair_sort_with_approx_whatever_the_order(self):
         lines = [line("sort", 100, 1), line("approx", 110, 1), line("approx", 220, 2), line("sort", 200, 2),
