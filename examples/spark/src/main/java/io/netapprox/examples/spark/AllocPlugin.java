@@ -18,16 +18,17 @@ import org.apache.spark.api.plugin.SparkPlugin;
  *
  * <p>Spark calls {@link ExecutorPlugin#onTaskStart()} on the task thread in {@code Task.run} right
  * before the task's work ({@code runTask}: deserializing the RDD and function, reading, computing,
- * writing the shuffle output), and {@code onTaskSucceeded} / {@code onTaskFailed} on the same thread
- * in {@code Executor.TaskRunner.run} after the result has been serialized and right before the
- * status update to the driver (Spark 3.5 and 4.1 alike; checked in both jars). The executor side
- * reads the thread's allocated bytes ({@code com.sun.management.ThreadMXBean}) at both points and
- * sends one small message per task to the driver side ({@link PluginContext#send}), which sums them.
- * The plugin's own allocations (its per-thread mark, the message) happen outside the measured window,
- * and are the same number of messages under any shuffle manager (one per task).
+ * writing the shuffle output), and {@code onTaskSucceeded} / {@code onTaskFailed} on the same
+ * thread in {@code Executor.TaskRunner.run} after the result has been serialized and right before
+ * the status update to the driver (Spark 3.5 and 4.1 alike; checked in both jars). The executor
+ * side reads the thread's allocated bytes ({@code com.sun.management.ThreadMXBean}) at both points
+ * and sends one small message per task to the driver side ({@link PluginContext#send}), which sums
+ * them. The plugin's own allocations (its per-thread mark, the message) happen outside the measured
+ * window, and are the same number of messages under any shuffle manager (one per task).
  *
  * <p>A message can reach the driver after the scheduler has seen the task end (a different RPC
- * endpoint): callers compare {@link #tasks()} with the number of ended tasks before reading the sums.
+ * endpoint): callers compare {@link #tasks()} with the number of ended tasks before reading the
+ * sums.
  */
 public final class AllocPlugin implements SparkPlugin {
     /** One task's allocation, executor to driver. */
@@ -186,7 +187,8 @@ public final class AllocPlugin implements SparkPlugin {
             try {
                 ctx.send(new TaskAlloc(b, failedTask, same));
             } catch (IOException e) {
-                // the driver side will see fewer tasks than ended: SparkBench reports alloc_complete=no
+                // the driver side will see fewer tasks than ended: SparkBench reports
+                // alloc_complete=no
             }
         }
     }

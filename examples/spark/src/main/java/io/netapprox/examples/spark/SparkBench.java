@@ -344,7 +344,8 @@ public final class SparkBench {
 
     /**
      * Waits (at most 30 s) until {@link AllocPlugin}'s driver side has received a message for every
-     * task the listener bus has seen end (call after {@link TaskTotals#drain}); false if it has not.
+     * task the listener bus has seen end (call after {@link TaskTotals#drain}); false if it has
+     * not.
      */
     static boolean allocSync(SparkSession spark, TaskTotals totals) {
         TaskTotals.drain(spark);
