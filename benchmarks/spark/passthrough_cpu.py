@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Pass-through cost of ApproxShuffleManager from SparkBench's `passthrough` RESULT lines, on load-independent
-measures (docs/spark.md, "Pass-through"):
+"""Pass-through cost of ApproxShuffleManager from SparkBench's `passthrough` RESULT lines, on CPU time and
+on allocated bytes (docs/spark.md, "Pass-through"):
 
   python3 benchmarks/spark/passthrough_cpu.py RESULTS.txt [--tolerance 0.02] [--boot 10000] [--seed 1]
 
@@ -9,7 +9,8 @@ their `round=` field (benchmarks/spark/run.sh: one sort and one approx applicati
 alternating), else two consecutive lines (per `switch=`) are a pair. Per pair the ratio approx/sort of
 
   task_cpu_ms      the executors' summed task CPU (executor CPU + deserialize CPU of every task of the timed runs;
-                   what Spark's event log has as Executor CPU Time + Executor Deserialize CPU Time) - THE CRITERION
+                   what Spark's event log has as Executor CPU Time + Executor Deserialize CPU Time) - the CPU criterion
+                   (an idle machine only: its own A/A under load was 1.17, docs/spark.md)
   +driver          task_cpu_ms + driver_cpu_ms (the driver JVM's CPU over the same runs)
   run_median       the median over r of approx run r / sort run r (task_cpu_runs; adjacent in time in lock step)
   min_run          the task CPU of the application's cheapest timed run (task_cpu_runs; the least disturbed one)
