@@ -22,13 +22,17 @@ import scala.Tuple2;
  *       then the exact query over sort shuffle, sums scaled by 1/f): hourly avg(distance) and sum(fare).
  *       --layout clustered: the input repartitioned by hour (each hour in one map output).
  *   SparkBench passthrough [--master ...] [--rows N] [--runs 5] [--warmup 1] [--manager sort|approx]
- *                          [--sync-dir DIR --sync-first sort|approx]
+ *                          [--sync-dir DIR --sync-first sort|approx] [--slot sort|approx] [--alloc true|false]
  *       a non-approximate job (RDD reduceByKey + SQL aggregate and join) under the given shuffle manager;
  *       besides the wall clock, the load-independent work of the timed runs: the executors' summed task CPU
  *       (executor + deserialize CPU of every task, {@link TaskTotals}), the driver JVM's and the executor
  *       processes' CPU, and the tasks, stages, shuffle records and bytes (equal when both managers did the same
  *       work), per timed run (task_cpu_runs). --sync-dir: two applications (one per manager) run concurrently in
  *       lock step, taking turns run by run ({@link Turns}). benchmarks/spark/passthrough_cpu.py pairs them.
+ *       Allocated bytes (--alloc true, the default; {@link AllocPlugin} via spark.plugins): the bytes the task
+ *       threads allocated (task_alloc_bytes, per run task_alloc_runs) and the driver JVM's threads during the
+ *       runs (driver_alloc_bytes, driver_alloc_runs). --slot: the lock-step name of this application (default:
+ *       the manager), so that an A/A pair (two applications of the same manager) can take turns too.
  *   common: [--balance-input true|false] [--balance-retries 3]
  *       the cached input's partitions per executor are read from the driver's block manager master and printed
  *       in every RESULT line (input_layout=4:4, by executor id); while they are spread unevenly (counts differing
@@ -55,8 +59,14 @@ public final class SparkBench {
             extra.put(
                     "spark.shuffle.manager",
                     manager.equals("sort") ? "sort" : "io.netapprox.spark.ApproxShuffleManager");
+            if (Boolean.parseBoolean(a.getOrDefault("alloc", "true"))) {
+                String p = AllocPlugin.class.getName();
+                extra.merge("spark.plugins", p, (old, x) -> old + "," + x);
+            }
         }
         SparkSession spark = TaxiExample.session("netapprox-bench-" + mode, a.get("master"), extra);
+        // before any job: its count of ended tasks is comparable with AllocPlugin's messages
+        TaskTotals totals = TaskTotals.register(spark);
         try {
             int retries =
                     Boolean.parseBoolean(a.getOrDefault("balance-input", "true"))
@@ -83,6 +93,7 @@ public final class SparkBench {
                 String manager = a.getOrDefault("manager", "approx");
                 passthrough(
                         spark,
+                        totals,
                         trips,
                         runs,
                         Integer.parseInt(a.getOrDefault("warmup", "1")),
@@ -91,9 +102,12 @@ public final class SparkBench {
                         a.containsKey("sync-dir")
                                 ? new Turns(
                                         a.get("sync-dir"),
-                                        manager.equals("sort") ? "sort" : "approx",
+                                        a.getOrDefault(
+                                                "slot", manager.equals("sort") ? "sort" : "approx"),
                                         a.getOrDefault("sync-first", "sort"))
-                                : null);
+                                : null,
+                        a.getOrDefault("slot", manager.equals("sort") ? "sort" : "approx"),
+                        Boolean.parseBoolean(a.getOrDefault("alloc", "true")));
             } else {
                 query(
                         trips,
@@ -200,15 +214,21 @@ public final class SparkBench {
 
     static void passthrough(
             SparkSession spark,
+            TaskTotals totals,
             Dataset<Row> trips,
             int runs,
             int warmup,
             String manager,
             InputLayout layout,
-            Turns turns) {
+            Turns turns,
+            String slot,
+            boolean alloc) {
         List<Double> t = new ArrayList<>();
+        List<Long> taskAlloc = new ArrayList<>();
+        List<Long> driverAlloc = new ArrayList<>();
+        long driverLost = 0;
+        boolean allocComplete = true;
         List<Double> cpuRuns = new ArrayList<>();
-        TaskTotals totals = TaskTotals.register(spark);
         // the executor processes of THIS application: their command line names its driver's address
         // (two
         // local-cluster applications started in the same second have the same application id)
@@ -233,6 +253,14 @@ public final class SparkBench {
                 execCpu0 = ExecutorPeaks.executorCpuSeconds(appId);
                 load0 = load1();
             }
+            Map<Long, Long> driverBefore = null;
+            long taskAlloc0 = 0;
+            if (r >= 0 && alloc) {
+                // every task message of the runs before has arrived: this run's tasks start here
+                allocComplete &= allocSync(spark, totals);
+                taskAlloc0 = AllocPlugin.bytes();
+                driverBefore = AllocPlugin.threadBytes();
+            }
             long t0 = System.nanoTime();
             JavaPairRDD<Integer, Double> z =
                     trips.javaRDD().mapToPair(x -> new Tuple2<>(x.getInt(1), x.getDouble(3)));
@@ -248,6 +276,13 @@ public final class SparkBench {
                 t.add(secs(t0));
                 TaskTotals.drain(spark);
                 cpuRuns.add(totals.cpuMs());
+                if (alloc) {
+                    allocComplete &= allocSync(spark, totals);
+                    long[] d = AllocPlugin.delta(driverBefore, AllocPlugin.threadBytes());
+                    driverAlloc.add(d[0]);
+                    driverLost += d[1];
+                    taskAlloc.add(AllocPlugin.bytes() - taskAlloc0);
+                }
                 if (turns != null) {
                     turns.done(r);
                 }
@@ -263,11 +298,27 @@ public final class SparkBench {
         TaskTotals.drain(spark);
         double driverCpu = ExecutorPeaks.driverCpuSeconds() - driverCpu0;
         double execCpu = ExecutorPeaks.executorCpuSeconds(appId) - execCpu0;
+        String allocFields =
+                alloc
+                        ? String.format(
+                                " task_alloc_bytes=%d task_alloc_runs=%s driver_alloc_bytes=%d"
+                                        + " driver_alloc_runs=%s driver_alloc_lost_threads=%d"
+                                        + " alloc_complete=%s alloc_tasks=%d %s",
+                                taskAlloc.stream().mapToLong(Long::longValue).sum(),
+                                list(taskAlloc),
+                                driverAlloc.stream().mapToLong(Long::longValue).sum(),
+                                list(driverAlloc),
+                                driverLost,
+                                allocComplete ? "yes" : "no",
+                                AllocPlugin.tasks(),
+                                AllocPlugin.checks())
+                        : "";
         System.out.printf(
-                "RESULT mode=passthrough manager=%s runs=%d warmup=%d sync=%s median_s=%.3f all_s=%s %s"
-                        + " task_cpu_runs=%s driver_cpu_ms=%.0f exec_proc_cpu_ms=%.0f load_start=%.2f"
-                        + " load_end=%.2f %s%n",
+                "RESULT mode=passthrough manager=%s slot=%s runs=%d warmup=%d sync=%s median_s=%.3f"
+                        + " all_s=%s %s task_cpu_runs=%s driver_cpu_ms=%.0f exec_proc_cpu_ms=%.0f"
+                        + " load_start=%.2f load_end=%.2f %s%s%n",
                 manager,
+                slot,
                 runs,
                 warmup,
                 turns == null ? "none" : turns.lost ? "lost" : "lockstep",
@@ -281,7 +332,39 @@ public final class SparkBench {
                 execCpu * 1000,
                 load0,
                 load1(),
-                layout.fields());
+                layout.fields(),
+                allocFields);
+    }
+
+    static String list(List<Long> xs) {
+        return xs.stream()
+                .map(String::valueOf)
+                .collect(java.util.stream.Collectors.joining(",", "[", "]"));
+    }
+
+    /**
+     * Waits (at most 30 s) until {@link AllocPlugin}'s driver side has received a message for every
+     * task the listener bus has seen end (call after {@link TaskTotals#drain}); false if it has
+     * not.
+     */
+    static boolean allocSync(SparkSession spark, TaskTotals totals) {
+        TaskTotals.drain(spark);
+        long want = totals.allTasks();
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (AllocPlugin.tasks() < want) {
+            if (System.currentTimeMillis() > deadline) {
+                System.err.println(
+                        "alloc: " + AllocPlugin.tasks() + " task messages of " + want + " tasks");
+                return false;
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return AllocPlugin.tasks() == want;
     }
 
     /**

@@ -29,6 +29,7 @@ final class TaskTotals extends SparkListener {
     private long shuffleReadBytes;
     private long shuffleReadRecords;
     private long jobs;
+    private long allTasks; // since the application started (not reset)
     private final Set<Integer> stages = new HashSet<>();
 
     /** Registers a new instance with the application's listener bus. */
@@ -50,6 +51,7 @@ final class TaskTotals extends SparkListener {
     @Override
     public synchronized void onTaskEnd(SparkListenerTaskEnd e) {
         tasks++;
+        allTasks++;
         if (e.reason() != Success$.MODULE$) {
             failedTasks++;
         }
@@ -80,6 +82,11 @@ final class TaskTotals extends SparkListener {
     /** Task CPU (executor + deserialize) so far, ms. */
     synchronized double cpuMs() {
         return (cpuNs + deserializeCpuNs) / 1e6;
+    }
+
+    /** Tasks ended since the application started (not cleared by {@link #reset}). */
+    synchronized long allTasks() {
+        return allTasks;
     }
 
     /** Clears the sums (call after {@link #drain}). */
