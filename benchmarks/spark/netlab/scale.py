@@ -6,8 +6,10 @@ h3,h4 at --bg-load x the port rate, every switch port shaped), but the applicati
 GENERATED inside the job (spark.range + seeded rand/randn, never cached or stored), one application per (size, mode)
 so that each executor JVM's peaks belong to one mode. Per size of --scale-rows: exact first (ApproxQuery.exact() over
 sort shuffle: every row crosses the shuffle; it writes the answer), then approx (the same query over
-ApproxShuffleManager, checked against that answer: groups outside e_max). The query is SparkBench's q (--query
-sampled: hourly avg(distance) + sum(fare) + count without exact partials).
+ApproxShuffleManager, checked against that answer: groups outside e_max), and with --modes exact,approx,samplesend
+SampleSend (TCP-based approximation: Dataset.sample at the fraction approx delivered, then the exact query over sort
+shuffle, sums and counts scaled by 1/f; checked the same way). The query is SparkBench's q (--query sampled: hourly
+avg(distance) + sum(fare) + count without exact partials).
 
 Per application the RESULT line of SparkScaleBench gets: the switch, wall time of the client, load averages, and the
 byte counters of the lab's interfaces over the application: exec_tx_mb (the executors' eth0 transmit: the shuffle
@@ -63,15 +65,17 @@ def summary_lines(rows: list[dict[str, str]]) -> list[str]:
         sizes = sorted({int(r["rows"]) for r in mine})
         for n in sizes:
             by = {r["mode"]: r for r in mine if int(r["rows"]) == n}
-            for m in ("exact", "approx"):
+            for m in ("exact", "approx", "samplesend"):
                 if m not in by:
                     continue
                 r = by[m]
                 jct = float(r["median_s"])
                 out = (f"[{sw}] rows={n} ({float(r['generated_gb']):.1f} GB) {m:6s} JCT {jct:8.1f} s"
                        f"  {n / jct / 1e6:6.2f} M rows/s")
-                if m == "approx" and "exact" in by:
-                    out += f"  approx/exact {jct / float(by['exact']['median_s']):.2f}"
+                if m != "exact" and "exact" in by:
+                    out += f"  {m}/exact {jct / float(by['exact']['median_s']):.2f}"
+                if m == "approx" and "samplesend" in by:
+                    out += f"  approx/samplesend {jct / float(by['samplesend']['median_s']):.2f}"
                 out += (f"  peak heap {r.get('executor_peak_heap_mb', '?')} MB RSS {r.get('executor_peak_rss_mb', '?')}"
                         f" MB  executor CPU {float(r.get('executor_cpu_s', 'nan')):.0f} s")
                 if "exec_tx_mb" in r:
@@ -128,7 +132,8 @@ class ScaleLab(lab_run.Lab):
             c[f"drop{h}"] = port_drops(f"{self.name}-sw", f"p{h}")
         return c
 
-    def scale_app(self, cp: str, mode: str, rows: int, truth: str, sw: str) -> list[str]:
+    def scale_app(self, cp: str, mode: str, rows: int, truth: str, sw: str,
+                  fraction: float | None = None) -> list[str]:
         a = self.a
         conf = {
             "spark.driver.host": ip(DRIVER), "spark.driver.bindAddress": ip(DRIVER),
@@ -143,6 +148,8 @@ class ScaleLab(lab_run.Lab):
             conf[k] = v
         argv = ["--master", f"spark://{ip(MASTER)}:7077", "--mode", mode, "--rows", str(rows), "--query", a.query,
                 "--runs", a.runs, "--partitions", a.partitions, "--reducers", a.reducers, "--truth", truth]
+        if fraction is not None:
+            argv += ["--fraction", f"{fraction:.6g}"]
         for k, v in conf.items():
             argv += [f"--{k}", v]
         cmd = ["java", "-Xmx1g", *lab_run.OPENS, f"-Dlog4j2.configurationFile={a.log4j}", "-cp", cp,
@@ -185,7 +192,8 @@ def main(argv=None) -> int:
     ap.add_argument("--buffer", default="150kb")
     ap.add_argument("--bg-load", type=float, default=0.5)
     ap.add_argument("--query", default="sampled", help="SparkScaleBench --query: sampled | median | avg")
-    ap.add_argument("--modes", default="exact,approx", help="exact first: it writes the answer approx is checked on")
+    ap.add_argument("--modes", default="exact,approx",
+                    help="exact first: it writes the answer the others are checked on; samplesend after approx")
     ap.add_argument("--runs", default="1")
     ap.add_argument("--partitions", default="8", help="map tasks (generated input partitions)")
     ap.add_argument("--reducers", default="2")
@@ -198,6 +206,9 @@ def main(argv=None) -> int:
                     help="another approx-spark jar (e.g. an older build's) instead of this tree's")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
+    modes = a.modes.split(",")
+    if "samplesend" in modes and ("approx" not in modes or modes.index("approx") > modes.index("samplesend")):
+        ap.error("--modes: samplesend needs approx before it (it samples at the fraction approx delivered)")
     nlab.require_root()
     os.environ.pop("SPARK_TESTING", None)
     others = [n for n in nlab.existing_namespaces() if not n.startswith(a.name + "-")]
@@ -224,8 +235,11 @@ def main(argv=None) -> int:
             lab.start_background(BG, WORKERS, a.bg_load)
             for rows in (int(x) for x in a.scale_rows.split(",")):
                 truth = os.path.join(tmp, f"truth-{sw}-{rows}.txt")
+                fraction = None  # what approx delivered: SampleSend ships the same fraction
                 for mode in a.modes.split(","):
-                    for r in lab.scale_app(cp, mode, rows, truth, sw):
+                    for r in lab.scale_app(cp, mode, rows, truth, sw, fraction if mode == "samplesend" else None):
+                        if mode == "approx" and "sample_fraction" in parse(r):
+                            fraction = float(parse(r)["sample_fraction"])
                         f.write(r + "\n")
                         f.flush()
                 for h in WORKERS:

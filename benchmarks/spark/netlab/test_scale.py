@@ -32,6 +32,29 @@ def line(tmpl: str, **kw) -> dict[str, str]:
 
 
 class ScaleSummaryTest(unittest.TestCase):
+    def test_samplesend_ratios_beside_approx(self):
+        ss = APPROX_S.replace("mode=approx", "mode=samplesend").replace(
+            " groups_below_target=0 groups_short_of_plan=0", "")
+        rows = [
+            line(EXACT_S, n=5000000, gb=0.16, t=80.0, cpu=60, h1=200, h2=190, r1=400, r2=410, sw="fifo", tx=100),
+            line(APPROX_S, n=5000000, gb=0.16, t=20.0, cpu=15, h1=150, h2=160, r1=380, r2=390, sw="fifo", tx=10,
+                 out=0),
+            line(ss, n=5000000, gb=0.16, t=16.0, cpu=12, h1=150, h2=160, r1=380, r2=390, sw="fifo", tx=10, out=2),
+        ]
+        lines = scale.summary_lines(rows)
+        a = [l for l in lines if " approx " in l][0]
+        self.assertIn("approx/exact 0.25", a)
+        self.assertIn("approx/samplesend 1.25", a)
+        s = [l for l in lines if " samplesend " in l][0]
+        self.assertIn("samplesend/exact 0.20", s)
+        self.assertIn("outside e_max 2/72", s)
+
+    def test_samplesend_needs_approx_before_it(self):
+        with self.assertRaises(SystemExit):
+            scale.main(["--modes", "exact,samplesend"])
+        with self.assertRaises(SystemExit):
+            scale.main(["--modes", "exact,samplesend,approx"])
+
     def test_parse_keeps_lists_and_numbers(self):
         r = line(EXACT_S, n=2000000, gb=0.06, t=35.81, cpu=23.9, h1=166, h2=164, r1=406, r2=405, sw="fifo", tx=38.7)
         self.assertEqual(r["executor_peak_heap_mb"], "[166,164]")

@@ -22,9 +22,9 @@ import org.apache.spark.sql.functions;
  * mode, so that each executor JVM's peak RSS belongs to one mode.
  *
  * <pre>
- *   SparkScaleBench --mode exact|approx --rows N [--query avg|median|sampled] [--runs 3] [--partitions 8]
- *                   [--reducers 2] [--emax 0.05] [--truth file] [--master local-cluster[2,1,512]]
- *                   [--spark.x y ...]
+ *   SparkScaleBench --mode exact|approx|samplesend --rows N [--query avg|median|sampled] [--runs 3]
+ *                   [--partitions 8] [--reducers 2] [--emax 0.05] [--truth file] [--fraction f]
+ *                   [--master local-cluster[2,1,512]] [--spark.x y ...]
  * </pre>
  *
  * The rows are generated inside the job ({@code spark.range} and seeded {@code rand}/{@code randn}:
@@ -38,12 +38,15 @@ import org.apache.spark.sql.functions;
  * median}, which holds every value of a group); {@code sampled} SparkBench's query {@code
  * avg(distance), sum(fare), count} without exact partials, so avg and sum are answered from the
  * sample (exact: the same {@link ApproxQuery} with {@link ApproxQuery#exact()} over sort shuffle,
- * which ships every row - the network lab's scale mode, benchmarks/spark/netlab/scale.sh). Prints
- * one {@code RESULT} line: median JCT, the CPU seconds of the driver JVM and of the executor
- * processes during a query (medians; less sensitive to a shared machine's load than the JCT), the
- * largest task's peak execution memory (Spark's task metric), bytes spilled and shuffled, the
- * executors' peak JVM heap (Spark's executor metrics) and peak RSS ({@code VmHWM} of each executor
- * process), and for approx the groups outside e_max.
+ * which ships every row - the network lab's scale mode, benchmarks/spark/netlab/scale.sh). {@code
+ * samplesend} ({@code --query sampled} only): TCP-based approximation as SparkBench's SampleSend -
+ * {@code Dataset.sample} at {@code --fraction} (the fraction the approximate query delivered) on
+ * the map side, then the exact form of the query over sort shuffle, sums and counts scaled by 1/f,
+ * checked against {@code --truth}. Prints one {@code RESULT} line: median JCT, the CPU seconds of
+ * the driver JVM and of the executor processes during a query (medians; less sensitive to a shared
+ * machine's load than the JCT), the largest task's peak execution memory (Spark's task metric),
+ * bytes spilled and shuffled, the executors' peak JVM heap (Spark's executor metrics) and peak RSS
+ * ({@code VmHWM} of each executor process), and for approx the groups outside e_max.
  */
 public final class SparkScaleBench {
     private SparkScaleBench() {}
@@ -63,6 +66,21 @@ public final class SparkScaleBench {
         a.putIfAbsent("query", "avg");
         String mode = a.get("mode");
         String query = a.get("query");
+        if (!List.of("exact", "approx", "samplesend").contains(mode)) {
+            throw new IllegalArgumentException(
+                    "--mode must be exact, approx or samplesend, got " + mode);
+        }
+        double fraction = 1;
+        if (mode.equals("samplesend")) {
+            if (!query.equals("sampled") || !a.containsKey("fraction")) {
+                throw new IllegalArgumentException(
+                        "--mode samplesend needs --query sampled and --fraction f (0 < f <= 1)");
+            }
+            fraction = Double.parseDouble(a.get("fraction"));
+            if (!(fraction > 0 && fraction <= 1)) {
+                throw new IllegalArgumentException("--fraction must be in (0, 1], got " + fraction);
+            }
+        }
         List<String> labels = labels(query);
         long rows = Long.parseLong(a.get("rows"));
         int runs = Integer.parseInt(a.get("runs"));
@@ -75,7 +93,7 @@ public final class SparkScaleBench {
         conf.put("spark.testing.reservedMemory", Long.toString(300L << 20));
         conf.put("spark.executor.metrics.pollingInterval", "500");
         conf.put("spark.approx.fetchTimeoutMs", "600000");
-        if (mode.equals("exact")) {
+        if (!mode.equals("approx")) {
             conf.put("spark.shuffle.manager", "sort");
         }
         for (Map.Entry<String, String> e : a.entrySet()) {
@@ -125,7 +143,10 @@ public final class SparkScaleBench {
                     // SparkBench's q: avg/sum answered from the sample (no exact partials), so
                     // the exact form ships every row through the shuffle
                     last =
-                            ApproxQuery.on(trips)
+                            ApproxQuery.on(
+                                            mode.equals("samplesend")
+                                                    ? trips.sample(false, fraction, 1000 + r)
+                                                    : trips)
                                     .groupBy("hour")
                                     .avg("distance")
                                     .sum("fare")
@@ -134,11 +155,11 @@ public final class SparkScaleBench {
                                     .errorBound(emax)
                                     .seed(r)
                                     .partitions(reducers);
-                    if (mode.equals("exact")) {
+                    if (!mode.equals("approx")) {
                         last.exact();
                     }
                     result = last.run().collectAsList();
-                    if (mode.equals("exact")) {
+                    if (!mode.equals("approx")) {
                         last = null;
                     }
                 } else if (mode.equals("exact")) {
@@ -176,17 +197,25 @@ public final class SparkScaleBench {
             Map<String, double[]> answer =
                     answer(query.equals("sampled") ? "approx" : mode, labels, result);
             String check = "";
+            if (mode.equals("samplesend")) {
+                // the sample's sums and counts estimate the population's: scaled by 1/f
+                for (double[] v : answer.values()) {
+                    v[labels.indexOf("sum(fare)")] /= fraction;
+                    v[labels.indexOf("count")] /= fraction;
+                }
+                check = String.format(" sample_fraction=%.6f", fraction);
+            }
             if (mode.equals("exact") && a.containsKey("truth")) {
                 write(Path.of(a.get("truth")), answer);
-            } else if (mode.equals("approx") && a.containsKey("truth")) {
-                check = check(read(Path.of(a.get("truth"))), answer, emax);
+            } else if (!mode.equals("exact") && a.containsKey("truth")) {
+                check += check(read(Path.of(a.get("truth"))), answer, emax);
             }
             String extra = "";
             if (last != null && last.metrics() != null) {
                 Map<String, Object> m = last.metrics().values();
                 extra =
                         String.format(
-                                " sample_fraction=%.4f groups_below_target=%s"
+                                " sample_fraction=%.6f groups_below_target=%s"
                                         + " groups_short_of_plan=%s",
                                 ((Number) m.get("rows sampled")).doubleValue()
                                         / ((Number) m.get("rows")).doubleValue(),
