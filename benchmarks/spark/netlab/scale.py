@@ -238,8 +238,9 @@ def main(argv=None) -> int:
                 fraction = None  # what approx delivered: SampleSend ships the same fraction
                 for mode in a.modes.split(","):
                     for r in lab.scale_app(cp, mode, rows, truth, sw, fraction if mode == "samplesend" else None):
-                        if mode == "approx" and "sample_fraction" in parse(r):
-                            fraction = float(parse(r)["sample_fraction"])
+                        delivered = parse(r).get("sample_fraction") if mode == "approx" else None
+                        if delivered is not None:
+                            fraction = float(delivered)
                         f.write(r + "\n")
                         f.flush()
                 for h in WORKERS:
