@@ -2,8 +2,9 @@
 # The NetApprox test command: everything CI runs (README, "What scripts/test.sh runs").
 #
 #   1. setup                 scripts/setup.sh: install what the machine lacks (idempotent)
-#   2. format                mvn spotless:check (google-java-format, AOSP style, every module); with
-#                            and scripts/check-native-format.sh (native/, clang-format; NETAPPROX_NATIVE_FORMAT_CHECK=0 skips it)
+#   2. format                mvn spotless:check (google-java-format, AOSP style, every module);
+#                            scripts/check-native-format.sh (native/, clang-format; NETAPPROX_NATIVE_FORMAT_CHECK=0 skips it);
+#                            scripts/check-python.sh (ruff format --check + ruff check, ruff.toml)
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
 #                            examples/taxi, approx-spark on local[2] and local-cluster, approx-flink on a Flink
 #                            MiniCluster of 2 TaskManagers x 2 slots, approx-kafka on an in-process KRaft broker with
@@ -64,7 +65,7 @@ fi
 end
 
 # ---------------------------------------------------------------------------------------------------------
-begin "format (spotless:check, native clang-format)"
+begin "format (spotless:check, native clang-format, ruff)"
 # shellcheck disable=SC2086
 mvn -B -ntp ${MAVEN_ARGS:-} spotless:check
 if [ "${NETAPPROX_NATIVE_FORMAT_CHECK:-1}" = "1" ]; then
@@ -72,6 +73,7 @@ if [ "${NETAPPROX_NATIVE_FORMAT_CHECK:-1}" = "1" ]; then
 else
   log "native format check skipped (NETAPPROX_NATIVE_FORMAT_CHECK=0)"
 fi
+bash "$ROOT/scripts/check-python.sh"
 end
 
 # ---------------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ root and network namespaces (skips otherwise): a 3-host lab comes up, a client r
 iperf3 TCP reaches its target and is reported, the switch port's class counters parse, and `down` leaves no
 namespace and no process behind (about 10 s).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -49,8 +50,13 @@ class PureTests(unittest.TestCase):
         with tempfile.TemporaryDirectory() as root:
             target = os.path.join(root, "mod", "target")
             os.makedirs(target)
-            for n in ("thing-1.0-sources.jar", "thing-1.0-tests.jar", "original-thing-1.0.jar", "thing-1.0.jar",
-                      "thingy-1.0.jar"):
+            for n in (
+                "thing-1.0-sources.jar",
+                "thing-1.0-tests.jar",
+                "original-thing-1.0.jar",
+                "thing-1.0.jar",
+                "thingy-1.0.jar",
+            ):
                 open(os.path.join(target, n), "w").close()
             self.assertEqual(os.path.join(target, "thing-1.0.jar"), labcluster.find_jar("mod", "thing", root))
             with self.assertRaisesRegex(FileNotFoundError, "absent jar missing"):
@@ -66,8 +72,10 @@ class PureTests(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             log = os.path.join(tmp, "iperf3-c.log")
             with open(log, "w") as f:
-                f.write("[  5]   0.00-1.00   sec  16.0 MBytes   134 Mbits/sec    0   1.2 MBytes\n"
-                        "[  5]   1.00-2.00   sec  17.0 MBytes   146 Mbits/sec    3   1.2 MBytes\n")
+                f.write(
+                    "[  5]   0.00-1.00   sec  16.0 MBytes   134 Mbits/sec    0   1.2 MBytes\n"
+                    "[  5]   1.00-2.00   sec  17.0 MBytes   146 Mbits/sec    3   1.2 MBytes\n"
+                )
             self.assertEqual((2, 140.0, 134.0, 146.0), labcluster.iperf_goodput(log))
             self.assertIsNone(labcluster.iperf_goodput(os.path.join(tmp, "absent.log")))
             open(log, "w").close()
@@ -83,20 +91,28 @@ class PureTests(unittest.TestCase):
         for mode, lat in (("exact", (200, 300)), ("before", (500, 900)), ("after", (100, 150))):
             for i, l in enumerate(lat):
                 lines.append(f"WINDOW mode={mode} run=0 window_end={i} latency_ms={l} first_answer_ms=1")
-            lines.append(f"RESULT mode={mode} run=0 windows=2 avg_answers=32 expected_pairs=32 outside_emax=0 "
-                         f"wrong_or_missing_counts=0 max_rel_error=0.0100 sample_fraction=0.5000 "
-                         f"latency_p50_ms=1 latency_max_ms=1 input_rate=20000 sustained_records_per_s=19900")
-        lines.append("RESULT mode=exact-warmup run=-1 windows=2 avg_answers=32 expected_pairs=32 outside_emax=9 "
-                     "wrong_or_missing_counts=9 max_rel_error=0.9 sample_fraction=1 input_rate=20000 "
-                     "sustained_records_per_s=1")
-        lines.append("RESULT mode=plain-flink run=0 seconds=7.366 records_per_s=135759 answers=5260 "
-                     "sampled_fraction=1.0000")  # FlinkBench overhead: not a latency run
+            lines.append(
+                f"RESULT mode={mode} run=0 windows=2 avg_answers=32 expected_pairs=32 outside_emax=0 "
+                f"wrong_or_missing_counts=0 max_rel_error=0.0100 sample_fraction=0.5000 "
+                f"latency_p50_ms=1 latency_max_ms=1 input_rate=20000 sustained_records_per_s=19900"
+            )
+        lines.append(
+            "RESULT mode=exact-warmup run=-1 windows=2 avg_answers=32 expected_pairs=32 outside_emax=9 "
+            "wrong_or_missing_counts=9 max_rel_error=0.9 sample_fraction=1 input_rate=20000 "
+            "sustained_records_per_s=1"
+        )
+        lines.append(
+            "RESULT mode=plain-flink run=0 seconds=7.366 records_per_s=135759 answers=5260 "
+            "sampled_fraction=1.0000"
+        )  # FlinkBench overhead: not a latency run
         lines.append("SUMMARY overhead: flag off vs plain 0.98")
         text = "\n".join(run.summarize(lines, "slack"))
         self.assertIn("exact p50 300 ms p99 300 ms", text)
         self.assertIn("before p50 900 ms p99 900 ms; ratio to exact p50 3.00 p99 3.00", text)
         self.assertIn("after p50 150 ms p99 150 ms; ratio to exact p50 0.50 p99 0.50", text)
-        self.assertIn("exact: sustained records/s (median of runs) 19900 at input 20000/s; outside e_max 0;", text)
+        self.assertIn(
+            "exact: sustained records/s (median of runs) 19900 at input 20000/s; outside e_max 0;", text
+        )
         self.assertNotIn("warmup", text)
         self.assertNotIn("plain-flink", text)
         self.assertIn("[slack] overhead: SUMMARY overhead: flag off vs plain 0.98", text)
@@ -106,12 +122,14 @@ class PureTests(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "r.txt")
             with open(path, "w") as f:
-                f.write("RESULT mode=exact median_s=2.0 ratio_vs_exact=1.0 max_rel_error=0 "
-                        "group_aggregates_outside_emax=0 sample_fraction=1 all_s=[2.0,2.1] switch=slack\n"
-                        "RESULT mode=approx median_s=1.0 ratio_vs_exact=0.5 max_rel_error=0.01 "
-                        "group_aggregates_outside_emax=0 sample_fraction=0.3 all_s=[1.0,1.1] switch=slack\n"
-                        "RESULT mode=passthrough manager=sort median_s=1.0 switch=slack\n"
-                        "RESULT mode=passthrough manager=approx median_s=1.1 switch=slack\n")
+                f.write(
+                    "RESULT mode=exact median_s=2.0 ratio_vs_exact=1.0 max_rel_error=0 "
+                    "group_aggregates_outside_emax=0 sample_fraction=1 all_s=[2.0,2.1] switch=slack\n"
+                    "RESULT mode=approx median_s=1.0 ratio_vs_exact=0.5 max_rel_error=0.01 "
+                    "group_aggregates_outside_emax=0 sample_fraction=0.3 all_s=[1.0,1.1] switch=slack\n"
+                    "RESULT mode=passthrough manager=sort median_s=1.0 switch=slack\n"
+                    "RESULT mode=passthrough manager=approx median_s=1.1 switch=slack\n"
+                )
             text = "\n".join(run.summarize(path))
         self.assertIn("[slack] approx     median JCT    1.00 s  ratio 0.50", text)
         self.assertIn("overhead +10.0%", text)
@@ -119,8 +137,13 @@ class PureTests(unittest.TestCase):
     @unittest.skipIf(os.geteuid() == 0, "the refusal is for non-root users")
     def test_runners_refuse_without_root(self):
         for framework in ("spark", "flink"):
-            r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", framework, "netlab", "run.py")],
-                               env={**os.environ, "PYTHONPATH": HERE}, capture_output=True, text=True, timeout=60)
+            r = subprocess.run(
+                [sys.executable, os.path.join(ROOT, "benchmarks", framework, "netlab", "run.py")],
+                env={**os.environ, "PYTHONPATH": HERE},
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             self.assertNotEqual(0, r.returncode, framework)
 
 

@@ -1,13 +1,24 @@
 #!/usr/bin/env python3
 """Checks a smoke summary.json (benchmarks/sim/run.sh ci): every scheme has cells, every job finished, ATP and
 DCTCP jobs all met their targets, no ATP job lost more than its allowance. Exits 1 naming what is wrong."""
+
 import json
 import sys
 
 from sim import SCHEMES
 
-REQUIRED = ("figure", "workload", "pattern", "msr", "scheme", "jobs", "failed", "p50_ms", "p99_ms",
-            "loss_above_allowance")
+REQUIRED = (
+    "figure",
+    "workload",
+    "pattern",
+    "msr",
+    "scheme",
+    "jobs",
+    "failed",
+    "p50_ms",
+    "p99_ms",
+    "loss_above_allowance",
+)
 
 
 def check(path: str) -> list[str]:

@@ -1,5 +1,6 @@
 """PNG figures from a sim.py results directory (summary.json + run traces). matplotlib (pinned 3.9.2 by
 scripts/setup.sh). One PNG per figure, named like the CSVs: fig5.png, fig6.png, ..."""
+
 from __future__ import annotations
 
 import csv
@@ -45,8 +46,10 @@ def plot_all(results: str) -> list[str]:
         summary = json.load(f)
     cells = summary["cells"]
     written = []
-    note = (f"atp-sim, {summary['fabric']['hosts']} hosts, {summary['fabric']['rate_gbps']} Gbit/s, "
-            f"preset {summary['preset']}, seed {summary['seed']}")
+    note = (
+        f"atp-sim, {summary['fabric']['hosts']} hosts, {summary['fabric']['rate_gbps']} Gbit/s, "
+        f"preset {summary['preset']}, seed {summary['seed']}"
+    )
     for fig in ("fig5", "fig6", "fig9", "fig11", "fig12"):
         fc = [c for c in cells if c["figure"] == fig and c["traffic"] == "approx"]
         if not fc:
@@ -55,8 +58,9 @@ def plot_all(results: str) -> list[str]:
         fig_, axes = plt.subplots(1, len(wls), figsize=(6 * len(wls), 4), squeeze=False)
         for ax, wl in zip(axes[0], wls):
             wc = [c for c in fc if c["workload"] == wl]
-            schemes = list(dict.fromkeys(c["scheme"] + ("" if c.get("switch", "slack") == "slack" else "")
-                                         for c in wc))
+            schemes = list(
+                dict.fromkeys(c["scheme"] + ("" if c.get("switch", "slack") == "slack" else "") for c in wc)
+            )
             _bars(ax, wc, schemes, sorted({c["msr"] for c in wc}), f"{wl}")
         axes[0][0].legend(fontsize=7)
         fig_.suptitle(TITLES[fig] + "\n" + note, fontsize=9)
@@ -75,8 +79,14 @@ def plot_all(results: str) -> list[str]:
         for i, (s, sw) in enumerate(confs):
             xs, ys, p99 = [], [], []
             for k, g in enumerate(groups):
-                c = next((c for c in fc if (c["exact_ratio"], c["msr"]) == g and (c["scheme"], c["switch"]) == (s, sw)),
-                         None)
+                c = next(
+                    (
+                        c
+                        for c in fc
+                        if (c["exact_ratio"], c["msr"]) == g and (c["scheme"], c["switch"]) == (s, sw)
+                    ),
+                    None,
+                )
                 if c and c["p50_ms"] is not None:
                     xs.append(k + (i - (len(confs) - 1) / 2) * width)
                     ys.append(c["p50_ms"])
@@ -125,8 +135,14 @@ def plot_all(results: str) -> list[str]:
                 rows = list(csv.DictReader(f))
             t0 = 2.0  # ms: sim.py's warm-up before the first job
             t = [int(x["at_ns"]) / 1e6 - t0 for x in rows]
-            for row, (key, label) in enumerate((("loss", "measured loss"), ("tlr", "TLR"),
-                                                ("rate_bps", "rate, Gbit/s"), ("class", "priority class"))):
+            for row, (key, label) in enumerate(
+                (
+                    ("loss", "measured loss"),
+                    ("tlr", "TLR"),
+                    ("rate_bps", "rate, Gbit/s"),
+                    ("class", "priority class"),
+                )
+            ):
                 ys = [float(x[key]) / (1e9 if key == "rate_bps" else 1) for x in rows]
                 axes[row][col].step(t, ys, where="post")
                 axes[row][col].set_ylabel(label, fontsize=8)
@@ -139,8 +155,11 @@ def plot_all(results: str) -> list[str]:
             axes[3][col].step(bt, bc, where="post", linestyle="--", color="red", label="background")
             axes[3][col].legend(fontsize=7)
             axes[3][col].yaxis.get_major_locator().set_params(integer=True)
-            axes[0][col].set_title(f"{r['scheme']}: background (0.6 x line rate) in class {r.get('bg_class')}, "
-                                   f"then one class up twice", fontsize=8)
+            axes[0][col].set_title(
+                f"{r['scheme']}: background (0.6 x line rate) in class {r.get('bg_class')}, "
+                f"then one class up twice",
+                fontsize=8,
+            )
             axes[3][col].set_xlabel("time since the job started, ms")
             axes[3][col].invert_yaxis()
         fig_.suptitle("Fig. 10: timeline of one FBKV job (MSR 0.5)\n" + note, fontsize=9)

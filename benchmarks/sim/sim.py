@@ -8,6 +8,7 @@ matplotlib, one PNG per figure. Python stdlib only, except the plots. See docs/s
   sim.py plot --results DIR
   sim.py report --results DIR      (markdown tables for docs/simulation.md)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,13 +28,27 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-SCHEMES = ["atp_full", "atp_paper", "atp_base", "atp_rc", "atp_rc_mrdf", "atp_fixtlr", "atp_fixprio",
-           "dctcp_es", "dctcp_ss", "dctcp_exact", "udp"]
+SCHEMES = [
+    "atp_full",
+    "atp_paper",
+    "atp_base",
+    "atp_rc",
+    "atp_rc_mrdf",
+    "atp_fixtlr",
+    "atp_fixprio",
+    "dctcp_es",
+    "dctcp_ss",
+    "dctcp_exact",
+    "udp",
+]
 
 
 def load_workload():
     """benchmarks/netlab/netlab/workload.py, imported by path (read-only: the netlab owns it)."""
-    for rel in ("benchmarks/netlab/netlab/workload.py", "benchmarks/netlab/workload.py"):  # package, older layout
+    for rel in (
+        "benchmarks/netlab/netlab/workload.py",
+        "benchmarks/netlab/workload.py",
+    ):  # package, older layout
         path = os.path.join(ROOT, rel)
         if os.path.exists(path):
             spec = importlib.util.spec_from_file_location("netlab_workload", path)
@@ -80,23 +95,37 @@ def write_schedule(path: str, jobs: list[SimJob], bgs: list[Background] = ()) ->
     with open(path, "w") as f:
         f.write("# atp-sim schedule (benchmarks/sim/sim.py); format in benchmarks/sim/src/schedule.hpp\n")
         for j in jobs:
-            f.write(f"job {j.id} {j.start_ns} {j.sender} {j.receiver} {j.msr} {len(j.sizes)} {j.kind} "
-                    f"{1 if j.trace else 0}\n")
+            f.write(
+                f"job {j.id} {j.start_ns} {j.sender} {j.receiver} {j.msr} {len(j.sizes)} {j.kind} "
+                f"{1 if j.trace else 0}\n"
+            )
             f.write(" ".join(map(str, j.sizes)) + "\n")
             f.write(" ".join(map(str, j.offsets_ns)) + "\n")
         for b in bgs:
             mv = " ".join(f"{a} {c}" for a, c in b.moves)
-            f.write(f"bg {b.id} {b.sender} {b.receiver} {b.rate_bps:.0f} {b.packet_bytes} {b.start_ns} {b.stop_ns} "
-                    f"{b.cls} {mv}\n".rstrip() + "\n")
+            f.write(
+                f"bg {b.id} {b.sender} {b.receiver} {b.rate_bps:.0f} {b.packet_bytes} {b.start_ns} {b.stop_ns} "
+                f"{b.cls} {mv}\n".rstrip()
+                + "\n"
+            )
 
 
 def to_sim_jobs(jobs, prod_scale: float, warmup_ns: int, kind_of=None) -> list[SimJob]:
     """netlab Jobs (us) -> SimJobs (ns). Production gaps are multiplied by prod_scale (see docs/simulation.md)."""
     out = []
     for j in jobs:
-        out.append(SimJob(j.id, warmup_ns + j.start_us * 1000, j.sender, j.receiver, j.msr, list(j.sizes),
-                          [int(o * 1000 * prod_scale) for o in j.offsets_us],
-                          kind_of(j) if kind_of else "approx"))
+        out.append(
+            SimJob(
+                j.id,
+                warmup_ns + j.start_us * 1000,
+                j.sender,
+                j.receiver,
+                j.msr,
+                list(j.sizes),
+                [int(o * 1000 * prod_scale) for o in j.offsets_us],
+                kind_of(j) if kind_of else "approx",
+            )
+        )
     return out
 
 
@@ -115,21 +144,60 @@ def tlr_class(tlr: float) -> int:
 
 PRESETS = {
     # Tests: a handful of incast jobs on the k=4 fat-tree.
-    "tiny": dict(k=4, hosts=0, rate_gbps=40, jobs={"fbkv": 8, "fbhd": 4}, incast_jobs=9, msrs=[0.5, 0.75, 0.9],
-                 load=0.8, figures=["fig9"], trials=2, fig11_jobs=4, fig9_schemes=["atp_full", "dctcp_es"]),
+    "tiny": dict(
+        k=4,
+        hosts=0,
+        rate_gbps=40,
+        jobs={"fbkv": 8, "fbhd": 4},
+        incast_jobs=9,
+        msrs=[0.5, 0.75, 0.9],
+        load=0.8,
+        figures=["fig9"],
+        trials=2,
+        fig11_jobs=4,
+        fig9_schemes=["atp_full", "dctcp_es"],
+    ),
     # CI: k=4 fat-tree, a few dozen jobs per scheme, every scheme once.
-    "smoke": dict(k=4, hosts=0, rate_gbps=40, jobs={"fbkv": 24, "fbhd": 12}, incast_jobs=24, msrs=[0.5, 0.75, 0.9],
-                  load=0.6, figures=["fig5", "fig9"], fig5_schemes=SCHEMES, trials=4, fig11_jobs=8,
-                  fig9_schemes=["atp_full", "atp_paper", "dctcp_es", "dctcp_ss"]),
+    "smoke": dict(
+        k=4,
+        hosts=0,
+        rate_gbps=40,
+        jobs={"fbkv": 24, "fbhd": 12},
+        incast_jobs=24,
+        msrs=[0.5, 0.75, 0.9],
+        load=0.6,
+        figures=["fig5", "fig9"],
+        fig5_schemes=SCHEMES,
+        trials=4,
+        fig11_jobs=8,
+        fig9_schemes=["atp_full", "atp_paper", "dctcp_es", "dctcp_ss"],
+    ),
     # The k=4 figure set (docs/simulation.md): every figure, ~10 min on 2 cores.
-    "k4": dict(k=4, hosts=0, rate_gbps=40, jobs={"fbkv": 96, "fbhd": 32}, incast_jobs=60, msrs=[0.5, 0.75, 0.9],
-               load=0.8, figures=["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14"], trials=10,
-               fig11_jobs=30),
+    "k4": dict(
+        k=4,
+        hosts=0,
+        rate_gbps=40,
+        jobs={"fbkv": 96, "fbhd": 32},
+        incast_jobs=60,
+        msrs=[0.5, 0.75, 0.9],
+        load=0.8,
+        figures=["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14"],
+        trials=10,
+        fig11_jobs=30,
+    ),
     # Paper scale: k=12 fat-tree with 192 hosts at 40 Gbit/s.
-    "paper": dict(k=12, hosts=192, rate_gbps=40, jobs={"fbkv": 384, "fbhd": 96}, incast_jobs=192,
-                  msrs=[0.5, 0.75, 0.9], load=0.8,
-                  figures=["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14"], trials=20,
-                  fig11_jobs=40),
+    "paper": dict(
+        k=12,
+        hosts=192,
+        rate_gbps=40,
+        jobs={"fbkv": 384, "fbhd": 96},
+        incast_jobs=192,
+        msrs=[0.5, 0.75, 0.9],
+        load=0.8,
+        figures=["fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14"],
+        trials=20,
+        fig11_jobs=40,
+    ),
 }
 
 MAIN_SCHEMES = ["atp_full", "atp_paper", "dctcp_es", "dctcp_ss", "udp"]
@@ -149,7 +217,9 @@ class Run:
     trace: bool = False
 
     def key(self) -> str:
-        h = hashlib.sha1((self.schedule + "|" + self.scheme + "|" + " ".join(self.args)).encode()).hexdigest()[:12]
+        h = hashlib.sha1(
+            (self.schedule + "|" + self.scheme + "|" + " ".join(self.args)).encode()
+        ).hexdigest()[:12]
         return f"{self.figure}-{self.workload}-{self.pattern}-{self.scheme}-{h}"
 
 
@@ -189,8 +259,9 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
     for fig, wl in (("fig5", "fbkv"), ("fig6", "fbhd")):
         if not (want(fig) or (wl == "fbkv" and want("fig12"))):
             continue
-        jobs = workload.generate(wl, p["jobs"][wl], hosts, hosts, p["msrs"], int(rate * H), p["load"], seed,
-                                 pattern="all-to-all")
+        jobs = workload.generate(
+            wl, p["jobs"][wl], hosts, hosts, p["msrs"], int(rate * H), p["load"], seed, pattern="all-to-all"
+        )
         path = sched(f"{wl}-all-to-all", to_sim_jobs(jobs, scale, WARMUP_NS))
         schemes = []
         if want(fig):
@@ -203,10 +274,11 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
 
     # Fig. 9: incast (every other host -> host 1), FBKV and FBHD.
     if want("fig9"):
-        for wl in (["fbkv"] if preset in ("smoke", "tiny") else ["fbkv", "fbhd"]):
+        for wl in ["fbkv"] if preset in ("smoke", "tiny") else ["fbkv", "fbhd"]:
             n = p["incast_jobs"] if wl == "fbkv" else max(12, p["incast_jobs"] // 3)
-            jobs = workload.generate(wl, n, hosts[1:], [1], p["msrs"], int(rate), p["load"], seed + 1,
-                                     pattern="incast")
+            jobs = workload.generate(
+                wl, n, hosts[1:], [1], p["msrs"], int(rate), p["load"], seed + 1, pattern="incast"
+            )
             path = sched(f"{wl}-incast", to_sim_jobs(jobs, scale, WARMUP_NS))
             for s in p.get("fig9_schemes", ["atp_full", "atp_paper", "dctcp_es", "dctcp_ss"]):
                 runs.append(Run("fig9", wl, "incast", s, path, fabric_args(p)))
@@ -220,7 +292,9 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
         fscale = scale / 10
         bg_rate = 0.6 * rate
 
-        def network_time(msr, sizes, offs):  # production span, or the MSR share at the rate left by the background
+        def network_time(
+            msr, sizes, offs
+        ):  # production span, or the MSR share at the rate left by the background
             return max(offs[-1] * 1000 * fscale, msr * sum(sizes) * 8 / (rate - bg_rate) * 1e9)
 
         for fig in ("fig10", "fig11"):
@@ -235,8 +309,11 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
                         sizes += s_
                         offs += [t + o for o in o_]
                         t = offs[-1] + 20
-                    fg = [SimJob(1, WARMUP_NS, 2, 1, msr, sizes, [int(o * 1000 * fscale) for o in offs],
-                                 trace=True)]
+                    fg = [
+                        SimJob(
+                            1, WARMUP_NS, 2, 1, msr, sizes, [int(o * 1000 * fscale) for o in offs], trace=True
+                        )
+                    ]
                     span = int(network_time(msr, sizes, offs))
                     moves = [(WARMUP_NS + span // 3, max(1, c0 - 1)) for c0 in [tlr_class(1 - msr)]]
                     moves.append((WARMUP_NS + 2 * span // 3, max(1, tlr_class(1 - msr) - 2)))
@@ -251,30 +328,59 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
                 c0 = tlr_class(1 - msr)
                 bg = [Background(1, 3, 1, bg_rate, WARMUP_NS - 100_000, WARMUP_NS + 20 * span, c0, moves)]
                 path = sched(f"{fig}-msr{msr}", fg, bg)
-                schemes = ["atp_full", "atp_paper"] if fig == "fig10" else ["atp_fixtlr", "atp_fixprio",
-                                                                             "atp_full", "dctcp_es"]
+                schemes = (
+                    ["atp_full", "atp_paper"]
+                    if fig == "fig10"
+                    else ["atp_fixtlr", "atp_fixprio", "atp_full", "dctcp_es"]
+                )
                 for s in schemes:
                     # DCTCP traffic has no slack class: it meets the background in one FIFO queue (fifo switch).
                     sw = "fifo" if s.startswith("dctcp") else "slack"
-                    runs.append(Run(fig, "fbkv", "one-to-one+bg", s, path,
-                                    fabric_args(p, "star", 3, sw),
-                                    {"bg_class": c0, "bg_moves": [[(a - WARMUP_NS) / 1e6, c] for a, c in moves]},
-                                    trace=fig == "fig10"))
+                    runs.append(
+                        Run(
+                            fig,
+                            "fbkv",
+                            "one-to-one+bg",
+                            s,
+                            path,
+                            fabric_args(p, "star", 3, sw),
+                            {"bg_class": c0, "bg_moves": [[(a - WARMUP_NS) / 1e6, c] for a, c in moves]},
+                            trace=fig == "fig10",
+                        )
+                    )
 
     # Paper Fig. 13: exact (non-approximate) jobs co-running with approximate FBKV, ATP vs DCTCP-ES; ATP also on
     # a FIFO switch (slack vs FIFO).
     if want("fig13"):
         for ratio in (0.25, 0.5):
             for msr in (0.5, 0.9):
-                jobs = workload.generate("fbkv", p["jobs"]["fbkv"], hosts, hosts, [msr], int(rate * H), p["load"],
-                                         seed + 3, pattern="all-to-all")
+                jobs = workload.generate(
+                    "fbkv",
+                    p["jobs"]["fbkv"],
+                    hosts,
+                    hosts,
+                    [msr],
+                    int(rate * H),
+                    p["load"],
+                    seed + 3,
+                    pattern="all-to-all",
+                )
                 rr = random.Random(seed + 4)
                 exact = {j.id for j in jobs if rr.random() < ratio}
                 sj = to_sim_jobs(jobs, scale, WARMUP_NS, lambda j: "exact" if j.id in exact else "approx")
                 path = sched(f"corun-r{ratio}-msr{msr}", sj)
                 for s, sw in (("atp_full", "slack"), ("atp_full", "fifo"), ("dctcp_es", "slack")):
-                    runs.append(Run("fig13", "fbkv", "all-to-all", s, path, fabric_args(p, switch=sw),
-                                    {"switch": sw, "exact_ratio": ratio}))
+                    runs.append(
+                        Run(
+                            "fig13",
+                            "fbkv",
+                            "all-to-all",
+                            s,
+                            path,
+                            fabric_args(p, switch=sw),
+                            {"switch": sw, "exact_ratio": ratio},
+                        )
+                    )
 
     # Paper Fig. 14 (the issue's "three jobs"): an FBKV job (MSR 0.875) starting after two FBHD jobs (MSR 0.75,
     # 0.5), all into host 1; its JCT against running alone. Trials are spaced so they do not overlap.
@@ -286,9 +392,14 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
             b_s, b_o = one_job("fbhd", r)
             k_s, k_o = one_job("fbkv", r)
             delay = int(200 * 1000 * scale)
-            mk = lambda i, snd, m, s_, o_, st: SimJob(i, st, snd, 1, m, s_, [int(o * 1000 * scale) for o in o_])
-            together += [mk(3 * trial + 1, 2, 0.75, a_s, a_o, t0), mk(3 * trial + 2, 3, 0.5, b_s, b_o, t0),
-                         mk(3 * trial + 3, 4, 0.875, k_s, k_o, t0 + delay)]
+            mk = lambda i, snd, m, s_, o_, st: SimJob(
+                i, st, snd, 1, m, s_, [int(o * 1000 * scale) for o in o_]
+            )
+            together += [
+                mk(3 * trial + 1, 2, 0.75, a_s, a_o, t0),
+                mk(3 * trial + 2, 3, 0.5, b_s, b_o, t0),
+                mk(3 * trial + 3, 4, 0.875, k_s, k_o, t0 + delay),
+            ]
             alone.append(mk(3 * trial + 3, 4, 0.875, k_s, k_o, t0 + delay))
             t0 += int((max(a_o[-1], b_o[-1]) * 4 + 1000) * 1000 * scale)
         pt = sched("fairness-together", together)
@@ -306,8 +417,19 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
 def run_one(sim: str, run: Run, out: str, seed: int) -> dict:
     base = os.path.join(out, "runs", run.key())
     os.makedirs(os.path.dirname(base), exist_ok=True)
-    cmd = [sim, "--schedule", run.schedule, "--scheme", run.scheme, "--out", base + ".jsonl", "--stats",
-           base + ".stats.json", "--seed", str(seed)] + run.args
+    cmd = [
+        sim,
+        "--schedule",
+        run.schedule,
+        "--scheme",
+        run.scheme,
+        "--out",
+        base + ".jsonl",
+        "--stats",
+        base + ".stats.json",
+        "--seed",
+        str(seed),
+    ] + run.args
     if run.trace:
         cmd += ["--trace", base + ".trace.csv"]
     t = time.monotonic()
@@ -345,15 +467,22 @@ def cells_of(result: dict) -> list[dict]:
         above = sum(1 for j in js if j["lost"] > j["messages"] - j["target"])
         sent = sum(j["bytes_sent"] for j in js)
         size = sum(j["bytes"] for j in js)
-        cell = {"figure": run.figure, "workload": run.workload, "pattern": run.pattern,
-                "msr": msr if traffic == "approx" else None, "scheme": run.scheme, "traffic": traffic,
-                "jobs": len(js), "failed": failed,
-                "p50_ms": round(percentile(jct, 50), 4) if jct else None,
-                "p99_ms": round(percentile(jct, 99), 4) if jct else None,
-                "mean_ms": round(sum(jct) / len(jct), 4) if jct else None,
-                "loss_above_allowance": above,
-                "mean_message_loss": round(sum(j["lost"] / j["messages"] for j in js) / len(js), 4),
-                "bytes_sent_ratio": round(sent / size, 3) if size else None}
+        cell = {
+            "figure": run.figure,
+            "workload": run.workload,
+            "pattern": run.pattern,
+            "msr": msr if traffic == "approx" else None,
+            "scheme": run.scheme,
+            "traffic": traffic,
+            "jobs": len(js),
+            "failed": failed,
+            "p50_ms": round(percentile(jct, 50), 4) if jct else None,
+            "p99_ms": round(percentile(jct, 99), 4) if jct else None,
+            "mean_ms": round(sum(jct) / len(jct), 4) if jct else None,
+            "loss_above_allowance": above,
+            "mean_message_loss": round(sum(j["lost"] / j["messages"] for j in js) / len(js), 4),
+            "bytes_sent_ratio": round(sent / size, 3) if size else None,
+        }
         cell.update(run.extra)
         out.append(cell)
     if run.figure == "fig13":  # exact jobs' cells carry the MSR of the approximate jobs they ran with
@@ -366,8 +495,12 @@ def cells_of(result: dict) -> list[dict]:
 
 def engine_commit() -> str:
     try:
-        return subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%h %s", "--", "native/src/core"],
-                              capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", ROOT, "log", "-1", "--format=%h %s", "--", "native/src/core"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -391,9 +524,11 @@ def cmd_run(a) -> int:
                 futs[ident(r)] = ex.submit(run_one, a.sim, r, a.out, a.seed)
         for r in runs:
             res = dict(futs[ident(r)].result(), run=r)
-            print(f"[sim] {r.figure} {r.workload} {r.pattern} {r.scheme} {r.extra or ''}: "
-                  f"{len(res['jobs'])} jobs, {res['stats']['unfinished']} unfinished, {res['wall']:.1f}s",
-                  flush=True)
+            print(
+                f"[sim] {r.figure} {r.workload} {r.pattern} {r.scheme} {r.extra or ''}: "
+                f"{len(res['jobs'])} jobs, {res['stats']['unfinished']} unfinished, {res['wall']:.1f}s",
+                flush=True,
+            )
             results.append(res)
     cells = [c for res in results for c in cells_of(res)]
     walls: dict[str, float] = {}
@@ -403,21 +538,38 @@ def cmd_run(a) -> int:
         cpus[res["run"].figure] = cpus.get(res["run"].figure, 0) + res["stats"].get("cpu_seconds", 0)
     p = PRESETS[a.preset]
     summary = {
-        "preset": a.preset, "seed": a.seed,
-        "fabric": {"k": p["k"], "hosts": n_hosts(p), "rate_gbps": p["rate_gbps"], "load": p["load"],
-                   "production_scale": REF_RATE_BPS / (p["rate_gbps"] * 1e9)},
+        "preset": a.preset,
+        "seed": a.seed,
+        "fabric": {
+            "k": p["k"],
+            "hosts": n_hosts(p),
+            "rate_gbps": p["rate_gbps"],
+            "load": p["load"],
+            "production_scale": REF_RATE_BPS / (p["rate_gbps"] * 1e9),
+        },
         "engine_commit": engine_commit(),
         "note": "measured on a shared 2-core machine; wall times are indicative only",
         "wall_seconds": round(time.monotonic() - t0, 1),
         "wall_seconds_per_figure": {k: round(v, 1) for k, v in sorted(walls.items())},
         "cpu_seconds_per_figure": {k: round(v, 1) for k, v in sorted(cpus.items())},
-        "runs": [{"figure": res["run"].figure, "workload": res["run"].workload, "pattern": res["run"].pattern,
-                  "scheme": res["run"].scheme, **res["run"].extra, "jobs": len(res["jobs"]),
-                  "unfinished": res["stats"]["unfinished"], "sim_seconds": res["stats"]["sim_seconds"],
-                  "wall_seconds": round(res["wall"], 1), "cpu_seconds": res["stats"].get("cpu_seconds"),
-                  "switch_dropped": res["stats"]["switch_dropped"], "switch_marked": res["stats"]["switch_marked"],
-                  "trace": os.path.relpath(res["base"] + ".trace.csv", a.out) if res["run"].trace else None}
-                 for res in results],
+        "runs": [
+            {
+                "figure": res["run"].figure,
+                "workload": res["run"].workload,
+                "pattern": res["run"].pattern,
+                "scheme": res["run"].scheme,
+                **res["run"].extra,
+                "jobs": len(res["jobs"]),
+                "unfinished": res["stats"]["unfinished"],
+                "sim_seconds": res["stats"]["sim_seconds"],
+                "wall_seconds": round(res["wall"], 1),
+                "cpu_seconds": res["stats"].get("cpu_seconds"),
+                "switch_dropped": res["stats"]["switch_dropped"],
+                "switch_marked": res["stats"]["switch_marked"],
+                "trace": os.path.relpath(res["base"] + ".trace.csv", a.out) if res["run"].trace else None,
+            }
+            for res in results
+        ],
         "cells": cells,
     }
     # Deterministic content first (cells), so two runs with one seed can be compared byte for byte without the
@@ -434,8 +586,10 @@ def cmd_run(a) -> int:
             w = csv.DictWriter(f, fieldnames=keys)
             w.writeheader()
             w.writerows(rows)
-    print(f"[sim] {len(cells)} cells from {len(results)} runs in {summary['wall_seconds']}s -> "
-          f"{os.path.join(a.out, 'summary.json')}")
+    print(
+        f"[sim] {len(cells)} cells from {len(results)} runs in {summary['wall_seconds']}s -> "
+        f"{os.path.join(a.out, 'summary.json')}"
+    )
     if a.plot:
         return cmd_plot(argparse.Namespace(results=a.out))
     return 0
@@ -447,34 +601,64 @@ def cmd_report(a) -> int:
         s = json.load(f)
     cells = s["cells"]
     fab = s["fabric"]
-    print(f"preset {s['preset']}, seed {s['seed']}, {fab['hosts']} hosts, k={fab['k']}, {fab['rate_gbps']} Gbit/s, "
-          f"load {fab['load']}, engine {s['engine_commit']}; wall {s['wall_seconds']} s on a shared machine\n")
+    print(
+        f"preset {s['preset']}, seed {s['seed']}, {fab['hosts']} hosts, k={fab['k']}, {fab['rate_gbps']} Gbit/s, "
+        f"load {fab['load']}, engine {s['engine_commit']}; wall {s['wall_seconds']} s on a shared machine\n"
+    )
     fmt = lambda c: "-" if c is None or c["p50_ms"] is None else f"{c['p50_ms']:.3f} ({c['p99_ms']:.3f})"
     for fig in sorted({c["figure"] for c in cells}, key=lambda f: int(f[3:])):
         fc = [c for c in cells if c["figure"] == fig]
-        rows = sorted({(c["workload"], c["pattern"], c.get("switch", ""), str(c.get("exact_ratio", "")), c["traffic"])
-                       for c in fc})
+        rows = sorted(
+            {
+                (
+                    c["workload"],
+                    c["pattern"],
+                    c.get("switch", ""),
+                    str(c.get("exact_ratio", "")),
+                    c["traffic"],
+                )
+                for c in fc
+            }
+        )
         msrs = sorted({c["msr"] for c in fc if c["msr"] is not None})
         print(f"### {fig}: p50 (p99) JCT, ms\n")
-        print("| workload | pattern | switch | exact share | traffic | scheme | " + " | ".join(f"MSR {m}" for m in msrs)
-              + " | failed | loss > 1-MSR |")
+        print(
+            "| workload | pattern | switch | exact share | traffic | scheme | "
+            + " | ".join(f"MSR {m}" for m in msrs)
+            + " | failed | loss > 1-MSR |"
+        )
         print("|---" * (8 + len(msrs)) + "|")
         for wl, pat, sw, ratio, traffic in rows:
-            rc = [c for c in fc if (c["workload"], c["pattern"], c.get("switch", ""), str(c.get("exact_ratio", "")),
-                                    c["traffic"]) == (wl, pat, sw, ratio, traffic)]
+            rc = [
+                c
+                for c in fc
+                if (
+                    c["workload"],
+                    c["pattern"],
+                    c.get("switch", ""),
+                    str(c.get("exact_ratio", "")),
+                    c["traffic"],
+                )
+                == (wl, pat, sw, ratio, traffic)
+            ]
             for sch in dict.fromkeys(c["scheme"] for c in rc):
                 sc = [c for c in rc if c["scheme"] == sch]
                 vals = [fmt(next((c for c in sc if c["msr"] == m), None)) for m in msrs]
-                print(f"| {wl} | {pat} | {sw} | {ratio} | {traffic} | {sch} | " + " | ".join(vals) +
-                      f" | {sum(c['failed'] for c in sc)} | {sum(c['loss_above_allowance'] for c in sc)} |")
+                print(
+                    f"| {wl} | {pat} | {sw} | {ratio} | {traffic} | {sch} | "
+                    + " | ".join(vals)
+                    + f" | {sum(c['failed'] for c in sc)} | {sum(c['loss_above_allowance'] for c in sc)} |"
+                )
         print()
     print("### targets at MSR 0.75 (ratio of p50 JCT)\n")
     print("| figure | workload | pattern | ATP Full / DCTCP-ES (<= 0.5) | ATP Full / DCTCP-SS (<= 0.8) |")
     print("|---|---|---|---|---|")
     for c in cells:
         if c["scheme"] == "atp_full" and c["msr"] == 0.75 and c["figure"] in ("fig5", "fig6", "fig9"):
-            key = lambda x, sch: (x["figure"], x["workload"], x["pattern"], x["msr"], x["scheme"]) == (
-                c["figure"], c["workload"], c["pattern"], 0.75, sch)
+            key = lambda x, sch: (
+                (x["figure"], x["workload"], x["pattern"], x["msr"], x["scheme"])
+                == (c["figure"], c["workload"], c["pattern"], 0.75, sch)
+            )
             es = next((x for x in cells if key(x, "dctcp_es")), None)
             ss = next((x for x in cells if key(x, "dctcp_ss")), None)
             r = lambda b: "-" if not b or not b["p50_ms"] else f"{c['p50_ms'] / b['p50_ms']:.2f}"
@@ -485,14 +669,20 @@ def cmd_report(a) -> int:
         for m in sorted({c["msr"] for c in abl}):
             v = {c["scheme"]: c["p50_ms"] for c in abl if c["msr"] == m}
             order = ["atp_base", "atp_rc", "atp_rc_mrdf", "atp_full"]
-            mono = all(v[order[i]] >= v[order[i + 1]] for i in range(3) if order[i] in v and order[i + 1] in v)
-            print(f"- MSR {m}: " + " >= ".join(f"{k[4:]} {v.get(k)}" for k in order) +
-                  f" -> {'monotone' if mono else 'NOT monotone'}")
+            mono = all(
+                v[order[i]] >= v[order[i + 1]] for i in range(3) if order[i] in v and order[i + 1] in v
+            )
+            print(
+                f"- MSR {m}: "
+                + " >= ".join(f"{k[4:]} {v.get(k)}" for k in order)
+                + f" -> {'monotone' if mono else 'NOT monotone'}"
+            )
     return 0
 
 
 def cmd_plot(a) -> int:
     import plots  # benchmarks/sim/plots.py (matplotlib)
+
     plots.plot_all(a.results)
     return 0
 

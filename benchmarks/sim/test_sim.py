@@ -3,6 +3,7 @@
 MSR never under target under a lossy bottleneck), determinism for a seed, and the ns-3 DCTCP baseline's bytes.
 Needs the built atp-sim: ATP_SIM=path (benchmarks/sim/run.sh test sets it). No timing assertions.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,17 @@ def fbkv_jobs(n: int, msrs: list[float], seed: int, spacing_ns: int = 300_000, p
     jobs = []
     for i in range(n):
         sizes, offs = sim.one_job("fbkv", r)
-        jobs.append(sim.SimJob(i + 1, sim.WARMUP_NS + i * spacing_ns, 2, 1, msrs[i % len(msrs)], sizes,
-                               [int(o * 1000 * prod_scale) for o in offs]))
+        jobs.append(
+            sim.SimJob(
+                i + 1,
+                sim.WARMUP_NS + i * spacing_ns,
+                2,
+                1,
+                msrs[i % len(msrs)],
+                sizes,
+                [int(o * 1000 * prod_scale) for o in offs],
+            )
+        )
     return jobs
 
 
@@ -47,8 +57,12 @@ class SimTestCase(unittest.TestCase):
         sched = os.path.join(d, name + ".txt")
         sim.write_schedule(sched, jobs)
         out, stats = os.path.join(d, name + ".jsonl"), os.path.join(d, name + ".stats.json")
-        subprocess.run([SIM, "--schedule", sched, "--scheme", scheme, "--out", out, "--stats", stats, *args],
-                       check=True, capture_output=True, text=True)
+        subprocess.run(
+            [SIM, "--schedule", sched, "--scheme", scheme, "--out", out, "--stats", stats, *args],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         with open(out) as f:
             res = [json.loads(line) for line in f]
         with open(stats) as f:
@@ -58,8 +72,20 @@ class SimTestCase(unittest.TestCase):
 class AtpAdapterTest(SimTestCase):
     def test_msr_one_delivers_every_byte_in_order_under_loss(self):
         jobs = fbkv_jobs(6, [1.0], seed=11)
-        res, stats = self.run_sim(jobs, "atp_full", "--topology", "star", "--hosts", "2", "--verify",
-                                  "--bottleneck-loss", "0.05", "--seed", "3", name="exact")
+        res, stats = self.run_sim(
+            jobs,
+            "atp_full",
+            "--topology",
+            "star",
+            "--hosts",
+            "2",
+            "--verify",
+            "--bottleneck-loss",
+            "0.05",
+            "--seed",
+            "3",
+            name="exact",
+        )
         self.assertEqual(len(res), len(jobs))
         for j, r in zip(jobs, res):
             with self.subTest(job=r["job"]):
@@ -75,8 +101,20 @@ class AtpAdapterTest(SimTestCase):
     def test_msr_below_one_never_completes_below_target_on_a_lossy_bottleneck(self):
         jobs = fbkv_jobs(24, [0.5, 0.75, 0.9], seed=12, spacing_ns=200_000)
         for scheme in ("atp_full", "atp_base", "atp_fixprio"):
-            res, _ = self.run_sim(jobs, scheme, "--topology", "star", "--hosts", "2", "--verify",
-                                  "--bottleneck-loss", "0.15", "--seed", "4", name="lossy-" + scheme)
+            res, _ = self.run_sim(
+                jobs,
+                scheme,
+                "--topology",
+                "star",
+                "--hosts",
+                "2",
+                "--verify",
+                "--bottleneck-loss",
+                "0.15",
+                "--seed",
+                "4",
+                name="lossy-" + scheme,
+            )
             self.assertEqual(len(res), len(jobs))
             for j, r in zip(jobs, res):
                 with self.subTest(scheme=scheme, job=r["job"], msr=j.msr):
@@ -84,7 +122,9 @@ class AtpAdapterTest(SimTestCase):
                     self.assertGreaterEqual(r["delivered"], r["target"])
                     self.assertLessEqual(r["lost"], r["messages"] - r["target"])
                     self.assertTrue(r["content_ok"])
-            self.assertGreater(sum(r["retransmitted"] for r in res), 0, scheme + ": the bottleneck lost nothing")
+            self.assertGreater(
+                sum(r["retransmitted"] for r in res), 0, scheme + ": the bottleneck lost nothing"
+            )
 
     def test_same_seed_same_results_other_seed_other_results(self):
         jobs = fbkv_jobs(10, [0.5, 0.9], seed=13, spacing_ns=20_000)
@@ -101,8 +141,24 @@ class SummaryDeterminismTest(SimTestCase):
         outs = []
         for i in range(2):
             out = os.path.join(self.tmp.name, f"tiny{i}")
-            subprocess.run([sys.executable, os.path.join(HERE, "sim.py"), "run", "--preset", "tiny", "--sim", SIM,
-                            "--out", out, "--seed", "5"], check=True, capture_output=True, text=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    os.path.join(HERE, "sim.py"),
+                    "run",
+                    "--preset",
+                    "tiny",
+                    "--sim",
+                    SIM,
+                    "--out",
+                    out,
+                    "--seed",
+                    "5",
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
             with open(os.path.join(out, "cells.json"), "rb") as f:
                 outs.append(f.read())
         self.assertEqual(outs[0], outs[1])
@@ -133,7 +189,7 @@ class DctcpBaselineTest(SimTestCase):
             with self.subTest(variant="earlysend", job=r["job"]):
                 self.assertEqual(r["status"], "ok")
                 # in order over one connection: the answer comes after exactly the first ceil(MSR N) messages
-                self.assertEqual(r["bytes_received"], sum(j.sizes[:r["target"]]))
+                self.assertEqual(r["bytes_received"], sum(j.sizes[: r["target"]]))
         self.assertEqual(stats["unfinished"], 0)
 
 

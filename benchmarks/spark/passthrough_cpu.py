@@ -32,6 +32,7 @@ decide tol at all; the allocated bytes' spread between the timed runs of one app
 two applications of a pair ran at the same time, taking turns run by run, so both saw the same load. The work itself (tasks, stages, jobs, failed tasks, shuffle records and bytes) must be
 identical within each pair, else the ratio compares different work and the line says MISMATCH.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,16 @@ import random
 import re
 import sys
 
-WORK = ("tasks", "stages", "jobs", "failed_tasks", "shuffle_write_records", "shuffle_read_records",
-        "shuffle_write_bytes", "shuffle_read_bytes")
+WORK = (
+    "tasks",
+    "stages",
+    "jobs",
+    "failed_tasks",
+    "shuffle_write_records",
+    "shuffle_read_records",
+    "shuffle_write_bytes",
+    "shuffle_read_bytes",
+)
 
 
 def parse(lines) -> list[dict]:
@@ -167,11 +176,17 @@ def mismatches(ps: list[tuple[dict, dict]]) -> list[str]:
     return out
 
 
-MIN_PAIRS = 5  # the issue's ">= 5 alternating runs"; a bootstrap of fewer pairs is little more than their range
+MIN_PAIRS = (
+    5  # the issue's ">= 5 alternating runs"; a bootstrap of fewer pairs is little more than their range
+)
 
 
-ALLOC_CHECKS = (("alloc_complete", "yes"), ("alloc_failed_tasks", "0"), ("alloc_unmarked_tasks", "0"),
-                ("alloc_other_thread_tasks", "0"))
+ALLOC_CHECKS = (
+    ("alloc_complete", "yes"),
+    ("alloc_failed_tasks", "0"),
+    ("alloc_unmarked_tasks", "0"),
+    ("alloc_other_thread_tasks", "0"),
+)
 
 
 def alloc_problems(ps: list[tuple[dict, dict]]) -> list[str]:
@@ -195,11 +210,20 @@ def line_for(ps, metric, name, bad, tol, boot, seed):
     ratios = [pair_ratio(s, a, metric) for s, a in ps]
     g, lo, hi = geomean_ci(ratios, boot, seed)
     enough = not bad and len(ps) >= MIN_PAIRS
-    v = ("MISMATCH (different work)" if bad == "work" else f"INCOMPLETE ({bad})" if bad else
-         f"too few pairs (< {MIN_PAIRS}), no verdict" if len(ps) < MIN_PAIRS else verdict(lo, hi, tol))
+    v = (
+        "MISMATCH (different work)"
+        if bad == "work"
+        else f"INCOMPLETE ({bad})"
+        if bad
+        else f"too few pairs (< {MIN_PAIRS}), no verdict"
+        if len(ps) < MIN_PAIRS
+        else verdict(lo, hi, tol)
+    )
     one = f"; one-sided (95 % upper bound): {noninferiority(lo, hi, tol)}" if enough else ""
-    text = (f"{name} = {g:.3f} [{lo:.3f}, {hi:.3f}] over {len(ps)} pairs: {v}{one}"
-            f"  (pairs {[round(x, 3) for x in ratios]})")
+    text = (
+        f"{name} = {g:.3f} [{lo:.3f}, {hi:.3f}] over {len(ps)} pairs: {v}{one}"
+        f"  (pairs {[round(x, 3) for x in ratios]})"
+    )
     return text, (verdict(lo, hi, tol), noninferiority(lo, hi, tol), lo, hi) if enough else None
 
 
@@ -212,23 +236,39 @@ def summarize(lines, tol: float = 0.02, boot: int = 10000, seed: int = 1) -> lis
     aa = all(s["manager"] == a["manager"] for s, a in ps)
     out = []
     if aa:
-        out.append(f"A/A: manager {'/'.join(managers)} in both slots (a null comparison: slot 'approx' / slot 'sort')")
+        out.append(
+            f"A/A: manager {'/'.join(managers)} in both slots (a null comparison: slot 'approx' / slot 'sort')"
+        )
     verdicts = {}
     has = lambda *ks: all(k in r for p in ps for r in p for k in ks)  # noqa: E731
     for metric, name, need, key in (
-            ("task_cpu_ms", "passthrough cpu ratio approx/sort", ("task_cpu_ms",), "cpu"),
-            ("run_median", "  task cpu, median of the per-run ratios (run r vs run r), ratio", ("task_cpu_runs",), None),
-            ("min_run", "  task cpu of the cheapest timed run, ratio", ("task_cpu_runs",), None),
-            ("+driver", "  task + driver cpu ratio", ("task_cpu_ms", "driver_cpu_ms"), None),
-            ("driver_cpu_ms", "  driver cpu ratio", ("driver_cpu_ms",), None),
-            ("exec_proc_cpu_ms", "  executor process cpu ratio", ("exec_proc_cpu_ms",), None),
-            ("median_s", "  wall (median per application) ratio", ("median_s",), None),
-            ("alloc", "passthrough alloc ratio approx/sort (task + driver allocated bytes)",
-             ("task_alloc_bytes", "driver_alloc_bytes"), "alloc"),
-            ("task_alloc_bytes", "  task threads' allocated bytes ratio", ("task_alloc_bytes",), None),
-            ("driver_alloc_bytes", "  driver JVM's allocated bytes ratio", ("driver_alloc_bytes",), None),
-            ("alloc_run_median", "  task + driver allocated bytes, median of the per-run ratios, ratio",
-             ("task_alloc_runs", "driver_alloc_runs"), None)):
+        ("task_cpu_ms", "passthrough cpu ratio approx/sort", ("task_cpu_ms",), "cpu"),
+        (
+            "run_median",
+            "  task cpu, median of the per-run ratios (run r vs run r), ratio",
+            ("task_cpu_runs",),
+            None,
+        ),
+        ("min_run", "  task cpu of the cheapest timed run, ratio", ("task_cpu_runs",), None),
+        ("+driver", "  task + driver cpu ratio", ("task_cpu_ms", "driver_cpu_ms"), None),
+        ("driver_cpu_ms", "  driver cpu ratio", ("driver_cpu_ms",), None),
+        ("exec_proc_cpu_ms", "  executor process cpu ratio", ("exec_proc_cpu_ms",), None),
+        ("median_s", "  wall (median per application) ratio", ("median_s",), None),
+        (
+            "alloc",
+            "passthrough alloc ratio approx/sort (task + driver allocated bytes)",
+            ("task_alloc_bytes", "driver_alloc_bytes"),
+            "alloc",
+        ),
+        ("task_alloc_bytes", "  task threads' allocated bytes ratio", ("task_alloc_bytes",), None),
+        ("driver_alloc_bytes", "  driver JVM's allocated bytes ratio", ("driver_alloc_bytes",), None),
+        (
+            "alloc_run_median",
+            "  task + driver allocated bytes, median of the per-run ratios, ratio",
+            ("task_alloc_runs", "driver_alloc_runs"),
+            None,
+        ),
+    ):
         if not has(*need):
             continue
         why = "work" if bad else ""
@@ -243,26 +283,38 @@ def summarize(lines, tol: float = 0.02, boot: int = 10000, seed: int = 1) -> lis
         within = [spread(alloc_runs(r)) for p in ps for r in p]
         tw = [spread(runs(r, "task_alloc_runs")) for p in ps for r in p]
         dw = [spread(runs(r, "driver_alloc_runs")) for p in ps for r in p]
-        out.append(f"  allocated bytes between the timed runs of one application, (max - min) / median: task + driver "
-                   f"median {100 * median(within):.2f} % (max {100 * max(within):.2f} %); task "
-                   f"{100 * median(tw):.2f} % (max {100 * max(tw):.2f} %); driver {100 * median(dw):.2f} % "
-                   f"(max {100 * max(dw):.2f} %)")
+        out.append(
+            f"  allocated bytes between the timed runs of one application, (max - min) / median: task + driver "
+            f"median {100 * median(within):.2f} % (max {100 * max(within):.2f} %); task "
+            f"{100 * median(tw):.2f} % (max {100 * max(tw):.2f} %); driver {100 * median(dw):.2f} % "
+            f"(max {100 * max(dw):.2f} %)"
+        )
     if aa and verdicts.get("alloc"):
         _, _, lo, hi = verdicts["alloc"]
         ok = lo >= 1 - tol and hi <= 1 + tol
-        out.append(f"A/A spread of the allocation criterion: [{lo:.3f}, {hi:.3f}] "
-                   + (f"inside [{1 - tol:g}, {1 + tol:g}]: the measure can decide {100 * tol:g} %" if ok else
-                      f"NOT inside [{1 - tol:g}, {1 + tol:g}]: the measure cannot decide {100 * tol:g} %"))
+        out.append(
+            f"A/A spread of the allocation criterion: [{lo:.3f}, {hi:.3f}] "
+            + (
+                f"inside [{1 - tol:g}, {1 + tol:g}]: the measure can decide {100 * tol:g} %"
+                if ok
+                else f"NOT inside [{1 - tol:g}, {1 + tol:g}]: the measure cannot decide {100 * tol:g} %"
+            )
+        )
     elif not aa and verdicts.get("cpu") and verdicts.get("alloc"):
         c, a = verdicts["cpu"], verdicts["alloc"]
-        out.append(f"verdicts: cpu {c[0]} / one-sided {c[1]}; alloc {a[0]} / one-sided {a[1]}"
-                   + ("" if c[1] == a[1] else "  (the two criteria DISAGREE on the aim)"))
+        out.append(
+            f"verdicts: cpu {c[0]} / one-sided {c[1]}; alloc {a[0]} / one-sided {a[1]}"
+            + ("" if c[1] == a[1] else "  (the two criteria DISAGREE on the aim)")
+        )
     loads = [float(r[k]) for p in ps for r in p for k in ("load_start", "load_end") if k in r]
     if loads:
         out.append(f"  load average (1 min) during the timed runs: {min(loads):.1f}-{max(loads):.1f}")
     layouts = sorted({r.get("input_layout", "?") for p in ps for r in p})
-    out.append(f"  work identical in every pair ({', '.join(WORK)}): "
-               + ("yes" if not bad else "NO: " + "; ".join(bad[:6])) + f"; input layouts {layouts}")
+    out.append(
+        f"  work identical in every pair ({', '.join(WORK)}): "
+        + ("yes" if not bad else "NO: " + "; ".join(bad[:6]))
+        + f"; input layouts {layouts}"
+    )
     return out
 
 

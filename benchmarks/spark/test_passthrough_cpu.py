@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Tests of benchmarks/spark/passthrough_cpu.py (stdlib unittest, no Spark):
 
-  python3 benchmarks/spark/test_passthrough_cpu.py -v
+python3 benchmarks/spark/test_passthrough_cpu.py -v
 """
+
 from __future__ import annotations
 
 import math
@@ -14,15 +15,19 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import passthrough_cpu as pc  # noqa: E402
 
-WORK = ("tasks=102 failed_tasks=0 stages=18 jobs=15 shuffle_write_bytes=710265 shuffle_write_records=18936 "
-        "shuffle_read_bytes=710265 shuffle_read_records=18936")
+WORK = (
+    "tasks=102 failed_tasks=0 stages=18 jobs=15 shuffle_write_bytes=710265 shuffle_write_records=18936 "
+    "shuffle_read_bytes=710265 shuffle_read_records=18936"
+)
 
 
 def line(manager, cpu, rnd=None, driver=2000.0, wall=2.5, work=WORK, extra=""):
     r = f"round={rnd} " if rnd is not None else ""
-    return (f"RESULT {r}mode=passthrough manager={manager} runs=5 median_s={wall} all_s=[{wall},{wall}] "
-            f"task_cpu_ms={cpu} task_cpu_runs=[{cpu / 5:.0f},{cpu / 4:.0f}] {work} driver_cpu_ms={driver} exec_proc_cpu_ms={3 * cpu} load_start=3.5 "
-            f"load_end=4.5 input_layout=4:4 input_balanced=yes {extra}\n")
+    return (
+        f"RESULT {r}mode=passthrough manager={manager} runs=5 median_s={wall} all_s=[{wall},{wall}] "
+        f"task_cpu_ms={cpu} task_cpu_runs=[{cpu / 5:.0f},{cpu / 4:.0f}] {work} driver_cpu_ms={driver} exec_proc_cpu_ms={3 * cpu} load_start=3.5 "
+        f"load_end=4.5 input_layout=4:4 input_balanced=yes {extra}\n"
+    )
 
 
 def aline(manager, cpu, task_alloc, driver_alloc, rnd, slot=None, runs=(1.0, 1.0), complete="yes", other=0):
@@ -30,10 +35,12 @@ def aline(manager, cpu, task_alloc, driver_alloc, rnd, slot=None, runs=(1.0, 1.0
     k = sum(runs)
     tr = ",".join(str(int(task_alloc * x / k)) for x in runs)
     dr = ",".join(str(int(driver_alloc * x / k)) for x in runs)
-    extra = (f"slot={slot or manager} task_alloc_bytes={task_alloc} task_alloc_runs=[{tr}] "
-             f"driver_alloc_bytes={driver_alloc} driver_alloc_runs=[{dr}] driver_alloc_lost_threads=0 "
-             f"alloc_complete={complete} alloc_tasks=221 alloc_failed_tasks=0 alloc_unmarked_tasks=0 "
-             f"alloc_other_thread_tasks={other}")
+    extra = (
+        f"slot={slot or manager} task_alloc_bytes={task_alloc} task_alloc_runs=[{tr}] "
+        f"driver_alloc_bytes={driver_alloc} driver_alloc_runs=[{dr}] driver_alloc_lost_threads=0 "
+        f"alloc_complete={complete} alloc_tasks=221 alloc_failed_tasks=0 alloc_unmarked_tasks=0 "
+        f"alloc_other_thread_tasks={other}"
+    )
     return line(manager, cpu, rnd, extra=extra)
 
 
@@ -42,7 +49,10 @@ class AllocationTest(unittest.TestCase):
         # CPU says no overhead; the task threads allocate 5 % more under approx: the criteria disagree
         lines = []
         for i in range(6):
-            lines += [aline("sort", 2000 + i, 4.0e8, 1.0e8, i), aline("approx", 2000 + i, 4.2e8 * (1 + 0.001 * i), 1.0e8, i)]
+            lines += [
+                aline("sort", 2000 + i, 4.0e8, 1.0e8, i),
+                aline("approx", 2000 + i, 4.2e8 * (1 + 0.001 * i), 1.0e8, i),
+            ]
         out = pc.summarize(lines)
         alloc = next(x for x in out if x.startswith("passthrough alloc ratio"))
         self.assertIn("= 1.04", alloc)  # (4.2 + 1) / (4 + 1)
@@ -52,13 +62,18 @@ class AllocationTest(unittest.TestCase):
         drv = next(x for x in out if x.startswith("  driver JVM's allocated bytes ratio"))
         self.assertIn("= 1.000 [1.000, 1.000]", drv)
         v = next(x for x in out if x.startswith("verdicts:"))
-        self.assertIn("cpu within 2 % / one-sided overhead <= 2 %; alloc above 2 % / one-sided overhead > 2 %", v)
+        self.assertIn(
+            "cpu within 2 % / one-sided overhead <= 2 %; alloc above 2 % / one-sided overhead > 2 %", v
+        )
         self.assertIn("DISAGREE", v)
 
     def test_agreeing_criteria_say_so_without_disagree(self):
         lines = []
         for i in range(6):
-            lines += [aline("sort", 2000, 4.0e8, 1.0e8, i), aline("approx", 2000 * (1 + 0.001 * i), 4.0e8 * (1 - 0.001 * i), 1.0e8, i)]
+            lines += [
+                aline("sort", 2000, 4.0e8, 1.0e8, i),
+                aline("approx", 2000 * (1 + 0.001 * i), 4.0e8 * (1 - 0.001 * i), 1.0e8, i),
+            ]
         v = next(x for x in pc.summarize(lines) if x.startswith("verdicts:"))
         self.assertNotIn("DISAGREE", v)
         self.assertIn("alloc within 2 % / one-sided overhead <= 2 %", v)
@@ -66,8 +81,10 @@ class AllocationTest(unittest.TestCase):
     def test_incomplete_allocation_gives_no_alloc_verdict(self):
         lines = []
         for i in range(6):
-            lines += [aline("sort", 2000, 4.0e8, 1.0e8, i),
-                      aline("approx", 2000, 4.0e8, 1.0e8, i, complete="no" if i == 2 else "yes")]
+            lines += [
+                aline("sort", 2000, 4.0e8, 1.0e8, i),
+                aline("approx", 2000, 4.0e8, 1.0e8, i, complete="no" if i == 2 else "yes"),
+            ]
         out = pc.summarize(lines)
         alloc = next(x for x in out if x.startswith("passthrough alloc ratio"))
         self.assertIn("INCOMPLETE (pair 3 approx: alloc_complete=no)", alloc)
@@ -80,10 +97,14 @@ class AllocationTest(unittest.TestCase):
         narrow, wide = [], []
         for i in range(6):
             base = 5.0e8 * math.exp(rng.gauss(0, 0.05))
-            narrow += [aline("sort", 2000, base, 1e8, i, slot="sort"),
-                       aline("sort", 2000, base * math.exp(rng.gauss(0, 0.002)), 1e8, i, slot="approx")]
-            wide += [aline("sort", 2000, base, 1e8, i, slot="sort"),
-                     aline("sort", 2000, base * math.exp(rng.gauss(0, 0.05)), 1e8, i, slot="approx")]
+            narrow += [
+                aline("sort", 2000, base, 1e8, i, slot="sort"),
+                aline("sort", 2000, base * math.exp(rng.gauss(0, 0.002)), 1e8, i, slot="approx"),
+            ]
+            wide += [
+                aline("sort", 2000, base, 1e8, i, slot="sort"),
+                aline("sort", 2000, base * math.exp(rng.gauss(0, 0.05)), 1e8, i, slot="approx"),
+            ]
         out = pc.summarize(narrow)
         self.assertTrue(out[0].startswith("A/A: manager sort in both slots"), out[0])
         self.assertEqual(len(pc.pairs(pc.parse(narrow))), 6)
@@ -91,13 +112,17 @@ class AllocationTest(unittest.TestCase):
         self.assertIn("the measure can decide 2 %", aa)
         aa = next(x for x in pc.summarize(wide) if x.startswith("A/A spread"))
         self.assertIn("NOT inside [0.98, 1.02]: the measure cannot decide 2 %", aa)
-        self.assertFalse(any(x.startswith("verdicts:") for x in out))  # no sort-vs-approx verdict from an A/A run
+        self.assertFalse(
+            any(x.startswith("verdicts:") for x in out)
+        )  # no sort-vs-approx verdict from an A/A run
 
     def test_within_application_spread(self):
         lines = []
         for i in range(5):
-            lines += [aline("sort", 2000, 4.0e8, 1.0e8, i, runs=(1.0, 1.0, 1.0)),
-                      aline("approx", 2000, 4.0e8, 1.0e8, i, runs=(0.99, 1.0, 1.01))]
+            lines += [
+                aline("sort", 2000, 4.0e8, 1.0e8, i, runs=(1.0, 1.0, 1.0)),
+                aline("approx", 2000, 4.0e8, 1.0e8, i, runs=(0.99, 1.0, 1.01)),
+            ]
         sp = next(x for x in pc.summarize(lines) if "between the timed runs of one application" in x)
         self.assertIn("max 2.00 %", sp)
 
@@ -111,10 +136,18 @@ class AllocationTest(unittest.TestCase):
 
 class PairingTest(unittest.TestCase):
     def test_rounds_pair_sort_with_approx_whatever_the_order(self):
-        lines = [line("sort", 100, 1), line("approx", 110, 1), line("approx", 220, 2), line("sort", 200, 2),
-                 "RESULT mode=approx median_s=1\n", line("sort", 300, 3)]  # round 3 incomplete: dropped
+        lines = [
+            line("sort", 100, 1),
+            line("approx", 110, 1),
+            line("approx", 220, 2),
+            line("sort", 200, 2),
+            "RESULT mode=approx median_s=1\n",
+            line("sort", 300, 3),
+        ]  # round 3 incomplete: dropped
         ps = pc.pairs(pc.parse(lines))
-        self.assertEqual([(s["task_cpu_ms"], a["task_cpu_ms"]) for s, a in ps], [("100", "110"), ("200", "220")])
+        self.assertEqual(
+            [(s["task_cpu_ms"], a["task_cpu_ms"]) for s, a in ps], [("100", "110"), ("200", "220")]
+        )
 
     def test_without_rounds_consecutive_lines_pair(self):
         lines = [line("approx", 105), line("sort", 100), line("sort", 50), line("sort", 60)]
@@ -131,10 +164,14 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(pc.verdict(0.99, 1.03, 0.02), "not resolved")
 
     def test_noninferiority_bounds(self):
-        self.assertEqual(pc.noninferiority(0.90, 1.02, 0.02), "overhead <= 2 %")  # only the upper bound counts
+        self.assertEqual(
+            pc.noninferiority(0.90, 1.02, 0.02), "overhead <= 2 %"
+        )  # only the upper bound counts
         self.assertEqual(pc.noninferiority(0.95, 1.021, 0.02), "not resolved")
         self.assertEqual(pc.noninferiority(1.021, 1.05, 0.02), "overhead > 2 %")
-        self.assertEqual(pc.noninferiority(1.02, 1.05, 0.02), "not resolved")  # lower bound must be above 1 + tol
+        self.assertEqual(
+            pc.noninferiority(1.02, 1.05, 0.02), "not resolved"
+        )  # lower bound must be above 1 + tol
 
     def test_one_sided_and_two_sided_verdicts_disagree(self):
         # a cheaper approx (ratios ~0.95, wide): the two-sided rule cannot say "within 2 %" (the interval reaches
@@ -186,8 +223,12 @@ class VerdictTest(unittest.TestCase):
         self.assertIn("not resolved", pc.summarize(lines)[0])
 
     def test_different_work_is_a_mismatch_not_a_verdict(self):
-        lines = [line("sort", 2000, 0), line("approx", 2001, 0, work=WORK.replace("tasks=102", "tasks=104")),
-                 line("sort", 2000, 1), line("approx", 2001, 1)]
+        lines = [
+            line("sort", 2000, 0),
+            line("approx", 2001, 0, work=WORK.replace("tasks=102", "tasks=104")),
+            line("sort", 2000, 1),
+            line("approx", 2001, 1),
+        ]
         out = pc.summarize(lines)
         self.assertIn("MISMATCH", out[0])
         self.assertIn("pair 1: tasks sort 102 approx 104", out[-1])
@@ -212,7 +253,9 @@ class VerdictTest(unittest.TestCase):
         for i in range(5):
             lines += [line("sort", 2000, i), line("approx", 2200, i)]
         out = pc.summarize(lines)
-        self.assertTrue(out[2].startswith("  task cpu of the cheapest timed run, ratio = 1.100 [1.100, 1.100]"), out[2])
+        self.assertTrue(
+            out[2].startswith("  task cpu of the cheapest timed run, ratio = 1.100 [1.100, 1.100]"), out[2]
+        )
 
     def test_median_of_per_run_ratios_ignores_one_disturbed_run(self):
         lines = []
@@ -221,8 +264,10 @@ class VerdictTest(unittest.TestCase):
             a = line("approx", 5000, i).replace("task_cpu_runs=[1000,1250]", "task_cpu_runs=[1010,2000,1010]")
             lines += [s, a]
         out = pc.summarize(lines)
-        self.assertTrue(out[1].startswith("  task cpu, median of the per-run ratios (run r vs run r), ratio = 1.010"),
-                        out[1])
+        self.assertTrue(
+            out[1].startswith("  task cpu, median of the per-run ratios (run r vs run r), ratio = 1.010"),
+            out[1],
+        )
 
 
 class BootstrapStatisticsTest(unittest.TestCase):

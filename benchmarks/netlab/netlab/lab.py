@@ -15,6 +15,7 @@ is namespace NAME-sw with a Linux bridge br0 enslaving ports p1..pH (p<i> is the
 bottleneck qdisc sits on p1's egress (traffic toward h1). The switch queues come from one QueuePlan, the host
 uplinks from one HostLink.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,15 +31,15 @@ import subprocess
 import sys
 import time
 
-SUBNET = "10.77.0"               # hosts are 10.77.0.<i>/24, i = 1..H
+SUBNET = "10.77.0"  # hosts are 10.77.0.<i>/24, i = 1..H
 BRIDGE = "br0"
 HOST_IF = "eth0"
-ETH_HEADER = 14                  # qdiscs account skb->len = IP packet + Ethernet header (no FCS, no VLAN)
+ETH_HEADER = 14  # qdiscs account skb->len = IP packet + Ethernet header (no FCS, no VLAN)
 # Same map as native/src/core/engine.hpp `dscp_by_class`: class 0 = exact traffic, class 7 = most loss-tolerant.
 DEFAULT_DSCP_BY_CLASS = (46, 40, 32, 24, 18, 16, 10, 8)
 NUM_CLASSES = 8
 MAX_HOSTS = 200
-LINUX_TXQUEUELEN = 1000          # a Linux NIC's default transmit queue, in packets: the host uplink's queue
+LINUX_TXQUEUELEN = 1000  # a Linux NIC's default transmit queue, in packets: the host uplink's queue
 # The directory that holds the `netlab` package: child processes that run `python3 -m netlab` get it as PYTHONPATH.
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -50,10 +51,29 @@ class LabError(Exception):
 # ----------------------------------------------------------------------------------------------------------------
 # Units (same conventions as tc: sizes "kb"/"k" = 1024 bytes, "mb" = 1024^2; rates "kbit" = 1000 bit/s, SI)
 
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3, "gb": 1024**3,
-               "kbit": 1024 // 8, "mbit": 1024**2 // 8}
-_RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "tbit": 10**12,
-               "bps": 8, "kbps": 8 * 10**3, "mbps": 8 * 10**6, "gbps": 8 * 10**9}
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1024,
+    "kb": 1024,
+    "m": 1024**2,
+    "mb": 1024**2,
+    "g": 1024**3,
+    "gb": 1024**3,
+    "kbit": 1024 // 8,
+    "mbit": 1024**2 // 8,
+}
+_RATE_UNITS = {
+    "bit": 1,
+    "kbit": 10**3,
+    "mbit": 10**6,
+    "gbit": 10**9,
+    "tbit": 10**12,
+    "bps": 8,
+    "kbps": 8 * 10**3,
+    "mbps": 8 * 10**6,
+    "gbps": 8 * 10**9,
+}
 
 
 def parse_size(text: str) -> int:
@@ -84,12 +104,12 @@ def parse_rate(text: str) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class QueueClass:
-    index: int                   # slack-priority class; 0 = exact (highest priority), 7 = lowest
-    dscp: int | None             # None: the single FIFO takes everything
-    buffer_bytes: int            # leaf bfifo limit (bytes, Ethernet frames as the qdisc counts them)
-    frames: float                # buffer in full-size frames (mtu + 14 bytes)
-    htb_prio: int                # HTB prio (0 = served first)
-    minor: int                   # HTB class id 1:<minor>; leaf qdisc handle <minor>:
+    index: int  # slack-priority class; 0 = exact (highest priority), 7 = lowest
+    dscp: int | None  # None: the single FIFO takes everything
+    buffer_bytes: int  # leaf bfifo limit (bytes, Ethernet frames as the qdisc counts them)
+    frames: float  # buffer in full-size frames (mtu + 14 bytes)
+    htb_prio: int  # HTB prio (0 = served first)
+    minor: int  # HTB class id 1:<minor>; leaf qdisc handle <minor>:
 
     @property
     def tos(self) -> int | None:
@@ -98,14 +118,14 @@ class QueueClass:
 
 @dataclasses.dataclass(frozen=True)
 class QueuePlan:
-    mode: str                    # "fifo" or "slack"
-    rate_bps: int                # bottleneck rate
-    buffer_bytes: int            # total buffer of the egress port
+    mode: str  # "fifo" or "slack"
+    rate_bps: int  # bottleneck rate
+    buffer_bytes: int  # total buffer of the egress port
     mtu: int = 1500
     dscp_by_class: tuple[int, ...] = DEFAULT_DSCP_BY_CLASS
-    default_class: int = 0       # where traffic with an unmapped DSCP (e.g. plain TCP, ARP) goes in slack mode
-    floor_permille: int = 1      # HTB guaranteed rate per slack class, in 1/1000 of the link (near-strict prio)
-    burst_us: int = 100          # HTB token bucket depth in microseconds of link rate (at least 2 frames)
+    default_class: int = 0  # where traffic with an unmapped DSCP (e.g. plain TCP, ARP) goes in slack mode
+    floor_permille: int = 1  # HTB guaranteed rate per slack class, in 1/1000 of the link (near-strict prio)
+    burst_us: int = 100  # HTB token bucket depth in microseconds of link rate (at least 2 frames)
 
     @property
     def frame_bytes(self) -> int:
@@ -116,11 +136,21 @@ class QueuePlan:
         return max(2 * self.frame_bytes, self.rate_bps * self.burst_us // 8_000_000)
 
     @classmethod
-    def build(cls, mode: str, rate: str | int, buffer: str | int, mtu: int = 1500,
-              dscp_by_class: tuple[int, ...] = DEFAULT_DSCP_BY_CLASS) -> "QueuePlan":
-        plan = cls(mode=mode, rate_bps=rate if isinstance(rate, int) else parse_rate(rate),
-                   buffer_bytes=buffer if isinstance(buffer, int) else parse_size(buffer),
-                   mtu=int(mtu), dscp_by_class=tuple(dscp_by_class))
+    def build(
+        cls,
+        mode: str,
+        rate: str | int,
+        buffer: str | int,
+        mtu: int = 1500,
+        dscp_by_class: tuple[int, ...] = DEFAULT_DSCP_BY_CLASS,
+    ) -> QueuePlan:
+        plan = cls(
+            mode=mode,
+            rate_bps=rate if isinstance(rate, int) else parse_rate(rate),
+            buffer_bytes=buffer if isinstance(buffer, int) else parse_size(buffer),
+            mtu=int(mtu),
+            dscp_by_class=tuple(dscp_by_class),
+        )
         plan.validate()
         return plan
 
@@ -129,13 +159,20 @@ class QueuePlan:
             raise LabError(f"mode must be fifo or slack, not {self.mode!r}")
         if not 576 <= self.mtu <= 9000:
             raise LabError(f"mtu {self.mtu} outside 576..9000")
-        if len(self.dscp_by_class) != NUM_CLASSES or len(set(self.dscp_by_class)) != NUM_CLASSES \
-                or not all(0 <= d <= 63 for d in self.dscp_by_class):
+        if (
+            len(self.dscp_by_class) != NUM_CLASSES
+            or len(set(self.dscp_by_class)) != NUM_CLASSES
+            or not all(0 <= d <= 63 for d in self.dscp_by_class)
+        ):
             raise LabError("dscp_by_class needs 8 distinct DSCP values in 0..63")
-        need = self.frame_bytes * (sum(range(1, NUM_CLASSES)) + 1)   # 28 frames for classes 1..7 + 1 for class 0
+        need = self.frame_bytes * (
+            sum(range(1, NUM_CLASSES)) + 1
+        )  # 28 frames for classes 1..7 + 1 for class 0
         if self.mode == "slack" and self.buffer_bytes < need:
-            raise LabError(f"slack mode needs a buffer of at least {need} bytes (28 frames for classes 1..7 "
-                           f"plus one for class 0, frame = {self.frame_bytes} B); got {self.buffer_bytes}")
+            raise LabError(
+                f"slack mode needs a buffer of at least {need} bytes (28 frames for classes 1..7 "
+                f"plus one for class 0, frame = {self.frame_bytes} B); got {self.buffer_bytes}"
+            )
         if self.buffer_bytes < self.frame_bytes:
             raise LabError(f"buffer {self.buffer_bytes} B is smaller than one frame ({self.frame_bytes} B)")
 
@@ -147,7 +184,9 @@ class QueuePlan:
             return [QueueClass(0, None, self.buffer_bytes, self.buffer_bytes / f, 0, 10)]
         out = []
         for k in range(1, NUM_CLASSES):
-            out.append(QueueClass(k, self.dscp_by_class[k], (NUM_CLASSES - k) * f, NUM_CLASSES - k, k, 10 + k))
+            out.append(
+                QueueClass(k, self.dscp_by_class[k], (NUM_CLASSES - k) * f, NUM_CLASSES - k, k, 10 + k)
+            )
         rest = self.buffer_bytes - sum(c.buffer_bytes for c in out)
         out.insert(0, QueueClass(0, self.dscp_by_class[0], rest, rest / f, 0, 10))
         return out
@@ -161,67 +200,157 @@ class QueuePlan:
         q = str(self.frame_bytes)
         classes = self.classes()
         default_minor = 10 if self.mode == "fifo" else classes[self.default_class].minor
-        cmds = [["qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", f"{default_minor:x}"],
-                ["class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
-                 "rate", rate, "ceil", rate, "burst", burst, "cburst", burst, "quantum", q]]
+        cmds = [
+            ["qdisc", "replace", "dev", dev, "root", "handle", "1:", "htb", "default", f"{default_minor:x}"],
+            [
+                "class",
+                "add",
+                "dev",
+                dev,
+                "parent",
+                "1:",
+                "classid",
+                "1:1",
+                "htb",
+                "rate",
+                rate,
+                "ceil",
+                rate,
+                "burst",
+                burst,
+                "cburst",
+                burst,
+                "quantum",
+                q,
+            ],
+        ]
         floor = max(8000, self.rate_bps * self.floor_permille // 1000)
         for c in classes:
             crate = rate if self.mode == "fifo" else f"{floor}bit"
-            cmds.append(["class", "add", "dev", dev, "parent", "1:1", "classid", f"1:{c.minor:x}", "htb",
-                         "rate", crate, "ceil", rate, "burst", burst, "cburst", burst, "prio", str(c.htb_prio),
-                         "quantum", q])
-            cmds.append(["qdisc", "add", "dev", dev, "parent", f"1:{c.minor:x}", "handle", f"{c.minor:x}:",
-                         "bfifo", "limit", str(c.buffer_bytes)])
+            cmds.append(
+                [
+                    "class",
+                    "add",
+                    "dev",
+                    dev,
+                    "parent",
+                    "1:1",
+                    "classid",
+                    f"1:{c.minor:x}",
+                    "htb",
+                    "rate",
+                    crate,
+                    "ceil",
+                    rate,
+                    "burst",
+                    burst,
+                    "cburst",
+                    burst,
+                    "prio",
+                    str(c.htb_prio),
+                    "quantum",
+                    q,
+                ]
+            )
+            cmds.append(
+                [
+                    "qdisc",
+                    "add",
+                    "dev",
+                    dev,
+                    "parent",
+                    f"1:{c.minor:x}",
+                    "handle",
+                    f"{c.minor:x}:",
+                    "bfifo",
+                    "limit",
+                    str(c.buffer_bytes),
+                ]
+            )
         for c in classes:
             if c.dscp is None:
                 continue
-            cmds.append(["filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
-                         "match", "ip", "tos", f"0x{c.tos:02x}", "0xfc", "flowid", f"1:{c.minor:x}"])
+            cmds.append(
+                [
+                    "filter",
+                    "add",
+                    "dev",
+                    dev,
+                    "parent",
+                    "1:",
+                    "protocol",
+                    "ip",
+                    "prio",
+                    "1",
+                    "u32",
+                    "match",
+                    "ip",
+                    "tos",
+                    f"0x{c.tos:02x}",
+                    "0xfc",
+                    "flowid",
+                    f"1:{c.minor:x}",
+                ]
+            )
         return cmds
 
     def to_dict(self) -> dict:
-        return {"mode": self.mode, "rate_bps": self.rate_bps, "buffer_bytes": self.buffer_bytes, "mtu": self.mtu,
-                "frame_bytes": self.frame_bytes, "default_class": self.default_class,
-                "classes": [dataclasses.asdict(c) | {"tos": c.tos} for c in self.classes()]}
+        return {
+            "mode": self.mode,
+            "rate_bps": self.rate_bps,
+            "buffer_bytes": self.buffer_bytes,
+            "mtu": self.mtu,
+            "frame_bytes": self.frame_bytes,
+            "default_class": self.default_class,
+            "classes": [dataclasses.asdict(c) | {"tos": c.tos} for c in self.classes()],
+        }
 
     def table(self) -> str:
-        lines = [f"mode {self.mode}, rate {self.rate_bps} bit/s, buffer {self.buffer_bytes} B, mtu {self.mtu} "
-                 f"(frame {self.frame_bytes} B as the qdisc counts it), shaper burst {self.burst_bytes} B",
-                 f"{'class':>5} {'role':<11} {'DSCP':>4} {'TOS':>5} {'strict prio':>11} {'buffer B':>9} "
-                 f"{'frames':>7}  tc class"]
+        lines = [
+            f"mode {self.mode}, rate {self.rate_bps} bit/s, buffer {self.buffer_bytes} B, mtu {self.mtu} "
+            f"(frame {self.frame_bytes} B as the qdisc counts it), shaper burst {self.burst_bytes} B",
+            f"{'class':>5} {'role':<11} {'DSCP':>4} {'TOS':>5} {'strict prio':>11} {'buffer B':>9} "
+            f"{'frames':>7}  tc class",
+        ]
         for c in self.classes():
             role = "all" if c.dscp is None else ("exact" if c.index == 0 else "approx")
             if self.mode == "slack" and c.index == self.default_class:
                 role += "+other"
             dscp = "any" if c.dscp is None else str(c.dscp)
             tos = "-" if c.tos is None else f"0x{c.tos:02x}"
-            lines.append(f"{c.index:>5} {role:<11} {dscp:>4} {tos:>5} {c.htb_prio:>11} {c.buffer_bytes:>9} "
-                         f"{c.frames:>7.1f}  1:{c.minor:x}")
+            lines.append(
+                f"{c.index:>5} {role:<11} {dscp:>4} {tos:>5} {c.htb_prio:>11} {c.buffer_bytes:>9} "
+                f"{c.frames:>7.1f}  1:{c.minor:x}"
+            )
         return "\n".join(lines)
 
     def switch_doc(self) -> str:
         if self.mode == "fifo":
-            return ("Real switch: one egress queue for all traffic (no DSCP trust / QoS off), with a static buffer "
-                    f"limit of {self.buffer_bytes} bytes on the port toward the receiver; shaping to "
-                    f"{self.rate_bps} bit/s only if the port is faster than the emulated bottleneck.")
+            return (
+                "Real switch: one egress queue for all traffic (no DSCP trust / QoS off), with a static buffer "
+                f"limit of {self.buffer_bytes} bytes on the port toward the receiver; shaping to "
+                f"{self.rate_bps} bit/s only if the port is faster than the emulated bottleneck."
+            )
         cls = self.classes()
         m = ", ".join(f"DSCP {c.dscp}->queue {7 - c.index}" for c in cls)
         b = ", ".join(f"queue {7 - c.index}: {c.buffer_bytes} B" for c in cls)
-        return "\n".join([
-            "Linux router (the switch namespace is one): apply the tc commands above to every egress port that can "
-            "congest; forwarding does not touch DSCP, so hosts' marks survive. Use the same plan on each port.",
-            "Commodity switch (SONiC / Arista / Cisco style), 8 egress queues per port:",
-            "  1. Trust DSCP on ingress and map DSCP to traffic class / egress queue (queue 7 = highest here, "
-            "so NetApprox class c -> queue 7-c):",
-            f"     {m}; every other DSCP -> the queue of class {self.default_class}.",
-            "  2. Scheduler: strict priority across all 8 queues (no DWRR), port shaper = link rate.",
-            "  3. Per-queue static buffer limits (disable dynamic/shared-buffer alpha for these queues, or set "
-            "static thresholds): " + b + ".",
-            "  4. Tail drop (no WRED/ECN) on queues 0..6 (NetApprox classes 7..1); PFC off for them.",
-            "  Example SONiC-style: DSCP_TO_TC_MAP + TC_TO_QUEUE_MAP, SCHEDULER type STRICT, BUFFER_PROFILE "
-            "static_th per queue. Cisco MQC: class-map match dscp X -> policy-map priority level + queue-limit "
-            "bytes.",
-        ])
+        return "\n".join(
+            [
+                "Linux router (the switch namespace is one): apply the tc commands above to every egress port that can "
+                "congest; forwarding does not touch DSCP, so hosts' marks survive. Use the same plan on each port.",
+                "Commodity switch (SONiC / Arista / Cisco style), 8 egress queues per port:",
+                "  1. Trust DSCP on ingress and map DSCP to traffic class / egress queue (queue 7 = highest here, "
+                "so NetApprox class c -> queue 7-c):",
+                f"     {m}; every other DSCP -> the queue of class {self.default_class}.",
+                "  2. Scheduler: strict priority across all 8 queues (no DWRR), port shaper = link rate.",
+                "  3. Per-queue static buffer limits (disable dynamic/shared-buffer alpha for these queues, or set "
+                "static thresholds): " + b + ".",
+                "  4. Tail drop (no WRED/ECN) on queues 0..6 (NetApprox classes 7..1); PFC off for them.",
+                "  Example SONiC-style: DSCP_TO_TC_MAP + TC_TO_QUEUE_MAP, SCHEDULER type STRICT, BUFFER_PROFILE "
+                "static_th per queue. Cisco MQC: class-map match dscp X -> policy-map priority level + queue-limit "
+                "bytes.",
+            ]
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -230,10 +359,11 @@ class HostLink:
     a Linux NIC's default queue of 1000 frames behind it. With the line rate equal to the switch port's rate
     (the datacenter configuration) one sender alone cannot congest the switch port; the bottleneck there comes
     from fan-in. Without a HostLink the host side is an unshaped veth (tens of Gbit/s)."""
+
     rate_bps: int
     mtu: int = 1500
     queue_frames: int = LINUX_TXQUEUELEN
-    burst_us: int = 100          # token bucket depth in microseconds of line rate (at least 2 frames), as the switch
+    burst_us: int = 100  # token bucket depth in microseconds of line rate (at least 2 frames), as the switch
 
     @property
     def frame_bytes(self) -> int:
@@ -248,8 +378,22 @@ class HostLink:
         return self.queue_frames * self.frame_bytes
 
     def tc_commands(self, dev: str = "eth0") -> list[list[str]]:
-        return [["qdisc", "replace", "dev", dev, "root", "tbf", "rate", f"{self.rate_bps}bit",
-                 "burst", str(self.burst_bytes), "limit", str(self.limit_bytes)]]
+        return [
+            [
+                "qdisc",
+                "replace",
+                "dev",
+                dev,
+                "root",
+                "tbf",
+                "rate",
+                f"{self.rate_bps}bit",
+                "burst",
+                str(self.burst_bytes),
+                "limit",
+                str(self.limit_bytes),
+            ]
+        ]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -280,8 +424,13 @@ def lab_namespaces(name: str) -> list[str]:
 def spawn_in(ns: str, args: list[str], log_path: str, env: dict | None = None) -> subprocess.Popen:
     """Starts args inside namespace ns, in its own process group, output to log_path."""
     with open(log_path, "w") as f:
-        return subprocess.Popen(["ip", "netns", "exec", ns, *args], stdout=f, stderr=subprocess.STDOUT,
-                                start_new_session=True, env=None if env is None else {**os.environ, **env})
+        return subprocess.Popen(
+            ["ip", "netns", "exec", ns, *args],
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=None if env is None else {**os.environ, **env},
+        )
 
 
 def stop_group(p: subprocess.Popen, timeout: float) -> None:
@@ -332,7 +481,9 @@ def down(name: str, quiet: bool = False) -> list[str]:
     if left:
         raise LabError(f"could not delete namespaces: {' '.join(left)}")
     if not quiet:
-        print(f"netlab: down {name}: removed {len(gone)} namespaces" + (f" ({' '.join(gone)})" if gone else ""))
+        print(
+            f"netlab: down {name}: removed {len(gone)} namespaces" + (f" ({' '.join(gone)})" if gone else "")
+        )
     return gone
 
 
@@ -340,8 +491,14 @@ class _Interrupted(Exception):
     pass
 
 
-def up(name: str, hosts: int, plan: QueuePlan, quiet: bool = False, shape_all: bool = False,
-       host_link: HostLink | None = None) -> None:
+def up(
+    name: str,
+    hosts: int,
+    plan: QueuePlan,
+    quiet: bool = False,
+    shape_all: bool = False,
+    host_link: HostLink | None = None,
+) -> None:
     """shape_all: install the plan on every switch port (each host's downlink is a bottleneck, for all-to-all
     patterns), not only on p1. host_link: shape every host's uplink (eth0 egress) to its line rate."""
     require_root()
@@ -363,7 +520,7 @@ def up(name: str, hosts: int, plan: QueuePlan, quiet: bool = False, shape_all: b
         p = run(["ip", "netns", "add", sw], check=False)
         if p.returncode != 0:
             raise LabError(f"cannot create network namespaces here: {p.stderr.strip()}")
-        ipn = lambda ns, *a: run(["ip", "-n", ns, *a])          # noqa: E731
+        ipn = lambda ns, *a: run(["ip", "-n", ns, *a])  # noqa: E731
         ipn(sw, "link", "set", "lo", "up")
         ipn(sw, "link", "add", BRIDGE, "type", "bridge", "stp_state", "0", "forward_delay", "0")
         ipn(sw, "link", "set", BRIDGE, "mtu", str(plan.mtu), "up")
@@ -375,8 +532,18 @@ def up(name: str, hosts: int, plan: QueuePlan, quiet: bool = False, shape_all: b
             # gso_max_segs 1: the sender's stack segments TSO/GSO/UDP_SEGMENT skbs before they enter the veth, so
             # the bottleneck qdisc only ever sees wire-size frames (a 64 KB GSO skb would never fit a 1-frame bfifo).
             for ns, dev in ((h, HOST_IF), (sw, port)):
-                ipn(ns, "link", "set", dev, "mtu", str(plan.mtu), "gso_max_size", str(plan.frame_bytes),
-                    "gso_max_segs", "1")
+                ipn(
+                    ns,
+                    "link",
+                    "set",
+                    dev,
+                    "mtu",
+                    str(plan.mtu),
+                    "gso_max_size",
+                    str(plan.frame_bytes),
+                    "gso_max_segs",
+                    "1",
+                )
             ipn(sw, "link", "set", port, "master", BRIDGE)
             ipn(sw, "link", "set", port, "up")
             ipn(h, "addr", "add", f"{SUBNET}.{i}/24", "dev", HOST_IF)
@@ -384,7 +551,7 @@ def up(name: str, hosts: int, plan: QueuePlan, quiet: bool = False, shape_all: b
             if host_link is not None:
                 for cmd in host_link.tc_commands(HOST_IF):
                     run(["ip", "netns", "exec", h, "tc", *cmd])
-        for port in ([f"p{i}" for i in range(1, hosts + 1)] if shape_all else ["p1"]):
+        for port in [f"p{i}" for i in range(1, hosts + 1)] if shape_all else ["p1"]:
             for cmd in plan.tc_commands(port):
                 run(["ip", "netns", "exec", sw, "tc", *cmd])
     except BaseException as e:
@@ -401,9 +568,12 @@ def up(name: str, hosts: int, plan: QueuePlan, quiet: bool = False, shape_all: b
     for s, h in old.items():
         signal.signal(s, h)
     if not quiet:
-        print(f"netlab: up {name}: {hosts} hosts {SUBNET}.1-{hosts}/24 ({hs[0]}..{hs[-1]}), switch {sw} "
-              f"(bridge {BRIDGE}), bottleneck on {sw}:" + ("every port" if shape_all else "p1 -> h1") +
-              (f", host uplinks {host_link.rate_bps} bit/s" if host_link else ", host uplinks unshaped"))
+        print(
+            f"netlab: up {name}: {hosts} hosts {SUBNET}.1-{hosts}/24 ({hs[0]}..{hs[-1]}), switch {sw} "
+            f"(bridge {BRIDGE}), bottleneck on {sw}:"
+            + ("every port" if shape_all else "p1 -> h1")
+            + (f", host uplinks {host_link.rate_bps} bit/s" if host_link else ", host uplinks unshaped")
+        )
         print(plan.table())
 
 
@@ -447,12 +617,12 @@ def icmp_ping(dst: str, count: int = 3, timeout: float = 1.0, interval: float = 
         while time.monotonic() < deadline:
             try:
                 pkt, addr = sock.recvfrom(2048)
-            except socket.timeout:
+            except TimeoutError:
                 break
             ihl = (pkt[0] & 0x0F) * 4
-            typ, _, _, rid, rseq = struct.unpack("!BBHHH", pkt[ihl:ihl + 8])
+            typ, _, _, rid, rseq = struct.unpack("!BBHHH", pkt[ihl : ihl + 8])
             if typ == 0 and rid == ident and rseq == seq:
-                rtt = (time.monotonic() - struct.unpack("!d", pkt[ihl + 8:ihl + 16])[0]) * 1000
+                rtt = (time.monotonic() - struct.unpack("!d", pkt[ihl + 8 : ihl + 16])[0]) * 1000
                 print(f"reply from {addr[0]}: seq={seq} time={rtt:.3f} ms")
                 rtts.append(rtt)
                 break
@@ -468,12 +638,21 @@ def module_command(*args: str) -> list[str]:
 def base_rtt_ms(name: str, src: int, dst: int, count: int = 20) -> float:
     """The idle path's round-trip time from host src to host dst: the minimum of `count` ICMP echoes 10 ms apart
     (measured from Python, so it includes a few tens of microseconds of interpreter time)."""
-    p = run(["ip", "netns", "exec", f"{name}-h{src}", *module_command("_icmp", f"{SUBNET}.{dst}", "--count",
-                                                                         str(count), "--interval", "0.01")],
-            check=False)
+    p = run(
+        [
+            "ip",
+            "netns",
+            "exec",
+            f"{name}-h{src}",
+            *module_command("_icmp", f"{SUBNET}.{dst}", "--count", str(count), "--interval", "0.01"),
+        ],
+        check=False,
+    )
     m = re.search(r"min ([0-9.]+) ms", p.stdout)
     if not m:
-        raise LabError(f"no ICMP reply from h{dst} to h{src} in lab {name}: {p.stdout.strip()} {p.stderr.strip()}")
+        raise LabError(
+            f"no ICMP reply from h{dst} to h{src} in lab {name}: {p.stdout.strip()} {p.stderr.strip()}"
+        )
     return float(m.group(1))
 
 
@@ -485,7 +664,9 @@ def parse_qdisc_counters(text: str) -> dict[int, dict]:
         if q.get("root") or q.get("kind") != "bfifo":
             continue
         major = int(q["handle"].split(":")[0], 16)
-        out[major] = dict(bytes=int(q.get("bytes", 0)), packets=int(q.get("packets", 0)), drops=int(q.get("drops", 0)))
+        out[major] = dict(
+            bytes=int(q.get("bytes", 0)), packets=int(q.get("packets", 0)), drops=int(q.get("drops", 0))
+        )
     return out
 
 
@@ -532,8 +713,10 @@ def main(argv: list[str] | None = None) -> int:
     plan_args(p_up)
     p_up.add_argument("--name", default="netlab")
     p_up.add_argument("--shape-all", action="store_true", help="bottleneck on every switch port, not only p1")
-    p_up.add_argument("--host-rate", help="shape every host's uplink to this line rate (tc syntax, e.g. 200mbit); "
-                                          "default: unshaped veth")
+    p_up.add_argument(
+        "--host-rate",
+        help="shape every host's uplink to this line rate (tc syntax, e.g. 200mbit); default: unshaped veth",
+    )
     p_down = sub.add_parser("down", help="tear the lab down")
     p_down.add_argument("--name", default="netlab")
     p_plan = sub.add_parser("plan", help="print the queue plan (no root needed)")
@@ -551,7 +734,7 @@ def main(argv: list[str] | None = None) -> int:
     p_ping.add_argument("dst", help="lab host (h1) or an IPv4 address")
     p_ping.add_argument("--count", type=int, default=3)
     p_ping.add_argument("--name", default="netlab")
-    p_icmp = sub.add_parser("_icmp", help=argparse.SUPPRESS)       # internal: runs inside a namespace
+    p_icmp = sub.add_parser("_icmp", help=argparse.SUPPRESS)  # internal: runs inside a namespace
     p_icmp.add_argument("dst")
     p_icmp.add_argument("--count", type=int, default=3)
     p_icmp.add_argument("--interval", type=float, default=0.0)
@@ -593,8 +776,9 @@ def main(argv: list[str] | None = None) -> int:
             src = resolve_host(a.name, a.src)
             m = re.fullmatch(r"h?(\d+)", a.dst)
             dst = f"{SUBNET}.{int(m.group(1))}" if m else a.dst
-            return subprocess.call(["ip", "netns", "exec", src, *module_command("_icmp", dst, "--count",
-                                                                                 str(a.count))])
+            return subprocess.call(
+                ["ip", "netns", "exec", src, *module_command("_icmp", dst, "--count", str(a.count))]
+            )
         return 0
     except LabError as e:
         print(f"netlab: {e}", file=sys.stderr)

@@ -5,6 +5,7 @@ start a cluster's JVMs one per namespace, start background TCP (iperf3, cubic, D
 run a client application, collect its result lines and tear everything down. `LabCluster` is that life cycle;
 the runners subclass it with how their cluster starts (`start_cluster`) and how their client is called.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,11 +29,19 @@ def ip(h: int) -> str:
 def find_jar(module: str, name: str, root: str = ROOT) -> str:
     """The built jar <module>/target/<name>-*.jar (not -sources, -tests or the shade plugin's -original)."""
     target = os.path.join(root, module, "target")
-    found = sorted(j for j in os.listdir(target) if re.fullmatch(re.escape(name) + r"-.*\.jar", j)
-                   and not re.search(r"original|sources|tests", j)) if os.path.isdir(target) else []
+    found = (
+        sorted(
+            j
+            for j in os.listdir(target)
+            if re.fullmatch(re.escape(name) + r"-.*\.jar", j) and not re.search(r"original|sources|tests", j)
+        )
+        if os.path.isdir(target)
+        else []
+    )
     if not found:
-        raise FileNotFoundError(f"{name} jar missing in {target}: mvn -B -ntp -q install -DskipTests at the "
-                                "repository root")
+        raise FileNotFoundError(
+            f"{name} jar missing in {target}: mvn -B -ntp -q install -DskipTests at the repository root"
+        )
     return os.path.join(target, found[0])
 
 
@@ -64,6 +73,7 @@ def pct(values: list[float], q: float) -> float:
 
 def interrupt_on_signals() -> None:
     """SIGTERM and SIGHUP raise KeyboardInterrupt, so the runner's `finally` tears the lab down."""
+
     def on_signal(signum, _frame):
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
@@ -89,8 +99,10 @@ class LabCluster:
     def up(self, mode: str) -> None:
         plan = nlab.QueuePlan.build(mode, self.rate, self.buffer)
         nlab.up(self.name, self.hosts, plan, quiet=True, shape_all=True)
-        self.log(f"lab {self.name} up: {self.hosts} hosts, {mode} switch, every port {self.rate}, "
-                 f"buffer {self.buffer}")
+        self.log(
+            f"lab {self.name} up: {self.hosts} hosts, {mode} switch, every port {self.rate}, "
+            f"buffer {self.buffer}"
+        )
 
     def spawn(self, h: int, args: list[str], log_name: str, env: dict | None = None) -> subprocess.Popen:
         p = nlab.spawn_in(self.ns(h), args, os.path.join(self.tmp, log_name), env or {})
@@ -132,11 +144,16 @@ class LabCluster:
             port = 5201 + i
             self.spawn(h, ["iperf3", "-s", "-p", str(port), "-1"], f"iperf3-s-h{h}.log")
             time.sleep(0.3)
-            self.spawn(src, ["iperf3", "-c", ip(h), "-p", str(port), "-t", "3600", "-b", str(per), "-C", "cubic"],
-                       f"iperf3-c-h{h}.log")
+            self.spawn(
+                src,
+                ["iperf3", "-c", ip(h), "-p", str(port), "-t", "3600", "-b", str(per), "-C", "cubic"],
+                f"iperf3-c-h{h}.log",
+            )
         time.sleep(1.0)
-        self.log(f"background TCP: iperf3 h{src} -> {', '.join(f'h{h}' for h in dsts)} at {per / 1e6:.0f} Mbit/s "
-                 f"each ({load:.2f} x port rate)")
+        self.log(
+            f"background TCP: iperf3 h{src} -> {', '.join(f'h{h}' for h in dsts)} at {per / 1e6:.0f} Mbit/s "
+            f"each ({load:.2f} x port rate)"
+        )
 
     def background_lines(self, sw: str, src: int, dsts: tuple[int, ...]) -> list[str]:
         """Result-file comments with the background's goodput: a check that the ports were congested."""
@@ -144,12 +161,15 @@ class LabCluster:
         for h in dsts:
             g = iperf_goodput(os.path.join(self.tmp, f"iperf3-c-h{h}.log"))
             if g:
-                out.append(f"# [{sw}] iperf3 h{src}->h{h}: mean of {g[0]} 1-s intervals {g[1]:.1f} Mbit/s "
-                           f"(min {g[2]:.1f}, max {g[3]:.1f})")
+                out.append(
+                    f"# [{sw}] iperf3 h{src}->h{h}: mean of {g[0]} 1-s intervals {g[1]:.1f} Mbit/s "
+                    f"(min {g[2]:.1f}, max {g[3]:.1f})"
+                )
         return out
 
-    def run_client(self, h: int, cmd: list[str], log_name: str, timeout: float,
-                   env: dict | None = None) -> tuple[int | str, str, float]:
+    def run_client(
+        self, h: int, cmd: list[str], log_name: str, timeout: float, env: dict | None = None
+    ) -> tuple[int | str, str, float]:
         """Runs a client to its end (or timeout) in host h: (exit code or "timeout", its log, seconds)."""
         t0 = time.time()
         p = self.spawn(h, cmd, log_name, env)
@@ -162,11 +182,19 @@ class LabCluster:
 
     def tc_classes(self, port: int) -> str:
         """Per-class counters of the switch port toward host `port` (bytes, packets, drops)."""
-        out = subprocess.run(["ip", "netns", "exec", f"{self.name}-sw", "tc", "-s", "class", "show", "dev",
-                              f"p{port}"], capture_output=True, text=True).stdout
+        out = subprocess.run(
+            ["ip", "netns", "exec", f"{self.name}-sw", "tc", "-s", "class", "show", "dev", f"p{port}"],
+            capture_output=True,
+            text=True,
+        ).stdout
         parts = []
-        for m in re.finditer(r"class htb (\S+) parent 1:1 leaf \S+ prio (\d+).*?\n Sent (\d+) bytes (\d+) pkt "
-                             r"\(dropped (\d+)", out):
-            parts.append(f"{m.group(1)}(prio {m.group(2)}): {int(m.group(3)) / 1e6:.2f} MB {m.group(4)} pkt "
-                         f"{m.group(5)} dropped")
+        for m in re.finditer(
+            r"class htb (\S+) parent 1:1 leaf \S+ prio (\d+).*?\n Sent (\d+) bytes (\d+) pkt "
+            r"\(dropped (\d+)",
+            out,
+        ):
+            parts.append(
+                f"{m.group(1)}(prio {m.group(2)}): {int(m.group(3)) / 1e6:.2f} MB {m.group(4)} pkt "
+                f"{m.group(5)} dropped"
+            )
         return "; ".join(sorted(parts)) or "(no leaf classes parsed)"

@@ -11,6 +11,7 @@ Reads DIR/jobs.csv, DIR/trace.csv, DIR/trace_bg.json and writes (CONF = <workloa
   fig10_trace.png             TLR, measured loss, rate and priority class over time for one job
   corun_exact_jct.png         JCT of exact jobs next to approximate ones: FIFO vs slack queues
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,22 +30,39 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 _LOOK = {
-    "tcp_exact": ("#7f7f7f", "s"), "tcp_ss": ("#1f77b4", "v"), "tcp_es": ("#ff7f0e", "^"),
-    "udp_blast": ("#bcbd22", "x"), "atp_base": ("#c5b0d5", "o"), "atp_rc": ("#9467bd", "o"),
-    "atp_rc_mrdf": ("#8c564b", "o"), "atp_fixtlr": ("#e377c2", "D"), "atp_fixprio": ("#17becf", "D"),
-    "atp_paper": ("#2ca02c", "P"), "atp_full": ("#d62728", "*"),
+    "tcp_exact": ("#7f7f7f", "s"),
+    "tcp_ss": ("#1f77b4", "v"),
+    "tcp_es": ("#ff7f0e", "^"),
+    "udp_blast": ("#bcbd22", "x"),
+    "atp_base": ("#c5b0d5", "o"),
+    "atp_rc": ("#9467bd", "o"),
+    "atp_rc_mrdf": ("#8c564b", "o"),
+    "atp_fixtlr": ("#e377c2", "D"),
+    "atp_fixprio": ("#17becf", "D"),
+    "atp_paper": ("#2ca02c", "P"),
+    "atp_full": ("#d62728", "*"),
 }
 STYLE = {s: (schemes.LABELS[s], *_LOOK[s]) for s in schemes.ALL}
 
 
 def configs(rows):
-    return sorted({(r["workload"], r["pattern"], r["switch"], r["senders"], r["host_rate_ratio"]) for r in rows
-                   if r["experiment"] == "schemes"}, key=results.order)
+    return sorted(
+        {
+            (r["workload"], r["pattern"], r["switch"], r["senders"], r["host_rate_ratio"])
+            for r in rows
+            if r["experiment"] == "schemes"
+        },
+        key=results.order,
+    )
 
 
 def conf_rows(rows, conf):
-    return [r for r in rows if r["experiment"] == "schemes"
-            and (r["workload"], r["pattern"], r["switch"], r["senders"], r["host_rate_ratio"]) == conf]
+    return [
+        r
+        for r in rows
+        if r["experiment"] == "schemes"
+        and (r["workload"], r["pattern"], r["switch"], r["senders"], r["host_rate_ratio"]) == conf
+    ]
 
 
 def conf_name(conf):
@@ -79,8 +97,17 @@ def jct_vs_msr(rows, out):
                 lo.append(m - pct(j, 0.25))
                 hi.append(pct(j, 0.75) - m)
             if xs:
-                ax.errorbar(xs, ys, yerr=[lo, hi], label=label, color=color, marker=marker, capsize=3,
-                            lw=2.2 if s == "atp_full" else 1.2, ms=9 if s == "atp_full" else 5)
+                ax.errorbar(
+                    xs,
+                    ys,
+                    yerr=[lo, hi],
+                    label=label,
+                    color=color,
+                    marker=marker,
+                    capsize=3,
+                    lw=2.2 if s == "atp_full" else 1.2,
+                    ms=9 if s == "atp_full" else 5,
+                )
         ax.set_xlabel("MSR (minimal sampling rate)")
         ax.set_ylabel("job completion time (ms), median, IQR bars")
         ax.set_yscale("log")
@@ -95,8 +122,19 @@ def jct_vs_msr(rows, out):
 def ablation(rows, out):
     for conf in configs(rows):
         rs = conf_rows(rows, conf)
-        variants = [v for v in ("atp_base", "atp_rc", "atp_rc_mrdf", "atp_fixtlr", "atp_fixprio", "atp_paper",
-                                "atp_full") if any(r["scheme"] == v for r in rs)]
+        variants = [
+            v
+            for v in (
+                "atp_base",
+                "atp_rc",
+                "atp_rc_mrdf",
+                "atp_fixtlr",
+                "atp_fixprio",
+                "atp_paper",
+                "atp_full",
+            )
+            if any(r["scheme"] == v for r in rs)
+        ]
         if len(variants) < 3:
             continue
         msrs = sorted({r["msr"] for r in rs})
@@ -121,8 +159,14 @@ def ablation(rows, out):
 def incast_sweep(rows, out):
     """p50 (solid) and p99 (dashed) JCT vs the number of senders, MSR 0.75, datacenter configuration; failed
     jobs count as infinitely slow, so a missing point means at least half (p50) / 1 % (p99) failed."""
-    rs = [r for r in rows if r["experiment"] == "schemes" and r["pattern"] == "incast"
-          and r["host_rate_ratio"] == results.DATACENTER and r["msr"] == results.TARGET_MSR]
+    rs = [
+        r
+        for r in rows
+        if r["experiment"] == "schemes"
+        and r["pattern"] == "incast"
+        and r["host_rate_ratio"] == results.DATACENTER
+        and r["msr"] == results.TARGET_MSR
+    ]
     for wname, sw in sorted({(r["workload"], r["switch"]) for r in rs}):
         sub = [r for r in rs if r["workload"] == wname and r["switch"] == sw]
         degrees = sorted({r["senders"] for r in sub})
@@ -130,7 +174,10 @@ def incast_sweep(rows, out):
             continue
         fig, ax = plt.subplots(figsize=(7.5, 4.5))
         for s, (label, color, marker) in STYLE.items():
-            pts = {n: [results.jct_or_inf(r) for r in sub if r["scheme"] == s and r["senders"] == n] for n in degrees}
+            pts = {
+                n: [results.jct_or_inf(r) for r in sub if r["scheme"] == s and r["senders"] == n]
+                for n in degrees
+            }
             pts = {n: v for n, v in pts.items() if v}
             if not pts:
                 continue
@@ -139,15 +186,23 @@ def incast_sweep(rows, out):
                 ys = [results.percentile(pts[n], q) for n in xs]
                 keep = [(x, y) for x, y in zip(xs, ys) if y != float("inf")]
                 if keep:
-                    ax.plot([x for x, _ in keep], [y for _, y in keep], ls=ls, color=color, marker=marker,
-                            label=label if q == 0.5 else None, lw=2 if s == "atp_full" else 1)
+                    ax.plot(
+                        [x for x, _ in keep],
+                        [y for _, y in keep],
+                        ls=ls,
+                        color=color,
+                        marker=marker,
+                        label=label if q == 0.5 else None,
+                        lw=2 if s == "atp_full" else 1,
+                    )
         ax.set_xscale("log", base=2)
         ax.set_xticks(degrees, [str(d) for d in degrees])
         ax.set_yscale("log")
         ax.set_xlabel("incast degree (sending hosts)")
         ax.set_ylabel("JCT (ms): p50 solid, p99 dashed")
-        ax.set_title(f"Incast sweep - {wname.upper()}-like, {sw} switch, MSR 0.75, host rate = port rate",
-                     fontsize=9)
+        ax.set_title(
+            f"Incast sweep - {wname.upper()}-like, {sw} switch, MSR 0.75, host rate = port rate", fontsize=9
+        )
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2)
         fig.tight_layout()
@@ -159,10 +214,22 @@ def loss_vs_msr(rows, out):
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     atp = [r for r in rows if schemes.is_atp(r["scheme"]) and r["msr"] < 1 and r["measured_loss"] is not None]
     udp = [r for r in rows if r["scheme"] == "udp_blast" and r["measured_loss"] is not None]
-    ax.scatter([r["msr"] - 0.01 for r in udp], [r["measured_loss"] for r in udp], s=10, color=STYLE["udp_blast"][1],
-               label="UDP-blast jobs (no guarantee)", alpha=0.6)
-    ax.scatter([r["msr"] + 0.01 for r in atp], [r["measured_loss"] for r in atp], s=10, color="#d62728",
-               label="ATP jobs (all variants)", alpha=0.6)
+    ax.scatter(
+        [r["msr"] - 0.01 for r in udp],
+        [r["measured_loss"] for r in udp],
+        s=10,
+        color=STYLE["udp_blast"][1],
+        label="UDP-blast jobs (no guarantee)",
+        alpha=0.6,
+    )
+    ax.scatter(
+        [r["msr"] + 0.01 for r in atp],
+        [r["measured_loss"] for r in atp],
+        s=10,
+        color="#d62728",
+        label="ATP jobs (all variants)",
+        alpha=0.6,
+    )
     xs = [0.4, 1.0]
     ax.plot(xs, [1 - x for x in xs], "k--", label="allowance 1 - MSR")
     ax.set_xlabel("MSR")
@@ -180,8 +247,16 @@ def fig10(results, out):
     if not os.path.exists(path):
         return
     with open(path) as f:
-        tr = [dict(t=float(r["t_s"]), tlr=float(r["tlr"]), loss=float(r["loss"]), rate=float(r["rate_bps"]),
-                   cls=int(r["priority_class"])) for r in csv.DictReader(f)]
+        tr = [
+            dict(
+                t=float(r["t_s"]),
+                tlr=float(r["tlr"]),
+                loss=float(r["loss"]),
+                rate=float(r["rate_bps"]),
+                cls=int(r["priority_class"]),
+            )
+            for r in csv.DictReader(f)
+        ]
     if not tr:
         return
     bg = {}
@@ -189,8 +264,10 @@ def fig10(results, out):
         bg = json.load(open(os.path.join(results, "trace_bg.json")))
     # smooth the per-epoch loss over a few epochs for readability (raw values are in trace.csv)
     k = 8
-    sm = [sum(x["loss"] for x in tr[max(0, i - k + 1):i + 1]) / len(tr[max(0, i - k + 1):i + 1])
-          for i in range(len(tr))]
+    sm = [
+        sum(x["loss"] for x in tr[max(0, i - k + 1) : i + 1]) / len(tr[max(0, i - k + 1) : i + 1])
+        for i in range(len(tr))
+    ]
     t = [x["t"] for x in tr]
     fig, axs = plt.subplots(3, 1, figsize=(7.5, 7), sharex=True)
     axs[0].plot(t, sm, color="#ff7f0e", lw=1, label=f"measured loss rho_i (mean of {k} epochs)")
@@ -213,8 +290,10 @@ def fig10(results, out):
     axs[2].legend(fontsize=8)
     for a in axs:
         a.grid(True, alpha=0.3)
-    fig.suptitle("One ATP Full job (MSR 0.5) vs background UDP moving to higher classes (cf. paper Fig. 10)",
-                 fontsize=10)
+    fig.suptitle(
+        "One ATP Full job (MSR 0.5) vs background UDP moving to higher classes (cf. paper Fig. 10)",
+        fontsize=10,
+    )
     fig.tight_layout()
     fig.savefig(os.path.join(out, "fig10_trace.png"), dpi=110)
     plt.close(fig)
@@ -233,8 +312,13 @@ def corun(rows, out):
     ax.boxplot(data, tick_labels=labels, showfliers=True)
     for i, d in enumerate(data, start=1):
         if d:
-            ax.annotate(f"median {statistics.median(d):.0f} ms", (i, statistics.median(d)), xytext=(4, 4),
-                        textcoords="offset points", fontsize=7)
+            ax.annotate(
+                f"median {statistics.median(d):.0f} ms",
+                (i, statistics.median(d)),
+                xytext=(4, 4),
+                textcoords="offset points",
+                fontsize=7,
+            )
     ax.set_yscale("log")
     ax.set_ylabel("JCT (ms)")
     ax.set_title("Exact (MSR 1) jobs co-running with approximate ATP jobs")

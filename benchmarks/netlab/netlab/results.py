@@ -29,6 +29,7 @@ Conventions:
   switch: summary.json's corun gains exact_alone_fifo / exact_alone_slack and exact_slack_over_alone, what the
   exact jobs' slack-switch time is over their floor there.
 """
+
 from __future__ import annotations
 
 import csv
@@ -45,29 +46,115 @@ RESULTS_ROOT = os.path.join(REPO, "benchmarks", "results", "netlab")
 LATEST = "latest"
 
 # Per-job keys the engine's job report adds (issue 8, item 2); read when the agent writes them, else empty.
-AGENT_OPTIONAL = ("announces_sent", "updates_sent", "dones_sent", "start_to_running_ns", "last_data_to_done_ns",
-                  # why a start waited (sender: ANNOUNCE copies sent by the probe timeout; rx_: the receiver's report)
-                  "announce_probes", "acks_while_starting", "start_to_announce_sent_ns", "rx_announces_received", "rx_announces_duplicate", "rx_announces_acked",
-                  "rx_early_data_packets", "rx_start_to_running_ns", "rx_first_packet_delay_ns",
-                  # what losses cost (docs/protocol.md section 5, "Repair instead of give-up")
-                  "given_up_for_loss", "segments_given_up_for_loss", "segments_given_up_satisfied",
-                  "repairs_within_allowance")
+AGENT_OPTIONAL = (
+    "announces_sent",
+    "updates_sent",
+    "dones_sent",
+    "start_to_running_ns",
+    "last_data_to_done_ns",
+    # why a start waited (sender: ANNOUNCE copies sent by the probe timeout; rx_: the receiver's report)
+    "announce_probes",
+    "acks_while_starting",
+    "start_to_announce_sent_ns",
+    "rx_announces_received",
+    "rx_announces_duplicate",
+    "rx_announces_acked",
+    "rx_early_data_packets",
+    "rx_start_to_running_ns",
+    "rx_first_packet_delay_ns",
+    # what losses cost (docs/protocol.md section 5, "Repair instead of give-up")
+    "given_up_for_loss",
+    "segments_given_up_for_loss",
+    "segments_given_up_satisfied",
+    "repairs_within_allowance",
+)
 
-ROW_FIELDS = ["experiment", "workload", "pattern", "switch", "senders", "host_rate_ratio", "scheme", "kind", "job",
-              "sender", "receiver", "msr", "messages", "job_bytes", "production_ms", "start_s", "jct_ms",
-              "ideal_ms", "target_ready_ms", "target", "sent", "delivered", "lost", "measured_loss", "met_msr",
-              "status", "bytes_sent", "packets", "retransmissions", "epochs", "time_in_class_ms", *AGENT_OPTIONAL,
-              "start_wait_rtts", "bottleneck_bps", "base_rtt_ms", "loaded_rtt_ms", "bg_mbps", "ideal_bg_ms"]
-FLOAT_FIELDS = ("msr", "jct_ms", "ideal_ms", "target_ready_ms", "measured_loss", "job_bytes", "production_ms",
-                "start_s", "host_rate_ratio", "bottleneck_bps", "base_rtt_ms", "loaded_rtt_ms", "start_wait_rtts",
-                "bg_mbps", "ideal_bg_ms",
-                *AGENT_OPTIONAL)
-INT_FIELDS = ("messages", "target", "delivered", "lost", "retransmissions", "sent", "senders", "bytes_sent",
-              "packets", "epochs")
+ROW_FIELDS = [
+    "experiment",
+    "workload",
+    "pattern",
+    "switch",
+    "senders",
+    "host_rate_ratio",
+    "scheme",
+    "kind",
+    "job",
+    "sender",
+    "receiver",
+    "msr",
+    "messages",
+    "job_bytes",
+    "production_ms",
+    "start_s",
+    "jct_ms",
+    "ideal_ms",
+    "target_ready_ms",
+    "target",
+    "sent",
+    "delivered",
+    "lost",
+    "measured_loss",
+    "met_msr",
+    "status",
+    "bytes_sent",
+    "packets",
+    "retransmissions",
+    "epochs",
+    "time_in_class_ms",
+    *AGENT_OPTIONAL,
+    "start_wait_rtts",
+    "bottleneck_bps",
+    "base_rtt_ms",
+    "loaded_rtt_ms",
+    "bg_mbps",
+    "ideal_bg_ms",
+]
+FLOAT_FIELDS = (
+    "msr",
+    "jct_ms",
+    "ideal_ms",
+    "target_ready_ms",
+    "measured_loss",
+    "job_bytes",
+    "production_ms",
+    "start_s",
+    "host_rate_ratio",
+    "bottleneck_bps",
+    "base_rtt_ms",
+    "loaded_rtt_ms",
+    "start_wait_rtts",
+    "bg_mbps",
+    "ideal_bg_ms",
+    *AGENT_OPTIONAL,
+)
+INT_FIELDS = (
+    "messages",
+    "target",
+    "delivered",
+    "lost",
+    "retransmissions",
+    "sent",
+    "senders",
+    "bytes_sent",
+    "packets",
+    "epochs",
+)
 
 CELL_KEY = ("workload", "pattern", "switch", "senders", "host_rate_ratio", "msr", "scheme")
-CELL_FIELDS = (*CELL_KEY, "jobs", "failed", "p50_ms", "p99_ms", "ideal_p50_ms", "loss_above_allowance",
-               "target_ready_p50_ms", "median_loss", "max_start_wait_rtts", "ideal_bg_p50_ms", "bg_mbps")
+CELL_FIELDS = (
+    *CELL_KEY,
+    "jobs",
+    "failed",
+    "p50_ms",
+    "p99_ms",
+    "ideal_p50_ms",
+    "loss_above_allowance",
+    "target_ready_p50_ms",
+    "median_loss",
+    "max_start_wait_rtts",
+    "ideal_bg_p50_ms",
+    "bg_mbps",
+)
 
 # Issue 8's benchmark targets (datacenter configuration, MSR 0.75).
 TARGET_MSR = 0.75
@@ -84,8 +171,8 @@ TARGET_MONOTONE_CELLS = 14
 ABLATION_NOISE_RESAMPLES = 400
 ABLATION_NOISE_CONF = 0.90
 TARGET_CORUN = 0.5
-DATACENTER = 1.0           # host_rate_ratio of the datacenter configuration
-FRAME_OVER_MSS = 1514 / 1448   # the background's wire share per payload byte (1500-byte MTU, TCP timestamps)
+DATACENTER = 1.0  # host_rate_ratio of the datacenter configuration
+FRAME_OVER_MSS = 1514 / 1448  # the background's wire share per payload byte (1500-byte MTU, TCP timestamps)
 
 
 def loaded_rtt_ms(base_rtt_ms: float, queue_bytes: int, rate_bps: int) -> float:
@@ -103,8 +190,14 @@ def ideal_ms(msr: float, job_bytes: float, bottleneck_bps: float, base_rtt_ms: f
     return msr * job_bytes * 8 / bottleneck_bps * 1e3 + base_rtt_ms
 
 
-def ideal_bg_ms(msr: float, job_bytes: float, bottleneck_bps: float, bg_bps: float | None, base_rtt_ms: float,
-                target_ready_ms: float | None = None) -> float | None:
+def ideal_bg_ms(
+    msr: float,
+    job_bytes: float,
+    bottleneck_bps: float,
+    bg_bps: float | None,
+    base_rtt_ms: float,
+    target_ready_ms: float | None = None,
+) -> float | None:
     """The JCT of the job alone on the path next to the measured background: its MSR share of the bytes at what the
     background leaves of the bottleneck, plus one RTT, and never before its target is produced (target_ready_ms,
     plus the RTT). None without a background measurement; inf when the background took the whole bottleneck."""
@@ -177,7 +270,9 @@ def finite_or_none(x: float) -> float | None:
 
 
 def over_allowance(r: dict) -> bool:
-    return r["measured_loss"] is not None and r["msr"] is not None and r["measured_loss"] > 1 - r["msr"] + 1e-9
+    return (
+        r["measured_loss"] is not None and r["msr"] is not None and r["measured_loss"] > 1 - r["msr"] + 1e-9
+    )
 
 
 def cells(rows: list[dict]) -> list[dict]:
@@ -194,15 +289,22 @@ def cells(rows: list[dict]) -> list[dict]:
         ready = [r["target_ready_ms"] for r in rs if r.get("target_ready_ms") is not None]
         ideal_bg = [r["ideal_bg_ms"] for r in rs if r.get("ideal_bg_ms") is not None]
         bg = [r["bg_mbps"] for r in rs if r.get("bg_mbps") is not None]
-        out.append(dict(zip(CELL_KEY, key), jobs=len(rs), failed=sum(r["status"] != "ok" for r in rs),
-                        p50_ms=finite_or_none(percentile(jct, 0.5)), p99_ms=finite_or_none(percentile(jct, 0.99)),
-                        ideal_p50_ms=finite_or_none(statistics.median(r["ideal_ms"] for r in rs)),
-                        loss_above_allowance=sum(over_allowance(r) for r in rs),
-                        target_ready_p50_ms=finite_or_none(statistics.median(ready)) if ready else None,
-                        median_loss=finite_or_none(statistics.median(losses)) if losses else None,
-                        max_start_wait_rtts=finite_or_none(max(waits)) if waits else None,
-                        ideal_bg_p50_ms=finite_or_none(statistics.median(ideal_bg)) if ideal_bg else None,
-                        bg_mbps=finite_or_none(statistics.median(bg)) if bg else None))
+        out.append(
+            dict(
+                zip(CELL_KEY, key),
+                jobs=len(rs),
+                failed=sum(r["status"] != "ok" for r in rs),
+                p50_ms=finite_or_none(percentile(jct, 0.5)),
+                p99_ms=finite_or_none(percentile(jct, 0.99)),
+                ideal_p50_ms=finite_or_none(statistics.median(r["ideal_ms"] for r in rs)),
+                loss_above_allowance=sum(over_allowance(r) for r in rs),
+                target_ready_p50_ms=finite_or_none(statistics.median(ready)) if ready else None,
+                median_loss=finite_or_none(statistics.median(losses)) if losses else None,
+                max_start_wait_rtts=finite_or_none(max(waits)) if waits else None,
+                ideal_bg_p50_ms=finite_or_none(statistics.median(ideal_bg)) if ideal_bg else None,
+                bg_mbps=finite_or_none(statistics.median(bg)) if bg else None,
+            )
+        )
     return out
 
 
@@ -210,15 +312,24 @@ def corun(rows: list[dict]) -> dict:
     """Exact (MSR 1) and approximate jobs of the co-run experiment, one FIFO vs slack queues; the exact jobs alone
     (experiment corun_alone) as exact_alone_<switch>."""
     res = {}
-    for exp, kind, name in (("corun", "exact", "exact"), ("corun", "approx", "approx"),
-                            ("corun_alone", "exact", "exact_alone")):
+    for exp, kind, name in (
+        ("corun", "exact", "exact"),
+        ("corun", "approx", "approx"),
+        ("corun_alone", "exact", "exact_alone"),
+    ):
         for sw in ("fifo", "slack"):
-            jct = [jct_or_inf(r) for r in rows if r["experiment"] == exp and r["kind"] == kind
-                   and r["switch"] == sw]
+            jct = [
+                jct_or_inf(r)
+                for r in rows
+                if r["experiment"] == exp and r["kind"] == kind and r["switch"] == sw
+            ]
             if jct:
-                res[f"{name}_{sw}"] = dict(jobs=len(jct), failed=sum(math.isinf(x) for x in jct),
-                                           p50_ms=finite_or_none(percentile(jct, 0.5)),
-                                           p99_ms=finite_or_none(percentile(jct, 0.99)))
+                res[f"{name}_{sw}"] = dict(
+                    jobs=len(jct),
+                    failed=sum(math.isinf(x) for x in jct),
+                    p50_ms=finite_or_none(percentile(jct, 0.5)),
+                    p99_ms=finite_or_none(percentile(jct, 0.99)),
+                )
     if "exact_fifo" in res and "exact_slack" in res:
         f, s = res["exact_fifo"]["p50_ms"], res["exact_slack"]["p50_ms"]
         res["exact_slack_over_fifo"] = finite_or_none(s / f) if f and s else None
@@ -241,7 +352,7 @@ def break_beyond_noise(before: list[float], step: list[float], seed: int = 1) ->
     for _ in range(ABLATION_NOISE_RESAMPLES):
         a = percentile(rng.choices(step, k=len(step)), 0.5)
         b = percentile(rng.choices(before, k=len(before)), 0.5)
-        if math.isinf(b):          # the step before failed at p50: the step cannot be slower than it
+        if math.isinf(b):  # the step before failed at p50: the step cannot be slower than it
             ratios.append(1.0 if math.isinf(a) else 0.0)
         else:
             ratios.append(a / b if b > 0 else (math.inf if a > 0 else 1.0))
@@ -256,35 +367,51 @@ def _ratio(a, b):
 def verdict(cs: list[dict], rows: list[dict], co: dict) -> dict:
     """Issue 8's benchmark targets, computed from the cells (see docs/netlab.md, "Verdict")."""
     by = {tuple(c[k] for k in CELL_KEY): c for c in cs}
-    configs = sorted({(c["workload"], c["pattern"], c["switch"], c["senders"], c["host_rate_ratio"]) for c in cs},
-                     key=order)
+    configs = sorted(
+        {(c["workload"], c["pattern"], c["switch"], c["senders"], c["host_rate_ratio"]) for c in cs},
+        key=order,
+    )
     per_cell = []
     for w, p, sw, n, ratio in configs:
-        get = lambda s: by.get((w, p, sw, n, ratio, TARGET_MSR, s))      # noqa: E731
+        get = lambda s: by.get((w, p, sw, n, ratio, TARGET_MSR, s))  # noqa: E731
         full, es, ss = get("atp_full"), get("tcp_es"), get("tcp_ss")
         if not full:
             continue
-        item = dict(workload=w, pattern=p, switch=sw, senders=n, host_rate_ratio=ratio, msr=TARGET_MSR,
-                    ideal_p50_ms=full["ideal_p50_ms"], target_ready_p50_ms=full["target_ready_p50_ms"],
-                    ideal_bg_p50_ms=full.get("ideal_bg_p50_ms"), bg_mbps=full.get("bg_mbps"),
-                    p50_vs_ideal_bg=_ratio(full["p50_ms"], full.get("ideal_bg_p50_ms")),
-                    p50_vs_es=_ratio(full["p50_ms"], es and es["p50_ms"]),
-                    p50_vs_ss=_ratio(full["p50_ms"], ss and ss["p50_ms"]),
-                    p50_vs_ideal=_ratio(full["p50_ms"], full["ideal_p50_ms"]),
-                    p99_vs_es=_ratio(full["p99_ms"], es and es["p99_ms"]))
-        for s in ("atp_full", "atp_paper", "tcp_es", "tcp_ss"):       # absent key: the scheme did not run here
+        item = dict(
+            workload=w,
+            pattern=p,
+            switch=sw,
+            senders=n,
+            host_rate_ratio=ratio,
+            msr=TARGET_MSR,
+            ideal_p50_ms=full["ideal_p50_ms"],
+            target_ready_p50_ms=full["target_ready_p50_ms"],
+            ideal_bg_p50_ms=full.get("ideal_bg_p50_ms"),
+            bg_mbps=full.get("bg_mbps"),
+            p50_vs_ideal_bg=_ratio(full["p50_ms"], full.get("ideal_bg_p50_ms")),
+            p50_vs_es=_ratio(full["p50_ms"], es and es["p50_ms"]),
+            p50_vs_ss=_ratio(full["p50_ms"], ss and ss["p50_ms"]),
+            p50_vs_ideal=_ratio(full["p50_ms"], full["ideal_p50_ms"]),
+            p99_vs_es=_ratio(full["p99_ms"], es and es["p99_ms"]),
+        )
+        for s in ("atp_full", "atp_paper", "tcp_es", "tcp_ss"):  # absent key: the scheme did not run here
             if get(s):
                 item[f"{s}_p50_ms"], item[f"{s}_p99_ms"] = get(s)["p50_ms"], get(s)["p99_ms"]
-        if full["p50_ms"] is None:          # more than half of the jobs failed: every ratio target is missed
+        if full["p50_ms"] is None:  # more than half of the jobs failed: every ratio target is missed
             item.update(met_p50_vs_es=False, met_p50_vs_ss=False, met_p50_vs_ideal=False)
         else:
-            item.update(met_p50_vs_es=item["p50_vs_es"] is not None and item["p50_vs_es"] <= TARGET_P50_VS_ES,
-                        met_p50_vs_ss=item["p50_vs_ss"] is not None and item["p50_vs_ss"] <= TARGET_P50_VS_SS,
-                        met_p50_vs_ideal=item["p50_vs_ideal"] is not None
-                        and item["p50_vs_ideal"] <= TARGET_P50_VS_IDEAL)
+            item.update(
+                met_p50_vs_es=item["p50_vs_es"] is not None and item["p50_vs_es"] <= TARGET_P50_VS_ES,
+                met_p50_vs_ss=item["p50_vs_ss"] is not None and item["p50_vs_ss"] <= TARGET_P50_VS_SS,
+                met_p50_vs_ideal=item["p50_vs_ideal"] is not None
+                and item["p50_vs_ideal"] <= TARGET_P50_VS_IDEAL,
+            )
         if p == "incast" and n >= TARGET_P99_MIN_SENDERS:
-            item["met_p99_vs_es"] = (full["p99_ms"] is not None and item["p99_vs_es"] is not None
-                                     and item["p99_vs_es"] <= TARGET_P99_VS_ES)
+            item["met_p99_vs_es"] = (
+                full["p99_ms"] is not None
+                and item["p99_vs_es"] is not None
+                and item["p99_vs_es"] <= TARGET_P99_VS_ES
+            )
         per_cell.append(item)
 
     atp_rows = [r for r in rows if schemes.is_atp(r["scheme"]) and r["experiment"] == "schemes"]
@@ -303,13 +430,27 @@ def verdict(cs: list[dict], rows: list[dict], co: dict) -> dict:
                 continue
             p50 = [math.inf if v["p50_ms"] is None else v["p50_ms"] for v in vals]
             order_ = schemes.ABLATION_ORDER
-            real = [f"{order_[i + 1]}>{order_[i]}" for i in range(len(order_) - 1)
-                    if p50[i + 1] > p50[i] and break_beyond_noise(jcts.get((w, p, sw, n, ratio, msr, order_[i]), []),
-                                                                  jcts.get((w, p, sw, n, ratio, msr, order_[i + 1]), []))]
-            mono_cells.append(dict(workload=w, pattern=p, switch=sw, senders=n, msr=msr,
-                                   p50_ms=dict(zip(schemes.ABLATION_ORDER, [finite_or_none(x) for x in p50])),
-                                   monotone=all(a >= b for a, b in zip(p50, p50[1:])),
-                                   breaks_beyond_noise=real))
+            real = [
+                f"{order_[i + 1]}>{order_[i]}"
+                for i in range(len(order_) - 1)
+                if p50[i + 1] > p50[i]
+                and break_beyond_noise(
+                    jcts.get((w, p, sw, n, ratio, msr, order_[i]), []),
+                    jcts.get((w, p, sw, n, ratio, msr, order_[i + 1]), []),
+                )
+            ]
+            mono_cells.append(
+                dict(
+                    workload=w,
+                    pattern=p,
+                    switch=sw,
+                    senders=n,
+                    msr=msr,
+                    p50_ms=dict(zip(schemes.ABLATION_ORDER, [finite_or_none(x) for x in p50])),
+                    monotone=all(a >= b for a, b in zip(p50, p50[1:])),
+                    breaks_beyond_noise=real,
+                )
+            )
     dc = [c for c in per_cell if c["host_rate_ratio"] == DATACENTER]
     return dict(
         datacenter_cells=len(dc),
@@ -320,8 +461,10 @@ def verdict(cs: list[dict], rows: list[dict], co: dict) -> dict:
         p99_vs_es_met=sum(c.get("met_p99_vs_es", False) for c in dc),
         atp_jobs=len(atp_rows),
         atp_failed=sum(r["status"] != "ok" for r in atp_rows),
-        atp_failed_by_scheme={s: sum(r["status"] != "ok" for r in atp_rows if r["scheme"] == s)
-                              for s in sorted({r["scheme"] for r in atp_rows})},
+        atp_failed_by_scheme={
+            s: sum(r["status"] != "ok" for r in atp_rows if r["scheme"] == s)
+            for s in sorted({r["scheme"] for r in atp_rows})
+        },
         atp_loss_above_allowance=sum(over_allowance(r) for r in atp_rows),
         start_waits_reported=len(waits),
         start_waits_over_target=sum(r["start_wait_rtts"] > TARGET_START_WAIT_RTTS for r in waits),
@@ -346,9 +489,16 @@ def summarize(out: str, run: dict | None = None) -> dict:
     run = run or {}
     cs = cells(rows)
     co = corun(rows)
-    res = dict(run=dict(name=os.path.basename(os.path.abspath(out)), **{k: v for k, v in run.items()
-                                                                        if k not in ("params",)}),
-               cells=cs, corun=co, verdict=verdict(cs, rows, co), skipped=run.get("skipped", []))
+    res = dict(
+        run=dict(
+            name=os.path.basename(os.path.abspath(out)),
+            **{k: v for k, v in run.items() if k not in ("params",)},
+        ),
+        cells=cs,
+        corun=co,
+        verdict=verdict(cs, rows, co),
+        skipped=run.get("skipped", []),
+    )
     with open(os.path.join(out, "summary.json"), "w") as f:
         json.dump(res, f, indent=1, allow_nan=False)
         f.write("\n")

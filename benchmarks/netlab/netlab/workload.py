@@ -27,6 +27,7 @@ FBHD - Facebook Hadoop cluster, Roy et al., SIGCOMM'15 ("Inside the Social Netwo
 Job arrivals: Poisson, rate chosen so that the offered load (sum of job bytes per second) is `load` x the
 bottleneck rate.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -49,14 +50,14 @@ def gev(r: random.Random, mu: float, sigma: float, xi: float) -> float:
 class Job:
     id: int
     start_us: int
-    sender: int            # host index (1-based)
+    sender: int  # host index (1-based)
     receiver: int
     msr: float
     sizes: list[int]
     offsets_us: list[int]  # production time of each message, from the job's start
-    scheme: str = "atp"    # filled in per phase
+    scheme: str = "atp"  # filled in per phase
     trace: bool = False
-    kind: str = "approx"   # approx | exact
+    kind: str = "approx"  # approx | exact
 
     @property
     def bytes(self) -> int:
@@ -87,21 +88,31 @@ def _fbhd_job(r: random.Random) -> tuple[list[int], list[int]]:
 WORKLOADS = {"fbkv": _fbkv_job, "fbhd": _fbhd_job}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def mean_job_bytes(workload: str, samples: int = 400, seed: int = 99) -> float:
     r = random.Random(seed)
     return sum(sum(WORKLOADS[workload](r)[0]) for _ in range(samples)) / samples
 
 
-def generate(workload: str, n_jobs: int, senders: list[int], receivers: list[int], msrs: list[float],
-             rate_bps: int, load: float, seed: int, pattern: str = "incast", first_id: int = 1) -> list[Job]:
+def generate(
+    workload: str,
+    n_jobs: int,
+    senders: list[int],
+    receivers: list[int],
+    msrs: list[float],
+    rate_bps: int,
+    load: float,
+    seed: int,
+    pattern: str = "incast",
+    first_id: int = 1,
+) -> list[Job]:
     """n_jobs jobs with Poisson arrivals at `load` x rate_bps offered load. pattern: incast (every sender ->
     receivers[0]) or all-to-all (each job: a random sender, a random other host as receiver)."""
     r = random.Random(seed)
     # Incast senders come from their own stream, so the sizes and arrivals of a seed stay what they were.
     placement = random.Random(seed * 7919 + 17)
     mean_b = mean_job_bytes(workload)
-    lam = load * rate_bps / 8 / mean_b           # jobs per second
+    lam = load * rate_bps / 8 / mean_b  # jobs per second
     t, jobs = 0.0, []
     hosts = sorted(set(senders) | set(receivers))
     order: list[int] = []
@@ -126,7 +137,9 @@ def generate(workload: str, n_jobs: int, senders: list[int], receivers: list[int
 def write_schedule(path: str, jobs: list[Job], port: int, subnet: str = "10.77.0") -> None:
     with open(path, "w") as f:
         for j in jobs:
-            f.write(f"job {j.id} {j.start_us} {j.scheme} {subnet}.{j.receiver} {port} {j.msr} {len(j.sizes)} "
-                    f"{1 if j.trace else 0}\n")
+            f.write(
+                f"job {j.id} {j.start_us} {j.scheme} {subnet}.{j.receiver} {port} {j.msr} {len(j.sizes)} "
+                f"{1 if j.trace else 0}\n"
+            )
             f.write(" ".join(map(str, j.sizes)) + "\n")
             f.write(" ".join(map(str, j.offsets_us)) + "\n")

@@ -8,6 +8,7 @@ then the reduce job), SampleSend (map + reduce stage); the warm-up before them h
 wall time of its jobs, and per stage the summed executor run time and executor CPU time of the tasks (run time
 above CPU time is time a task waited: for a CPU, for the network, for a pull). Medians over the timed runs.
 """
+
 import collections
 import json
 import statistics
@@ -19,8 +20,11 @@ for line in open(sys.argv[1]):
     e = json.loads(line)
     ev = e["Event"]
     if ev == "SparkListenerJobStart":
-        jobs[e["Job ID"]] = dict(start=e["Submission Time"], stages=e["Stage IDs"],
-                                 desc=(e.get("Properties") or {}).get("spark.job.description", "") or "")
+        jobs[e["Job ID"]] = dict(
+            start=e["Submission Time"],
+            stages=e["Stage IDs"],
+            desc=(e.get("Properties") or {}).get("spark.job.description", "") or "",
+        )
     elif ev == "SparkListenerJobEnd":
         jobs[e["Job ID"]]["end"] = e["Completion Time"]
     elif ev == "SparkListenerTaskEnd":
@@ -40,8 +44,8 @@ for am in approx_maps[1:]:  # the first is the warm-up's
     if ss not in jobs or len(stages(ex)) != 2 or len(stages(ss)) != 2:
         continue
     (em, ec), (er, erc) = stages(ex)
-    (amr, amc), = stages(am)
-    (arr, arc), = stages(ar)
+    ((amr, amc),) = stages(am)
+    ((arr, arc),) = stages(ar)
     (sm, smc), (sr, src) = stages(ss)
     rows["exact: wall"].append(jobs[ex]["end"] - jobs[ex]["start"])
     rows["exact: map stage run / cpu"].append((em, ec))
@@ -55,7 +59,9 @@ for am in approx_maps[1:]:  # the first is the warm-up's
     rows["samplesend: reduce stage run / cpu"].append((sr, src))
 for k, v in rows.items():
     if isinstance(v[0], tuple):
-        print(f"{k:48s} median {statistics.median(x[0] for x in v):6.0f} / {statistics.median(x[1] for x in v):5.0f} ms"
-              f"   runs {[(round(a), round(b)) for a, b in v]}")
+        print(
+            f"{k:48s} median {statistics.median(x[0] for x in v):6.0f} / {statistics.median(x[1] for x in v):5.0f} ms"
+            f"   runs {[(round(a), round(b)) for a, b in v]}"
+        )
     else:
         print(f"{k:48s} median {statistics.median(v):6.0f} ms   runs {[round(x) for x in v]}")

@@ -18,6 +18,7 @@ host's eth0 transmit rate over the application per executor it sends to: the bac
 executors' switch ports.
 Raw lines + summary: benchmarks/results/spark/netlab-scale-<timestamp>.txt.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,7 +34,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import run as lab_run  # noqa: E402  (run.py of this directory: the Lab with its standalone cluster)
-
 from netlab import lab as nlab  # noqa: E402
 from netlab.labcluster import interrupt_on_signals, ip  # noqa: E402
 
@@ -70,21 +70,27 @@ def summary_lines(rows: list[dict[str, str]]) -> list[str]:
                     continue
                 r = by[m]
                 jct = float(r["median_s"])
-                out = (f"[{sw}] rows={n} ({float(r['generated_gb']):.1f} GB) {m:6s} JCT {jct:8.1f} s"
-                       f"  {n / jct / 1e6:6.2f} M rows/s")
+                out = (
+                    f"[{sw}] rows={n} ({float(r['generated_gb']):.1f} GB) {m:6s} JCT {jct:8.1f} s"
+                    f"  {n / jct / 1e6:6.2f} M rows/s"
+                )
                 if m != "exact" and "exact" in by:
                     out += f"  {m}/exact {jct / float(by['exact']['median_s']):.2f}"
                 if m == "approx" and "samplesend" in by:
                     out += f"  approx/samplesend {jct / float(by['samplesend']['median_s']):.2f}"
-                out += (f"  peak heap {r.get('executor_peak_heap_mb', '?')} MB RSS {r.get('executor_peak_rss_mb', '?')}"
-                        f" MB  executor CPU {float(r.get('executor_cpu_s', 'nan')):.0f} s")
+                out += (
+                    f"  peak heap {r.get('executor_peak_heap_mb', '?')} MB RSS {r.get('executor_peak_rss_mb', '?')}"
+                    f" MB  executor CPU {float(r.get('executor_cpu_s', 'nan')):.0f} s"
+                )
                 if "exec_tx_mb" in r:
                     out += f"  executors sent {float(r['exec_tx_mb']):.0f} MB"
                 if "bg_mbps" in r:
                     out += f"  background {float(r['bg_mbps']):.1f} Mbit/s per executor"
                 if "group_aggregates_outside_emax" in r:
-                    out += (f"  outside e_max {r['group_aggregates_outside_emax']} (max rel error "
-                            f"{100 * float(r['max_rel_error']):.2f}%)")
+                    out += (
+                        f"  outside e_max {r['group_aggregates_outside_emax']} (max rel error "
+                        f"{100 * float(r['max_rel_error']):.2f}%)"
+                    )
                 if "sample_fraction" in r:
                     out += f"  sample fraction {float(r['sample_fraction']):.4f}"
                 if "load" in r:
@@ -103,23 +109,29 @@ def summary_lines(rows: list[dict[str, str]]) -> list[str]:
                     if x and y:
                         parts.append(f"{name} {max(x):.0f} -> {max(y):.0f} MB (x{max(y) / max(x):.2f})")
                 if parts:
-                    lines.append(f"[{sw}] {m} peak memory as input grows x{hi / lo:g} ({lo} -> {hi} rows): "
-                                 + ", ".join(parts))
+                    lines.append(
+                        f"[{sw}] {m} peak memory as input grows x{hi / lo:g} ({lo} -> {hi} rows): "
+                        + ", ".join(parts)
+                    )
     return lines
 
 
 def netns_bytes(ns: str, dev: str = "eth0") -> tuple[int, int]:
     """(rx, tx) bytes of dev in namespace ns."""
-    out = subprocess.run(["ip", "-n", ns, "-s", "-j", "link", "show", dev], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        ["ip", "-n", ns, "-s", "-j", "link", "show", dev], capture_output=True, text=True, check=True
+    ).stdout
     st = json.loads(out)[0]["stats64"]
     return int(st["rx"]["bytes"]), int(st["tx"]["bytes"])
 
 
 def port_drops(sw_ns: str, port: str) -> int:
     """Packets the switch port's qdiscs dropped so far."""
-    out = subprocess.run(["ip", "netns", "exec", sw_ns, "tc", "-s", "qdisc", "show", "dev", port],
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["ip", "netns", "exec", sw_ns, "tc", "-s", "qdisc", "show", "dev", port],
+        capture_output=True,
+        text=True,
+    ).stdout
     return sum(int(x) for x in re.findall(r"\(dropped (\d+)", out))
 
 
@@ -132,13 +144,17 @@ class ScaleLab(lab_run.Lab):
             c[f"drop{h}"] = port_drops(f"{self.name}-sw", f"p{h}")
         return c
 
-    def scale_app(self, cp: str, mode: str, rows: int, truth: str, sw: str,
-                  fraction: float | None = None) -> list[str]:
+    def scale_app(
+        self, cp: str, mode: str, rows: int, truth: str, sw: str, fraction: float | None = None
+    ) -> list[str]:
         a = self.a
         conf = {
-            "spark.driver.host": ip(DRIVER), "spark.driver.bindAddress": ip(DRIVER),
-            "spark.executor.extraClassPath": cp, "spark.executor.memory": a.executor_memory,
-            "spark.executor.cores": "1", "spark.cores.max": str(len(WORKERS)),
+            "spark.driver.host": ip(DRIVER),
+            "spark.driver.bindAddress": ip(DRIVER),
+            "spark.executor.extraClassPath": cp,
+            "spark.executor.memory": a.executor_memory,
+            "spark.executor.cores": "1",
+            "spark.cores.max": str(len(WORKERS)),
             "spark.scheduler.minRegisteredResourcesRatio": "1.0",
             "spark.scheduler.maxRegisteredResourcesWaitingTime": "120s",
             "spark.approx.lineRateBps": str(self.rate_bps),
@@ -146,20 +162,45 @@ class ScaleLab(lab_run.Lab):
         for kv in a.conf:
             k, v = kv.split("=", 1)
             conf[k] = v
-        argv = ["--master", f"spark://{ip(MASTER)}:7077", "--mode", mode, "--rows", str(rows), "--query", a.query,
-                "--runs", a.runs, "--partitions", a.partitions, "--reducers", a.reducers, "--truth", truth]
+        argv = [
+            "--master",
+            f"spark://{ip(MASTER)}:7077",
+            "--mode",
+            mode,
+            "--rows",
+            str(rows),
+            "--query",
+            a.query,
+            "--runs",
+            a.runs,
+            "--partitions",
+            a.partitions,
+            "--reducers",
+            a.reducers,
+            "--truth",
+            truth,
+        ]
         if fraction is not None:
             argv += ["--fraction", f"{fraction:.6g}"]
         for k, v in conf.items():
             argv += [f"--{k}", v]
-        cmd = ["java", "-Xmx1g", *lab_run.OPENS, f"-Dlog4j2.configurationFile={a.log4j}", "-cp", cp,
-               "io.netapprox.examples.spark.SparkScaleBench", *argv]
+        cmd = [
+            "java",
+            "-Xmx1g",
+            *lab_run.OPENS,
+            f"-Dlog4j2.configurationFile={a.log4j}",
+            "-cp",
+            cp,
+            "io.netapprox.examples.spark.SparkScaleBench",
+            *argv,
+        ]
         tag = f"{sw}-{rows}-{mode}"
         load0 = open("/proc/loadavg").read().split()[:3]
         c0 = self.counters()
         t0 = time.time()
-        rc, text, secs = self.run_client(DRIVER, cmd, f"driver-{tag}.log", a.app_timeout,
-                                         {"SPARK_SCALA_VERSION": "2.13"})
+        rc, text, secs = self.run_client(
+            DRIVER, cmd, f"driver-{tag}.log", a.app_timeout, {"SPARK_SCALA_VERSION": "2.13"}
+        )
         c1 = self.counters()
         load1 = open("/proc/loadavg").read().split()[:3]
         res = [l for l in text.splitlines() if l.startswith("RESULT")]
@@ -167,11 +208,13 @@ class ScaleLab(lab_run.Lab):
         if rc != 0 or not res:
             self.log(f"app {tag} failed; tail:\n" + "\n".join(text.splitlines()[-25:]))
         d = {k: c1[k] - c0[k] for k in c0}
-        extra = (f" switch={sw} wall_s={secs:.1f} load={','.join(load0)}->{','.join(load1)}"
-                 f" exec_tx_mb={(d[f'tx{WORKERS[0]}'] + d[f'tx{WORKERS[1]}']) / 1e6:.1f}"
-                 f" exec_rx_mb={(d[f'rx{WORKERS[0]}'] + d[f'rx{WORKERS[1]}']) / 1e6:.1f}"
-                 f" bg_mbps={d[f'tx{BG}'] * 8 / max(secs, 1e-9) / 1e6 / len(WORKERS):.1f}"
-                 f" port_drops=[{d[f'drop{WORKERS[0]}']},{d[f'drop{WORKERS[1]}']}]")
+        extra = (
+            f" switch={sw} wall_s={secs:.1f} load={','.join(load0)}->{','.join(load1)}"
+            f" exec_tx_mb={(d[f'tx{WORKERS[0]}'] + d[f'tx{WORKERS[1]}']) / 1e6:.1f}"
+            f" exec_rx_mb={(d[f'rx{WORKERS[0]}'] + d[f'rx{WORKERS[1]}']) / 1e6:.1f}"
+            f" bg_mbps={d[f'tx{BG}'] * 8 / max(secs, 1e-9) / 1e6 / len(WORKERS):.1f}"
+            f" port_drops=[{d[f'drop{WORKERS[0]}']},{d[f'drop{WORKERS[1]}']}]"
+        )
         self.notes.append(f"# app {tag}: rc={rc} wall {secs:.0f} s")
         return [r + extra for r in res]
 
@@ -186,14 +229,19 @@ def main(argv=None) -> int:
                 print("# " + line)
         return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scale-rows", default="85000000,340000000", help="comma-separated sizes (rows; 32 B each)")
+    ap.add_argument(
+        "--scale-rows", default="85000000,340000000", help="comma-separated sizes (rows; 32 B each)"
+    )
     ap.add_argument("--switch", default="fifo", help="comma-separated switch modes: fifo,slack")
     ap.add_argument("--rate", default="200mbit")
     ap.add_argument("--buffer", default="150kb")
     ap.add_argument("--bg-load", type=float, default=0.5)
     ap.add_argument("--query", default="sampled", help="SparkScaleBench --query: sampled | median | avg")
-    ap.add_argument("--modes", default="exact,approx",
-                    help="exact first: it writes the answer the others are checked on; samplesend after approx")
+    ap.add_argument(
+        "--modes",
+        default="exact,approx",
+        help="exact first: it writes the answer the others are checked on; samplesend after approx",
+    )
     ap.add_argument("--runs", default="1")
     ap.add_argument("--partitions", default="8", help="map tasks (generated input partitions)")
     ap.add_argument("--reducers", default="2")
@@ -202,8 +250,11 @@ def main(argv=None) -> int:
     ap.add_argument("--app-timeout", type=float, default=5400)
     ap.add_argument("--name", default="nlscale")
     ap.add_argument("--conf", action="append", default=[])
-    ap.add_argument("--plugin-jar", default=None,
-                    help="another approx-spark jar (e.g. an older build's) instead of this tree's")
+    ap.add_argument(
+        "--plugin-jar",
+        default=None,
+        help="another approx-spark jar (e.g. an older build's) instead of this tree's",
+    )
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     modes = a.modes.split(",")
@@ -213,22 +264,28 @@ def main(argv=None) -> int:
     os.environ.pop("SPARK_TESTING", None)
     others = [n for n in nlab.existing_namespaces() if not n.startswith(a.name + "-")]
     if others and os.environ.get("NETLAB_SPARK_FORCE") != "1":
-        print(f"other network namespaces exist ({' '.join(others)}): set NETLAB_SPARK_FORCE=1 to go ahead",
-              file=sys.stderr)
+        print(
+            f"other network namespaces exist ({' '.join(others)}): set NETLAB_SPARK_FORCE=1 to go ahead",
+            file=sys.stderr,
+        )
         return 2
     tmp = tempfile.mkdtemp(prefix="spark-netlab-scale-")
     cp = lab_run.prepare(a, tmp, a.plugin_jar)
-    out = a.out or os.path.join(ROOT, "benchmarks", "results", "spark",
-                                f"netlab-scale-{time.strftime('%Y%m%d-%H%M%S')}.txt")
+    out = a.out or os.path.join(
+        ROOT, "benchmarks", "results", "spark", f"netlab-scale-{time.strftime('%Y%m%d-%H%M%S')}.txt"
+    )
     lab = ScaleLab(a, tmp)
     interrupt_on_signals()
     with open(out, "w") as f:
-        f.write(f"# {time.strftime('%c %Z')} {os.cpu_count()} cores, shared machine; spark-netlab scale: "
-                f"{' '.join(sys.argv[1:]) or '(defaults)'}\n"
-                f"# topology: driver h1, master h2, workers/executors h3 h4 (1 core, {a.executor_memory}), iperf3 h5 "
-                f"-> h3,h4 at {a.bg_load} x {a.rate}; every port {a.rate}, buffer {a.buffer}; rows generated in the "
-                f"job; query {a.query}\n")
+        f.write(
+            f"# {time.strftime('%c %Z')} {os.cpu_count()} cores, shared machine; spark-netlab scale: "
+            f"{' '.join(sys.argv[1:]) or '(defaults)'}\n"
+            f"# topology: driver h1, master h2, workers/executors h3 h4 (1 core, {a.executor_memory}), iperf3 h5 "
+            f"-> h3,h4 at {a.bg_load} x {a.rate}; every port {a.rate}, buffer {a.buffer}; rows generated in the "
+            f"job; query {a.query}\n"
+        )
         f.flush()
+
         def one_switch(sw: str) -> None:
             lab.up(sw)
             lab.start_cluster(cp)
@@ -237,7 +294,9 @@ def main(argv=None) -> int:
                 truth = os.path.join(tmp, f"truth-{sw}-{rows}.txt")
                 fraction = None  # what approx delivered: SampleSend ships the same fraction
                 for mode in a.modes.split(","):
-                    for r in lab.scale_app(cp, mode, rows, truth, sw, fraction if mode == "samplesend" else None):
+                    for r in lab.scale_app(
+                        cp, mode, rows, truth, sw, fraction if mode == "samplesend" else None
+                    ):
                         delivered = parse(r).get("sample_fraction") if mode == "approx" else None
                         if delivered is not None:
                             fraction = float(delivered)
@@ -247,6 +306,7 @@ def main(argv=None) -> int:
                     f.write(f"# [{sw}] tc p{h} after rows={rows}: {lab.tc_classes(h)}\n")
                 f.flush()
             f.write("".join(l + "\n" for l in lab.background_lines(sw, BG, WORKERS)))
+
         status = lab.each_switch(f, one_switch)
         f.write(f"# load at the end: {' '.join(open('/proc/loadavg').read().split()[:3])}\n")
         lines = summarize(out)

@@ -24,6 +24,7 @@
 
 Exit status 0 when every check holds; each failed check is printed.
 """
+
 import argparse
 import json
 import os
@@ -51,8 +52,12 @@ class Server:
 
     def __init__(self, perf, *args, env=None):
         self.err = tempfile.NamedTemporaryFile(prefix="atp-perf-server-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen([perf, "server", "--bind", "127.0.0.1", "--port", "0", *args],
-                                     stdout=subprocess.DEVNULL, stderr=self.err, env=env)
+        self.proc = subprocess.Popen(
+            [perf, "server", "--bind", "127.0.0.1", "--port", "0", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=self.err,
+            env=env,
+        )
         deadline = time.time() + 30
         self.port = None
         while self.port is None:
@@ -96,8 +101,12 @@ class Server:
 
 
 def client(perf, port, *args, timeout=120):
-    p = subprocess.run([perf, "client", "--connect", "127.0.0.1", "--port", str(port), *args],
-                       capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(
+        [perf, "client", "--connect", "127.0.0.1", "--port", str(port), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     result = None
     for line in p.stdout.splitlines():
         if line.startswith("{"):
@@ -118,48 +127,98 @@ EARLY_END_RUNS = 12
 def test_verify(perf):
     srv = Server(perf, "--verify", "--max-connections", "8")
     try:
-        rc, r, err = client(perf, srv.port, "--messages", "4000", "--size", "1500", "--groups", "1.0,0.8,0.5",
-                            "--drop-out", "0.1", "--drop-in", "0.05", "--seed", "7")
-        check(rc == 0 and r is not None and r["status"] == "ok", f"lossy transfer passes --verify (rc {rc}, "
-              f"status {r and r['status']}){'' if rc == 0 else chr(10) + err[-2000:]}")
+        rc, r, err = client(
+            perf,
+            srv.port,
+            "--messages",
+            "4000",
+            "--size",
+            "1500",
+            "--groups",
+            "1.0,0.8,0.5",
+            "--drop-out",
+            "0.1",
+            "--drop-in",
+            "0.05",
+            "--seed",
+            "7",
+        )
+        check(
+            rc == 0 and r is not None and r["status"] == "ok",
+            f"lossy transfer passes --verify (rc {rc}, "
+            f"status {r and r['status']}){'' if rc == 0 else chr(10) + err[-2000:]}",
+        )
         if r:
             v, rep = r["verify"], r["receiver"]
             check(v is not None and v["errors"] == 0 and v["report_checked"], f"verdict: no error ({v})")
-            check(v is not None and rep is not None and v["messages_checked"] == rep["delivered"],
-                  "every delivered message was checked")
+            check(
+                v is not None and rep is not None and v["messages_checked"] == rep["delivered"],
+                "every delivered message was checked",
+            )
             check(all(g["delivered"] >= g["target"] for g in rep["groups"]), "every group met its target")
             check(rep["groups"][0]["delivered"] == rep["groups"][0]["size"], "the exact group arrived whole")
 
-        rc, r, _ = client(perf, srv.port, "--messages", "800", "--size", "3000", "--groups", "1.0,0.6",
-                          "--test-corrupt-every", "50")
-        check(rc != 0 and r is not None and r["status"] == "verify failed",
-              f"damaged messages fail the client (rc {rc}, status {r and r['status']})")
+        rc, r, _ = client(
+            perf,
+            srv.port,
+            "--messages",
+            "800",
+            "--size",
+            "3000",
+            "--groups",
+            "1.0,0.6",
+            "--test-corrupt-every",
+            "50",
+        )
+        check(
+            rc != 0 and r is not None and r["status"] == "verify failed",
+            f"damaged messages fail the client (rc {rc}, status {r and r['status']})",
+        )
         if r and r["verify"]:
             v = r["verify"]
             # ids 49, 99, ... are damaged: every delivered one must be caught, and nothing else flagged.
-            check(v["bad_bytes"] >= 1 and v["errors"] == v["bad_bytes"], f"the damage is found as bad bytes ({v})")
-            check("byte 2999" in v["first_error"], f"the first error names the damaged byte ({v['first_error']})")
+            check(
+                v["bad_bytes"] >= 1 and v["errors"] == v["bad_bytes"],
+                f"the damage is found as bad bytes ({v})",
+            )
+            check(
+                "byte 2999" in v["first_error"],
+                f"the first error names the damaged byte ({v['first_error']})",
+            )
 
         rc, r, _ = client(perf, srv.port, "--messages", "3000", "--size", "1", "--groups", "1.0")
-        check(rc == 0 and r and r["verify"]["errors"] == 0 and r["verify"]["messages_checked"] == 3000,
-              "3000 one-byte messages, one exact group: all checked, in order")
+        check(
+            rc == 0 and r and r["verify"]["errors"] == 0 and r["verify"]["messages_checked"] == 3000,
+            "3000 one-byte messages, one exact group: all checked, in order",
+        )
 
         # The receiver holds the 1% it needs long before the sender submitted the rest, so it ends the job
         # early and a later submit can find no job: success, not an error (CI once failed the soak on it;
         # before the fix about one run in three here failed with "submit: not found").
-        early = [client(perf, srv.port, "--messages", "20000", "--size", "100", "--groups", "0.01")
-                 for _ in range(EARLY_END_RUNS)]
-        bad = [(rc, r and r["status"]) for rc, r, _ in early
-               if not (rc == 0 and r is not None and r["status"] == "ok" and r["verify"]["errors"] == 0)]
-        check(not bad, f"jobs the receiver ends early are successes ({len(bad)} of {EARLY_END_RUNS} not: {bad[:3]})")
+        early = [
+            client(perf, srv.port, "--messages", "20000", "--size", "100", "--groups", "0.01")
+            for _ in range(EARLY_END_RUNS)
+        ]
+        bad = [
+            (rc, r and r["status"])
+            for rc, r, _ in early
+            if not (rc == 0 and r is not None and r["status"] == "ok" and r["verify"]["errors"] == 0)
+        ]
+        check(
+            not bad,
+            f"jobs the receiver ends early are successes ({len(bad)} of {EARLY_END_RUNS} not: {bad[:3]})",
+        )
     finally:
         line = srv.stop()
-    check(summary_field(line, r"(\d+) verified \((\d+) failed") == 3 + EARLY_END_RUNS and "(1 failed)" in line,
-          f"server counted {3 + EARLY_END_RUNS} verified sessions, 1 failed: {line}")
+    check(
+        summary_field(line, r"(\d+) verified \((\d+) failed") == 3 + EARLY_END_RUNS and "(1 failed)" in line,
+        f"server counted {3 + EARLY_END_RUNS} verified sessions, 1 failed: {line}",
+    )
     check(summary_field(line, r"(\d+) sessions still tracked") == 0, "no session left tracked")
 
 
 # ---- soak ---------------------------------------------------------------------------------------------------------
+
 
 def hello(udp_port, messages, size, msrs, nonce):
     b = b"ATP3" + struct.pack(">QQHIIH", 0, nonce, udp_port, messages, size, len(msrs))
@@ -169,9 +228,9 @@ def hello(udp_port, messages, size, msrs, nonce):
 def churn_one(port, kind, i):
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         if kind == 1:
-            s.sendall(b"XXXX")                                        # not a protocol we speak
+            s.sendall(b"XXXX")  # not a protocol we speak
         elif kind == 2:
-            s.sendall(hello(9, 1000, 100, [0.5], i))                  # a session, abandoned at once
+            s.sendall(hello(9, 1000, 100, [0.5], i))  # a session, abandoned at once
         elif kind == 3:
             s.sendall(b"TCP1" + struct.pack(">II", 10, 1000) + b"\0\0")  # a TCP transfer cut short
         # kind 0: connect and hang up
@@ -198,7 +257,9 @@ def test_soak(perf, churn, aborts, max_conn):
     env["MALLOC_ARENA_MAX"] = "1"
     # Under AddressSanitizer freed memory sits in a quarantine (256 MB by default) and would read as a leak here.
     if "ASAN_OPTIONS" in env or "asan" in perf:
-        env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=1:thread_local_quarantine_size_kb=64"
+        env["ASAN_OPTIONS"] = (
+            env.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=1:thread_local_quarantine_size_kb=64"
+        )
     srv = Server(perf, "--max-connections", str(max_conn), env=env)
     try:
         rc, r, err = client(perf, srv.port, "--messages", "200", "--size", "1000", "--groups", "1.0,0.5")
@@ -216,7 +277,9 @@ def test_soak(perf, churn, aborts, max_conn):
                 peak_threads = max(peak_threads, srv.status()["Threads"])
         churn_s = time.time() - t0
         # Let the abandoned sessions notice their clients are gone (each checks every 100 ms).
-        wait_for(lambda: srv.status()["Threads"] <= base["Threads"], 30, "connection threads end after the churn")
+        wait_for(
+            lambda: srv.status()["Threads"] <= base["Threads"], 30, "connection threads end after the churn"
+        )
         after_churn = srv.status()
 
         # Clients killed in the middle of a 2M-message job: the receiver report of each closed job lists every id
@@ -224,48 +287,88 @@ def test_soak(perf, churn, aborts, max_conn):
         rss_after = []
         for k in range(aborts):
             started = srv.log().count("started on session")
-            p = subprocess.Popen([perf, "client", "--connect", "127.0.0.1", "--port", str(srv.port), "--messages",
-                                  "2000000", "--size", "1", "--groups", "0.5", "--rate-gbps", "0.05"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wait_for(lambda: srv.log().count("started on session") > started, 30, f"aborted client {k} started")
+            p = subprocess.Popen(
+                [
+                    perf,
+                    "client",
+                    "--connect",
+                    "127.0.0.1",
+                    "--port",
+                    str(srv.port),
+                    "--messages",
+                    "2000000",
+                    "--size",
+                    "1",
+                    "--groups",
+                    "0.5",
+                    "--rate-gbps",
+                    "0.05",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            wait_for(
+                lambda: srv.log().count("started on session") > started, 30, f"aborted client {k} started"
+            )
             closed = closed_sessions(srv)
             p.kill()
             p.wait()
-            wait_for(lambda: closed_sessions(srv) > closed, 30, f"server closed the session of aborted client {k}")
+            wait_for(
+                lambda: closed_sessions(srv) > closed, 30, f"server closed the session of aborted client {k}"
+            )
             time.sleep(0.3)  # the pump drops the closed session's last events (its report) asynchronously
             rss_after.append(srv.status()["VmRSS"])
         wait_for(lambda: srv.status()["Threads"] <= base["Threads"], 30, "threads end after the aborts")
         after_aborts = srv.status()
 
         rc, r, err = client(perf, srv.port, "--messages", "2000", "--size", "1000", "--groups", "1.0,0.5")
-        check(rc == 0 and r["status"] == "ok", "the server still serves a transfer after the soak"
-              + ("" if rc == 0 else "\n" + err[-2000:]))
+        check(
+            rc == 0 and r["status"] == "ok",
+            "the server still serves a transfer after the soak" + ("" if rc == 0 else "\n" + err[-2000:]),
+        )
     finally:
         line = srv.stop()
-    print(f"soak: {churn} connections in {churn_s:.1f} s, {aborts} aborted jobs; server at start {base}, after churn "
-          f"{after_churn}, after aborts {after_aborts}, peak threads {peak_threads}")
+    print(
+        f"soak: {churn} connections in {churn_s:.1f} s, {aborts} aborted jobs; server at start {base}, after churn "
+        f"{after_churn}, after aborts {after_aborts}, peak threads {peak_threads}"
+    )
     print(line)
     # Counted by the server's own thread set: the whole process's thread count also holds threads that are not
     # connection threads (its baseline, sampled once, varied 3-4 and made this check flaky).
     peak_slots = summary_field(line, r"\(peak (\d+) at once\)")
-    check(peak_slots is not None and peak_slots <= max_conn, f"at most {max_conn} connection threads at once "
-          f"(peak {peak_slots}; whole process {peak_threads}, base {base['Threads']})")
-    check(peak_threads <= base["Threads"] + max_conn + 4, f"no thread besides the connection threads piles up "
-          f"(process peak {peak_threads}, base {base['Threads']}, {max_conn} connection slots)")
-    check(after_churn["maps"] - base["maps"] < 200, f"no stack of a finished thread is kept (mappings "
-          f"{base['maps']} -> {after_churn['maps']}; each unjoined thread keeps 2)")
+    check(
+        peak_slots is not None and peak_slots <= max_conn,
+        f"at most {max_conn} connection threads at once "
+        f"(peak {peak_slots}; whole process {peak_threads}, base {base['Threads']})",
+    )
+    check(
+        peak_threads <= base["Threads"] + max_conn + 4,
+        f"no thread besides the connection threads piles up "
+        f"(process peak {peak_threads}, base {base['Threads']}, {max_conn} connection slots)",
+    )
+    check(
+        after_churn["maps"] - base["maps"] < 200,
+        f"no stack of a finished thread is kept (mappings "
+        f"{base['maps']} -> {after_churn['maps']}; each unjoined thread keeps 2)",
+    )
     # The first two aborts warm the allocator up (a report is built and freed: ~16 MB transient); after that RSS
     # must stay flat. A kept report is 8 MB (2M ids), so keeping them grows RSS by >= 8 MB per abort.
     measured = len(rss_after) - 2
     growth_mb = (rss_after[-1] - rss_after[1]) / 1024 if measured > 0 else 0.0
-    check(measured > 0 and growth_mb < 4 * measured, f"aborted jobs' reports are freed: RSS after each abort "
-          f"{[round(x / 1024, 1) for x in rss_after]} MB, grew {growth_mb:.1f} MB over the last {measured}")
+    check(
+        measured > 0 and growth_mb < 4 * measured,
+        f"aborted jobs' reports are freed: RSS after each abort "
+        f"{[round(x / 1024, 1) for x in rss_after]} MB, grew {growth_mb:.1f} MB over the last {measured}",
+    )
     check(summary_field(line, r"(\d+) sessions still tracked") == 0, "no session left tracked")
     started, joined = (summary_field(line, r"(\d+) threads started"), summary_field(line, r"/ (\d+) joined"))
-    check(started is not None and started == joined, f"every connection thread was joined ({started}/{joined})")
+    check(
+        started is not None and started == joined, f"every connection thread was joined ({started}/{joined})"
+    )
 
 
 # ---- replay -------------------------------------------------------------------------------------------------------
+
 
 class RecordingRelay:
     """A man in the middle on 127.0.0.1: one TCP connection and the UDP flow of one client, relayed to the server
@@ -291,8 +394,10 @@ class RecordingRelay:
         self.client_udp = None
         self.forwarding = True
         self.stop = False
-        self.threads = [threading.Thread(target=self._udp, daemon=True), threading.Thread(target=self._tcp,
-                                                                                         daemon=True)]
+        self.threads = [
+            threading.Thread(target=self._udp, daemon=True),
+            threading.Thread(target=self._tcp, daemon=True),
+        ]
         for t in self.threads:
             t.start()
 
@@ -300,7 +405,7 @@ class RecordingRelay:
         while not self.stop:
             try:
                 data, src = self.udp.recvfrom(65536)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return
@@ -352,12 +457,17 @@ def test_replay(perf):
     relay = RecordingRelay(srv.port)
     try:
         rc, r, err = client(perf, relay.port, "--messages", "300", "--size", "1000", "--groups", "1.0,0.5")
-        check(rc == 0 and r is not None and r["verify"]["errors"] == 0,
-              "a transfer through the recording relay passes --verify" + ("" if rc == 0 else "\n" + err[-2000:]))
+        check(
+            rc == 0 and r is not None and r["verify"]["errors"] == 0,
+            "a transfer through the recording relay passes --verify"
+            + ("" if rc == 0 else "\n" + err[-2000:]),
+        )
         relay.forwarding = False
-        check(len(relay.tcp_from_client) > 0 and len(relay.datagrams) >= 100,
-              f"the relay recorded the hello ({len(relay.tcp_from_client)} bytes) and the client's datagrams "
-              f"({len(relay.datagrams)})")
+        check(
+            len(relay.tcp_from_client) > 0 and len(relay.datagrams) >= 100,
+            f"the relay recorded the hello ({len(relay.tcp_from_client)} bytes) and the client's datagrams "
+            f"({len(relay.datagrams)})",
+        )
         # The replay: the recorded hello on a new connection, then every recorded datagram except CLOSE (type 8,
         # which would end the session early), from the relay's UDP socket.
         with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
@@ -377,11 +487,13 @@ def test_replay(perf):
                     if not chunk:
                         break
                     got += chunk
-            except socket.timeout:
+            except TimeoutError:
                 pass
             # after the reply byte: the server's 16-byte nonce, and no report (a 12-byte header and its JSON)
             check(len(got) <= 16, f"no report for the replayed session ({len(got)} bytes came back)")
-        wait_for(lambda: "ended without a report" in srv.log(), 30, "the replayed session ends without a report")
+        wait_for(
+            lambda: "ended without a report" in srv.log(), 30, "the replayed session ends without a report"
+        )
     finally:
         relay.close()
         line = srv.stop()
