@@ -32,11 +32,16 @@ import org.apache.kafka.common.TopicPartition;
  * the idle readers do not hold the job's watermarks at their start; a split assigned later makes it
  * active again with the split's first watermark. Partitions that stop receiving records are Flink's
  * per-split idleness ({@code WatermarkStrategy.withIdleness}), as with Flink's KafkaSource.
+ *
+ * <p>It counts Flink's source metrics itself ({@link SourceReaderMetrics}: it does not extend
+ * {@code SourceReaderBase}, which does that for Flink's KafkaSource): every record it emits counts
+ * in {@code numRecordsIn} once, its weight in {@code numRecordsRepresented}.
  */
 final class ApproxKafkaSourceReader<T> implements SourceReader<T, PartitionSplit> {
     private final SourceReaderContext context;
     private final KafkaSampleMapper<T> mapper;
     private final PartitionFetcher fetcher;
+    private final SourceReaderMetrics metrics;
     private final Map<TopicPartition, PartitionSplit> splits = new LinkedHashMap<>();
     private final Map<TopicPartition, SourceOutput<T>> outputs = new HashMap<>();
     private boolean noMoreSplits;
@@ -47,6 +52,7 @@ final class ApproxKafkaSourceReader<T> implements SourceReader<T, PartitionSplit
             SourceReaderContext context, Properties consumerProps, KafkaSampleMapper<T> mapper) {
         this.context = context;
         this.mapper = mapper;
+        this.metrics = new SourceReaderMetrics(context.metricGroup());
         this.fetcher =
                 new PartitionFetcher(
                         consumerProps,
@@ -94,8 +100,17 @@ final class ApproxKafkaSourceReader<T> implements SourceReader<T, PartitionSplit
             SourceOutput<T> out =
                     outputs.computeIfAbsent(
                             tp, t -> output.createOutputForSplit(splits.get(t).splitId()));
-            out.collect(mapper.map(r, ApproxHeaders.weight(r)), r.timestamp());
+            double weight = ApproxHeaders.weight(r);
+            metrics.recordReceived(r, weight, batch.fetchTime());
+            out.collect(mapper.map(r, weight), r.timestamp());
         }
+        batch.lags()
+                .forEach(
+                        (tp, lag) -> {
+                            if (splits.containsKey(tp)) {
+                                metrics.lag(tp, lag);
+                            }
+                        });
         Set<TopicPartition> finished = new HashSet<>();
         batch.positions()
                 .forEach(
@@ -104,6 +119,7 @@ final class ApproxKafkaSourceReader<T> implements SourceReader<T, PartitionSplit
                             if (s != null && position > s.nextOffset()) {
                                 PartitionSplit moved = s.at(position);
                                 splits.put(tp, moved);
+                                metrics.positionMoved(tp, position);
                                 if (moved.finished()) {
                                     finished.add(tp);
                                 }
@@ -112,6 +128,7 @@ final class ApproxKafkaSourceReader<T> implements SourceReader<T, PartitionSplit
         for (TopicPartition tp : finished) {
             PartitionSplit s = splits.remove(tp);
             outputs.remove(tp);
+            metrics.removePartition(tp);
             output.releaseOutputForSplit(s.splitId());
         }
         if (!finished.isEmpty()) {
@@ -121,7 +138,20 @@ final class ApproxKafkaSourceReader<T> implements SourceReader<T, PartitionSplit
 
     @Override
     public List<PartitionSplit> snapshotState(long checkpointId) {
+        Map<TopicPartition, Long> positions = new HashMap<>();
+        splits.forEach((tp, s) -> positions.put(tp, s.nextOffset()));
+        metrics.snapshotted(checkpointId, positions);
         return new ArrayList<>(splits.values());
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) {
+        metrics.checkpointComplete(checkpointId);
+    }
+
+    @Override
+    public void notifyCheckpointAborted(long checkpointId) {
+        metrics.checkpointAborted(checkpointId);
     }
 
     @Override
@@ -141,6 +171,7 @@ final class ApproxKafkaSourceReader<T> implements SourceReader<T, PartitionSplit
             }
             splits.put(s.topicPartition(), s);
             from.put(s.topicPartition(), s.nextOffset());
+            metrics.addPartition(s.topicPartition(), s.nextOffset());
         }
         if (from.isEmpty()) {
             return;

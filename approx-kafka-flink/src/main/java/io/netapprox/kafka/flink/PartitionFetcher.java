@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -122,6 +123,7 @@ final class PartitionFetcher implements AutoCloseable {
                         props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             consumer = c;
             Map<TopicPartition, Long> last = new HashMap<>();
+            Map<TopicPartition, Long> lastLags = new HashMap<>();
             while (!closing) {
                 applyChanges(c);
                 if (c.assignment().isEmpty()) {
@@ -140,16 +142,23 @@ final class PartitionFetcher implements AutoCloseable {
                 } catch (WakeupException e) {
                     continue; // a split change or close; nothing was returned
                 }
+                long fetchTime = System.currentTimeMillis();
                 Map<TopicPartition, Long> positions = new HashMap<>();
+                Map<TopicPartition, Long> lags = new HashMap<>();
                 for (TopicPartition tp : c.assignment()) {
                     positions.put(tp, c.position(tp));
+                    OptionalLong lag = c.currentLag(tp); // cached: no request to the broker
+                    if (lag.isPresent()) {
+                        lags.put(tp, lag.getAsLong());
+                    }
                 }
-                if (!records.isEmpty() || !positions.equals(last)) {
-                    FetchedBatch batch = new FetchedBatch(records, positions);
+                if (!records.isEmpty() || !positions.equals(last) || !lags.equals(lastLags)) {
+                    FetchedBatch batch = new FetchedBatch(records, positions, lags, fetchTime);
                     while (!closing && !handover.offer(batch, POLL.toMillis(), MILLISECONDS)) {
                         // the reader is behind: wait (backpressure), but notice a close
                     }
                     last = positions;
+                    lastLags = lags;
                     signal();
                 }
             }
