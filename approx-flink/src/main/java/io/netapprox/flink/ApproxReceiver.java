@@ -167,7 +167,8 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     @SuppressWarnings("unchecked")
     public void processElement(StreamRecord<Manifest> element) throws Exception {
         Manifest m = element.getValue();
-        List<StratumInfo<K>> strata = StratumTable.decode(m.strata, m.strataCount, keySerializer);
+        List<StratumInfo<K>> strata =
+                StratumTable.decode(m.strata, m.strataCount, spec.valueCount(), keySerializer);
         StratumSample<K>[] samples = new StratumSample[strata.size()];
         for (int i = 0; i < samples.length; i++) {
             samples[i] = new StratumSample<>(strata.get(i), ratioValues, quantileValues, topK);

@@ -74,7 +74,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
     private transient SplittableRandom random;
     private transient boolean finished;
     private transient Counter recordsIn;
-    private transient Counter recordsSkipped;
+    private transient Counter nonFiniteValues;
     private transient Counter epochs;
     private transient Counter messages;
     private transient Counter targetMessages;
@@ -144,7 +144,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         int attempt = getRuntimeContext().getTaskInfo().getAttemptNumber();
         random = new SplittableRandom(exchangeId ^ ((long) subtask << 32) ^ ((long) attempt << 48));
         recordsIn = getMetricGroup().counter("approxRecordsIn");
-        recordsSkipped = getMetricGroup().counter("approxRecordsSkipped");
+        nonFiniteValues = getMetricGroup().counter("approxNonFiniteValues");
         epochs = getMetricGroup().counter("approxEpochs");
         messages = getMetricGroup().counter("approxMessages");
         targetMessages = getMetricGroup().counter("approxTargetMessages");
@@ -196,8 +196,9 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         double[] values = spec.values(record);
         for (double v : values) {
             if (!Double.isFinite(v)) {
-                recordsSkipped.inc();
-                return;
+                // kept and counted per stratum: the answers are what Java's double arithmetic
+                // gives over every record (NonFinite), as in the exact topology
+                nonFiniteValues.inc();
             }
         }
         K group = spec.groupSelector().getKey(record);
@@ -332,7 +333,8 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
                                     StratumBuffer.start(m + 1, n, k));
                 }
                 StratumInfo<K> info =
-                        new StratumInfo<>(id.start(), id.end(), id.group(), k, n, msr[i]);
+                        new StratumInfo<>(
+                                id.start(), id.end(), id.group(), k, n, msr[i], buf.nonFinite());
                 table.add(info);
                 epochMessages += k;
                 epochTargets += info.target();
