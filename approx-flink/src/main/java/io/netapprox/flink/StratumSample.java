@@ -86,7 +86,11 @@ final class StratumSample<K> {
                         width,
                         values -> {
                             for (int v = 0; v < width; v++) {
-                                totals[v] += values[v];
+                                if (Double.isFinite(values[v])) {
+                                    // a column with a non-finite value has its answer from the
+                                    // counts (NonFinite); its ratio sums are then not used
+                                    totals[v] += values[v];
+                                }
                                 if (quantiles[v] != null && !Double.isNaN(values[v])) {
                                     quantiles[v].add(values[v]);
                                 }
