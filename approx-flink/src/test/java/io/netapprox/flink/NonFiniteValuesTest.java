@@ -126,8 +126,18 @@ class NonFiniteValuesTest {
                                 .window(TumblingEventTimeWindows.of(Duration.ofMinutes(1)))
                                 .process(new PlainFlink())
                         : query(rides);
-        List<WindowEstimate> result =
-                FlinkCluster.collect(env, out, "non-finite " + mode).results();
+        FlinkCluster.Run done = FlinkCluster.collect(env, out, "non-finite " + mode);
+        if (mode.equals("on")) {
+            long nonFinite = 0;
+            for (long i = 0; i < (long) WINDOWS * PER_WINDOW; i++) {
+                nonFinite += Double.isFinite(ride(i).value) ? 0 : 1;
+            }
+            assertEquals(nonFinite, FLINK.senderCounter(done.job(), "approxNonFiniteValues"));
+            assertEquals(
+                    (long) WINDOWS * PER_WINDOW,
+                    FLINK.senderCounter(done.job(), "approxRecordsIn"));
+        }
+        List<WindowEstimate> result = done.results();
         result.sort(
                 Comparator.comparingLong((WindowEstimate e) -> e.windowStart)
                         .thenComparing(e -> e.group)
