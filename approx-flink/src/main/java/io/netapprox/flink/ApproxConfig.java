@@ -33,7 +33,11 @@ public final class ApproxConfig implements Serializable {
         TARGET
     }
 
-    /** How a (window, group)'s share at one sender is planned. */
+    /**
+     * How a (window, group)'s share at one sender is planned. A sender knows only its own share, so
+     * only {@code CONSERVATIVE} (the default: each share meets e_max on its own) keeps the group's
+     * bound for any split; {@code BALANCED} assumes the P shares are equal.
+     */
     public enum Planning {
         BALANCED,
         CONSERVATIVE

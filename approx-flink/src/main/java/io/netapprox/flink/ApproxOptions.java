@@ -48,11 +48,13 @@ public final class ApproxOptions {
     public static final ConfigOption<String> PLANNING =
             ConfigOptions.key("approx.planning")
                     .stringType()
-                    .defaultValue("balanced")
+                    .defaultValue("conservative")
                     .withDescription(
-                            "balanced: each of the P senders plans its share of a (window, group) for"
-                                    + " e_max*sqrt(P), exact when the shares are equal; conservative: every share"
-                                    + " meets e_max on its own");
+                            "conservative: every sender's share of a (window, group) meets e_max on its"
+                                    + " own, so the group does for any split of its records over the senders;"
+                                    + " balanced: each of the P senders plans its share for e_max*sqrt(P),"
+                                    + " which keeps e_max only when the shares are equal (about P times"
+                                    + " smaller samples)");
 
     public static final ConfigOption<String> SUBMIT =
             ConfigOptions.key("approx.submit")

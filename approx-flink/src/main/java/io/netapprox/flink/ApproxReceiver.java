@@ -23,6 +23,7 @@ import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.api.operators.StreamOperatorParameters;
 import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -167,7 +168,8 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     @SuppressWarnings("unchecked")
     public void processElement(StreamRecord<Manifest> element) throws Exception {
         Manifest m = element.getValue();
-        List<StratumInfo<K>> strata = StratumTable.decode(m.strata, m.strataCount, keySerializer);
+        List<StratumInfo<K>> strata =
+                StratumTable.decode(m.strata, m.strataCount, spec.valueCount(), keySerializer);
         StratumSample<K>[] samples = new StratumSample[strata.size()];
         for (int i = 0; i < samples.length; i++) {
             samples[i] = new StratumSample<>(strata.get(i), ratioValues, quantileValues, topK);
@@ -469,6 +471,19 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     public void processWatermark(Watermark mark) throws Exception {
         awaitPending(); // windows fire on resolved epochs only
         super.processWatermark(mark);
+    }
+
+    /**
+     * Idle downstream only with every epoch resolved: the samples of the manifests that came before
+     * are this operator's records in flight, and plain Flink's records in flight precede the IDLE
+     * status too (downstream of the window operator, an idle input is left out of the watermark).
+     */
+    @Override
+    public void processWatermarkStatus(WatermarkStatus status) throws Exception {
+        if (status.isIdle()) {
+            awaitPending();
+        }
+        super.processWatermarkStatus(status);
     }
 
     @Override

@@ -23,6 +23,7 @@ import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.api.windowing.assigners.WindowAssigner;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,6 +34,8 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>when a watermark reaches the end of a buffered window (before forwarding the watermark),
+ *   <li>when its input goes idle (before forwarding the IDLE status, which lets the receivers'
+ *       watermark pass this sender's windows),
  *   <li>before a checkpoint barrier ({@link #prepareSnapshotPreBarrier}), so snapshots hold no open
  *       epoch,
  *   <li>at the end of the input, and when it holds {@code approx.epochMaxRecords} records,
@@ -74,7 +77,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
     private transient SplittableRandom random;
     private transient boolean finished;
     private transient Counter recordsIn;
-    private transient Counter recordsSkipped;
+    private transient Counter nonFiniteValues;
     private transient Counter epochs;
     private transient Counter messages;
     private transient Counter targetMessages;
@@ -144,7 +147,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         int attempt = getRuntimeContext().getTaskInfo().getAttemptNumber();
         random = new SplittableRandom(exchangeId ^ ((long) subtask << 32) ^ ((long) attempt << 48));
         recordsIn = getMetricGroup().counter("approxRecordsIn");
-        recordsSkipped = getMetricGroup().counter("approxRecordsSkipped");
+        nonFiniteValues = getMetricGroup().counter("approxNonFiniteValues");
         epochs = getMetricGroup().counter("approxEpochs");
         messages = getMetricGroup().counter("approxMessages");
         targetMessages = getMetricGroup().counter("approxTargetMessages");
@@ -196,8 +199,9 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         double[] values = spec.values(record);
         for (double v : values) {
             if (!Double.isFinite(v)) {
-                recordsSkipped.inc();
-                return;
+                // kept and counted per stratum: the answers are what Java's double arithmetic
+                // gives over every record (NonFinite), as in the exact topology
+                nonFiniteValues.inc();
             }
         }
         K group = spec.groupSelector().getKey(record);
@@ -244,6 +248,22 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
             }
         }
         super.processWatermark(mark);
+    }
+
+    /**
+     * An input that goes idle must not leave its records behind: downstream, Flink's watermark
+     * valve leaves an idle channel out of the watermark, so the other senders' watermarks may close
+     * the windows this sender still holds records of. Plain Flink sent those records before the
+     * IDLE status; so does this sender: the epoch ends (its manifests go out) before the status is
+     * forwarded, and the receivers resolve it before any later watermark. An input that becomes
+     * active again starts a new epoch with its next record.
+     */
+    @Override
+    public void processWatermarkStatus(WatermarkStatus status) throws Exception {
+        if (status.isIdle()) {
+            endEpoch(true); // the receivers may soon wait for it: push it like a window's tail
+        }
+        super.processWatermarkStatus(status);
     }
 
     @Override
@@ -332,7 +352,8 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
                                     StratumBuffer.start(m + 1, n, k));
                 }
                 StratumInfo<K> info =
-                        new StratumInfo<>(id.start(), id.end(), id.group(), k, n, msr[i]);
+                        new StratumInfo<>(
+                                id.start(), id.end(), id.group(), k, n, msr[i], buf.nonFinite());
                 table.add(info);
                 epochMessages += k;
                 epochTargets += info.target();

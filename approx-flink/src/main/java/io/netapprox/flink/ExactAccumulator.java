@@ -24,7 +24,7 @@ public class ExactAccumulator {
     /** Per value index: how many entries of {@link #values} are used. */
     public int[] valueCounts;
 
-    /** TopK only: records per key. */
+    /** TopK only: records per key (a null key too). */
     public Map<String, Long> keyCounts;
 
     public ExactAccumulator() {}
@@ -52,7 +52,7 @@ public class ExactAccumulator {
                 values[i][valueCounts[i]++] = v[i];
             }
         }
-        if (keyCounts != null && key != null) {
+        if (keyCounts != null) {
             keyCounts.merge(key, 1L, Long::sum);
         }
     }

@@ -5,8 +5,9 @@ import org.apache.flink.api.java.functions.KeySelector;
 
 /**
  * The exact window aggregation (flag off): {@code keyBy(group).window(assigner).aggregate(this, new
- * ExactResults(..))} is the plain Flink topology an approximate query replaces. Records with a NaN
- * or infinite value are skipped, as in the approximate topology.
+ * ExactResults(..))} is the plain Flink topology an approximate query replaces. Every record
+ * counts; NaN and infinite values go into the sums as Java's double arithmetic adds them (a NaN
+ * makes the sum NaN), and a null top-k key is a key of its own, as in the approximate topology.
  */
 final class ExactAggregation<T, K>
         implements AggregateFunction<T, ExactAccumulator, ExactAccumulator> {
@@ -36,11 +37,6 @@ final class ExactAggregation<T, K>
     public ExactAccumulator add(T record, ExactAccumulator acc) {
         try {
             double[] v = spec.values(record);
-            for (double x : v) {
-                if (!Double.isFinite(x)) {
-                    return acc;
-                }
-            }
             acc.add(v, keepValues, topKey == null ? null : topKey.getKey(record));
             return acc;
         } catch (RuntimeException e) {

@@ -2,6 +2,7 @@ package io.netapprox.flink;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
@@ -28,9 +29,6 @@ final class ExactResults<T, K>
     }
 
     private void emit(K group, TimeWindow w, ExactAccumulator acc, Collector<WindowEstimate> out) {
-        if (acc.count == 0) {
-            return; // every record of the window had a non-finite value
-        }
         double eMax = spec.errorBound(group);
         long n = acc.count;
         for (int i = 0; i < spec.aggregates().size(); i++) {
@@ -42,18 +40,14 @@ final class ExactResults<T, K>
                 case COUNT -> out.collect(exact(w, group, a, n, eMax, n));
                 case QUANTILE -> {
                     double[] sorted = Arrays.copyOf(acc.values[v], acc.valueCounts[v]);
-                    Arrays.sort(sorted);
-                    int rank = (int) Math.max(1, Math.ceil(a.q() * sorted.length)); // as
-                    // QuantileAccumulator
+                    Arrays.sort(sorted); // NaN last, -0.0 before 0.0 (Double.compare)
+                    // the ceil(q n)-th smallest, as the approximate topology ranks it
+                    int rank = (int) Math.max(1, Math.ceil(a.q() * sorted.length - 1e-9));
                     out.collect(exact(w, group, a, sorted[rank - 1], eMax, n));
                 }
                 case TOPK -> {
                     List<Map.Entry<String, Long>> es = new ArrayList<>(acc.keyCounts.entrySet());
-                    es.sort(
-                            (x, y) ->
-                                    y.getValue().equals(x.getValue())
-                                            ? x.getKey().compareTo(y.getKey())
-                                            : Long.compare(y.getValue(), x.getValue()));
+                    es.sort(BY_COUNT);
                     for (int r = 0; r < Math.min(a.k(), es.size()); r++) {
                         WindowEstimate e = exact(w, group, a, es.get(r).getValue(), eMax, n);
                         e.key = es.get(r).getKey();
@@ -64,6 +58,12 @@ final class ExactResults<T, K>
             }
         }
     }
+
+    /** By count descending, ties by key ascending (the null key first). */
+    static final Comparator<Map.Entry<String, Long>> BY_COUNT =
+            Comparator.<Map.Entry<String, Long>>comparingLong(e -> -e.getValue())
+                    .thenComparing(
+                            Map.Entry::getKey, Comparator.nullsFirst(Comparator.naturalOrder()));
 
     private WindowEstimate exact(
             TimeWindow w, K group, Aggregate<T> a, double value, double eMax, long n) {

@@ -12,13 +12,17 @@ import java.util.Map;
 
 /**
  * The bytes of one ATP message, a cluster of records of one stratum: {@code records u32}, then per
- * record its values (f64 each); for top-k queries then {@code keys u32} and per distinct key {@code
- * u16 length + UTF-8, records u32} (top-k only needs each message's key counts). Decoding validates
- * the whole message before anything is consumed: message bytes come from the network.
+ * record its values (f64 each, NaN and infinities as they are); for top-k queries then {@code keys
+ * u32} and per distinct key {@code u16 length + UTF-8, records u32}, the length {@link #NULL_KEY}
+ * (no bytes) for the null key (top-k only needs each message's key counts). Decoding validates the
+ * whole message before anything is consumed: message bytes come from the network.
  */
 final class MessageCodec {
     /** Longest top-k key, in UTF-8 bytes; longer keys are cut (on a character boundary). */
     static final int MAX_KEY_BYTES = 1024;
+
+    /** The key length that stands for a null key (longer than any key: no bytes follow). */
+    static final int NULL_KEY = 0xFFFF;
 
     /** Most records in one message ({@code approx.recordsPerMessage} is at most this). */
     static final int MAX_RECORDS = 65536;
@@ -39,10 +43,15 @@ final class MessageCodec {
             if (buf.hasKeys()) {
                 Map<String, Integer> counts = new LinkedHashMap<>();
                 for (int r = from; r < to; r++) {
-                    counts.merge(buf.key(r) == null ? "" : buf.key(r), 1, Integer::sum);
+                    counts.merge(buf.key(r), 1, Integer::sum); // a null key counts too
                 }
                 out.writeInt(counts.size());
                 for (Map.Entry<String, Integer> e : counts.entrySet()) {
+                    if (e.getKey() == null) {
+                        out.writeShort(NULL_KEY);
+                        out.writeInt(e.getValue());
+                        continue;
+                    }
                     byte[] k = keyBytes(e.getKey());
                     out.writeShort(k.length);
                     out.write(k);
@@ -73,7 +82,7 @@ final class MessageCodec {
         void record(double[] values);
     }
 
-    /** Receives the key counts of one message. */
+    /** Receives the key counts of one message (the key is null for the null key). */
     interface KeySink {
         void key(String key, int records);
     }
@@ -99,7 +108,10 @@ final class MessageCodec {
             int distinct = in.readInt();
             for (int i = 0; i < distinct; i++) {
                 int len = in.readUnsignedShort();
-                String key = in.readCharSequence(len, StandardCharsets.UTF_8).toString();
+                String key =
+                        len == NULL_KEY
+                                ? null
+                                : in.readCharSequence(len, StandardCharsets.UTF_8).toString();
                 keys.key(key, in.readInt());
             }
         }
@@ -126,11 +138,19 @@ final class MessageCodec {
                         "message claims " + distinct + " keys for " + n + " records");
             }
             long total = 0;
+            boolean nullKey = false;
             for (int i = 0; i < distinct; i++) {
                 if (in.readableBytes() < 2) {
                     throw new IllegalArgumentException("key table truncated at key " + i);
                 }
                 int len = in.readUnsignedShort();
+                if (len == NULL_KEY) {
+                    if (nullKey) {
+                        throw new IllegalArgumentException("null key given twice at key " + i);
+                    }
+                    nullKey = true;
+                    len = 0;
+                }
                 if (len > MAX_KEY_BYTES || len + 4 > in.readableBytes()) {
                     throw new IllegalArgumentException("bad key length " + len + " at key " + i);
                 }

@@ -13,6 +13,7 @@ final class StratumBuffer {
     private double[] values;
     private String[] keys;
     private int records;
+    private NonFinite nonFinite = NonFinite.NONE;
 
     StratumBuffer(int width, boolean withKeys) {
         this.width = width;
@@ -20,7 +21,16 @@ final class StratumBuffer {
         this.keys = withKeys ? new String[8] : null;
     }
 
+    /** Adds one record: its values (NaN and infinities included, and counted) and top-k key. */
     void add(double[] v, String key) {
+        for (int i = 0; i < width; i++) {
+            if (!Double.isFinite(v[i])) {
+                if (nonFinite == NonFinite.NONE) {
+                    nonFinite = new NonFinite(width);
+                }
+                nonFinite.add(i, v[i]);
+            }
+        }
         if ((records + 1) * width > values.length) {
             values = Arrays.copyOf(values, Math.max(values.length * 2, (records + 1) * width));
         }
@@ -36,6 +46,11 @@ final class StratumBuffer {
 
     int records() {
         return records;
+    }
+
+    /** The NaN and infinite values among the records, per value column. */
+    NonFinite nonFinite() {
+        return nonFinite;
     }
 
     int width() {

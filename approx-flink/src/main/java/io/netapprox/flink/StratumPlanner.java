@@ -10,8 +10,8 @@ import io.netapprox.core.sampling.StratumAccumulator;
  * largest plan over the query's aggregates. Sums are planned on the message totals {@code y_i};
  * means (and quantiles, as a proxy) on the ratio-estimator residuals {@code y_i - R m_i}; counts
  * are exact from the manifest and top-k takes what the others need (at least the planner's minimum
- * sample). {@code scale} widens the bound for balanced planning ({@code sqrt(P)}, see
- * docs/flink.md).
+ * sample). Only finite values are planned for. {@code scale} widens the bound for {@code
+ * approx.planning=balanced} ({@code sqrt(P)}; 1 for the default, conservative, see docs/flink.md).
  */
 final class StratumPlanner {
     private StratumPlanner() {}
@@ -37,7 +37,7 @@ final class StratumPlanner {
                 for (int r = StratumBuffer.start(m, n, messages);
                         r < StratumBuffer.start(m + 1, n, messages);
                         r++) {
-                    y += buf.value(r, v);
+                    y += finite(buf.value(r, v));
                 }
                 acc.add(y);
             }
@@ -45,23 +45,40 @@ final class StratumPlanner {
         }
         for (int v : meanValues) {
             double total = 0;
+            long count = 0;
             for (int r = 0; r < n; r++) {
-                total += buf.value(r, v);
+                double x = buf.value(r, v);
+                if (Double.isFinite(x)) {
+                    total += x;
+                    count++;
+                }
             }
-            double ratio = total / n;
+            if (count == 0) {
+                continue; // no number to estimate: the answer is NaN or an infinity, exactly
+            }
+            double ratio = total / count;
             StratumAccumulator acc = new StratumAccumulator();
             for (int m = 0; m < messages; m++) {
                 int from = StratumBuffer.start(m, n, messages);
                 int to = StratumBuffer.start(m + 1, n, messages);
                 double y = 0;
                 for (int r = from; r < to; r++) {
-                    y += buf.value(r, v);
+                    double x = buf.value(r, v);
+                    y += Double.isFinite(x) ? x - ratio : 0.0;
                 }
-                acc.add(y - ratio * (to - from));
+                acc.add(y);
             }
             msr = Math.max(msr, plan(planner, messages, total / messages, acc, scale));
         }
         return Math.min(1.0, msr);
+    }
+
+    /**
+     * NaN and infinite values do not enter the plan: an answer over them is known exactly from the
+     * stratum's counts ({@link NonFinite}), the sample serves the finite values.
+     */
+    private static double finite(double x) {
+        return Double.isFinite(x) ? x : 0.0;
     }
 
     private static double plan(

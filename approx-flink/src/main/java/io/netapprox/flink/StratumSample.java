@@ -25,14 +25,30 @@ final class StratumSample<K> {
     int deliveredMessages;
     long deliveredRecords;
 
+    /** NaN and infinite values among the stratum's records (all of them, from the manifest). */
+    NonFinite nonFinite = NonFinite.NONE;
+
     /** Per value index: (message total, message records) of the delivered messages, or null. */
     StratumAccumulator[] ratio;
 
-    /** Per value index: the delivered values (quantile aggregates only), or null. */
+    /**
+     * Per value index: the delivered values other than NaN (quantile aggregates only), or null. The
+     * NaN values are known by count ({@link #nonFinite}); the numbers among a random sample of the
+     * records are a random sample of the stratum's numbers.
+     */
     QuantileAccumulator[] quantiles;
 
-    /** Per-message key counts (top-k queries only), or null. */
+    /**
+     * Per-message key counts (top-k queries only), or null; a null key is counted as {@link
+     * #NULL_KEY}.
+     */
     TopKAccumulator<String> topK;
+
+    /**
+     * Stands for the null top-k key in {@link #topK} (which takes no null): a lone surrogate, which
+     * no decoded key can be (UTF-8 decoding never yields one, and encoding turns one into '?').
+     */
+    static final String NULL_KEY = "\uD800";
 
     StratumSample() {} // Kryo
 
@@ -45,6 +61,7 @@ final class StratumSample<K> {
         this.records = info.records();
         this.msr = info.msr();
         this.target = info.target();
+        this.nonFinite = info.nonFinite();
         this.ratio = new StratumAccumulator[ratioValues.length];
         this.quantiles = new QuantileAccumulator[quantileValues.length];
         for (int v = 0; v < ratioValues.length; v++) {
@@ -69,15 +86,23 @@ final class StratumSample<K> {
                         width,
                         values -> {
                             for (int v = 0; v < width; v++) {
-                                totals[v] += values[v];
-                                if (quantiles[v] != null) {
+                                if (Double.isFinite(values[v])) {
+                                    // a column with a non-finite value has its answer from the
+                                    // counts (NonFinite); its ratio sums are then not used
+                                    totals[v] += values[v];
+                                }
+                                if (quantiles[v] != null && !Double.isNaN(values[v])) {
                                     quantiles[v].add(values[v]);
                                 }
                             }
                         },
                         keys == null
                                 ? null
-                                : (key, records) -> keys.merge(key, (long) records, Long::sum));
+                                : (key, records) ->
+                                        keys.merge(
+                                                key == null ? NULL_KEY : key,
+                                                (long) records,
+                                                Long::sum));
         for (int v = 0; v < width; v++) {
             if (ratio[v] != null) {
                 ratio[v].add(totals[v], n);

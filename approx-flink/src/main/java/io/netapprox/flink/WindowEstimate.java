@@ -97,7 +97,7 @@ public class WindowEstimate {
                 + group
                 + " "
                 + aggregate
-                + (key == null ? "" : " #" + rank + " " + key)
+                + (rank == 0 ? "" : " #" + rank + " " + key)
                 + " = "
                 + estimate
                 + " ["

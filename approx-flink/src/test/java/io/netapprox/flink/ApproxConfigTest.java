@@ -28,7 +28,7 @@ class ApproxConfigTest {
         assertEquals(0.05, c.errorBound());
         assertEquals(0.95, c.confidence());
         assertEquals(16, c.recordsPerMessage());
-        assertEquals(ApproxConfig.Planning.BALANCED, c.planning());
+        assertEquals(ApproxConfig.Planning.CONSERVATIVE, c.planning());
         assertEquals(ApproxConfig.Submit.TARGET, c.submit());
         assertEquals(Duration.ofSeconds(30), c.epochTimeout());
         assertEquals(128L << 20, c.sendBufferBytes());
@@ -87,7 +87,7 @@ class ApproxConfigTest {
         all.put("approx.errorBound", "0.1");
         all.put("approx.confidence", "0.9");
         all.put("approx.recordsPerMessage", "8");
-        all.put("approx.planning", "conservative");
+        all.put("approx.planning", "balanced");
         all.put("approx.submit", "all");
         all.put("approx.epochTimeout", "5 s");
         all.put("approx.epochMaxRecords", "1000");
@@ -113,7 +113,7 @@ class ApproxConfigTest {
         assertEquals(ApproxOptions.ALL.size(), all.size());
         ApproxConfig c = ApproxConfig.parse(all);
         assertTrue(c.enabled());
-        assertEquals(ApproxConfig.Planning.CONSERVATIVE, c.planning());
+        assertEquals(ApproxConfig.Planning.BALANCED, c.planning());
         assertEquals(ApproxConfig.Submit.ALL, c.submit());
         assertEquals(Duration.ofSeconds(5), c.epochTimeout());
         assertEquals(Duration.ofMillis(250), c.flushInterval());

@@ -69,7 +69,7 @@ class ApproxMetricsTest {
                 loss,
                 achieved);
         assertEquals(rides.n, in, "sender approxRecordsIn");
-        assertEquals(0, FLINK.senderCounter(job, "approxRecordsSkipped"));
+        assertEquals(0, FLINK.senderCounter(job, "approxNonFiniteValues"));
         assertEquals(rides.n, answeredPopulation);
         assertEquals(rides.n, FLINK.receiverCounter(job, "approxRecordsPopulation"));
         assertEquals(answeredSample, FLINK.receiverCounter(job, "approxRecordsSampled"));

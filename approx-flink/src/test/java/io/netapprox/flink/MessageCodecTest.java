@@ -3,6 +3,7 @@ package io.netapprox.flink;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -122,23 +123,81 @@ class MessageCodecTest {
 
     @Test
     void stratumTablesRoundTripAndRejectGarbage() throws IOException {
+        NonFinite odd = new NonFinite(2);
+        odd.add(0, Double.NaN);
+        odd.add(1, Double.POSITIVE_INFINITY);
+        odd.add(1, Double.NEGATIVE_INFINITY);
+        odd.add(1, 3.0); // finite: not counted
         List<StratumInfo<Integer>> table =
                 List.of(
                         new StratumInfo<>(0, 60_000, 7, 3, 40, 0.5),
-                        new StratumInfo<>(60_000, 120_000, -1, 1, 1, 1.0));
+                        new StratumInfo<>(60_000, 120_000, -1, 1, 1, 1.0),
+                        new StratumInfo<>(0, 60_000, 8, 2, 20, 1.0, odd));
         byte[] bytes = StratumTable.encode(table, IntSerializer.INSTANCE);
-        assertEquals(table, StratumTable.decode(bytes, 2, IntSerializer.INSTANCE));
+        List<StratumInfo<Integer>> back = StratumTable.decode(bytes, 3, 2, IntSerializer.INSTANCE);
+        assertEquals(table, back);
+        assertEquals(1, back.get(2).nonFinite().nan(0));
+        assertEquals(0, back.get(2).nonFinite().nan(1));
+        assertEquals(1, back.get(2).nonFinite().positive(1));
+        assertEquals(1, back.get(2).nonFinite().negative(1));
+        assertTrue(back.get(0).nonFinite().isEmpty());
         assertEquals(2, table.get(0).target());
         assertThrows(
-                IOException.class, () -> StratumTable.decode(bytes, 3, IntSerializer.INSTANCE));
+                IOException.class, () -> StratumTable.decode(bytes, 4, 2, IntSerializer.INSTANCE));
         assertThrows(
-                IOException.class, () -> StratumTable.decode(bytes, 1, IntSerializer.INSTANCE));
+                IOException.class, () -> StratumTable.decode(bytes, 2, 2, IntSerializer.INSTANCE));
         assertThrows(
-                IOException.class, () -> StratumTable.decode(bytes, -1, IntSerializer.INSTANCE));
+                IOException.class, () -> StratumTable.decode(bytes, -1, 2, IntSerializer.INSTANCE));
+        int stratum = 8 + 8 + 4 + 4 + 8 + 8 + 1; // window, group (int), N, M, MSR, non-finite flag
         byte[] zeroMsr = bytes.clone();
         Arrays.fill(zeroMsr, 8 + 8 + 4 + 4 + 8, 8 + 8 + 4 + 4 + 8 + 8, (byte) 0);
         assertThrows(
-                IOException.class, () -> StratumTable.decode(zeroMsr, 2, IntSerializer.INSTANCE));
+                IOException.class,
+                () -> StratumTable.decode(zeroMsr, 3, 2, IntSerializer.INSTANCE));
+        byte[] badFlag = bytes.clone();
+        badFlag[stratum - 1] = 2;
+        assertThrows(
+                IOException.class,
+                () -> StratumTable.decode(badFlag, 3, 2, IntSerializer.INSTANCE));
+        byte[] tooMany = bytes.clone(); // third stratum: 20 records, NaN count of column 0 -> 2^56
+        tooMany[3 * stratum] = 1;
+        assertThrows(
+                IOException.class,
+                () -> StratumTable.decode(tooMany, 3, 2, IntSerializer.INSTANCE));
+        byte[] negative = bytes.clone();
+        negative[3 * stratum] = (byte) 0x80;
+        assertThrows(
+                IOException.class,
+                () -> StratumTable.decode(negative, 3, 2, IntSerializer.INSTANCE));
+    }
+
+    @Test
+    void aNullKeyIsAKeyOfItsOwnNotTheEmptyString() {
+        StratumBuffer b = new StratumBuffer(1, true);
+        b.add(new double[] {Double.NaN}, null);
+        b.add(new double[] {1}, "");
+        b.add(new double[] {Double.POSITIVE_INFINITY}, null);
+        List<String> seen = new ArrayList<>();
+        List<Double> values = new ArrayList<>();
+        int n =
+                MessageCodec.decode(
+                        Unpooled.wrappedBuffer(MessageCodec.encode(b, 0, 3)),
+                        1,
+                        v -> values.add(v[0]),
+                        (k, c) -> seen.add(k == null ? "<null>=" + c : "'" + k + "'=" + c));
+        assertEquals(3, n);
+        assertEquals(List.of("<null>=2", "''=1"), seen);
+        assertEquals(List.of(Double.NaN, 1.0, Double.POSITIVE_INFINITY), values);
+        assertEquals(1, b.nonFinite().nan(0));
+        assertEquals(1, b.nonFinite().positive(0));
+        // the null marker may come once per message
+        byte[] twice = MessageCodec.encode(b, 0, 3);
+        int keys = 4 + 3 * 8 + 4; // header, 3 values, key count: the first key's length is here
+        twice[keys + 2 + 4] = (byte) 0xff; // the second key ("", length 0) becomes a null marker
+        twice[keys + 2 + 4 + 1] = (byte) 0xff;
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> MessageCodec.decode(Unpooled.wrappedBuffer(twice), 1, v -> {}, (k, c) -> {}));
     }
 
     @Test
