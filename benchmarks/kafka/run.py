@@ -144,7 +144,9 @@ def main(argv=None) -> int:
         wait_log(os.path.join(tmp, "broker.log"), r"Kafka Server started", 120, procs)
         log(f"KRaft broker {ip(BROKER)}:9092 started (kafka.Kafka 4.3.1, own JVM)")
         spawn(BROKER, ["java", "-Xmx512m", "-jar", relay, "--bootstrap", f"{ip(BROKER)}:9092", "--broker-id", "1",
-                       "--listen", f"{ip(BROKER)}:7390", "--secret-file", secret, *a.relay_args.split()],
+                       "--listen", f"{ip(BROKER)}:7390", "--secret-file", secret,
+                       # the lab's broker is PLAINTEXT without ACLs: the relay reads as itself
+                       "--authorization", "none", *a.relay_args.split()],
               "relay.log")
         wait_log(os.path.join(tmp, "relay.log"), r"serves", 60, procs)
         log(f"relay {ip(BROKER)}:7390 started")

@@ -41,6 +41,14 @@ import org.slf4j.LoggerFactory;
  * OPEN request says how to sample, each PULL is a DATA_REQUEST answered by the segment header
  * (coverage mark, exact per-cell counts) in the DATA_RESPONSE and the segment's records as one ATP
  * job ({@link SegmentSender}); see {@link RelayProtocol}. A connection that ends ends its stream.
+ *
+ * <p>Exposed to every consumer host, it trusts a holder of the shared secret with asking, not with
+ * data (docs/security.md section 6): with {@link RelayConfig.Authorization#KAFKA} a stream's log
+ * readers log in with the consumer's delegation token, so the broker authorizes each of its reads
+ * as the consumer's own principal; a client (the IP address of its connections) holds at most
+ * {@link RelayConfig#maxPullsPerClient()} serving threads and {@link
+ * RelayConfig#maxStreamsPerClient()} streams; a pull waits at most {@link
+ * RelayConfig#maxPullWaitMs()}.
  */
 public final class KafkaRelay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(KafkaRelay.class);
@@ -120,13 +128,22 @@ public final class KafkaRelay implements AutoCloseable {
                                 .build(),
                         this::serve);
         log.info(
-                "Kafka relay for broker {} at {} serves {} (control {}, ATP data port {}, {})",
+                "Kafka relay for broker {} at {} serves {} (control {}, ATP data port {}, {},"
+                        + " authorization {})",
                 config.brokerId(),
                 address(),
                 config.bootstrap(),
                 transport.controlAddress(),
                 transport.dataPort(),
-                config.secret() != null ? "authenticated" : "NOT authenticated");
+                config.secret() != null ? "authenticated" : "NOT authenticated",
+                config.authorization());
+        if (config.authorization() == RelayConfig.Authorization.NONE) {
+            log.warn(
+                    "relay at {} reads as its own Kafka identity: every client with the secret"
+                            + " reads what that identity may read (authorization=none; only for a"
+                            + " cluster without ACLs)",
+                    address());
+        }
     }
 
     /** Starts the relay: binds its control server and ATP endpoint. */
