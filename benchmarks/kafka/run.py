@@ -193,6 +193,9 @@ def main(argv=None) -> int:
                 f"{ip(BROKER)}:7390",
                 "--secret-file",
                 secret,
+                # the lab's broker is PLAINTEXT without ACLs: the relay reads as itself
+                "--authorization",
+                "none",
                 *a.relay_args.split(),
             ],
             "relay.log",

@@ -36,10 +36,22 @@ public final class ApproxConsumerConfig {
     public static final String HEADROOM = "approx.headroom";
     public static final String AUTH_SECRET = "approx.auth.secret";
     public static final String AUTH_SECRET_FILE = "approx.auth.secret.file";
+    public static final String RELAY_DELEGATION = "approx.relay.delegation";
 
     private static final Pattern GROUP_EMAX = Pattern.compile("approx\\.group\\.(.+)\\.emax");
     private static final Pattern RELAY_ADDRESS =
             Pattern.compile("approx\\.relay\\.address\\.(\\d+)");
+
+    /** Which Kafka identity the consumer hands its relays. */
+    public enum Delegation {
+        /** none: a relay with authorization=kafka refuses the stream */
+        NONE,
+        /**
+         * a delegation token of the consumer's own principal (its login token, or one created with
+         * its credentials): the relays read as that principal
+         */
+        TOKEN
+    }
 
     /** What a consumer does when the relay of a partition cannot be reached or dies. */
     public enum Fallback {
@@ -63,6 +75,7 @@ public final class ApproxConsumerConfig {
     private final long seed;
     private final int relayPort;
     private final Map<Integer, String> relayAddresses;
+    private final Delegation delegation;
     private final Fallback fallback;
     private final long pullWaitMs;
     private final double headroom;
@@ -133,6 +146,33 @@ public final class ApproxConsumerConfig {
             throw new ConfigException(HEADROOM, approx.get(HEADROOM), "must be in [1, 4]");
         }
         this.authSecret = secret(approx.get(AUTH_SECRET), approx.get(AUTH_SECRET_FILE));
+        this.delegation = delegation(string(approx.getOrDefault(RELAY_DELEGATION, "none")), kafka);
+    }
+
+    private static Delegation delegation(String s, Map<String, Object> kafka) {
+        Delegation d =
+                switch (s) {
+                    case "none" -> Delegation.NONE;
+                    case "token" -> Delegation.TOKEN;
+                    default ->
+                            throw new ConfigException(
+                                    RELAY_DELEGATION, s, "expected none or token");
+                };
+        if (d == Delegation.TOKEN) {
+            // Kafka creates and accepts delegation tokens only over SASL
+            String protocol = string(kafka.getOrDefault("security.protocol", "PLAINTEXT"));
+            if (!protocol.equalsIgnoreCase("SASL_PLAINTEXT")
+                    && !protocol.equalsIgnoreCase("SASL_SSL")) {
+                throw new ConfigException(
+                        RELAY_DELEGATION,
+                        s,
+                        "a delegation token needs security.protocol SASL_PLAINTEXT or SASL_SSL"
+                                + " (got "
+                                + protocol
+                                + ")");
+            }
+        }
+        return d;
     }
 
     /**
@@ -183,7 +223,8 @@ public final class ApproxConsumerConfig {
                     RELAY_PULL_WAIT_MS,
                     HEADROOM,
                     AUTH_SECRET,
-                    AUTH_SECRET_FILE ->
+                    AUTH_SECRET_FILE,
+                    RELAY_DELEGATION ->
                     true;
             default -> false;
         };
@@ -248,6 +289,11 @@ public final class ApproxConsumerConfig {
 
     public long pullWaitMs() {
         return pullWaitMs;
+    }
+
+    /** Which Kafka identity the consumer's relay streams carry. */
+    public Delegation delegation() {
+        return delegation;
     }
 
     /** The relays' shared secret (a copy), or null when the relays do not authenticate. */

@@ -1,6 +1,7 @@
 package io.netapprox.kafka;
 
 import io.netapprox.kafka.relay.RelayClient;
+import io.netapprox.kafka.relay.TokenDelegation;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -49,7 +50,12 @@ public final class ApproxConsumers {
                         config,
                         keyDeserializer,
                         valueDeserializer,
-                        new RelayClient(config.authSecret(), config.pullWaitMs())),
+                        new RelayClient(
+                                config.authSecret(),
+                                config.pullWaitMs(),
+                                config.delegation() == ApproxConsumerConfig.Delegation.TOKEN
+                                        ? new TokenDelegation(config.kafkaProperties())
+                                        : null)),
                 true);
     }
 }

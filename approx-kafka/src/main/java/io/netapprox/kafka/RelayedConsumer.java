@@ -68,6 +68,7 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
     private static final Logger log = LoggerFactory.getLogger(RelayedConsumer.class);
     private static final long WAIT_SLICE_MS = 20;
     private static final long NOT_LEADER_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+    private static final long THROTTLED_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     private final ApproxConsumerConfig config;
     private final StreamSpec spec;
@@ -369,6 +370,13 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
                 // the relay took a newer request of this stream first; pulls are numbered, so
                 // this only answers a pull already given up - pull again rather than fail
                 log.debug("{}: {}", f.partition, re.getMessage());
+                return null;
+            }
+            if (re.reason() == RelayException.Reason.THROTTLED) {
+                // this consumer's host holds its share of the relay's serving threads: not a
+                // failure, pull again after a pause
+                log.debug("{}: {}", f.partition, re.getMessage());
+                f.retryAtNanos = System.nanoTime() + THROTTLED_BACKOFF_NANOS;
                 return null;
             }
             onRelayFailure(f, re);

@@ -53,6 +53,16 @@ class ApproxConsumerConfigTest {
         ConfigException shortSecret = rejects("approx.auth.secret", "short-secret");
         assertFalse(shortSecret.getMessage().contains("short-secret"), "the secret is not echoed");
         rejects("approx.auth.secret.file", "/nonexistent/secret");
+        rejects("approx.relay.delegation", "password");
+        // a delegation token is created and accepted over SASL only
+        ConfigException plain = rejects("approx.relay.delegation", "token");
+        assertTrue(plain.getMessage().contains("security.protocol"), plain.getMessage());
+        Properties sasl = new Properties();
+        sasl.put("approx.relay.delegation", "token");
+        sasl.put("security.protocol", "SASL_SSL");
+        assertEquals(
+                ApproxConsumerConfig.Delegation.TOKEN,
+                ApproxConsumerConfig.parse(sasl).delegation());
     }
 
     @Test

@@ -60,6 +60,8 @@ class LeaderChangeTest {
                                         .listen("127.0.0.1:0")
                                         .dataPort(0)
                                         .maxSegmentBytes(32 * 1024)
+                                        // a cluster without ACLs
+                                        .authorization(RelayConfig.Authorization.NONE)
                                         .secret(TestRelays.SECRET.getBytes(StandardCharsets.UTF_8))
                                         .build());
                 relays.add(r);

@@ -10,9 +10,11 @@ import io.netapprox.core.transport.OutgoingTransfer;
 import io.netapprox.core.transport.TransportException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -21,6 +23,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.errors.AuthenticationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +41,14 @@ import org.slf4j.LoggerFactory;
  * OPEN request says how to sample, each PULL is a DATA_REQUEST answered by the segment header
  * (coverage mark, exact per-cell counts) in the DATA_RESPONSE and the segment's records as one ATP
  * job ({@link SegmentSender}); see {@link RelayProtocol}. A connection that ends ends its stream.
+ *
+ * <p>Exposed to every consumer host, it trusts a holder of the shared secret with asking, not with
+ * data (docs/security.md section 6): with {@link RelayConfig.Authorization#KAFKA} a stream's log
+ * readers log in with the consumer's delegation token, so the broker authorizes each of its reads
+ * as the consumer's own principal; a client (the IP address of its connections) holds at most
+ * {@link RelayConfig#maxPullsPerClient()} serving threads and {@link
+ * RelayConfig#maxStreamsPerClient()} streams; a pull waits at most {@link
+ * RelayConfig#maxPullWaitMs()}.
  */
 public final class KafkaRelay implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(KafkaRelay.class);
@@ -43,9 +57,15 @@ public final class KafkaRelay implements AutoCloseable {
     /** Beyond its own wait, how long a pull may take to be answered by the log reader. */
     private static final long PULL_SLACK_MS = 60_000;
 
+    /** How long a delegation token the broker does not accept yet is tried again at OPEN. */
+    static final long TOKEN_CHECK_MS = 15_000;
+
     private final RelayConfig config;
     private final ApproxTransport transport;
     private final Map<Long, RelaySession> sessions = new ConcurrentHashMap<>();
+    private final Map<RelaySession, String> owners = new ConcurrentHashMap<>();
+    private final Map<String, ClientLoad> clients = new HashMap<>();
+    private volatile Function<ApproxPeer, String> clientIdentity = KafkaRelay::addressOf;
     private final RelayMetrics metrics = new RelayMetrics();
     private final Object lock = new Object();
     private boolean closed;
@@ -67,6 +87,14 @@ public final class KafkaRelay implements AutoCloseable {
 
     void pullHook(PullHook hook) {
         this.pullHook = hook;
+    }
+
+    /**
+     * Test seam: which client a connection belongs to (default {@link #addressOf}: its IP address),
+     * so a test on one host can play several clients.
+     */
+    void clientIdentity(Function<ApproxPeer, String> identity) {
+        this.clientIdentity = identity;
     }
 
     private KafkaRelay(RelayConfig config) {
@@ -100,13 +128,22 @@ public final class KafkaRelay implements AutoCloseable {
                                 .build(),
                         this::serve);
         log.info(
-                "Kafka relay for broker {} at {} serves {} (control {}, ATP data port {}, {})",
+                "Kafka relay for broker {} at {} serves {} (control {}, ATP data port {}, {},"
+                        + " authorization {})",
                 config.brokerId(),
                 address(),
                 config.bootstrap(),
                 transport.controlAddress(),
                 transport.dataPort(),
-                config.secret() != null ? "authenticated" : "NOT authenticated");
+                config.secret() != null ? "authenticated" : "NOT authenticated",
+                config.authorization());
+        if (config.authorization() == RelayConfig.Authorization.NONE) {
+            log.warn(
+                    "relay at {} reads as its own Kafka identity: every client with the secret"
+                            + " reads what that identity may read (authorization=none; only for a"
+                            + " cluster without ACLs)",
+                    address());
+        }
     }
 
     /** Starts the relay: binds its control server and ATP endpoint. */
@@ -146,6 +183,11 @@ public final class KafkaRelay implements AutoCloseable {
         return sessions.size();
     }
 
+    /** Partitions the open streams keep any state for (their memory is bounded by it). */
+    int trackedPartitions() {
+        return sessions.values().stream().mapToInt(RelaySession::trackedPartitions).sum();
+    }
+
     /** Serves one DATA_REQUEST (a serving thread of the transport). */
     private void serve(OutgoingTransfer t) throws Exception {
         RelayProtocol.Request req;
@@ -160,9 +202,26 @@ public final class KafkaRelay implements AutoCloseable {
                                     "bad request: " + e.getMessage())));
             return;
         }
+        String client = clientIdentity.apply(t.peer());
+        // a RELEASE only drops state, at once: never refused, so the stream's view stays right
+        boolean limited = !(req instanceof RelayProtocol.Release);
+        if (limited && !acquireRequest(client)) {
+            metrics.throttled.increment();
+            t.answerWithoutJob(
+                    RelayProtocol.failure(
+                            new RelayException(
+                                    RelayException.Reason.THROTTLED,
+                                    "client "
+                                            + client
+                                            + " has "
+                                            + config.maxPullsPerClient()
+                                            + " requests on this relay's serving threads already"
+                                            + " (maxPullsPerClient); retry later")));
+            return;
+        }
         try {
             if (req instanceof RelayProtocol.Open o) {
-                open(t.peer(), o.spec());
+                open(t.peer(), o, client);
                 t.answerWithoutJob(RelayProtocol.ok());
             } else if (req instanceof RelayProtocol.Release r) {
                 PullHook hook = pullHook;
@@ -178,14 +237,37 @@ public final class KafkaRelay implements AutoCloseable {
             }
         } catch (RelayException e) {
             metrics.failedPulls.increment();
+            if (e.reason() == RelayException.Reason.NOT_AUTHORIZED) {
+                metrics.notAuthorized.increment();
+            } else if (e.reason() == RelayException.Reason.UNKNOWN_TOPIC) {
+                metrics.unknownTopics.increment();
+            }
             t.answerWithoutJob(RelayProtocol.failure(e));
         } catch (TransportException e) {
             // the consumer's connection ended while its pull waited (it closed or died)
             log.debug("{}: pull abandoned: {}", t.peer(), e.getMessage());
+        } finally {
+            if (limited) {
+                releaseRequest(client);
+            }
         }
     }
 
-    private void open(ApproxPeer peer, StreamSpec spec) {
+    private void open(ApproxPeer peer, RelayProtocol.Open o, String client) {
+        StreamSpec spec = o.spec();
+        DelegatedToken token = o.token();
+        if (config.authorization() == RelayConfig.Authorization.KAFKA) {
+            if (token == null) {
+                throw new RelayException(
+                        RelayException.Reason.NOT_AUTHORIZED,
+                        "relay at "
+                                + address()
+                                + " reads each consumer's partitions as the consumer's own Kafka"
+                                + " principal: the consumer must delegate its identity"
+                                + " (approx.relay.delegation=token)");
+            }
+            verifyToken(token);
+        }
         long id = peer.sessionId();
         RelaySession s;
         RelaySession old;
@@ -195,6 +277,7 @@ public final class KafkaRelay implements AutoCloseable {
             }
             old = sessions.get(id);
             if (old == null && sessions.size() >= config.maxSessions()) {
+                metrics.streamsRefused.increment();
                 throw new RelayException(
                         RelayException.Reason.UNAVAILABLE,
                         "relay at "
@@ -203,14 +286,90 @@ public final class KafkaRelay implements AutoCloseable {
                                 + config.maxSessions()
                                 + " streams already");
             }
-            s = new RelaySession(this, spec, "netapprox-relay-" + ids.incrementAndGet());
+            // a re-OPEN on the same connection replaces its stream: the old one is uncounted
+            // when it has closed
+            if (!reserveStream(client, old == null)) {
+                metrics.streamsRefused.increment();
+                throw new RelayException(
+                        RelayException.Reason.UNAVAILABLE,
+                        "client "
+                                + client
+                                + " has "
+                                + config.maxStreamsPerClient()
+                                + " streams open on relay "
+                                + address()
+                                + " already (maxStreamsPerClient)");
+            }
+            try {
+                s =
+                        new RelaySession(
+                                this,
+                                spec,
+                                config.readerProperties(token),
+                                "netapprox-relay-" + ids.incrementAndGet());
+            } catch (RuntimeException e) {
+                releaseStream(client);
+                throw e;
+            }
             sessions.put(id, s);
+            owners.put(s, client);
         }
         if (old != null) {
             old.close(); // the consumer re-opened its stream with another spec
         }
         metrics.sessionsOpened.increment();
         peer.closeFuture().whenComplete((v, e) -> s.close());
+    }
+
+    /**
+     * Checks that the broker accepts the consumer's delegation token, as the stream's readers will
+     * use it. A token just created reaches the brokers' token caches asynchronously, so an
+     * authentication failure is retried for {@link #TOKEN_CHECK_MS}; then the stream is refused.
+     */
+    private void verifyToken(DelegatedToken token) {
+        Map<String, Object> p = new HashMap<>();
+        config.readerProperties(token)
+                .forEach(
+                        (k, v) -> {
+                            if (AdminClientConfig.configNames().contains(k)) {
+                                p.put(k, v);
+                            }
+                        });
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrap());
+        p.put(AdminClientConfig.CLIENT_ID_CONFIG, "netapprox-relay-token-check");
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 10_000);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TOKEN_CHECK_MS);
+        try (Admin admin = Admin.create(p)) {
+            while (true) {
+                try {
+                    admin.describeCluster().clusterId().get(10, TimeUnit.SECONDS);
+                    return;
+                } catch (ExecutionException e) {
+                    Throwable c = e.getCause();
+                    if (c instanceof AuthenticationException && System.nanoTime() < deadline) {
+                        Thread.sleep(250);
+                        continue;
+                    }
+                    throw new RelayException(
+                            RelayException.Reason.NOT_AUTHORIZED,
+                            "the broker refused the delegated token "
+                                    + token.tokenId()
+                                    + ": "
+                                    + c.getMessage(),
+                            -1,
+                            null);
+                } catch (TimeoutException e) {
+                    throw new RelayException(
+                            RelayException.Reason.UNAVAILABLE,
+                            "the broker did not answer the check of the delegated token "
+                                    + token.tokenId());
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RelayException(RelayException.Reason.UNAVAILABLE, "relay closing");
+        }
     }
 
     private void servePull(OutgoingTransfer t, RelayProtocol.Pull p) throws Exception {
@@ -220,14 +379,26 @@ public final class KafkaRelay implements AutoCloseable {
             throw new RelayException(
                     RelayException.Reason.UNAVAILABLE, "no stream is open on this connection");
         }
+        String invalid = invalidTopicName(p.partition().topic());
+        if (invalid != null) {
+            // refused here: a Kafka consumer given such a name fails as a whole (the stream)
+            throw new RelayException(
+                    RelayException.Reason.UNKNOWN_TOPIC,
+                    "invalid topic name \"" + p.partition().topic() + "\": " + invalid);
+        }
+        long wait = p.maxWaitMs();
+        if (wait > config.maxPullWaitMs()) {
+            wait = config.maxPullWaitMs(); // a serving thread is held at most this long
+            metrics.clampedWaits.increment();
+        }
         Segment seg;
         try {
             PullHook hook = pullHook;
             hook.before(p);
             CompletableFuture<Segment> answer =
-                    s.pull(p.partition(), p.from(), Duration.ofMillis(p.maxWaitMs()), p.seq());
+                    s.pull(p.partition(), p.from(), Duration.ofMillis(wait), p.seq());
             hook.registered(p);
-            seg = answer.get(p.maxWaitMs() + PULL_SLACK_MS, TimeUnit.MILLISECONDS);
+            seg = answer.get(wait + PULL_SLACK_MS, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof RelayException re) {
                 throw re;
@@ -240,10 +411,7 @@ public final class KafkaRelay implements AutoCloseable {
         } catch (TimeoutException e) {
             throw new RelayException(
                     RelayException.Reason.READ_FAILED,
-                    p.partition()
-                            + ": no segment within "
-                            + (p.maxWaitMs() + PULL_SLACK_MS)
-                            + " ms");
+                    p.partition() + ": no segment within " + (wait + PULL_SLACK_MS) + " ms");
         }
         if (seg.records().isEmpty()) {
             metrics.emptyAnswers.increment();
@@ -262,8 +430,118 @@ public final class KafkaRelay implements AutoCloseable {
         SegmentSender.send(t, seg, s.spec().seed());
     }
 
+    /** Why Kafka would refuse {@code topic} as a name, or null when it is a valid one. */
+    static String invalidTopicName(String topic) {
+        if (topic.isEmpty() || topic.length() > 249) {
+            return "a topic name has 1 to 249 characters";
+        }
+        if (topic.equals(".") || topic.equals("..")) {
+            return "a topic name cannot be \".\" or \"..\"";
+        }
+        for (int i = 0; i < topic.length(); i++) {
+            char c = topic.charAt(i);
+            boolean legal =
+                    (c >= 'a' && c <= 'z')
+                            || (c >= 'A' && c <= 'Z')
+                            || (c >= '0' && c <= '9')
+                            || c == '.'
+                            || c == '_'
+                            || c == '-';
+            if (!legal) {
+                return "a topic name has only ASCII letters, digits, '.', '_' and '-'";
+            }
+        }
+        return null;
+    }
+
+    // ---------------------------------------------------------------- per-client limits
+
+    /** The client a connection belongs to: the IP address it comes from. */
+    static String addressOf(ApproxPeer peer) {
+        SocketAddress a = peer.peerControlAddress();
+        if (a instanceof InetSocketAddress i && i.getAddress() != null) {
+            return i.getAddress().getHostAddress();
+        }
+        return String.valueOf(a);
+    }
+
+    /** Streams and requests one client holds (guarded by {@link #clients}). */
+    private static final class ClientLoad {
+        int streams;
+        int requests;
+    }
+
+    /** What a client holds at the relay (a snapshot). */
+    public record ClientUsage(int streams, int requests) {}
+
+    /** Per client (IP address), its open streams and requests on serving threads now. */
+    public Map<String, ClientUsage> clients() {
+        synchronized (clients) {
+            Map<String, ClientUsage> out = new HashMap<>();
+            clients.forEach((k, c) -> out.put(k, new ClientUsage(c.streams, c.requests)));
+            return out;
+        }
+    }
+
+    private boolean acquireRequest(String client) {
+        synchronized (clients) {
+            ClientLoad c = clients.computeIfAbsent(client, k -> new ClientLoad());
+            if (c.requests >= config.maxPullsPerClient()) {
+                return false;
+            }
+            c.requests++;
+            return true;
+        }
+    }
+
+    private void releaseRequest(String client) {
+        synchronized (clients) {
+            ClientLoad c = clients.get(client);
+            if (c != null) {
+                c.requests--;
+                forgetIfIdle(client, c);
+            }
+        }
+    }
+
+    /** Counts a new stream of the client, unless it is at its limit and {@code limited}. */
+    private boolean reserveStream(String client, boolean limited) {
+        synchronized (clients) {
+            ClientLoad c = clients.computeIfAbsent(client, k -> new ClientLoad());
+            if (limited && c.streams >= config.maxStreamsPerClient()) {
+                forgetIfIdle(client, c);
+                return false;
+            }
+            c.streams++;
+            return true;
+        }
+    }
+
+    private void releaseStream(String client) {
+        synchronized (clients) {
+            ClientLoad c = clients.get(client);
+            if (c != null) {
+                c.streams--;
+                forgetIfIdle(client, c);
+            }
+        }
+    }
+
+    private void forgetIfIdle(String client, ClientLoad c) {
+        if (c.streams <= 0 && c.requests <= 0) {
+            clients.remove(client);
+        }
+    }
+
     void sessionClosed(RelaySession s) {
-        sessions.values().remove(s);
+        String client;
+        synchronized (lock) { // after open() registered its owner, if it is still opening
+            sessions.values().remove(s);
+            client = owners.remove(s);
+        }
+        if (client != null) {
+            releaseStream(client);
+        }
     }
 
     /** Closes every stream and connection and the transport. Idempotent. */

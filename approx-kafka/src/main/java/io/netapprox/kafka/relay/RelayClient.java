@@ -13,6 +13,7 @@ import java.util.List;
 public final class RelayClient implements RelayLink {
     private final byte[] secret;
     private final long pullWaitMs;
+    private final TokenDelegation delegation;
     private final List<RemoteStream> streams = new ArrayList<>();
     private SharedClientEndpoint.Lease endpoint;
     private boolean closed;
@@ -22,8 +23,17 @@ public final class RelayClient implements RelayLink {
      * @param pullWaitMs the longest a relay holds a pull (requests time out this plus 30 s later)
      */
     public RelayClient(byte[] secret, long pullWaitMs) {
+        this(secret, pullWaitMs, null);
+    }
+
+    /**
+     * @param delegation the Kafka identity the consumer's streams delegate to the relays (closed
+     *     with this client), or null: none
+     */
+    public RelayClient(byte[] secret, long pullWaitMs, TokenDelegation delegation) {
         this.secret = secret == null ? null : secret.clone();
         this.pullWaitMs = pullWaitMs;
+        this.delegation = delegation;
     }
 
     @Override
@@ -31,6 +41,7 @@ public final class RelayClient implements RelayLink {
         if (closed) {
             throw new RelayException(RelayException.Reason.UNAVAILABLE, "consumer closed");
         }
+        DelegatedToken token = delegation == null ? null : delegation.token();
         if (endpoint == null) {
             endpoint = SharedClientEndpoint.acquire(secret, Duration.ofMillis(pullWaitMs + 30_000));
         }
@@ -42,7 +53,8 @@ public final class RelayClient implements RelayLink {
                     }
                     return false;
                 });
-        RemoteStream s = new RemoteStream(endpoint.transport(), address, parse(address), spec);
+        RemoteStream s =
+                new RemoteStream(endpoint.transport(), address, parse(address), spec, token);
         streams.add(s);
         return s;
     }
@@ -67,6 +79,9 @@ public final class RelayClient implements RelayLink {
         if (endpoint != null) {
             endpoint.close();
             endpoint = null;
+        }
+        if (delegation != null) {
+            delegation.close(); // after the streams: the relays stop reading with the token first
         }
     }
 }

@@ -3,8 +3,11 @@ package io.netapprox.kafka.relay;
 import io.netapprox.core.engine.AtpConfig;
 import io.netapprox.core.transport.ApproxTransportConfig;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.common.config.SaslConfigs;
 
 /**
  * Configuration of a {@link KafkaRelay}, validated by {@link Builder#build()} (an {@link
@@ -12,7 +15,9 @@ import java.util.Objects;
  *
  * <pre>{@code
  * RelayConfig c = RelayConfig.builder("127.0.0.1:9092")        // the broker beside the relay
- *     .brokerId(1).listen("0.0.0.0:7390").secret(secretBytes).build();
+ *     .brokerId(1).listen("0.0.0.0:7390").secret(secretBytes)
+ *     .consumerOverrides(Map.of("security.protocol", "SASL_PLAINTEXT"))   // authorization=kafka
+ *     .build();
  * }</pre>
  */
 public final class RelayConfig {
@@ -21,6 +26,25 @@ public final class RelayConfig {
     public static final int DEFAULT_SERVE_THREADS = 64;
     public static final int DEFAULT_READ_THREADS = 1;
     public static final String DEFAULT_LISTEN = "0.0.0.0:7390";
+    public static final int DEFAULT_MAX_PULL_WAIT_MS = 30_000;
+    public static final String DEFAULT_SASL_MECHANISM = "SCRAM-SHA-256";
+
+    /** Under which Kafka identity the relay reads a consumer's partitions. */
+    public enum Authorization {
+        /**
+         * As the consumer's own principal: every stream must bring a delegation token ({@link
+         * DelegatedToken}); the stream's log readers authenticate with it (SCRAM), so the broker's
+         * authorizer decides each of the stream's metadata and fetch requests. A stream without a
+         * token, or whose token the broker refuses, is refused ({@code NOT_AUTHORIZED}).
+         */
+        KAFKA,
+        /**
+         * As the relay's own identity ({@link #consumerOverrides()}): anyone who has the shared
+         * secret reads whatever that identity may read. Only for clusters without ACLs, where every
+         * client may read every topic anyway.
+         */
+        NONE
+    }
 
     private final String bootstrap;
     private final int brokerId;
@@ -34,6 +58,10 @@ public final class RelayConfig {
     private final int readThreads;
     private final Map<String, Object> consumerOverrides;
     private final AtpConfig atp;
+    private final Authorization authorization;
+    private final int maxPullWaitMs;
+    private final int maxStreamsPerClient;
+    private final int maxPullsPerClient;
 
     private RelayConfig(Builder b, String host, int port) {
         this.bootstrap = b.bootstrap;
@@ -48,6 +76,26 @@ public final class RelayConfig {
         this.readThreads = b.readThreads;
         this.consumerOverrides = Map.copyOf(b.consumerOverrides);
         this.atp = b.atp;
+        this.authorization = b.authorization;
+        this.maxPullWaitMs = b.maxPullWaitMs;
+        this.maxStreamsPerClient =
+                b.maxStreamsPerClient != null
+                        ? b.maxStreamsPerClient
+                        : defaultMaxStreamsPerClient(b.maxSessions);
+        this.maxPullsPerClient =
+                b.maxPullsPerClient != null
+                        ? b.maxPullsPerClient
+                        : defaultMaxPullsPerClient(b.serveThreads);
+    }
+
+    /** A quarter of the relay's streams. */
+    public static int defaultMaxStreamsPerClient(int maxSessions) {
+        return Math.max(1, maxSessions / 4);
+    }
+
+    /** Half of the relay's serving threads. */
+    public static int defaultMaxPullsPerClient(int serveThreads) {
+        return Math.max(1, serveThreads / 2);
     }
 
     public static Builder builder(String bootstrap) {
@@ -123,6 +171,55 @@ public final class RelayConfig {
         return atp;
     }
 
+    /** Under which Kafka identity a consumer's partitions are read (default {@code KAFKA}). */
+    public Authorization authorization() {
+        return authorization;
+    }
+
+    /**
+     * The longest the relay holds a pull with nothing new: a pull asking longer is answered (with
+     * an empty segment, as any pull whose wait ends) after this.
+     */
+    public int maxPullWaitMs() {
+        return maxPullWaitMs;
+    }
+
+    /**
+     * Streams one client may have open at once (a client: the IP address its connection comes
+     * from); beyond it an OPEN is refused {@code UNAVAILABLE}.
+     */
+    public int maxStreamsPerClient() {
+        return maxStreamsPerClient;
+    }
+
+    /**
+     * Requests (PULLs and OPENs) one client may have on serving threads at once; beyond it a
+     * request is answered {@code THROTTLED} at once and the consumer retries after a pause.
+     */
+    public int maxPullsPerClient() {
+        return maxPullsPerClient;
+    }
+
+    /**
+     * The properties of a stream's log readers: {@link #consumerOverrides()} and, with {@link
+     * Authorization#KAFKA}, the SCRAM login of the stream's delegation token (replacing any login
+     * of the relay's own).
+     */
+    Map<String, Object> readerProperties(DelegatedToken token) {
+        Map<String, Object> p = new HashMap<>(consumerOverrides);
+        if (authorization == Authorization.KAFKA) {
+            Objects.requireNonNull(token, "token");
+            p.put(SaslConfigs.SASL_MECHANISM, saslMechanism(consumerOverrides));
+            p.put(SaslConfigs.SASL_JAAS_CONFIG, token.jaasConfig());
+        }
+        return p;
+    }
+
+    private static String saslMechanism(Map<String, Object> overrides) {
+        Object m = overrides.get(SaslConfigs.SASL_MECHANISM);
+        return m == null ? DEFAULT_SASL_MECHANISM : String.valueOf(m).trim();
+    }
+
     @Override
     public String toString() {
         return "RelayConfig{bootstrap="
@@ -145,6 +242,14 @@ public final class RelayConfig {
                 + serveThreads
                 + ", readThreads="
                 + readThreads
+                + ", authorization="
+                + authorization
+                + ", maxPullWaitMs="
+                + maxPullWaitMs
+                + ", maxStreamsPerClient="
+                + maxStreamsPerClient
+                + ", maxPullsPerClient="
+                + maxPullsPerClient
                 + "}";
     }
 
@@ -161,6 +266,10 @@ public final class RelayConfig {
         private int readThreads = DEFAULT_READ_THREADS;
         private final Map<String, Object> consumerOverrides = new HashMap<>();
         private AtpConfig atp = ApproxTransportConfig.defaultAtp().build();
+        private Authorization authorization = Authorization.KAFKA;
+        private int maxPullWaitMs = DEFAULT_MAX_PULL_WAIT_MS;
+        private Integer maxStreamsPerClient;
+        private Integer maxPullsPerClient;
 
         private Builder(String bootstrap) {
             this.bootstrap = Objects.requireNonNull(bootstrap, "bootstrap");
@@ -212,6 +321,30 @@ public final class RelayConfig {
 
         public Builder consumerOverrides(Map<String, ?> props) {
             this.consumerOverrides.putAll(props);
+            return this;
+        }
+
+        /** Default {@code KAFKA}: each consumer's partitions are read as its own principal. */
+        public Builder authorization(Authorization a) {
+            this.authorization = Objects.requireNonNull(a, "authorization");
+            return this;
+        }
+
+        /** In [10, 600000]; default {@value #DEFAULT_MAX_PULL_WAIT_MS}. */
+        public Builder maxPullWaitMs(int ms) {
+            this.maxPullWaitMs = ms;
+            return this;
+        }
+
+        /** In [1, maxSessions]; default a quarter of maxSessions. */
+        public Builder maxStreamsPerClient(int n) {
+            this.maxStreamsPerClient = n;
+            return this;
+        }
+
+        /** In [1, serveThreads]; default half of serveThreads. */
+        public Builder maxPullsPerClient(int n) {
+            this.maxPullsPerClient = n;
             return this;
         }
 
@@ -267,7 +400,58 @@ public final class RelayConfig {
                 throw new IllegalArgumentException(
                         "relay readThreads must be in [1, 64]: " + readThreads);
             }
+            if (maxPullWaitMs < 10 || maxPullWaitMs > 600_000) {
+                throw new IllegalArgumentException(
+                        "relay maxPullWaitMs must be in [10, 600000]: " + maxPullWaitMs);
+            }
+            if (maxStreamsPerClient != null
+                    && (maxStreamsPerClient < 1 || maxStreamsPerClient > maxSessions)) {
+                throw new IllegalArgumentException(
+                        "relay maxStreamsPerClient must be in [1, maxSessions = "
+                                + maxSessions
+                                + "]: "
+                                + maxStreamsPerClient);
+            }
+            if (maxPullsPerClient != null
+                    && (maxPullsPerClient < 1 || maxPullsPerClient > serveThreads)) {
+                throw new IllegalArgumentException(
+                        "relay maxPullsPerClient must be in [1, serveThreads = "
+                                + serveThreads
+                                + "]: "
+                                + maxPullsPerClient);
+            }
+            if (authorization == Authorization.KAFKA) {
+                checkDelegationSettings(consumerOverrides);
+            }
             return new RelayConfig(this, host, port);
+        }
+
+        /**
+         * Reading as a consumer's principal takes its delegation token, which Kafka accepts only
+         * over SASL with a SCRAM mechanism.
+         */
+        private static void checkDelegationSettings(Map<String, Object> overrides) {
+            Object protocol = overrides.get(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG);
+            String pr = protocol == null ? "PLAINTEXT" : String.valueOf(protocol).trim();
+            String up = pr.toUpperCase(Locale.ROOT);
+            if (!up.equals("SASL_PLAINTEXT") && !up.equals("SASL_SSL")) {
+                throw new IllegalArgumentException(
+                        "relay authorization=kafka reads as each consumer with its delegation token,"
+                                + " which needs a SASL listener: consumer override "
+                                + CommonClientConfigs.SECURITY_PROTOCOL_CONFIG
+                                + " must be SASL_PLAINTEXT or SASL_SSL, got "
+                                + pr
+                                + " (authorization=none only on a cluster without ACLs)");
+            }
+            String m = saslMechanism(overrides);
+            if (!m.equals("SCRAM-SHA-256") && !m.equals("SCRAM-SHA-512")) {
+                throw new IllegalArgumentException(
+                        "relay authorization=kafka: delegation tokens authenticate with SCRAM, so"
+                                + " consumer override "
+                                + SaslConfigs.SASL_MECHANISM
+                                + " must be SCRAM-SHA-256 or SCRAM-SHA-512, got "
+                                + m);
+            }
         }
     }
 }

@@ -84,6 +84,41 @@ public final class RelayMain implements Callable<Integer> {
     Path consumerConfig;
 
     @Option(
+            names = "--authorization",
+            defaultValue = "kafka",
+            paramLabel = "kafka|none",
+            description =
+                    "kafka: read each consumer's partitions as the consumer's own Kafka principal"
+                            + " (its delegation token; --consumer-config must set security.protocol"
+                            + " SASL_PLAINTEXT or SASL_SSL), so the broker's ACLs decide. none: read"
+                            + " as the relay's own identity - anyone with the secret reads what it"
+                            + " may (only on a cluster without ACLs). Default: ${DEFAULT-VALUE}")
+    String authorization;
+
+    @Option(
+            names = "--max-pull-wait-ms",
+            defaultValue = "" + RelayConfig.DEFAULT_MAX_PULL_WAIT_MS,
+            description =
+                    "longest a pull with nothing new is held (a longer approx.relay.pull.wait.ms"
+                            + " is cut to it). Default: ${DEFAULT-VALUE}")
+    int maxPullWaitMs;
+
+    @Option(
+            names = "--max-streams-per-client",
+            description =
+                    "streams one client (IP address) may have open. Default: a quarter of"
+                            + " --max-sessions")
+    Integer maxStreamsPerClient;
+
+    @Option(
+            names = "--max-pulls-per-client",
+            description =
+                    "requests of one client (IP address) served at once; more are answered"
+                            + " THROTTLED and retried by the consumer. Default: half of"
+                            + " --serve-threads")
+    Integer maxPullsPerClient;
+
+    @Option(
             names = "--max-segment-bytes",
             defaultValue = "" + RelayConfig.DEFAULT_MAX_SEGMENT_BYTES,
             description =
@@ -153,7 +188,15 @@ public final class RelayMain implements Callable<Integer> {
                         .maxSegmentBytes(maxSegmentBytes)
                         .maxSessions(maxSessions)
                         .serveThreads(serveThreads)
-                        .readThreads(readThreads);
+                        .readThreads(readThreads)
+                        .maxPullWaitMs(maxPullWaitMs)
+                        .authorization(authorization(authorization));
+        if (maxStreamsPerClient != null) {
+            b.maxStreamsPerClient(maxStreamsPerClient);
+        }
+        if (maxPullsPerClient != null) {
+            b.maxPullsPerClient(maxPullsPerClient);
+        }
         if (secretFile != null) {
             b.secret(SecretFile.read(secretFile));
         }
@@ -167,6 +210,16 @@ public final class RelayMain implements Callable<Integer> {
             b.consumerOverrides(m);
         }
         return b.build();
+    }
+
+    private static RelayConfig.Authorization authorization(String s) {
+        return switch (s.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "kafka" -> RelayConfig.Authorization.KAFKA;
+            case "none" -> RelayConfig.Authorization.NONE;
+            default ->
+                    throw new IllegalArgumentException(
+                            "--authorization must be kafka or none, got " + s);
+        };
     }
 
     @Override

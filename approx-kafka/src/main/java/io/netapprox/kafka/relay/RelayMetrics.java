@@ -12,6 +12,11 @@ public final class RelayMetrics {
     final LongAdder recordsDelivered = new LongAdder();
     final LongAdder failedPulls = new LongAdder();
     final LongAdder badRequests = new LongAdder();
+    final LongAdder throttled = new LongAdder();
+    final LongAdder streamsRefused = new LongAdder();
+    final LongAdder clampedWaits = new LongAdder();
+    final LongAdder notAuthorized = new LongAdder();
+    final LongAdder unknownTopics = new LongAdder();
 
     /** Consumer streams opened. */
     public long sessionsOpened() {
@@ -53,6 +58,42 @@ public final class RelayMetrics {
         return badRequests.sum();
     }
 
+    /**
+     * Requests answered {@code THROTTLED} at once: their client already held {@link
+     * RelayConfig#maxPullsPerClient()} serving threads.
+     */
+    public long throttled() {
+        return throttled.sum();
+    }
+
+    /**
+     * OPENs refused: the client had {@link RelayConfig#maxStreamsPerClient()} streams, or the relay
+     * {@link RelayConfig#maxSessions()}.
+     */
+    public long streamsRefused() {
+        return streamsRefused.sum();
+    }
+
+    /**
+     * Pulls that asked to wait longer than {@link RelayConfig#maxPullWaitMs()} (held that long).
+     */
+    public long clampedWaits() {
+        return clampedWaits.sum();
+    }
+
+    /**
+     * OPENs and pulls answered {@code NOT_AUTHORIZED} (no token, token refused, topic not readable
+     * by the consumer's principal).
+     */
+    public long notAuthorized() {
+        return notAuthorized.sum();
+    }
+
+    /** Pulls answered {@code UNKNOWN_TOPIC} (no such topic or partition, or an invalid name). */
+    public long unknownTopics() {
+        return unknownTopics.sum();
+    }
+
     @Override
     public String toString() {
         return "RelayMetrics{sessions="
@@ -71,6 +112,16 @@ public final class RelayMetrics {
                 + failedPulls()
                 + ", bad="
                 + badRequests()
+                + ", throttled="
+                + throttled()
+                + ", streamsRefused="
+                + streamsRefused()
+                + ", clampedWaits="
+                + clampedWaits()
+                + ", notAuthorized="
+                + notAuthorized()
+                + ", unknownTopics="
+                + unknownTopics()
                 + "}";
     }
 }

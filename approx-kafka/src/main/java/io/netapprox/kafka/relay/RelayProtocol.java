@@ -27,17 +27,20 @@ import org.apache.kafka.common.record.TimestampType;
  * {@code i32 length (-1 = null) + bytes}.
  *
  * <pre>
- * request  = u8 version(2), u8 kind, body
+ * request  = u8 version(3), u8 kind, body
  *   OPEN    (1): f64 emax, u32 n, n x {string stratum, f64 emax}, f64 confidence, f64 cv,
  *                f64 headroom, i64 windowMs, i64 graceMs, u8 strata (0 partition, 1 key, 2 header),
- *                string header, u8 readCommitted, i64 seed
+ *                string header, u8 readCommitted, i64 seed, string tokenId, string tokenHmac
+ *            token: the consumer's Kafka delegation token (both empty: none), Base64 characters
+ *            only ({@link DelegatedToken}); a relay with authorization=kafka reads as its owner
  *   PULL    (2): string topic, i32 partition, i64 from, i32 maxWaitMs, i64 seq
+ *            maxWaitMs: the relay holds the pull at most min(maxWaitMs, its maxPullWaitMs)
  *   RELEASE (3): u32 n, n x {string topic, i32 partition}, i64 seq
  *            seq: the stream's request order (the consumer numbers its PULLs and RELEASEs 1, 2, ...
  *            as it sends them); the relay serves requests on several threads, so a request may
  *            reach the stream after a later one: it then is stale and has no effect (section 3.2
  *            of docs/kafka.md)
- * answer   = u8 version(2), u8 status (0 OK, else RelayException.Reason ordinal + 1), body
+ * answer   = u8 version(3), u8 status (0 OK, else RelayException.Reason ordinal + 1), body
  *   failure: i32 leaderId, string message
  *   OK to PULL (the segment header): i64 from, i64 to, i64 logEnd, u32 cells,
  *                cells x {i64 windowStart, string stratum, i64 count, i32 target, i32 sampled}
@@ -53,7 +56,7 @@ import org.apache.kafka.common.record.TimestampType;
  * IllegalArgumentException} naming it.
  */
 public final class RelayProtocol {
-    static final byte VERSION = 2;
+    static final byte VERSION = 3;
     static final byte OPEN = 1;
     static final byte PULL = 2;
     static final byte RELEASE = 3;
@@ -68,8 +71,15 @@ public final class RelayProtocol {
     /** A request to the relay. */
     public sealed interface Request permits Open, Pull, Release {}
 
-    /** Open the consumer's stream: how its partitions are to be sampled. */
-    public record Open(StreamSpec spec) implements Request {}
+    /**
+     * Open the consumer's stream: how its partitions are to be sampled, and the Kafka identity it
+     * delegates to the relay (null: none).
+     */
+    public record Open(StreamSpec spec, DelegatedToken token) implements Request {
+        public Open(StreamSpec spec) {
+            this(spec, null);
+        }
+    }
 
     /**
      * The next segment of {@code partition} from offset {@code from}; {@code seq} orders it among
@@ -122,6 +132,8 @@ public final class RelayProtocol {
             o.string(s.stratification().header() == null ? "" : s.stratification().header());
             o.u8(s.readCommitted() ? 1 : 0);
             o.i64(s.seed());
+            o.string(op.token() == null ? "" : op.token().tokenId());
+            o.string(op.token() == null ? "" : op.token().hmac());
         } else if (r instanceof Pull p) {
             o.u8(PULL);
             o.string(p.partition().topic());
@@ -168,6 +180,18 @@ public final class RelayProtocol {
                         Stratification.Kind k = Stratification.Kind.values()[strata];
                         boolean readCommitted = in.bool();
                         long seed = in.i64();
+                        String tokenId = in.string();
+                        String tokenHmac = in.string();
+                        DelegatedToken token;
+                        if (tokenId.isEmpty() && tokenHmac.isEmpty()) {
+                            token = null;
+                        } else {
+                            try {
+                                token = new DelegatedToken(tokenId, tokenHmac);
+                            } catch (IllegalArgumentException e) {
+                                throw malformed(e.getMessage());
+                            }
+                        }
                         yield new Open(
                                 new StreamSpec(
                                         emax,
@@ -180,7 +204,8 @@ public final class RelayProtocol {
                                         new Stratification(
                                                 k, k == Stratification.Kind.HEADER ? header : null),
                                         readCommitted,
-                                        seed));
+                                        seed),
+                                token);
                     }
                     case PULL -> {
                         TopicPartition tp = in.partition();

@@ -21,6 +21,8 @@ import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthenticationException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteBufferDeserializer;
 import org.slf4j.Logger;
@@ -47,23 +49,38 @@ public final class RelaySession {
     private final Set<TopicPartition> unchecked = new HashSet<>();
 
     /**
-     * Per partition, the sequence number of the newest PULL or RELEASE taken (kept after a release,
-     * so a pull sent before it is recognised as stale; at most one entry per partition read).
+     * Per partition, the sequence number of the newest PULL or RELEASE taken. A release forgets its
+     * partitions (the stream's memory stays bounded by the partitions it reads now) and raises
+     * {@link #releasedUpTo} instead, so a pull sent before the release is still recognised as
+     * stale.
      */
     private final Map<TopicPartition, Long> newestRequest = new HashMap<>();
 
+    /**
+     * The newest RELEASE taken: a partition without an entry in {@link #newestRequest} takes only
+     * requests above it (a first pull that arrives after a later release of another partition is
+     * answered SUPERSEDED and pulled again by the consumer, which is safe).
+     */
+    private long releasedUpTo = -1;
+
     private volatile boolean closed;
 
-    RelaySession(KafkaRelay relay, StreamSpec spec, String name) {
+    /**
+     * @param readerProps the log readers' Kafka properties beyond the relay's own (security
+     *     settings and, with authorization=kafka, the login of the consumer's delegation token)
+     */
+    RelaySession(KafkaRelay relay, StreamSpec spec, Map<String, Object> readerProps, String name) {
         this.relay = relay;
         this.spec = spec;
-        Map<String, Object> p = new HashMap<>(relay.config().consumerOverrides());
+        Map<String, Object> p = new HashMap<>(readerProps);
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, relay.config().bootstrap());
         // views of the fetched batches, no copy per record: a record is copied out only when a
         // cell's reservoir keeps it (SegmentBuilder), so records dropped by sampling cost no copy
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteBufferDeserializer.class);
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteBufferDeserializer.class);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        // a pull of an unknown topic is answered UNKNOWN_TOPIC (checkPartitions); never created
+        p.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
         p.put(
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG,
@@ -108,6 +125,15 @@ public final class RelaySession {
                 while (!closed) {
                     step();
                 }
+            } catch (AuthenticationException e) {
+                // the broker no longer accepts the stream's credentials (token expired or deleted)
+                failAll(
+                        new RelayException(
+                                RelayException.Reason.NOT_AUTHORIZED,
+                                "the broker refused the stream's Kafka credentials: "
+                                        + e.getMessage(),
+                                -1,
+                                e));
             } catch (WakeupException e) {
                 if (!closed) {
                     failAll(
@@ -158,7 +184,9 @@ public final class RelaySession {
                         fetch.add(r.partition);
                     }
                 }
-                boolean periodic = System.nanoTime() - lastLeaderCheck > LEADER_CHECK_NANOS;
+                boolean periodic =
+                        relay.config().brokerId() >= 0
+                                && System.nanoTime() - lastLeaderCheck > LEADER_CHECK_NANOS;
                 toCheck = new HashSet<>(assigned);
                 if (!periodic) {
                     toCheck.retainAll(unchecked);
@@ -174,7 +202,10 @@ public final class RelaySession {
                 lock.unlock();
             }
             expired.forEach(Runnable::run);
-            checkLeadership(toCheck);
+            Set<TopicPartition> refused = checkPartitions(toCheck);
+            assigned.removeAll(refused);
+            fetch.removeAll(refused);
+            seeks.keySet().removeAll(refused);
             if (!consumer.assignment().equals(assigned)) {
                 consumer.assign(assigned);
             }
@@ -189,6 +220,16 @@ public final class RelaySession {
             ConsumerRecords<ByteBuffer, ByteBuffer> records;
             try {
                 records = consumer.poll(Duration.ofMillis(100));
+            } catch (TopicAuthorizationException e) {
+                // the consumer's principal may describe the topic but not read it
+                Set<TopicPartition> denied = new HashSet<>();
+                for (TopicPartition tp : fetch) {
+                    if (e.unauthorizedTopics().contains(tp.topic())) {
+                        denied.add(tp);
+                    }
+                }
+                failPartitions(denied, tp -> notAuthorized(tp, e), true);
+                return;
             } catch (OffsetOutOfRangeException e) {
                 failPartitions(
                         e.offsetOutOfRangePartitions().keySet(),
@@ -233,12 +274,17 @@ public final class RelaySession {
         }
 
         /**
-         * Fails pulls of partitions this relay's broker no longer leads (the consumer re-routes).
+         * Fails the pulls of partitions that do not exist or whose topic the stream's Kafka
+         * identity may not describe (the relay's consumers never create topics), and of partitions
+         * this relay's broker no longer leads (the consumer re-routes); returns the partitions
+         * failed so, which the step neither assigns nor fetches. A partition is checked at its
+         * first pull, and every {@link #LEADER_CHECK_NANOS} when the relay checks leadership.
          */
-        private void checkLeadership(Set<TopicPartition> partitions) {
+        private Set<TopicPartition> checkPartitions(Set<TopicPartition> partitions) {
             int brokerId = relay.config().brokerId();
-            if (brokerId < 0 || partitions.isEmpty()) {
-                return;
+            Set<TopicPartition> refused = new HashSet<>();
+            if (partitions.isEmpty()) {
+                return refused;
             }
             Map<String, List<PartitionInfo>> byTopic = new HashMap<>();
             for (TopicPartition tp : partitions) {
@@ -248,6 +294,10 @@ public final class RelaySession {
                             byTopic.computeIfAbsent(
                                     tp.topic(),
                                     t -> consumer.partitionsFor(t, Duration.ofSeconds(5)));
+                } catch (TopicAuthorizationException e) {
+                    refused.add(tp);
+                    failPartitions(Set.of(tp), p -> notAuthorized(p, e), true);
+                    continue;
                 } catch (org.apache.kafka.common.errors.TimeoutException e) {
                     // metadata slow (a loaded broker): not a read failure - check again next step
                     log.info("{}: leadership not checked ({}); retrying", tp, e.getMessage());
@@ -260,13 +310,27 @@ public final class RelaySession {
                     continue;
                 }
                 int leader = -1;
-                for (PartitionInfo pi : infos) {
+                boolean exists = false;
+                for (PartitionInfo pi : infos == null ? List.<PartitionInfo>of() : infos) {
                     if (pi.partition() == tp.partition()) {
+                        exists = true;
                         Node n = pi.leader();
                         leader = n == null ? -1 : n.id();
                     }
                 }
-                if (leader != brokerId) {
+                if (!exists) {
+                    refused.add(tp);
+                    failPartitions(
+                            Set.of(tp),
+                            p ->
+                                    new RelayException(
+                                            RelayException.Reason.UNKNOWN_TOPIC,
+                                            p
+                                                    + " does not exist (the relay does not create"
+                                                    + " topics)"),
+                            true);
+                } else if (brokerId >= 0 && leader != brokerId) {
+                    refused.add(tp);
                     int l = leader;
                     failPartitions(
                             Set.of(tp),
@@ -284,7 +348,16 @@ public final class RelaySession {
                                             null));
                 }
             }
+            return refused;
         }
+    }
+
+    private static RelayException notAuthorized(TopicPartition tp, Exception e) {
+        return new RelayException(
+                RelayException.Reason.NOT_AUTHORIZED,
+                tp + ": the consumer's Kafka principal may not read it (" + e.getMessage() + ")",
+                -1,
+                null);
     }
 
     private Lane laneOf(TopicPartition tp) {
@@ -372,6 +445,9 @@ public final class RelaySession {
                     PartitionReader.Pull p = r.clearPending();
                     cancelled.add(() -> p.future().completeExceptionally(superseded(tp)));
                 }
+                newestRequest.remove(tp); // releasedUpTo still makes older requests stale
+                unchecked.remove(tp);
+                releasedUpTo = Math.max(releasedUpTo, seq);
             }
             changed.signalAll();
         } finally {
@@ -383,7 +459,7 @@ public final class RelaySession {
     /** Whether {@code seq} is the partition's newest request so far (then it is recorded). */
     private boolean takeRequest(TopicPartition tp, long seq) {
         Long newest = newestRequest.get(tp);
-        if (newest != null && seq <= newest) {
+        if (seq <= (newest != null ? newest : releasedUpTo)) {
             return false;
         }
         newestRequest.put(tp, seq);
@@ -402,17 +478,33 @@ public final class RelaySession {
                         + ": pull "
                         + seq
                         + " arrived after request "
-                        + newestRequest.get(tp)
+                        + newestRequest.getOrDefault(tp, releasedUpTo)
                         + " of the same stream");
     }
 
     private void failPartitions(
             Collection<TopicPartition> partitions,
             java.util.function.Function<TopicPartition, RelayException> error) {
+        failPartitions(partitions, error, false);
+    }
+
+    /**
+     * Fails the partitions' pulls and drops their readers; {@code forget}: also everything the
+     * stream keeps about them (a refused partition - unknown, not readable - is never read, so a
+     * stream pulling many such names keeps nothing for them).
+     */
+    private void failPartitions(
+            Collection<TopicPartition> partitions,
+            java.util.function.Function<TopicPartition, RelayException> error,
+            boolean forget) {
         List<Runnable> failures = new ArrayList<>();
         lock.lock();
         try {
             for (TopicPartition tp : partitions) {
+                if (forget) {
+                    newestRequest.remove(tp);
+                    unchecked.remove(tp);
+                }
                 PartitionReader r = readers.remove(tp);
                 if (r != null && r.pending() != null) {
                     PartitionReader.Pull p = r.clearPending();
@@ -446,7 +538,9 @@ public final class RelaySession {
         long now = System.nanoTime();
         List<Runnable> out = new ArrayList<>();
         for (PartitionReader r : readers.values()) {
-            if (!lane.owns(r.partition)) {
+            // a partition not checked yet is answered after its check (an unknown or unreadable
+            // one with its refusal, never with an empty segment)
+            if (!lane.owns(r.partition) || unchecked.contains(r.partition)) {
                 continue;
             }
             PartitionReader.Pull p = r.takeExpired(now);
@@ -476,6 +570,19 @@ public final class RelaySession {
 
     public boolean isClosed() {
         return closed;
+    }
+
+    /** Partitions the stream keeps any state for (readers, request numbers, pending checks). */
+    int trackedPartitions() {
+        lock.lock();
+        try {
+            Set<TopicPartition> all = new HashSet<>(readers.keySet());
+            all.addAll(newestRequest.keySet());
+            all.addAll(unchecked);
+            return all.size();
+        } finally {
+            lock.unlock();
+        }
     }
 
     public void close() {

@@ -36,9 +36,13 @@ final class RemoteStream implements RelayStream {
     private final AtomicLong requests = new AtomicLong();
 
     RemoteStream(
-            ApproxTransport transport, String address, InetSocketAddress where, StreamSpec spec) {
+            ApproxTransport transport,
+            String address,
+            InetSocketAddress where,
+            StreamSpec spec,
+            DelegatedToken token) {
         this.address = address;
-        byte[] open = RelayProtocol.encode(new RelayProtocol.Open(spec));
+        byte[] open = RelayProtocol.encode(new RelayProtocol.Open(spec, token));
         this.connecting = transport.connect(where);
         this.opened =
                 connecting.thenCompose(

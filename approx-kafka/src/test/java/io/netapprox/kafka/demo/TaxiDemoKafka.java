@@ -99,6 +99,8 @@ public final class TaxiDemoKafka implements AutoCloseable {
                             RelayConfig.builder(broker.bootstrapServers())
                                     .listen("127.0.0.1:0")
                                     .dataPort(0)
+                                    // the demo's broker has no ACLs
+                                    .authorization(RelayConfig.Authorization.NONE)
                                     .secret(SECRET.getBytes(StandardCharsets.UTF_8))
                                     .build());
             return new TaxiDemoKafka(broker, relay);

@@ -59,6 +59,34 @@ class RelayMainTest {
         assertTrue(lastErr.contains("exclude each other"), lastErr);
         assertEquals(2, run("--bootstrap", "127.0.0.1:9", "--no-auth", "--listen", "nohostport"));
         assertTrue(lastErr.contains("host:port"), lastErr);
+        // reading as each consumer needs a SASL listener for the delegation tokens
+        assertEquals(2, run("--bootstrap", "127.0.0.1:9", "--no-auth"));
+        assertTrue(lastErr.contains("security.protocol"), lastErr);
+        assertTrue(lastErr.contains("authorization=none"), lastErr);
+        assertEquals(2, run("--bootstrap", "127.0.0.1:9", "--no-auth", "--authorization", "x"));
+        assertTrue(lastErr.contains("--authorization must be kafka or none"), lastErr);
+        assertEquals(
+                2,
+                run(
+                        "--bootstrap",
+                        "127.0.0.1:9",
+                        "--no-auth",
+                        "--authorization",
+                        "none",
+                        "--max-pull-wait-ms",
+                        "0"));
+        assertTrue(lastErr.contains("maxPullWaitMs"), lastErr);
+        assertEquals(
+                2,
+                run(
+                        "--bootstrap",
+                        "127.0.0.1:9",
+                        "--no-auth",
+                        "--authorization",
+                        "none",
+                        "--max-pulls-per-client",
+                        "65"));
+        assertTrue(lastErr.contains("maxPullsPerClient"), lastErr);
     }
 
     @Test
@@ -86,6 +114,8 @@ class RelayMainTest {
                                         "0",
                                         "--secret-file",
                                         secret.toString(),
+                                        "--authorization",
+                                        "none",
                                         "--metrics-interval",
                                         "1"));
         // liveness bounds (a loaded 2-core machine), not timings

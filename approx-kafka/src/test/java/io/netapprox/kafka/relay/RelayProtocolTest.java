@@ -2,6 +2,7 @@ package io.netapprox.kafka.relay;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -59,10 +60,55 @@ class RelayProtocolTest {
         for (RelayProtocol.Request r :
                 List.of(
                         new RelayProtocol.Open(spec()),
+                        new RelayProtocol.Open(
+                                spec(), new DelegatedToken("tok-EN_1d", "aGVsbG8+/w==")),
                         new RelayProtocol.Pull(TP, 12345, 5000, 17),
                         new RelayProtocol.Release(List.of(TP, new TopicPartition("x", 0)), 18))) {
             assertEquals(r, RelayProtocol.decodeRequest(RelayProtocol.encode(r)));
         }
+    }
+
+    /**
+     * A delegation token's strings end up in a JAAS line on the relay: anything but Base64 (a
+     * quote, a semicolon, a space: another login option) is refused when decoding, and never
+     * printed.
+     */
+    @Test
+    void delegationTokensAreBase64OnlyAndTheirHmacIsNeverShown() {
+        for (String[] bad :
+                new String[][] {
+                    {"id\" tokenauth=\"false", "aGVsbG8="},
+                    {"id", "x\"; other required"},
+                    {"id", ""},
+                    {"", "aGVsbG8="},
+                    {"id", "a b"}
+                }) {
+            assertThrows(IllegalArgumentException.class, () -> new DelegatedToken(bad[0], bad[1]));
+        }
+        // on the wire: a hand-made OPEN carrying a quote in the token id
+        byte[] good =
+                RelayProtocol.encode(
+                        new RelayProtocol.Open(spec(), new DelegatedToken("ab", "cd")));
+        int at = good.length - 8; // ... u16 2, "ab", u16 2, "cd"
+        assertEquals('a', good[at + 2]);
+        good[at + 2] = '"';
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class, () -> RelayProtocol.decodeRequest(good));
+        assertTrue(e.getMessage().contains("Base64"), e.getMessage());
+        DelegatedToken t = new DelegatedToken("tokid", "c2VjcmV0");
+        assertFalse(t.toString().contains("c2VjcmV0"));
+        assertFalse(new RelayProtocol.Open(spec(), t).toString().contains("c2VjcmV0"));
+        assertTrue(t.jaasConfig().contains("tokenauth=\"true\""));
+        // the consumer's own login token is found in its JAAS configuration
+        assertEquals(
+                new DelegatedToken("tokid", "c2VjcmV0"),
+                TokenDelegation.loginToken(t.jaasConfig()));
+        assertEquals(
+                null,
+                TokenDelegation.loginToken(
+                        "org.apache.kafka.common.security.scram.ScramLoginModule required"
+                                + " username=\"alice\" password=\"pw\";"));
     }
 
     @Test
@@ -129,6 +175,8 @@ class RelayProtocolTest {
         byte[] record = Arrays.copyOf(rec.array(), rec.writerIndex());
         byte[][] valid = {
             RelayProtocol.encode(new RelayProtocol.Open(spec())),
+            RelayProtocol.encode(
+                    new RelayProtocol.Open(spec(), new DelegatedToken("id", "aGVsbG8="))),
             RelayProtocol.encode(new RelayProtocol.Pull(TP, 1, 1, 1)),
             RelayProtocol.encode(new RelayProtocol.Release(List.of(TP), 2)),
             RelayProtocol.header(segment()),

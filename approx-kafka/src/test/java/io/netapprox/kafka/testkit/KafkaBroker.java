@@ -1,6 +1,7 @@
 package io.netapprox.kafka.testkit;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -10,14 +11,26 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.test.JaasUtils;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 import org.apache.kafka.common.utils.Exit;
@@ -34,11 +47,21 @@ import org.apache.kafka.common.utils.Exit;
  */
 public final class KafkaBroker {
     private static KafkaBroker shared;
+    private static KafkaBroker secured;
     private static final AtomicInteger names = new AtomicInteger();
 
+    /** The super user of {@link #secured()} (the test kit's PLAIN admin). */
+    public static final String ADMIN = JaasUtils.KAFKA_PLAIN_ADMIN;
+
     private final KafkaClusterTestKit cluster;
+    private final boolean isSecured;
 
     private KafkaBroker(int brokers) throws Exception {
+        this(brokers, false);
+    }
+
+    private KafkaBroker(int brokers, boolean isSecured) throws Exception {
+        this.isSecured = isSecured;
         Exit.setExitProcedure(
                 (code, msg) -> {
                     throw new IllegalStateException("Kafka asked to exit(" + code + "): " + msg);
@@ -52,7 +75,7 @@ public final class KafkaBroker {
         for (int attempt = 0; attempt < 2 && started == null; attempt++) {
             KafkaClusterTestKit kit = null;
             try {
-                kit = build(brokers);
+                kit = build(brokers, isSecured);
                 kit.format();
                 kit.startup();
                 kit.waitForReadyBrokers();
@@ -74,22 +97,38 @@ public final class KafkaBroker {
         cluster = started;
     }
 
-    private static KafkaClusterTestKit build(int brokers) throws Exception {
+    private static KafkaClusterTestKit build(int brokers, boolean isSecured) throws Exception {
         int replication = Math.min(brokers, 3);
-        return new KafkaClusterTestKit.Builder(
-                        new TestKitNodes.Builder()
-                                .setCombined(true)
-                                .setNumBrokerNodes(brokers)
-                                .setNumControllerNodes(1)
-                                .build())
-                .setConfigProp("group.initial.rebalance.delay.ms", "0")
+        TestKitNodes.Builder nodes =
+                new TestKitNodes.Builder()
+                        .setCombined(true)
+                        .setNumBrokerNodes(brokers)
+                        .setNumControllerNodes(1);
+        if (isSecured) {
+            nodes.setBrokerSecurityProtocol(SecurityProtocol.SASL_PLAINTEXT);
+        }
+        KafkaClusterTestKit.Builder b = new KafkaClusterTestKit.Builder(nodes.build());
+        if (isSecured) {
+            // the test kit then configures StandardAuthorizer (no ACL: deny), the PLAIN super user
+            // ADMIN; SCRAM for the test's users and for delegation tokens (which need a secret);
+            // topic auto-creation as Kafka's default has it (on), so a relay that would create
+            // topics shows it
+            b.setConfigProp("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-256")
+                    .setConfigProp("delegation.token.secret.key", "netapprox-test-token-key-0123")
+                    .setConfigProp("auto.create.topics.enable", "true")
+                    // the controller listener stays PLAINTEXT: the broker registers over it as
+                    // ANONYMOUS, which must be allowed CLUSTER_ACTION (no client uses that port)
+                    .setConfigProp("super.users", "User:" + ADMIN + ";User:ANONYMOUS");
+        } else {
+            b.setConfigProp("auto.create.topics.enable", "false");
+        }
+        return b.setConfigProp("group.initial.rebalance.delay.ms", "0")
                 .setConfigProp("offsets.topic.replication.factor", String.valueOf(replication))
                 .setConfigProp("offsets.topic.num.partitions", "4")
                 .setConfigProp(
                         "transaction.state.log.replication.factor", String.valueOf(replication))
                 .setConfigProp("transaction.state.log.min.isr", "1")
                 .setConfigProp("transaction.state.log.num.partitions", "4")
-                .setConfigProp("auto.create.topics.enable", "false")
                 // the tests' records carry timestamps years in the past (windows that are closed):
                 // time-based retention must never delete them; the check runs every second so a
                 // regression shows at once (KafkaBrokerTest)
@@ -115,6 +154,85 @@ public final class KafkaBroker {
         return shared;
     }
 
+    /**
+     * A second shared single-node cluster whose listener is SASL_PLAINTEXT (PLAIN for {@link
+     * #ADMIN}, SCRAM-SHA-256 for users made with {@link #addScramUser} and for delegation tokens),
+     * with Kafka's {@code StandardAuthorizer} (no ACL: denied) and, unlike {@link #shared()}, topic
+     * auto-creation on (Kafka's default). The helpers of this class (admin, producers, topics) act
+     * as {@link #ADMIN} on it.
+     */
+    public static synchronized KafkaBroker secured() throws Exception {
+        if (secured == null) {
+            secured = new KafkaBroker(1, true);
+            KafkaBroker b = secured;
+            Runtime.getRuntime()
+                    .addShutdownHook(new Thread(b::closeQuietly, "kafka-test-secured-close"));
+        }
+        return secured;
+    }
+
+    /**
+     * Client properties that authenticate as {@code user} on {@link #secured()}: PLAIN for {@link
+     * #ADMIN}, SCRAM-SHA-256 for the others; none on a cluster without SASL.
+     */
+    public Map<String, Object> clientSecurity(String user, String password) {
+        if (!isSecured) {
+            return Map.of();
+        }
+        boolean plain = user.equals(ADMIN);
+        String module =
+                plain
+                        ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+                        : "org.apache.kafka.common.security.scram.ScramLoginModule";
+        return Map.of(
+                "security.protocol",
+                "SASL_PLAINTEXT",
+                "sasl.mechanism",
+                plain ? "PLAIN" : "SCRAM-SHA-256",
+                "sasl.jaas.config",
+                module + " required username=\"" + user + "\" password=\"" + password + "\";");
+    }
+
+    /** {@link #clientSecurity} of the super user. */
+    public Map<String, Object> adminSecurity() {
+        return clientSecurity(ADMIN, JaasUtils.KAFKA_PLAIN_ADMIN_PASSWORD);
+    }
+
+    /** Creates (or resets) a SCRAM-SHA-256 user of {@link #secured()}. */
+    public void addScramUser(String user, String password) throws Exception {
+        try (Admin admin = admin()) {
+            admin.alterUserScramCredentials(
+                            List.of(
+                                    new UserScramCredentialUpsertion(
+                                            user,
+                                            new ScramCredentialInfo(
+                                                    ScramMechanism.SCRAM_SHA_256, 4096),
+                                            password)))
+                    .all()
+                    .get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * Allows {@code User:user} the operation on the literal resource (an ACL, as {@link #ADMIN}).
+     */
+    public void allow(String user, ResourceType type, String name, AclOperation op)
+            throws Exception {
+        try (Admin admin = admin()) {
+            admin.createAcls(
+                            List.of(
+                                    new AclBinding(
+                                            new ResourcePattern(type, name, PatternType.LITERAL),
+                                            new AccessControlEntry(
+                                                    "User:" + user,
+                                                    "*",
+                                                    op,
+                                                    AclPermissionType.ALLOW))))
+                    .all()
+                    .get(60, TimeUnit.SECONDS);
+        }
+    }
+
     /** A separate cluster with {@code brokers} combined nodes (leader-change tests); close it. */
     public static KafkaBroker cluster(int brokers) throws Exception {
         return new KafkaBroker(brokers);
@@ -138,7 +256,9 @@ public final class KafkaBroker {
     }
 
     public Admin admin() {
-        return Admin.create(Map.of("bootstrap.servers", bootstrapServers()));
+        Map<String, Object> p = new HashMap<>(adminSecurity());
+        p.put("bootstrap.servers", bootstrapServers());
+        return Admin.create(p);
     }
 
     public void createTopic(String name, int partitions)
@@ -202,6 +322,7 @@ public final class KafkaBroker {
         p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "120000");
         p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "300000");
         p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "1");
+        p.putAll(adminSecurity());
         return p;
     }
 

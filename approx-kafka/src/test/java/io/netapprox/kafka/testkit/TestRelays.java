@@ -19,12 +19,21 @@ public final class TestRelays {
     }
 
     public static KafkaRelay start(UnaryOperator<RelayConfig.Builder> tune) throws Exception {
+        return start(KafkaBroker.shared(), tune);
+    }
+
+    /** A relay beside {@code broker} (e.g. {@link KafkaBroker#secured()}). */
+    public static KafkaRelay start(KafkaBroker broker, UnaryOperator<RelayConfig.Builder> tune)
+            throws Exception {
         RelayConfig.Builder b =
-                RelayConfig.builder(KafkaBroker.shared().bootstrapServers())
+                RelayConfig.builder(broker.bootstrapServers())
                         .listen("127.0.0.1:0")
                         .dataPort(0)
                         .serveThreads(16)
                         .readThreads(2) // the tests' streams are read by two log readers
+                        // the shared broker has no ACLs; RelayAuthorizationTest reads as the
+                        // consumers on KafkaBroker.secured()
+                        .authorization(RelayConfig.Authorization.NONE)
                         .secret(SECRET.getBytes(StandardCharsets.UTF_8));
         return KafkaRelay.start(tune.apply(b).build());
     }
