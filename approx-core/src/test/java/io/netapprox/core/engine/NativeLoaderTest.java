@@ -109,7 +109,8 @@ class NativeLoaderTest {
 
     @Test
     void nativeHeapCounterWorksWhereGlibcHasMallinfo2() throws Exception {
-        // The shipped library targets glibc 2.17, so it looks mallinfo2 (glibc 2.33) up at run time:
+        // The shipped library targets glibc 2.17, so it looks mallinfo2 (glibc 2.33) up at run
+        // time:
         // LifecycleTest's native-heap leak check needs the counter wherever the C library has it.
         Process p =
                 new ProcessBuilder("getconf", "GNU_LIBC_VERSION").redirectErrorStream(true).start();
