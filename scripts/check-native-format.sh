@@ -11,7 +11,7 @@ if ! command -v "$CLANG_FORMAT" >/dev/null 2>&1; then
   echo "[format] ERROR: $CLANG_FORMAT not found (scripts/setup.sh installs clang-format-14)" >&2
   exit 1
 fi
-mapfile -t FILES < <(git ls-files 'native/*.cpp' 'native/*.hpp' 'native/*.h')
+mapfile -t FILES < <(git ls-files 'native/*.cpp' 'native/*.hpp' 'native/*.h' 'native/*.c')
 if [ "${1:-}" = "--fix" ]; then
   "$CLANG_FORMAT" -i --style=file "${FILES[@]}"
   echo "[format] reformatted ${#FILES[@]} native files"

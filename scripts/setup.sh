@@ -15,6 +15,8 @@ PACKAGES=(
   iproute2             # ip netns / veth / tc for the network lab
   unzip                # scripts/test.sh inspects the approx-core and approx-spark jars
   linux-perf           # benchmarks/netlab/veth_profile.sh (per-datagram CPU budget, docs/driver.md)
+  qemu-user-static     # scripts/test.sh runs the shipped linux-aarch64 library's C test under qemu-aarch64-static
+  libc6-arm64-cross    # ... with this aarch64 glibc as its sysroot (qemu -L /usr/aarch64-linux-gnu)
 )
 
 log() { echo "[setup] $*"; }
@@ -49,10 +51,11 @@ else
 fi
 
 # Tools the build needs that this script does not install (they are part of the base image); fail early and
-# clearly when one is absent.
-for tool in java mvn cmake ninja c++ ctest; do
+# clearly when one is absent. (The shipped library's toolchain, Zig, and libsodium's source come from PyPI through
+# pip: native/portable/build.sh fetches them, hash-checked, into build/native-portable on the first build.)
+for tool in java mvn cmake ninja c++ ctest python3 readelf flock; do
   if ! command -v "$tool" >/dev/null 2>&1; then
-    log "ERROR: '$tool' not found on PATH (expected preinstalled: JDK 17, Maven, gcc/g++, cmake, ninja)" >&2
+    log "ERROR: '$tool' not found on PATH (expected preinstalled: JDK 17, Maven, gcc/g++, cmake, ninja, python3 with pip)" >&2
     exit 1
   fi
 done

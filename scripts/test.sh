@@ -12,7 +12,9 @@
 #                            + native GoogleTest suites
 #                            and atp-perf end-to-end tests (ctest, in the Maven test phase) + Jazzer fuzzing of the
 #                            control-plane frame decoder for JAVA_FUZZ_SECONDS (approx-core execution control-fuzz)
-#   4. approx-core jar       ships META-INF/native/linux-x86_64/libnetapprox.so, which loads and binds JNI
+#   4. approx-core jar       ships META-INF/native/linux-{x86_64,aarch64}/libnetapprox.so, each portable (needs only
+#                            libc/libm/libpthread/libdl, glibc <= 2.17, exports only the C API + JNI entry points)
+#                            and passing its C test (capi_smoke; aarch64 under qemu-user)
 #   5. approx-spark jar      the spark-submit --jars jar: self-contained, and only the plugin (no examples);
 #                            approx-kafka-relay.jar runs (--version) and refuses bad arguments (exit 2);
 #                            approx-kafka-flink's jar holds ApproxKafkaSource and no Flink/Kafka classes
@@ -93,30 +95,57 @@ if [ -z "$JAR" ]; then
   log "ERROR: no approx-core jar in approx-core/target" >&2
   exit 1
 fi
+# The portable libraries (native/portable/build.sh; docs/architecture.md, "The shipped native library"), one per
+# platform: each needs only libc/libm/libpthread/libdl/ld-linux, no glibc symbol newer than 2.17, exports only the C
+# API and JNI_OnLoad/JNI_OnUnload (native/portable/check-lib.sh), and passes its C test (capi_smoke, built with the
+# same toolchain): linux-x86_64 here, linux-aarch64 under qemu-user. The Java tests of the Maven step loaded the
+# linux-x86_64 one (target/classes, as in this jar).
 SO_ENTRY="META-INF/native/linux-x86_64/libnetapprox.so"
+SO_ARCHES=(x86_64 aarch64)
 # No "| grep -q" under pipefail: grep exits at the first match and the writer's SIGPIPE fails the pipeline.
 JAR_LISTING="$(unzip -Z1 "$JAR")"
-if ! grep -qx "$SO_ENTRY" <<<"$JAR_LISTING"; then
-  log "ERROR: $JAR does not contain $SO_ENTRY" >&2
-  unzip -l "$JAR" >&2
-  exit 1
-fi
-log "$(basename "$JAR") contains $SO_ENTRY"
-# The shipped library must load on this machine: every NEEDED library resolves (libsodium23 at runtime).
-SO_TMP="$(mktemp -d)"
-unzip -q -o "$JAR" "$SO_ENTRY" -d "$SO_TMP"
-if grep -q 'not found' <<<"$(ldd "$SO_TMP/$SO_ENTRY")"; then
-  log "ERROR: unresolved shared-library dependencies of libnetapprox.so:" >&2
-  ldd "$SO_TMP/$SO_ENTRY" >&2
-  rm -rf "$SO_TMP"
-  exit 1
-fi
-# ... and carries the JNI binding approx-core loads (CMake drops it with a warning when jni.h is missing).
-if ! grep -qw JNI_OnLoad <<<"$(nm -D --defined-only "$SO_TMP/$SO_ENTRY")"; then
-  log "ERROR: libnetapprox.so in the jar does not export JNI_OnLoad (built without the JNI binding?)" >&2
-  rm -rf "$SO_TMP"
-  exit 1
-fi
+SO_TMP="$ROOT/approx-core/target/jar-native-check"  # kept on failure for a look; mvn clean removes it
+rm -rf "$SO_TMP"
+QEMU_AARCH64="$(command -v qemu-aarch64-static || command -v qemu-aarch64 || true)"
+AARCH64_SYSROOT=/usr/aarch64-linux-gnu
+for arch in "${SO_ARCHES[@]}"; do
+  entry="META-INF/native/linux-$arch/libnetapprox.so"
+  if ! grep -qx "$entry" <<<"$JAR_LISTING"; then
+    log "ERROR: $JAR does not contain $entry" >&2
+    unzip -l "$JAR" >&2
+    exit 1
+  fi
+  unzip -q -o "$JAR" "$entry" -d "$SO_TMP"
+  lib="$SO_TMP/$entry"
+  bash "$ROOT/native/portable/check-lib.sh" "$lib" "$arch"
+  smoke="$ROOT/approx-core/target/native-portable-$arch/capi_smoke"
+  if [ ! -x "$smoke" ]; then
+    log "ERROR: $smoke was not built (native/portable/build.sh, approx-core's Maven build)" >&2
+    exit 1
+  fi
+  # Next to the jar's library: capi_smoke finds it through its RUNPATH $ORIGIN.
+  cp "$smoke" "$(dirname "$lib")/capi_smoke"
+  case "$arch" in
+    x86_64)
+      # The library loads on this machine: every NEEDED library resolves.
+      if grep -q 'not found' <<<"$(ldd "$lib")"; then
+        log "ERROR: unresolved shared-library dependencies of the linux-x86_64 libnetapprox.so:" >&2
+        ldd "$lib" >&2
+        exit 1
+      fi
+      "$(dirname "$lib")/capi_smoke"
+      ;;
+    aarch64)
+      if [ -n "$QEMU_AARCH64" ] && [ -e "$AARCH64_SYSROOT/lib/ld-linux-aarch64.so.1" ]; then
+        log "linux-aarch64: capi_smoke under $(basename "$QEMU_AARCH64") -L $AARCH64_SYSROOT"
+        "$QEMU_AARCH64" -L "$AARCH64_SYSROOT" "$(dirname "$lib")/capi_smoke"
+      else
+        log "WARNING: linux-aarch64 capi_smoke NOT run: needs qemu-user-static and libc6-arm64-cross (scripts/setup.sh)"
+      fi
+      ;;
+  esac
+  log "$(basename "$JAR") contains $entry: portable, C test passed"
+done
 rm -rf "$SO_TMP"
 end
 
@@ -135,7 +164,7 @@ if [ -z "$SPARK_JAR" ]; then
   exit 1
 fi
 SPARK_LISTING="$(unzip -Z1 "$SPARK_JAR")"
-for entry in "$SO_ENTRY" io/netapprox/spark/ApproxShuffleManager.class io/netapprox/core/engine/NativeEngine.class \
+for entry in "$SO_ENTRY" "${SO_ENTRY/x86_64/aarch64}" io/netapprox/spark/ApproxShuffleManager.class io/netapprox/core/engine/NativeEngine.class \
              io/netapprox/shaded/commons/math3/distribution/TDistribution.class; do
   if ! grep -qx "$entry" <<<"$SPARK_LISTING"; then
     log "ERROR: $SPARK_JAR lacks $entry" >&2
@@ -198,7 +227,7 @@ if [ -z "$FLINK_JAR" ]; then
   exit 1
 fi
 FLINK_LISTING="$(unzip -Z1 "$FLINK_JAR")"
-for entry in "$SO_ENTRY" io/netapprox/flink/Approx.class io/netapprox/core/engine/NativeEngine.class \
+for entry in "$SO_ENTRY" "${SO_ENTRY/x86_64/aarch64}" io/netapprox/flink/Approx.class io/netapprox/core/engine/NativeEngine.class \
              io/netty/buffer/ByteBuf.class io/netapprox/shaded/commons/math3/distribution/TDistribution.class; do
   if ! grep -qx "$entry" <<<"$FLINK_LISTING"; then
     log "ERROR: $FLINK_JAR lacks $entry" >&2

@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +27,12 @@
 #endif
 #ifndef SOL_UDP
 #define SOL_UDP 17
+#endif
+// epoll_pwait2 (Linux 5.11) is called through syscall(2): glibc wraps it only from 2.35 on, and the shipped
+// library targets glibc 2.17 (docs/architecture.md, "The shipped native library"). 441 on every architecture
+// (numbers after 403 are shared by all). Kernels without it return ENOSYS; the driver then uses a timerfd.
+#ifndef SYS_epoll_pwait2
+#define SYS_epoll_pwait2 441
 #endif
 
 namespace netapprox::driver {
@@ -50,6 +57,12 @@ bool is_v4_mapped(const sockaddr_storage& a) {
   if (a.ss_family != AF_INET6) return false;
   auto* s6 = reinterpret_cast<const sockaddr_in6*>(&a);
   return IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr);
+}
+
+// The kernel takes a struct __kernel_timespec (two 64-bit fields): struct timespec on the 64-bit targets built.
+static_assert(sizeof(timespec) == 16, "epoll_pwait2 through syscall(2) assumes a 64-bit time_t");
+int sys_epoll_pwait2(int epfd, epoll_event* events, int maxevents, const timespec* timeout) {
+  return static_cast<int>(syscall(SYS_epoll_pwait2, epfd, events, maxevents, timeout, nullptr, 0));
 }
 
 }  // namespace
@@ -290,7 +303,7 @@ Status Driver::init(std::string* err) {
   {
     epoll_event tmp;
     timespec zero{0, 0};
-    if (epoll_pwait2(epfd_, &tmp, 1, &zero, nullptr) < 0 && errno == ENOSYS) have_pwait2_ = false;
+    if (sys_epoll_pwait2(epfd_, &tmp, 1, &zero) < 0 && errno == ENOSYS) have_pwait2_ = false;
   }
   if (!have_pwait2_) {
     tfd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -885,7 +898,7 @@ void Driver::sleep_until(atp::TimeNs deadline) {
       ts.tv_nsec = static_cast<long>(d % 1'000'000'000ULL);
       tsp = &ts;
     }
-    n = epoll_pwait2(epfd_, evs, 4, tsp, nullptr);
+    n = sys_epoll_pwait2(epfd_, evs, 4, tsp);
   } else {
     itimerspec its{};
     if (deadline != atp::kNever) {

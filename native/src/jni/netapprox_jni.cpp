@@ -12,7 +12,6 @@
 //    submits many messages (submitBatch) or drains many events into a caller-provided direct buffer (pollEvents).
 #include <dlfcn.h>
 #include <jni.h>
-#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -655,14 +654,18 @@ jint JNICALL engineStats(JNIEnv* env, jclass, jlong h, jlongArray out) {
 }
 
 // Bytes currently allocated with malloc in this process (glibc mallinfo2: in-use arena bytes + mmapped chunks).
-// A native-memory counter for leak tests; -1 when unavailable.
+// A native-memory counter for leak tests; -1 when unavailable. mallinfo2 is looked up at run time: it is new in
+// glibc 2.33 and the shipped library targets glibc 2.17 (docs/architecture.md), so it must not be a link-time
+// dependency. The struct is glibc's struct mallinfo2 (ten size_t), declared here since old headers lack it.
+struct MallInfo2 {
+  size_t arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks, fordblks, keepcost;
+};
 jlong JNICALL mallocInUse(JNIEnv*, jclass) {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-  struct mallinfo2 mi = mallinfo2();
+  using Fn = MallInfo2 (*)();
+  static const Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "mallinfo2"));
+  if (fn == nullptr) return -1;
+  const MallInfo2 mi = fn();
   return static_cast<jlong>(mi.uordblks + mi.hblkhd);
-#else
-  return -1;
-#endif
 }
 
 #define NM(name, sig, fn) \

@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
 final class NativeLibrary {
     static final String PATH_PROPERTY = "io.netapprox.native.path";
     static final String LIBRARY_NAME = "netapprox";
-    static final String SUPPORTED = "linux-x86_64";
+    static final String SUPPORTED = "linux-x86_64, linux-aarch64";
     private static final Logger log = LoggerFactory.getLogger(NativeLibrary.class);
 
     private NativeLibrary() {}
@@ -45,7 +45,10 @@ final class NativeLibrary {
         String os = osName == null ? "" : osName.toLowerCase(Locale.ROOT);
         String arch = osArch == null ? "" : osArch.toLowerCase(Locale.ROOT);
         if (os.startsWith("linux") && (arch.equals("amd64") || arch.equals("x86_64"))) {
-            return SUPPORTED;
+            return "linux-x86_64";
+        }
+        if (os.startsWith("linux") && (arch.equals("aarch64") || arch.equals("arm64"))) {
+            return "linux-aarch64";
         }
         return null;
     }
