@@ -209,6 +209,7 @@ public final class RelaySession {
                 positions.put(tp, consumer.position(tp));
                 lags.put(tp, consumer.currentLag(tp));
             }
+            relay.pullHook().polled(fetch);
             long now = System.currentTimeMillis();
             List<Runnable> answers = new ArrayList<>();
             lock.lock();
