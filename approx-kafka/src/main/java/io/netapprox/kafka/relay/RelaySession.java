@@ -45,6 +45,7 @@ public final class RelaySession {
     private final Condition changed = lock.newCondition();
     private final Map<TopicPartition, PartitionReader> readers = new HashMap<>();
     private final Set<TopicPartition> unchecked = new HashSet<>();
+    private long generations;
 
     /**
      * Per partition, the sequence number of the newest PULL or RELEASE taken (kept after a release,
@@ -134,9 +135,8 @@ public final class RelaySession {
 
         private void step() throws InterruptedException {
             Set<TopicPartition> assigned;
-            Set<TopicPartition> fetch = new HashSet<>();
+            Map<TopicPartition, PartitionReader.Fetch> fetch = new HashMap<>();
             Map<TopicPartition, Long> seeks = new HashMap<>();
-            Map<TopicPartition, Long> generations = new HashMap<>();
             Set<TopicPartition> toCheck;
             List<Runnable> expired;
             lock.lock();
@@ -153,9 +153,9 @@ public final class RelaySession {
                     if (s >= 0) {
                         seeks.put(r.partition, s);
                     }
-                    generations.put(r.partition, r.generation());
-                    if (r.wantsFetch()) {
-                        fetch.add(r.partition);
+                    PartitionReader.Fetch f = r.fetch();
+                    if (f != null) {
+                        fetch.put(r.partition, f);
                     }
                 }
                 boolean periodic = System.nanoTime() - lastLeaderCheck > LEADER_CHECK_NANOS;
@@ -179,10 +179,22 @@ public final class RelaySession {
                 consumer.assign(assigned);
             }
             seeks.forEach(consumer::seek);
+            for (PartitionReader.Fetch f : fetch.values()) {
+                TopicPartition tp = f.reader().partition;
+                if (consumer.position(tp) != f.position()) {
+                    // the log is read where the builder stands, never elsewhere (not expected)
+                    log.info(
+                            "{}: log reader at {}, builder at {}; seeking",
+                            tp,
+                            consumer.position(tp),
+                            f.position());
+                    consumer.seek(tp, f.position());
+                }
+            }
             Set<TopicPartition> idle = new HashSet<>(assigned);
-            idle.removeAll(fetch);
+            idle.removeAll(fetch.keySet());
             consumer.pause(idle);
-            consumer.resume(fetch);
+            consumer.resume(fetch.keySet());
             if (fetch.isEmpty()) {
                 return;
             }
@@ -190,7 +202,8 @@ public final class RelaySession {
             try {
                 records = consumer.poll(Duration.ofMillis(100));
             } catch (OffsetOutOfRangeException e) {
-                failPartitions(
+                failFetched(
+                        fetch,
                         e.offsetOutOfRangePartitions().keySet(),
                         tp ->
                                 new RelayException(
@@ -205,25 +218,27 @@ public final class RelaySession {
             }
             Map<TopicPartition, Long> positions = new HashMap<>();
             Map<TopicPartition, OptionalLong> lags = new HashMap<>();
-            for (TopicPartition tp : fetch) {
+            for (TopicPartition tp : fetch.keySet()) {
                 positions.put(tp, consumer.position(tp));
                 lags.put(tp, consumer.currentLag(tp));
             }
-            relay.pullHook().polled(fetch);
+            relay.pullHook().polled(fetch.keySet());
             long now = System.currentTimeMillis();
             List<Runnable> answers = new ArrayList<>();
             lock.lock();
             try {
-                for (TopicPartition tp : records.partitions()) {
-                    PartitionReader r = readers.get(tp);
-                    if (r != null) {
-                        r.onRecords(generations.get(tp), records.records(tp));
-                    }
-                }
-                for (TopicPartition tp : fetch) {
-                    PartitionReader r = readers.get(tp);
-                    if (r != null) {
-                        r.onProgress(generations.get(tp), positions.get(tp), lags.get(tp), now);
+                // Only to the reader that issued the fetch: a RELEASE and a new PULL of the
+                // partition during the poll made a new reader, which reads from its own position.
+                for (PartitionReader.Fetch f : fetch.values()) {
+                    TopicPartition tp = f.reader().partition;
+                    if (readers.get(tp) == f.reader()) {
+                        f.reader()
+                                .onFetched(
+                                        f,
+                                        records.records(tp),
+                                        positions.get(tp),
+                                        lags.get(tp),
+                                        now);
                     }
                 }
                 answers.addAll(answers(this));
@@ -336,7 +351,8 @@ public final class RelaySession {
                                         spec,
                                         lane.plan,
                                         lane.stratifier,
-                                        relay.config().maxSegmentBytes());
+                                        relay.config().maxSegmentBytes(),
+                                        this::nextGeneration);
                             });
             replaced =
                     r.onPull(
@@ -407,24 +423,63 @@ public final class RelaySession {
                         + " of the same stream");
     }
 
-    private void failPartitions(
+    /** Builder generations, unique within the session (guarded by {@link #lock}). */
+    private long nextGeneration() {
+        return ++generations;
+    }
+
+    /**
+     * As {@link #failPartitions}, for the partitions of a fetch that failed: only the readers that
+     * issued it (a reader made anew meanwhile reads from a position of its own).
+     */
+    private void failFetched(
+            Map<TopicPartition, PartitionReader.Fetch> fetch,
             Collection<TopicPartition> partitions,
             java.util.function.Function<TopicPartition, RelayException> error) {
-        List<Runnable> failures = new ArrayList<>();
+        List<Runnable> failures;
         lock.lock();
         try {
+            List<TopicPartition> issued = new ArrayList<>();
             for (TopicPartition tp : partitions) {
-                PartitionReader r = readers.remove(tp);
-                if (r != null && r.pending() != null) {
-                    PartitionReader.Pull p = r.clearPending();
-                    RelayException e = error.apply(tp);
-                    failures.add(() -> p.future().completeExceptionally(e));
+                PartitionReader.Fetch f = fetch.get(tp);
+                if (f != null && readers.get(tp) == f.reader()) {
+                    issued.add(tp);
                 }
             }
+            failures = removeReaders(issued, error);
         } finally {
             lock.unlock();
         }
         failures.forEach(Runnable::run);
+    }
+
+    private void failPartitions(
+            Collection<TopicPartition> partitions,
+            java.util.function.Function<TopicPartition, RelayException> error) {
+        List<Runnable> failures;
+        lock.lock();
+        try {
+            failures = removeReaders(partitions, error);
+        } finally {
+            lock.unlock();
+        }
+        failures.forEach(Runnable::run);
+    }
+
+    /** Removes the partitions' readers; returns the failures of their pulls (run them unlocked). */
+    private List<Runnable> removeReaders(
+            Collection<TopicPartition> partitions,
+            java.util.function.Function<TopicPartition, RelayException> error) {
+        List<Runnable> failures = new ArrayList<>();
+        for (TopicPartition tp : partitions) {
+            PartitionReader r = readers.remove(tp);
+            if (r != null && r.pending() != null) {
+                PartitionReader.Pull p = r.clearPending();
+                RelayException e = error.apply(tp);
+                failures.add(() -> p.future().completeExceptionally(e));
+            }
+        }
+        return failures;
     }
 
     /** Completions of pending pulls that a ready segment answers (run them outside the lock). */
