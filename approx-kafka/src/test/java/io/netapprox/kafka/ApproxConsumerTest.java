@@ -136,6 +136,40 @@ class ApproxConsumerTest {
         }
     }
 
+    /**
+     * Issue 29, item 5: an e_max the configuration accepts but so small that no sample meets it
+     * (here 1e-5: the planned sample of an unbounded cell is about 9e10 records, beyond an int) is
+     * served by taking every record. It failed the relay with {@code ArithmeticException: integer
+     * overflow} while sizing the reservoirs, so the consumer's poll threw READ_FAILED.
+     */
+    @Test
+    void anEmaxTooSmallForAnySampleTakesEveryRecord() throws Exception {
+        String topic = KafkaBroker.unique("tiny-emax");
+        KafkaBroker.shared().createTopic(topic, 1);
+        Records.produce(topic, 1, 2, List.of("a", "b"), 150, 6);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Properties props = Records.approxProps(KafkaBroker.unique("g"), relay.address());
+        props.put("approx.emax", "1e-5");
+        Polled got;
+        try (Consumer<String, String> c = ApproxConsumers.create(props)) {
+            c.assign(List.of(tp));
+            got = Records.pollToEnd(c, List.of(tp), 600, new Polled());
+            assertEquals(600, c.position(tp), "position at the end");
+        }
+        Set<Long> offsets = new HashSet<>();
+        for (ConsumerRecord<String, String> r : got.records) {
+            assertTrue(offsets.add(r.offset()), "no record twice: " + r.offset());
+            assertEquals(1.0, ApproxHeaders.weight(r), "weight of " + r.offset());
+        }
+        assertEquals(600, offsets.size(), "every record returned");
+        for (CoveredRange r : got.ranges) {
+            for (Cell cell : r.cells()) {
+                assertEquals(cell.count(), cell.target(), "taken whole: " + cell);
+                assertEquals(cell.count(), cell.sampled(), "delivered whole: " + cell);
+            }
+        }
+    }
+
     @Test
     void aPartitionWhoseLastRecordsWereDroppedBySamplingOrAbortedStillReachesItsEnd()
             throws Exception {

@@ -17,6 +17,14 @@ public final class SamplingPlan {
     /** Population size standing for "unbounded" when sizing reservoirs. */
     private static final long UNBOUNDED = 1L << 40;
 
+    /**
+     * The largest reservoir (and sample) of a cell: a plan above it - an e_max so small that no
+     * sample of any size meets it, e.g. below ~6e-5 at the defaults - takes every record of the
+     * cell. What a cell holds is bounded by the segment's bytes ({@code --max-segment-bytes}), not
+     * by this.
+     */
+    static final int MAX_CAPACITY = Integer.MAX_VALUE - 8;
+
     private final StreamSpec spec;
     private final Map<Double, MsrPlanner> planners = new HashMap<>();
     private final Map<Double, Integer> capacities = new HashMap<>();
@@ -42,7 +50,7 @@ public final class SamplingPlan {
                 e,
                 x ->
                         held(
-                                Math.toIntExact(planner(x).heuristic(UNBOUNDED).sampleSize()),
+                                atMostMaxCapacity(planner(x).heuristic(UNBOUNDED).sampleSize()),
                                 UNBOUNDED));
     }
 
@@ -52,12 +60,16 @@ public final class SamplingPlan {
             return (int) count;
         }
         long n = planner(spec.emaxOf(stratum)).heuristic(count).sampleSize();
-        return (int) Math.min(n, count);
+        return atMostMaxCapacity(Math.min(n, count));
+    }
+
+    private static int atMostMaxCapacity(long n) {
+        return (int) Math.min(n, MAX_CAPACITY);
     }
 
     /** Candidates to send for a target of {@code target} in a cell of {@code count} records. */
     public int held(int target, long count) {
         long h = (long) Math.ceil(target * spec.headroom() - 1e-9);
-        return (int) Math.min(Math.min(h, count), Integer.MAX_VALUE - 8);
+        return atMostMaxCapacity(Math.min(h, count));
     }
 }
