@@ -127,12 +127,14 @@ final class PartitionReader {
             if (r.offset() < building.position()) {
                 continue;
             }
-            if (!building.accepts(r)
-                    || building.bytes() >= maxSegmentBytes
+            if (building.bytes() >= maxSegmentBytes
                     || building.headerBytes() >= RelayProtocol.MAX_HEADER_BYTES) {
                 closeBuilding();
             }
-            building.add(r);
+            if (!building.tryAdd(r)) {
+                closeBuilding();
+                building.add(r);
+            }
         }
         building.advanceTo(position);
         if (lag.isPresent()) {

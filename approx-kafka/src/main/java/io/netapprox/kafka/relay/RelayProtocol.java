@@ -27,17 +27,18 @@ import org.apache.kafka.common.record.TimestampType;
  * {@code i32 length (-1 = null) + bytes}.
  *
  * <pre>
- * request  = u8 version(2), u8 kind, body
+ * request  = u8 version(3), u8 kind, body
  *   OPEN    (1): f64 emax, u32 n, n x {string stratum, f64 emax}, f64 confidence, f64 cv,
  *                f64 headroom, i64 windowMs, i64 graceMs, u8 strata (0 partition, 1 key, 2 header),
- *                string header, u8 readCommitted, i64 seed
+ *                string header, u8 readCommitted, i64 seed, u8 value (0 none, 1 value,
+ *                2 header), string valueHeader
  *   PULL    (2): string topic, i32 partition, i64 from, i32 maxWaitMs, i64 seq
  *   RELEASE (3): u32 n, n x {string topic, i32 partition}, i64 seq
  *            seq: the stream's request order (the consumer numbers its PULLs and RELEASEs 1, 2, ...
  *            as it sends them); the relay serves requests on several threads, so a request may
  *            reach the stream after a later one: it then is stale and has no effect (section 3.2
  *            of docs/kafka.md)
- * answer   = u8 version(2), u8 status (0 OK, else RelayException.Reason ordinal + 1), body
+ * answer   = u8 version(3), u8 status (0 OK, else RelayException.Reason ordinal + 1), body
  *   failure: i32 leaderId, string message
  *   OK to PULL (the segment header): i64 from, i64 to, i64 logEnd, u32 cells,
  *                cells x {i64 windowStart, string stratum, i64 count, i32 target, i32 sampled}
@@ -53,7 +54,7 @@ import org.apache.kafka.common.record.TimestampType;
  * IllegalArgumentException} naming it.
  */
 public final class RelayProtocol {
-    static final byte VERSION = 2;
+    static final byte VERSION = 3; // 3: OPEN names the measured value
     static final byte OPEN = 1;
     static final byte PULL = 2;
     static final byte RELEASE = 3;
@@ -122,6 +123,8 @@ public final class RelayProtocol {
             o.string(s.stratification().header() == null ? "" : s.stratification().header());
             o.u8(s.readCommitted() ? 1 : 0);
             o.i64(s.seed());
+            o.u8(s.value().kind().ordinal());
+            o.string(s.value().header() == null ? "" : s.value().header());
         } else if (r instanceof Pull p) {
             o.u8(PULL);
             o.string(p.partition().topic());
@@ -168,6 +171,12 @@ public final class RelayProtocol {
                         Stratification.Kind k = Stratification.Kind.values()[strata];
                         boolean readCommitted = in.bool();
                         long seed = in.i64();
+                        int valueKind = in.u8();
+                        String valueHeader = in.string();
+                        if (valueKind >= ValueSource.Kind.values().length) {
+                            throw malformed("unknown value source " + valueKind);
+                        }
+                        ValueSource.Kind vk = ValueSource.Kind.values()[valueKind];
                         yield new Open(
                                 new StreamSpec(
                                         emax,
@@ -180,7 +189,12 @@ public final class RelayProtocol {
                                         new Stratification(
                                                 k, k == Stratification.Kind.HEADER ? header : null),
                                         readCommitted,
-                                        seed));
+                                        seed,
+                                        new ValueSource(
+                                                vk,
+                                                vk == ValueSource.Kind.HEADER
+                                                        ? valueHeader
+                                                        : null)));
                     }
                     case PULL -> {
                         TopicPartition tp = in.partition();
