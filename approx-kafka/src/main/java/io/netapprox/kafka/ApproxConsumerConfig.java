@@ -3,6 +3,7 @@ package io.netapprox.kafka;
 import io.netapprox.kafka.relay.SecretFile;
 import io.netapprox.kafka.relay.Stratification;
 import io.netapprox.kafka.relay.StreamSpec;
+import io.netapprox.kafka.relay.ValueSource;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -29,6 +30,7 @@ public final class ApproxConsumerConfig {
     public static final String WINDOW_GRACE_MS = "approx.window.grace.ms";
     public static final String STRATUM = "approx.stratum";
     public static final String CV = "approx.cv";
+    public static final String VALUE = "approx.value";
     public static final String SEED = "approx.seed";
     public static final String RELAY_PORT = "approx.relay.port";
     public static final String RELAY_FALLBACK = "approx.relay.fallback";
@@ -72,6 +74,7 @@ public final class ApproxConsumerConfig {
     private final long graceMs;
     private final Stratification stratification;
     private final double cv;
+    private final ValueSource value;
     private final long seed;
     private final int relayPort;
     private final Map<Integer, String> relayAddresses;
@@ -126,6 +129,7 @@ public final class ApproxConsumerConfig {
         this.stratification =
                 Stratification.parse(STRATUM, string(approx.getOrDefault(STRATUM, "partition")));
         this.cv = positive(CV, approx.getOrDefault(CV, "1.5"));
+        this.value = ValueSource.parse(VALUE, string(approx.getOrDefault(VALUE, "value")));
         Object s = approx.get(SEED);
         this.seed =
                 s == null
@@ -217,6 +221,7 @@ public final class ApproxConsumerConfig {
                     WINDOW_GRACE_MS,
                     STRATUM,
                     CV,
+                    VALUE,
                     SEED,
                     RELAY_PORT,
                     RELAY_FALLBACK,
@@ -262,7 +267,8 @@ public final class ApproxConsumerConfig {
                 graceMs,
                 stratification,
                 readCommitted,
-                seed);
+                seed,
+                value);
     }
 
     public double confidence() {

@@ -43,6 +43,8 @@ class ApproxConsumerConfigTest {
         rejects("approx.stratum", "value");
         rejects("approx.stratum", "header:");
         rejects("approx.cv", "0");
+        rejects("approx.value", "key");
+        rejects("approx.value", "header:");
         rejects("approx.seed", "x");
         rejects("approx.relay.port", "70000");
         rejects("approx.relay.address.1", "nohost");
@@ -105,6 +107,19 @@ class ApproxConsumerConfigTest {
         assertEquals(60_000, s.windowMs());
         assertEquals(1.0, s.headroom());
         assertEquals("header:zone", s.stratification().toString());
+        assertEquals("value", s.value().toString(), "planned from the record values by default");
+        assertEquals(1.5, s.assumedCv());
+        assertEquals(
+                "header:fare",
+                ApproxConsumerConfig.parse(Map.of("approx.value", "header:fare"))
+                        .streamSpec(false)
+                        .value()
+                        .toString());
+        assertFalse(
+                ApproxConsumerConfig.parse(Map.of("approx.value", "none"))
+                        .streamSpec(false)
+                        .value()
+                        .measures());
         assertEquals("relay3:7400", c.relayAddress(3, "broker3"));
         assertEquals("broker1:7390", c.relayAddress(1, "broker1"));
         assertFalse(c.kafkaProperties().containsKey("approx.enable"));

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -26,6 +27,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -73,7 +75,9 @@ public final class KafkaRelay implements AutoCloseable {
 
     /**
      * Test seam: runs on the serving thread around a PULL's or RELEASE's hand-over to its session,
-     * so a test can force the order in which concurrently served requests reach the session.
+     * so a test can force the order in which concurrently served requests reach the session; and on
+     * a log reader's thread between its poll and the use of what it fetched, so a test can widen
+     * that window (a slow poll).
      */
     interface PullHook {
         PullHook NONE = new PullHook() {};
@@ -83,6 +87,9 @@ public final class KafkaRelay implements AutoCloseable {
 
         /** After the session took (or refused) the request. */
         default void registered(RelayProtocol.Request request) {}
+
+        /** A log reader's poll of these partitions returned; its results are applied next. */
+        default void polled(Set<TopicPartition> fetched) throws InterruptedException {}
     }
 
     void pullHook(PullHook hook) {
@@ -95,6 +102,10 @@ public final class KafkaRelay implements AutoCloseable {
      */
     void clientIdentity(Function<ApproxPeer, String> identity) {
         this.clientIdentity = identity;
+    }
+
+    PullHook pullHook() {
+        return pullHook;
     }
 
     private KafkaRelay(RelayConfig config) {

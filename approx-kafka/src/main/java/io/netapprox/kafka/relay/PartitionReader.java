@@ -5,6 +5,7 @@ import java.util.ArrayDeque;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
@@ -17,11 +18,21 @@ import org.apache.kafka.common.TopicPartition;
 final class PartitionReader {
     record Pull(long from, long deadlineNanos, CompletableFuture<Segment> future) {}
 
+    /**
+     * One fetch the log reader issues for this reader: records from {@code position} on, for the
+     * builder of {@code generation}. A fetch applies only to the reader and generation that issued
+     * it, at that position: a reader released and made anew while the log reader polled must not
+     * receive the old reader's records or progress (issue 29: the new reader then covered offsets
+     * whose records it never counted).
+     */
+    record Fetch(PartitionReader reader, long generation, long position) {}
+
     final TopicPartition partition;
     private final StreamSpec spec;
     private final SamplingPlan plan;
     private final Stratifier stratifier;
     private final long maxSegmentBytes;
+    private final LongSupplier generations;
     private final ArrayDeque<Segment> ready = new ArrayDeque<>();
     private SegmentBuilder building;
     private Pull pending;
@@ -34,15 +45,21 @@ final class PartitionReader {
             StreamSpec spec,
             SamplingPlan plan,
             Stratifier stratifier,
-            long maxSegmentBytes) {
+            long maxSegmentBytes,
+            LongSupplier generations) {
         this.partition = partition;
         this.spec = spec;
         this.plan = plan;
         this.stratifier = stratifier;
         this.maxSegmentBytes = maxSegmentBytes;
+        this.generations = generations;
     }
 
-    /** Registers a pull; returns the pull it replaces (to fail), if any. */
+    /**
+     * Registers a pull; returns the pull it replaces (to fail), if any. A pull that does not
+     * continue the read-ahead starts a new builder with a new generation, drawn from the session's
+     * counter so that no two builders of a session ever share one.
+     */
     Pull onPull(Pull pull) {
         Pull old = pending;
         pending = pull;
@@ -54,7 +71,7 @@ final class PartitionReader {
             ready.clear();
             building = new SegmentBuilder(partition, pull.from(), spec, plan, stratifier);
             seekTo = pull.from();
-            generation++;
+            generation = generations.getAsLong();
         }
         return old;
     }
@@ -70,46 +87,54 @@ final class PartitionReader {
         return s;
     }
 
-    long generation() {
-        return generation;
+    /** The fetch the log reader should issue for this partition now, or null if none. */
+    Fetch fetch() {
+        return building != null && ready.isEmpty()
+                ? new Fetch(this, generation, building.position())
+                : null;
     }
 
-    /** Whether the log reader should fetch this partition now. */
-    boolean wantsFetch() {
-        return building != null && ready.isEmpty();
+    /** Whether {@code f} was issued by this reader's current builder, which has not moved since. */
+    private boolean issued(Fetch f) {
+        return f.reader() == this
+                && f.generation() == generation
+                && building != null
+                && building.position() == f.position();
     }
 
     boolean isIdle() {
         return building == null;
     }
 
-    /** Records fetched for generation {@code gen}, in offset order. */
-    void onRecords(long gen, List<ConsumerRecord<ByteBuffer, ByteBuffer>> records) {
-        if (gen != generation || building == null) {
-            return; // fetched for a position that a newer pull replaced
+    /**
+     * The outcome of fetch {@code f}: its records (in offset order from the fetch's position; may
+     * be empty), then the log reader's position after them (past markers and aborted records), the
+     * lag behind the readable end, and the wall clock. Ignored unless this reader's current builder
+     * issued {@code f} and has not moved since. Closes the segment when it reached the end of the
+     * readable log and either holds no record (coverage only) or its latest window ended {@code
+     * graceMs} ago.
+     */
+    void onFetched(
+            Fetch f,
+            List<ConsumerRecord<ByteBuffer, ByteBuffer>> records,
+            long position,
+            OptionalLong lag,
+            long nowMs) {
+        if (!issued(f)) {
+            return; // fetched for another reader, or for a position a newer pull replaced
         }
         for (ConsumerRecord<ByteBuffer, ByteBuffer> r : records) {
             if (r.offset() < building.position()) {
                 continue;
             }
-            if (!building.accepts(r)
-                    || building.bytes() >= maxSegmentBytes
+            if (building.bytes() >= maxSegmentBytes
                     || building.headerBytes() >= RelayProtocol.MAX_HEADER_BYTES) {
                 closeBuilding();
             }
-            building.add(r);
-        }
-    }
-
-    /**
-     * After a fetch: the reader's position (past markers and aborted records), the lag behind the
-     * readable end, and the wall clock. Closes the segment when it reached the end of the readable
-     * log and either holds no record (coverage only) or its latest window ended {@code graceMs}
-     * ago.
-     */
-    void onProgress(long gen, long position, OptionalLong lag, long nowMs) {
-        if (gen != generation || building == null) {
-            return;
+            if (!building.tryAdd(r)) {
+                closeBuilding();
+                building.add(r);
+            }
         }
         building.advanceTo(position);
         if (lag.isPresent()) {

@@ -30,7 +30,8 @@ import org.apache.kafka.common.record.TimestampType;
  * request  = u8 version(3), u8 kind, body
  *   OPEN    (1): f64 emax, u32 n, n x {string stratum, f64 emax}, f64 confidence, f64 cv,
  *                f64 headroom, i64 windowMs, i64 graceMs, u8 strata (0 partition, 1 key, 2 header),
- *                string header, u8 readCommitted, i64 seed, string tokenId, string tokenHmac
+ *                string header, u8 readCommitted, i64 seed, u8 value (0 none, 1 value,
+ *                2 header), string valueHeader, string tokenId, string tokenHmac
  *            token: the consumer's Kafka delegation token (both empty: none), Base64 characters
  *            only ({@link DelegatedToken}); a relay with authorization=kafka reads as its owner
  *   PULL    (2): string topic, i32 partition, i64 from, i32 maxWaitMs, i64 seq
@@ -56,7 +57,7 @@ import org.apache.kafka.common.record.TimestampType;
  * IllegalArgumentException} naming it.
  */
 public final class RelayProtocol {
-    static final byte VERSION = 3;
+    static final byte VERSION = 3; // 3: OPEN names the measured value and carries the token
     static final byte OPEN = 1;
     static final byte PULL = 2;
     static final byte RELEASE = 3;
@@ -132,6 +133,8 @@ public final class RelayProtocol {
             o.string(s.stratification().header() == null ? "" : s.stratification().header());
             o.u8(s.readCommitted() ? 1 : 0);
             o.i64(s.seed());
+            o.u8(s.value().kind().ordinal());
+            o.string(s.value().header() == null ? "" : s.value().header());
             o.string(op.token() == null ? "" : op.token().tokenId());
             o.string(op.token() == null ? "" : op.token().hmac());
         } else if (r instanceof Pull p) {
@@ -180,6 +183,12 @@ public final class RelayProtocol {
                         Stratification.Kind k = Stratification.Kind.values()[strata];
                         boolean readCommitted = in.bool();
                         long seed = in.i64();
+                        int valueKind = in.u8();
+                        String valueHeader = in.string();
+                        if (valueKind >= ValueSource.Kind.values().length) {
+                            throw malformed("unknown value source " + valueKind);
+                        }
+                        ValueSource.Kind vk = ValueSource.Kind.values()[valueKind];
                         String tokenId = in.string();
                         String tokenHmac = in.string();
                         DelegatedToken token;
@@ -204,7 +213,12 @@ public final class RelayProtocol {
                                         new Stratification(
                                                 k, k == Stratification.Kind.HEADER ? header : null),
                                         readCommitted,
-                                        seed),
+                                        seed,
+                                        new ValueSource(
+                                                vk,
+                                                vk == ValueSource.Kind.HEADER
+                                                        ? valueHeader
+                                                        : null)),
                                 token);
                     }
                     case PULL -> {

@@ -47,6 +47,7 @@ public final class RelaySession {
     private final Condition changed = lock.newCondition();
     private final Map<TopicPartition, PartitionReader> readers = new HashMap<>();
     private final Set<TopicPartition> unchecked = new HashSet<>();
+    private long generations;
 
     /**
      * Per partition, the sequence number of the newest PULL or RELEASE taken. A release forgets its
@@ -160,9 +161,8 @@ public final class RelaySession {
 
         private void step() throws InterruptedException {
             Set<TopicPartition> assigned;
-            Set<TopicPartition> fetch = new HashSet<>();
+            Map<TopicPartition, PartitionReader.Fetch> fetch = new HashMap<>();
             Map<TopicPartition, Long> seeks = new HashMap<>();
-            Map<TopicPartition, Long> generations = new HashMap<>();
             Set<TopicPartition> toCheck;
             List<Runnable> expired;
             lock.lock();
@@ -179,9 +179,9 @@ public final class RelaySession {
                     if (s >= 0) {
                         seeks.put(r.partition, s);
                     }
-                    generations.put(r.partition, r.generation());
-                    if (r.wantsFetch()) {
-                        fetch.add(r.partition);
+                    PartitionReader.Fetch f = r.fetch();
+                    if (f != null) {
+                        fetch.put(r.partition, f);
                     }
                 }
                 boolean periodic =
@@ -204,16 +204,28 @@ public final class RelaySession {
             expired.forEach(Runnable::run);
             Set<TopicPartition> refused = checkPartitions(toCheck);
             assigned.removeAll(refused);
-            fetch.removeAll(refused);
+            fetch.keySet().removeAll(refused);
             seeks.keySet().removeAll(refused);
             if (!consumer.assignment().equals(assigned)) {
                 consumer.assign(assigned);
             }
             seeks.forEach(consumer::seek);
+            for (PartitionReader.Fetch f : fetch.values()) {
+                TopicPartition tp = f.reader().partition;
+                if (consumer.position(tp) != f.position()) {
+                    // the log is read where the builder stands, never elsewhere (not expected)
+                    log.info(
+                            "{}: log reader at {}, builder at {}; seeking",
+                            tp,
+                            consumer.position(tp),
+                            f.position());
+                    consumer.seek(tp, f.position());
+                }
+            }
             Set<TopicPartition> idle = new HashSet<>(assigned);
-            idle.removeAll(fetch);
+            idle.removeAll(fetch.keySet());
             consumer.pause(idle);
-            consumer.resume(fetch);
+            consumer.resume(fetch.keySet());
             if (fetch.isEmpty()) {
                 return;
             }
@@ -223,7 +235,7 @@ public final class RelaySession {
             } catch (TopicAuthorizationException e) {
                 // the consumer's principal may describe the topic but not read it
                 Set<TopicPartition> denied = new HashSet<>();
-                for (TopicPartition tp : fetch) {
+                for (TopicPartition tp : fetch.keySet()) {
                     if (e.unauthorizedTopics().contains(tp.topic())) {
                         denied.add(tp);
                     }
@@ -231,7 +243,8 @@ public final class RelaySession {
                 failPartitions(denied, tp -> notAuthorized(tp, e), true);
                 return;
             } catch (OffsetOutOfRangeException e) {
-                failPartitions(
+                failFetched(
+                        fetch,
                         e.offsetOutOfRangePartitions().keySet(),
                         tp ->
                                 new RelayException(
@@ -246,24 +259,27 @@ public final class RelaySession {
             }
             Map<TopicPartition, Long> positions = new HashMap<>();
             Map<TopicPartition, OptionalLong> lags = new HashMap<>();
-            for (TopicPartition tp : fetch) {
+            for (TopicPartition tp : fetch.keySet()) {
                 positions.put(tp, consumer.position(tp));
                 lags.put(tp, consumer.currentLag(tp));
             }
+            relay.pullHook().polled(fetch.keySet());
             long now = System.currentTimeMillis();
             List<Runnable> answers = new ArrayList<>();
             lock.lock();
             try {
-                for (TopicPartition tp : records.partitions()) {
-                    PartitionReader r = readers.get(tp);
-                    if (r != null) {
-                        r.onRecords(generations.get(tp), records.records(tp));
-                    }
-                }
-                for (TopicPartition tp : fetch) {
-                    PartitionReader r = readers.get(tp);
-                    if (r != null) {
-                        r.onProgress(generations.get(tp), positions.get(tp), lags.get(tp), now);
+                // Only to the reader that issued the fetch: a RELEASE and a new PULL of the
+                // partition during the poll made a new reader, which reads from its own position.
+                for (PartitionReader.Fetch f : fetch.values()) {
+                    TopicPartition tp = f.reader().partition;
+                    if (readers.get(tp) == f.reader()) {
+                        f.reader()
+                                .onFetched(
+                                        f,
+                                        records.records(tp),
+                                        positions.get(tp),
+                                        lags.get(tp),
+                                        now);
                     }
                 }
                 answers.addAll(answers(this));
@@ -408,7 +424,8 @@ public final class RelaySession {
                                         spec,
                                         lane.plan,
                                         lane.stratifier,
-                                        relay.config().maxSegmentBytes());
+                                        relay.config().maxSegmentBytes(),
+                                        this::nextGeneration);
                             });
             replaced =
                     r.onPull(
@@ -482,6 +499,36 @@ public final class RelaySession {
                         + " of the same stream");
     }
 
+    /** Builder generations, unique within the session (guarded by {@link #lock}). */
+    private long nextGeneration() {
+        return ++generations;
+    }
+
+    /**
+     * As {@link #failPartitions}, for the partitions of a fetch that failed: only the readers that
+     * issued it (a reader made anew meanwhile reads from a position of its own).
+     */
+    private void failFetched(
+            Map<TopicPartition, PartitionReader.Fetch> fetch,
+            Collection<TopicPartition> partitions,
+            java.util.function.Function<TopicPartition, RelayException> error) {
+        List<Runnable> failures;
+        lock.lock();
+        try {
+            List<TopicPartition> issued = new ArrayList<>();
+            for (TopicPartition tp : partitions) {
+                PartitionReader.Fetch f = fetch.get(tp);
+                if (f != null && readers.get(tp) == f.reader()) {
+                    issued.add(tp);
+                }
+            }
+            failures = removeReaders(issued, error, false);
+        } finally {
+            lock.unlock();
+        }
+        failures.forEach(Runnable::run);
+    }
+
     private void failPartitions(
             Collection<TopicPartition> partitions,
             java.util.function.Function<TopicPartition, RelayException> error) {
@@ -497,25 +544,34 @@ public final class RelaySession {
             Collection<TopicPartition> partitions,
             java.util.function.Function<TopicPartition, RelayException> error,
             boolean forget) {
-        List<Runnable> failures = new ArrayList<>();
+        List<Runnable> failures;
         lock.lock();
         try {
-            for (TopicPartition tp : partitions) {
-                if (forget) {
-                    newestRequest.remove(tp);
-                    unchecked.remove(tp);
-                }
-                PartitionReader r = readers.remove(tp);
-                if (r != null && r.pending() != null) {
-                    PartitionReader.Pull p = r.clearPending();
-                    RelayException e = error.apply(tp);
-                    failures.add(() -> p.future().completeExceptionally(e));
-                }
-            }
+            failures = removeReaders(partitions, error, forget);
         } finally {
             lock.unlock();
         }
         failures.forEach(Runnable::run);
+    }
+
+    private List<Runnable> removeReaders(
+            Collection<TopicPartition> partitions,
+            java.util.function.Function<TopicPartition, RelayException> error,
+            boolean forget) {
+        List<Runnable> failures = new ArrayList<>();
+        for (TopicPartition tp : partitions) {
+            if (forget) {
+                newestRequest.remove(tp);
+                unchecked.remove(tp);
+            }
+            PartitionReader r = readers.remove(tp);
+            if (r != null && r.pending() != null) {
+                PartitionReader.Pull p = r.clearPending();
+                RelayException e = error.apply(tp);
+                failures.add(() -> p.future().completeExceptionally(e));
+            }
+        }
+        return failures;
     }
 
     /** Completions of pending pulls that a ready segment answers (run them outside the lock). */

@@ -16,9 +16,10 @@ import org.apache.kafka.common.TopicPartition;
  * reservoir of its (window, stratum) cell, and {@link #close} draws each cell's candidates.
  *
  * <p>A segment holds records of at most one "current" window plus late records of earlier windows:
- * a record of a later window than any seen is a boundary ({@link #accepts} is false) and starts the
- * next segment. Memory is bounded by the reservoirs (at most {@link SamplingPlan#capacity} records
- * per cell) and by {@code maxBytes}, past which the owner closes the segment early.
+ * a record of a later window than any seen is a boundary ({@link #tryAdd} refuses it) and starts
+ * the next segment; so is a record whose value its cell's reservoir could not plan for. Memory is
+ * bounded by the reservoirs (at most {@link SamplingPlan#capacity} records per cell) and by {@code
+ * maxBytes}, past which the owner closes the segment early.
  */
 final class SegmentBuilder {
     private final TopicPartition partition;
@@ -76,12 +77,12 @@ final class SegmentBuilder {
         return maxWindow;
     }
 
-    /** False if the record opens a window later than every window of this segment. */
-    boolean accepts(ConsumerRecord<ByteBuffer, ByteBuffer> r) {
-        return records == 0 || spec.windowStart(r.timestamp()) <= maxWindow;
-    }
-
-    void add(ConsumerRecord<ByteBuffer, ByteBuffer> r) {
+    /**
+     * Adds the record unless it must open the next segment: a record of a window later than every
+     * window of this segment, or one whose value its cell's reservoir could not plan for ({@link
+     * CellReservoir#admits}). Returns whether it was added.
+     */
+    boolean tryAdd(ConsumerRecord<ByteBuffer, ByteBuffer> r) {
         if (r.offset() < position) {
             throw new IllegalStateException(
                     partition
@@ -91,21 +92,30 @@ final class SegmentBuilder {
                             + position);
         }
         long window = spec.windowStart(r.timestamp());
+        if (records > 0 && window > maxWindow) {
+            return false;
+        }
+        double value = spec.value().of(r);
         String stratum = stratifier.stratumOf(r);
-        CellReservoir cell =
-                cells.computeIfAbsent(
-                        new CellKey(window, stratum),
-                        k -> {
-                            headerBytes += RelayProtocol.headerBytes(stratum);
-                            return new CellReservoir(
-                                    window,
-                                    stratum,
-                                    plan.capacity(stratum),
-                                    random(window, stratum));
-                        });
+        CellKey key = new CellKey(window, stratum);
+        CellReservoir cell = cells.get(key);
+        if (cell == null) {
+            headerBytes += RelayProtocol.headerBytes(stratum);
+            cell =
+                    new CellReservoir(
+                            window,
+                            stratum,
+                            plan,
+                            spec.value().measures(),
+                            random(window, stratum));
+            cells.put(key, cell);
+        } else if (!cell.admits(value)) {
+            return false;
+        }
         // key and value are views of the fetched batch: copied only for a record the cell keeps
         bytes +=
                 cell.offer(
+                        value,
                         () ->
                                 new SampledRecord(
                                         r.offset(),
@@ -118,6 +128,15 @@ final class SegmentBuilder {
         records++;
         maxWindow = Math.max(maxWindow, window);
         position = r.offset() + 1;
+        return true;
+    }
+
+    /** Adds a record that must fit (the first of a segment always does). */
+    void add(ConsumerRecord<ByteBuffer, ByteBuffer> r) {
+        if (!tryAdd(r)) {
+            throw new IllegalStateException(
+                    partition + ": record at offset " + r.offset() + " does not fit the segment");
+        }
     }
 
     static byte[] copy(ByteBuffer view) {
@@ -143,7 +162,7 @@ final class SegmentBuilder {
         List<SampledRecord> sampled = new ArrayList<>();
         int index = 0;
         for (CellReservoir c : cells.values()) {
-            int n = plan.sampleSize(c.stratum, c.count());
+            int n = plan.sampleSize(c.stratum, c.count(), c.values());
             int held = Math.min(c.size(), plan.held(n, c.count()));
             out.add(new Cell(c.windowStart, c.stratum, c.count(), n, held));
             for (SampledRecord r : c.sample(held)) {

@@ -10,7 +10,8 @@ import java.util.Objects;
  * @param groupEmax per-stratum bounds, keyed by the stratum's name (partition number, key or header
  *     value as UTF-8)
  * @param confidence confidence of the bounds, in (0, 1)
- * @param assumedCv coefficient of variation the planner assumes for the values behind a stratum
+ * @param assumedCv coefficient of variation the planner assumes for a cell whose values it cannot
+ *     measure (see {@code value}), and until a cell's reservoir is full
  * @param headroom the relay sends up to {@code headroom} times a cell's planned sample, so ATP can
  *     give up lost records instead of retransmitting them (in [1, 4])
  * @param windowMs tumbling window length on record timestamps
@@ -18,6 +19,8 @@ import java.util.Objects;
  * @param stratification what a stratum is
  * @param readCommitted read only committed transactional records ({@code isolation.level})
  * @param seed seed of the sampling; the same seed and offsets give the same sample
+ * @param value the number behind each record that the relay measures to plan a cell's sample from
+ *     its variance ({@code approx.value})
  */
 public record StreamSpec(
         double emax,
@@ -29,11 +32,13 @@ public record StreamSpec(
         long graceMs,
         Stratification stratification,
         boolean readCommitted,
-        long seed) {
+        long seed,
+        ValueSource value) {
 
     public StreamSpec {
         groupEmax = Map.copyOf(groupEmax);
         Objects.requireNonNull(stratification, "stratification");
+        Objects.requireNonNull(value, "value");
         checkBound("emax", emax);
         groupEmax.forEach((g, e) -> checkBound("emax of group " + g, e));
         if (!(confidence > 0 && confidence < 1)) {

@@ -33,7 +33,8 @@ final class RawRelayClient implements AutoCloseable {
                     0,
                     new Stratification(Stratification.Kind.PARTITION, null),
                     false,
-                    1);
+                    1,
+                    ValueSource.DEFAULT);
 
     private final ApproxTransport transport;
     private final InetSocketAddress relay;

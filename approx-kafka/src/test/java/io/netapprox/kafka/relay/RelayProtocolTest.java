@@ -36,7 +36,8 @@ class RelayProtocolTest {
                 1000,
                 new Stratification(Stratification.Kind.HEADER, "zone"),
                 true,
-                -42);
+                -42,
+                new ValueSource(ValueSource.Kind.HEADER, "fare"));
     }
 
     private static Segment segment() {

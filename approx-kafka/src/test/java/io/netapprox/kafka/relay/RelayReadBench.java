@@ -175,7 +175,8 @@ public final class RelayReadBench {
                         0,
                         new Stratification(Stratification.Kind.KEY, null),
                         false,
-                        1);
+                        1,
+                        ValueSource.DEFAULT);
         SamplingPlan plan = new SamplingPlan(spec);
         Stratifier stratifier = new Stratifier(spec.stratification());
         TopicPartition tp = new TopicPartition(topic, 0);
@@ -195,11 +196,11 @@ public final class RelayReadBench {
                 while (read < records) {
                     for (ConsumerRecord<ByteBuffer, ByteBuffer> r :
                             c.poll(Duration.ofMillis(200))) {
-                        if (!b.accepts(r)) {
+                        if (!b.tryAdd(r)) {
                             sampled += b.close(r.offset()).records().size();
                             b = new SegmentBuilder(tp, r.offset(), spec, plan, stratifier);
+                            b.add(r);
                         }
-                        b.add(r);
                         read++;
                     }
                 }
@@ -228,11 +229,11 @@ public final class RelayReadBench {
                                         a.value() == null ? null : ByteBuffer.wrap(a.value()),
                                         a.headers(),
                                         Optional.empty());
-                        if (!b.accepts(r)) {
+                        if (!b.tryAdd(r)) {
                             sampled += b.close(r.offset()).records().size();
                             b = new SegmentBuilder(tp, r.offset(), spec, plan, stratifier);
+                            b.add(r);
                         }
-                        b.add(r);
                         read++;
                     }
                 }
