@@ -476,8 +476,24 @@ final class GroupAggregator {
                     first.mean(), first.low(), first.high(), conf, sampled, population);
         }
         ApproxResult second = est.quantileAtRank(ranks.second(), conf);
+        return interpolated(ranks, first, second, kept == numbers, conf, sampled, population);
+    }
+
+    /**
+     * An interpolated answer from its two ranks' estimates: Spark's interpolation of the two point
+     * estimates, the interval spanning both intervals; exact ({@code low = estimate = high}) when
+     * {@code everyValue} was sampled (both estimates are then the values).
+     */
+    static ApproxResult interpolated(
+            SparkPercentile.Ranks ranks,
+            ApproxResult first,
+            ApproxResult second,
+            boolean everyValue,
+            double conf,
+            long sampled,
+            long population) {
         double estimate = ranks.combine(first.mean(), second.mean());
-        if (kept == numbers) { // every number sampled: both values exact, the answer Spark's
+        if (everyValue) {
             return new ApproxResult(estimate, estimate, estimate, conf, sampled, population);
         }
         double low = Math.min(first.low(), second.low());
