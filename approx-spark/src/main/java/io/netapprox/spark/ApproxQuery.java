@@ -377,7 +377,9 @@ public final class ApproxQuery implements Serializable {
      * override names no group. {@link #metrics()} then holds the shuffle's metrics. A query that
      * needs no sample ({@link ApproxSpec#needsSample()}: only count, and avg/sum with exact
      * partials) is Spark's own aggregation instead ({@link SparkAggregation}: exact, {@code
-     * approximate} false, no metrics).
+     * approximate} false, no metrics). Where no map stage learns the groups (Spark's aggregation,
+     * {@code planning=local}, {@link #exact()}, sort shuffle), an override that names no group
+     * fails here too, after one Spark job that looks the named groups up.
      */
     public Dataset<Row> run() {
         SparkSession spark = input.sparkSession();

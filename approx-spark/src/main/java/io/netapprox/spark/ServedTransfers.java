@@ -118,6 +118,11 @@ final class ServedTransfers {
             submitted.complete(-1L);
         }
 
+        /** The transfer ended: the sender's engine report, or null without one. */
+        void reported(JobReport senderEngineReport) {
+            senderReport.complete(senderEngineReport);
+        }
+
         /** Completes when the serving thread and the transfer's report are both done. */
         CompletableFuture<Void> done() {
             return CompletableFuture.allOf(submitted, senderReport);
@@ -171,7 +176,7 @@ final class ServedTransfers {
                                     && te.report() != null) {
                                 local = te.report().localReport();
                             }
-                            e.senderReport.complete(local);
+                            e.reported(local);
                         });
         return e;
     }
