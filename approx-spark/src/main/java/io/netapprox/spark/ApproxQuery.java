@@ -109,16 +109,66 @@ public final class ApproxQuery implements Serializable {
         return this;
     }
 
+    /**
+     * The q-quantile of {@code column} as Spark's {@code percentile_disc(q) WITHIN GROUP (ORDER BY
+     * column)}: the {@code max(1, ceil(q N))}-th smallest of the group's N values (NaN largest), no
+     * interpolation. Label {@code quantile(column,q)}.
+     */
     public ApproxQuery quantile(String column, double q) {
+        return quantile(column, q, false);
+    }
+
+    /**
+     * {@link #quantile(String, double)} counted from the largest value when {@code descending}
+     * (Spark's {@code percentile_disc(q) WITHIN GROUP (ORDER BY column DESC)}; label {@code
+     * quantile(column,q,desc)}).
+     */
+    public ApproxQuery quantile(String column, double q, boolean descending) {
+        return addQuantile(column, q, ApproxSpec.QuantileMethod.DISCRETE, descending);
+    }
+
+    /**
+     * The q-quantile of {@code column} as Spark's {@code percentile(column, q)} (and {@code
+     * percentile_cont}): position {@code (N - 1) q} of the sorted values (NaN largest),
+     * interpolated linearly between the two closest ranks. Label {@code percentile(column,q)},
+     * {@code median(column)} for q = 0.5.
+     */
+    public ApproxQuery percentile(String column, double q) {
+        return percentile(column, q, false);
+    }
+
+    /**
+     * {@link #percentile(String, double)} counted from the largest value when {@code descending}
+     * (Spark's {@code percentile_cont(q) WITHIN GROUP (ORDER BY column DESC)}; label {@code
+     * percentile(column,q,desc)}).
+     */
+    public ApproxQuery percentile(String column, double q, boolean descending) {
+        return addQuantile(column, q, ApproxSpec.QuantileMethod.INTERPOLATED, descending);
+    }
+
+    private ApproxQuery addQuantile(
+            String column, double q, ApproxSpec.QuantileMethod method, boolean descending) {
         if (!(q > 0 && q < 1)) {
             throw new IllegalArgumentException("quantile must be in (0, 1), got " + q);
         }
-        aggregates.add(new String[] {"QUANTILE", column, Double.toString(q), "0"});
+        aggregates.add(
+                new String[] {
+                    "QUANTILE",
+                    column,
+                    Double.toString(q),
+                    "0",
+                    method.name(),
+                    Boolean.toString(descending)
+                });
         return this;
     }
 
+    /**
+     * The median of {@code column} as Spark's {@code median}: {@link #percentile(String, double)}
+     * at 0.5 (the mean of the two middle values of an even count).
+     */
     public ApproxQuery median(String column) {
-        return quantile(column, 0.5);
+        return percentile(column, 0.5);
     }
 
     /**
@@ -281,7 +331,15 @@ public final class ApproxQuery implements Serializable {
             }
             aggs.add(
                     new ApproxSpec.Aggregate(
-                            kind, a[1], vi, Double.parseDouble(a[2]), Integer.parseInt(a[3])));
+                            kind,
+                            a[1],
+                            vi,
+                            Double.parseDouble(a[2]),
+                            Integer.parseInt(a[3]),
+                            a.length > 4
+                                    ? ApproxSpec.QuantileMethod.valueOf(a[4])
+                                    : ApproxSpec.QuantileMethod.DISCRETE,
+                            a.length > 5 && Boolean.parseBoolean(a[5])));
         }
         for (String key : errorBounds.keySet()) {
             checkOverrideSyntax(key, groupColumns);
@@ -319,12 +377,23 @@ public final class ApproxQuery implements Serializable {
      * override names no group. {@link #metrics()} then holds the shuffle's metrics. A query that
      * needs no sample ({@link ApproxSpec#needsSample()}: only count, and avg/sum with exact
      * partials) is Spark's own aggregation instead ({@link SparkAggregation}: exact, {@code
-     * approximate} false, no metrics).
+     * approximate} false, no metrics). Where no map stage learns the groups (Spark's aggregation,
+     * {@code planning=local}, {@link #exact()}, sort shuffle), an override that names no group
+     * fails here too, after one Spark job that looks the named groups up.
      */
     public Dataset<Row> run() {
         SparkSession spark = input.sparkSession();
         ApproxSpec unplanned = spec(defaultConfidence(spark), defaultExactPartials(spark));
-        if (approximatePath() != null && !unplanned.needsSample()) {
+        ApproxConf approx = approximatePath();
+        boolean statisticsPass =
+                approx != null
+                        && unplanned.needsSample()
+                        && approx.planning() == ApproxConf.Planning.SHARES;
+        if (!statisticsPass && !unplanned.errorBounds().isEmpty()) {
+            // no map stage's statistics will know the groups: look the named ones up now
+            checkOverridesExist(unplanned);
+        }
+        if (approx != null && !unplanned.needsSample()) {
             // every answer is exact from the partials and nothing is sampled: Spark's own partial
             // aggregation shuffles one record per (map task, group), not a pre-sample
             lastMetrics = null;
@@ -338,16 +407,8 @@ public final class ApproxQuery implements Serializable {
         Shuffled shuffled = shuffle(unplanned);
         JavaRDD<Object> reduced = shuffled.reduced();
         ApproxSpec spec = shuffled.spec();
-        int np = reduced.getNumPartitions();
         JavaRDD<Row> results =
-                reduced.mapPartitions(
-                        it ->
-                                GroupAggregator.aggregate(
-                                                spec,
-                                                it,
-                                                org.apache.spark.TaskContext.getPartitionId(),
-                                                np)
-                                        .iterator());
+                reduced.mapPartitions(it -> GroupAggregator.aggregate(spec, it).iterator());
         Dataset<Row> out = spark.createDataFrame(results, SCHEMA);
         if (LOG.isDebugEnabled() && driverMark != 0) {
             LOG.debug(
@@ -550,17 +611,82 @@ public final class ApproxQuery implements Serializable {
         if (!unknown.isEmpty()) {
             List<String> known = new ArrayList<>(groups);
             java.util.Collections.sort(known);
-            String shown =
-                    known.size() <= 30
-                            ? known.toString()
-                            : known.subList(0, 30) + " ... (" + known.size() + " groups)";
-            throw new IllegalArgumentException(
-                    "errorBound override(s) "
-                            + unknown
-                            + " match no group of the query; "
-                            + "known groups: "
-                            + shown);
+            throw unknownOverrides(
+                    unknown, known.subList(0, Math.min(KNOWN_SHOWN, known.size())), known.size());
         }
+    }
+
+    /** Groups an unknown-override failure lists. */
+    private static final int KNOWN_SHOWN = 30;
+
+    private static IllegalArgumentException unknownOverrides(
+            List<String> unknown, List<String> firstKnown, long knownGroups) {
+        String shown =
+                knownGroups <= firstKnown.size()
+                        ? firstKnown.toString()
+                        : firstKnown + " ... (" + knownGroups + " groups)";
+        return new IllegalArgumentException(
+                "errorBound override(s) "
+                        + unknown
+                        + " match no group of the query; "
+                        + "known groups: "
+                        + shown);
+    }
+
+    /**
+     * Every override must name a group of the query, where no statistics pass learns the groups
+     * (Spark's aggregation, {@code planning=local}, {@link #exact()}, sort shuffle): one Spark job
+     * reads the group columns, keeps the rows every aggregate would read (no NULL in a group or
+     * aggregated column) and looks the named keys up - the keys as the answer writes them ({@link
+     * SparkAggregation#groupKey}). An unknown key fails listing the first known groups (two more
+     * jobs, only then).
+     */
+    private void checkOverridesExist(ApproxSpec spec) {
+        List<Column> cols = new ArrayList<>();
+        List<Column> keys = typedGroupColumns();
+        for (int i = 0; i < keys.size(); i++) {
+            cols.add(keys.get(i).as("g" + i));
+        }
+        List<Column> aggregated = new ArrayList<>(doubleValueColumns(spec));
+        String top = topKColumn(spec);
+        if (top != null) {
+            aggregated.add(column(top).cast(DataTypes.StringType));
+        }
+        Column complete = functions.lit(true);
+        for (Column c : keys) {
+            complete = complete.and(c.isNotNull());
+        }
+        for (Column c : aggregated) {
+            complete = complete.and(c.isNotNull());
+        }
+        Dataset<Row> groups =
+                input.where(complete)
+                        .select(cols.toArray(new Column[0]))
+                        .select(SparkAggregation.groupKey(spec).as("group"));
+        List<String> named = new ArrayList<>(spec.errorBounds().keySet());
+        java.util.Set<String> found = new java.util.HashSet<>();
+        for (Row r :
+                groups.where(functions.col("group").isin(named.toArray()))
+                        .distinct()
+                        .collectAsList()) {
+            found.add(r.getString(0));
+        }
+        List<String> unknown = new ArrayList<>();
+        for (String key : named) {
+            if (!found.contains(key)) {
+                unknown.add(key);
+            }
+        }
+        if (unknown.isEmpty()) {
+            return;
+        }
+        Dataset<Row> distinct = groups.distinct();
+        List<String> first = new ArrayList<>();
+        for (Row r : distinct.orderBy("group").limit(KNOWN_SHOWN).collectAsList()) {
+            first.add(r.getString(0));
+        }
+        long total = first.size() < KNOWN_SHOWN ? first.size() : distinct.count();
+        throw unknownOverrides(unknown, first, total);
     }
 
     /**

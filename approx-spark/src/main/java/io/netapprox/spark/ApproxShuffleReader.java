@@ -220,7 +220,10 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
      * task's completion listeners (TaskContext.runTaskWithListeners, inside Task.run) before the
      * executor collects its accumulator updates (Executor.TaskRunner, after Task.run returns;
      * checked in Spark 3.5.8 and 4.1.3), so the counters still reach the driver with this task's
-     * metrics. A failed or killed task gives the queries up instead of waiting.
+     * metrics. A failed or killed task gives the queries up instead of waiting. The wait is for
+     * exact numbers: each serving executor answers once the transfers are final (at most {@code
+     * fetchTimeoutMs}); what it cannot give is counted in {@code transfers without sender
+     * counters}, so {@code messages sent} and the packet counts are exact when that is 0.
      */
     private void awaitCountersOnCompletion(
             ApproxShuffleMetrics m, RemotePulls.PendingCounters counters) {
@@ -234,11 +237,13 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                             return;
                         }
                         long t = System.nanoTime();
-                        ServedTransfers.Counters served = counters.await();
+                        RemotePulls.PendingCounters.Result result = counters.await();
+                        ServedTransfers.Counters served = result.counters();
                         m.messagesSent.add(served.messagesSubmitted());
                         m.packetsSent.add(served.packetsSent());
                         m.packetsRetransmitted.add(served.packetsRetransmitted());
                         m.packetsLost.add(served.packetsLost());
+                        m.transfersWithoutSenderCounters.add(result.missing());
                         if (LOG.isDebugEnabled()) {
                             LOG.debug(
                                     "NetApprox reduce task {}: sender counters awaited {} ms at"

@@ -25,22 +25,74 @@ public final class ApproxSpec implements Serializable {
     }
 
     /**
-     * One requested aggregate; {@code valueIndex} is the position of its column in {@link
-     * ApproxRow#values}.
+     * How a quantile aggregate defines a group's q-quantile: Spark SQL's functions of the same
+     * names ({@link SparkPercentile} computes both exactly as Spark does).
      */
-    public record Aggregate(Kind kind, String column, int valueIndex, double q, int k)
+    public enum QuantileMethod {
+        /**
+         * Spark's {@code percentile}, {@code median} and {@code percentile_cont}: position {@code
+         * (N - 1) q} in the sorted values (NaN largest), interpolated linearly between the two
+         * closest ranks.
+         */
+        INTERPOLATED,
+        /**
+         * Spark's {@code percentile_disc} (and what {@code approx_percentile} approximates): the
+         * {@code max(1, ceil(N q))}-th smallest value, no interpolation.
+         */
+        DISCRETE
+    }
+
+    /**
+     * One requested aggregate; {@code valueIndex} is the position of its column in {@link
+     * ApproxRow#values}. A quantile has its {@code method} and {@code descending} (Spark's {@code
+     * WITHIN GROUP (ORDER BY x DESC)}: q counts from the largest value); both are unused otherwise.
+     */
+    public record Aggregate(
+            Kind kind,
+            String column,
+            int valueIndex,
+            double q,
+            int k,
+            QuantileMethod method,
+            boolean descending)
             implements Serializable {
+
+        /** An aggregate; a quantile is {@link QuantileMethod#DISCRETE}, ascending. */
+        public Aggregate(Kind kind, String column, int valueIndex, double q, int k) {
+            this(kind, column, valueIndex, q, k, QuantileMethod.DISCRETE, false);
+        }
+
+        public Aggregate {
+            if (method == null) {
+                method = QuantileMethod.DISCRETE;
+            }
+        }
+
         public String label() {
             return switch (kind) {
                 case AVG -> "avg(" + column + ")";
                 case SUM -> "sum(" + column + ")";
                 case COUNT -> "count";
-                case QUANTILE ->
-                        (q == 0.5
-                                ? "median(" + column + ")"
-                                : "quantile(" + column + "," + q + ")");
+                case QUANTILE -> quantileLabel();
                 case TOPK -> "top" + k + "(" + column + ")";
             };
+        }
+
+        /**
+         * {@code median(c)} (interpolated, q = 0.5, ascending), {@code percentile(c,q)}
+         * (interpolated), {@code quantile(c,q)} (discrete); {@code ,desc} for a descending order.
+         */
+        private String quantileLabel() {
+            boolean interpolated = method == QuantileMethod.INTERPOLATED;
+            if (interpolated && q == 0.5 && !descending) {
+                return "median(" + column + ")";
+            }
+            return (interpolated ? "percentile(" : "quantile(")
+                    + column
+                    + ","
+                    + q
+                    + (descending ? ",desc" : "")
+                    + ")";
         }
     }
 

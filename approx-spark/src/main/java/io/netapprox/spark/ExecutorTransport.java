@@ -191,7 +191,7 @@ final class ExecutorTransport {
     private void serve(OutgoingTransfer request) throws IOException {
         byte[] payload = request.payload();
         if (ServedTransfers.isQuery(payload)) {
-            served.answer(request, payload);
+            served.answer(request, payload, conf.fetchTimeoutMs());
             return;
         }
         long tServe = System.nanoTime();
@@ -236,11 +236,22 @@ final class ExecutorTransport {
                     MapOutputFormat.tableBytes(
                             new MapOutputFormat.Table(table.numValues(), table.withKey(), applied));
             long tRead = System.nanoTime();
-            OutgoingJob job = request.reply(response).startJob(spec);
-            long tStarted = System.nanoTime();
-            ServedTransfers.Entry entry = served.started(request, spec);
-            long sent = sendTargetsFirst(job, spec, seg);
-            entry.submitted(sent);
+            // known before the job starts: the reducer may ask as soon as the job completes, and
+            // it counts "messages sent" only once this thread has said how many it submitted
+            ServedTransfers.Entry entry = served.started(request);
+            long sent = -1;
+            long tStarted;
+            try {
+                OutgoingJob job = request.reply(response).startJob(spec);
+                tStarted = System.nanoTime();
+                sent = sendTargetsFirst(job, spec, seg);
+            } finally {
+                if (sent >= 0) {
+                    entry.submitted(sent);
+                } else {
+                    entry.unknown();
+                }
+            }
             if (LOG.isDebugEnabled()) {
                 long t0 = request.receivedNanos();
                 LOG.debug(

@@ -108,17 +108,6 @@ final class GroupAggregator {
     }
 
     static List<Row> aggregate(ApproxSpec spec, Iterator<Object> it) {
-        return aggregate(spec, it, -1, 0);
-    }
-
-    /**
-     * @param partition this reduce partition (-1: unknown), to warn about error-bound overrides for
-     *     groups that would be here but do not exist (when the statistics pass did not check them
-     *     up front)
-     * @param numPartitions reduce partitions of the query
-     */
-    static List<Row> aggregate(
-            ApproxSpec spec, Iterator<Object> it, int partition, int numPartitions) {
         Map<String, State> groups = new TreeMap<>();
         while (it.hasNext()) {
             Tuple2<?, ?> t = (Tuple2<?, ?>) it.next();
@@ -131,19 +120,6 @@ final class GroupAggregator {
                     s.exact = new Exact(spec);
                 }
                 s.exact.add((ApproxRow) v);
-            }
-        }
-        if (partition >= 0 && spec.plan() == null) {
-            for (String key : spec.errorBounds().keySet()) {
-                if (Math.floorMod(key.hashCode(), numPartitions) == partition
-                        && !groups.containsKey(key)) {
-                    LOG.warn(
-                            "NetApprox: errorBound(\"{}\", ...) matches no group of the query (groups are not known "
-                                    + "up front without the statistics pass; this partition has {} groups{})",
-                            key,
-                            groups.size(),
-                            groups.isEmpty() ? "" : ", e.g. " + groups.keySet().iterator().next());
-                }
             }
         }
         List<Row> out = new ArrayList<>();
@@ -263,7 +239,7 @@ final class GroupAggregator {
                                         a.label(),
                                         null,
                                         null,
-                                        quantile(strata, v, a.q(), conf, sampled, population),
+                                        quantile(strata, a, conf, sampled, population),
                                         eMax,
                                         sampled,
                                         population,
@@ -423,38 +399,49 @@ final class GroupAggregator {
     }
 
     /**
-     * The q-quantile over the strata, each weighted by its own inclusion fraction. NaN values sort
-     * above every number (as in Spark): the group tables count them, so a quantile whose rank falls
-     * among them is NaN exactly, and otherwise it is the same rank among the numbers.
+     * A quantile aggregate over the strata, each weighted by its own inclusion fraction, as Spark
+     * defines it ({@link SparkPercentile}): the value at one rank, or the interpolation of the
+     * values at two neighbouring ranks. NaN values sort above every number (as in Spark): the group
+     * tables count them, so a rank among them reads NaN exactly (and an interpolation with it is
+     * NaN, as Spark's), and a rank among the numbers is the same rank of the numbers.
+     *
+     * <p>The interval of an interpolated answer spans the two ranks' intervals: the answer lies
+     * between the two values it interpolates, and each rank's interval misses its value on either
+     * side with probability at most (1 - confidence) / 2, so {@code [min low, max high]} misses the
+     * answer below (above) only if the lower (upper) of the two values is missed below (above):
+     * coverage at least the confidence. A group whose every value was sampled is exact.
      */
     private static ApproxResult quantile(
             List<StratumSample> strata,
-            int v,
-            double q,
+            ApproxSpec.Aggregate a,
             double conf,
             long sampled,
             long population) {
+        int v = a.valueIndex();
         long nan = 0;
         for (StratumSample s : strata) {
             nan += s.nonFinite(v)[0];
         }
-        long rank = (long) Math.max(1, Math.ceil(q * population - 1e-9));
-        if (rank > population - nan) {
+        long numbers = population - nan;
+        SparkPercentile.Ranks ranks = SparkPercentile.ranks(a, population);
+        if (Math.max(ranks.first(), ranks.second()) > numbers) {
             return ApproxResult.undefined(conf, sampled, population);
         }
         StratifiedQuantile est = new StratifiedQuantile();
         QuantileAccumulator pooled = new QuantileAccumulator();
         boolean missing = false;
+        long kept = 0;
         for (StratumSample s : strata) {
             QuantileAccumulator acc = s.quantileSample(v);
             pooled.merge(acc);
-            long numbers = s.records - s.nonFinite(v)[0];
-            if (numbers > 0 && acc.count() == 0) {
+            kept += acc.count();
+            long shareNumbers = s.records - s.nonFinite(v)[0];
+            if (shareNumbers > 0 && acc.count() == 0) {
                 missing =
                         true; // every delivered value of this share was NaN: its numbers are unseen
                 continue;
             }
-            est.addShare(acc, numbers);
+            est.addShare(acc, shareNumbers);
         }
         if (missing) {
             if (pooled.count() == 0) {
@@ -463,22 +450,65 @@ final class GroupAggregator {
                                 + " no estimate");
                 return ApproxResult.undefined(conf, sampled, population);
             }
-            double point =
-                    pooled.quantile(
-                                    Math.min(1.0, (double) rank / (population - nan)),
-                                    conf,
-                                    Math.max(pooled.count(), population - nan))
+            long size = Math.max(pooled.count(), numbers);
+            double x =
+                    pooled.quantile(Math.min(1.0, (double) ranks.first() / numbers), conf, size)
                             .mean();
+            double y =
+                    ranks.single()
+                            ? x
+                            : pooled.quantile(
+                                            Math.min(1.0, (double) ranks.second() / numbers),
+                                            conf,
+                                            size)
+                                    .mean();
             return new ApproxResult(
-                    point,
+                    ranks.combine(x, y),
                     Double.NEGATIVE_INFINITY,
                     Double.POSITIVE_INFINITY,
                     conf,
                     sampled,
                     population);
         }
-        ApproxResult r = est.quantileAtRank(rank, conf);
-        return new ApproxResult(r.mean(), r.low(), r.high(), conf, sampled, population);
+        ApproxResult first = est.quantileAtRank(ranks.first(), conf);
+        if (ranks.single()) {
+            return new ApproxResult(
+                    first.mean(), first.low(), first.high(), conf, sampled, population);
+        }
+        ApproxResult second = est.quantileAtRank(ranks.second(), conf);
+        return interpolated(ranks, first, second, kept == numbers, conf, sampled, population);
+    }
+
+    /**
+     * An interpolated answer from its two ranks' estimates: Spark's interpolation of the two point
+     * estimates, the interval spanning both intervals; exact ({@code low = estimate = high}) when
+     * {@code everyValue} was sampled (both estimates are then the values).
+     */
+    static ApproxResult interpolated(
+            SparkPercentile.Ranks ranks,
+            ApproxResult first,
+            ApproxResult second,
+            boolean everyValue,
+            double conf,
+            long sampled,
+            long population) {
+        double estimate = ranks.combine(first.mean(), second.mean());
+        if (everyValue) {
+            return new ApproxResult(estimate, estimate, estimate, conf, sampled, population);
+        }
+        double low = Math.min(first.low(), second.low());
+        double high = Math.max(first.high(), second.high());
+        if (!Double.isNaN(estimate)) { // (a rounding of the interpolation outside [a, b])
+            low = Math.min(low, estimate);
+            high = Math.max(high, estimate);
+        }
+        return new ApproxResult(estimate, low, high, conf, sampled, population);
+    }
+
+    /** Spark's quantile of {@code sorted} (ascending, NaN last: every value of the group). */
+    static double exactQuantile(ApproxSpec.Aggregate a, double[] sorted) {
+        SparkPercentile.Ranks r = SparkPercentile.ranks(a, sorted.length);
+        return r.combine(sorted[(int) r.first() - 1], sorted[(int) r.second() - 1]);
     }
 
     static void exact(ApproxSpec spec, String group, Exact g, List<Row> out) {
@@ -519,20 +549,13 @@ final class GroupAggregator {
                 case QUANTILE -> {
                     double[] v = Arrays.copyOf(g.values[a.valueIndex()], g.sizes[a.valueIndex()]);
                     Arrays.sort(v); // NaN last, as Spark orders it
-                    int rank =
-                            (int)
-                                    Math.max(
-                                            1,
-                                            Math.ceil(
-                                                    a.q() * v.length
-                                                            - 1e-9)); // as QuantileAccumulator
                     out.add(
                             row(
                                     group,
                                     a.label(),
                                     null,
                                     null,
-                                    ApproxResult.exact(v[rank - 1], conf, n),
+                                    ApproxResult.exact(exactQuantile(a, v), conf, n),
                                     eMax,
                                     n,
                                     n,

@@ -422,74 +422,109 @@ final class RemotePulls implements AutoCloseable {
      * Asks every executor this task pulled from for the sender-side numbers of its transfers
      * ({@link ServedTransfers}): one query per peer, all sent at once; {@link
      * PendingCounters#await()} collects the answers (one control round trip in all, not one per
-     * peer), so the caller can do other work - aggregate, build its result - while they travel. A
-     * peer that does not answer in time is left out.
+     * peer), so the caller can do other work - aggregate, build its result - while they travel.
      */
     PendingCounters askServedCounters() {
         Map<ApproxPeer, IncomingTransfer> asked = new IdentityHashMap<>();
+        Map<ApproxPeer, Integer> jobs = new IdentityHashMap<>();
+        long unasked = 0;
         for (Map.Entry<ApproxPeer, List<Integer>> e : succeeded.entrySet()) {
-            int[] jobs = e.getValue().stream().mapToInt(Integer::intValue).toArray();
+            int[] ids = e.getValue().stream().mapToInt(Integer::intValue).toArray();
             try {
                 asked.put(
                         e.getKey(),
-                        e.getKey().request(ServedTransfers.query(jobs), (tr, m) -> m.release()));
+                        e.getKey().request(ServedTransfers.query(ids), (tr, m) -> m.release()));
+                jobs.put(e.getKey(), ids.length);
             } catch (RuntimeException ex) {
-                LOG.info(
-                        "NetApprox: no sender counters from {} ({}); metrics leave them out",
+                unasked += ids.length;
+                LOG.warn(
+                        "NetApprox: no sender counters from {} ({}); counted in 'transfers without"
+                                + " sender counters'",
                         e.getKey(),
                         ex.toString());
             }
         }
-        return new PendingCounters(asked, System.nanoTime());
+        return new PendingCounters(
+                asked, jobs, unasked, System.nanoTime(), transport.conf().fetchTimeoutMs());
     }
+
+    /**
+     * How much longer than the serving side's wait ({@code fetchTimeoutMs}) a reducer waits for the
+     * counters' answer: the answer's own trip.
+     */
+    static final long ANSWER_SLACK_MS = 10_000;
 
     /** Sender-counters queries in flight (see {@link #askServedCounters()}). */
     static final class PendingCounters {
         private final Map<ApproxPeer, IncomingTransfer> asked;
+        private final Map<ApproxPeer, Integer> jobs;
+        private final long unasked;
         private final long askedAt;
+        private final long waitMs;
 
-        private PendingCounters(Map<ApproxPeer, IncomingTransfer> asked, long askedAt) {
+        private PendingCounters(
+                Map<ApproxPeer, IncomingTransfer> asked,
+                Map<ApproxPeer, Integer> jobs,
+                long unasked,
+                long askedAt,
+                long waitMs) {
             this.asked = asked;
+            this.jobs = jobs;
+            this.unasked = unasked;
             this.askedAt = askedAt;
+            this.waitMs = waitMs;
         }
 
-        /** Whether any query was sent (false: nothing pulled, or every request failed). */
+        /** Whether there is anything to count (false: nothing was pulled from a peer). */
         boolean any() {
-            return !asked.isEmpty();
+            return !asked.isEmpty() || unasked > 0;
         }
+
+        /** The counters and how many of the transfers asked for they leave out. */
+        record Result(ServedTransfers.Counters counters, long missing) {}
 
         /**
-         * Waits for the answers, at most {@code 2 ANSWER_WAIT_MS} from when they were asked, and
-         * sums them; a peer that does not answer in time is left out.
+         * Waits for the answers - each serving side answers once its transfers are final, within
+         * {@code fetchTimeoutMs} - at most {@code fetchTimeoutMs} + {@value #ANSWER_SLACK_MS} ms
+         * from when they were asked, and sums them; {@link Result#missing()} counts the transfers
+         * whose numbers are not all in the sums (a peer that did not answer in time, failed, or did
+         * not have them final).
          */
-        ServedTransfers.Counters await() {
+        Result await() {
             ServedTransfers.Counters sum = ServedTransfers.Counters.NONE;
-            long deadline =
-                    askedAt + TimeUnit.MILLISECONDS.toNanos(2 * ServedTransfers.ANSWER_WAIT_MS);
+            long missing = unasked;
+            long deadline = askedAt + TimeUnit.MILLISECONDS.toNanos(waitMs + ANSWER_SLACK_MS);
             for (Map.Entry<ApproxPeer, IncomingTransfer> e : asked.entrySet()) {
                 IncomingTransfer t = e.getValue();
+                int named = jobs.get(e.getKey());
                 try {
                     byte[] answer =
                             t.response()
                                     .get(
                                             Math.max(1, deadline - System.nanoTime()),
                                             TimeUnit.NANOSECONDS);
-                    sum = sum.plus(ServedTransfers.Counters.decode(answer));
-                    t.report().get(ServedTransfers.ANSWER_WAIT_MS, TimeUnit.MILLISECONDS);
+                    ServedTransfers.Counters c = ServedTransfers.Counters.decode(answer);
+                    sum = sum.plus(c);
+                    missing += Math.max(0, named - c.transfers());
                 } catch (InterruptedException ie) {
                     Thread.currentThread().interrupt();
-                    break;
+                    missing += named;
+                    t.report().cancel(false);
+                    continue;
                 } catch (IOException
                         | ExecutionException
                         | TimeoutException
                         | RuntimeException ex) {
-                    LOG.info(
-                            "NetApprox: no sender counters from {} ({}); metrics leave them out",
+                    missing += named;
+                    t.report().cancel(false);
+                    LOG.warn(
+                            "NetApprox: no sender counters from {} ({}); counted in 'transfers"
+                                    + " without sender counters'",
                             e.getKey(),
                             ex.toString());
                 }
             }
-            return sum;
+            return new Result(sum, missing);
         }
 
         /** Gives the queries up unanswered (a failed task): their answers are released unseen. */

@@ -149,10 +149,17 @@ final class SamplingPlan implements Serializable {
                         nan += s.nonFinite[v][0];
                         sketches.add(s.sketches[v]);
                     }
-                    long rank = (long) Math.max(1, Math.ceil(a.q() * records - 1e-9));
-                    if (rank <= records - nan) { // else the quantile is NaN (NaN sorts above every
-                        // number)
-                        plan = plan.max(planner.quantileAtRank(sketches, units, rank));
+                    if (records == 0) {
+                        continue;
+                    }
+                    // the one or two ranks Spark's definition reads (SparkPercentile); a rank
+                    // among the NaNs (they sort above every number) makes the answer NaN, exactly
+                    SparkPercentile.Ranks r = SparkPercentile.ranks(a, records);
+                    if (Math.max(r.first(), r.second()) <= records - nan) {
+                        plan = plan.max(planner.quantileAtRank(sketches, units, r.first()));
+                        if (!r.single()) {
+                            plan = plan.max(planner.quantileAtRank(sketches, units, r.second()));
+                        }
                     }
                 }
                 default -> {

@@ -1,8 +1,8 @@
 package io.netapprox.spark;
 
 import io.netapprox.core.job.JobReport;
-import io.netapprox.core.job.JobSpec;
 import io.netapprox.core.transport.OutgoingTransfer;
+import io.netapprox.core.transport.TransportException;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -22,17 +22,27 @@ import java.util.concurrent.TimeoutException;
  * the sender's engine knows them, and the reducer's task is where Spark's metrics are counted.
  * After its pulls a reducer sends one query per peer session listing its job ids ({@link #query});
  * the answer, a DATA_RESPONSE without a job ({@link OutgoingTransfer#answerWithoutJob}: one control
- * round trip), sums them ({@link Counters}). Bounded: at most {@value #MAX_ENTRIES} transfers are
- * kept (the oldest are dropped, e.g. those of reducers that died before asking).
+ * round trip), sums them ({@link Counters}).
+ *
+ * <p>Exact or said to be partial: the answer waits until each named transfer is final - its serving
+ * thread has counted what it submitted and the transfer's report (with the sender's engine report)
+ * has completed - for as long as a pull may take ({@code spark.approx.fetchTimeoutMs}); {@link
+ * Counters#transfers()} counts only the transfers whose numbers are all in the sum, so the reducer
+ * knows how many it asked for are missing (not served here, forgotten, or not final in time) and
+ * says so in its metrics ({@code transfers without sender counters}). Before, the answer waited 2 s
+ * and the reducer 4 s, left slow peers out silently, and could read a transfer's submitted count
+ * before its serving thread had set it: {@code messages sent} then undercounted. Bounded: at most
+ * {@value #MAX_ENTRIES} transfers are kept (the oldest are dropped, e.g. those of reducers that
+ * died before asking).
  */
 final class ServedTransfers {
     static final int QUERY_MAGIC = 0x4E415131;
     static final int MAX_ENTRIES = 16_384;
 
-    /** Longest a query waits for the sender reports of the transfers it names. */
-    static final long ANSWER_WAIT_MS = 2_000;
-
-    /** Sums over transfers. */
+    /**
+     * Sums over transfers; {@code transfers} counts those whose every number is in the sums (a
+     * transfer not final in time adds what is known of it, and is not counted).
+     */
     record Counters(
             long transfers,
             long messagesSubmitted,
@@ -92,21 +102,43 @@ final class ServedTransfers {
 
     /** One served transfer. */
     static final class Entry {
-        private volatile long submitted;
+        /** What the serving thread submitted; -1: it ended without knowing (an exception). */
+        private final CompletableFuture<Long> submitted = new CompletableFuture<>();
+
+        /** The sender's engine report; null when the transfer ended without one. */
         private final CompletableFuture<JobReport> senderReport = new CompletableFuture<>();
 
+        /** The serving thread is done with the transfer: it submitted {@code n} messages. */
         void submitted(long n) {
-            submitted = n;
+            submitted.complete(n);
         }
 
+        /** The serving thread ended without a count (it failed while sending). */
+        void unknown() {
+            submitted.complete(-1L);
+        }
+
+        /** The transfer ended: the sender's engine report, or null without one. */
+        void reported(JobReport senderEngineReport) {
+            senderReport.complete(senderEngineReport);
+        }
+
+        /** Completes when the serving thread and the transfer's report are both done. */
+        CompletableFuture<Void> done() {
+            return CompletableFuture.allOf(submitted, senderReport);
+        }
+
+        /** What is known now; counted as a transfer only when every number is. */
         Counters counters() {
+            long n = submitted.getNow(-1L);
             JobReport r = senderReport.getNow(null);
+            long transfers = n >= 0 && r != null ? 1 : 0;
             if (r == null) {
-                return new Counters(1, submitted, 0, 0, 0, 0);
+                return new Counters(transfers, Math.max(0, n), 0, 0, 0, 0);
             }
             return new Counters(
-                    1,
-                    submitted,
+                    transfers,
+                    Math.max(0, n),
                     r.packetsSent(),
                     r.packetsRetransmitted(),
                     Math.round(r.measuredLoss() * r.packetsSent()),
@@ -124,8 +156,12 @@ final class ServedTransfers {
                 }
             };
 
-    /** Records a transfer this executor started serving. */
-    Entry started(OutgoingTransfer t, JobSpec spec) {
+    /**
+     * Records a transfer this executor serves, before its job starts (a job whose targets are all 0
+     * can complete, and be asked about, as soon as it starts); the serving thread then calls {@link
+     * Entry#submitted} or {@link Entry#unknown} once.
+     */
+    Entry started(OutgoingTransfer t) {
         Entry e = new Entry();
         synchronized (entries) {
             entries.put(new Key(t.peer().sessionId(), t.jobId()), e);
@@ -134,9 +170,22 @@ final class ServedTransfers {
                 .whenComplete(
                         (r, err) -> {
                             JobReport local = r != null ? r.localReport() : null;
-                            e.senderReport.complete(local);
+                            if (local == null
+                                    && err != null
+                                    && unwrap(err) instanceof TransportException te
+                                    && te.report() != null) {
+                                local = te.report().localReport();
+                            }
+                            e.reported(local);
                         });
         return e;
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        while (t instanceof java.util.concurrent.CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
     }
 
     static boolean isQuery(byte[] payload) {
@@ -166,11 +215,12 @@ final class ServedTransfers {
     }
 
     /**
-     * Answers a query (serving thread): waits up to {@value #ANSWER_WAIT_MS} ms for the named
-     * transfers' sender reports, sums and forgets them, and replies with the sum as the request's
-     * DATA_RESPONSE, without a job.
+     * Answers a query (serving thread): waits until each named transfer is final ({@link
+     * Entry#done}), at most {@code waitMs} in all, sums and forgets them, and replies with the sum
+     * as the request's DATA_RESPONSE, without a job. A transfer unknown here, or not final in time,
+     * is not counted in {@link Counters#transfers()}.
      */
-    void answer(OutgoingTransfer request, byte[] payload) throws IOException {
+    void answer(OutgoingTransfer request, byte[] payload, long waitMs) throws IOException {
         DataInputStream in = new DataInputStream(new ByteArrayInputStream(payload));
         in.readInt();
         int n = in.readInt();
@@ -178,7 +228,7 @@ final class ServedTransfers {
             throw new IOException("corrupt NetApprox counters query: " + n + " jobs");
         }
         long session = request.peer().sessionId();
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ANSWER_WAIT_MS);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
         Counters sum = Counters.NONE;
         for (int i = 0; i < n; i++) {
             Key k = new Key(session, in.readInt());
@@ -187,12 +237,12 @@ final class ServedTransfers {
                 e = entries.remove(k);
             }
             if (e == null) {
-                continue;
+                continue; // not counted: the reducer sees it missing
             }
             try {
-                e.senderReport.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                e.done().get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (TimeoutException | ExecutionException ignored) {
-                // counted without the engine's numbers
+                // what is known is added; the transfer is not counted as complete
             } catch (InterruptedException ie) {
                 Thread.currentThread().interrupt();
                 throw new IOException("interrupted", ie);

@@ -114,8 +114,11 @@ final class SparkAggregation {
         return aggregated.select(functions.inline(answers));
     }
 
-    /** {@code col=value[,col=value...]}, as {@link ApproxQuery#groupKey} builds it. */
-    private static Column groupKey(ApproxSpec spec) {
+    /**
+     * {@code col=value[,col=value...]} of the group columns named {@code g0, g1, ...}, as the
+     * sampling path's keys are ({@link ApproxQuery.RowRecords}).
+     */
+    static Column groupKey(ApproxSpec spec) {
         List<Column> parts = new ArrayList<>();
         for (int i = 0; i < spec.groupColumns().size(); i++) {
             parts.add(functions.lit((i == 0 ? "" : ",") + spec.groupColumns().get(i) + "="));

@@ -142,13 +142,17 @@ class ApproxLayoutTest {
         return switch (aggregate) {
             case "avg(v)" -> sum / v.length;
             case "sum(v)" -> sum;
-            case "median(v)" -> {
-                double[] s = v.clone();
-                Arrays.sort(s);
-                yield s[(int) Math.ceil(0.5 * s.length) - 1];
-            }
+            case "median(v)" -> median(v);
             default -> throw new IllegalArgumentException(aggregate);
         };
+    }
+
+    /** Spark's median: the mean of the two middle values of an even count. */
+    static double median(double[] values) {
+        double[] s = values.clone();
+        Arrays.sort(s);
+        int n = s.length;
+        return n % 2 == 1 ? s[n / 2] : 0.5 * s[n / 2 - 1] + 0.5 * s[n / 2];
     }
 
     @Test
@@ -177,9 +181,7 @@ class ApproxLayoutTest {
         Map<String, double[]> truth = new HashMap<>();
         for (Map.Entry<String, List<Double>> e : values.entrySet()) {
             double[] v = e.getValue().stream().mapToDouble(Double::doubleValue).sorted().toArray();
-            truth.put(
-                    "g=" + e.getKey() + "|median(v)",
-                    new double[] {v[(int) Math.ceil(0.5 * v.length) - 1]});
+            truth.put("g=" + e.getKey() + "|median(v)", new double[] {median(v)});
             truth.put(
                     "g=" + e.getKey() + "|quantile(v,0.25)",
                     new double[] {v[(int) Math.ceil(0.25 * v.length) - 1]});

@@ -173,7 +173,7 @@ class ApproxSqlTest {
         int within = 0;
         for (int s = 0; s < 6; s++) {
             Row avg = rows.get("shift=" + s + "|avg(distance * 1.609)");
-            Row p90 = rows.get("shift=" + s + "|quantile(fare,0.9)");
+            Row p90 = rows.get("shift=" + s + "|percentile(fare,0.9)");
             assertTrue(avg != null && p90 != null, rows.keySet().toString());
             assertEquals(exact.get(s).getLong(2), avg.getLong(10), "population after WHERE");
             assertEquals(s == 4 ? 0.02 : 0.05, avg.getDouble(8), 0);

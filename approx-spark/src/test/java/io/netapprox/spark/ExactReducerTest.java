@@ -29,7 +29,14 @@ class ExactReducerTest {
                         new ApproxSpec.Aggregate(ApproxSpec.Kind.AVG, "distance", 0, 0, 0),
                         new ApproxSpec.Aggregate(ApproxSpec.Kind.SUM, "fare", 1, 0, 0),
                         new ApproxSpec.Aggregate(ApproxSpec.Kind.COUNT, null, -1, 0, 0),
-                        new ApproxSpec.Aggregate(ApproxSpec.Kind.QUANTILE, "distance", 0, 0.5, 0),
+                        new ApproxSpec.Aggregate(
+                                ApproxSpec.Kind.QUANTILE,
+                                "distance",
+                                0,
+                                0.5,
+                                0,
+                                ApproxSpec.QuantileMethod.INTERPOLATED,
+                                false),
                         new ApproxSpec.Aggregate(ApproxSpec.Kind.TOPK, "zone", -1, 0, 2)),
                 2,
                 0.05,
@@ -83,8 +90,11 @@ class ExactReducerTest {
             assertEquals(sum / d.size(), got.get(k + "avg(distance)"), 1e-9);
             assertEquals(2 * sum, got.get(k + "sum(fare)"), 1e-9);
             assertEquals(d.size(), got.get(k + "count"), 0);
-            // the lower median (rank ceil(q n)), as the quantile accumulator ranks
-            assertEquals(d.get(d.size() / 2 - 1), got.get(k + "median(distance)"), 0);
+            // Spark's median: the two middle values (5,000 of them) interpolated
+            assertEquals(
+                    0.5 * d.get(d.size() / 2 - 1) + 0.5 * d.get(d.size() / 2),
+                    got.get(k + "median(distance)"),
+                    0);
         }
         // hour=0 holds even i: zones z0, z2, z4, z1, z3 in turn, each 1 000 times; ties by name
         assertEquals(1000.0, got.get("hour=0 top2(zone)#1=z0"), 0);

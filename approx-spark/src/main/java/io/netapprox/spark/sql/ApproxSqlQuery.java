@@ -40,8 +40,23 @@ public record ApproxSqlQuery(
         Double confidence,
         Long seed) {
 
-    /** One aggregate: kind, input column, quantile q, top-k k; {@code sql} as written. */
-    public record Aggregate(Kind kind, String column, double q, int k, String sql) {}
+    /**
+     * One aggregate: kind, input column, quantile q, top-k k; {@code sql} as written; a quantile's
+     * definition ({@code interpolated}: Spark's percentile/median/percentile_cont, else
+     * percentile_disc's) and order ({@code descending}: {@code WITHIN GROUP (ORDER BY x DESC)}).
+     */
+    public record Aggregate(
+            Kind kind,
+            String column,
+            double q,
+            int k,
+            String sql,
+            boolean interpolated,
+            boolean descending) {
+        Aggregate(Kind kind, String column, double q, int k, String sql) {
+            this(kind, column, q, k, sql, false, false);
+        }
+    }
 
     public enum Kind {
         AVG,
@@ -89,7 +104,13 @@ public record ApproxSqlQuery(
                 case AVG -> q.avg(a.column());
                 case SUM -> q.sum(a.column());
                 case COUNT -> q.count();
-                case QUANTILE -> q.quantile(a.column(), a.q());
+                case QUANTILE -> {
+                    if (a.interpolated()) {
+                        q.percentile(a.column(), a.q(), a.descending());
+                    } else {
+                        q.quantile(a.column(), a.q(), a.descending());
+                    }
+                }
                 case TOPK -> q.topK(a.column(), a.k());
             }
         }

@@ -13,10 +13,15 @@ import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedStar;
 import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Descending$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
+import org.apache.spark.sql.catalyst.expressions.SortOrder;
+import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.PercentileCont;
+import org.apache.spark.sql.catalyst.expressions.aggregate.PercentileDisc;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.trees.Origin;
@@ -33,8 +38,13 @@ import scala.jdk.javaapi.CollectionConverters;
  * <p>Accepted: {@code SELECT <group columns and aggregates> FROM ... [WHERE ...] GROUP BY <columns,
  * aliases, ordinals or named expressions>}, optionally inside {@code WITH cte AS (...)}.
  * Aggregates: {@code avg|mean(x)}, {@code sum(x)}, {@code count(*)}, {@code median(x)}, {@code
- * percentile|percentile_approx|approx_percentile(x, q)}, {@code approx_top_k(x, k)}; {@code x} is a
- * column or an expression over the input row.
+ * percentile|percentile_approx|approx_percentile(x, q)}, {@code percentile_cont|percentile_disc(q)
+ * WITHIN GROUP (ORDER BY x [ASC|DESC])}, {@code approx_top_k(x, k)}; {@code x} is a column or an
+ * expression over the input row. Each means what Spark's function of that name means: {@code
+ * median}, {@code percentile} and {@code percentile_cont} interpolate between the two closest
+ * ranks, {@code percentile_disc} is the {@code ceil(qN)}-th value, and so is what {@code
+ * approx_percentile} / {@code percentile_approx} approximate ({@link
+ * io.netapprox.spark.ApproxSpec.QuantileMethod}).
  */
 final class ApproxSqlTranslator {
     private static final Set<String> AGGREGATE_NAMES =
@@ -89,7 +99,8 @@ final class ApproxSqlTranslator {
 
     private static final String SUPPORTED =
             "avg/mean(x), sum(x), count(*), median(x), percentile(x, q), percentile_approx(x, q),"
-                    + " approx_percentile(x, q), approx_top_k(x, k)";
+                    + " approx_percentile(x, q), percentile_cont(q) WITHIN GROUP (ORDER BY x),"
+                    + " percentile_disc(q) WITHIN GROUP (ORDER BY x), approx_top_k(x, k)";
 
     private final String sql;
 
@@ -151,6 +162,8 @@ final class ApproxSqlTranslator {
             Expression e = unalias(item);
             if (e instanceof UnresolvedFunction f && isAggregateName(f)) {
                 aggregates.add(aggregate(f, columns));
+            } else if (e instanceof AggregateExpression ae) {
+                aggregates.add(withinGroup(ae, columns));
             } else if (isGroupReference(e, item, groups, grouping)) {
                 continue; // the group key carries it
             } else if (e instanceof UnresolvedStar) {
@@ -404,7 +417,8 @@ final class ApproxSqlTranslator {
     }
 
     private boolean containsAggregate(Expression e) {
-        if (e instanceof UnresolvedFunction f && isAggregateName(f)) {
+        if ((e instanceof UnresolvedFunction f && isAggregateName(f))
+                || e instanceof AggregateExpression) {
             return true;
         }
         for (Expression c : CollectionConverters.asJava(e.children())) {
@@ -434,6 +448,15 @@ final class ApproxSqlTranslator {
             }
         }
         String written = text(f);
+        List<Expression> within = orderingWithinGroup(f);
+        if (!within.isEmpty()
+                && !name.equals("percentile_cont")
+                && !name.equals("percentile_disc")) {
+            throw unsupported(
+                    f,
+                    "WITHIN GROUP (ORDER BY ...) applies to percentile_cont and percentile_disc"
+                            + " here");
+        }
         switch (name) {
             case "avg", "mean", "sum" -> {
                 arity(f, args, 1, name + "(x)");
@@ -451,9 +474,32 @@ final class ApproxSqlTranslator {
                                 + " filter with WHERE x IS NOT NULL and use count(*))");
             }
             case "median" -> {
+                // Spark's median is percentile(x, 0.5): interpolated
                 arity(f, args, 1, "median(x)");
                 return new Aggregate(
-                        Kind.QUANTILE, valueColumn(args.get(0), columns), 0.5, 0, written);
+                        Kind.QUANTILE,
+                        valueColumn(args.get(0), columns),
+                        0.5,
+                        0,
+                        written,
+                        true,
+                        false);
+            }
+            case "percentile_cont", "percentile_disc" -> {
+                // Spark 4's parse: percentile_cont(q) WITHIN GROUP (ORDER BY x) is the function
+                // with the argument q and the ordering x
+                if (args.size() != 1 || within.size() != 1) {
+                    throw unsupported(f, name + " takes (q) WITHIN GROUP (ORDER BY x [ASC|DESC])");
+                }
+                SortOrder order = (SortOrder) within.get(0);
+                return withinGroupAggregate(
+                        f,
+                        name.equals("percentile_cont"),
+                        args.get(0),
+                        order.child(),
+                        order.direction() instanceof Descending$,
+                        columns,
+                        written);
             }
             case "percentile", "percentile_approx", "approx_percentile" -> {
                 if (args.size() != 2 && !(args.size() == 3 && !name.equals("percentile"))) {
@@ -463,12 +509,17 @@ final class ApproxSqlTranslator {
                                     + " takes (x, q)"
                                     + (name.equals("percentile") ? "" : " or (x, q, accuracy)"));
                 }
-                double q = number(args.get(1), f, "the percentage");
-                if (!(q > 0 && q < 1)) {
-                    throw unsupported(f, "the percentage must be in (0, 1), got " + q);
-                }
+                double q = percentage(args.get(1), f);
+                // percentile interpolates (as median); approx_percentile estimates the
+                // ceil(qN)-th value, which is percentile_disc's answer
                 return new Aggregate(
-                        Kind.QUANTILE, valueColumn(args.get(0), columns), q, 0, written);
+                        Kind.QUANTILE,
+                        valueColumn(args.get(0), columns),
+                        q,
+                        0,
+                        written,
+                        name.equals("percentile"),
+                        false);
             }
             case "approx_top_k", "top_k" -> {
                 arity(f, args, 2, name + "(x, k)");
@@ -486,13 +537,101 @@ final class ApproxSqlTranslator {
         }
     }
 
+    /**
+     * Spark 3.5's parse of {@code percentile_cont(q) WITHIN GROUP (ORDER BY x)} and {@code
+     * percentile_disc}: the aggregate expression itself (Spark 4 parses them as functions, {@link
+     * #aggregate}).
+     */
+    private Aggregate withinGroup(AggregateExpression ae, Map<String, Expression> columns) {
+        if (ae.isDistinct()) {
+            throw unsupported(ae, "DISTINCT aggregates are not supported with WITH ERROR");
+        }
+        if (ae.filter().isDefined()) {
+            throw unsupported(
+                    ae,
+                    "FILTER (WHERE ...) is not supported with WITH ERROR: use the WHERE clause");
+        }
+        if (ae.aggregateFunction() instanceof PercentileCont pc) {
+            return withinGroupAggregate(
+                    ae, true, pc.right(), pc.left(), pc.reverse(), columns, text(ae));
+        }
+        if (ae.aggregateFunction() instanceof PercentileDisc pd) {
+            return withinGroupAggregate(
+                    ae,
+                    false,
+                    pd.percentageExpression(),
+                    pd.child(),
+                    pd.reverse(),
+                    columns,
+                    text(ae));
+        }
+        throw unsupported(
+                ae,
+                ae.aggregateFunction().prettyName()
+                        + " has no approximate counterpart; supported: "
+                        + SUPPORTED);
+    }
+
+    private Aggregate withinGroupAggregate(
+            Expression f,
+            boolean interpolated,
+            Expression percentage,
+            Expression value,
+            boolean descending,
+            Map<String, Expression> columns,
+            String written) {
+        if (containsAggregate(value)) {
+            throw unsupported(f, "an aggregate inside an aggregate is not supported");
+        }
+        double q = percentage(percentage, f);
+        return new Aggregate(
+                Kind.QUANTILE,
+                valueColumn(value, columns),
+                q,
+                0,
+                written,
+                interpolated,
+                descending);
+    }
+
+    /** A percentage literal in (0, 1) (Spark allows 0 and 1: the minimum and maximum). */
+    private double percentage(Expression e, Expression f) {
+        double q = number(e, f, "the percentage");
+        if (!(q > 0 && q < 1)) {
+            throw unsupported(
+                    f,
+                    "the percentage must be in (0, 1), got "
+                            + q
+                            + " (the minimum and maximum have no sampling interval)");
+        }
+        return q;
+    }
+
+    /**
+     * The {@code WITHIN GROUP (ORDER BY ...)} of a function call: Spark 4's {@code
+     * UnresolvedFunction.orderingWithinGroup}, which Spark 3.5's lacks (there the parser makes the
+     * aggregate itself, {@link #withinGroup}).
+     */
+    private static List<Expression> orderingWithinGroup(UnresolvedFunction f) {
+        try {
+            Object o = UnresolvedFunction.class.getMethod("orderingWithinGroup").invoke(f);
+            @SuppressWarnings("unchecked")
+            scala.collection.Seq<Expression> seq = (scala.collection.Seq<Expression>) o;
+            return CollectionConverters.asJava(seq);
+        } catch (NoSuchMethodException e) {
+            return List.of();
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("UnresolvedFunction.orderingWithinGroup", e);
+        }
+    }
+
     private void arity(UnresolvedFunction f, List<Expression> args, int n, String form) {
         if (args.size() != n) {
             throw unsupported(f, "expected " + form + ", got " + args.size() + " argument(s)");
         }
     }
 
-    private double number(Expression e, UnresolvedFunction f, String what) {
+    private double number(Expression e, Expression f, String what) {
         if (e instanceof Literal l && l.value() != null) {
             try {
                 return Double.parseDouble(l.value().toString());
