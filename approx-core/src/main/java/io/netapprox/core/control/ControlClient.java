@@ -1,10 +1,13 @@
 package io.netapprox.core.control;
 
 import io.netapprox.core.job.JobReport;
+import io.netty.channel.Channel;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * The client side of one control connection with its data-plane session, obtained from {@link
@@ -47,6 +50,21 @@ public final class ControlClient implements ControlSession {
     @Override
     public int protocolVersion() {
         return connection.protocolVersion();
+    }
+
+    @Override
+    public Set<DataPlaneKind> dataPlanes() {
+        return connection.dataPlanes();
+    }
+
+    @Override
+    public CompletableFuture<Void> selectDataPlane(DataPlaneKind plane, String reason) {
+        return connection.selectDataPlane(plane, reason);
+    }
+
+    @Override
+    public CompletableFuture<Channel> openDataConnection(Consumer<Channel> install) {
+        return connection.openDataConnection(install);
     }
 
     @Override

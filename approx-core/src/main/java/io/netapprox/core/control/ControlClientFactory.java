@@ -84,6 +84,7 @@ public final class ControlClientFactory implements AutoCloseable {
                                                         handler,
                                                         metrics,
                                                         null,
+                                                        null,
                                                         server);
                                         holder[0] = conn;
                                         connections.add(conn);

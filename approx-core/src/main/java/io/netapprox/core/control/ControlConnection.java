@@ -3,6 +3,10 @@ package io.netapprox.core.control;
 import io.netapprox.core.control.Messages.AckMsg;
 import io.netapprox.core.control.Messages.AuthOkMsg;
 import io.netapprox.core.control.Messages.AuthResponseMsg;
+import io.netapprox.core.control.Messages.DataAttachAckMsg;
+import io.netapprox.core.control.Messages.DataAttachMsg;
+import io.netapprox.core.control.Messages.DataAttachProofMsg;
+import io.netapprox.core.control.Messages.DataPlaneSelectMsg;
 import io.netapprox.core.control.Messages.DataRequestMsg;
 import io.netapprox.core.control.Messages.DataResponseMsg;
 import io.netapprox.core.control.Messages.DecodeFailure;
@@ -25,6 +29,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
@@ -36,6 +41,7 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -44,6 +50,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,6 +79,10 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
          */
         SESSION,
         ESTABLISHED,
+        /** Server: a data connection's DATA_ATTACH_ACK sent, waiting for DATA_ATTACH_PROOF. */
+        ATTACH,
+        /** Server: a data connection, handed over to the data plane (this handler is gone). */
+        HANDED_OVER,
         CLOSING
     }
 
@@ -85,6 +96,12 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
 
     /** Server: the live session ids of the server (to never hand out a duplicate). Client: null. */
     private final Set<Long> liveSessionIds;
+
+    /** Server: keys of the sessions that may attach a TCP data connection. Client: null. */
+    private final DataConnectionKeys dataConnectionKeys;
+
+    /** Client: the server's address (where the data connection goes). Server: null. */
+    private final InetSocketAddress serverAddress;
 
     private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
     private final AtomicLong nextRequestId = new AtomicLong(1);
@@ -102,6 +119,17 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     private volatile InetSocketAddress peerData;
     private volatile int peerMaxFrame = WireFormat.HANDSHAKE_MAX_BODY;
     private volatile int version = WireFormat.VERSION;
+    private volatile Set<DataPlaneKind> agreedPlanes = EnumSet.noneOf(DataPlaneKind.class);
+    // Client: the data-connection key until openDataConnection takes it (guarded by this).
+    private byte[] dataConnectionKey;
+    // Client: DATA_PLANE_SELECT sent (guarded by this). Server: received (event loop).
+    private boolean planeSelected;
+
+    // A data connection's attach (server, event loop only).
+    private long attachSessionId;
+    private byte[] attachClientNonce;
+    private byte[] attachServerNonce;
+    private byte[] attachKey;
 
     // Handshake (event loop only).
     private long handshakeRequestId;
@@ -127,7 +155,9 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             ControlMetrics metrics,
             FrameDecoder decoder,
             FlowControl flow,
-            Set<Long> liveSessionIds) {
+            Set<Long> liveSessionIds,
+            DataConnectionKeys dataConnectionKeys,
+            InetSocketAddress serverAddress) {
         this.role = role;
         this.config = config;
         this.dataPlane = dataPlane;
@@ -136,6 +166,8 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         this.decoder = decoder;
         this.flow = flow;
         this.liveSessionIds = liveSessionIds;
+        this.dataConnectionKeys = dataConnectionKeys;
+        this.serverAddress = serverAddress;
     }
 
     /**
@@ -157,7 +189,9 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                 ctx.executor()
                         .schedule(
                                 () -> {
-                                    if (state != State.ESTABLISHED && state != State.CLOSING) {
+                                    if (state != State.ESTABLISHED
+                                            && state != State.CLOSING
+                                            && state != State.HANDED_OVER) {
                                         metrics.handshakeTimeouts.incrementAndGet();
                                         fatal(
                                                 ErrorCode.HANDSHAKE_TIMEOUT,
@@ -170,16 +204,19 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         if (role == Role.CLIENT) {
             ephemeral = KeySchedule.Ephemeral.generate();
             clientNonce = Auth.randomBytes(WireFormat.NONCE_LENGTH);
+            Set<DataPlaneKind> offered = dataPlane.offeredPlanes();
+            boolean atp = offered.contains(DataPlaneKind.ATP);
             HelloMsg hello =
                     new HelloMsg(
                             WireFormat.MIN_SUPPORTED_VERSION,
                             WireFormat.MAX_SUPPORTED_VERSION,
                             config.maxFrameLength(),
                             config.endpointId(),
-                            dataPlane.udpAddress(),
-                            dataPlane.localUdpPort(),
+                            atp ? dataPlane.udpAddress() : null,
+                            atp ? dataPlane.localUdpPort() : 0,
                             clientNonce,
-                            ephemeral.share());
+                            ephemeral.share(),
+                            DataPlaneKind.bits(offered));
             helloBody = Auth.bodyBytes(hello);
             handshakeRequestId = nextRequestId.getAndIncrement();
             send(handshakeRequestId, hello);
@@ -214,8 +251,12 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         if (!established.isDone()) {
             established.completeExceptionally(cause != null ? cause : closedEx);
         }
+        forgetDataConnectionKey();
         if (sessionOpen) {
             sessionOpen = false;
+            if (dataConnectionKeys != null) {
+                dataConnectionKeys.forget(sessionId);
+            }
             try {
                 dataPlane.closeSession(sessionId);
             } catch (RuntimeException e) {
@@ -411,7 +452,8 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         MessageType t = frame.type();
         if (t == MessageType.HELLO_ACK
                 || t == MessageType.AUTH_OK
-                || t == MessageType.SESSION_SETUP_ACK) {
+                || t == MessageType.SESSION_SETUP_ACK
+                || t == MessageType.DATA_ATTACH_ACK) {
             unexpected(frame);
             return;
         }
@@ -443,7 +485,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             case JOB_ANNOUNCE ->
                     response == MessageType.JOB_ACCEPT || response == MessageType.JOB_REJECT;
             case DATA_REQUEST -> response == MessageType.DATA_RESPONSE;
-            case MSR_UPDATE, JOB_REPORT -> response == MessageType.ACK;
+            case MSR_UPDATE, JOB_REPORT, DATA_PLANE_SELECT -> response == MessageType.ACK;
             case PING -> response == MessageType.PONG;
             default -> false;
         };
@@ -454,6 +496,10 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         if (role == Role.SERVER) {
             if (state == State.HELLO && msg instanceof HelloMsg h) {
                 serverOnHello(frame.requestId(), h);
+            } else if (state == State.HELLO && msg instanceof DataAttachMsg a) {
+                serverOnDataAttach(frame.requestId(), a);
+            } else if (state == State.ATTACH && msg instanceof DataAttachProofMsg p) {
+                serverOnDataAttachProof(frame.requestId(), p);
             } else if (state == State.AUTH && msg instanceof AuthResponseMsg r) {
                 serverOnAuth(frame.requestId(), r);
             } else if (state == State.SESSION && msg instanceof SessionSetupMsg) {
@@ -491,7 +537,23 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         version = chosen;
         peerEndpointId = h.endpointId();
         peerMaxFrame = h.maxFrameLength();
-        peerData = resolvePeerData(h.udpAddress(), h.udpPort());
+        Set<DataPlaneKind> offered = dataPlane.offeredPlanes();
+        Set<DataPlaneKind> agreed = DataPlaneKind.fromBits(h.dataPlanes());
+        agreed.retainAll(offered);
+        if (agreed.isEmpty()) {
+            metrics.sessionFailures.incrementAndGet();
+            fatal(
+                    ErrorCode.SESSION_FAILED,
+                    "no common data plane: the client runs "
+                            + DataPlaneKind.describe(DataPlaneKind.fromBits(h.dataPlanes()))
+                            + ", this endpoint "
+                            + DataPlaneKind.describe(offered),
+                    requestId);
+            return;
+        }
+        agreedPlanes = agreed;
+        boolean atp = agreed.contains(DataPlaneKind.ATP);
+        peerData = atp ? resolvePeerData(h.udpAddress(), h.udpPort()) : null;
         helloBody = Auth.bodyBytes(h);
         boolean auth = config.authEnabled();
         KeySchedule.Ephemeral eph = KeySchedule.Ephemeral.generate();
@@ -502,10 +564,11 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                         auth,
                         config.maxFrameLength(),
                         config.endpointId(),
-                        dataPlane.udpAddress(),
-                        dataPlane.localUdpPort(),
+                        atp ? dataPlane.udpAddress() : null,
+                        atp ? dataPlane.localUdpPort() : 0,
                         serverNonce,
-                        eph.share());
+                        eph.share(),
+                        DataPlaneKind.bits(agreed));
         helloAckBody = Auth.bodyBytes(ack);
         byte[] dh;
         try {
@@ -546,7 +609,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     }
 
     private void serverOnSessionSetup(long requestId) {
-        if (peerData == null) {
+        if (peerData == null && agreedPlanes.contains(DataPlaneKind.ATP)) {
             metrics.sessionFailures.incrementAndGet();
             fatal(
                     ErrorCode.SESSION_FAILED,
@@ -560,11 +623,15 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         } while (id == 0 || !liveSessionIds.add(id));
         byte[] key = keys.sessionKey(id); // derived on both ends, never sent
         byte[] confirm = keys.sessionConfirm(id);
+        if (agreedPlanes.contains(DataPlaneKind.TCP)) {
+            dataConnectionKeys.put(id, keys.dataConnectionKey(id));
+        }
         forgetHandshakeKeys();
         try {
-            dataPlane.openSession(id, key.clone(), peerData, false);
+            dataPlane.openSession(id, key.clone(), peerData, false, agreedPlanes);
         } catch (Exception e) {
             liveSessionIds.remove(id);
+            dataConnectionKeys.forget(id);
             Arrays.fill(key, (byte) 0);
             metrics.sessionFailures.incrementAndGet();
             LOG.debug("data plane refused session for {}", describePeer(), e);
@@ -583,6 +650,79 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         send(requestId, new SessionSetupAckMsg(id, confirm));
         Arrays.fill(key, (byte) 0);
         becomeEstablished();
+    }
+
+    // ---- a TCP data connection (server side) ----------------------------------------------------
+
+    /**
+     * DATA_ATTACH as the first frame: a session's TCP data connection. Answered with the server's
+     * nonce and proof when the session expects one; the same refusal otherwise (whether a session
+     * id is live is not told to an unauthenticated peer).
+     */
+    private void serverOnDataAttach(long requestId, DataAttachMsg a) {
+        byte[] key = dataConnectionKeys != null ? dataConnectionKeys.copyOf(a.sessionId()) : null;
+        if (key == null) {
+            refuseDataConnection("no session expects a data connection with this id", requestId);
+            return;
+        }
+        attachSessionId = a.sessionId();
+        attachClientNonce = a.clientNonce();
+        attachServerNonce = Auth.randomBytes(WireFormat.NONCE_LENGTH);
+        attachKey = key;
+        state = State.ATTACH;
+        send(
+                requestId,
+                new DataAttachAckMsg(
+                        attachServerNonce,
+                        KeySchedule.dataConnectionProof(
+                                key, true, attachSessionId, attachClientNonce, attachServerNonce)));
+    }
+
+    /**
+     * DATA_ATTACH_PROOF: with the session's key, the connection is the session's one data
+     * connection and goes to the data plane; else refused.
+     */
+    private void serverOnDataAttachProof(long requestId, DataAttachProofMsg p) {
+        byte[] expected =
+                KeySchedule.dataConnectionProof(
+                        attachKey, false, attachSessionId, attachClientNonce, attachServerNonce);
+        Arrays.fill(attachKey, (byte) 0);
+        if (!KeySchedule.verify(expected, p.clientProof())) {
+            metrics.authFailures.incrementAndGet();
+            refuseDataConnection("the proof does not match the session's key", requestId);
+            return;
+        }
+        if (!dataConnectionKeys.take(attachSessionId)) { // another connection attached first
+            refuseDataConnection("the session has its data connection or has ended", requestId);
+            return;
+        }
+        Channel ch = channel;
+        ChannelPipeline pipeline = ch.pipeline();
+        try {
+            dataPlane.attachDataConnection(attachSessionId, ch);
+        } catch (Exception e) {
+            LOG.debug("data plane refused the data connection of {}", describePeer(), e);
+            refuseDataConnection("the data plane refused it", requestId);
+            return;
+        }
+        state = State.HANDED_OVER;
+        if (handshakeTimer != null) {
+            handshakeTimer.cancel(false);
+        }
+        metrics.dataConnectionsAttached.incrementAndGet();
+        metrics.connectionsClosed.incrementAndGet(); // no longer a control connection
+        // The decoder goes last: removing it hands what it holds after the proof to the data
+        // plane's first handler.
+        pipeline.remove("idle");
+        pipeline.remove("flow");
+        pipeline.remove(this);
+        pipeline.remove("frameDecoder");
+        closeFuture.complete(null);
+    }
+
+    private void refuseDataConnection(String why, long requestId) {
+        metrics.dataConnectionsRefused.incrementAndGet();
+        fatal(ErrorCode.AUTH_FAILED, "data connection refused: " + why, requestId);
     }
 
     // ---- client handshake -----------------------------------------------------------------------
@@ -606,7 +746,24 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         version = a.version();
         peerEndpointId = a.endpointId();
         peerMaxFrame = a.maxFrameLength();
-        peerData = resolvePeerData(a.udpAddress(), a.udpPort());
+        Set<DataPlaneKind> agreed = DataPlaneKind.fromBits(a.dataPlanes());
+        Set<DataPlaneKind> offered = dataPlane.offeredPlanes();
+        if (!offered.containsAll(agreed)) {
+            metrics.sessionFailures.incrementAndGet();
+            fatal(
+                    ErrorCode.SESSION_FAILED,
+                    "the server agreed on data planes "
+                            + DataPlaneKind.describe(agreed)
+                            + " but this endpoint offered "
+                            + DataPlaneKind.describe(offered),
+                    0);
+            return;
+        }
+        agreedPlanes = agreed;
+        peerData =
+                agreed.contains(DataPlaneKind.ATP)
+                        ? resolvePeerData(a.udpAddress(), a.udpPort())
+                        : null;
         helloAckBody = Auth.bodyBytes(a);
         if (a.authRequired() && !config.authEnabled()) {
             metrics.authFailures.incrementAndGet();
@@ -669,7 +826,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     }
 
     private void clientOnSessionSetupAck(SessionSetupAckMsg a) {
-        if (peerData == null) {
+        if (peerData == null && agreedPlanes.contains(DataPlaneKind.ATP)) {
             metrics.sessionFailures.incrementAndGet();
             fatal(
                     ErrorCode.SESSION_FAILED,
@@ -688,10 +845,16 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             return;
         }
         byte[] key = keys.sessionKey(a.sessionId()); // derived on both ends, never sent
+        if (agreedPlanes.contains(DataPlaneKind.TCP)) {
+            synchronized (this) {
+                dataConnectionKey = keys.dataConnectionKey(a.sessionId());
+            }
+        }
         forgetHandshakeKeys();
         try {
-            dataPlane.openSession(a.sessionId(), key, peerData, true);
+            dataPlane.openSession(a.sessionId(), key, peerData, true, agreedPlanes);
         } catch (Exception e) {
+            forgetDataConnectionKey();
             metrics.sessionFailures.incrementAndGet();
             LOG.debug("data plane refused session {}", Long.toHexString(a.sessionId()), e);
             fatal(
@@ -714,6 +877,17 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         if (keys != null) {
             keys.wipe();
             keys = null;
+        }
+        if (attachKey != null) {
+            Arrays.fill(attachKey, (byte) 0);
+            attachKey = null;
+        }
+    }
+
+    private synchronized void forgetDataConnectionKey() {
+        if (dataConnectionKey != null) {
+            Arrays.fill(dataConnectionKey, (byte) 0);
+            dataConnectionKey = null;
         }
     }
 
@@ -756,8 +930,15 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         Msg msg = frame.msg();
         if (msg instanceof HelloMsg
                 || msg instanceof AuthResponseMsg
-                || msg instanceof SessionSetupMsg) {
+                || msg instanceof SessionSetupMsg
+                || msg instanceof DataAttachMsg
+                || msg instanceof DataAttachProofMsg) {
             unexpected(frame);
+            return;
+        }
+        if (msg instanceof DataPlaneSelectMsg sel
+                && (role != Role.SERVER || planeSelected || !agreedPlanes.contains(sel.plane()))) {
+            unexpected(frame); // only the client chooses, once, among the agreed planes
             return;
         }
         if (inboundInFlight.incrementAndGet() > config.maxPendingRequests()) {
@@ -797,6 +978,13 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             } else if (msg instanceof JobReportMsg jr) {
                 handler.onJobReport(this, jr.report());
                 reply = CompletableFuture.completedFuture(new AckMsg());
+            } else if (msg instanceof DataPlaneSelectMsg sel) {
+                planeSelected = true;
+                reply =
+                        nonNull(
+                                        handler.onDataPlaneSelect(
+                                                this, sel.plane(), printable(sel.reason())))
+                                .thenApply(v -> new AckMsg());
             } else {
                 reply =
                         CompletableFuture.failedFuture(
@@ -1141,6 +1329,79 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     @Override
     public int protocolVersion() {
         return version;
+    }
+
+    @Override
+    public Set<DataPlaneKind> dataPlanes() {
+        return EnumSet.copyOf(
+                agreedPlanes.isEmpty() ? EnumSet.of(DataPlaneKind.ATP) : agreedPlanes);
+    }
+
+    @Override
+    public CompletableFuture<Void> selectDataPlane(DataPlaneKind plane, String reason) {
+        if (plane == null) {
+            return CompletableFuture.failedFuture(new NullPointerException("plane"));
+        }
+        if (role != Role.CLIENT) {
+            return CompletableFuture.failedFuture(
+                    new IllegalStateException("only the client side selects the data plane"));
+        }
+        if (!agreedPlanes.contains(plane)) {
+            return CompletableFuture.failedFuture(
+                    new IllegalArgumentException(
+                            plane.label()
+                                    + " is not among the agreed data planes ("
+                                    + DataPlaneKind.describe(agreedPlanes)
+                                    + ")"));
+        }
+        synchronized (this) {
+            if (planeSelected) {
+                return CompletableFuture.failedFuture(
+                        new IllegalStateException("the data plane was already selected"));
+            }
+            planeSelected = true;
+        }
+        return request(
+                new DataPlaneSelectMsg(plane, reason == null ? "" : reason),
+                config.requestTimeout(),
+                m -> null);
+    }
+
+    @Override
+    public CompletableFuture<Channel> openDataConnection(Consumer<Channel> install) {
+        if (install == null) {
+            return CompletableFuture.failedFuture(new NullPointerException("install"));
+        }
+        if (role != Role.CLIENT) {
+            return CompletableFuture.failedFuture(
+                    new IllegalStateException("only the client side opens the data connection"));
+        }
+        if (!agreedPlanes.contains(DataPlaneKind.TCP)) {
+            return CompletableFuture.failedFuture(
+                    new IllegalStateException(
+                            "TCP is not among the agreed data planes ("
+                                    + DataPlaneKind.describe(agreedPlanes)
+                                    + ")"));
+        }
+        if (!isActive()) {
+            return CompletableFuture.failedFuture(
+                    new ControlClosedException(
+                            "control connection to " + describePeer() + " is closed", closeCause));
+        }
+        byte[] key;
+        synchronized (this) {
+            key = dataConnectionKey;
+            dataConnectionKey = null;
+        }
+        if (key == null) {
+            return CompletableFuture.failedFuture(
+                    new IllegalStateException(
+                            "session "
+                                    + Long.toHexString(sessionId)
+                                    + " already opened its data connection (one per session)"));
+        }
+        return DataConnectionClient.open(
+                channel.eventLoop(), config, serverAddress, sessionId, key, install, metrics);
     }
 
     @Override

@@ -49,6 +49,18 @@ public interface ControlHandler {
                 ErrorCode.UNSUPPORTED, "this endpoint does not take MSR updates");
     }
 
+    /**
+     * DATA_PLANE_SELECT (server side, once per session, before any job): the client chose the plane
+     * the session's jobs run on - one of {@link ControlSession#dataPlanes()}, the agreed ones - and
+     * says why ({@code reason}, peer-chosen text; may be empty). Acknowledged when the returned
+     * stage completes (e.g. once the session's TCP data connection has attached); failing it
+     * refuses the choice. The default accepts.
+     */
+    default CompletionStage<Void> onDataPlaneSelect(
+            ControlSession session, DataPlaneKind plane, String reason) {
+        return CompletableFuture.completedFuture(null);
+    }
+
     /** JOB_REPORT: a job's final report; acknowledged when this returns normally. */
     default void onJobReport(ControlSession session, JobReport report) {
         throw new ControlException(

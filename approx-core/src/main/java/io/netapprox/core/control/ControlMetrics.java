@@ -35,6 +35,8 @@ public final class ControlMetrics {
     final AtomicLong readPauses = new AtomicLong();
     final AtomicLong sendQueueOverflows = new AtomicLong();
     final AtomicLong peakQueuedBytes = new AtomicLong();
+    final AtomicLong dataConnectionsAttached = new AtomicLong();
+    final AtomicLong dataConnectionsRefused = new AtomicLong();
 
     void notePeakQueuedBytes(long queued) {
         peakQueuedBytes.accumulateAndGet(queued, Math::max);
@@ -117,6 +119,22 @@ public final class ControlMetrics {
     /** Sessions the data plane or the handler refused. */
     public long sessionFailures() {
         return sessionFailures.get();
+    }
+
+    /**
+     * TCP data connections that proved their session and were handed to the data plane (server:
+     * also counted in {@link #connectionsClosed()}: no longer a control connection).
+     */
+    public long dataConnectionsAttached() {
+        return dataConnectionsAttached.get();
+    }
+
+    /**
+     * TCP data connections refused: no session expects one, a proof that does not match, a second
+     * one for a session, or the data plane refused it.
+     */
+    public long dataConnectionsRefused() {
+        return dataConnectionsRefused.get();
     }
 
     /** Outbound requests that got no response in time. */
@@ -208,6 +226,8 @@ public final class ControlMetrics {
         m.put("readPauses", readPauses());
         m.put("sendQueueOverflows", sendQueueOverflows());
         m.put("peakQueuedBytes", peakQueuedBytes());
+        m.put("dataConnectionsAttached", dataConnectionsAttached());
+        m.put("dataConnectionsRefused", dataConnectionsRefused());
         return m;
     }
 

@@ -48,6 +48,7 @@ public final class ControlServer implements AutoCloseable {
     private final Set<Channel> children = ConcurrentHashMap.newKeySet();
     private final Set<ControlConnection> connections = ConcurrentHashMap.newKeySet();
     private final Set<Long> liveSessionIds = ConcurrentHashMap.newKeySet();
+    private final DataConnectionKeys dataConnectionKeys = new DataConnectionKeys();
     private volatile boolean closed;
 
     private ControlServer(ControlConfig config, DataPlane dataPlane, ControlHandler handler) {
@@ -89,6 +90,7 @@ public final class ControlServer implements AutoCloseable {
                                                             handler,
                                                             metrics,
                                                             liveSessionIds,
+                                                            dataConnectionKeys,
                                                             null);
                                             connections.add(conn);
                                             conn.closeFuture()
@@ -165,6 +167,24 @@ public final class ControlServer implements AutoCloseable {
     static final WriteBufferWaterMark WRITE_WATER_MARK =
             new WriteBufferWaterMark(32 << 10, 64 << 10);
 
+    /** TLS first when configured; {@code sslPeer} (client side) names the server. */
+    static void addSsl(ChannelPipeline p, ControlConfig config, InetSocketAddress sslPeer) {
+        if (config.sslContext() == null) {
+            return;
+        }
+        if (sslPeer != null) {
+            p.addLast(
+                    "ssl",
+                    config.sslContext()
+                            .newHandler(
+                                    p.channel().alloc(),
+                                    sslPeer.getHostString(),
+                                    sslPeer.getPort()));
+        } else {
+            p.addLast("ssl", config.sslContext().newHandler(p.channel().alloc()));
+        }
+    }
+
     static ControlConnection initPipeline(
             ChannelPipeline p,
             ControlConnection.Role role,
@@ -173,20 +193,9 @@ public final class ControlServer implements AutoCloseable {
             ControlHandler handler,
             ControlMetrics metrics,
             Set<Long> liveSessionIds,
+            DataConnectionKeys dataConnectionKeys,
             InetSocketAddress sslPeer) {
-        if (config.sslContext() != null) {
-            if (sslPeer != null) {
-                p.addLast(
-                        "ssl",
-                        config.sslContext()
-                                .newHandler(
-                                        p.channel().alloc(),
-                                        sslPeer.getHostString(),
-                                        sslPeer.getPort()));
-            } else {
-                p.addLast("ssl", config.sslContext().newHandler(p.channel().alloc()));
-            }
-        }
+        addSsl(p, config, sslPeer);
         FrameDecoder decoder = new FrameDecoder(WireFormat.HANDSHAKE_MAX_BODY);
         p.addLast("frameDecoder", decoder);
         p.addLast(
@@ -201,7 +210,16 @@ public final class ControlServer implements AutoCloseable {
         p.addLast("flow", flow);
         ControlConnection conn =
                 new ControlConnection(
-                        role, config, dataPlane, handler, metrics, decoder, flow, liveSessionIds);
+                        role,
+                        config,
+                        dataPlane,
+                        handler,
+                        metrics,
+                        decoder,
+                        flow,
+                        liveSessionIds,
+                        dataConnectionKeys,
+                        sslPeer);
         p.addLast("control", conn);
         return conn;
     }

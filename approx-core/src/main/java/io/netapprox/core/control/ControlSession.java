@@ -1,10 +1,13 @@
 package io.netapprox.core.control;
 
 import io.netapprox.core.job.JobReport;
+import io.netty.channel.Channel;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * One authenticated control connection with its data-plane session. Requests may be sent from any
@@ -29,6 +32,32 @@ public interface ControlSession extends AutoCloseable {
 
     /** The negotiated control protocol version. */
     int protocolVersion();
+
+    /**
+     * The data planes both ends can run (HELLO / HELLO_ACK): the choices for {@link
+     * #selectDataPlane}. Never empty.
+     */
+    Set<DataPlaneKind> dataPlanes();
+
+    /**
+     * Client side, once: DATA_PLANE_SELECT, the plane this session's jobs run on (one of {@link
+     * #dataPlanes()}) and why; completes when the server has taken it (its {@link
+     * ControlHandler#onDataPlaneSelect} completed). Fails with {@link IllegalStateException} on the
+     * server side or for a second call, {@link IllegalArgumentException} for a plane not agreed.
+     */
+    CompletableFuture<Void> selectDataPlane(DataPlaneKind plane, String reason);
+
+    /**
+     * Client side, once, when TCP is among {@link #dataPlanes()}: opens the session's TCP data
+     * connection to the server's control address (over TLS when the control plane uses it) and
+     * proves with the session's data-connection key that it belongs to this session (DATA_ATTACH,
+     * DATA_ATTACH_ACK, DATA_ATTACH_PROOF; the key never travels). {@code install} then gets the
+     * channel on its event loop to add its handlers at the end of the pipeline; the future
+     * completes with the channel, which the caller owns from then on. Fails with {@link
+     * ControlException} (AUTH_FAILED, SESSION_FAILED: refused by the server), a connect error or
+     * {@link ControlClosedException}.
+     */
+    CompletableFuture<Channel> openDataConnection(Consumer<Channel> install);
 
     boolean isActive();
 

@@ -28,9 +28,15 @@ import javax.crypto.spec.SecretKeySpec;
  * server_proof = HKDF-Expand(prk, "netapprox/control/v2 server proof" || th, 32)
  * key(id)      = HKDF-Expand(prk, "netapprox/control/v2 data-plane key" || th || id, 32)
  * confirm(id)  = HKDF-Expand(prk, "netapprox/control/v2 session confirm" || th || id, 32)
+ * dkey(id)     = HKDF-Expand(prk, "netapprox/control/v2 data connection key" || th || id, 32)   (version 4)
  * </pre>
  *
- * A passive observer lacks the X25519 private keys, so it can compute none of these even if it
+ * A TCP data connection (version 4) proves that it belongs to session {@code id} with {@code
+ * dkey(id)}, which like {@code key(id)} never travels: over both nonces of the attach, {@code proof
+ * = HMAC-SHA256(dkey(id), "netapprox/control/v2 data connection <server|client> proof" || id ||
+ * client_nonce || server_nonce)} ({@link #dataConnectionProof}).
+ *
+ * <p>A passive observer lacks the X25519 private keys, so it can compute none of these even if it
  * knows the secret; an active one that substitutes a share changes {@code th} and fails the proofs
  * (when a secret is configured). Fresh nonces and shares on both ends give every session its own
  * key. See docs/security.md section 2.
@@ -43,6 +49,11 @@ final class KeySchedule {
     private static final byte[] SERVER_PROOF = label("server proof");
     private static final byte[] DATA_PLANE_KEY = label("data-plane key");
     private static final byte[] SESSION_CONFIRM = label("session confirm");
+    private static final byte[] DATA_CONNECTION_KEY = label("data connection key");
+    private static final byte[] DATA_CONNECTION_SERVER_PROOF =
+            label("data connection server proof");
+    private static final byte[] DATA_CONNECTION_CLIENT_PROOF =
+            label("data connection client proof");
 
     /** X.509 SubjectPublicKeyInfo prefix of a raw X25519 public key (RFC 8410). */
     private static final byte[] X25519_SPKI_PREFIX = {
@@ -161,6 +172,44 @@ final class KeySchedule {
     /** What SESSION_SETUP_ACK carries: proof that the server derived the same key for this id. */
     byte[] sessionConfirm(long sessionId) {
         return expand(SESSION_CONFIRM, sessionId);
+    }
+
+    /**
+     * The key a TCP data connection of session {@code sessionId} authenticates with (the caller
+     * wipes it after use). A key of its own, not the ATP key: one key, one use.
+     */
+    byte[] dataConnectionKey(long sessionId) {
+        return expand(DATA_CONNECTION_KEY, sessionId);
+    }
+
+    /**
+     * What DATA_ATTACH_ACK ({@code server} true) or DATA_ATTACH_PROOF carries: proof of the
+     * session's data-connection key over both nonces of this attach, so a recorded attach never
+     * verifies again (the server's nonce is fresh) and neither side's proof serves for the other.
+     */
+    static byte[] dataConnectionProof(
+            byte[] dataConnectionKey,
+            boolean server,
+            long sessionId,
+            byte[] clientNonce,
+            byte[] serverNonce) {
+        byte[] id = new byte[8];
+        long v = sessionId;
+        for (int i = 7; i >= 0; i--) {
+            id[i] = (byte) v;
+            v >>>= 8;
+        }
+        try {
+            return hmac(
+                    dataConnectionKey,
+                    concat(
+                            server ? DATA_CONNECTION_SERVER_PROOF : DATA_CONNECTION_CLIENT_PROOF,
+                            id,
+                            clientNonce,
+                            serverNonce));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is not available in this JVM", e);
+        }
     }
 
     /** Forgets the pseudo-random key (best effort: the JCE may hold copies). */

@@ -20,7 +20,12 @@ enum MessageType {
     ACK(14, Kind.RESPONSE),
     ERROR(15, Kind.RESPONSE),
     PING(16, Kind.REQUEST),
-    PONG(17, Kind.RESPONSE);
+    PONG(17, Kind.RESPONSE),
+    // version 4: the TCP data plane (docs/control-plane.md section 3.3)
+    DATA_ATTACH(18, Kind.REQUEST),
+    DATA_ATTACH_ACK(19, Kind.RESPONSE),
+    DATA_ATTACH_PROOF(20, Kind.REQUEST),
+    DATA_PLANE_SELECT(21, Kind.REQUEST);
 
     enum Kind {
         REQUEST,

@@ -24,13 +24,18 @@ final class Messages {
                     AckMsg,
                     ErrorMsg,
                     PingMsg,
-                    PongMsg {
+                    PongMsg,
+                    DataAttachMsg,
+                    DataAttachAckMsg,
+                    DataAttachProofMsg,
+                    DataPlaneSelectMsg {
         MessageType type();
     }
 
     /**
-     * HELLO: the client's supported version range, identity, data-plane address and frame limit,
-     * its fresh nonce and ephemeral X25519 share ({@link KeySchedule}).
+     * HELLO: the client's supported version range, the data planes it offers ({@link DataPlaneKind}
+     * bits; ATP only with a UDP address), identity, UDP address and frame limit, its fresh nonce
+     * and ephemeral X25519 share ({@link KeySchedule}).
      */
     record HelloMsg(
             int minVersion,
@@ -40,16 +45,40 @@ final class Messages {
             InetAddress udpAddress,
             int udpPort,
             byte[] clientNonce,
-            byte[] clientShare)
+            byte[] clientShare,
+            int dataPlanes)
             implements Msg {
+        /** Offering ATP alone when there is a UDP address (what a version-3 HELLO meant). */
+        HelloMsg(
+                int minVersion,
+                int maxVersion,
+                int maxFrameLength,
+                String endpointId,
+                InetAddress udpAddress,
+                int udpPort,
+                byte[] clientNonce,
+                byte[] clientShare) {
+            this(
+                    minVersion,
+                    maxVersion,
+                    maxFrameLength,
+                    endpointId,
+                    udpAddress,
+                    udpPort,
+                    clientNonce,
+                    clientShare,
+                    udpAddress != null ? DataPlaneKind.ATP.bit() : DataPlaneKind.TCP.bit());
+        }
+
         public MessageType type() {
             return MessageType.HELLO;
         }
     }
 
     /**
-     * HELLO_ACK: the chosen version, whether the server authenticates, its identity, data-plane
-     * address and frame limit, its fresh nonce and ephemeral X25519 share.
+     * HELLO_ACK: the chosen version, whether the server authenticates, the data planes both ends
+     * can run (the intersection of the client's offer and the server's), its identity, UDP address
+     * and frame limit, its fresh nonce and ephemeral X25519 share.
      */
     record HelloAckMsg(
             int version,
@@ -59,10 +88,70 @@ final class Messages {
             InetAddress udpAddress,
             int udpPort,
             byte[] serverNonce,
-            byte[] serverShare)
+            byte[] serverShare,
+            int dataPlanes)
             implements Msg {
+        /** Agreeing on ATP alone when there is a UDP address. */
+        HelloAckMsg(
+                int version,
+                boolean authRequired,
+                int maxFrameLength,
+                String endpointId,
+                InetAddress udpAddress,
+                int udpPort,
+                byte[] serverNonce,
+                byte[] serverShare) {
+            this(
+                    version,
+                    authRequired,
+                    maxFrameLength,
+                    endpointId,
+                    udpAddress,
+                    udpPort,
+                    serverNonce,
+                    serverShare,
+                    udpAddress != null ? DataPlaneKind.ATP.bit() : DataPlaneKind.TCP.bit());
+        }
+
         public MessageType type() {
             return MessageType.HELLO_ACK;
+        }
+    }
+
+    /**
+     * DATA_ATTACH: the first frame of a TCP data connection (instead of HELLO): the session it
+     * belongs to and the client's fresh nonce.
+     */
+    record DataAttachMsg(long sessionId, byte[] clientNonce) implements Msg {
+        public MessageType type() {
+            return MessageType.DATA_ATTACH;
+        }
+    }
+
+    /**
+     * DATA_ATTACH_ACK: the server's fresh nonce and its proof of the session's data-connection key
+     * ({@link KeySchedule#dataConnectionProof}).
+     */
+    record DataAttachAckMsg(byte[] serverNonce, byte[] serverProof) implements Msg {
+        public MessageType type() {
+            return MessageType.DATA_ATTACH_ACK;
+        }
+    }
+
+    /** DATA_ATTACH_PROOF: the client's proof; the connection then carries data frames only. */
+    record DataAttachProofMsg(byte[] clientProof) implements Msg {
+        public MessageType type() {
+            return MessageType.DATA_ATTACH_PROOF;
+        }
+    }
+
+    /**
+     * DATA_PLANE_SELECT (client to server, once per session): the plane the session's jobs run on,
+     * one of the agreed planes, and why (e.g. the UDP probe that failed); answered with ACK.
+     */
+    record DataPlaneSelectMsg(DataPlaneKind plane, String reason) implements Msg {
+        public MessageType type() {
+            return MessageType.DATA_PLANE_SELECT;
         }
     }
 

@@ -3,6 +3,10 @@ package io.netapprox.core.control;
 import io.netapprox.core.control.Messages.AckMsg;
 import io.netapprox.core.control.Messages.AuthOkMsg;
 import io.netapprox.core.control.Messages.AuthResponseMsg;
+import io.netapprox.core.control.Messages.DataAttachAckMsg;
+import io.netapprox.core.control.Messages.DataAttachMsg;
+import io.netapprox.core.control.Messages.DataAttachProofMsg;
+import io.netapprox.core.control.Messages.DataPlaneSelectMsg;
 import io.netapprox.core.control.Messages.DataRequestMsg;
 import io.netapprox.core.control.Messages.DataResponseMsg;
 import io.netapprox.core.control.Messages.ErrorMsg;
@@ -35,7 +39,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The control protocol's binary format (version 2): frame header constants and strict body codecs.
+ * The control protocol's binary format (version 4): frame header constants and strict body codecs.
  * All integers are big-endian. See docs/control-plane.md for the tables.
  */
 final class WireFormat {
@@ -45,10 +49,17 @@ final class WireFormat {
      * Version 2 (issue 12): the data-plane key is derived on both ends ({@link KeySchedule})
      * instead of travelling in SESSION_SETUP_ACK. Version 1 is refused: it sends the key in clear.
      */
-    static final int VERSION = 3;
+    static final int VERSION = 4;
 
-    static final int MIN_SUPPORTED_VERSION = 3;
-    static final int MAX_SUPPORTED_VERSION = 3;
+    /**
+     * Version 4 (issue 30): two data planes. HELLO / HELLO_ACK carry the data planes each end can
+     * run (the byte that was the first reserved one), and DATA_ATTACH / DATA_ATTACH_ACK /
+     * DATA_ATTACH_PROOF / DATA_PLANE_SELECT set up the TCP data plane. A version-3 peer would read
+     * the plane byte as a non-zero reserved field, so it is refused by version.
+     */
+    static final int MIN_SUPPORTED_VERSION = 4;
+
+    static final int MAX_SUPPORTED_VERSION = 4;
     static final int HEADER_LENGTH = 16;
 
     /** Body limit before the handshake has completed (HELLO, AUTH, SESSION_SETUP are all small). */
@@ -59,6 +70,7 @@ final class WireFormat {
     static final int SHARE_LENGTH = KeySchedule.SHARE_LENGTH;
     static final int MAX_ENDPOINT_ID_BYTES = 255;
     static final int MAX_MESSAGE_BYTES = 1024;
+    static final int MAX_REASON_BYTES = 1024;
 
     static final int HELLO_ACK_FLAG_AUTH = 1;
     static final int JOB_FLAG_MRDF = 1;
@@ -287,6 +299,27 @@ final class WireFormat {
         return port;
     }
 
+    /**
+     * A plane set offers at least one plane and only known ones; ATP exactly when there is a UDP
+     * address (without one the port is 0 too).
+     */
+    private static void checkPlanes(String what, int planes, InetAddress addr, int port) {
+        if (planes == 0 || (planes & ~DataPlaneKind.ALL_BITS) != 0) {
+            throw new MalformedException(
+                    what
+                            + " data planes 0x"
+                            + Integer.toHexString(planes)
+                            + " are not a valid set");
+        }
+        boolean atp = (planes & DataPlaneKind.ATP.bit()) != 0;
+        if (atp && addr == null) {
+            throw new MalformedException(what + " offers ATP without a UDP address");
+        }
+        if (!atp && (addr != null || port != 0)) {
+            throw new MalformedException(what + " carries a UDP address but does not offer ATP");
+        }
+    }
+
     private static void checkVersion(int v, String field) {
         if (v < 1) {
             throw new MalformedException(
@@ -300,7 +333,8 @@ final class WireFormat {
         if (msg instanceof HelloMsg h) {
             out.writeByte(h.minVersion());
             out.writeByte(h.maxVersion());
-            out.writeShort(0);
+            out.writeByte(h.dataPlanes());
+            out.writeByte(0);
             out.writeInt(h.maxFrameLength());
             writeString(out, h.endpointId(), MAX_ENDPOINT_ID_BYTES);
             writeAddress(out, h.udpAddress(), h.udpPort());
@@ -309,7 +343,8 @@ final class WireFormat {
         } else if (msg instanceof HelloAckMsg a) {
             out.writeByte(a.version());
             out.writeByte(a.authRequired() ? HELLO_ACK_FLAG_AUTH : 0);
-            out.writeShort(0);
+            out.writeByte(a.dataPlanes());
+            out.writeByte(0);
             out.writeInt(a.maxFrameLength());
             writeString(out, a.endpointId(), MAX_ENDPOINT_ID_BYTES);
             writeAddress(out, a.udpAddress(), a.udpPort());
@@ -392,6 +427,17 @@ final class WireFormat {
             // empty body
         } else if (msg instanceof PongMsg) {
             // empty body
+        } else if (msg instanceof DataAttachMsg d) {
+            out.writeLong(d.sessionId());
+            writeFixed(out, d.clientNonce(), NONCE_LENGTH);
+        } else if (msg instanceof DataAttachAckMsg d) {
+            writeFixed(out, d.serverNonce(), NONCE_LENGTH);
+            writeFixed(out, d.serverProof(), MAC_LENGTH);
+        } else if (msg instanceof DataAttachProofMsg d) {
+            writeFixed(out, d.clientProof(), MAC_LENGTH);
+        } else if (msg instanceof DataPlaneSelectMsg d) {
+            out.writeByte(d.plane().bit());
+            writeString(out, d.reason(), MAX_REASON_BYTES);
         } else {
             throw new IllegalArgumentException("unencodable message " + msg);
         }
@@ -426,13 +472,15 @@ final class WireFormat {
                         throw new MalformedException(
                                 "HELLO version range [" + min + ", " + max + "] is empty");
                     }
-                    if (readU16(in, "reserved") != 0) {
+                    int planes = readU8(in, "dataPlanes");
+                    if (readU8(in, "reserved") != 0) {
                         throw new MalformedException("HELLO reserved field is not 0");
                     }
                     int maxFrame = readCount(in, "maxFrameLength");
                     String id = readString(in, MAX_ENDPOINT_ID_BYTES, "endpointId");
                     InetAddress addr = readAddress(in, "udpAddress");
                     int port = readPort(in, addr, "udpPort");
+                    checkPlanes("HELLO", planes, addr, port);
                     return new HelloMsg(
                             min,
                             max,
@@ -441,7 +489,8 @@ final class WireFormat {
                             addr,
                             port,
                             readFixed(in, NONCE_LENGTH, "clientNonce"),
-                            readFixed(in, SHARE_LENGTH, "clientShare"));
+                            readFixed(in, SHARE_LENGTH, "clientShare"),
+                            planes);
                 }
             case HELLO_ACK:
                 {
@@ -452,13 +501,15 @@ final class WireFormat {
                         throw new MalformedException(
                                 "HELLO_ACK has unknown flags 0x" + Integer.toHexString(flags));
                     }
-                    if (readU16(in, "reserved") != 0) {
+                    int planes = readU8(in, "dataPlanes");
+                    if (readU8(in, "reserved") != 0) {
                         throw new MalformedException("HELLO_ACK reserved field is not 0");
                     }
                     int maxFrame = readCount(in, "maxFrameLength");
                     String id = readString(in, MAX_ENDPOINT_ID_BYTES, "endpointId");
                     InetAddress addr = readAddress(in, "udpAddress");
                     int port = readPort(in, addr, "udpPort");
+                    checkPlanes("HELLO_ACK", planes, addr, port);
                     boolean auth = (flags & HELLO_ACK_FLAG_AUTH) != 0;
                     return new HelloAckMsg(
                             v,
@@ -468,7 +519,8 @@ final class WireFormat {
                             addr,
                             port,
                             readFixed(in, NONCE_LENGTH, "serverNonce"),
-                            readFixed(in, SHARE_LENGTH, "serverShare"));
+                            readFixed(in, SHARE_LENGTH, "serverShare"),
+                            planes);
                 }
             case AUTH_RESPONSE:
                 return new AuthResponseMsg(readFixed(in, MAC_LENGTH, "mac"));
@@ -627,6 +679,33 @@ final class WireFormat {
                 return new PingMsg();
             case PONG:
                 return new PongMsg();
+            case DATA_ATTACH:
+                {
+                    long id = readU64(in, "sessionId");
+                    if (id == 0) {
+                        throw new MalformedException("DATA_ATTACH session id 0 is reserved");
+                    }
+                    return new DataAttachMsg(id, readFixed(in, NONCE_LENGTH, "clientNonce"));
+                }
+            case DATA_ATTACH_ACK:
+                return new DataAttachAckMsg(
+                        readFixed(in, NONCE_LENGTH, "serverNonce"),
+                        readFixed(in, MAC_LENGTH, "serverProof"));
+            case DATA_ATTACH_PROOF:
+                return new DataAttachProofMsg(readFixed(in, MAC_LENGTH, "clientProof"));
+            case DATA_PLANE_SELECT:
+                {
+                    int bit = readU8(in, "plane");
+                    DataPlaneKind plane = DataPlaneKind.ofBit(bit);
+                    if (plane == null) {
+                        throw new MalformedException(
+                                "DATA_PLANE_SELECT plane 0x"
+                                        + Integer.toHexString(bit)
+                                        + " is not exactly one data plane");
+                    }
+                    return new DataPlaneSelectMsg(
+                            plane, readString(in, MAX_REASON_BYTES, "reason"));
+                }
             default:
                 throw new MalformedException(
                         ErrorCode.UNKNOWN_MESSAGE_TYPE, "unknown message type " + type);

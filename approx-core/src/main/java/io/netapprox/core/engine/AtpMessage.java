@@ -53,6 +53,20 @@ public final class AtpMessage implements ByteBufHolder {
     }
 
     /**
+     * A message that another data plane delivered (the transport's TCP data plane, {@code
+     * io.netapprox.core.transport}): it has no engine session ({@link #session()} is null, {@link
+     * #sessionId()} is the peer's session id) and owns {@code content}, which its last {@link
+     * #release()} releases. The same contract as an engine message otherwise: whoever receives it
+     * releases it, and until then its bytes count against the receiver's buffer.
+     */
+    public static AtpMessage received(
+            long sessionId, int jobId, int messageId, long groupId, ByteBuf content) {
+        AtpMessage m = new AtpMessage(null, jobId, messageId, groupId, content);
+        m.sessionId = sessionId;
+        return m;
+    }
+
+    /**
      * A recycled (or, while the pool warms up, new) message over engine memory (address, length),
      * released natively with messageHandle. Event thread only.
      */
@@ -89,7 +103,7 @@ public final class AtpMessage implements ByteBufHolder {
         recyclerHandle.recycle(this);
     }
 
-    /** The session it arrived on. */
+    /** The engine session it arrived on; null for a message of another data plane (TCP). */
     public AtpSession session() {
         return session;
     }

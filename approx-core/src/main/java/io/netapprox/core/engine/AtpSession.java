@@ -30,7 +30,7 @@ public final class AtpSession implements AutoCloseable {
     private volatile boolean closed;
     private volatile AtpStatus failure;
     private final AtomicInteger nextJobId = new AtomicInteger(1);
-    private final ConcurrentHashMap<Integer, OutgoingJob> jobs = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Integer, AtpOutgoingJob> jobs = new ConcurrentHashMap<>();
     boolean readPending; // event thread only
 
     AtpSession(EndpointCore core, long id, InetSocketAddress peer, IncomingJobListener listener) {
@@ -92,7 +92,7 @@ public final class AtpSession implements AutoCloseable {
      * OutgoingJob#send}. The job id is {@link JobSpec#jobId()} or, when absent, the next free id of
      * this session.
      */
-    public OutgoingJob startJob(JobSpec spec) {
+    public AtpOutgoingJob startJob(JobSpec spec) {
         ensureOpen();
         Objects.requireNonNull(spec, "spec");
         List<GroupSpec> gs = spec.groups();
@@ -107,7 +107,7 @@ public final class AtpSession implements AutoCloseable {
         }
         for (int attempt = 0; ; attempt++) {
             int jobId = spec.jobId() != null ? spec.jobId() : nextJobId.getAndIncrement();
-            OutgoingJob job = new OutgoingJob(this, jobId, spec);
+            AtpOutgoingJob job = new AtpOutgoingJob(this, jobId, spec);
             if (jobs.putIfAbsent(jobId, job) != null) {
                 if (spec.jobId() != null) {
                     throw new IllegalStateException(
@@ -149,7 +149,7 @@ public final class AtpSession implements AutoCloseable {
     }
 
     /** Jobs started on this session that have not finished yet. */
-    public List<OutgoingJob> runningJobs() {
+    public List<AtpOutgoingJob> runningJobs() {
         return new ArrayList<>(jobs.values());
     }
 
@@ -177,14 +177,14 @@ public final class AtpSession implements AutoCloseable {
     }
 
     private void failJobs(AtpStatus status, String why) {
-        for (OutgoingJob j : new ArrayList<>(jobs.values())) {
+        for (AtpOutgoingJob j : new ArrayList<>(jobs.values())) {
             j.completeExceptionally(
                     new AtpJobFailedException(status, "job " + j.id() + ": " + why));
         }
         jobs.clear();
     }
 
-    void jobFinished(OutgoingJob j) {
+    void jobFinished(AtpOutgoingJob j) {
         jobs.remove(j.id(), j);
     }
 
@@ -219,7 +219,7 @@ public final class AtpSession implements AutoCloseable {
                     status);
         }
         if (report != null && report.isSender() || report == null && jobs.containsKey(jobId)) {
-            OutgoingJob j = jobs.get(jobId);
+            AtpOutgoingJob j = jobs.get(jobId);
             if (j != null) {
                 j.complete(report, status);
             }

@@ -30,10 +30,16 @@ import org.slf4j.LoggerFactory;
  * </ol>
  *
  * Failure is an {@link UnsatisfiedLinkError} naming the platform ({@code os.name}/{@code os.arch})
- * and every attempt.
+ * and every attempt. {@code -D}{@value #DISABLE_PROPERTY}{@code =true} makes loading fail at once
+ * (as on a platform without a build): for tests of what runs without the engine, e.g. the
+ * transport's TCP fallback.
  */
 final class NativeLibrary {
     static final String PATH_PROPERTY = "io.netapprox.native.path";
+
+    /** {@code true}: the library is never loaded (the engine is unavailable, naming this). */
+    static final String DISABLE_PROPERTY = "io.netapprox.native.disable";
+
     static final String LIBRARY_NAME = "netapprox";
     static final String SUPPORTED = "linux-x86_64, linux-aarch64";
     private static final Logger log = LoggerFactory.getLogger(NativeLibrary.class);
@@ -75,6 +81,10 @@ final class NativeLibrary {
 
     /** Loads the library and checks the JNI record layouts. */
     static void load() {
+        if (Boolean.getBoolean(DISABLE_PROPERTY)) {
+            throw new UnsatisfiedLinkError(
+                    "loading libnetapprox is disabled by -D" + DISABLE_PROPERTY + "=true");
+        }
         String osName = System.getProperty("os.name");
         String osArch = System.getProperty("os.arch");
         List<String> attempts = new ArrayList<>();

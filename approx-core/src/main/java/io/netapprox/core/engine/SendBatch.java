@@ -2,6 +2,7 @@ package io.netapprox.core.engine;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.netty.util.internal.PlatformDependent;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -145,6 +146,44 @@ public final class SendBatch {
         if (start == end) {
             clear();
         }
+    }
+
+    /** Sends one entry of a batch ({@link #sendEach}). */
+    @FunctionalInterface
+    public interface EntrySender {
+        SendResult send(int groupIndex, int index, ByteBuf msg);
+    }
+
+    /**
+     * Sends the pending entries one by one through {@code sender}, with the semantics of {@link
+     * OutgoingJob#send(SendBatch, long, java.util.concurrent.TimeUnit)}: for a data plane without a
+     * batched submit (the TCP data plane). Each entry is handed over as a buffer over the recorded
+     * bytes (valid during the call only). Accepted entries leave the batch; {@link
+     * SendResult#NOT_NEEDED} drops the rest and is returned; an exception leaves the rest in the
+     * batch ({@link #lastAccepted()} counts what went).
+     */
+    public SendResult sendEach(EntrySender sender) {
+        startSend();
+        while (size() > 0) {
+            int b = start * NativeEngine.SUBMIT_RECORD_BYTES;
+            int len = desc.getInt(b + NativeEngine.SUB_LENGTH);
+            ByteBuf view =
+                    Unpooled.wrappedBuffer(desc.getLong(b + NativeEngine.SUB_ADDRESS), len, false);
+            SendResult r =
+                    sender.send(
+                            desc.getInt(b + NativeEngine.SUB_GROUP),
+                            desc.getInt(b + NativeEngine.SUB_INDEX),
+                            view);
+            if (r == SendResult.NOT_NEEDED) {
+                clear();
+                return r;
+            }
+            if (r != SendResult.ACCEPTED) {
+                return r; // FULL (trySend-like senders): the rest stays
+            }
+            consume(1);
+        }
+        return SendResult.ACCEPTED;
     }
 
     /** Drops every entry and frees the batch's own copies. */

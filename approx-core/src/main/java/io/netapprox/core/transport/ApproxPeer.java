@@ -1,16 +1,21 @@
 package io.netapprox.core.transport;
 
 import io.netapprox.core.control.ControlSession;
+import io.netapprox.core.control.DataPlaneKind;
 import io.netapprox.core.control.JobAnnouncement;
 import io.netapprox.core.engine.AtpException;
 import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.engine.AtpSession;
 import io.netapprox.core.engine.IncomingJobListener;
+import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.job.JobReport;
+import io.netapprox.core.job.JobSpec;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -19,10 +24,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One peer of an {@link ApproxTransport}: a control connection ({@link #control()}) and its
- * data-plane session ({@link #dataSession()}), which live and die together. Obtained from {@link
- * ApproxTransport#connect} (we are the client) or {@link OutgoingTransfer#peer()} / {@link
- * ApproxTransport#peers()} (the peer connected to us); once set up the two sides are symmetric:
- * either may {@link #request} data from the other.
+ * data-plane session - ATP ({@link #dataSession()}) or TCP, whichever the two sides chose ({@link
+ * #dataPlane()}) - which live and die together. Its transfers work alike on both planes. Obtained
+ * from {@link ApproxTransport#connect} (we are the client) or {@link OutgoingTransfer#peer()} /
+ * {@link ApproxTransport#peers()} (the peer connected to us); once set up the two sides are
+ * symmetric: either may {@link #request} data from the other.
  *
  * <p>The peer ends when its control connection ends (closed by either side, peer death, control
  * idle timeout), when its data-plane session fails (ATP peer death or idle timeout: the control
@@ -38,6 +44,10 @@ public final class ApproxPeer implements AutoCloseable {
     private final InetSocketAddress peerData;
     private volatile ControlSession control;
     private volatile AtpSession atp;
+    private volatile TcpSession tcp;
+    private final Set<DataPlaneKind> planes;
+    private volatile DataPlaneKind plane;
+    private final CompletableFuture<TcpSession> tcpAttached = new CompletableFuture<>();
     final ConcurrentHashMap<Integer, IncomingTransfer> incoming = new ConcurrentHashMap<>();
     final ConcurrentHashMap<Integer, OutgoingTransfer> outgoing = new ConcurrentHashMap<>();
     private final AtomicInteger nextJobId = new AtomicInteger(1);
@@ -52,10 +62,20 @@ public final class ApproxPeer implements AutoCloseable {
             long sessionId,
             boolean initiator,
             InetSocketAddress peerData) {
+        this(transport, sessionId, initiator, peerData, EnumSet.of(DataPlaneKind.ATP));
+    }
+
+    ApproxPeer(
+            ApproxTransport transport,
+            long sessionId,
+            boolean initiator,
+            InetSocketAddress peerData,
+            Set<DataPlaneKind> planes) {
         this.transport = transport;
         this.sessionId = sessionId;
         this.initiator = initiator;
         this.peerData = peerData;
+        this.planes = EnumSet.copyOf(planes);
     }
 
     // ---- identity -------------------------------------------------------------------------------
@@ -75,9 +95,25 @@ public final class ApproxPeer implements AutoCloseable {
         return control;
     }
 
-    /** The data-plane session. */
+    /**
+     * The ATP session when the peer runs on ATP ({@link #dataPlane()}), else null (a TCP peer, or
+     * while the plane is being chosen).
+     */
     public AtpSession dataSession() {
-        return atp;
+        return plane == DataPlaneKind.ATP ? atp : null;
+    }
+
+    /**
+     * The data plane this peer's jobs run on, as both sides agreed (HELLO / HELLO_ACK, then
+     * DATA_PLANE_SELECT); null until it is chosen (a peer is handed out only after).
+     */
+    public DataPlaneKind dataPlane() {
+        return plane;
+    }
+
+    /** The planes both ends can run (the choices). */
+    Set<DataPlaneKind> planes() {
+        return planes;
     }
 
     public String peerEndpointId() {
@@ -94,11 +130,44 @@ public final class ApproxPeer implements AutoCloseable {
         return peerData;
     }
 
-    /** True until the peer ends. */
+    /** True until the peer ends (from the moment its data plane is chosen). */
     public boolean isActive() {
         ControlSession c = control;
-        AtpSession a = atp;
-        return failure == null && c != null && c.isActive() && a != null && a.isOpen();
+        return failure == null && c != null && c.isActive() && dataSessionOpen();
+    }
+
+    /** Whether the chosen plane's session is open. */
+    boolean dataSessionOpen() {
+        DataPlaneKind k = plane;
+        if (k == DataPlaneKind.ATP) {
+            AtpSession a = atp;
+            return a != null && a.isOpen();
+        }
+        TcpSession t = tcp;
+        return k == DataPlaneKind.TCP && t != null && t.isOpen();
+    }
+
+    /**
+     * Starts job {@code spec} (with its id) on the chosen plane's session: the engine's or the TCP
+     * plane's {@link OutgoingJob}.
+     *
+     * @throws IllegalStateException the id is in use or the session is closed
+     */
+    OutgoingJob startDataJob(JobSpec spec) {
+        DataPlaneKind k = plane;
+        if (k == DataPlaneKind.ATP) {
+            AtpSession a = atp;
+            if (a == null) {
+                throw new IllegalStateException("peer " + describe() + " has no ATP session");
+            }
+            return a.startJob(spec);
+        }
+        TcpSession t = tcp;
+        if (k != DataPlaneKind.TCP || t == null) {
+            throw new IllegalStateException(
+                    "peer " + describe() + " has no data plane" + (k == null ? " chosen yet" : ""));
+        }
+        return t.startJob(spec);
     }
 
     /** Why the peer ended, or null while it is active. */
@@ -293,6 +362,38 @@ public final class ApproxPeer implements AutoCloseable {
         this.atp = session;
     }
 
+    /** The ATP session, whatever the chosen plane (the UDP probe runs on it). */
+    AtpSession atpSession() {
+        return atp;
+    }
+
+    /** The ATP session closed (the peer ended, or it went to TCP). */
+    void unbindData(AtpSession session) {
+        if (atp == session) {
+            atp = null;
+        }
+    }
+
+    /** The TCP data connection of this session attached. */
+    void bindTcp(TcpSession session) {
+        this.tcp = session;
+        tcpAttached.complete(session);
+    }
+
+    TcpSession tcpSession() {
+        return tcp;
+    }
+
+    /** Completes when the session's TCP data connection has attached (server side waits for it). */
+    CompletableFuture<TcpSession> tcpAttached() {
+        return tcpAttached;
+    }
+
+    /** Both sides chose {@code k}: the peer is ready for transfers. */
+    void chose(DataPlaneKind k) {
+        this.plane = k;
+    }
+
     /**
      * The control connection or the transport ended this peer (data-plane session about to close).
      */
@@ -329,6 +430,7 @@ public final class ApproxPeer implements AutoCloseable {
             }
             f = failure;
         }
+        tcpAttached.completeExceptionally(f);
         for (IncomingTransfer t : new ArrayList<>(incoming.values())) {
             t.fail(f);
         }
@@ -357,6 +459,7 @@ public final class ApproxPeer implements AutoCloseable {
         return "ApproxPeer{"
                 + describe()
                 + (initiator ? ", initiator" : "")
+                + (plane != null ? ", " + plane.label() : "")
                 + ", in="
                 + incoming.size()
                 + ", out="
@@ -367,9 +470,17 @@ public final class ApproxPeer implements AutoCloseable {
 
     // ---- data-plane events (endpoint event thread) ----------------------------------------------
 
+    /**
+     * What the peer's data-plane session delivers, on either plane (the TCP plane passes a null
+     * session).
+     */
     private final class Listener implements IncomingJobListener {
         @Override
         public void onMessage(AtpMessage message) {
+            if (message.jobId() == UdpProbe.JOB_ID && message.session() != null) {
+                message.release(); // the connecting side's UDP probe
+                return;
+            }
             IncomingTransfer t = incoming.get(message.jobId());
             if (t == null || t.report().isDone()) {
                 message.release();
@@ -389,6 +500,9 @@ public final class ApproxPeer implements AutoCloseable {
 
         @Override
         public void onJobDone(AtpSession session, JobReport report) {
+            if (report.jobId() == UdpProbe.JOB_ID && session != null) {
+                return;
+            }
             IncomingTransfer t = incoming.get(report.jobId());
             if (t == null) {
                 LOG.debug(
@@ -403,6 +517,17 @@ public final class ApproxPeer implements AutoCloseable {
 
         @Override
         public void onSessionError(AtpSession session, AtpException error) {
+            DataPlaneKind from = session != null ? DataPlaneKind.ATP : DataPlaneKind.TCP;
+            if (plane != from) {
+                // The ATP session failing while the plane is chosen (the probe sees it) or after
+                // the peer went to TCP is not the peer's end.
+                LOG.debug(
+                        "peer {}: {} session failed ({}) but it is not (yet) the chosen plane",
+                        describe(),
+                        from.label(),
+                        error.status());
+                return;
+            }
             LOG.info(
                     "peer {}: data-plane session failed ({}); closing the control connection",
                     describe(),
@@ -410,7 +535,11 @@ public final class ApproxPeer implements AutoCloseable {
             fail(
                     new TransportException(
                             TransportException.Reason.DATA_PLANE_FAILED,
-                            "data-plane session with " + describe() + " failed: " + error.status(),
+                            from.label()
+                                    + " data-plane session with "
+                                    + describe()
+                                    + " failed: "
+                                    + error.status(),
                             error,
                             error.status(),
                             null));

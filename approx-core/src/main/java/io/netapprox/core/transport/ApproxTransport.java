@@ -5,20 +5,24 @@ import io.netapprox.core.control.ControlException;
 import io.netapprox.core.control.ControlHandler;
 import io.netapprox.core.control.ControlServer;
 import io.netapprox.core.control.ControlSession;
+import io.netapprox.core.control.DataPlaneKind;
 import io.netapprox.core.control.ErrorCode;
 import io.netapprox.core.control.JobAnnouncement;
 import io.netapprox.core.control.JobDecision;
 import io.netapprox.core.control.MsrUpdate;
 import io.netapprox.core.engine.AtpEndpoint;
+import io.netapprox.core.engine.AtpNative;
 import io.netapprox.core.engine.AtpSession;
 import io.netapprox.core.engine.IncomingJobListener;
 import io.netapprox.core.job.JobReport;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -35,9 +39,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * NetApprox's transport for one process (a Spark executor, a Flink TaskManager, a Kafka relay): one
- * ATP engine ({@link AtpEndpoint}), one control server ({@link ControlServer}, unless disabled) and
- * one control client factory, glued by an {@link AtpDataPlane} so that every control connection
- * carries one data-plane session.
+ * ATP engine ({@link AtpEndpoint}; absent with {@code dataPlane=tcp}, or with {@code auto} where
+ * the native library cannot load), a TCP data plane (unless {@code dataPlane=atp}), one control
+ * server ({@link ControlServer}, unless disabled) and one control client factory, so that every
+ * control connection carries one data-plane session - ATP or TCP, as the two sides agree ({@link
+ * ApproxTransportConfig#dataPlane()}, docs/java-api.md "Two data planes").
  *
  * <pre>{@code
  * try (ApproxTransport t = ApproxTransport.start(config, request -> {         // serving side
@@ -70,7 +76,16 @@ public final class ApproxTransport implements AutoCloseable {
     private final DataRequestHandler requestHandler;
     private final PushHandler pushHandler;
     private final AtpEndpoint endpoint;
-    private final AtpDataPlane dataPlane;
+    private final TransportDataPlane planes;
+    private final String atpUnavailableReason;
+    private final java.util.concurrent.atomic.AtomicLong udpProbeFallbacks =
+            new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong atpPeers =
+            new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong tcpPeers =
+            new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicBoolean udpFallbackWarned =
+            new java.util.concurrent.atomic.AtomicBoolean();
     private final ControlClientFactory clients;
     private final ControlServer server;
     private final ThreadPoolExecutor serveExecutor;
@@ -100,10 +115,32 @@ public final class ApproxTransport implements AutoCloseable {
         this.config = config;
         this.requestHandler = requestHandler;
         this.pushHandler = pushHandler;
-        AtpEndpoint ep = AtpEndpoint.open(config.atp());
+        DataPlaneMode mode = config.dataPlane();
+        String unavailable = null;
+        AtpEndpoint ep = null;
+        if (mode != DataPlaneMode.TCP) {
+            Throwable cause = AtpNative.isAvailable() ? null : AtpNative.unavailabilityCause();
+            if (cause != null) {
+                unavailable = String.valueOf(cause.getMessage());
+                if (mode == DataPlaneMode.ATP) {
+                    throw new TransportException(
+                            TransportException.Reason.DATA_PLANE_FAILED,
+                            "dataPlane=atp, but the ATP engine cannot run on this platform: "
+                                    + unavailable,
+                            cause);
+                }
+                LOG.warn(
+                        "dataPlane=auto: the ATP engine cannot run on this platform ({}); every peer"
+                                + " of this transport uses the TCP data plane",
+                        unavailable);
+            } else {
+                ep = AtpEndpoint.open(config.atp());
+            }
+        }
+        this.atpUnavailableReason = unavailable;
         ScheduledThreadPoolExecutor tm = null;
         ThreadPoolExecutor serve = null;
-        AtpDataPlane dp = null;
+        TransportDataPlane dp = null;
         ControlClientFactory cf = null;
         ControlServer srv = null;
         try {
@@ -127,8 +164,19 @@ public final class ApproxTransport implements AutoCloseable {
                             new DefaultThreadFactory("netapprox-serve", true));
             serve.allowCoreThreadTimeOut(true);
             dp =
-                    new AtpDataPlane(
-                            ep, config.maxPeers(), config.advertisedDataAddress(), new Callbacks());
+                    new TransportDataPlane(
+                            ep != null
+                                    ? new AtpDataPlane(
+                                            ep,
+                                            config.maxPeers(),
+                                            config.advertisedDataAddress(),
+                                            new AtpCallbacks())
+                                    : null,
+                            mode != DataPlaneMode.ATP
+                                    ? new TcpDataPlane(config.atp(), config.tcpSendPolicy())
+                                    : null,
+                            config.maxPeers(),
+                            new Peers());
             ControlHandler h = new Handler();
             cf = new ControlClientFactory(config.control(), dp, h);
             srv = config.serverEnabled() ? ControlServer.start(config.control(), dp, h) : null;
@@ -139,7 +187,7 @@ public final class ApproxTransport implements AutoCloseable {
         this.endpoint = ep;
         this.timer = tm;
         this.serveExecutor = serve;
-        this.dataPlane = dp;
+        this.planes = dp;
         this.clients = cf;
         this.server = srv;
     }
@@ -243,7 +291,7 @@ public final class ApproxTransport implements AutoCloseable {
                                 return;
                             }
                             ApproxPeer p = peers.get(client.sessionId());
-                            if (p == null || !p.isActive()) {
+                            if (p == null || p.failure() != null || !client.isActive()) {
                                 client.close();
                                 TransportException f = p != null ? p.failure() : null;
                                 result.completeExceptionally(
@@ -258,18 +306,154 @@ public final class ApproxTransport implements AutoCloseable {
                                                 f));
                                 return;
                             }
-                            if (!result.complete(p)) {
-                                p.close(); // the caller gave up
-                            }
+                            // Off the control event loop: the UDP probe starts an engine job.
+                            runAsync(() -> choosePlane(client, p, controlAddress, result));
                         });
         return result;
     }
 
-    /** Peers whose session is set up (both directions). */
+    /**
+     * The connecting side chooses the peer's data plane among the agreed ones: ATP when it is
+     * agreed and the UDP probe gets through, else TCP (auto), or no connection (ATP only); then
+     * DATA_PLANE_SELECT, after which the peer is handed out.
+     */
+    private void choosePlane(
+            ControlSession client,
+            ApproxPeer p,
+            InetSocketAddress controlAddress,
+            CompletableFuture<ApproxPeer> result) {
+        Set<DataPlaneKind> agreed = client.dataPlanes();
+        CompletableFuture<DataPlaneKind> chosen;
+        if (agreed.contains(DataPlaneKind.ATP)) {
+            Duration t = config.udpProbeTimeout();
+            CompletableFuture<String> probe =
+                    t.isZero()
+                            ? CompletableFuture.completedFuture(null)
+                            : UdpProbe.run(p.atpSession(), t, this::schedule);
+            chosen =
+                    probe.thenCompose(
+                            unreachable -> {
+                                if (unreachable == null) {
+                                    return select(client, p, DataPlaneKind.ATP, "");
+                                }
+                                if (!agreed.contains(DataPlaneKind.TCP)) {
+                                    throw new TransportException(
+                                            TransportException.Reason.CONNECT_FAILED,
+                                            "connecting to "
+                                                    + controlAddress
+                                                    + " failed: the peer is not reachable over UDP"
+                                                    + " ("
+                                                    + unreachable
+                                                    + "), and TCP is not among the data planes"
+                                                    + " both ends run (ATP only: dataPlane=atp on"
+                                                    + " one side), so there is no fallback",
+                                            null);
+                                }
+                                udpProbeFallbacks.incrementAndGet();
+                                String msg =
+                                        "peer {} is not reachable over UDP ({}); it uses the TCP"
+                                                + " data plane (dataPlane=auto)";
+                                if (udpFallbackWarned.compareAndSet(false, true)) {
+                                    LOG.warn(msg, p.describe(), unreachable);
+                                } else {
+                                    LOG.info(msg, p.describe(), unreachable);
+                                }
+                                planes.closeAtpSession(p.sessionId());
+                                return attachTcp(client, p)
+                                        .thenCompose(
+                                                v ->
+                                                        select(
+                                                                client,
+                                                                p,
+                                                                DataPlaneKind.TCP,
+                                                                "UDP probe: " + unreachable));
+                            });
+        } else {
+            chosen =
+                    attachTcp(client, p)
+                            .thenCompose(v -> select(client, p, DataPlaneKind.TCP, tcpReason()));
+        }
+        chosen.whenComplete(
+                (k, err) -> {
+                    if (err != null) {
+                        Throwable c = Errors.unwrap(err);
+                        client.close();
+                        result.completeExceptionally(
+                                c instanceof TransportException te
+                                                && te.reason()
+                                                        == TransportException.Reason.CONNECT_FAILED
+                                        ? te
+                                        : new TransportException(
+                                                TransportException.Reason.CONNECT_FAILED,
+                                                "connecting to "
+                                                        + controlAddress
+                                                        + " failed while choosing the data plane: "
+                                                        + c.getMessage(),
+                                                c));
+                        return;
+                    }
+                    if (!result.complete(p)) {
+                        p.close(); // the caller gave up
+                    }
+                });
+    }
+
+    /** Why this side chose TCP without a probe (ATP is not among the agreed planes). */
+    private String tcpReason() {
+        if (config.dataPlane() == DataPlaneMode.TCP) {
+            return "this endpoint runs TCP only (dataPlane=tcp)";
+        }
+        if (atpUnavailableReason != null) {
+            return "the ATP engine cannot run on this endpoint: " + atpUnavailableReason;
+        }
+        return "the peer runs TCP only";
+    }
+
+    /** Client side: opens the session's TCP data connection and binds it to the peer. */
+    private CompletableFuture<Void> attachTcp(ControlSession client, ApproxPeer p) {
+        TcpDataPlane tcp = planes.tcp();
+        return client.openDataConnection(ch -> p.bindTcp(tcp.attach(p.sessionId(), ch, p.listener)))
+                .thenApply(ch -> null);
+    }
+
+    /** DATA_PLANE_SELECT; the peer is ready once the server took it. */
+    private CompletableFuture<DataPlaneKind> select(
+            ControlSession client, ApproxPeer p, DataPlaneKind k, String reason) {
+        p.chose(k); // before the ACK: a request the server sends right after it finds the peer
+        // ready
+        countPeer(k);
+        return client.selectDataPlane(k, reason).thenApply(v -> k);
+    }
+
+    private void countPeer(DataPlaneKind k) {
+        (k == DataPlaneKind.ATP ? atpPeers : tcpPeers).incrementAndGet();
+    }
+
+    /** Counters of the data planes (fallbacks, peers per plane, TCP traffic). */
+    public DataPlaneMetrics dataPlaneMetrics() {
+        TcpDataPlane tcp = planes.tcp();
+        TcpDataPlane.Metrics m = tcp != null ? tcp.metrics() : null;
+        return new DataPlaneMetrics(
+                endpoint != null,
+                atpUnavailableReason != null ? 1 : 0,
+                atpUnavailableReason,
+                udpProbeFallbacks.get(),
+                atpPeers.get(),
+                tcpPeers.get(),
+                m != null ? m.messagesSent.get() : 0,
+                m != null ? m.bytesSent.get() : 0,
+                m != null ? m.messagesReceived.get() : 0,
+                m != null ? m.bytesReceived.get() : 0,
+                m != null ? m.messagesDiscarded.get() : 0,
+                m != null ? m.sendStalls.get() : 0,
+                m != null ? m.readPauses.get() : 0);
+    }
+
+    /** Peers whose session is set up and whose data plane is chosen (both directions). */
     public List<ApproxPeer> peers() {
         List<ApproxPeer> out = new ArrayList<>();
         for (ApproxPeer p : peers.values()) {
-            if (p.control() != null) {
+            if (p.control() != null && p.dataPlane() != null) {
                 out.add(p);
             }
         }
@@ -284,21 +468,28 @@ public final class ApproxTransport implements AutoCloseable {
         return server != null ? server.localAddress() : null;
     }
 
-    /** The engine's UDP port. */
+    /** The engine's UDP port, or 0 when this transport runs no ATP engine. */
     public int dataPort() {
-        return endpoint.localPort();
+        return endpoint != null ? endpoint.localPort() : 0;
     }
 
     public ApproxTransportConfig config() {
         return config;
     }
 
+    /** The ATP engine, or null when this transport runs none (TCP only). */
     public AtpEndpoint endpoint() {
         return endpoint;
     }
 
+    /** The ATP data plane (the engine's sessions), or null when this transport runs no engine. */
     public AtpDataPlane dataPlane() {
-        return dataPlane;
+        return planes.atp();
+    }
+
+    /** Both data planes as the control plane sees them (tests, diagnostics). */
+    TransportDataPlane planes() {
+        return planes;
     }
 
     /** The control server, or null when disabled. */
@@ -334,7 +525,7 @@ public final class ApproxTransport implements AutoCloseable {
                             "transport closed (peer " + p.describe() + ")",
                             null));
         }
-        closeAll(server, clients, serveExecutor, timer, dataPlane, endpoint);
+        closeAll(server, clients, serveExecutor, timer, planes, endpoint);
         LOG.debug("transport closed");
     }
 
@@ -343,7 +534,7 @@ public final class ApproxTransport implements AutoCloseable {
             ControlClientFactory cf,
             ThreadPoolExecutor serve,
             ScheduledThreadPoolExecutor tm,
-            AtpDataPlane dp,
+            TransportDataPlane dp,
             AtpEndpoint ep) {
         long shutdownMs = config.control().shutdownTimeout().toMillis();
         RuntimeException first = null;
@@ -601,18 +792,49 @@ public final class ApproxTransport implements AutoCloseable {
         }
     }
 
-    /** Data-plane session hooks: one {@link ApproxPeer} per session. */
-    private final class Callbacks implements AtpDataPlane.SessionCallbacks {
+    /** The peer registry: one {@link ApproxPeer} per control session, whatever its plane. */
+    private final class Peers implements TransportDataPlane.Peers {
         @Override
-        public IncomingJobListener sessionOpening(
-                long sessionId, InetSocketAddress peer, boolean initiator) {
+        public ApproxPeer opening(
+                long sessionId,
+                InetSocketAddress udpPeer,
+                boolean initiator,
+                Set<DataPlaneKind> agreed) {
             if (closing) {
                 throw new IllegalStateException("transport is closing");
             }
-            ApproxPeer p = new ApproxPeer(ApproxTransport.this, sessionId, initiator, peer);
+            ApproxPeer p =
+                    new ApproxPeer(ApproxTransport.this, sessionId, initiator, udpPeer, agreed);
             if (peers.putIfAbsent(sessionId, p) != null) {
                 throw new IllegalStateException(
                         "session " + Long.toHexString(sessionId) + " already exists");
+            }
+            return p;
+        }
+
+        @Override
+        public void closing(long sessionId) {
+            ApproxPeer p = peers.remove(sessionId);
+            if (p != null) {
+                p.ended(p.endReason());
+            }
+        }
+
+        @Override
+        public ApproxPeer peer(long sessionId) {
+            return peers.get(sessionId);
+        }
+    }
+
+    /** ATP session hooks: the session belongs to the peer the registry opened. */
+    private final class AtpCallbacks implements AtpDataPlane.SessionCallbacks {
+        @Override
+        public IncomingJobListener sessionOpening(
+                long sessionId, InetSocketAddress peer, boolean initiator) {
+            ApproxPeer p = peers.get(sessionId);
+            if (p == null) {
+                throw new IllegalStateException(
+                        "no peer for session " + Long.toHexString(sessionId));
             }
             return p.listener;
         }
@@ -627,9 +849,9 @@ public final class ApproxTransport implements AutoCloseable {
 
         @Override
         public void sessionClosing(long sessionId, AtpSession session) {
-            ApproxPeer p = peers.remove(sessionId);
-            if (p != null) {
-                p.ended(p.endReason());
+            ApproxPeer p = peers.get(sessionId);
+            if (p != null && session != null) {
+                p.unbindData(session);
             }
         }
     }
@@ -644,6 +866,70 @@ public final class ApproxTransport implements AutoCloseable {
                         "no data-plane session " + Long.toHexString(session.sessionId()));
             }
             p.bind(session);
+        }
+
+        @Override
+        public CompletionStage<Void> onDataPlaneSelect(
+                ControlSession session, DataPlaneKind plane, String reason) {
+            ApproxPeer p = peerOf(session);
+            if (plane == DataPlaneKind.ATP) {
+                if (p.atpSession() == null) {
+                    throw new ControlException(
+                            ErrorCode.REQUEST_REJECTED,
+                            "session " + Long.toHexString(p.sessionId()) + " has no ATP session");
+                }
+                p.chose(DataPlaneKind.ATP);
+                countPeer(DataPlaneKind.ATP);
+                return CompletableFuture.completedFuture(null);
+            }
+            // TCP: the client sent its data connection's proof before this; the two connections
+            // are read independently, so wait for the attach (at most the handshake timeout).
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            long ms = config.control().handshakeTimeout().toMillis();
+            ScheduledFuture<?> t =
+                    schedule(
+                            () ->
+                                    done.completeExceptionally(
+                                            new ControlException(
+                                                    ErrorCode.REQUEST_REJECTED,
+                                                    "the TCP data connection of session "
+                                                            + Long.toHexString(p.sessionId())
+                                                            + " did not attach within "
+                                                            + ms
+                                                            + " ms")),
+                            ms,
+                            TimeUnit.MILLISECONDS);
+            p.tcpAttached()
+                    .whenComplete(
+                            (s, e) -> {
+                                if (t != null) {
+                                    t.cancel(false);
+                                }
+                                if (e != null) {
+                                    done.completeExceptionally(
+                                            new ControlException(
+                                                    ErrorCode.REQUEST_REJECTED,
+                                                    "session ended before its TCP data connection"
+                                                            + " attached"));
+                                    return;
+                                }
+                                planes.closeAtpSession(p.sessionId());
+                                p.chose(DataPlaneKind.TCP);
+                                countPeer(DataPlaneKind.TCP);
+                                if (p.planes().contains(DataPlaneKind.ATP)) {
+                                    LOG.info(
+                                            "peer {} uses the TCP data plane: {}",
+                                            p.describe(),
+                                            reason);
+                                } else {
+                                    LOG.debug(
+                                            "peer {} uses the TCP data plane: {}",
+                                            p.describe(),
+                                            reason);
+                                }
+                                done.complete(null);
+                            });
+            return done;
         }
 
         @Override

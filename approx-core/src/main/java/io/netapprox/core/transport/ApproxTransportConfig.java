@@ -33,6 +33,12 @@ public final class ApproxTransportConfig {
     private final int maxPushedJobs;
     private final long maxPushedMessages;
     private final boolean startBeforeAccept;
+    private final DataPlaneMode dataPlane;
+    private final TcpSendPolicy tcpSendPolicy;
+    private final Duration udpProbeTimeout;
+
+    /** The default {@link #udpProbeTimeout()}. */
+    public static final Duration DEFAULT_UDP_PROBE_TIMEOUT = Duration.ofSeconds(2);
 
     private ApproxTransportConfig(Builder b, AtpConfig atp, ControlConfig control, int maxPeers) {
         this.atp = atp;
@@ -46,6 +52,9 @@ public final class ApproxTransportConfig {
         this.maxPushedJobs = b.maxPushedJobs;
         this.maxPushedMessages = b.maxPushedMessages;
         this.startBeforeAccept = b.startBeforeAccept;
+        this.dataPlane = b.dataPlane;
+        this.tcpSendPolicy = b.tcpSendPolicy;
+        this.udpProbeTimeout = b.udpProbeTimeout;
     }
 
     public static Builder builder() {
@@ -60,8 +69,36 @@ public final class ApproxTransportConfig {
         return AtpConfig.builder().idleTimeout(DEFAULT_ATP_IDLE_TIMEOUT);
     }
 
+    /**
+     * The engine config. With the TCP data plane its limits still apply (jobs per session, groups
+     * and messages per job, message size, send timeout, receive buffer): a job runs alike on both
+     * planes.
+     */
     public AtpConfig atp() {
         return atp;
+    }
+
+    /**
+     * Which data plane the jobs run on: {@link DataPlaneMode#AUTO} (default: ATP, with a TCP
+     * fallback), {@link DataPlaneMode#ATP} or {@link DataPlaneMode#TCP}. Both sides of a peer agree
+     * on one in the control handshake.
+     */
+    public DataPlaneMode dataPlane() {
+        return dataPlane;
+    }
+
+    /** What the TCP data plane sends of a job (default {@link TcpSendPolicy#EARLY_SEND}). */
+    public TcpSendPolicy tcpSendPolicy() {
+        return tcpSendPolicy;
+    }
+
+    /**
+     * How long a connecting side waits for a one-message ATP job (the UDP probe) to complete before
+     * it decides that the peer is not reachable over UDP (default 2 s): {@code auto} then runs the
+     * peer on TCP, {@code atp} fails the connection. 0 skips the probe (UDP is taken on trust).
+     */
+    public Duration udpProbeTimeout() {
+        return udpProbeTimeout;
     }
 
     public ControlConfig control() {
@@ -151,6 +188,9 @@ public final class ApproxTransportConfig {
         b.maxPushedJobs = maxPushedJobs;
         b.maxPushedMessages = maxPushedMessages;
         b.startBeforeAccept = startBeforeAccept;
+        b.dataPlane = dataPlane;
+        b.tcpSendPolicy = tcpSendPolicy;
+        b.udpProbeTimeout = udpProbeTimeout;
         return b;
     }
 
@@ -178,6 +218,12 @@ public final class ApproxTransportConfig {
                 + maxPushedMessages
                 + ", startBeforeAccept="
                 + startBeforeAccept
+                + ", dataPlane="
+                + dataPlane.label()
+                + ", tcpSendPolicy="
+                + tcpSendPolicy.label()
+                + ", udpProbeTimeout="
+                + udpProbeTimeout
                 + "}";
     }
 
@@ -194,8 +240,29 @@ public final class ApproxTransportConfig {
         private int maxPushedJobs = 16;
         private long maxPushedMessages = 1 << 16;
         private boolean startBeforeAccept = true;
+        private DataPlaneMode dataPlane = DataPlaneMode.AUTO;
+        private TcpSendPolicy tcpSendPolicy = TcpSendPolicy.EARLY_SEND;
+        private Duration udpProbeTimeout = DEFAULT_UDP_PROBE_TIMEOUT;
 
         private Builder() {}
+
+        /** Default {@link DataPlaneMode#AUTO}; see {@link ApproxTransportConfig#dataPlane()}. */
+        public Builder dataPlane(DataPlaneMode mode) {
+            this.dataPlane = mode;
+            return this;
+        }
+
+        /** Default {@link TcpSendPolicy#EARLY_SEND}. */
+        public Builder tcpSendPolicy(TcpSendPolicy policy) {
+            this.tcpSendPolicy = policy;
+            return this;
+        }
+
+        /** Default 2 s; 0 = no probe; at most 60 s. */
+        public Builder udpProbeTimeout(Duration d) {
+            this.udpProbeTimeout = d;
+            return this;
+        }
 
         /** Default true; see {@link ApproxTransportConfig#startBeforeAccept()}. */
         public Builder startBeforeAccept(boolean on) {
@@ -307,6 +374,21 @@ public final class ApproxTransportConfig {
                     || reportTimeout.compareTo(Duration.ofDays(1)) > 0) {
                 throw new IllegalArgumentException(
                         "transport reportTimeout must be in (0, 1 day], got " + reportTimeout);
+            }
+            if (dataPlane == null) {
+                throw new IllegalArgumentException(
+                        "transport dataPlane must be one of atp, tcp, auto, got null");
+            }
+            if (tcpSendPolicy == null) {
+                throw new IllegalArgumentException(
+                        "transport tcpSendPolicy must be one of earlySend, sampleSend, got null");
+            }
+            if (udpProbeTimeout == null
+                    || udpProbeTimeout.isNegative()
+                    || udpProbeTimeout.compareTo(Duration.ofSeconds(60)) > 0) {
+                throw new IllegalArgumentException(
+                        "transport udpProbeTimeout must be in [0, 60 s] (0 = no probe), got "
+                                + udpProbeTimeout);
             }
             InetAddress atpBind;
             try {

@@ -6,7 +6,6 @@ import io.netapprox.core.control.ErrorCode;
 import io.netapprox.core.control.JobAnnouncement;
 import io.netapprox.core.control.JobDecision;
 import io.netapprox.core.engine.AtpJobFailedException;
-import io.netapprox.core.engine.AtpSession;
 import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.job.AtpStatus;
 import io.netapprox.core.job.JobReport;
@@ -27,8 +26,9 @@ import org.slf4j.LoggerFactory;
  * IncomingTransfer}: a peer's DATA_REQUEST "send me data X as job J", handed to the transport's
  * {@link DataRequestHandler}. The handler reads {@link #payload()} (X), optionally sets a {@link
  * #reply(byte[]) reply}, calls {@link #startJob(JobSpec)} once and sends the messages on the
- * returned {@link OutgoingJob}. MSR updates from the requester are applied to that job as they
- * arrive (MSR_UPDATE), and {@link #report()} completes with the receiver's authoritative report
+ * returned {@link OutgoingJob} - the same calls whichever data plane the peer runs on (ATP, or TCP
+ * with its send policy). MSR updates from the requester are applied to that job as they arrive
+ * (MSR_UPDATE), and {@link #report()} completes with the receiver's authoritative report
  * (JOB_REPORT) - the same numbers the requester's {@link IncomingTransfer#report()} has.
  */
 public final class OutgoingTransfer {
@@ -201,12 +201,14 @@ public final class OutgoingTransfer {
         return j;
     }
 
-    /** Starts the ATP job on the peer's data-plane session with the MSR updates received so far. */
+    /**
+     * Starts the job on the peer's data-plane session (ATP or TCP) with the MSR updates received so
+     * far.
+     */
     private OutgoingJob start(JobSpec spec) {
         OutgoingJob j;
         synchronized (this) {
             checkRunning();
-            AtpSession s = peer.dataSession();
             Map<Integer, Double> msr = new LinkedHashMap<>(pendingMsr);
             for (Iterator<Integer> it = msr.keySet().iterator(); it.hasNext(); ) {
                 int gi = it.next();
@@ -221,9 +223,9 @@ public final class OutgoingTransfer {
             }
             JobSpec withId = spec.withJobId(jobId).withMsrs(msr);
             try {
-                j = s.startJob(withId);
+                j = peer.startDataJob(withId);
             } catch (IllegalStateException e) {
-                if (!s.isOpen()) {
+                if (!peer.dataSessionOpen()) {
                     throw e;
                 }
                 throw new ControlException(

@@ -163,12 +163,14 @@ public final class SendScheduler {
 
     /**
      * Sends {@code job}'s messages in schedule order until the job ends or every group is done,
-     * each written by {@code writer} into a pooled direct buffer. Small messages (up to {@value
+     * each written by {@code writer} into a pooled direct buffer. On a data plane that {@link
+     * OutgoingJob#batchesSends() batches sends} (ATP), small messages (up to {@value
      * #BATCH_MESSAGE_MAX} bytes) are gathered, up to {@value #BATCH_ENTRIES} at a time, and sent
      * with {@link OutgoingJob#send(SendBatch, long, TimeUnit)}: one JNI crossing and one engine
-     * lock per batch instead of per message. Larger ones go one by one with {@link
-     * OutgoingJob#send(int, int, ByteBuf, long, TimeUnit)}. Either blocks while the send buffer is
-     * full, at most {@code timeout} per call (a batch shares one).
+     * lock per batch instead of per message. Larger ones (and every message on TCP, which coalesces
+     * frames itself) go one by one with {@link OutgoingJob#send(int, int, ByteBuf, long,
+     * TimeUnit)}. Either blocks while the send buffer is full, at most {@code timeout} per call (a
+     * batch shares one).
      *
      * @return the number of messages sent
      * @throws IOException from the writer
@@ -177,6 +179,9 @@ public final class SendScheduler {
             throws IOException {
         Objects.requireNonNull(job, "job");
         Objects.requireNonNull(writer, "writer");
+        if (!job.batchesSends()) {
+            return sendOneByOne(job, writer, timeout, unit);
+        }
         ByteBuf scratch = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
         ByteBuf held = PooledByteBufAllocator.DEFAULT.directBuffer(BATCH_BYTES, BATCH_BYTES);
         SendBatch batch = new SendBatch(BATCH_ENTRIES);
@@ -219,6 +224,26 @@ public final class SendScheduler {
         } finally {
             batch.clear();
             held.release();
+            scratch.release();
+        }
+    }
+
+    /**
+     * {@link #sendAll} for a data plane whose single sends cost no crossing (TCP): every message
+     * with {@link OutgoingJob#send(int, int, ByteBuf, long, TimeUnit)}, in schedule order.
+     */
+    private long sendOneByOne(OutgoingJob job, MessageWriter writer, long timeout, TimeUnit unit)
+            throws IOException {
+        ByteBuf scratch = PooledByteBufAllocator.DEFAULT.directBuffer(4096);
+        try {
+            return drive(
+                    () -> job.outcome().isDone(),
+                    m -> {
+                        scratch.clear();
+                        writer.write(m.group(), m.index(), scratch);
+                        return job.send(m.group(), m.index(), scratch, timeout, unit);
+                    });
+        } finally {
             scratch.release();
         }
     }

@@ -130,7 +130,8 @@ class ControlRoundTripTest {
             assertEquals(new InetSocketAddress(TestSupport.LOOPBACK, 40002), s.peer());
             assertEquals("server", client.peerEndpointId());
             assertEquals("client", serverHandler.sessions.get(0).peerEndpointId());
-            assertEquals(3, client.protocolVersion());
+            assertEquals(4, client.protocolVersion());
+            assertEquals(java.util.Set.of(DataPlaneKind.ATP), client.dataPlanes());
 
             // JOB_ANNOUNCE -> JOB_ACCEPT, with groups, MSRs and an opaque descriptor.
             JobAnnouncement job =

@@ -118,16 +118,17 @@ class MalformedFrameTest {
 
     @Test
     void otherProtocolVersionGetsAnExplicitVersionMismatch() throws IOException {
-        // A peer of the previous release (version 2: no pushed jobs) gets a clear mismatch.
-        byte[] v2 = rawFrame(WireFormat.MAGIC, 2, MessageType.HELLO.code, 1, 0, new byte[0]);
-        assertError(rejected(v2, false), ErrorCode.VERSION_MISMATCH, "version 2", "version 3");
-        // A HELLO in this version's framing that offers only versions 4..5.
+        // A peer of the previous release (version 3: one data plane, no plane byte in HELLO)
+        // gets a clear mismatch.
+        byte[] v3 = rawFrame(WireFormat.MAGIC, 3, MessageType.HELLO.code, 1, 0, new byte[0]);
+        assertError(rejected(v3, false), ErrorCode.VERSION_MISMATCH, "version 3", "version 4");
+        // A HELLO in this version's framing that offers only versions 5..6.
         byte[] hello =
                 encode(
                         1,
                         new Messages.HelloMsg(
-                                4,
                                 5,
+                                6,
                                 1 << 20,
                                 "future-peer",
                                 TestSupport.LOOPBACK,
@@ -135,7 +136,7 @@ class MalformedFrameTest {
                                 new byte[32],
                                 KeySchedule.Ephemeral.generate().share()));
         assertError(
-                rejected(hello, false), ErrorCode.VERSION_MISMATCH, "versions 4..5", "version 3");
+                rejected(hello, false), ErrorCode.VERSION_MISMATCH, "versions 5..6", "version 4");
         assertEquals(2, server.metrics().versionMismatches());
         assertEquals(0, serverDp.openCount());
     }
@@ -178,7 +179,7 @@ class MalformedFrameTest {
                     (ErrorMsg)
                             WireFormat.decodeBody(
                                     MessageType.ERROR, Unpooled.wrappedBuffer(errBody));
-            assertError(e, ErrorCode.VERSION_MISMATCH, "version 1", "version 3");
+            assertError(e, ErrorCode.VERSION_MISMATCH, "version 1", "version 4");
             assertClosedByPeer(s);
         }
         assertEquals(1, server.metrics().versionMismatches());

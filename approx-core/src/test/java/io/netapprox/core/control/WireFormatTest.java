@@ -101,7 +101,34 @@ class WireFormatTest {
                 new Messages.AckMsg(),
                 new Messages.ErrorMsg(ErrorCode.AUTH_FAILED.code(), "bad"),
                 new Messages.PingMsg(),
-                new Messages.PongMsg());
+                new Messages.PongMsg(),
+                // version 4: both data planes offered, TCP alone (no UDP address), the attach and
+                // the choice
+                new Messages.HelloMsg(
+                        4,
+                        4,
+                        1 << 20,
+                        "both",
+                        InetAddress.getByName("10.0.0.2"),
+                        7000,
+                        filled(32, 0x12),
+                        filled(32, 0x23),
+                        DataPlaneKind.ATP.bit() | DataPlaneKind.TCP.bit()),
+                new Messages.HelloAckMsg(
+                        4,
+                        false,
+                        1 << 20,
+                        "tcp-only",
+                        null,
+                        0,
+                        filled(32, 0x34),
+                        filled(32, 0x45),
+                        DataPlaneKind.TCP.bit()),
+                new Messages.DataAttachMsg(0x1234_5678_9abc_def0L, filled(32, 0x56)),
+                new Messages.DataAttachAckMsg(filled(32, 0x67), filled(32, 0x78)),
+                new Messages.DataAttachProofMsg(filled(32, 0x89)),
+                new Messages.DataPlaneSelectMsg(DataPlaneKind.TCP, "UDP probe: no answer"),
+                new Messages.DataPlaneSelectMsg(DataPlaneKind.ATP, ""));
     }
 
     private static byte[] filled(int n, int value) {
@@ -375,6 +402,54 @@ class WireFormatTest {
                 IllegalArgumentException.class,
                 () -> JobAnnouncement.global(3, 1, 1.0, false, null).asPushed(),
                 "a pushed job id without bit 31 is refused locally too");
+    }
+
+    /**
+     * Version 4: HELLO / HELLO_ACK carry a non-empty set of known planes, ATP exactly with a UDP
+     * address; DATA_PLANE_SELECT names exactly one plane; DATA_ATTACH never session 0.
+     */
+    @Test
+    void dataPlaneFieldsAreValidated() throws Exception {
+        byte[] hello = frameBytes(1, TestSupport.hello("h", 9));
+        int planesAt = WireFormat.HEADER_LENGTH + 2;
+        assertEquals(DataPlaneKind.ATP.bit(), hello[planesAt], "a HELLO with an address: ATP");
+        byte[] none = hello.clone();
+        none[planesAt] = 0;
+        assertMalformed(none, "not a valid set");
+        byte[] unknown = hello.clone();
+        unknown[planesAt] = 4;
+        assertMalformed(unknown, "not a valid set");
+        byte[] tcpWithAddress = hello.clone();
+        tcpWithAddress[planesAt] = (byte) DataPlaneKind.TCP.bit();
+        assertMalformed(tcpWithAddress, "does not offer ATP");
+        byte[] reserved = hello.clone();
+        reserved[planesAt + 1] = 1;
+        assertMalformed(reserved, "reserved");
+        byte[] atpWithoutAddress =
+                frameBytes(
+                        1,
+                        new Messages.HelloMsg(
+                                4,
+                                4,
+                                4096,
+                                "x",
+                                null,
+                                0,
+                                new byte[32],
+                                new byte[32],
+                                DataPlaneKind.ATP.bit()));
+        assertMalformed(atpWithoutAddress, "ATP without a UDP address");
+
+        byte[] select = frameBytes(1, new Messages.DataPlaneSelectMsg(DataPlaneKind.ATP, "why"));
+        for (int bad : new int[] {0, 3, 4}) {
+            byte[] b = select.clone();
+            b[WireFormat.HEADER_LENGTH] = (byte) bad;
+            assertMalformed(b, "not exactly one data plane");
+        }
+        byte[] attach = frameBytes(1, new Messages.DataAttachMsg(1, new byte[32]));
+        byte[] zero = attach.clone();
+        zero[WireFormat.HEADER_LENGTH + 7] = 0;
+        assertMalformed(zero, "session id 0");
     }
 
     private static void assertMalformed(byte[] frame, String expected) {

@@ -14,12 +14,13 @@ import java.util.EnumSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * (c): the serving side goes away mid-job; the requester fails in bounded time and releases
- * everything.
+ * everything - on either data plane.
  */
 class ApproxTransportFailureTest {
     static final int SIZE = 16 * 1024;
@@ -55,19 +56,23 @@ class ApproxTransportFailureTest {
                 SIZE, new long[] {1}, new int[] {100_000}, new double[] {1.0});
     }
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
-    void servingTransportClosedMidJobFailsTheRequesterPromptlyAndReleasesEverything()
-            throws Exception {
+    void servingTransportClosedMidJobFailsTheRequesterPromptlyAndReleasesEverything(
+            DataPlaneMode plane) throws Exception {
         long fdsBefore = TransportTestSupport.openFds();
         CompletableFuture<OutgoingTransfer> served = new CompletableFuture<>();
         CompletableFuture<Throwable> handlerExit = new CompletableFuture<>();
         ApproxTransportConfig clientCfg =
-                config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build())
+                config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build(), plane)
                         .serverEnabled(false)
                         .build();
         ApproxTransportConfig serverCfg =
-                config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build()).build();
+                config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build(), plane)
+                        .build();
         ApproxTransport server = ApproxTransport.start(serverCfg, endless(served, handlerExit));
         try (ApproxTransport client = ApproxTransport.start(clientCfg)) {
             ApproxPeer peer = client.connect(server.controlAddress()).get(30, TimeUnit.SECONDS);
@@ -87,7 +92,9 @@ class ApproxTransportFailureTest {
             long failMs = (System.nanoTime() - t0) / 1_000_000;
             TransportException te = assertInstanceOf(TransportException.class, e);
             System.out.println(
-                    "(c1) serving transport closed (close took "
+                    "(c1) "
+                            + plane
+                            + ": serving transport closed (close took "
                             + closeMs
                             + " ms); requester failed after "
                             + failMs
@@ -112,11 +119,8 @@ class ApproxTransportFailureTest {
             TransportTestSupport.eventually(
                     "requester released the session",
                     5000,
-                    () ->
-                            client.peers().isEmpty()
-                                    && client.dataPlane().sessionCount() == 0
-                                    && client.endpoint().sessions().isEmpty());
-            assertEquals(0, client.endpoint().unreleasedMessages());
+                    () -> TransportTestSupport.noSessions(client));
+            assertEquals(0, TransportTestSupport.unreleased(client));
             assertTrue(server.peers().isEmpty() && !server.isOpen());
         } finally {
             server.close();
@@ -131,19 +135,24 @@ class ApproxTransportFailureTest {
                 () -> TransportTestSupport.openFds() <= fdsBefore);
     }
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
-    void servingDataPlaneDeathFailsTheRequesterAndClosesThePeer() throws Exception {
-        // The serving process's engine dies while its control connection stays up: the requester
-        // learns it from
-        // the data plane (the engine's best-effort CLOSE, or peer death after PEER_DEATH) and
-        // closes the peer.
+    void servingDataPlaneDeathFailsTheRequesterAndClosesThePeer(DataPlaneMode plane)
+            throws Exception {
+        // The serving process's data plane dies while its control connection stays up: the
+        // requester learns it from the data plane (ATP: the engine's best-effort CLOSE, or peer
+        // death after PEER_DEATH; TCP: the data connection's end) and closes the peer.
         CompletableFuture<OutgoingTransfer> served = new CompletableFuture<>();
         CompletableFuture<Throwable> handlerExit = new CompletableFuture<>();
         ApproxTransportConfig clientCfg =
-                config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build()).build();
+                config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build(), plane)
+                        .build();
         ApproxTransportConfig serverCfg =
-                config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build()).build();
+                config(atp().peerDeathTimeout(PEER_DEATH).build(), control().build(), plane)
+                        .build();
         try (ApproxTransport server =
                         ApproxTransport.start(serverCfg, endless(served, handlerExit));
                 ApproxTransport client = ApproxTransport.start(clientCfg)) {
@@ -158,12 +167,18 @@ class ApproxTransportFailureTest {
                             });
             assertTrue(some.await(30, TimeUnit.SECONDS), "data flows");
             long t0 = System.nanoTime();
-            server.endpoint().close();
+            if (plane == DataPlaneMode.ATP) {
+                server.endpoint().close();
+            } else { // the serving side's data connection dies (reset), control stays up
+                server.planes().tcp().sessions().get(0).channel().close();
+            }
             Throwable e = failure(in.report(), 10_000);
             long failMs = (System.nanoTime() - t0) / 1_000_000;
             TransportException te = assertInstanceOf(TransportException.class, e);
             System.out.println(
-                    "(c2) serving engine closed; requester failed after "
+                    "(c2) "
+                            + plane
+                            + ": serving data plane closed; requester failed after "
                             + failMs
                             + " ms: "
                             + te.getMessage()
@@ -181,16 +196,12 @@ class ApproxTransportFailureTest {
             TransportTestSupport.eventually(
                     "both sides dropped the peer",
                     5000,
-                    () ->
-                            client.peers().isEmpty()
-                                    && server.peers().isEmpty()
-                                    && client.dataPlane().sessionCount() == 0
-                                    && client.endpoint().sessions().isEmpty());
+                    () -> TransportTestSupport.noSessions(client) && server.peers().isEmpty());
             assertTrue(
                     handlerExit.get(30, TimeUnit.SECONDS) != null,
                     "the serving handler's send() failed");
             assertTrue(served.get().report().isCompletedExceptionally());
-            assertEquals(0, client.endpoint().unreleasedMessages());
+            assertEquals(0, TransportTestSupport.unreleased(client));
         }
         TransportTestSupport.eventually(
                 "no transport threads",
@@ -198,21 +209,26 @@ class ApproxTransportFailureTest {
                 () -> TransportTestSupport.transportThreads().isEmpty());
     }
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
     @Timeout(value = 180, unit = TimeUnit.SECONDS)
-    void requesterClosingThePeerFailsItsTransfersAsClosedAndReleasesTheServingThread()
-            throws Exception {
+    void requesterClosingThePeerFailsItsTransfersAsClosedAndReleasesTheServingThread(
+            DataPlaneMode plane) throws Exception {
         CompletableFuture<OutgoingTransfer> served = new CompletableFuture<>();
         CompletableFuture<Throwable> handlerExit = new CompletableFuture<>();
         try (ApproxTransport server =
                         ApproxTransport.start(
                                 config(
                                                 atp().peerDeathTimeout(PEER_DEATH).build(),
-                                                control().build())
+                                                control().build(),
+                                                plane)
                                         .build(),
                                 endless(served, handlerExit));
                 ApproxTransport client =
-                        ApproxTransport.start(config(atp().build(), control().build()).build())) {
+                        ApproxTransport.start(
+                                config(atp().build(), control().build(), plane).build())) {
             ApproxPeer peer = client.connect(server.controlAddress()).get(30, TimeUnit.SECONDS);
             CountDownLatch some = new CountDownLatch(20);
             IncomingTransfer in =
@@ -230,7 +246,9 @@ class ApproxTransportFailureTest {
             assertTrue(handlerExit.get(30, TimeUnit.SECONDS) != null);
             Throwable se = failure(served.get().report(), 5000);
             System.out.println(
-                    "(c3) requester closed: requester "
+                    "(c3) "
+                            + plane
+                            + ": requester closed: requester "
                             + te.getMessage()
                             + "; server "
                             + se.getMessage());
@@ -246,10 +264,7 @@ class ApproxTransportFailureTest {
             TransportTestSupport.eventually(
                     "server released the session",
                     5000,
-                    () ->
-                            server.peers().isEmpty()
-                                    && server.dataPlane().sessionCount() == 0
-                                    && server.endpoint().sessions().isEmpty());
+                    () -> TransportTestSupport.noSessions(server));
             // a closed peer refuses new requests at once
             TransportException again =
                     assertInstanceOf(

@@ -8,15 +8,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.core.engine.OutgoingJob;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** (e): connect / transfer / close cycles leave no file descriptors, threads or sessions behind. */
 class ApproxTransportLifecycleTest {
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
-    void hundredConnectCloseCyclesLeaveNoFdOrThreadGrowth() throws Exception {
+    void hundredConnectCloseCyclesLeaveNoFdOrThreadGrowth(DataPlaneMode plane) throws Exception {
         long fdsAtStart = TransportTestSupport.openFds();
         long threadsAtStart = TransportTestSupport.threads();
         DataRequestHandler handler =
@@ -30,10 +34,10 @@ class ApproxTransportLifecycleTest {
                         1024, new long[] {1, 2}, new int[] {4, 4}, new double[] {1.0, 0.5});
         try (ApproxTransport server =
                         ApproxTransport.start(
-                                config(atp().build(), control().build()).build(), handler);
+                                config(atp().build(), control().build(), plane).build(), handler);
                 ApproxTransport client =
                         ApproxTransport.start(
-                                config(atp().build(), control().build())
+                                config(atp().build(), control().build(), plane)
                                         .serverEnabled(false)
                                         .build())) {
             long fds0 = 0;
@@ -57,15 +61,23 @@ class ApproxTransportLifecycleTest {
                 TransportTestSupport.eventually(
                         "server dropped the peer",
                         5000,
-                        () -> server.peers().isEmpty() && server.dataPlane().sessionCount() == 0);
+                        () -> TransportTestSupport.noSessions(server));
             }
             double msPerCycle = (System.nanoTime() - t0) / 1e6 / cycles;
             long fds1 = TransportTestSupport.openFds();
             long threads1 = TransportTestSupport.threads();
             System.out.printf(
-                    "(e) %d connect/request/close cycles: %.1f ms/cycle, fds %d -> %d, threads %d -> %d"
-                            + " (process start of test: fds %d, threads %d)%n",
-                    cycles, msPerCycle, fds0, fds1, threads0, threads1, fdsAtStart, threadsAtStart);
+                    "(e) %s: %d connect/request/close cycles: %.1f ms/cycle, fds %d -> %d, threads %d"
+                            + " -> %d (process start of test: fds %d, threads %d)%n",
+                    plane,
+                    cycles,
+                    msPerCycle,
+                    fds0,
+                    fds1,
+                    threads0,
+                    threads1,
+                    fdsAtStart,
+                    threadsAtStart);
             // A leak would grow by one per cycle (100); allow two for descriptors the JVM or Netty
             // open lazily
             // (e.g. under load from other processes) and give asynchronous closes time to finish.
@@ -83,10 +95,9 @@ class ApproxTransportLifecycleTest {
                     "no sessions left",
                     5000,
                     () ->
-                            client.peers().isEmpty()
-                                    && client.endpoint().sessions().isEmpty()
-                                    && server.endpoint().sessions().isEmpty());
-            assertEquals(0, client.endpoint().unreleasedMessages());
+                            TransportTestSupport.noSessions(client)
+                                    && TransportTestSupport.noSessions(server));
+            assertEquals(0, TransportTestSupport.unreleased(client));
             assertEquals(warmup + cycles, server.controlServer().metrics().sessionsOpened());
             assertEquals(warmup + cycles, server.controlServer().metrics().sessionsClosed());
         }
@@ -100,16 +111,22 @@ class ApproxTransportLifecycleTest {
                 () -> TransportTestSupport.openFds() <= fdsAtStart);
     }
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
-    void transportsOpenAndCloseCleanlyAndCloseIsIdempotent() throws Exception {
+    void transportsOpenAndCloseCleanlyAndCloseIsIdempotent(DataPlaneMode plane) throws Exception {
         for (int i = 0; i < 5; i++) {
             ApproxTransport t =
-                    ApproxTransport.start(config(atp().build(), control().build()).build());
-            assertTrue(t.isOpen() && t.controlAddress().getPort() > 0 && t.dataPort() > 0);
+                    ApproxTransport.start(config(atp().build(), control().build(), plane).build());
+            boolean atp = plane == DataPlaneMode.ATP;
+            assertTrue(t.isOpen() && t.controlAddress().getPort() > 0);
+            assertEquals(atp, t.dataPort() > 0, "a UDP port only with the engine");
+            assertEquals(atp, t.endpoint() != null);
             t.close();
             t.close();
-            assertTrue(!t.isOpen() && !t.endpoint().isOpen());
+            assertTrue(!t.isOpen() && (!atp || !t.endpoint().isOpen()));
             TransportException e =
                     (TransportException)
                             TransportTestSupport.failure(
@@ -125,15 +142,19 @@ class ApproxTransportLifecycleTest {
                 () -> TransportTestSupport.transportThreads().isEmpty());
     }
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
-    void peerLimitRefusesExtraSessionsOnBothSides() throws Exception {
+    void peerLimitRefusesExtraSessionsOnBothSides(DataPlaneMode plane) throws Exception {
         try (ApproxTransport server =
                         ApproxTransport.start(
-                                config(atp().build(), control().build()).maxPeers(1).build(),
+                                config(atp().build(), control().build(), plane).maxPeers(1).build(),
                                 request -> {});
                 ApproxTransport client =
-                        ApproxTransport.start(config(atp().build(), control().build()).build())) {
+                        ApproxTransport.start(
+                                config(atp().build(), control().build(), plane).build())) {
             ApproxPeer first = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
             TransportException e =
                     (TransportException)
@@ -147,11 +168,11 @@ class ApproxTransportLifecycleTest {
                     5000,
                     () ->
                             client.peers().size() == 1
-                                    && client.dataPlane().sessionCount() == 1
-                                    && server.dataPlane().sessionCount() == 1);
+                                    && TransportTestSupport.sessions(client) == 1
+                                    && TransportTestSupport.sessions(server) == 1);
             first.close();
             TransportTestSupport.eventually(
-                    "server freed the slot", 5000, () -> server.dataPlane().sessionCount() == 0);
+                    "server freed the slot", 5000, () -> TransportTestSupport.noSessions(server));
             client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS).close();
         }
     }

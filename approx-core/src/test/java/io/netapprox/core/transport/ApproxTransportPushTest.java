@@ -21,13 +21,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Pushed jobs ({@link ApproxPeer#push}, JOB_ANNOUNCE with the PUSHED flag): two transports over
- * 127.0.0.1, real control plane and engine. The pushing side is the one that connected; the
- * receiving side has a {@link PushHandler} and serves nothing.
+ * 127.0.0.1, real control plane and each data plane (the engine, or TCP). The pushing side is the
+ * one that connected; the receiving side has a {@link PushHandler} and serves nothing.
  */
 class ApproxTransportPushTest {
     private static final int SIZE = 4096;
@@ -94,22 +95,26 @@ class ApproxTransportPushTest {
         assertEquals(0, receiver.pushMetrics().pushedMessagesOpen());
     }
 
-    static ApproxTransportConfig.Builder receiverConfig() {
-        return config(atp().build(), control().build());
+    static ApproxTransportConfig.Builder receiverConfig(DataPlaneMode plane) {
+        return config(atp().build(), control().build(), plane);
     }
 
-    static ApproxTransportConfig pusherConfig() {
-        return config(atp().build(), control().build()).serverEnabled(false).build();
+    static ApproxTransportConfig pusherConfig(DataPlaneMode plane) {
+        return config(atp().build(), control().build(), plane).serverEnabled(false).build();
     }
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
-    void aPushedJobIsDeliveredToItsTargetsWithoutARequest() throws Exception {
+    void aPushedJobIsDeliveredToItsTargetsWithoutARequest(DataPlaneMode plane) throws Exception {
         Receiver rx = new Receiver();
         AtomicInteger requests = new AtomicInteger();
-        try (ApproxTransport receiver = ApproxTransport.start(receiverConfig().build(), null, rx);
+        try (ApproxTransport receiver =
+                        ApproxTransport.start(receiverConfig(plane).build(), null, rx);
                 ApproxTransport pusher =
-                        ApproxTransport.start(pusherConfig(), catalog(requests, null, null))) {
+                        ApproxTransport.start(pusherConfig(plane), catalog(requests, null, null))) {
             ApproxPeer peer =
                     pusher.connect(receiver.controlAddress())
                             .get(LIVENESS_MS, TimeUnit.MILLISECONDS);
@@ -143,21 +148,27 @@ class ApproxTransportPushTest {
         }
     }
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
-    void aPushOverTheBudgetIsRefusedWithAClearErrorAndTheBudgetFreesWhenTheJobEnds()
-            throws Exception {
+    void aPushOverTheBudgetIsRefusedWithAClearErrorAndTheBudgetFreesWhenTheJobEnds(
+            DataPlaneMode plane) throws Exception {
         Receiver rx = new Receiver();
         CountDownLatch hold = new CountDownLatch(1);
         CountDownLatch held = new CountDownLatch(1);
         try (ApproxTransport receiver =
                         ApproxTransport.start(
-                                receiverConfig().maxPushedJobs(1).maxPushedMessages(600).build(),
+                                receiverConfig(plane)
+                                        .maxPushedJobs(1)
+                                        .maxPushedMessages(600)
+                                        .build(),
                                 null,
                                 rx);
                 ApproxTransport pusher =
                         ApproxTransport.start(
-                                pusherConfig(), catalog(new AtomicInteger(), hold, held))) {
+                                pusherConfig(plane), catalog(new AtomicInteger(), hold, held))) {
             ApproxPeer peer =
                     pusher.connect(receiver.controlAddress())
                             .get(LIVENESS_MS, TimeUnit.MILLISECONDS);
@@ -203,19 +214,25 @@ class ApproxTransportPushTest {
         }
     }
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
-    void aReceiverWithoutPushHandlerOrThatSaysNoRefusesAndAPullStillWorks() throws Exception {
+    void aReceiverWithoutPushHandlerOrThatSaysNoRefusesAndAPullStillWorks(DataPlaneMode plane)
+            throws Exception {
         Receiver rx = new Receiver();
         rx.refuse = true;
         AtomicInteger requests = new AtomicInteger();
         List<OutgoingTransfer> served = new ArrayList<>();
         try (ApproxTransport noHandler =
                         ApproxTransport.start(
-                                receiverConfig().build(), ApproxTransportTest.catalog(served));
-                ApproxTransport saysNo = ApproxTransport.start(receiverConfig().build(), null, rx);
+                                receiverConfig(plane).build(),
+                                ApproxTransportTest.catalog(served));
+                ApproxTransport saysNo =
+                        ApproxTransport.start(receiverConfig(plane).build(), null, rx);
                 ApproxTransport pusher =
-                        ApproxTransport.start(pusherConfig(), catalog(requests, null, null))) {
+                        ApproxTransport.start(pusherConfig(plane), catalog(requests, null, null))) {
             ApproxPeer p1 =
                     pusher.connect(noHandler.controlAddress())
                             .get(LIVENESS_MS, TimeUnit.MILLISECONDS);
@@ -240,15 +257,21 @@ class ApproxTransportPushTest {
         }
     }
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
-    void thePushersDeathMidJobFailsThePushedTransferAndFreesTheBudget() throws Exception {
+    void thePushersDeathMidJobFailsThePushedTransferAndFreesTheBudget(DataPlaneMode plane)
+            throws Exception {
         Receiver rx = new Receiver();
         CountDownLatch hold = new CountDownLatch(1);
         CountDownLatch held = new CountDownLatch(1);
-        try (ApproxTransport receiver = ApproxTransport.start(receiverConfig().build(), null, rx)) {
+        try (ApproxTransport receiver =
+                ApproxTransport.start(receiverConfig(plane).build(), null, rx)) {
             ApproxTransport pusher =
-                    ApproxTransport.start(pusherConfig(), catalog(new AtomicInteger(), hold, held));
+                    ApproxTransport.start(
+                            pusherConfig(plane), catalog(new AtomicInteger(), hold, held));
             IncomingTransfer in;
             try {
                 ApproxPeer peer =
@@ -276,7 +299,7 @@ class ApproxTransportPushTest {
                                     && e.status() == AtpStatus.CLOSED),
                     e.toString());
             awaitBudgetReleased(receiver);
-            assertEquals(0, receiver.endpoint().unreleasedMessages());
+            assertEquals(0, TransportTestSupport.unreleased(receiver));
             CompletableFuture<Void> closed =
                     receiver.peers().isEmpty()
                             ? CompletableFuture.completedFuture(null)

@@ -13,15 +13,22 @@ import io.netapprox.core.job.GroupSpec;
 import io.netapprox.core.job.JobSpec;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
-/** {@link SendScheduler#sendAll} serving a real transfer over lossy loopback ATP. */
+/**
+ * {@link SendScheduler#sendAll} serving a real transfer over lossy loopback ATP, and over the TCP
+ * data plane (batched engine sends on one, single sends on the other).
+ */
 class SendSchedulerTransferTest {
 
-    @Test
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
-    void aScheduledJobMeetsEveryTargetUnderLoss() throws Exception {
+    void aScheduledJobMeetsEveryTargetUnderLoss(DataPlaneMode plane) throws Exception {
         int size = 1024;
         long[] ids = {11, 22, 33, 44};
         int[] n = {300, 2000, 500, 50};
@@ -44,9 +51,9 @@ class SendSchedulerTransferTest {
                                             TimeUnit.SECONDS));
                 };
         ApproxTransportConfig serverCfg =
-                config(atp().faultInjection(0.3, 0.0, 7).build(), control().build()).build();
+                config(atp().faultInjection(0.3, 0.0, 7).build(), control().build(), plane).build();
         ApproxTransportConfig clientCfg =
-                config(atp().build(), control().build()).serverEnabled(false).build();
+                config(atp().build(), control().build(), plane).serverEnabled(false).build();
         try (ApproxTransport server = ApproxTransport.start(serverCfg, handler);
                 ApproxTransport client = ApproxTransport.start(clientCfg)) {
             ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);

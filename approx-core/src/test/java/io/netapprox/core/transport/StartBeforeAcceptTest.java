@@ -23,8 +23,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * {@link ApproxTransportConfig#startBeforeAccept()}: the serving side starts a requested job as
@@ -42,9 +43,13 @@ class StartBeforeAcceptTest {
      * counts it, and the session serves the next request. Without it (the old behaviour) startJob
      * waits for the refusal and throws.
      */
-    @Test
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
-    void aTransferGivenUpBeforeItsAnnouncementIsRefusedCancelledAndCounted() throws Exception {
+    void aTransferGivenUpBeforeItsAnnouncementIsRefusedCancelledAndCounted(DataPlaneMode plane)
+            throws Exception {
         for (boolean before : new boolean[] {true, false}) {
             CountDownLatch givenUp = new CountDownLatch(1);
             AtomicReference<OutgoingTransfer> first = new AtomicReference<>();
@@ -80,13 +85,13 @@ class StartBeforeAcceptTest {
                     };
             try (ApproxTransport server =
                             ApproxTransport.start(
-                                    config(atp().build(), control().build())
+                                    config(atp().build(), control().build(), plane)
                                             .startBeforeAccept(before)
                                             .build(),
                                     handler);
                     ApproxTransport client =
                             ApproxTransport.start(
-                                    config(atp().build(), control().build()).build())) {
+                                    config(atp().build(), control().build(), plane).build())) {
                 ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
                 byte[] req =
                         TransportTestSupport.request(
@@ -142,16 +147,23 @@ class StartBeforeAcceptTest {
      * listener that already knows the announced groups, every transfer completes with its target,
      * both sides agree, and no job is refused or message dropped.
      */
-    @Test
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
     @Timeout(value = 90, unit = TimeUnit.SECONDS)
-    void everyMessageOfManyConcurrentTransfersArrivesAfterItsGroupsAreKnown() throws Exception {
+    void everyMessageOfManyConcurrentTransfersArrivesAfterItsGroupsAreKnown(DataPlaneMode plane)
+            throws Exception {
         List<OutgoingTransfer> served = new ArrayList<>();
         try (ApproxTransport server =
                         ApproxTransport.start(
-                                config(atp().build(), control().build()).serveThreads(4).build(),
+                                config(atp().build(), control().build(), plane)
+                                        .serveThreads(4)
+                                        .build(),
                                 ApproxTransportTest.catalog(served));
                 ApproxTransport client =
-                        ApproxTransport.start(config(atp().build(), control().build()).build())) {
+                        ApproxTransport.start(
+                                config(atp().build(), control().build(), plane).build())) {
             assertTrue(server.config().startBeforeAccept(), "on by default");
             ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
             AtomicBoolean groupsUnknown = new AtomicBoolean();

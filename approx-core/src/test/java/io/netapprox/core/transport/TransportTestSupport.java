@@ -47,6 +47,34 @@ final class TransportTestSupport {
         return ApproxTransportConfig.builder().atp(atp).control(control).serveThreads(2);
     }
 
+    /** A transport config on one data plane (the tests run the same transfers on both). */
+    static ApproxTransportConfig.Builder config(
+            AtpConfig atp, ControlConfig control, DataPlaneMode plane) {
+        return config(atp, control).dataPlane(plane);
+    }
+
+    /** Data-plane sessions of a transport, either plane (peers being set up or set up). */
+    static int sessions(ApproxTransport t) {
+        return t.planes().sessionCount();
+    }
+
+    /** No session left anywhere: the transport's peers, its data planes and the engine. */
+    static boolean noSessions(ApproxTransport t) {
+        TcpDataPlane tcp = t.planes().tcp();
+        return t.peers().isEmpty()
+                && t.planes().sessionCount() == 0
+                && (t.dataPlane() == null || t.dataPlane().sessionCount() == 0)
+                && (t.endpoint() == null || t.endpoint().sessions().isEmpty())
+                && (tcp == null || tcp.sessionCount() == 0);
+    }
+
+    /** Delivered messages not yet released, either plane. */
+    static long unreleased(ApproxTransport t) {
+        TcpDataPlane tcp = t.planes().tcp();
+        return (t.endpoint() != null ? t.endpoint().unreleasedMessages() : 0)
+                + (tcp != null ? tcp.metrics().heldMessages.get() : 0);
+    }
+
     /**
      * The integration-defined request of the tests: "send me this job", message size + groups (id,
      * N, MSR).
