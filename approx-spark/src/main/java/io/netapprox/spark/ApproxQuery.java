@@ -379,7 +379,7 @@ public final class ApproxQuery implements Serializable {
      * partials) is Spark's own aggregation instead ({@link SparkAggregation}: exact, {@code
      * approximate} false, no metrics). Where no map stage learns the groups (Spark's aggregation,
      * {@code planning=local}, {@link #exact()}, sort shuffle), an override that names no group
-     * fails here too, after one Spark job that looks the named groups up.
+     * fails here too, after one lookup query (two Spark jobs) that finds the named groups.
      */
     public Dataset<Row> run() {
         SparkSession spark = input.sparkSession();
@@ -635,8 +635,8 @@ public final class ApproxQuery implements Serializable {
 
     /**
      * Every override must name a group of the query, where no statistics pass learns the groups
-     * (Spark's aggregation, {@code planning=local}, {@link #exact()}, sort shuffle): one Spark job
-     * reads the group columns, keeps the rows every aggregate would read (no NULL in a group or
+     * (Spark's aggregation, {@code planning=local}, {@link #exact()}, sort shuffle): one query (a
+     * distinct: two Spark jobs under adaptive execution) reads the group columns, keeps the rows every aggregate would read (no NULL in a group or
      * aggregated column) and looks the named keys up - the keys as the answer writes them ({@link
      * SparkAggregation#groupKey}). An unknown key fails listing the first known groups (two more
      * jobs, only then).
