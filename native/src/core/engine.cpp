@@ -59,6 +59,7 @@ std::string EngineConfig::validate() const {
     if (d > 63) return "DSCP values must be in [0, 63]";
   if (no_priority_dscp > 63) return "no_priority_dscp must be in [0, 63]";
   if (!(needy_class0_fraction >= 0 && needy_class0_fraction <= 1)) return "needy_class0_fraction must be in [0, 1]";
+  if (!size_class::bounds_valid(size_class_bytes)) return "size_class_bytes must be positive and increasing";
   if (!mode_valid(mode)) return "unknown mode";
   if (!(faults.drop_outgoing >= 0 && faults.drop_outgoing < 1) ||
       !(faults.drop_incoming >= 0 && faults.drop_incoming < 1))
@@ -140,6 +141,11 @@ struct Engine::Impl {
     const uint64_t w = std::min<uint64_t>({static_cast<uint64_t>(bdp), kMaxFirstWindow, s.peer_window});
     return std::max<uint64_t>(w, seg_size());
   }
+  std::array<uint64_t, size_class::kBounds> size_bounds() const {
+    std::array<uint64_t, size_class::kBounds> b{};
+    std::copy(std::begin(cfg.size_class_bytes), std::end(cfg.size_class_bytes), b.begin());
+    return b;
+  }
   RateControlConfig rate_config() const {
     return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor},
                              flags,
@@ -148,7 +154,10 @@ struct Engine::Impl {
                              cfg.needy_class0_fraction,
                              cfg.repair_after_segments,
                              cfg.needy_repairing_jobs_only,
-                             cfg.small_job_class0_bytes};
+                             cfg.small_job_class0_bytes,
+                             cfg.size_classes,
+                             size_bounds(),
+                             cfg.delay_target};
   }
 
   bool push_event(Event ev, bool essential) {
@@ -391,6 +400,11 @@ struct Engine::Impl {
             it->losses < 2 ? 0 : std::min<TimeNs>(s.recovery.pto() << std::min<uint32_t>(it->losses - 2, 10), kSecond);
         it->not_before = I.clock + backoff;
       }
+    }
+
+    void on_rtt_sample(const SentPacket& p, TimeNs queueing) override {
+      if (p.kind != SentPacket::Kind::kData) return;
+      if (SendJob* j = job(p.job)) j->rate.on_delay_sample(queueing);
     }
 
     // Declared lost, then acknowledged: not a loss after all. Undo what can still be undone.

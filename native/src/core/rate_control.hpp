@@ -2,10 +2,12 @@
 // (section 5.2), the job's pacing clock, and the rate law the mode picked (rate_law.hpp).
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "core/engine.hpp"
 #include "core/rate_law.hpp"
+#include "core/size_class.hpp"
 #include "core/slack.hpp"
 
 namespace netapprox::atp {
@@ -19,7 +21,11 @@ struct RateControlConfig {
   uint32_t repair_after = 0;  // EngineConfig::repair_after_segments: a job whose losses are repaired is needy sooner
   bool needy_repairing_only = false;  // EngineConfig::needy_repairing_jobs_only
   uint64_t small_class0_bytes = 0;    // EngineConfig::small_job_class0_bytes (used with flags.needy_exact)
+  bool size_classes = false;          // EngineConfig::size_classes (used with flags.needy_exact)
+  std::array<uint64_t, size_class::kBounds> size_bounds{};  // EngineConfig::size_class_bytes
+  TimeNs delay_target = 0;                                  // EngineConfig::delay_target (0: no delay signal)
 };
+static_assert(sizeof(EngineConfig::size_class_bytes) / sizeof(uint64_t) == size_class::kBounds);
 
 class RateController {
  public:
@@ -52,6 +58,14 @@ class RateController {
     }
   }
 
+  // The delay signal: an RTT sample of one of the job's DATA packets, `queueing` ns above the path's least RTT. It
+  // marks the epoch's sample when above cfg.delay_target (when that is set).
+  void on_delay_sample(TimeNs queueing) {
+    if (cfg_.delay_target == 0) return;
+    epoch_delay_samples_++;
+    if (queueing > cfg_.delay_target) epoch_delay_marked_++;
+  }
+
   TimeNs epoch_length(TimeNs srtt) const;
   TimeNs epoch_deadline(TimeNs srtt) const { return epoch_start_ + epoch_length(srtt); }
   // Ends the epoch: rho_i, TLR_{i+1} (eq. 1), the rate law, the priority class. `packets_per_message` turns
@@ -62,6 +76,7 @@ class RateController {
                         TimeNs srtt, uint64_t remaining_bytes = kUnknownBytes);
   // Size-aware class at the job's first submit: class 0 at once when `remaining_bytes` (the first estimate of what
   // the job needs) is within cfg.small_class0_bytes (Full only); later estimates are checked at every epoch end.
+  // With cfg.size_classes the job's remaining-size class instead (size_class.hpp), from then on at every epoch end.
   void on_size_known(TimeNs now, uint64_t remaining_bytes);
   // R_min: one packet per law.rtts_per_min_packet smoothed RTTs.
   double r_min(TimeNs srtt) const;
@@ -89,6 +104,11 @@ class RateController {
   void time_in_class(TimeNs now, TimeNs out[kNumPriorityClasses]) const;
 
  private:
+  // The TLR's class (with the starvation boost) and Full's class-0 rules for needy and small jobs.
+  int tlr_class(const std::vector<slack::GroupProgress>& progress, double packets_per_message,
+                uint64_t remaining_bytes) const;
+  // Remaining-size classes in force (Full with cfg.size_classes).
+  bool by_size() const { return cfg_.flags.slack_priority && cfg_.flags.needy_exact && cfg_.size_classes; }
   // Moves the job to class k, charging the time spent in the class it leaves.
   void set_class(TimeNs now, int k);
   const rate_law::RateLaw& law_;
@@ -97,6 +117,7 @@ class RateController {
   TimeNs next_send_ = 0;
   TimeNs epoch_start_ = 0;
   uint64_t epoch_acked_ = 0, epoch_lost_ = 0, epoch_acked_bytes_ = 0;
+  uint64_t epoch_delay_samples_ = 0, epoch_delay_marked_ = 0;
   // The pacer sat idle for longer than the burst allowance during this epoch: the job had nothing to send (or was
   // waiting for its announce or the receive window), so what it delivered says nothing about the path.
   bool epoch_app_limited_ = false;

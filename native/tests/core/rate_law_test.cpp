@@ -264,3 +264,57 @@ TEST(ModeTest, AblationModeSwitches) {
 }
 
 }  // namespace
+
+// ============================================================================================ the delay signal
+
+TEST(RateLawTest, DelayCutIsHalfTheMarkedFractionsAverage) {
+  EXPECT_DOUBLE_EQ(rate_law::delay_next_rate(1e8, 1.0, kRmax, kRmin), 5e7) << "alpha 1 halves, as DCTCP's first marks";
+  EXPECT_DOUBLE_EQ(rate_law::delay_next_rate(1e8, 0.25, kRmax, kRmin), 1e8 * 0.875);
+  EXPECT_DOUBLE_EQ(rate_law::delay_next_rate(1e8, 0.0, kRmax, kRmin), 1e8);
+  EXPECT_DOUBLE_EQ(rate_law::delay_next_rate(kRmin, 1.0, kRmax, kRmin), kRmin) << "never below R_min";
+}
+
+// A lossless decision whose RTT samples were above the delay target backs off by alpha / 2 (alpha the EWMA of the
+// marked fraction, from 1) instead of raising the rate; decisions without samples or marks follow eq. 2 as before;
+// loss above the allowance is still the loss rule's.
+TEST(RateLawTest, SlackLawBacksOffOnDelayMarksBeforeAnyLoss) {
+  const rate_law::Params p{kRmax, 0.125, 0.01};
+  auto decision = [&](rate_law::State& s, uint64_t samples, uint64_t marked, uint64_t lost = 0) {
+    rate_law::Epoch e;
+    e.acked = 16 - lost;
+    e.lost = lost;
+    e.acked_bytes = e.acked * 1500;
+    e.duration = 200'000;
+    e.rho = double(lost) / 16;
+    e.tlr_pkt = 0.25;
+    e.r_min = kRmin;
+    e.srtt = 100'000;
+    e.delay_samples = samples;
+    e.delay_marked = marked;
+    rate_law::kSlack.on_epoch(s, p, e);
+  };
+  rate_law::State s;
+  rate_law::kSlack.start(s, p);
+  s.rate = 6e7;
+  decision(s, 4, 2);  // half the samples marked: alpha 1 + (0.5 - 1) / 4 = 0.875
+  EXPECT_DOUBLE_EQ(s.delay_alpha, 0.875);
+  EXPECT_DOUBLE_EQ(s.rate, 6e7 * (1 - 0.875 / 2));
+  EXPECT_EQ(s.delay_cuts, 1u);
+  const double after_cut = s.rate;
+  decision(s, 4, 0);  // no marks: eq. 2 (bounded by twice the delivered rate 1.2e8)
+  EXPECT_DOUBLE_EQ(s.rate, std::min(0.875 * after_cut + 0.125 * kRmax, 2 * 16 * 1500 / 200e-6));
+  EXPECT_NEAR(s.delay_alpha, 0.875 * 0.75, 1e-12);
+  rate_law::State plain;
+  rate_law::kSlack.start(plain, p);
+  plain.rate = 6e7;
+  decision(plain, 0, 0);  // no delay signal (EngineConfig::delay_target 0): the law as before
+  EXPECT_DOUBLE_EQ(plain.rate, std::min(0.875 * 6e7 + 0.125 * kRmax, 2 * 16 * 1500 / 200e-6));
+  EXPECT_EQ(plain.delay_cuts, 0u);
+  // Excess loss (8 of 16 > 0.25) is cut by the loss rule, marks or not.
+  rate_law::State lossy;
+  rate_law::kSlack.start(lossy, p);
+  lossy.rate = 6e7;
+  decision(lossy, 4, 4, 8);
+  EXPECT_EQ(lossy.delay_cuts, 0u);
+  EXPECT_DOUBLE_EQ(lossy.rate, std::min(6e7 * (1 - 0.5 / 2), 8 * 1500 / 200e-6 / 0.75));
+}
