@@ -65,7 +65,7 @@ struct Options {
                "  --tcp-min-rto-us 1000 --tcp-buffer 1048576 --connect-lead-us 1000\n"
                "  --repair-after N (EngineConfig::repair_after_segments; 0 = the paper's give-up rule)\n"
                "  --atp KEY=VALUE (repeatable; EngineConfig fields: size_classes 0|1, size_class_bytes B1,..,B6,\n"
-               "                  small_job_class0_bytes B, needy_class0_fraction F, delay_target_us T)\n");
+               "                  small_job_class0_bytes B, needy_class0_fraction F)\n");
   std::exit(rc);
 }
 
@@ -181,8 +181,6 @@ atp::EngineConfig engine_config(const Options& o, const Scheme& s) {
       cfg.size_classes = x != 0;
     } else if (key == "small_job_class0_bytes" && number) {
       cfg.small_job_class0_bytes = static_cast<uint64_t>(x);
-    } else if (key == "delay_target_us" && number) {
-      cfg.delay_target = static_cast<atp::TimeNs>(x * 1000);
     } else if (key == "needy_class0_fraction" && number) {
       cfg.needy_class0_fraction = x;
     } else if (key == "size_class_bytes") {

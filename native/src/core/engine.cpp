@@ -156,8 +156,7 @@ struct Engine::Impl {
                              cfg.needy_repairing_jobs_only,
                              cfg.small_job_class0_bytes,
                              cfg.size_classes,
-                             size_bounds(),
-                             cfg.delay_target};
+                             size_bounds()};
   }
 
   bool push_event(Event ev, bool essential) {
@@ -377,6 +376,7 @@ struct Engine::Impl {
           j->packets_acked++;
           j->rate.on_resolved(true, p.size);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_acked(m, seg); });
+          j->rate.on_remaining(I.clock, j->remaining_bytes());
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
         frame_acked(p.ctrl);
@@ -400,11 +400,6 @@ struct Engine::Impl {
             it->losses < 2 ? 0 : std::min<TimeNs>(s.recovery.pto() << std::min<uint32_t>(it->losses - 2, 10), kSecond);
         it->not_before = I.clock + backoff;
       }
-    }
-
-    void on_rtt_sample(const SentPacket& p, TimeNs queueing) override {
-      if (p.kind != SentPacket::Kind::kData) return;
-      if (SendJob* j = job(p.job)) j->rate.on_delay_sample(queueing);
     }
 
     // Declared lost, then acknowledged: not a loss after all. Undo what can still be undone.
@@ -1412,6 +1407,7 @@ Status Engine::submit(SessionId sid, JobId jid, uint32_t group_index, uint32_t i
   // The job's first message gives the first estimate of its bytes: a small job takes class 0 before its first
   // window goes out, not only at its first epoch end (size-aware class, docs/protocol.md section 11).
   if (st == Status::kOk && j.messages_submitted() == 1) j.rate.on_size_known(now, j.remaining_bytes());
+  if (st == Status::kOk && j.messages_submitted() > 1) j.rate.on_remaining(now, j.remaining_bytes());
   return st;
 }
 

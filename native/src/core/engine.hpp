@@ -134,12 +134,6 @@ struct EngineConfig {
   // section 11, "size classes").
   bool size_classes = false;
   uint64_t size_class_bytes[6] = {16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 1 << 20};
-  // Modes with the slack law: a delay signal. An RTT sample more than this above the session's least RTT (the ACK's
-  // own delay subtracted) marks its packet's job, as a switch's ECN mark would; a decision without excess loss that
-  // saw marks cuts the rate by half the moving average of the marked fraction (DCTCP's law, on delay) instead of
-  // raising it: a job backs off while queues build, before they drop. 0 = off (the default: the paper reacts to loss
-  // only); docs/protocol.md section 10, "delay signal".
-  TimeNs delay_target = 0;
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver

@@ -44,8 +44,6 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       e.r_min = floor;
       e.srtt = srtt;
       e.app_limited = epoch_app_limited_ || next_send_ + kBurstAllowance < now;
-      e.delay_samples = epoch_delay_samples_;
-      e.delay_marked = epoch_delay_marked_;
       law_.on_epoch(state_, cfg_.law, e);
     }
     state_.rate = std::max(state_.rate, std::min(floor, cfg_.law.r_max));  // R_min also after empty epochs
@@ -83,7 +81,6 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
   epochs_++;
   epoch_start_ = now;
   epoch_acked_ = epoch_lost_ = epoch_acked_bytes_ = 0;
-  epoch_delay_samples_ = epoch_delay_marked_ = 0;
   epoch_app_limited_ = false;
   return out;
 }

@@ -2,6 +2,7 @@
 // (section 5.2), the job's pacing clock, and the rate law the mode picked (rate_law.hpp).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -23,7 +24,6 @@ struct RateControlConfig {
   uint64_t small_class0_bytes = 0;    // EngineConfig::small_job_class0_bytes (used with flags.needy_exact)
   bool size_classes = false;          // EngineConfig::size_classes (used with flags.needy_exact)
   std::array<uint64_t, size_class::kBounds> size_bounds{};  // EngineConfig::size_class_bytes
-  TimeNs delay_target = 0;                                  // EngineConfig::delay_target (0: no delay signal)
 };
 static_assert(sizeof(EngineConfig::size_class_bytes) / sizeof(uint64_t) == size_class::kBounds);
 
@@ -58,14 +58,6 @@ class RateController {
     }
   }
 
-  // The delay signal: an RTT sample of one of the job's DATA packets, `queueing` ns above the path's least RTT. It
-  // marks the epoch's sample when above cfg.delay_target (when that is set).
-  void on_delay_sample(TimeNs queueing) {
-    if (cfg_.delay_target == 0) return;
-    epoch_delay_samples_++;
-    if (queueing > cfg_.delay_target) epoch_delay_marked_++;
-  }
-
   TimeNs epoch_length(TimeNs srtt) const;
   TimeNs epoch_deadline(TimeNs srtt) const { return epoch_start_ + epoch_length(srtt); }
   // Ends the epoch: rho_i, TLR_{i+1} (eq. 1), the rate law, the priority class. `packets_per_message` turns
@@ -78,6 +70,11 @@ class RateController {
   // the job needs) is within cfg.small_class0_bytes (Full only); later estimates are checked at every epoch end.
   // With cfg.size_classes the job's remaining-size class instead (size_class.hpp), from then on at every epoch end.
   void on_size_known(TimeNs now, uint64_t remaining_bytes);
+  // Size classes: the job's remaining needed bytes changed (a later submit, an acknowledgement); the class follows at
+  // once, as pFabric's per-packet priority does, not only at the next epoch end. Nothing without size classes.
+  void on_remaining(TimeNs now, uint64_t remaining_bytes) {
+    if (by_size()) set_class(now, std::max(1, size_class::class_of(remaining_bytes, cfg_.size_bounds.data()) - boost_));
+  }
   // R_min: one packet per law.rtts_per_min_packet smoothed RTTs.
   double r_min(TimeNs srtt) const;
 
@@ -117,7 +114,6 @@ class RateController {
   TimeNs next_send_ = 0;
   TimeNs epoch_start_ = 0;
   uint64_t epoch_acked_ = 0, epoch_lost_ = 0, epoch_acked_bytes_ = 0;
-  uint64_t epoch_delay_samples_ = 0, epoch_delay_marked_ = 0;
   // The pacer sat idle for longer than the burst allowance during this epoch: the job had nothing to send (or was
   // waiting for its announce or the receive window), so what it delivered says nothing about the path.
   bool epoch_app_limited_ = false;

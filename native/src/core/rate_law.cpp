@@ -33,10 +33,6 @@ double slack_next_rate(double rate, double rho, double rho_avg, double delivered
   return std::clamp(next, std::min(r_min, r_max), r_max);
 }
 
-double delay_next_rate(double rate, double alpha, double r_max, double r_min) {
-  return std::clamp(rate * (1.0 - std::clamp(alpha, 0.0, 1.0) / 2.0), std::min(r_min, r_max), r_max);
-}
-
 namespace {
 
 void start_at_line_rate(State& s, const Params& p) { s.rate = p.r_max; }
@@ -54,8 +50,6 @@ void slack_on_epoch(State& s, const Params& p, const Epoch& e) {
   s.acc_bytes += e.acked_bytes;
   s.acc_time += e.duration;
   s.acc_app_limited = s.acc_app_limited || e.app_limited;
-  s.acc_delay_samples += e.delay_samples;
-  s.acc_delay_marked += e.delay_marked;
   const uint64_t resolved = s.acc_acked + s.acc_lost;
   if (resolved < kSlackMinResolved && double(s.acc_time) < kSlackMinRtts * double(e.srtt)) return;
   const double rho = double(s.acc_lost) / double(resolved);
@@ -66,18 +60,9 @@ void slack_on_epoch(State& s, const Params& p, const Epoch& e) {
   s.acc_time = 0;
   const bool app_limited = s.acc_app_limited;
   s.acc_app_limited = false;
-  const uint64_t marked = s.acc_delay_marked;
-  if (s.acc_delay_samples > 0)
-    s.delay_alpha += kDelayGain * (double(marked) / double(s.acc_delay_samples) - s.delay_alpha);
-  s.acc_delay_samples = s.acc_delay_marked = 0;
   const double t = std::max(e.tlr_pkt, p.tlr_floor);
   if (rho < t) {
     s.cut_from = 0;
-    if (marked > 0) {  // queues build on the job's path: back off before they drop
-      s.rate = delay_next_rate(s.rate, s.delay_alpha, p.r_max, e.r_min);
-      s.delay_cuts++;
-      return;
-    }
   } else if (s.gap_holds > 0) {
     s.gap_holds--;  // a service gap: the loss is not the job's to fix, keep the rate
     return;

@@ -25,8 +25,6 @@ struct Epoch {
   double r_min = 0;              // the law's floor (rtts_per_min_packet)
   TimeNs srtt = 0;
   bool app_limited = false;  // the job left its pacer idle (nothing to send) at some point in the epoch
-  // The delay signal (EngineConfig::delay_target): RTT samples of the job's packets, and those above the target.
-  uint64_t delay_samples = 0, delay_marked = 0;
 };
 
 // The law's state, kept by the job's rate controller.
@@ -43,11 +41,6 @@ struct State {
   double cut_from = 0, cut_rho = 0, cut_delivered = 0;
   uint32_t gap_holds = 0;
   uint64_t gaps = 0;  // cuts undone as service gaps (diagnostics)
-  // The delay signal: samples since the last decision, and the moving average of the marked fraction (DCTCP's
-  // alpha), starting at 1 as DCTCP's does: the first marks halve the rate.
-  uint64_t acc_delay_samples = 0, acc_delay_marked = 0;
-  double delay_alpha = 1;
-  uint64_t delay_cuts = 0;  // decisions cut by the delay signal (diagnostics)
 };
 
 struct RateLaw {
@@ -87,12 +80,6 @@ constexpr uint32_t kGapHoldDecisions = 4;
 // not what the path takes, and a decision without excess loss must not lower the rate.
 double slack_next_rate(double rate, double rho, double rho_avg, double delivered, double t, double m, double r_max,
                        double r_min, bool app_limited);
-
-// Delay signal (docs/protocol.md section 10): a decision without excess loss whose RTT samples were marked (above
-// EngineConfig::delay_target) cuts the rate by half the EWMA of the marked fraction, as DCTCP cuts its window by
-// alpha / 2 on ECN marks, instead of raising it: R' = clamp(R (1 - alpha / 2), min(R_min, R_max), R_max).
-constexpr double kDelayGain = 1.0 / 4;  // EWMA weight of a decision's marked fraction (one decision ~ one RTT or more)
-double delay_next_rate(double rate, double alpha, double r_max, double r_min);
 
 // The law a mode runs.
 const RateLaw& for_mode(Mode m);

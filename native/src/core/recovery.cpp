@@ -106,9 +106,7 @@ void Recovery::on_ack(const wire::Ack& a, TimeNs now, PacketFate& fate) {
       if (pn == a.largest) {
         rtt_.on_sample(now - p.sent, TimeNs(a.ack_delay_us) * 1000);
         const TimeNs delay = TimeNs(a.ack_delay_us) * 1000;
-        const TimeNs corrected = rtt_.latest >= rtt_.min_rtt + delay ? rtt_.latest - delay : rtt_.latest;
-        note_peak(corrected, now);
-        fate.on_rtt_sample(p, corrected - rtt_.min_rtt);
+        note_peak(rtt_.latest >= rtt_.min_rtt + delay ? rtt_.latest - delay : rtt_.latest, now);
       }
       const bool late = p.state == SentPacket::State::kLost;
       p.state = SentPacket::State::kAcked;

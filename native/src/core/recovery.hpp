@@ -58,10 +58,6 @@ class PacketFate {
   virtual void on_acked(const SentPacket& p) = 0;
   virtual void on_lost(const SentPacket& p) = 0;
   virtual void on_late_ack(const SentPacket& p) = 0;
-  // The ACK's RTT sample came from packet `p` (its largest acknowledged number): `queueing` is the sample, less the
-  // ACK's reported delay, above the path's least RTT - the time p spent in queues (the delay signal of the slack law,
-  // EngineConfig::delay_target). Before on_acked / on_late_ack of p.
-  virtual void on_rtt_sample(const SentPacket& p, TimeNs queueing) {}
 
  protected:
   ~PacketFate() = default;

@@ -285,7 +285,21 @@ TEST(RateControlTest, SizeClassesFollowTheRemainingBytesInFullOnly) {
     EXPECT_EQ(rc.priority_class(), by_size ? 6 : 2) << mode_name(m);
     for (int i = 0; i < 10; ++i) rc.on_resolved(true, 1000);
     rc.end_epoch(1 * kMs, {{100, 75, 60, 25}}, 1.0, kMs, 3000);  // allowance spent, 15 of 75 still needed
-    EXPECT_EQ(rc.priority_class(), by_size ? 3 : 2) << mode_name(m);
+    // Paper mode: the TLR's class (allowance spent: class 1); FixPrio keeps its first class.
+    EXPECT_EQ(rc.priority_class(), by_size ? 3 : (m == Mode::kPaper ? 1 : 2)) << mode_name(m);
+  }
+  // Between epoch ends the class follows every change of the remaining bytes (acknowledgements, submits).
+  {
+    RateControlConfig c = config(Mode::kFull);
+    c.size_bounds = {1000, 2000, 4000, 8000, 16000, 32000};
+    for (bool on : {false, true}) {
+      c.size_classes = on;
+      RateController rc(rate_law::kSlack, c);
+      rc.start(0, 0.25, 0.25);
+      rc.on_size_known(0, 20000);
+      rc.on_remaining(10 * kUs, 3000);
+      EXPECT_EQ(rc.priority_class(), on ? 3 : 2) << (on ? "size classes" : "TLR classes: unchanged");
+    }
   }
   // The starvation guard: an epoch with every packet lost lifts the job one class above its size class.
   RateControlConfig c = config(Mode::kFull);
@@ -301,28 +315,4 @@ TEST(RateControlTest, SizeClassesFollowTheRemainingBytesInFullOnly) {
   rc.time_in_class(2 * kMs, in_class);
   EXPECT_EQ(in_class[0], 0u) << "never in class 0";
   EXPECT_EQ(in_class[6], 1 * kMs);
-}
-
-// The delay signal (EngineConfig::delay_target): RTT samples above the target mark the epoch; the law sees how many
-// samples and marks the epoch had. With the target 0 samples are ignored (the law runs as without the signal).
-TEST(RateControlTest, DelaySamplesAboveTheTargetMarkTheEpoch) {
-  for (TimeNs target : {TimeNs{0}, 50 * kUs}) {
-    RateControlConfig c = config(Mode::kFull);
-    c.delay_target = target;
-    RateController rc(rate_law::kSlack, c);
-    rc.start(0, 0.25, 0.25);
-    for (int i = 0; i < 16; ++i) rc.on_resolved(true, 1000);
-    rc.on_delay_sample(10 * kUs);
-    rc.on_delay_sample(50 * kUs);  // at the target: not marked
-    rc.on_delay_sample(51 * kUs);
-    rc.on_delay_sample(400 * kUs);
-    const double before = rc.rate();
-    rc.end_epoch(1 * kMs, {{1000, 750, 16, 0}}, 1.0, 100 * kUs);
-    if (target == 0) {
-      EXPECT_DOUBLE_EQ(rc.rate(), before) << "at R_max already; no signal, no cut";
-    } else {
-      // 2 of 4 marked: alpha 1 - (1 - 0.5) / 4 = 0.875, the rate cut by 0.4375.
-      EXPECT_DOUBLE_EQ(rc.rate(), before * (1 - 0.875 / 2));
-    }
-  }
 }

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <utility>
 #include <vector>
 
 using namespace netapprox::atp;
@@ -16,10 +15,8 @@ constexpr TimeNs kUs = 1'000;
 constexpr TimeNs kMs = 1'000'000;
 
 struct Recorder final : PacketFate {
-  std::vector<MessageId> acked, lost, late;            // DATA packets by message id (tests use one packet per message)
-  std::vector<std::pair<MessageId, TimeNs>> queueing;  // on_rtt_sample: the sample's packet and its queueing delay
+  std::vector<MessageId> acked, lost, late;  // DATA packets by message id (tests use one packet per message)
   void on_acked(const SentPacket& p) override { acked.push_back(p.msg); }
-  void on_rtt_sample(const SentPacket& p, TimeNs q) override { queueing.emplace_back(p.msg, q); }
   void on_lost(const SentPacket& p) override { lost.push_back(p.msg); }
   void on_late_ack(const SentPacket& p) override { late.push_back(p.msg); }
 };
@@ -77,19 +74,6 @@ TEST(RecoveryTest, AcknowledgedPacketsResolveOnceAndGiveAnRttSample) {
   EXPECT_EQ(f.acked.size(), 2u);
   rec.on_ack(ack({{9, 9}}), 150 * kUs, f);  // acknowledges a number never sent: ignored
   EXPECT_EQ(f.acked.size(), 2u);
-}
-
-// The delay signal's input: each ACK that gives an RTT sample reports it for the packet it came from, as the sample
-// (less the ACK's reported delay) above the least RTT seen - 0 for the first sample.
-TEST(RecoveryTest, EachRttSampleReportsItsPacketsQueueingDelay) {
-  Recovery rec(kMs, 200 * kUs);
-  Recorder f;
-  for (MessageId m = 0; m < 4; ++m) rec.on_sent(data(m), m * 10 * kUs);
-  rec.on_ack(ack({{0, 1}}), 110 * kUs, f);      // packet 1 (sent at 10 us): RTT 100 us, the least so far
-  rec.on_ack(ack({{0, 2}}, 5), 175 * kUs, f);   // packet 2 (20 us): 155 us, 5 us of it the peer's ack delay
-  rec.on_ack(ack({{0, 2}}), 180 * kUs, f);      // nothing new: no sample
-  rec.on_ack(ack({{0, 3}}, 20), 140 * kUs, f);  // packet 3 (30 us): 110 us; ack delay 20 would go below the least
-  EXPECT_EQ(f.queueing, (std::vector<std::pair<MessageId, TimeNs>>{{1, 0}, {2, 50 * kUs}, {3, 10 * kUs}}));
 }
 
 // Many later packets acknowledged do not make a packet lost by themselves: only its age does (RACK). Was: three
