@@ -707,7 +707,9 @@ def cmd_report(a) -> int:
             get = lambda sch: next((x for x in cells if key(x, sch)), None)
             es, ss, tlr, pf = get("dctcp_es"), get("dctcp_ss"), get("atp_full_tlr"), get("pfabric_es")
             r = lambda a, b: "-" if not a or not b or not b["p50_ms"] else f"{a['p50_ms'] / b['p50_ms']:.2f}"
-            bd = lambda b: "-" if not b or not b["p50_ms"] else f"{c['production_bound_p50_ms'] / b['p50_ms']:.2f}"
+            bd = lambda b: (
+                "-" if not b or not b["p50_ms"] else f"{c['production_bound_p50_ms'] / b['p50_ms']:.2f}"
+            )
             tgt = "0.7" if c["pattern"] == "incast" else "0.9"
             print(
                 f"| {c['figure']} | {c['workload']} | {c['pattern']} | {tgt} | {r(c, es)} | {r(c, ss)} | {bd(es)} | "
