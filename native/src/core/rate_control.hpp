@@ -68,7 +68,8 @@ class RateController {
                         TimeNs srtt, uint64_t remaining_bytes = kUnknownBytes);
   // Size-aware class at the job's first submit: class 0 at once when `remaining_bytes` (the first estimate of what
   // the job needs) is within cfg.small_class0_bytes (Full only); later estimates are checked at every epoch end.
-  // With cfg.size_classes the job's remaining-size class instead (size_class.hpp), from then on at every epoch end.
+  // With cfg.size_classes the job's remaining-size class instead (size_class.hpp); it then follows on_remaining and
+  // every epoch end.
   void on_size_known(TimeNs now, uint64_t remaining_bytes);
   // Size classes: the job's remaining needed bytes changed (a later submit, an acknowledgement); the class follows at
   // once, as pFabric's per-packet priority does, not only at the next epoch end. Nothing without size classes.
