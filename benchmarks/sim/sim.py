@@ -30,6 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 SCHEMES = [
     "atp_full",
+    "atp_full_tlr",
     "atp_paper",
     "atp_base",
     "atp_rc",
@@ -39,6 +40,7 @@ SCHEMES = [
     "dctcp_es",
     "dctcp_ss",
     "dctcp_exact",
+    "pfabric_es",
     "udp",
 ]
 
@@ -200,7 +202,12 @@ PRESETS = {
     ),
 }
 
-MAIN_SCHEMES = ["atp_full", "atp_paper", "dctcp_es", "dctcp_ss", "udp"]
+MAIN_SCHEMES = ["atp_full", "atp_full_tlr", "atp_paper", "dctcp_es", "dctcp_ss", "pfabric_es", "udp"]
+INCAST_SCHEMES = ["atp_full", "atp_full_tlr", "atp_paper", "dctcp_es", "dctcp_ss", "pfabric_es"]
+# The switch of every figure (docs/simulation.md, "Switches"): the paper's 1.5 MB per switch, shared by its ports with
+# dynamic thresholds, class 0 at alpha 1, approximate class k at APPROX_ALPHA x (8 - k) / 7. A preset may set
+# "switch" to override (e.g. {"buffer_model": "port", "approx_alpha": 0} for the first, per-port model).
+SWITCH = {"buffer_model": "shared", "alpha": 1.0, "approx_alpha": 1.0}
 REF_RATE_BPS = 1e9  # the netlab's lab rate its production gaps were sized for
 WARMUP_NS = 2_000_000
 
@@ -224,7 +231,9 @@ class Run:
 
 
 def fabric_args(p: dict, kind: str = "fattree", hosts: int = 0, switch: str = "slack") -> list[str]:
-    a = ["--rate-gbps", str(p["rate_gbps"]), "--switch", switch]
+    sw = {**SWITCH, **p.get("switch", {})}
+    a = ["--rate-gbps", str(p["rate_gbps"]), "--switch", switch, "--buffer-model", sw["buffer_model"]]
+    a += ["--alpha", str(sw["alpha"]), "--approx-alpha", str(sw["approx_alpha"])]
     if kind == "fattree":
         a += ["--topology", "fattree", "--k", str(p["k"])]
         if p["hosts"]:
@@ -269,7 +278,7 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
         for s in schemes:
             runs.append(Run(fig, wl, "all-to-all", s, path, fabric_args(p)))
         if fig == "fig5" and want("fig12"):
-            for s in ["atp_base", "atp_rc", "atp_rc_mrdf", "atp_full", "atp_paper"]:
+            for s in ["atp_base", "atp_rc", "atp_rc_mrdf", "atp_full", "atp_full_tlr", "atp_paper"]:
                 runs.append(Run("fig12", wl, "all-to-all", s, path, fabric_args(p)))
 
     # Fig. 9: incast (every other host -> host 1), FBKV and FBHD.
@@ -280,7 +289,7 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
                 wl, n, hosts[1:], [1], p["msrs"], int(rate), p["load"], seed + 1, pattern="incast"
             )
             path = sched(f"{wl}-incast", to_sim_jobs(jobs, scale, WARMUP_NS))
-            for s in p.get("fig9_schemes", ["atp_full", "atp_paper", "dctcp_es", "dctcp_ss"]):
+            for s in p.get("fig9_schemes", INCAST_SCHEMES):
                 runs.append(Run("fig9", wl, "incast", s, path, fabric_args(p)))
 
     # Figs. 10/11: one foreground FBKV sender (h2 -> h1) against constant-rate UDP background (h3 -> h1, 0.6 of the
@@ -329,9 +338,9 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
                 bg = [Background(1, 3, 1, bg_rate, WARMUP_NS - 100_000, WARMUP_NS + 20 * span, c0, moves)]
                 path = sched(f"{fig}-msr{msr}", fg, bg)
                 schemes = (
-                    ["atp_full", "atp_paper"]
+                    ["atp_full", "atp_full_tlr", "atp_paper"]
                     if fig == "fig10"
-                    else ["atp_fixtlr", "atp_fixprio", "atp_full", "dctcp_es"]
+                    else ["atp_fixtlr", "atp_fixprio", "atp_full", "atp_full_tlr", "dctcp_es"]
                 )
                 for s in schemes:
                     # DCTCP traffic has no slack class: it meets the background in one FIFO queue (fifo switch).
@@ -369,7 +378,12 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
                 exact = {j.id for j in jobs if rr.random() < ratio}
                 sj = to_sim_jobs(jobs, scale, WARMUP_NS, lambda j: "exact" if j.id in exact else "approx")
                 path = sched(f"corun-r{ratio}-msr{msr}", sj)
-                for s, sw in (("atp_full", "slack"), ("atp_full", "fifo"), ("dctcp_es", "slack")):
+                for s, sw in (
+                    ("atp_full", "slack"),
+                    ("atp_full", "fifo"),
+                    ("atp_full_tlr", "slack"),
+                    ("dctcp_es", "slack"),
+                ):
                     runs.append(
                         Run(
                             "fig13",
@@ -404,7 +418,7 @@ def plan(preset: str, out: str, seed: int, only: set[str] | None) -> list[Run]:
             t0 += int((max(a_o[-1], b_o[-1]) * 4 + 1000) * 1000 * scale)
         pt = sched("fairness-together", together)
         pa = sched("fairness-alone", alone)
-        for s in ["atp_full", "atp_fixprio", "dctcp_es"]:
+        for s in ["atp_full", "atp_full_tlr", "atp_fixprio", "dctcp_es"]:
             runs.append(Run("fig14", "fbkv+2fbhd", "incast", s, pt, fabric_args(p, "star", 4)))
             runs.append(Run("fig14", "fbkv-alone", "incast", s, pa, fabric_args(p, "star", 4)))
     return runs
@@ -450,8 +464,30 @@ def percentile(xs: list[float], q: float) -> float | None:
     return s[max(0, math.ceil(q / 100 * len(s)) - 1)]
 
 
+_BOUNDS: dict[str, dict[int, int]] = {}
+
+
+def production_bounds(schedule: str) -> dict[int, int]:
+    """Per job of a schedule file: ns from its start until the message that completes its target is produced
+    (approximate: the ceil(MSR N)-th; exact: the last). No transport can finish a job earlier, so the p50 of these
+    is a floor under any scheme's p50 (every JCT is at least its own job's bound)."""
+    if schedule not in _BOUNDS:
+        out, lines = {}, open(schedule).read().split("\n")
+        for i, line in enumerate(lines):
+            f = line.split()
+            if not f or f[0] != "job":
+                continue
+            msr, n, kind = float(f[5]), int(f[6]), f[7]
+            offs = [int(x) for x in lines[i + 2].split()]
+            target = n if kind == "exact" else max(1, math.ceil(msr * n - 1e-9))
+            out[int(f[1])] = offs[target - 1] if offs else 0
+        _BOUNDS[schedule] = out
+    return _BOUNDS[schedule]
+
+
 def cells_of(result: dict) -> list[dict]:
     run: Run = result["run"]
+    bounds = production_bounds(run.schedule)
     groups: dict[tuple, list] = {}
     for j in result["jobs"]:
         traffic = j["kind"]
@@ -478,6 +514,7 @@ def cells_of(result: dict) -> list[dict]:
             "failed": failed,
             "p50_ms": round(percentile(jct, 50), 4) if jct else None,
             "p99_ms": round(percentile(jct, 99), 4) if jct else None,
+            "production_bound_p50_ms": round(percentile([bounds[j["job"]] / 1e6 for j in js], 50), 4),
             "mean_ms": round(sum(jct) / len(jct), 4) if jct else None,
             "loss_above_allowance": above,
             "mean_message_loss": round(sum(j["lost"] / j["messages"] for j in js) / len(js), 4),
@@ -651,18 +688,33 @@ def cmd_report(a) -> int:
                 )
         print()
     print("### targets at MSR 0.75 (ratio of p50 JCT)\n")
-    print("| figure | workload | pattern | ATP Full / DCTCP-ES (<= 0.5) | ATP Full / DCTCP-SS (<= 0.8) |")
-    print("|---|---|---|---|---|")
+    print(
+        "Targets (issue 33): ATP Full <= 0.7x DCTCP-ES and DCTCP-SS in incast, <= 0.9x all-to-all. *bound*: the p50 "
+        "of the jobs' production bounds (when the message completing a job's target is produced) over DCTCP-ES's "
+        "p50 - no transport can go below it. *tlr*: Full with the engine's default (TLR) classes.\n"
+    )
+    print(
+        "| figure | workload | pattern | target | Full / ES | Full / SS | bound / ES | bound / SS | Full (tlr) / ES "
+        "| pFabric-ES / ES |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for c in cells:
         if c["scheme"] == "atp_full" and c["msr"] == 0.75 and c["figure"] in ("fig5", "fig6", "fig9"):
             key = lambda x, sch: (
                 (x["figure"], x["workload"], x["pattern"], x["msr"], x["scheme"])
                 == (c["figure"], c["workload"], c["pattern"], 0.75, sch)
             )
-            es = next((x for x in cells if key(x, "dctcp_es")), None)
-            ss = next((x for x in cells if key(x, "dctcp_ss")), None)
-            r = lambda b: "-" if not b or not b["p50_ms"] else f"{c['p50_ms'] / b['p50_ms']:.2f}"
-            print(f"| {c['figure']} | {c['workload']} | {c['pattern']} | {r(es)} | {r(ss)} |")
+            get = lambda sch: next((x for x in cells if key(x, sch)), None)
+            es, ss, tlr, pf = get("dctcp_es"), get("dctcp_ss"), get("atp_full_tlr"), get("pfabric_es")
+            r = lambda a, b: "-" if not a or not b or not b["p50_ms"] else f"{a['p50_ms'] / b['p50_ms']:.2f}"
+            bd = lambda b: (
+                "-" if not b or not b["p50_ms"] else f"{c['production_bound_p50_ms'] / b['p50_ms']:.2f}"
+            )
+            tgt = "0.7" if c["pattern"] == "incast" else "0.9"
+            print(
+                f"| {c['figure']} | {c['workload']} | {c['pattern']} | {tgt} | {r(c, es)} | {r(c, ss)} | {bd(es)} | "
+                f"{bd(ss)} | {r(tlr, es)} | {r(pf, es)} |"
+            )
     abl = [c for c in cells if c["figure"] == "fig12"]
     if abl:
         print("\n### ablation order (Fig. 12, p50 JCT, ms)\n")
@@ -670,12 +722,15 @@ def cmd_report(a) -> int:
             v = {c["scheme"]: c["p50_ms"] for c in abl if c["msr"] == m}
             order = ["atp_base", "atp_rc", "atp_rc_mrdf", "atp_full"]
             mono = all(
-                v[order[i]] >= v[order[i + 1]] for i in range(3) if order[i] in v and order[i + 1] in v
+                v[order[i]] >= v[order[i + 1]]
+                for i in range(len(order) - 1)
+                if order[i] in v and order[i + 1] in v
             )
             print(
                 f"- MSR {m}: "
                 + " >= ".join(f"{k[4:]} {v.get(k)}" for k in order)
                 + f" -> {'monotone' if mono else 'NOT monotone'}"
+                + (f" (full_tlr {v['atp_full_tlr']})" if "atp_full_tlr" in v else "")
             )
     return 0
 

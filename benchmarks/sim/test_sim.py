@@ -41,6 +41,18 @@ def fbkv_jobs(n: int, msrs: list[float], seed: int, spacing_ns: int = 300_000, p
     return jobs
 
 
+def incast_jobs(wl: str, senders: list[int], msr: float, seed: int, prod_scale: float = 1 / 40):
+    """One job of workload wl from each sender to host 1, all started together."""
+    r = random.Random(seed)
+    jobs = []
+    for i, snd in enumerate(senders):
+        sizes, offs = sim.one_job(wl, r)
+        jobs.append(
+            sim.SimJob(i + 1, sim.WARMUP_NS, snd, 1, msr, sizes, [int(o * 1000 * prod_scale) for o in offs])
+        )
+    return jobs
+
+
 class SimTestCase(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -191,6 +203,47 @@ class DctcpBaselineTest(SimTestCase):
                 # in order over one connection: the answer comes after exactly the first ceil(MSR N) messages
                 self.assertEqual(r["bytes_received"], sum(j.sizes[: r["target"]]))
         self.assertEqual(stats["unfinished"], 0)
+
+
+class SwitchTest(SimTestCase):
+    """The switch's buffer models (src/switch_queue.hpp) through what the switches report."""
+
+    def test_shared_buffer_bounds_each_queue_by_its_dynamic_threshold(self):
+        # UDP (no rate control) from 3 hosts at line rate into host 1: the port toward host 1 overflows. Per port, its
+        # class-0 queue fills its own 1.5 MB; shared, one queue holds at most alpha / (1 + alpha) of the switch's 1.5
+        # MB (q <= alpha (B - q)), and the pool never exceeds B.
+        jobs = incast_jobs("fbhd", [2, 3, 4], 0.9, seed=21, prod_scale=1 / 400)
+        star = ["--topology", "star", "--hosts", "4"]
+        _, port = self.run_sim(jobs, "udp", *star, "--buffer-model", "port", name="buf-port")
+        self.assertGreater(port["switch_max_bytes"][0], 1_400_000)
+        self.assertEqual(port["switch_pool_max_bytes"], 0)
+        for alpha in (1.0, 0.25):
+            with self.subTest(alpha=alpha):
+                _, shared = self.run_sim(
+                    jobs, "udp", *star, "--buffer-model", "shared", "--alpha", str(alpha), name=f"buf-{alpha}"
+                )
+                self.assertGreater(shared["switch_dropped"][0], 0)
+                self.assertLessEqual(shared["switch_max_bytes"][0], alpha / (1 + alpha) * 1_500_000 + 1500)
+                self.assertGreater(shared["switch_max_bytes"][0], alpha / (1 + alpha) * 1_500_000 - 3000)
+                self.assertLessEqual(shared["switch_pool_max_bytes"], 1_500_000)
+
+
+class PfabricBaselineTest(SimTestCase):
+    def test_connections_climb_the_classes_as_they_near_their_answer(self):
+        # pfabric_es: DCTCP-ES whose DSCP follows the bytes it still needs (class 7 above the last bound, class 1 near
+        # the answer); dctcp_es sends everything in class 0. Both deliver exactly the first ceil(MSR N) messages.
+        jobs = incast_jobs("fbhd", [2, 3, 4], 0.75, seed=22)
+        star = ["--topology", "star", "--hosts", "4", "--approx-alpha", "1"]
+        pf, pst = self.run_sim(jobs, "pfabric_es", *star, name="pf")
+        es, est = self.run_sim(jobs, "dctcp_es", *star, name="pf-es")
+        self.assertEqual(sum(est["switch_enqueued"][1:]), 0)
+        self.assertGreater(pst["switch_enqueued"][7], 0, "big jobs start in class 7")
+        self.assertGreater(pst["switch_enqueued"][1], 0, "and finish in class 1")
+        for j, a, b in zip(jobs, pf, es):
+            with self.subTest(job=a["job"]):
+                self.assertEqual(a["status"], "ok")
+                self.assertEqual(a["bytes_received"], sum(j.sizes[: a["target"]]))
+                self.assertEqual(a["bytes_received"], b["bytes_received"])
 
 
 if __name__ == "__main__":

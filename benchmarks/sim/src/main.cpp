@@ -12,12 +12,15 @@
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cmath>
 #include <cstring>
 #include <getopt.h>
 #include <set>
+#include <utility>
+#include <vector>
 
 using namespace ns3;
 using namespace netapprox::sim;
@@ -44,20 +47,25 @@ struct Options {
   uint32_t tcp_buffer = 1 << 20;
   double connect_lead_us = 1000;
   uint32_t repair_after = atp::EngineConfig{}.repair_after_segments;
+  std::vector<std::pair<std::string, std::string>> atp_set;  // --atp KEY=VALUE, applied in order
 };
 
 [[noreturn]] void usage(int rc) {
   std::fprintf(rc ? stderr : stdout,
                "usage: atp-sim --schedule FILE --scheme NAME --out FILE.jsonl [options]\n"
-               "  --scheme atp_full|atp_paper|atp_base|atp_rc|atp_rc_mrdf|atp_fixtlr|atp_fixprio|dctcp_es|dctcp_ss|"
-               "dctcp_exact|udp\n"
+               "  --scheme atp_full|atp_full_tlr|atp_paper|atp_base|atp_rc|atp_rc_mrdf|atp_fixtlr|atp_fixprio|dctcp_es|dctcp_ss|"
+               "dctcp_exact|pfabric_es|udp\n"
                "  --topology star|fattree (star)   --hosts N   --k 4   --rate-gbps 40   --delay-us 1\n"
                "  --switch slack|fifo (slack)   --buffer-bytes 1500000   --ecn-k 65   --mtu 1500\n"
+               "  --buffer-model shared|port (shared: --buffer-bytes per switch, dynamic thresholds; port: per port)\n"
+               "  --alpha 1 (shared: class 0 / fifo threshold x free bytes)   --approx-alpha 0 (0: static k MTU)\n"
                "  --bottleneck-loss P (random loss into host 1; tests)   --seed 1   --stop-ms 10000\n"
                "  --stats FILE.json   --trace FILE.csv (epoch samples of TRACE jobs)   --verify (check ATP bytes)\n"
                "  --initial-rtt-us 100 --min-epoch-us 20 --ack-delay-us 10 (engine timers for a DC fabric)\n"
                "  --tcp-min-rto-us 1000 --tcp-buffer 1048576 --connect-lead-us 1000\n"
-               "  --repair-after N (EngineConfig::repair_after_segments; 0 = the paper's give-up rule)\n");
+               "  --repair-after N (EngineConfig::repair_after_segments; 0 = the paper's give-up rule)\n"
+               "  --atp KEY=VALUE (repeatable; EngineConfig fields: size_classes 0|1, size_class_bytes B1,..,B6,\n"
+               "                  small_job_class0_bytes B, needy_class0_fraction F)\n");
   std::exit(rc);
 }
 
@@ -65,16 +73,17 @@ Options parse(int argc, char** argv) {
   Options o;
   enum {
     kSchedule = 1000, kOut, kStats, kTrace, kScheme, kTopology, kHosts, kK, kRate, kDelay, kSwitch, kBuffer, kEcn,
-    kMtu, kLoss, kSeed, kStop, kVerify, kIrtt, kEpoch, kAckDelay, kRto, kTcpBuf, kLead, kRepair, kHelp
+    kMtu, kBufModel, kAlpha, kApproxAlpha, kLoss, kSeed, kStop, kVerify, kIrtt, kEpoch, kAckDelay, kRto, kTcpBuf, kLead, kRepair, kAtpSet, kHelp
   };
   static const option opts[] = {
       {"schedule", 1, 0, kSchedule}, {"out", 1, 0, kOut}, {"stats", 1, 0, kStats}, {"trace", 1, 0, kTrace},
       {"scheme", 1, 0, kScheme}, {"topology", 1, 0, kTopology}, {"hosts", 1, 0, kHosts}, {"k", 1, 0, kK},
       {"rate-gbps", 1, 0, kRate}, {"delay-us", 1, 0, kDelay}, {"switch", 1, 0, kSwitch},
       {"buffer-bytes", 1, 0, kBuffer}, {"ecn-k", 1, 0, kEcn}, {"mtu", 1, 0, kMtu}, {"bottleneck-loss", 1, 0, kLoss},
+      {"buffer-model", 1, 0, kBufModel}, {"alpha", 1, 0, kAlpha}, {"approx-alpha", 1, 0, kApproxAlpha},
       {"seed", 1, 0, kSeed}, {"stop-ms", 1, 0, kStop}, {"verify", 0, 0, kVerify}, {"initial-rtt-us", 1, 0, kIrtt},
       {"min-epoch-us", 1, 0, kEpoch}, {"ack-delay-us", 1, 0, kAckDelay}, {"tcp-min-rto-us", 1, 0, kRto},
-      {"tcp-buffer", 1, 0, kTcpBuf}, {"connect-lead-us", 1, 0, kLead}, {"repair-after", 1, 0, kRepair},
+      {"tcp-buffer", 1, 0, kTcpBuf}, {"connect-lead-us", 1, 0, kLead}, {"repair-after", 1, 0, kRepair}, {"atp", 1, 0, kAtpSet},
       {"help", 0, 0, kHelp},         {0, 0, 0, 0}};
   int c;
   auto num = [](const char* name, const char* v, double lo, double hi) {
@@ -104,6 +113,12 @@ Options parse(int argc, char** argv) {
         break;
       case kBuffer: o.fabric.buffer_bytes = static_cast<uint32_t>(num("buffer-bytes", optarg, 1500, 1e9)); break;
       case kEcn: o.fabric.ecn_threshold = static_cast<uint32_t>(num("ecn-k", optarg, 0, 1e6)); break;
+      case kBufModel:
+        if (std::strcmp(optarg, "shared") && std::strcmp(optarg, "port")) usage(2);
+        o.fabric.buffer_model = optarg;
+        break;
+      case kAlpha: o.fabric.alpha = num("alpha", optarg, 0.001, 1000); break;
+      case kApproxAlpha: o.fabric.approx_alpha = num("approx-alpha", optarg, 0, 1000); break;
       case kMtu: o.fabric.mtu = static_cast<uint32_t>(num("mtu", optarg, 576, 9000)); break;
       case kLoss: o.fabric.bottleneck_loss = num("bottleneck-loss", optarg, 0, 0.99); break;
       case kSeed: o.seed = static_cast<uint64_t>(num("seed", optarg, 0, 1e18)); break;
@@ -116,6 +131,12 @@ Options parse(int argc, char** argv) {
       case kTcpBuf: o.tcp_buffer = static_cast<uint32_t>(num("tcp-buffer", optarg, 4096, 1e9)); break;
       case kLead: o.connect_lead_us = num("connect-lead-us", optarg, 0, 1e7); break;
       case kRepair: o.repair_after = static_cast<uint32_t>(num("repair-after", optarg, 0, 1e6)); break;
+      case kAtpSet: {
+        const char* eq = std::strchr(optarg, '=');
+        if (!eq) usage(2);
+        o.atp_set.emplace_back(std::string(optarg, static_cast<size_t>(eq - optarg)), std::string(eq + 1));
+        break;
+      }
       case kHelp: usage(0);
       default: usage(2);
     }
@@ -138,6 +159,43 @@ atp::EngineConfig engine_config(const Options& o, const Scheme& s) {
   cfg.ack_delay = static_cast<atp::TimeNs>(o.ack_delay_us * 1000);
   cfg.repair_after_segments = o.repair_after;
   cfg.payload_auth = false;  // headers stay authenticated; skips MACing payload bytes the simulator never alters
+  std::vector<std::pair<std::string, std::string>> settings;
+  for (const char* p = s.atp_settings; *p;) {
+    while (*p == ' ') ++p;
+    const char* end = p;
+    while (*end && *end != ' ') ++end;
+    const char* eq = std::find(p, end, '=');
+    if (eq != end) settings.emplace_back(std::string(p, eq), std::string(eq + 1, end));
+    p = end;
+  }
+  settings.insert(settings.end(), o.atp_set.begin(), o.atp_set.end());
+  for (const auto& [key, value] : settings) {
+    auto fail = [&] {
+      std::fprintf(stderr, "atp-sim: --atp %s=%s: unknown key or bad value\n", key.c_str(), value.c_str());
+      std::exit(2);
+    };
+    char* end = nullptr;
+    const double x = std::strtod(value.c_str(), &end);
+    const bool number = end && *end == 0 && x >= 0;
+    if (key == "size_classes" && number) {
+      cfg.size_classes = x != 0;
+    } else if (key == "small_job_class0_bytes" && number) {
+      cfg.small_job_class0_bytes = static_cast<uint64_t>(x);
+    } else if (key == "needy_class0_fraction" && number) {
+      cfg.needy_class0_fraction = x;
+    } else if (key == "size_class_bytes") {
+      const char* p = value.c_str();
+      for (int i = 0; i < 6; ++i) {
+        char* e = nullptr;
+        const double b = std::strtod(p, &e);
+        if (e == p || b <= 0 || (i < 5 && *e != ',') || (i == 5 && *e != 0)) fail();
+        cfg.size_class_bytes[i] = static_cast<uint64_t>(b);
+        p = e + 1;
+      }
+    } else {
+      fail();
+    }
+  }
   auto mode = atp::parse_mode(s.atp_mode);
   if (!mode && s.atp_fallback) mode = atp::parse_mode(s.atp_fallback);
   if (!mode) {
@@ -218,6 +276,7 @@ int main(int argc, char** argv) {
   for (uint32_t h = 0; h < H; ++h) {
     Ptr<Node> node = fabric->hosts.Get(h);
     tcp_hosts[h] = CreateObject<TcpHost>(&ctx, h + 1);
+    if (scheme.size_priority) tcp_hosts[h]->set_size_priority(cfg.dscp_by_class, cfg.size_class_bytes, o.tcp_buffer);
     udp_hosts[h] = CreateObject<UdpHost>(&ctx, h + 1, cfg.dscp_by_class);
     node->AddApplication(tcp_hosts[h]);
     node->AddApplication(udp_hosts[h]);
@@ -301,15 +360,17 @@ int main(int argc, char** argv) {
       s.push_back(']');
       return s;
     };
+    uint64_t pool_max = 0;
+    for (const auto& [node, pool] : fabric->pools) pool_max = std::max(pool_max, pool->max_used);
     std::fprintf(f,
                  "{\"scheme\":\"%s\",\"fabric\":\"%s\",\"jobs\":%zu,\"unfinished\":%zu,\"sim_seconds\":%.6f,"
                  "\"wall_seconds\":%.3f,\"cpu_seconds\":%.3f,\"switch_enqueued\":%s,\"switch_dropped\":%s,\"switch_marked\":%s,"
-                 "\"switch_max_bytes\":%s,\"engine_datagrams_out\":%llu,\"engine_datagrams_in\":%llu,"
+                 "\"switch_max_bytes\":%s,\"switch_pool_max_bytes\":%llu,\"engine_datagrams_out\":%llu,\"engine_datagrams_in\":%llu,"
                  "\"engine_dropped\":{\"malformed\":%llu,\"auth\":%llu,\"no_buffer\":%llu,\"unknown_session\":%llu,"
                  "\"unknown_job\":%llu}}\n",
                  o.scheme.c_str(), fabric->describe.c_str(), sched.jobs.size(), ctx.unfinished, sim_s, wall_s, cpu_s,
                  arr(q.enqueued).c_str(), arr(q.dropped).c_str(), arr(q.marked).c_str(), arr(q.max_bytes).c_str(),
-                 (unsigned long long)es.datagrams_out, (unsigned long long)es.datagrams_in,
+                 (unsigned long long)pool_max, (unsigned long long)es.datagrams_out, (unsigned long long)es.datagrams_in,
                  (unsigned long long)es.dropped_malformed, (unsigned long long)es.dropped_auth,
                  (unsigned long long)es.dropped_no_buffer, (unsigned long long)es.dropped_unknown_session,
                  (unsigned long long)es.dropped_unknown_job);

@@ -1,10 +1,13 @@
 #include "switch_queue.hpp"
 
 #include "ns3/boolean.h"
+#include "ns3/double.h"
 #include "ns3/drop-tail-queue.h"
 #include "ns3/object-factory.h"
 #include "ns3/ipv4-queue-disc-item.h"
 #include "ns3/uinteger.h"
+
+#include <algorithm>
 
 namespace netapprox::sim {
 
@@ -30,6 +33,11 @@ void set_dscp_classes(const uint8_t dscp_by_class[kClasses]) {
   for (int c = kClasses - 1; c >= 0; --c) g_class_of_dscp[dscp_by_class[c] & 63] = static_cast<int8_t>(c);
 }
 
+bool dt_admits(uint64_t queued, uint32_t size, double alpha, uint64_t pool_free) {
+  if (size > pool_free) return false;
+  return static_cast<double>(queued + size) <= alpha * static_cast<double>(pool_free);
+}
+
 TypeId SwitchQueueDisc::GetTypeId() {
   static TypeId tid =
       TypeId("netapprox::SwitchQueueDisc")
@@ -43,9 +51,14 @@ TypeId SwitchQueueDisc::GetTypeId() {
                         MakeUintegerAccessor(&SwitchQueueDisc::buffer_bytes_), MakeUintegerChecker<uint32_t>())
           .AddAttribute("MtuBytes", "one MTU of approximate-queue buffer", UintegerValue(1500),
                         MakeUintegerAccessor(&SwitchQueueDisc::mtu_bytes_), MakeUintegerChecker<uint32_t>())
-          .AddAttribute("EcnThreshold", "CE-mark ECT packets while class 0 holds this many packets (0: off)",
+          .AddAttribute("EcnThreshold", "CE-mark ECT packets while their queue holds this many packets (0: off)",
                         UintegerValue(65), MakeUintegerAccessor(&SwitchQueueDisc::ecn_threshold_),
-                        MakeUintegerChecker<uint32_t>());
+                        MakeUintegerChecker<uint32_t>())
+          .AddAttribute("Alpha", "shared buffer: class 0 / fifo dynamic threshold (x free pool bytes)", DoubleValue(1.0),
+                        MakeDoubleAccessor(&SwitchQueueDisc::alpha_), MakeDoubleChecker<double>(0.001, 1000))
+          .AddAttribute("ApproxAlpha", "shared buffer: class 1's dynamic threshold, class k's x (8-k)/7 (0: static)",
+                        DoubleValue(0.0), MakeDoubleAccessor(&SwitchQueueDisc::approx_alpha_),
+                        MakeDoubleChecker<double>(0, 1000));
   return tid;
 }
 
@@ -58,21 +71,32 @@ int SwitchQueueDisc::classify(const Ptr<QueueDiscItem>& item) const {
   return g_class_of_dscp[ip->GetHeader().GetDscp() & 63];
 }
 
+bool SwitchQueueDisc::admits(int c, uint32_t size) const {
+  if (!pool_) return bytes_[c] + size <= limit_[c];
+  if (c > 0 && approx_alpha_ <= 0) return bytes_[c] + size <= limit_[c] && size <= pool_->free();
+  const double a = c == 0 ? alpha_ : approx_alpha_ * static_cast<double>(kClasses - c) / (kClasses - 1);
+  return dt_admits(bytes_[c], size, a, pool_->free());
+}
+
 bool SwitchQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item) {
   const int c = classify(item);
   const uint32_t size = item->GetSize();
   auto& st = switch_queue_stats();
-  if (bytes_[c] + size > limit_[c]) {
+  if (!admits(c, size)) {
     if (count_stats_) st.dropped[c]++;
     DropBeforeEnqueue(item, "class buffer full");
     return false;
   }
   auto q = GetInternalQueue(c);
-  if (ecn_threshold_ > 0 && c == 0 && q->GetNPackets() >= ecn_threshold_) {
+  if (ecn_threshold_ > 0 && q->GetNPackets() >= ecn_threshold_) {
     if (Mark(item, "ecn threshold") && count_stats_) st.marked[c]++;
   }
   if (!q->Enqueue(item)) return false;  // counted by the internal queue's own drop trace
   bytes_[c] += size;
+  if (pool_) {
+    pool_->used += size;
+    pool_->max_used = std::max(pool_->max_used, pool_->used);
+  }
   if (count_stats_) {
     st.enqueued[c]++;
     if (bytes_[c] > st.max_bytes[c]) st.max_bytes[c] = bytes_[c];
@@ -86,7 +110,10 @@ Ptr<QueueDiscItem> SwitchQueueDisc::DoDequeue() {
     auto q = GetInternalQueue(c);
     if (q->IsEmpty()) continue;
     Ptr<QueueDiscItem> item = q->Dequeue();
-    if (item) bytes_[c] -= item->GetSize();
+    if (item) {
+      bytes_[c] -= item->GetSize();
+      if (pool_) pool_->used -= item->GetSize();
+    }
     return item;
   }
   return nullptr;

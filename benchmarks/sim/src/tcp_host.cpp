@@ -35,6 +35,31 @@ void TcpHost::add_job(const JobDesc& job, TcpVariant variant) {
   variants_.push_back(variant);
 }
 
+void TcpHost::set_size_priority(const uint8_t dscp_by_class[8], const uint64_t bounds[6], uint32_t send_buffer) {
+  size_priority_ = true;
+  tcp_buffer_ = send_buffer;
+  std::copy(dscp_by_class, dscp_by_class + 8, dscp_);
+  std::copy(bounds, bounds + 6, bounds_);
+}
+
+// The remaining-size class of what the connection still needs acknowledged before the receiver answers: acked =
+// written - what the socket still holds (unacknowledged or unsent).
+void TcpHost::update_priority(Sender& s) {
+  if (!size_priority_ || !s.socket) return;
+  const uint64_t held = s.socket->GetTxAvailable() <= tcp_buffer_ ? tcp_buffer_ - s.socket->GetTxAvailable() : 0;
+  const uint64_t acked = s.written > held ? s.written - held : 0;
+  const uint64_t remaining = s.answer_bytes > acked ? s.answer_bytes - acked : 0;
+  int k = 7;
+  for (int i = 0; i < 6; ++i)
+    if (remaining <= bounds_[i]) {
+      k = i + 1;
+      break;
+    }
+  if (k == s.klass) return;
+  s.klass = k;
+  s.socket->SetIpTos(static_cast<uint8_t>(dscp_[k] << 2));
+}
+
 void TcpHost::StartApplication() {
   listener_ = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
   listener_->Bind(InetSocketAddress(Ipv4Address::GetAny(), kPort));
@@ -67,6 +92,8 @@ void TcpHost::StartApplication() {
     put32(s.head, j.id);
     put32(s.head, static_cast<uint32_t>(s.order.size()));
     put32(s.head, answer_at);
+    s.answer_bytes = kJobHeader;
+    for (uint32_t i = 0; i < answer_at && i < s.order.size(); ++i) s.answer_bytes += kMsgHeader + j.sizes[s.order[i]];
     JobResult& r = ctx_->results[j.id];
     r.target = answer_at;
     senders_.push_back(std::move(s));
@@ -115,10 +142,12 @@ void TcpHost::pump(size_t idx) {
   Sender& s = senders_[idx];
   if (!s.connected || s.stopped) return;
   JobResult& r = ctx_->results[s.desc->id];
+  update_priority(s);
   if (!s.head.empty()) {
     if (s.socket->GetTxAvailable() < s.head.size()) return;
     s.socket->Send(Create<Packet>(s.head.data(), static_cast<uint32_t>(s.head.size())));
     r.bytes_sent += s.head.size();
+    s.written += s.head.size();
     s.head.clear();
   }
   while (s.sent_msg < s.produced) {
@@ -132,6 +161,7 @@ void TcpHost::pump(size_t idx) {
       put32(h, m);
       put32(h, s.desc->sizes[m]);
       s.socket->Send(Create<Packet>(h.data(), kMsgHeader));
+      s.written += kMsgHeader;
       s.sent_bytes_of_current = kMsgHeader;
       r.bytes_sent += kMsgHeader;
       avail -= kMsgHeader;
@@ -140,6 +170,7 @@ void TcpHost::pump(size_t idx) {
     if (chunk > 0) {
       int sent = s.socket->Send(Create<Packet>(chunk));
       if (sent <= 0) return;
+      s.written += static_cast<uint32_t>(sent);
       s.sent_bytes_of_current += static_cast<uint32_t>(sent);
     }
     r.bytes_sent += chunk;

@@ -7,6 +7,11 @@
 //                          the receiver answers after the last one;
 //   exact (dctcp_exact, and every "exact" job): every message; the receiver answers after the last.
 // JCT = job start -> the answer reaches the sender.
+// pFabric-style (pfabric_es, set_size_priority): EarlySend whose connection changes its DSCP, whenever it writes or
+// its send buffer drains, to the remaining-size class of the bytes it still needs acknowledged for its answer
+// (class k in 1..7 by the size bounds; ns-3's TCP marks each segment with the socket's current TOS), so the switches
+// serve the connection closest to its answer first - pFabric's priority over the 8 queues, with DCTCP's rate control
+// (per-queue ECN marks) instead of pFabric's minimal one.
 #pragma once
 
 #include "context.hpp"
@@ -27,6 +32,9 @@ class TcpHost : public ns3::Application {
 
   TcpHost(SimContext* ctx, uint32_t host) : ctx_(ctx), host_(host) {}
   void add_job(const JobDesc& job, TcpVariant variant);
+  // pfabric_es: DSCP per class (the engine's dscp_by_class), the bounds of classes 1..6 in bytes, and the sockets'
+  // send buffer (to tell acknowledged bytes from held ones).
+  void set_size_priority(const uint8_t dscp_by_class[8], const uint64_t bounds[6], uint32_t send_buffer);
 
  private:
   struct Sender {
@@ -39,6 +47,9 @@ class TcpHost : public ns3::Application {
     ns3::Ptr<ns3::Socket> socket;
     bool connected = false, stopped = false, done = false;
     std::vector<uint8_t> head;    // job header, not yet written
+    uint64_t written = 0;         // bytes handed to the socket
+    uint64_t answer_bytes = 0;    // bytes the receiver needs before it answers (header + first messages)
+    int klass = -1;               // size_priority: the class whose DSCP the socket carries
   };
   struct Receiver {
     std::vector<uint8_t> hdr;     // partial header bytes
@@ -55,6 +66,7 @@ class TcpHost : public ns3::Application {
   void start(size_t idx);
   void produce(size_t idx);
   void pump(size_t idx);
+  void update_priority(Sender& s);
   static void on_connected(TcpHost* h, size_t idx, ns3::Ptr<ns3::Socket>);
   static void on_send_space(TcpHost* h, size_t idx, ns3::Ptr<ns3::Socket>, uint32_t);
   void on_sender_recv(ns3::Ptr<ns3::Socket> s);
@@ -69,6 +81,10 @@ class TcpHost : public ns3::Application {
   std::map<ns3::Socket*, size_t> sender_of_socket_;
   std::map<ns3::Socket*, Receiver> receivers_;
   ns3::Ptr<ns3::Socket> listener_;
+  bool size_priority_ = false;
+  uint8_t dscp_[8] = {};
+  uint64_t bounds_[6] = {};
+  uint32_t tcp_buffer_ = 0;
 };
 
 }  // namespace netapprox::sim

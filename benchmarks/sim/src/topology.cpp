@@ -44,7 +44,8 @@ struct Builder {
     p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize("1p")));
     switch_tc.SetRootQueueDisc("netapprox::SwitchQueueDisc", "Slack", BooleanValue(s.slack), "BufferBytes",
                                UintegerValue(s.buffer_bytes), "MtuBytes", UintegerValue(s.mtu), "EcnThreshold",
-                               UintegerValue(s.ecn_threshold));
+                               UintegerValue(s.ecn_threshold), "Alpha", DoubleValue(s.alpha), "ApproxAlpha",
+                               DoubleValue(s.approx_alpha));
     host_tc.SetRootQueueDisc("netapprox::SwitchQueueDisc", "Slack", BooleanValue(false), "CountStats",
                              BooleanValue(false), "BufferBytes", UintegerValue(s.host_buffer_bytes), "EcnThreshold",
                              UintegerValue(0));
@@ -53,10 +54,23 @@ struct Builder {
 
   bool is_host(uint32_t n) const { return n < f.hosts.GetN(); }
 
+  // A switch port's queue discipline, drawing from the switch's pool in the shared model.
+  void install(uint32_t node, Ptr<NetDevice> dev) {
+    if (is_host(node)) {
+      host_tc.Install(dev);
+      return;
+    }
+    QueueDiscContainer qd = switch_tc.Install(dev);
+    if (spec.buffer_model != "shared") return;
+    auto& pool = f.pools[node];
+    if (!pool) pool = std::make_shared<SwitchBuffer>(spec.buffer_bytes);
+    DynamicCast<SwitchQueueDisc>(qd.Get(0))->set_shared_buffer(pool);
+  }
+
   void link(uint32_t a, uint32_t b, bool lossy = false) {
     NetDeviceContainer d = p2p.Install(nodes[a], nodes[b]);
-    (is_host(a) ? host_tc : switch_tc).Install(d.Get(0));
-    (is_host(b) ? host_tc : switch_tc).Install(d.Get(1));
+    install(a, d.Get(0));
+    install(b, d.Get(1));
     if (lossy) {  // random loss on what b receives (b is host 1: the bottleneck into the receiver)
       auto em = CreateObject<RateErrorModel>();
       em->SetAttribute("ErrorRate", DoubleValue(spec.bottleneck_loss));
@@ -120,6 +134,8 @@ struct Builder {
 std::unique_ptr<Fabric> build_fabric(const FabricSpec& spec) {
   auto f = std::make_unique<Fabric>();
   int hosts = 0, switches = 0;
+  if (spec.buffer_model != "shared" && spec.buffer_model != "port")
+    throw std::invalid_argument("unknown buffer model " + spec.buffer_model + " (shared | port)");
   if (spec.kind == "star") {
     if (spec.hosts < 2) throw std::invalid_argument("star needs --hosts >= 2");
     hosts = spec.hosts;
@@ -175,9 +191,15 @@ std::unique_ptr<Fabric> build_fabric(const FabricSpec& spec) {
                           : Ipv4Address();
   }
   b.routes();
-  char buf[160];
-  std::snprintf(buf, sizeof buf, ", %.0f Gbit/s, %.1f us links, %s switch, %u B buffer/port", spec.rate_gbps,
-                spec.delay_us, spec.slack ? "slack" : "fifo", spec.buffer_bytes);
+  char buf[256];
+  if (spec.buffer_model == "shared")
+    std::snprintf(buf, sizeof buf, ", %.0f Gbit/s, %.1f us links, %s switch, %u B shared buffer/switch (alpha %g, approx %s)",
+                  spec.rate_gbps, spec.delay_us, spec.slack ? "slack" : "fifo", spec.buffer_bytes, spec.alpha,
+                  spec.approx_alpha > 0 ? ("alpha " + std::to_string(spec.approx_alpha).substr(0, 6)).c_str()
+                                        : "static k MTU");
+  else
+    std::snprintf(buf, sizeof buf, ", %.0f Gbit/s, %.1f us links, %s switch, %u B buffer/port", spec.rate_gbps,
+                  spec.delay_us, spec.slack ? "slack" : "fifo", spec.buffer_bytes);
   f->describe += buf;
   return f;
 }

@@ -59,6 +59,7 @@ std::string EngineConfig::validate() const {
     if (d > 63) return "DSCP values must be in [0, 63]";
   if (no_priority_dscp > 63) return "no_priority_dscp must be in [0, 63]";
   if (!(needy_class0_fraction >= 0 && needy_class0_fraction <= 1)) return "needy_class0_fraction must be in [0, 1]";
+  if (!size_class::bounds_valid(size_class_bytes)) return "size_class_bytes must be positive and increasing";
   if (!mode_valid(mode)) return "unknown mode";
   if (!(faults.drop_outgoing >= 0 && faults.drop_outgoing < 1) ||
       !(faults.drop_incoming >= 0 && faults.drop_incoming < 1))
@@ -140,6 +141,11 @@ struct Engine::Impl {
     const uint64_t w = std::min<uint64_t>({static_cast<uint64_t>(bdp), kMaxFirstWindow, s.peer_window});
     return std::max<uint64_t>(w, seg_size());
   }
+  std::array<uint64_t, size_class::kBounds> size_bounds() const {
+    std::array<uint64_t, size_class::kBounds> b{};
+    std::copy(std::begin(cfg.size_class_bytes), std::end(cfg.size_class_bytes), b.begin());
+    return b;
+  }
   RateControlConfig rate_config() const {
     return RateControlConfig{{r_max(), cfg.reaction_speed, cfg.tlr_floor},
                              flags,
@@ -148,7 +154,9 @@ struct Engine::Impl {
                              cfg.needy_class0_fraction,
                              cfg.repair_after_segments,
                              cfg.needy_repairing_jobs_only,
-                             cfg.small_job_class0_bytes};
+                             cfg.small_job_class0_bytes,
+                             cfg.size_classes,
+                             size_bounds()};
   }
 
   bool push_event(Event ev, bool essential) {
@@ -368,6 +376,7 @@ struct Engine::Impl {
           j->packets_acked++;
           j->rate.on_resolved(true, p.size);
           for_each_segment(p, [&](MessageId m, uint32_t seg) { j->on_segment_acked(m, seg); });
+          j->rate.on_remaining(I.clock, j->remaining_bytes());
         }
       } else if (p.kind == SentPacket::Kind::kControl) {
         frame_acked(p.ctrl);
@@ -1398,6 +1407,7 @@ Status Engine::submit(SessionId sid, JobId jid, uint32_t group_index, uint32_t i
   // The job's first message gives the first estimate of its bytes: a small job takes class 0 before its first
   // window goes out, not only at its first epoch end (size-aware class, docs/protocol.md section 11).
   if (st == Status::kOk && j.messages_submitted() == 1) j.rate.on_size_known(now, j.remaining_bytes());
+  if (st == Status::kOk && j.messages_submitted() > 1) j.rate.on_remaining(now, j.remaining_bytes());
   return st;
 }
 

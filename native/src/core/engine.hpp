@@ -126,6 +126,14 @@ struct EngineConfig {
   // checked at every epoch end; its class-0 share is bounded by construction: at most this many needed bytes (plus
   // the resends of their losses). 0 = off.
   uint64_t small_job_class0_bytes = 256 * 1024;
+  // Full only (ModeFlags::needy_exact): approximate DATA travels in remaining-size classes instead of the paper's TLR
+  // classes - class k in 1..7 is the first whose bound in size_class_bytes (classes 1..6, increasing) holds for the
+  // job's remaining needed bytes (SendJob::remaining_bytes), class 7 above the last (core/size_class.hpp). pFabric's
+  // insight over the 8 queues: the job closest to its targets is served first everywhere on its path. The needy and
+  // small-job rules (class 0) are off with it: class 0 stays exact traffic. Off by default (docs/protocol.md
+  // section 11, "size classes").
+  bool size_classes = false;
+  uint64_t size_class_bytes[6] = {16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 1 << 20};
   // Authenticate data payloads too (default). Off: data packets' tags cover header + data header only, so
   // sessions stay authenticated (no forged or injected packets) but an on-path attacker could alter payload
   // bytes - the same guarantee as Spark's spark.authenticate without spark.network.crypto.enabled. A receiver

@@ -9,6 +9,7 @@ RateController::RateController(const rate_law::RateLaw& law, const RateControlCo
 void RateController::start(TimeNs now, double tlr0, double approx_tlr0) {
   tlr_ = tlr0;
   klass_ = tlr_class_ = cfg_.flags.slack_priority ? slack::priority_class(approx_tlr0, false) : 0;
+  if (by_size()) klass_ = size_class::class_of(kUnknownBytes, cfg_.size_bounds.data());
   law_.start(state_, cfg_.law);
   class_since_ = epoch_start_ = next_send_ = now;
 }
@@ -63,18 +64,12 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
       boost_--;
       quiet_epochs_ = 0;
     }
-    k = std::max(1, tlr_class_ - boost_);
-    // A job of multi-segment messages repairs its losses whatever its allowance (SendJob::on_segment_lost), so the
-    // allowance buys it nothing in a lossy approximate queue: it is needy on the fraction alone (docs/protocol.md
-    // section 11). Without this it would repair there for its whole life behind class-0 bursts.
-    const bool repairs = slack::repairs_losses(packets_per_message, cfg_.repair_after);
-    // needy_repairing_only: a job of single-segment / bundled messages loses one small resend per loss; in class 0
-    // it would hold strict priority over every class-1 job for the rest of its life, so it stays in its class.
-    const bool may_be_needy = cfg_.flags.needy_exact && (repairs || !cfg_.needy_repairing_only);
-    if (may_be_needy && slack::needs_exact_service(progress, cfg_.needy_fraction, repairs)) k = 0;
-    // Size-aware class (pFabric / Homa): a job that needs at most small_class0_bytes more bytes for its targets
-    // finishes in class 0; it adds at most that many needed bytes there, whatever its allowance.
-    if (cfg_.flags.needy_exact && slack::small_enough_for_class0(remaining_bytes, cfg_.small_class0_bytes)) k = 0;
+    if (by_size()) {
+      // Remaining-size class: nearer its targets, higher; the starvation guard still lifts a starved job.
+      k = std::max(1, size_class::class_of(remaining_bytes, cfg_.size_bounds.data()) - boost_);
+    } else {
+      k = tlr_class(progress, packets_per_message, remaining_bytes);
+    }
   }
   set_class(now, k);
   EpochSample out{0, 0, now, tlr_, rho, state_.rate * 8.0, klass_};
@@ -90,7 +85,29 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
   return out;
 }
 
+// The paper's class from the TLR (with the starvation boost), and Full's class-0 rules for needy and small jobs.
+int RateController::tlr_class(const std::vector<slack::GroupProgress>& progress, double packets_per_message,
+                              uint64_t remaining_bytes) const {
+  int k = std::max(1, tlr_class_ - boost_);
+  // A job of multi-segment messages repairs its losses whatever its allowance (SendJob::on_segment_lost), so the
+  // allowance buys it nothing in a lossy approximate queue: it is needy on the fraction alone (docs/protocol.md
+  // section 11). Without this it would repair there for its whole life behind class-0 bursts.
+  const bool repairs = slack::repairs_losses(packets_per_message, cfg_.repair_after);
+  // needy_repairing_only: a job of single-segment / bundled messages loses one small resend per loss; in class 0
+  // it would hold strict priority over every class-1 job for the rest of its life, so it stays in its class.
+  const bool may_be_needy = cfg_.flags.needy_exact && (repairs || !cfg_.needy_repairing_only);
+  if (may_be_needy && slack::needs_exact_service(progress, cfg_.needy_fraction, repairs)) k = 0;
+  // Size-aware class (pFabric / Homa): a job that needs at most small_class0_bytes more bytes for its targets
+  // finishes in class 0; it adds at most that many needed bytes there, whatever its allowance.
+  if (cfg_.flags.needy_exact && slack::small_enough_for_class0(remaining_bytes, cfg_.small_class0_bytes)) k = 0;
+  return k;
+}
+
 void RateController::on_size_known(TimeNs now, uint64_t remaining_bytes) {
+  if (by_size()) {
+    set_class(now, std::max(1, size_class::class_of(remaining_bytes, cfg_.size_bounds.data()) - boost_));
+    return;
+  }
   if (!cfg_.flags.slack_priority || !cfg_.flags.needy_exact || klass_ == 0) return;
   if (slack::small_enough_for_class0(remaining_bytes, cfg_.small_class0_bytes)) set_class(now, 0);
 }

@@ -2,10 +2,13 @@
 // (section 5.2), the job's pacing clock, and the rate law the mode picked (rate_law.hpp).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <vector>
 
 #include "core/engine.hpp"
 #include "core/rate_law.hpp"
+#include "core/size_class.hpp"
 #include "core/slack.hpp"
 
 namespace netapprox::atp {
@@ -19,7 +22,10 @@ struct RateControlConfig {
   uint32_t repair_after = 0;  // EngineConfig::repair_after_segments: a job whose losses are repaired is needy sooner
   bool needy_repairing_only = false;  // EngineConfig::needy_repairing_jobs_only
   uint64_t small_class0_bytes = 0;    // EngineConfig::small_job_class0_bytes (used with flags.needy_exact)
+  bool size_classes = false;          // EngineConfig::size_classes (used with flags.needy_exact)
+  std::array<uint64_t, size_class::kBounds> size_bounds{};  // EngineConfig::size_class_bytes
 };
+static_assert(sizeof(EngineConfig::size_class_bytes) / sizeof(uint64_t) == size_class::kBounds);
 
 class RateController {
  public:
@@ -62,7 +68,14 @@ class RateController {
                         TimeNs srtt, uint64_t remaining_bytes = kUnknownBytes);
   // Size-aware class at the job's first submit: class 0 at once when `remaining_bytes` (the first estimate of what
   // the job needs) is within cfg.small_class0_bytes (Full only); later estimates are checked at every epoch end.
+  // With cfg.size_classes the job's remaining-size class instead (size_class.hpp); it then follows on_remaining and
+  // every epoch end.
   void on_size_known(TimeNs now, uint64_t remaining_bytes);
+  // Size classes: the job's remaining needed bytes changed (a later submit, an acknowledgement); the class follows at
+  // once, as pFabric's per-packet priority does, not only at the next epoch end. Nothing without size classes.
+  void on_remaining(TimeNs now, uint64_t remaining_bytes) {
+    if (by_size()) set_class(now, std::max(1, size_class::class_of(remaining_bytes, cfg_.size_bounds.data()) - boost_));
+  }
   // R_min: one packet per law.rtts_per_min_packet smoothed RTTs.
   double r_min(TimeNs srtt) const;
 
@@ -89,6 +102,11 @@ class RateController {
   void time_in_class(TimeNs now, TimeNs out[kNumPriorityClasses]) const;
 
  private:
+  // The TLR's class (with the starvation boost) and Full's class-0 rules for needy and small jobs.
+  int tlr_class(const std::vector<slack::GroupProgress>& progress, double packets_per_message,
+                uint64_t remaining_bytes) const;
+  // Remaining-size classes in force (Full with cfg.size_classes).
+  bool by_size() const { return cfg_.flags.slack_priority && cfg_.flags.needy_exact && cfg_.size_classes; }
   // Moves the job to class k, charging the time spent in the class it leaves.
   void set_class(TimeNs now, int k);
   const rate_law::RateLaw& law_;

@@ -28,6 +28,10 @@ struct Config {
   bool slack_queues = true;         // 8 strict-priority queues by DSCP; else one FIFO
   uint64_t buffer_bytes = 150'000;  // the port's buffer: the FIFO's, or class 0's plus the 28 frames of classes 1..7
   uint32_t frame_bytes = 1514;
+  // Slack queues only: > 0 gives the approximate classes dynamic thresholds instead of 8 - k frames - class k admits
+  // a frame while it holds at most approx_alpha x (8 - k) / 7 x the port buffer's free bytes (the simulator's shared
+  // switch, benchmarks/sim/src/switch_queue.hpp, for one port).
+  double approx_alpha = 0;
   // Class-0 background: bursts of bg_on at the port's rate, repeated so the mean is bg_load of the port (0: none).
   double bg_load = 0;
   TimeNs bg_on = 2'000'000;
@@ -204,7 +208,13 @@ class Fabric {
 
   void enqueue(Packet p, TimeNs at) {
     const int k = cfg_.slack_queues ? p.klass : 0;
-    const uint64_t limit = cfg_.slack_queues ? limit_[k] : cfg_.buffer_bytes;
+    uint64_t limit = cfg_.slack_queues ? limit_[k] : cfg_.buffer_bytes;
+    if (cfg_.slack_queues && k > 0 && cfg_.approx_alpha > 0) {
+      uint64_t used = 0;
+      for (uint64_t q : queued_) used += q;
+      const uint64_t free = cfg_.buffer_bytes > used ? cfg_.buffer_bytes - used : 0;
+      limit = uint64_t(cfg_.approx_alpha * double(8 - k) / 7 * double(free));
+    }
     if (queued_[k] + wire_bytes(p) > limit) {
       port_.dropped[k]++;
       return;

@@ -264,3 +264,55 @@ TEST(RateControlTest, SmallJobSendsInClassZeroInFullOnly) {
     EXPECT_EQ(rc.priority_class(), threshold ? 0 : 2) << "threshold " << threshold;
   }
 }
+
+// Size classes (EngineConfig::size_classes, Full only): the class follows the job's remaining needed bytes through
+// the size bounds - class 7 before the size is known, the class of the first estimate at the first submit, higher as
+// the remaining bytes fall at epoch ends - and never class 0 (the needy and small-job rules are off with it: class 0
+// stays exact traffic), while the starvation guard still lifts a starved job. Paper mode and FixPrio keep the TLR's
+// class whatever the setting.
+TEST(RateControlTest, SizeClassesFollowTheRemainingBytesInFullOnly) {
+  for (Mode m : {Mode::kFull, Mode::kPaper, Mode::kFixPrio}) {
+    RateControlConfig c = config(m);
+    c.size_classes = true;
+    c.size_bounds = {1000, 2000, 4000, 8000, 16000, 32000};
+    c.needy_fraction = 1;            // would send a job out of allowance to class 0
+    c.small_class0_bytes = 1 << 20;  // would send every job here to class 0
+    RateController rc(m == Mode::kPaper ? rate_law::kPaper : rate_law::kSlack, c);
+    rc.start(0, 0.25, 0.25);
+    const bool by_size = m == Mode::kFull;
+    EXPECT_EQ(rc.priority_class(), by_size ? 7 : 2) << mode_name(m) << ": size unknown";
+    rc.on_size_known(0, 20000);
+    EXPECT_EQ(rc.priority_class(), by_size ? 6 : 2) << mode_name(m);
+    for (int i = 0; i < 10; ++i) rc.on_resolved(true, 1000);
+    rc.end_epoch(1 * kMs, {{100, 75, 60, 25}}, 1.0, kMs, 3000);  // allowance spent, 15 of 75 still needed
+    // Paper mode: the TLR's class (allowance spent: class 1); FixPrio keeps its first class.
+    EXPECT_EQ(rc.priority_class(), by_size ? 3 : (m == Mode::kPaper ? 1 : 2)) << mode_name(m);
+  }
+  // Between epoch ends the class follows every change of the remaining bytes (acknowledgements, submits).
+  {
+    RateControlConfig c = config(Mode::kFull);
+    c.size_bounds = {1000, 2000, 4000, 8000, 16000, 32000};
+    for (bool on : {false, true}) {
+      c.size_classes = on;
+      RateController rc(rate_law::kSlack, c);
+      rc.start(0, 0.25, 0.25);
+      rc.on_size_known(0, 20000);
+      rc.on_remaining(10 * kUs, 3000);
+      EXPECT_EQ(rc.priority_class(), on ? 3 : 2) << (on ? "size classes" : "TLR classes: unchanged");
+    }
+  }
+  // The starvation guard: an epoch with every packet lost lifts the job one class above its size class.
+  RateControlConfig c = config(Mode::kFull);
+  c.size_classes = true;
+  c.size_bounds = {1000, 2000, 4000, 8000, 16000, 32000};
+  RateController rc(rate_law::kSlack, c);
+  rc.start(0, 0.25, 0.25);
+  rc.on_size_known(0, 20000);
+  for (int i = 0; i < 4; ++i) rc.on_resolved(false, 1000);
+  rc.end_epoch(1 * kMs, {{100, 75, 0, 0}}, 1.0, kMs, 20000);
+  EXPECT_EQ(rc.priority_class(), 5);
+  TimeNs in_class[kNumPriorityClasses];
+  rc.time_in_class(2 * kMs, in_class);
+  EXPECT_EQ(in_class[0], 0u) << "never in class 0";
+  EXPECT_EQ(in_class[6], 1 * kMs);
+}
