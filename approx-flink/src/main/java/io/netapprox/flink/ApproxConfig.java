@@ -2,6 +2,8 @@ package io.netapprox.flink;
 
 import io.netapprox.core.control.ControlConfig;
 import io.netapprox.core.engine.AtpMode;
+import io.netapprox.core.transport.DataPlaneMode;
+import io.netapprox.core.transport.TcpSendPolicy;
 import java.io.Serializable;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
@@ -61,6 +63,9 @@ public final class ApproxConfig implements Serializable {
     private final int maxPushedMessages;
     private final String bindAddress;
     private final int controlPort;
+    private final DataPlaneMode dataPlane;
+    private final TcpSendPolicy tcpSendPolicy;
+    private final Duration udpProbeTimeout;
     private final long lineRateBps;
     private final AtpMode mode;
     private final int[] dscp;
@@ -189,6 +194,27 @@ public final class ApproxConfig implements Serializable {
                 ApproxOptions.CONTROL_PORT,
                 c,
                 "an integer in [0, 65535]");
+        // approx-core's parsers: the same values in every integration
+        dataPlane =
+                parse(
+                        c,
+                        ApproxOptions.DATA_PLANE,
+                        DataPlaneMode::parse,
+                        "one of " + labels(DataPlaneMode.values(), DataPlaneMode::label));
+        tcpSendPolicy =
+                parse(
+                        c,
+                        ApproxOptions.TCP_SEND_POLICY,
+                        TcpSendPolicy::parse,
+                        "one of " + labels(TcpSendPolicy.values(), TcpSendPolicy::label));
+        udpProbeTimeout = get(c, ApproxOptions.UDP_PROBE_TIMEOUT);
+        // ApproxTransportConfig's bound, checked on the client rather than on the TaskManagers
+        check(
+                !udpProbeTimeout.isNegative()
+                        && udpProbeTimeout.compareTo(Duration.ofSeconds(60)) <= 0,
+                ApproxOptions.UDP_PROBE_TIMEOUT,
+                c,
+                "a duration from 0 (no probe) to 60 s, e.g. 2 s");
         lineRateBps = get(c, ApproxOptions.LINE_RATE_BPS);
         check(
                 lineRateBps >= 1_000_000L && lineRateBps <= 1_000_000_000_000L,
@@ -321,6 +347,30 @@ public final class ApproxConfig implements Serializable {
         }
     }
 
+    private static <T> T parse(
+            ReadableConfig c,
+            ConfigOption<String> option,
+            java.util.function.Function<String, T> parser,
+            String expected) {
+        String v = get(c, option).trim();
+        try {
+            return parser.apply(v);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(
+                    "invalid NetApprox configuration "
+                            + option.key()
+                            + "="
+                            + v
+                            + ": expected "
+                            + expected);
+        }
+    }
+
+    /** "a, b, c": the configuration values of an enum, from its own labels. */
+    private static <E> String labels(E[] values, java.util.function.Function<E, String> label) {
+        return Arrays.stream(values).map(label).collect(Collectors.joining(", "));
+    }
+
     private static int[] parseDscp(ReadableConfig c, String v) {
         String expected = "8 comma-separated integers in [0, 63]";
         String[] parts = v.split(",");
@@ -418,6 +468,23 @@ public final class ApproxConfig implements Serializable {
 
     public int controlPort() {
         return controlPort;
+    }
+
+    /** The data plane between TaskManagers ({@code approx.dataPlane}). */
+    public DataPlaneMode dataPlane() {
+        return dataPlane;
+    }
+
+    /** What the TCP data plane sends of an epoch ({@code approx.tcpSendPolicy}). */
+    public TcpSendPolicy tcpSendPolicy() {
+        return tcpSendPolicy;
+    }
+
+    /**
+     * How long {@code auto} waits for a peer's answer over UDP ({@code approx.udpProbeTimeout}).
+     */
+    public Duration udpProbeTimeout() {
+        return udpProbeTimeout;
     }
 
     public long lineRateBps() {

@@ -171,17 +171,46 @@ public final class ApproxOptions {
                             "TCP control port per TaskManager; 0 = ephemeral (needed when TaskManagers share a"
                                     + " host)");
 
+    public static final ConfigOption<String> DATA_PLANE =
+            ConfigOptions.key("approx.dataPlane")
+                    .stringType()
+                    .defaultValue("auto")
+                    .withDescription(
+                            "how TaskManagers exchange records: auto (ATP, falling back to TCP with one"
+                                    + " WARN when the native library cannot load here or a peer does not"
+                                    + " answer over UDP within approx.udpProbeTimeout), atp (ATP only: fails"
+                                    + " naming the cause instead), tcp (one TCP connection per peer: the"
+                                    + " network-oblivious baseline, no native library)");
+
+    public static final ConfigOption<String> TCP_SEND_POLICY =
+            ConfigOptions.key("approx.tcpSendPolicy")
+                    .stringType()
+                    .defaultValue("earlySend")
+                    .withDescription(
+                            "what the TCP data plane sends of an epoch: earlySend (in send order until the"
+                                    + " receiver has every group's target) or sampleSend (only each group's"
+                                    + " target)");
+
+    public static final ConfigOption<Duration> UDP_PROBE_TIMEOUT =
+            ConfigOptions.key("approx.udpProbeTimeout")
+                    .durationType()
+                    .defaultValue(Duration.ofSeconds(2))
+                    .withDescription(
+                            "approx.dataPlane=auto: a peer that does not answer a UDP probe within this"
+                                    + " long uses TCP; 0 = no probe; at most 60 s");
+
     public static final ConfigOption<Long> LINE_RATE_BPS =
             ConfigOptions.key("approx.lineRateBps")
                     .longType()
                     .defaultValue(10_000_000_000L)
-                    .withDescription("R_max of ATP rate control, bits/s");
+                    .withDescription("R_max of ATP rate control, bits/s (ATP only)");
 
     public static final ConfigOption<String> MODE =
             ConfigOptions.key("approx.mode")
                     .stringType()
                     .defaultValue("FULL")
-                    .withDescription("ATP variant: FULL, BASE, RC, RC_MRDF, FIX_TLR, FIX_PRIO");
+                    .withDescription(
+                            "ATP variant: FULL, BASE, RC, RC_MRDF, FIX_TLR, FIX_PRIO (ATP only)");
 
     public static final ConfigOption<String> DSCP =
             ConfigOptions.key("approx.dscp")
@@ -189,7 +218,7 @@ public final class ApproxOptions {
                     .noDefaultValue()
                     .withDescription(
                             "8 comma-separated DSCP values of priority classes 0..7 (class 0 = exact); default"
-                                    + " the engine's 46,40,32,24,18,16,10,8");
+                                    + " the engine's 46,40,32,24,18,16,10,8 (ATP only)");
 
     public static final ConfigOption<String> AUTH_SECRET =
             ConfigOptions.key("approx.authSecret")
@@ -203,7 +232,7 @@ public final class ApproxOptions {
             ConfigOptions.key("approx.peerDeathTimeout")
                     .durationType()
                     .defaultValue(Duration.ofSeconds(5))
-                    .withDescription("ATP peer-death timeout");
+                    .withDescription("ATP peer-death timeout (ATP only)");
 
     public static final ConfigOption<Duration> CONNECT_TIMEOUT =
             ConfigOptions.key("approx.connectTimeout")
@@ -223,7 +252,7 @@ public final class ApproxOptions {
                     .defaultValue(0.0)
                     .withDescription(
                             "testing/benchmarks: engine fault injection, fraction of outgoing ATP datagrams"
-                                    + " dropped, in [0, 1)");
+                                    + " dropped, in [0, 1) (ATP only)");
 
     public static final ConfigOption<Long> FAULT_SEED =
             ConfigOptions.key("approx.faultSeed")
@@ -252,6 +281,9 @@ public final class ApproxOptions {
                     MAX_PUSHED_MESSAGES,
                     BIND_ADDRESS,
                     CONTROL_PORT,
+                    DATA_PLANE,
+                    TCP_SEND_POLICY,
+                    UDP_PROBE_TIMEOUT,
                     LINE_RATE_BPS,
                     MODE,
                     DSCP,

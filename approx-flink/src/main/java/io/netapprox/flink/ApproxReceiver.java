@@ -1,5 +1,6 @@
 package io.netapprox.flink;
 
+import io.netapprox.core.control.DataPlaneKind;
 import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.transport.IncomingTransfer;
 import io.netapprox.core.transport.TransferReport;
@@ -74,6 +75,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     private transient Counter localMessages;
     private transient Counter epochsPulled;
     private transient Counter epochsPushed;
+    private transient Counter epochsOverTcp;
     private transient Counter pushesExpired;
     private transient volatile double achievedMsr;
 
@@ -159,6 +161,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         localMessages = getMetricGroup().counter("approxLocalMessages");
         epochsPulled = getMetricGroup().counter("approxEpochsPulled");
         epochsPushed = getMetricGroup().counter("approxEpochsPushed");
+        epochsOverTcp = getMetricGroup().counter("approxEpochsOverTcp");
         pushesExpired = getMetricGroup().counter("approxPushesExpired");
         getMetricGroup().gauge("approxAchievedMsr", () -> achievedMsr);
         getMetricGroup().gauge("approxPendingEpochs", () -> pending.size());
@@ -269,6 +272,9 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     private void attach(OutboxKey key, IncomingEpoch<K> e, IncomingTransfer t) {
         e.pullStartedNanos = System.nanoTime();
         e.transfer = t;
+        if (t.peer().dataPlane() == DataPlaneKind.TCP) { // approx.dataPlane=tcp, or auto's fallback
+            toMailbox(epochsOverTcp::inc);
+        }
         if (e.closed) {
             t.report().cancel(true);
         }

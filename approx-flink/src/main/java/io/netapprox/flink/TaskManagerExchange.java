@@ -97,9 +97,11 @@ final class TaskManagerExchange {
                             }
                         });
         LOG.info(
-                "NetApprox exchange {} started: control {}, ATP data port {}",
+                "NetApprox exchange {} started: control {}, dataPlane={}, ATP data port {} (0: no"
+                        + " ATP engine)",
                 engineId,
                 transport.controlAddress(),
+                config.dataPlane().label(),
                 transport.dataPort());
     }
 
@@ -829,6 +831,9 @@ final class TaskManagerExchange {
                 "|",
                 c.authSecret(),
                 String.valueOf(c.controlPort()),
+                c.dataPlane().label(),
+                c.tcpSendPolicy().label(),
+                c.udpProbeTimeout().toString(),
                 String.valueOf(c.lineRateBps()),
                 c.mode().name(),
                 c.submit().name(),
@@ -881,6 +886,9 @@ final class TaskManagerExchange {
         return ApproxTransportConfig.builder()
                 .atp(atp.build())
                 .control(ctl)
+                .dataPlane(c.dataPlane())
+                .tcpSendPolicy(c.tcpSendPolicy())
+                .udpProbeTimeout(c.udpProbeTimeout())
                 .serveThreads(c.serveThreads())
                 .reportTimeout(request)
                 .maxPushedJobs(c.maxPushedJobs())

@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.transport.ApproxTransportConfig;
+import io.netapprox.core.transport.DataPlaneMode;
+import io.netapprox.core.transport.TcpSendPolicy;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.flink.configuration.ConfigOption;
@@ -39,6 +42,56 @@ class ApproxConfigTest {
         assertEquals(Duration.ofSeconds(2), c.pushWait());
         assertEquals(16, c.maxPushedJobs());
         assertEquals(65536, c.maxPushedMessages());
+        assertEquals(DataPlaneMode.AUTO, c.dataPlane());
+        assertEquals(TcpSendPolicy.EARLY_SEND, c.tcpSendPolicy());
+        assertEquals(ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT, c.udpProbeTimeout());
+    }
+
+    @Test
+    void theDataPlaneOptionsReachTheTransportConfig() {
+        ApproxConfig c =
+                ApproxConfig.parse(
+                        Map.of(
+                                "approx.dataPlane", "tcp",
+                                "approx.tcpSendPolicy", "sampleSend",
+                                "approx.udpProbeTimeout", "250 ms"));
+        var t = TaskManagerExchange.transportConfig(c, "127.0.0.1", "e");
+        assertEquals(DataPlaneMode.TCP, t.dataPlane());
+        assertEquals(TcpSendPolicy.SAMPLE_SEND, t.tcpSendPolicy());
+        assertEquals(Duration.ofMillis(250), t.udpProbeTimeout());
+        var d = TaskManagerExchange.transportConfig(ApproxConfig.parse(Map.of()), "127.0.0.1", "e");
+        assertEquals(DataPlaneMode.AUTO, d.dataPlane());
+        assertEquals(TcpSendPolicy.EARLY_SEND, d.tcpSendPolicy());
+        assertEquals(ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT, d.udpProbeTimeout());
+        // any case; the bounds of the probe: 0 (none) and 60 s
+        assertEquals(
+                DataPlaneMode.ATP,
+                ApproxConfig.parse(Map.of("approx.dataPlane", "ATP")).dataPlane());
+        assertEquals(
+                Duration.ZERO,
+                ApproxConfig.parse(Map.of("approx.udpProbeTimeout", "0 ms")).udpProbeTimeout());
+        assertEquals(
+                Duration.ofSeconds(60),
+                ApproxConfig.parse(Map.of("approx.udpProbeTimeout", "60 s")).udpProbeTimeout());
+    }
+
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "approx.dataPlane|udp|one of atp, tcp, auto",
+                "approx.tcpSendPolicy|lateSend|one of earlySend, sampleSend",
+                "approx.udpProbeTimeout|61 s|a duration from 0 (no probe) to 60 s",
+                "approx.udpProbeTimeout|-1 s|approx.udpProbeTimeout=-1 s",
+                "approx.udpProbeTimeout|soon|approx.udpProbeTimeout=soon"
+            })
+    void badDataPlaneValuesNameTheKeyAndTheAllowedValues(String key, String value, String says) {
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> ApproxConfig.parse(Map.of(key, value)));
+        assertTrue(e.getMessage().contains(key + "=" + value), e.getMessage());
+        assertTrue(e.getMessage().contains(says), e.getMessage());
     }
 
     @Test
@@ -101,6 +154,9 @@ class ApproxConfigTest {
         all.put("approx.maxPushedMessages", "4096");
         all.put("approx.bindAddress", "127.0.0.1");
         all.put("approx.controlPort", "7337");
+        all.put("approx.dataPlane", "atp");
+        all.put("approx.tcpSendPolicy", "sampleSend");
+        all.put("approx.udpProbeTimeout", "1 s");
         all.put("approx.lineRateBps", "1000000000");
         all.put("approx.mode", "rc_mrdf");
         all.put("approx.dscp", "46,40,32,24,18,16,10,8");
@@ -127,6 +183,9 @@ class ApproxConfigTest {
         assertEquals("0123456789abcdef0123", c.authSecret());
         assertFalse(c.authSecretGenerated());
         assertEquals(8, c.dscp()[7]);
+        assertEquals(DataPlaneMode.ATP, c.dataPlane());
+        assertEquals(TcpSendPolicy.SAMPLE_SEND, c.tcpSendPolicy());
+        assertEquals(Duration.ofSeconds(1), c.udpProbeTimeout());
     }
 
     @ParameterizedTest
@@ -162,6 +221,9 @@ class ApproxConfigTest {
                 "approx.maxPushedMessages|3000000000",
                 "approx.bindAddress|taskmanager-1",
                 "approx.controlPort|70000",
+                "approx.dataPlane|udp",
+                "approx.tcpSendPolicy|lateSend",
+                "approx.udpProbeTimeout|2 min",
                 "approx.lineRateBps|10",
                 "approx.mode|FAST",
                 "approx.dscp|1,2,3",

@@ -3,17 +3,22 @@ package io.netapprox.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
-/** Flag on: the approximate exchange over ATP between the MiniCluster's two TaskManagers. */
+/**
+ * Flag on: the approximate exchange between the MiniCluster's two TaskManagers, on either data
+ * plane: ATP (30% of each engine's outgoing datagrams dropped) and TCP ({@code
+ * approx.dataPlane=tcp}: no ATP engine; the receivers' {@code approxEpochsOverTcp} says the epochs
+ * came over TCP).
+ */
 class ApproxExchangeTest {
     static final FlinkCluster FLINK = new FlinkCluster();
 
@@ -21,16 +26,20 @@ class ApproxExchangeTest {
 
     private static final Rides RIDES = new Rides(11, 60_000, 5, 6);
 
-    @Test
-    void everyGroupAndWindowIsAnsweredWithExactCountsAndOrderedIntervals() throws Exception {
+    @ParameterizedTest(name = "approx.dataPlane={0}")
+    @ValueSource(strings = {"atp", "tcp"})
+    void everyGroupAndWindowIsAnsweredWithExactCountsAndOrderedIntervals(String dataPlane)
+            throws Exception {
         Configuration conf = new Configuration();
         conf.setString("approx.enabled", "true");
-        conf.setString("approx.faultDropOutgoing", "0.3");
+        // atp, not auto: a slow UDP probe on a loaded machine must not move this run to TCP
+        conf.setString("approx.dataPlane", dataPlane);
+        conf.setString("approx.faultDropOutgoing", "0.3"); // ATP only
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(FlinkCluster.PARALLELISM);
         DataStream<WindowEstimate> out = FlagOffTest.query(RIDES.stream(env).rebalance());
-        List<WindowEstimate> result = new ArrayList<>();
-        out.executeAndCollect().forEachRemaining(result::add);
+        FlinkCluster.Run run = FlinkCluster.collect(env, out, "exchange-" + dataPlane);
+        List<WindowEstimate> result = run.results();
         Map<Long, Map<Integer, double[]>> truth = RIDES.truth();
         int counts = 0;
         long sampled = 0;
@@ -60,6 +69,24 @@ class ApproxExchangeTest {
             }
         }
         assertEquals(truth.values().stream().mapToInt(Map::size).sum(), counts);
-        System.out.printf("[flink] sampled %d of %d records%n", sampled, population);
+        long overTcp = FLINK.receiverCounter(run.job(), "approxEpochsOverTcp");
+        long pulled = FLINK.receiverCounter(run.job(), "approxEpochsPulled");
+        long pushed = FLINK.receiverCounter(run.job(), "approxEpochsPushed");
+        System.out.printf(
+                "[flink] %s: sampled %d of %d records; epochs pulled %d, pushed %d, over TCP %d,"
+                        + " messages received over the network %d%n",
+                dataPlane,
+                sampled,
+                population,
+                pulled,
+                pushed,
+                overTcp,
+                FLINK.receiverCounter(run.job(), "approxMessagesReceived"));
+        assertTrue(pulled + pushed > 0, "epochs crossed between the TaskManagers");
+        if (dataPlane.equals("tcp")) {
+            assertTrue(0 < overTcp && overTcp <= pulled + pushed, "epochs over TCP: " + overTcp);
+        } else {
+            assertEquals(0, overTcp, "no epoch over TCP with approx.dataPlane=atp");
+        }
     }
 }

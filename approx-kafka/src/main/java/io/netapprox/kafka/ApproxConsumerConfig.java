@@ -1,5 +1,7 @@
 package io.netapprox.kafka;
 
+import io.netapprox.core.transport.ApproxTransportConfig;
+import io.netapprox.core.transport.DataPlaneMode;
 import io.netapprox.kafka.relay.SecretFile;
 import io.netapprox.kafka.relay.Stratification;
 import io.netapprox.kafka.relay.StreamSpec;
@@ -8,12 +10,15 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.apache.kafka.common.config.ConfigException;
 
 /**
@@ -39,6 +44,8 @@ public final class ApproxConsumerConfig {
     public static final String AUTH_SECRET = "approx.auth.secret";
     public static final String AUTH_SECRET_FILE = "approx.auth.secret.file";
     public static final String RELAY_DELEGATION = "approx.relay.delegation";
+    public static final String DATA_PLANE = "approx.data.plane";
+    public static final String UDP_PROBE_TIMEOUT_MS = "approx.udp.probe.timeout.ms";
 
     private static final Pattern GROUP_EMAX = Pattern.compile("approx\\.group\\.(.+)\\.emax");
     private static final Pattern RELAY_ADDRESS =
@@ -83,6 +90,8 @@ public final class ApproxConsumerConfig {
     private final long pullWaitMs;
     private final double headroom;
     private final byte[] authSecret;
+    private final DataPlaneMode dataPlane;
+    private final long udpProbeTimeoutMs;
     private final Map<String, Object> kafkaProps;
 
     private ApproxConsumerConfig(Map<String, ?> props) {
@@ -151,6 +160,28 @@ public final class ApproxConsumerConfig {
         }
         this.authSecret = secret(approx.get(AUTH_SECRET), approx.get(AUTH_SECRET_FILE));
         this.delegation = delegation(string(approx.getOrDefault(RELAY_DELEGATION, "none")), kafka);
+        // approx-core's parser: the same values in every integration
+        String dp = string(approx.getOrDefault(DATA_PLANE, DataPlaneMode.AUTO.label()));
+        try {
+            this.dataPlane = DataPlaneMode.parse(dp);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(
+                    DATA_PLANE,
+                    dp,
+                    "expected one of "
+                            + Arrays.stream(DataPlaneMode.values())
+                                    .map(DataPlaneMode::label)
+                                    .collect(Collectors.joining(", ")));
+        }
+        // ApproxTransportConfig's bound
+        this.udpProbeTimeoutMs =
+                longIn(
+                        UDP_PROBE_TIMEOUT_MS,
+                        approx.getOrDefault(
+                                UDP_PROBE_TIMEOUT_MS,
+                                ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT.toMillis()),
+                        0,
+                        60_000);
     }
 
     private static Delegation delegation(String s, Map<String, Object> kafka) {
@@ -229,7 +260,9 @@ public final class ApproxConsumerConfig {
                     HEADROOM,
                     AUTH_SECRET,
                     AUTH_SECRET_FILE,
-                    RELAY_DELEGATION ->
+                    RELAY_DELEGATION,
+                    DATA_PLANE,
+                    UDP_PROBE_TIMEOUT_MS ->
                     true;
             default -> false;
         };
@@ -300,6 +333,21 @@ public final class ApproxConsumerConfig {
     /** Which Kafka identity the consumer's relay streams carry. */
     public Delegation delegation() {
         return delegation;
+    }
+
+    /**
+     * The data plane of the consumer's relay connections ({@value #DATA_PLANE}; the relay's own
+     * {@code --data-plane} must allow it).
+     */
+    public DataPlaneMode dataPlane() {
+        return dataPlane;
+    }
+
+    /**
+     * How long {@code auto} waits for a relay's answer over UDP ({@value #UDP_PROBE_TIMEOUT_MS}).
+     */
+    public Duration udpProbeTimeout() {
+        return Duration.ofMillis(udpProbeTimeoutMs);
     }
 
     /** The relays' shared secret (a copy), or null when the relays do not authenticate. */

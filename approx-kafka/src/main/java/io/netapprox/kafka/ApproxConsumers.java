@@ -55,7 +55,9 @@ public final class ApproxConsumers {
                                 config.pullWaitMs(),
                                 config.delegation() == ApproxConsumerConfig.Delegation.TOKEN
                                         ? new TokenDelegation(config.kafkaProperties())
-                                        : null)),
+                                        : null,
+                                config.dataPlane(),
+                                config.udpProbeTimeout())),
                 true);
     }
 }

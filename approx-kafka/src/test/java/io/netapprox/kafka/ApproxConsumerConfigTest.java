@@ -7,10 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.transport.ApproxTransportConfig;
+import io.netapprox.core.transport.DataPlaneMode;
 import io.netapprox.kafka.relay.StreamSpec;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
@@ -56,6 +59,18 @@ class ApproxConsumerConfigTest {
         assertFalse(shortSecret.getMessage().contains("short-secret"), "the secret is not echoed");
         rejects("approx.auth.secret.file", "/nonexistent/secret");
         rejects("approx.relay.delegation", "password");
+        ConfigException plane = rejects("approx.data.plane", "udp");
+        assertTrue(plane.getMessage().contains("one of atp, tcp, auto"), plane.getMessage());
+        rejects("approx.data.plane", "");
+        for (String t : new String[] {"-1", "60001", "2s"}) {
+            rejects("approx.udp.probe.timeout.ms", t);
+        }
+        assertTrue(
+                rejects("approx.udp.probe.timeout.ms", "60001")
+                        .getMessage()
+                        .contains("[0, 60000]"));
+        // the send policy is the relay's (--tcp-send-policy): a consumer only receives
+        rejects("approx.tcp.send.policy", "sampleSend");
         // a delegation token is created and accepted over SASL only
         ConfigException plain = rejects("approx.relay.delegation", "token");
         assertTrue(plain.getMessage().contains("security.protocol"), plain.getMessage());
@@ -125,6 +140,17 @@ class ApproxConsumerConfigTest {
         assertFalse(c.kafkaProperties().containsKey("approx.enable"));
         assertEquals("x:9092", c.kafkaProperties().get("bootstrap.servers"));
         assertFalse(ApproxConsumerConfig.parse(new Properties()).enabled());
+        assertEquals(DataPlaneMode.AUTO, c.dataPlane());
+        assertEquals(ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT, c.udpProbeTimeout());
+        ApproxConsumerConfig tcp =
+                ApproxConsumerConfig.parse(
+                        Map.of("approx.data.plane", "TCP", "approx.udp.probe.timeout.ms", 0));
+        assertEquals(DataPlaneMode.TCP, tcp.dataPlane());
+        assertEquals(Duration.ZERO, tcp.udpProbeTimeout());
+        assertEquals(
+                Duration.ofSeconds(60),
+                ApproxConsumerConfig.parse(Map.of("approx.udp.probe.timeout.ms", "60000"))
+                        .udpProbeTimeout());
     }
 
     /** The public entry points (what users and Kafka Streams call), flag off and on. */

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.core.sampling.ApproxResult;
 import io.netapprox.core.sampling.StratumAccumulator;
+import io.netapprox.core.transport.DataPlaneMetrics;
+import io.netapprox.core.transport.DataPlaneMode;
 import io.netapprox.kafka.ApproxConsumerRecords.CoveredRange;
 import io.netapprox.kafka.Records.Polled;
 import io.netapprox.kafka.Records.Produced;
@@ -36,10 +38,12 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The approximate consumer against a real broker and real relays: records over ATP on loopback,
- * segment headers over the authenticated control plane.
+ * The approximate consumer against a real broker and real relays: records over ATP on loopback
+ * (and, in the first test, over TCP too), segment headers over the authenticated control plane.
  */
 class ApproxConsumerTest {
     private static KafkaRelay relay;
@@ -49,16 +53,21 @@ class ApproxConsumerTest {
      */
     private static KafkaRelay smallSegments;
 
+    /** {@code --data-plane tcp}: no ATP engine, every consumer served over TCP. */
+    private static KafkaRelay tcpOnly;
+
     @BeforeAll
     static void start() throws Exception {
         relay = TestRelays.start();
         smallSegments = TestRelays.start(b -> b.maxSegmentBytes(32 * 1024));
+        tcpOnly = TestRelays.start(b -> b.dataPlane(DataPlaneMode.TCP));
     }
 
     @AfterAll
     static void stop() {
         relay.close();
         smallSegments.close();
+        tcpOnly.close();
     }
 
     private static List<TopicPartition> partitions(String topic, int n) {
@@ -69,17 +78,41 @@ class ApproxConsumerTest {
         return l;
     }
 
-    @Test
-    void eachWindowAndStratumIsSampledToThePlannedSizeWithExactCounts() throws Exception {
-        String topic = KafkaBroker.unique("sampled");
+    /**
+     * On both data planes: {@code atp} (the consumer on ATP only, so a slow UDP probe cannot move
+     * it to TCP) against the default relay, and {@code tcp} against a relay on TCP only.
+     */
+    @ParameterizedTest(name = "approx.data.plane={0}")
+    @ValueSource(strings = {"atp", "tcp"})
+    void eachWindowAndStratumIsSampledToThePlannedSizeWithExactCounts(String dataPlane)
+            throws Exception {
+        KafkaRelay serving = dataPlane.equals("tcp") ? tcpOnly : relay;
+        long segmentsBefore = serving.metrics().segmentsSent();
+        long overTcpBefore = serving.metrics().segmentsSentOverTcp();
+        String topic = KafkaBroker.unique("sampled-" + dataPlane);
         KafkaBroker.shared().createTopic(topic, 2);
         List<String> zones = List.of("a", "b", "c");
         List<Produced> produced = Records.produce(topic, 2, 2, zones, 1500, 1);
-        Properties props = Records.approxProps(KafkaBroker.unique("g"), relay.address());
+        Properties props = Records.approxProps(KafkaBroker.unique("g"), serving.address());
+        props.put(ApproxConsumerConfig.DATA_PLANE, dataPlane);
         Polled got;
         try (Consumer<String, String> c = ApproxConsumers.create(props)) {
             c.subscribe(List.of(topic));
             got = Records.pollToEnd(c, partitions(topic, 2), 2 * 3 * 1500, new Polled());
+        }
+        long segments = serving.metrics().segmentsSent() - segmentsBefore;
+        long overTcp = serving.metrics().segmentsSentOverTcp() - overTcpBefore;
+        DataPlaneMetrics planes = serving.dataPlaneMetrics();
+        System.out.printf(
+                "[kafka] %s: %d segments sent, %d over TCP; relay data planes %s%n",
+                dataPlane, segments, overTcp, planes);
+        assertTrue(segments > 0, "segments sent");
+        if (dataPlane.equals("tcp")) {
+            assertEquals(segments, overTcp, "every segment over TCP");
+            assertFalse(planes.atpAvailable(), "the relay runs no ATP engine");
+            assertTrue(planes.tcpPeers() > 0 && planes.tcpMessagesSent() > 0, planes.toString());
+        } else {
+            assertEquals(0, overTcp, "no segment over TCP with approx.data.plane=atp");
         }
         SamplingPlan plan = new SamplingPlan(ApproxConsumerConfig.parse(props).streamSpec(false));
         Map<Integer, List<Produced>> byOffset = new HashMap<>(); // one producer: in offset order

@@ -4,6 +4,8 @@ import io.netapprox.core.control.ControlConfig;
 import io.netapprox.core.engine.AtpConfig;
 import io.netapprox.core.engine.AtpMode;
 import io.netapprox.core.transport.ApproxTransportConfig;
+import io.netapprox.core.transport.DataPlaneMode;
+import io.netapprox.core.transport.TcpSendPolicy;
 import java.io.Serializable;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -48,17 +50,38 @@ public final class ApproxConf implements Serializable {
                     "0",
                     "TCP control port per executor; 0 = ephemeral (needed when several executors share a host)"
                 });
-        k.put("lineRateBps", new String[] {"10000000000", "R_max of ATP rate control, bits/s"});
+        k.put(
+                "dataPlane",
+                new String[] {
+                    "auto",
+                    "how executors exchange map output: auto (ATP, falling back to TCP with one WARN when the native library cannot load here or a peer does not answer over UDP within udpProbeTimeoutMs), atp (ATP only: fails naming the cause instead), tcp (one TCP connection per peer: the network-oblivious baseline, no native library)"
+                });
+        k.put(
+                "tcpSendPolicy",
+                new String[] {
+                    "earlySend",
+                    "what the TCP data plane sends of a pull: earlySend (in send order until the reducer has every group's target) or sampleSend (only each group's target)"
+                });
+        k.put(
+                "udpProbeTimeoutMs",
+                new String[] {
+                    "2000",
+                    "dataPlane=auto: a peer that does not answer a UDP probe within this long uses TCP; 0 = no probe; at most 60000"
+                });
+        k.put(
+                "lineRateBps",
+                new String[] {"10000000000", "R_max of ATP rate control, bits/s (ATP only)"});
         k.put(
                 "mode",
                 new String[] {
-                    "FULL", "ATP variant: FULL, BASE, RC, RC_MRDF, FIX_TLR, FIX_PRIO (ablations)"
+                    "FULL",
+                    "ATP variant: FULL, BASE, RC, RC_MRDF, FIX_TLR, FIX_PRIO (ablations; ATP only)"
                 });
         k.put(
                 "dscp",
                 new String[] {
                     "(engine default)",
-                    "8 comma-separated DSCP values for priority classes 0..7 (class 0 = exact)"
+                    "8 comma-separated DSCP values for priority classes 0..7 (class 0 = exact; ATP only)"
                 });
         k.put(
                 "confidence",
@@ -114,7 +137,7 @@ public final class ApproxConf implements Serializable {
                     "120000",
                     "a reducer's pull from one map output fails (FetchFailedException) after this long"
                 });
-        k.put("peerDeathTimeoutMs", new String[] {"5000", "ATP peer-death timeout"});
+        k.put("peerDeathTimeoutMs", new String[] {"5000", "ATP peer-death timeout (ATP only)"});
         k.put("connectTimeoutMs", new String[] {"10000", "control-plane connect timeout"});
         k.put(
                 "authSecret",
@@ -135,7 +158,7 @@ public final class ApproxConf implements Serializable {
                 "faultDropOutgoing",
                 new String[] {
                     "0",
-                    "testing/benchmarks: engine fault injection, fraction of outgoing datagrams dropped"
+                    "testing/benchmarks: engine fault injection, fraction of outgoing datagrams dropped (ATP only)"
                 });
         k.put("faultSeed", new String[] {"1", "seed of the fault injection"});
         KEYS = Collections.unmodifiableMap(k);
@@ -155,6 +178,9 @@ public final class ApproxConf implements Serializable {
     private final boolean exactPartials;
     private final String bindAddress;
     private final int controlPort;
+    private final DataPlaneMode dataPlane;
+    private final TcpSendPolicy tcpSendPolicy;
+    private final long udpProbeTimeoutMs;
     private final long lineRateBps;
     private final AtpMode mode;
     private final int[] dscp;
@@ -207,6 +233,33 @@ public final class ApproxConf implements Serializable {
             }
         }
         controlPort = (int) range(c, "controlPort", 0, 0, 65535);
+        // approx-core's parsers: the same values in every integration
+        String dp = c.getOrDefault("dataPlane", DataPlaneMode.AUTO.label());
+        try {
+            dataPlane = DataPlaneMode.parse(dp);
+        } catch (IllegalArgumentException e) {
+            throw bad(
+                    "dataPlane",
+                    dp,
+                    "one of " + labels(DataPlaneMode.values(), DataPlaneMode::label));
+        }
+        String sp = c.getOrDefault("tcpSendPolicy", TcpSendPolicy.EARLY_SEND.label());
+        try {
+            tcpSendPolicy = TcpSendPolicy.parse(sp);
+        } catch (IllegalArgumentException e) {
+            throw bad(
+                    "tcpSendPolicy",
+                    sp,
+                    "one of " + labels(TcpSendPolicy.values(), TcpSendPolicy::label));
+        }
+        // ApproxTransportConfig's bound, checked here so that the driver fails, not the executors
+        udpProbeTimeoutMs =
+                range(
+                        c,
+                        "udpProbeTimeoutMs",
+                        ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT.toMillis(),
+                        0,
+                        60_000);
         lineRateBps = range(c, "lineRateBps", 10_000_000_000L, 1_000_000L, 1_000_000_000_000L);
         String m = c.getOrDefault("mode", "FULL");
         try {
@@ -312,6 +365,13 @@ public final class ApproxConf implements Serializable {
                         + expected);
     }
 
+    /** "a, b, c": the configuration values of an enum, from its own labels. */
+    private static <E> String labels(E[] values, java.util.function.Function<E, String> label) {
+        return java.util.Arrays.stream(values)
+                .map(label)
+                .collect(java.util.stream.Collectors.joining(", "));
+    }
+
     private static boolean bool(Map<String, String> c, String k, boolean def) {
         String v = c.get(k);
         if (v == null) {
@@ -405,6 +465,9 @@ public final class ApproxConf implements Serializable {
         return ApproxTransportConfig.builder()
                 .atp(atp.build())
                 .control(ctl.build())
+                .dataPlane(dataPlane)
+                .tcpSendPolicy(tcpSendPolicy)
+                .udpProbeTimeout(Duration.ofMillis(udpProbeTimeoutMs))
                 .serveThreads(serveThreads)
                 .startBeforeAccept(startBeforeAccept)
                 .reportTimeout(Duration.ofMillis(Math.max(10_000, fetchTimeoutMs)))
@@ -413,6 +476,11 @@ public final class ApproxConf implements Serializable {
 
     public boolean enabled() {
         return enabled;
+    }
+
+    /** The data plane between executors ({@code spark.approx.dataPlane}). */
+    public DataPlaneMode dataPlane() {
+        return dataPlane;
     }
 
     /** Default of {@link ApproxQuery#exactPartials(boolean)}. */

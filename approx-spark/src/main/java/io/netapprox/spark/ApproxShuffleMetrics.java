@@ -27,12 +27,15 @@ import org.apache.spark.util.LongAccumulator;
  *       is not promised, its interval still is; raise the keys if not 0), and the {@code sample
  *       fraction} per group ({@link SampleFractionSummary});
  *   <li>rows: {@code rows sampled} (in the used messages) and {@code rows} (the groups' records);
+ *   <li>data planes: {@code blocks pulled over ATP} and {@code blocks pulled over TCP} (the other
+ *       executors' map outputs, by the data plane their peer runs: {@code
+ *       spark.approx.dataPlane=tcp}, or {@code auto}'s fallback);
  *   <li>ATP: {@code packets sent}, {@code packets retransmitted}, {@code packets lost} (the sending
  *       engines' numbers, fetched by each reducer from the executors it pulled from, as is {@code
- *       messages sent}), and {@code transfers without sender counters}: the transfers whose sender
- *       numbers are not all in those four (a serving executor that did not answer within {@code
- *       spark.approx.fetchTimeoutMs}, or lost them) - 0 means they are exact, more that they are
- *       partial (lower bounds);
+ *       messages sent}; over TCP the messages written, none retransmitted or lost), and {@code
+ *       transfers without sender counters}: the transfers whose sender numbers are not all in those
+ *       four (a serving executor that did not answer within {@code spark.approx.fetchTimeoutMs}, or
+ *       lost them) - 0 means they are exact, more that they are partial (lower bounds);
  *   <li>bytes: {@code block bytes} (the map outputs' blocks as written: the pre-sample, not every
  *       record), {@code exact bytes} (what an exact shuffle of the same records would move: every
  *       record of every share read, in this encoding - from the census counts, with top-k keys at
@@ -55,6 +58,8 @@ public final class ApproxShuffleMetrics implements Serializable {
     final SampleFractionSummary sampleFraction = new SampleFractionSummary();
     final LongAccumulator rowsSampled = new LongAccumulator();
     final LongAccumulator rows = new LongAccumulator();
+    final LongAccumulator blocksOverAtp = new LongAccumulator();
+    final LongAccumulator blocksOverTcp = new LongAccumulator();
     final LongAccumulator packetsSent = new LongAccumulator();
     final LongAccumulator packetsRetransmitted = new LongAccumulator();
     final LongAccumulator packetsLost = new LongAccumulator();
@@ -85,6 +90,8 @@ public final class ApproxShuffleMetrics implements Serializable {
         sc.register(m.sampleFraction, p + "sample fraction per group");
         sc.register(m.rowsSampled, p + "rows sampled");
         sc.register(m.rows, p + "rows");
+        sc.register(m.blocksOverAtp, p + "blocks pulled over ATP");
+        sc.register(m.blocksOverTcp, p + "blocks pulled over TCP");
         sc.register(m.packetsSent, p + "ATP packets sent");
         sc.register(m.packetsRetransmitted, p + "ATP packets retransmitted");
         sc.register(m.packetsLost, p + "ATP packets lost");
@@ -123,6 +130,8 @@ public final class ApproxShuffleMetrics implements Serializable {
         v.put("sample fraction per group", sampleFraction.value());
         v.put("rows sampled", rowsSampled.value());
         v.put("rows", rows.value());
+        v.put("blocks pulled over ATP", blocksOverAtp.value());
+        v.put("blocks pulled over TCP", blocksOverTcp.value());
         v.put("ATP packets sent", packetsSent.value());
         v.put("ATP packets retransmitted", packetsRetransmitted.value());
         v.put("ATP packets lost", packetsLost.value());

@@ -202,6 +202,8 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
             m.messagesUsed.add(tally.used);
             m.messagesLocal.add(tally.localMessages);
             m.messagesBeyondTarget.add(tally.beyond);
+            m.blocksOverAtp.add(tally.remoteBlocks - tally.tcpBlocks);
+            m.blocksOverTcp.add(tally.tcpBlocks);
             m.blockBytes.add(tally.blockBytes);
             m.exactBytes.add(exactBytes);
             m.bytesRead.add(tally.bytesRead);

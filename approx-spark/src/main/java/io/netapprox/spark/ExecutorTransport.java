@@ -79,9 +79,11 @@ final class ExecutorTransport {
                 BlockManagerId$.MODULE$.apply(
                         own.executorId(), own.host(), own.port(), Option.apply(topo));
         LOG.info(
-                "NetApprox transport started for executor {}: control {}, ATP data port {}",
+                "NetApprox transport started for executor {}: control {}, dataPlane={}, ATP data"
+                        + " port {} (0: no ATP engine)",
                 own.executorId(),
                 ctl,
+                conf.dataPlane().label(),
                 transport.dataPort());
     }
 

@@ -1,5 +1,6 @@
 package io.netapprox.spark;
 
+import io.netapprox.core.control.DataPlaneKind;
 import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.job.GroupSpec;
 import io.netapprox.core.transport.ApproxPeer;
@@ -367,6 +368,9 @@ final class RemotePulls implements AutoCloseable {
         tally.bytesRead += a.bytes + a.beyondBytes;
         tally.blockBytes += a.pull.block.size();
         tally.remoteBlocks++;
+        if (a.peer != null && a.peer.dataPlane() == DataPlaneKind.TCP) {
+            tally.tcpBlocks++;
+        }
         if (a.peer != null) {
             succeeded.computeIfAbsent(a.peer, k -> new ArrayList<>()).add(a.transfer.jobId());
         }
@@ -560,6 +564,7 @@ final class RemotePulls implements AutoCloseable {
         long bytesRead;
         long blockBytes;
         long remoteBlocks;
+        long tcpBlocks; // of the remote blocks, pulled over the TCP data plane
         long localBlocks;
         long localMessages;
         long localBytes;

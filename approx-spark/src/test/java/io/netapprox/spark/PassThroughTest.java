@@ -150,6 +150,7 @@ class PassThroughTest {
                                 "spark.approx.mode", "FAST",
                                 "spark.approx.dscp", "1,2,3",
                                 "spark.approx.lineRateBps", "lots",
+                                "spark.approx.dataPlane", "udp",
                                 "spark.approx.recordsPerMesage", "8")
                         .entrySet()) {
             Exception e =

@@ -1,11 +1,13 @@
 package io.netapprox.kafka.relay;
 
 import io.netapprox.core.control.ControlConfig;
+import io.netapprox.core.control.DataPlaneKind;
 import io.netapprox.core.engine.AtpConfig;
 import io.netapprox.core.engine.AtpStats;
 import io.netapprox.core.transport.ApproxPeer;
 import io.netapprox.core.transport.ApproxTransport;
 import io.netapprox.core.transport.ApproxTransportConfig;
+import io.netapprox.core.transport.DataPlaneMetrics;
 import io.netapprox.core.transport.OutgoingTransfer;
 import io.netapprox.core.transport.TransportException;
 import java.net.InetAddress;
@@ -134,17 +136,20 @@ public final class KafkaRelay implements AutoCloseable {
                         ApproxTransportConfig.builder()
                                 .atp(atp)
                                 .control(control)
+                                .dataPlane(config.dataPlane())
+                                .tcpSendPolicy(config.tcpSendPolicy())
                                 .serveThreads(config.serveThreads())
                                 .maxQueuedRequests(4096)
                                 .build(),
                         this::serve);
         log.info(
-                "Kafka relay for broker {} at {} serves {} (control {}, ATP data port {}, {},"
-                        + " authorization {})",
+                "Kafka relay for broker {} at {} serves {} (control {}, dataPlane={}, ATP data"
+                        + " port {}, {}, authorization {})",
                 config.brokerId(),
                 address(),
                 config.bootstrap(),
                 transport.controlAddress(),
+                config.dataPlane().label(),
                 transport.dataPort(),
                 config.secret() != null ? "authenticated" : "NOT authenticated",
                 config.authorization());
@@ -176,14 +181,22 @@ public final class KafkaRelay implements AutoCloseable {
         return h + ":" + a.getPort();
     }
 
-    /** The ATP endpoint's UDP port. */
+    /** The ATP endpoint's UDP port, or 0 when the relay runs no ATP engine. */
     public int dataPort() {
         return transport.dataPort();
     }
 
-    /** The ATP engine's counters (datagrams, drops, sessions, jobs). */
+    /**
+     * The ATP engine's counters (datagrams, drops, sessions, jobs), or null when the relay runs no
+     * ATP engine ({@code --data-plane tcp}, or {@code auto} where the native library cannot load).
+     */
     public AtpStats engineStats() {
-        return transport.endpoint().stats();
+        return transport.endpoint() != null ? transport.endpoint().stats() : null;
+    }
+
+    /** The data planes' counters: peers per plane, fallbacks, TCP traffic. */
+    public DataPlaneMetrics dataPlaneMetrics() {
+        return transport.dataPlaneMetrics();
     }
 
     public RelayMetrics metrics() {
@@ -430,6 +443,9 @@ public final class KafkaRelay implements AutoCloseable {
             return;
         }
         metrics.segmentsSent.increment();
+        if (t.peer().dataPlane() == DataPlaneKind.TCP) {
+            metrics.segmentsSentOverTcp.increment();
+        }
         metrics.recordsSent.add(seg.records().size());
         t.report()
                 .whenComplete(

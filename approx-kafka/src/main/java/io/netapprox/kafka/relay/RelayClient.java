@@ -1,9 +1,12 @@
 package io.netapprox.kafka.relay;
 
+import io.netapprox.core.transport.ApproxTransportConfig;
+import io.netapprox.core.transport.DataPlaneMode;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * A consumer's side of the relays: a hold on the JVM's shared client endpoint ({@link
@@ -14,6 +17,8 @@ public final class RelayClient implements RelayLink {
     private final byte[] secret;
     private final long pullWaitMs;
     private final TokenDelegation delegation;
+    private final DataPlaneMode dataPlane;
+    private final Duration udpProbeTimeout;
     private final List<RemoteStream> streams = new ArrayList<>();
     private SharedClientEndpoint.Lease endpoint;
     private boolean closed;
@@ -31,9 +36,29 @@ public final class RelayClient implements RelayLink {
      *     with this client), or null: none
      */
     public RelayClient(byte[] secret, long pullWaitMs, TokenDelegation delegation) {
+        this(
+                secret,
+                pullWaitMs,
+                delegation,
+                DataPlaneMode.AUTO,
+                ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT);
+    }
+
+    /**
+     * @param dataPlane the data plane of the consumer's relay connections
+     * @param udpProbeTimeout how long {@code auto} waits for a relay's answer over UDP
+     */
+    public RelayClient(
+            byte[] secret,
+            long pullWaitMs,
+            TokenDelegation delegation,
+            DataPlaneMode dataPlane,
+            Duration udpProbeTimeout) {
         this.secret = secret == null ? null : secret.clone();
         this.pullWaitMs = pullWaitMs;
         this.delegation = delegation;
+        this.dataPlane = Objects.requireNonNull(dataPlane, "dataPlane");
+        this.udpProbeTimeout = Objects.requireNonNull(udpProbeTimeout, "udpProbeTimeout");
     }
 
     @Override
@@ -43,7 +68,12 @@ public final class RelayClient implements RelayLink {
         }
         DelegatedToken token = delegation == null ? null : delegation.token();
         if (endpoint == null) {
-            endpoint = SharedClientEndpoint.acquire(secret, Duration.ofMillis(pullWaitMs + 30_000));
+            endpoint =
+                    SharedClientEndpoint.acquire(
+                            secret,
+                            Duration.ofMillis(pullWaitMs + 30_000),
+                            dataPlane,
+                            udpProbeTimeout);
         }
         streams.removeIf(
                 old -> {

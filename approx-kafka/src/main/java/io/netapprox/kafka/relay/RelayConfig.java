@@ -2,6 +2,8 @@ package io.netapprox.kafka.relay;
 
 import io.netapprox.core.engine.AtpConfig;
 import io.netapprox.core.transport.ApproxTransportConfig;
+import io.netapprox.core.transport.DataPlaneMode;
+import io.netapprox.core.transport.TcpSendPolicy;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -58,6 +60,8 @@ public final class RelayConfig {
     private final int readThreads;
     private final Map<String, Object> consumerOverrides;
     private final AtpConfig atp;
+    private final DataPlaneMode dataPlane;
+    private final TcpSendPolicy tcpSendPolicy;
     private final Authorization authorization;
     private final int maxPullWaitMs;
     private final int maxStreamsPerClient;
@@ -76,6 +80,8 @@ public final class RelayConfig {
         this.readThreads = b.readThreads;
         this.consumerOverrides = Map.copyOf(b.consumerOverrides);
         this.atp = b.atp;
+        this.dataPlane = b.dataPlane;
+        this.tcpSendPolicy = b.tcpSendPolicy;
         this.authorization = b.authorization;
         this.maxPullWaitMs = b.maxPullWaitMs;
         this.maxStreamsPerClient =
@@ -171,6 +177,20 @@ public final class RelayConfig {
         return atp;
     }
 
+    /**
+     * The data plane the relay serves consumers on (default {@link DataPlaneMode#AUTO}: ATP, and
+     * TCP for a consumer that runs TCP only or cannot reach the relay over UDP; {@link
+     * DataPlaneMode#TCP}: no ATP engine, every consumer over TCP).
+     */
+    public DataPlaneMode dataPlane() {
+        return dataPlane;
+    }
+
+    /** What the TCP data plane sends of a segment (default {@link TcpSendPolicy#EARLY_SEND}). */
+    public TcpSendPolicy tcpSendPolicy() {
+        return tcpSendPolicy;
+    }
+
     /** Under which Kafka identity a consumer's partitions are read (default {@code KAFKA}). */
     public Authorization authorization() {
         return authorization;
@@ -232,6 +252,10 @@ public final class RelayConfig {
                 + listenPort
                 + ", dataPort="
                 + dataPort
+                + ", dataPlane="
+                + dataPlane.label()
+                + ", tcpSendPolicy="
+                + tcpSendPolicy.label()
                 + ", auth="
                 + (secret != null)
                 + ", maxSegmentBytes="
@@ -266,6 +290,8 @@ public final class RelayConfig {
         private int readThreads = DEFAULT_READ_THREADS;
         private final Map<String, Object> consumerOverrides = new HashMap<>();
         private AtpConfig atp = ApproxTransportConfig.defaultAtp().build();
+        private DataPlaneMode dataPlane = DataPlaneMode.AUTO;
+        private TcpSendPolicy tcpSendPolicy = TcpSendPolicy.EARLY_SEND;
         private Authorization authorization = Authorization.KAFKA;
         private int maxPullWaitMs = DEFAULT_MAX_PULL_WAIT_MS;
         private Integer maxStreamsPerClient;
@@ -351,6 +377,18 @@ public final class RelayConfig {
         /** Engine settings (e.g. line rate, fault injection in tests); default: the defaults. */
         public Builder atp(AtpConfig c) {
             this.atp = Objects.requireNonNull(c, "atp");
+            return this;
+        }
+
+        /** Default {@code AUTO}; see {@link RelayConfig#dataPlane()}. */
+        public Builder dataPlane(DataPlaneMode mode) {
+            this.dataPlane = Objects.requireNonNull(mode, "dataPlane");
+            return this;
+        }
+
+        /** Default {@code EARLY_SEND}; see {@link RelayConfig#tcpSendPolicy()}. */
+        public Builder tcpSendPolicy(TcpSendPolicy policy) {
+            this.tcpSendPolicy = Objects.requireNonNull(policy, "tcpSendPolicy");
             return this;
         }
 

@@ -1,5 +1,7 @@
 package io.netapprox.kafka.relay;
 
+import io.netapprox.core.transport.DataPlaneMode;
+import io.netapprox.core.transport.TcpSendPolicy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -10,6 +12,7 @@ import java.util.Properties;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -28,8 +31,8 @@ import picocli.CommandLine.Option;
         description = {
             "Serves approximate Kafka consumers (approx.enable=true) the partitions the broker"
                     + " beside it leads: reads them over loopback, samples them per window and"
-                    + " stratum, sends the samples over ATP and the exact counts over the"
-                    + " authenticated control plane."
+                    + " stratum, sends the samples over ATP (or TCP, --data-plane) and the exact"
+                    + " counts over the authenticated control plane."
         })
 public final class RelayMain implements Callable<Integer> {
     @Option(
@@ -62,6 +65,28 @@ public final class RelayMain implements Callable<Integer> {
             description =
                     "UDP port of the ATP data plane (-1: the listen port). Default: ${DEFAULT-VALUE}")
     int dataPort;
+
+    @Option(
+            names = "--data-plane",
+            defaultValue = "auto",
+            paramLabel = "auto|atp|tcp",
+            description =
+                    "auto: ATP, and TCP for a consumer that runs TCP only (approx.data.plane=tcp) or"
+                            + " cannot reach the relay over UDP, or for every consumer when the native"
+                            + " library cannot load here (one WARN); atp: ATP only; tcp: no ATP"
+                            + " engine, every consumer over TCP (the network-oblivious baseline)."
+                            + " Default: ${DEFAULT-VALUE}")
+    String dataPlane;
+
+    @Option(
+            names = "--tcp-send-policy",
+            defaultValue = "earlySend",
+            paramLabel = "earlySend|sampleSend",
+            description =
+                    "what the TCP data plane sends of a segment: earlySend (in order until the"
+                            + " consumer has every stratum's target) or sampleSend (only the targets)."
+                            + " Default: ${DEFAULT-VALUE}")
+    String tcpSendPolicy;
 
     @Option(
             names = "--secret-file",
@@ -190,6 +215,9 @@ public final class RelayMain implements Callable<Integer> {
                         .serveThreads(serveThreads)
                         .readThreads(readThreads)
                         .maxPullWaitMs(maxPullWaitMs)
+                        .dataPlane(option("--data-plane", dataPlane, DataPlaneMode::parse))
+                        .tcpSendPolicy(
+                                option("--tcp-send-policy", tcpSendPolicy, TcpSendPolicy::parse))
                         .authorization(authorization(authorization));
         if (maxStreamsPerClient != null) {
             b.maxStreamsPerClient(maxStreamsPerClient);
@@ -210,6 +238,15 @@ public final class RelayMain implements Callable<Integer> {
             b.consumerOverrides(m);
         }
         return b.build();
+    }
+
+    /** approx-core's parser of the value, its message naming the option. */
+    private static <T> T option(String name, String value, Function<String, T> parser) {
+        try {
+            return parser.apply(value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(name + ": " + e.getMessage(), e);
+        }
     }
 
     private static RelayConfig.Authorization authorization(String s) {

@@ -8,6 +8,7 @@ public final class RelayMetrics {
     final LongAdder pulls = new LongAdder();
     final LongAdder emptyAnswers = new LongAdder();
     final LongAdder segmentsSent = new LongAdder();
+    final LongAdder segmentsSentOverTcp = new LongAdder();
     final LongAdder recordsSent = new LongAdder();
     final LongAdder recordsDelivered = new LongAdder();
     final LongAdder failedPulls = new LongAdder();
@@ -33,9 +34,17 @@ public final class RelayMetrics {
         return emptyAnswers.sum();
     }
 
-    /** Segments sent as ATP jobs. */
+    /** Segments sent as jobs (over ATP or TCP). */
     public long segmentsSent() {
         return segmentsSent.sum();
+    }
+
+    /**
+     * Of those, segments sent over the TCP data plane (the relay runs {@code --data-plane tcp}, the
+     * consumer {@code approx.data.plane=tcp}, or {@code auto} fell back).
+     */
+    public long segmentsSentOverTcp() {
+        return segmentsSentOverTcp.sum();
     }
 
     /** Candidate records of those jobs (the messages the jobs could send). */
@@ -104,6 +113,8 @@ public final class RelayMetrics {
                 + emptyAnswers()
                 + ", segments="
                 + segmentsSent()
+                + ", segmentsOverTcp="
+                + segmentsSentOverTcp()
                 + ", recordsSent="
                 + recordsSent()
                 + ", recordsDelivered="

@@ -3,6 +3,7 @@ package io.netapprox.kafka.relay;
 import io.netapprox.core.control.ControlConfig;
 import io.netapprox.core.transport.ApproxTransport;
 import io.netapprox.core.transport.ApproxTransportConfig;
+import io.netapprox.core.transport.DataPlaneMode;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -13,9 +14,9 @@ import java.util.Map;
  * by every approximate consumer of the JVM: many consumers (a Flink TaskManager's source readers, a
  * Streams instance's threads) cost one UDP socket and one engine thread, not one each.
  * Reference-counted: the first {@link #acquire} starts it, the last {@link Lease#close} closes it.
- * Consumers with a different secret or request timeout get their own (a transport has one of each);
- * each consumer's relay connections stay its own (one control connection and ATP session per
- * consumer and relay), so closing one consumer never touches another's streams.
+ * Consumers with a different secret, request timeout or data plane get their own (a transport has
+ * one of each); each consumer's relay connections stay its own (one control connection and ATP
+ * session per consumer and relay), so closing one consumer never touches another's streams.
  */
 public final class SharedClientEndpoint {
     private static final Map<Key, Shared> SHARED = new HashMap<>();
@@ -23,7 +24,11 @@ public final class SharedClientEndpoint {
     private SharedClientEndpoint() {}
 
     /** What makes two consumers' transports interchangeable. */
-    private record Key(String secret, long requestTimeoutMs) {}
+    private record Key(
+            String secret,
+            long requestTimeoutMs,
+            DataPlaneMode dataPlane,
+            Duration udpProbeTimeout) {}
 
     private static final class Shared {
         final ApproxTransport transport;
@@ -74,12 +79,29 @@ public final class SharedClientEndpoint {
      * request timeout, started if none is open.
      */
     public static Lease acquire(byte[] secret, Duration requestTimeout) {
+        return acquire(
+                secret,
+                requestTimeout,
+                DataPlaneMode.AUTO,
+                ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT);
+    }
+
+    /** {@link #acquire(byte[], Duration)} on the given data plane. */
+    public static Lease acquire(
+            byte[] secret,
+            Duration requestTimeout,
+            DataPlaneMode dataPlane,
+            Duration udpProbeTimeout) {
         Key key =
-                new Key(secret == null ? null : Arrays.toString(secret), requestTimeout.toMillis());
+                new Key(
+                        secret == null ? null : Arrays.toString(secret),
+                        requestTimeout.toMillis(),
+                        dataPlane,
+                        udpProbeTimeout);
         synchronized (SHARED) {
             Shared s = SHARED.get(key);
             if (s == null || !s.transport.isOpen()) {
-                s = new Shared(start(secret, requestTimeout));
+                s = new Shared(start(key, secret, requestTimeout));
                 SHARED.put(key, s);
             }
             s.users++;
@@ -101,7 +123,7 @@ public final class SharedClientEndpoint {
         }
     }
 
-    private static ApproxTransport start(byte[] secret, Duration requestTimeout) {
+    private static ApproxTransport start(Key key, byte[] secret, Duration requestTimeout) {
         return ApproxTransport.start(
                 ApproxTransportConfig.builder()
                         .atp(
@@ -114,6 +136,9 @@ public final class SharedClientEndpoint {
                                         .authSecret(secret)
                                         .requestTimeout(requestTimeout)
                                         .build())
+                        // a consumer only receives: the TCP send policy is the relay's
+                        .dataPlane(key.dataPlane())
+                        .udpProbeTimeout(key.udpProbeTimeout())
                         .serverEnabled(false)
                         .build());
     }

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.transport.DataPlaneMode;
+import io.netapprox.core.transport.TcpSendPolicy;
 import io.netapprox.kafka.ApproxConsumers;
 import io.netapprox.kafka.testkit.KafkaBroker;
 import java.io.PrintWriter;
@@ -87,6 +89,36 @@ class RelayMainTest {
                         "--max-pulls-per-client",
                         "65"));
         assertTrue(lastErr.contains("maxPullsPerClient"), lastErr);
+        String[] none = {"--bootstrap", "127.0.0.1:9", "--no-auth", "--authorization", "none"};
+        assertEquals(2, run(concat(none, "--data-plane", "udp")));
+        assertTrue(lastErr.contains("--data-plane"), lastErr);
+        assertTrue(lastErr.contains("atp, tcp, auto"), lastErr);
+        assertEquals(2, run(concat(none, "--tcp-send-policy", "lateSend")));
+        assertTrue(lastErr.contains("--tcp-send-policy"), lastErr);
+        assertTrue(lastErr.contains("earlySend, sampleSend"), lastErr);
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        String[] r = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, r, a.length, b.length);
+        return r;
+    }
+
+    @Test
+    void theDataPlaneOptionsReachTheRelayConfig() throws Exception {
+        String[] none = {"--bootstrap", "127.0.0.1:9", "--no-auth", "--authorization", "none"};
+        RelayMain defaults = new RelayMain();
+        RelayMain.commandLine(defaults).parseArgs(none);
+        RelayConfig d = defaults.config();
+        assertEquals(DataPlaneMode.AUTO, d.dataPlane());
+        assertEquals(TcpSendPolicy.EARLY_SEND, d.tcpSendPolicy());
+        RelayMain tcp = new RelayMain();
+        RelayMain.commandLine(tcp)
+                .parseArgs(concat(none, "--data-plane", "tcp", "--tcp-send-policy", "sampleSend"));
+        RelayConfig t = tcp.config();
+        assertEquals(DataPlaneMode.TCP, t.dataPlane());
+        assertEquals(TcpSendPolicy.SAMPLE_SEND, t.tcpSendPolicy());
+        assertTrue(t.toString().contains("dataPlane=tcp, tcpSendPolicy=sampleSend"), t.toString());
     }
 
     @Test
