@@ -636,10 +636,10 @@ public final class ApproxQuery implements Serializable {
     /**
      * Every override must name a group of the query, where no statistics pass learns the groups
      * (Spark's aggregation, {@code planning=local}, {@link #exact()}, sort shuffle): one query (a
-     * distinct: two Spark jobs under adaptive execution) reads the group columns, keeps the rows every aggregate would read (no NULL in a group or
-     * aggregated column) and looks the named keys up - the keys as the answer writes them ({@link
-     * SparkAggregation#groupKey}). An unknown key fails listing the first known groups (two more
-     * jobs, only then).
+     * distinct: two Spark jobs under adaptive execution) reads the group columns, keeps the rows
+     * every aggregate would read (no NULL in a group or aggregated column) and looks the named keys
+     * up - the keys as the answer writes them ({@link SparkAggregation#groupKey}). An unknown key
+     * fails listing the first known groups (two more jobs, only then).
      */
     private void checkOverridesExist(ApproxSpec spec) {
         List<Column> cols = new ArrayList<>();
