@@ -60,7 +60,31 @@ final class NativeLibrary {
     }
 
     static String platformDescription(String osName, String osArch) {
-        return "os.name=" + osName + ", os.arch=" + osArch;
+        return "os.name=" + osName + ", os.arch=" + osArch + ", libc=" + libc();
+    }
+
+    /**
+     * The C library this JVM runs on, from the libraries it has mapped ({@code glibc}, {@code
+     * musl}), or {@code unknown}: a musl node (Alpine) cannot load the glibc build, which needs
+     * glibc 2.17 or newer.
+     */
+    static String libc() {
+        try {
+            return libcOf(Files.readString(Path.of("/proc/self/maps")));
+        } catch (IOException | RuntimeException e) {
+            return "unknown";
+        }
+    }
+
+    /** {@link #libc()} from the text of a {@code /proc/<pid>/maps}. */
+    static String libcOf(String maps) {
+        if (maps.contains("ld-musl-") || maps.contains("/libc.musl-")) {
+            return "musl";
+        }
+        if (maps.contains("/libc.so.6") || maps.contains("/libc-2.")) {
+            return "glibc";
+        }
+        return "unknown";
     }
 
     /** Throws when the current (or given) platform has no libnetapprox build. */

@@ -30,6 +30,23 @@ class NativeLoaderTest {
     }
 
     @Test
+    void thePlatformDescriptionNamesTheCLibrary() {
+        assertEquals(
+                "glibc",
+                NativeLibrary.libcOf(
+                        "7f00-7f01 r-xp 00000000 fe:01 12 /usr/lib/x86_64-linux-gnu/libc.so.6\n"));
+        assertEquals("glibc", NativeLibrary.libcOf("7f00-7f01 r-xp 0 0 0 /lib64/libc-2.17.so\n"));
+        assertEquals(
+                "musl", NativeLibrary.libcOf("7f00-7f01 r-xp 0 0 0 /lib/ld-musl-x86_64.so.1\n"));
+        assertEquals("unknown", NativeLibrary.libcOf(""));
+        // this JVM: the test machines run glibc
+        assertEquals("glibc", NativeLibrary.libc());
+        assertTrue(
+                NativeLibrary.platformDescription("Linux", "amd64").endsWith(", libc=glibc"),
+                NativeLibrary.platformDescription("Linux", "amd64"));
+    }
+
+    @Test
     void aSecondClassLoaderGetsItsOwnCopyOfTheLibrary() throws Exception {
         java.util.List<java.net.URL> urls = new java.util.ArrayList<>();
         for (String e : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
