@@ -258,6 +258,8 @@ PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/netlab/test_labcl
 # the Spark benchmarks' summarisers: the lab scale runner's and the pass-through CPU verdict's
 PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/spark/netlab/test_scale.py" -v
 python3 "$ROOT/benchmarks/spark/test_passthrough_cpu.py" -v
+# the packer of raw run data (docs/benchmarks.md)
+python3 "$ROOT/benchmarks/test_pack_raw.py" -v
 end
 
 # ---------------------------------------------------------------------------------------------------------
