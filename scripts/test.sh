@@ -258,6 +258,9 @@ PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/netlab/test_labcl
 # the Spark benchmarks' summarisers: the lab scale runner's and the pass-through CPU verdict's
 PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/spark/netlab/test_scale.py" -v
 python3 "$ROOT/benchmarks/spark/test_passthrough_cpu.py" -v
+# the Kafka and Flink end-to-end lab benchmarks' summary writers (issue 32)
+PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/kafka/test_run.py" -v
+PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/flink/netlab/test_summary.py" -v
 end
 
 # ---------------------------------------------------------------------------------------------------------
