@@ -170,9 +170,17 @@ class SummaryTests(unittest.TestCase):
         self.assertIsNone(doc["cells"][4]["epochs_over_tcp"])  # not polled
         self.assertEqual(600, doc["cells"][5]["payload_bytes"])
 
+    def test_latency_growth_is_the_backlogs_slope(self):
+        self.assertAlmostEqual(0.0, run.latency_growth([(0, 300), (2000, 300), (4000, 300)]))
+        # processing half the input: each window waits one more window length than the one before
+        self.assertAlmostEqual(1.0, run.latency_growth([(0, 500), (2000, 2500), (4000, 4500)]))
+        self.assertAlmostEqual(0.0, run.latency_growth([(2000, 10), (2000, 20)]))  # no spread in time
+
     def test_checks_name_the_better_tcp_mode_and_whether_exact_kept_up(self):
         keeps, behind = run.e2e_summary(self.blocks(), {})["checks"]
+        self.assertEqual(0.025, keeps["exact_latency_growth"])  # (300, 320, 400) over 0, 2, 4 s
         self.assertTrue(keeps["exact_keeps_up"])
+        self.assertEqual(2.5, behind["exact_latency_growth"])
         self.assertEqual("tcp_es", keeps["better_tcp_mode"])  # p99 450 < 500
         self.assertEqual(round(250 / 450, 3), keeps["atp_p99_over_tcp"])
         self.assertEqual(round(210 / 340, 3), keeps["atp_p50_over_tcp"])
