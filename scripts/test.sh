@@ -260,6 +260,9 @@ PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/spark/netlab/test
 python3 "$ROOT/benchmarks/spark/test_passthrough_cpu.py" -v
 # the packer of raw run data (docs/benchmarks.md)
 python3 "$ROOT/benchmarks/test_pack_raw.py" -v
+# the Kafka and Flink end-to-end lab benchmarks' summary writers (issue 32)
+PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/kafka/test_run.py" -v
+PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/flink/netlab/test_summary.py" -v
 end
 
 # ---------------------------------------------------------------------------------------------------------

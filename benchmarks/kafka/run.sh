@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Kafka lab benchmark (issue 15, docs/kafka.md section 8): a real KRaft broker (kafka.Kafka, subprocess) and the
-# relay (approx-kafka-relay.jar) in one namespace of the network lab, the consumer in another, a bottleneck
-# between them (the switch port toward the consumer host); plain KafkaConsumer vs approximate consumer at e_max 5%.
-# As root:
-#   bash benchmarks/kafka/run.sh [--rate 100mbit] [--records 1000000] [--value-bytes 400] [--runs 2] ...
-# SKIP_BUILD=1 uses the built jars. Results: benchmarks/results/kafka/netlab-<timestamp>.txt. The lab (namespaces
-# kafkabench-*) and every process are torn down on exit, also on Ctrl-C.
+# Kafka lab benchmark (issues 15 and 32, docs/kafka.md section 12): a real KRaft broker (kafka.Kafka, subprocess)
+# and one relay per approximate mode (approx-kafka-relay.jar: atp = --data-plane atp, tcp / tcp_ss / tcp_es =
+# --data-plane tcp and its send policy) in one namespace of the network lab, the consumer in another, background TCP
+# from a third toward the consumer, a bottleneck between them (the switch port toward the consumer host); the plain
+# KafkaConsumer vs the approximate consumer over each relay at e_max 5%, alternating. As root:
+#   bash benchmarks/kafka/run.sh [--switch fifo,slack] [--modes plain,atp,tcp,tcp_ss,tcp_es] [--bg-load 0.5]
+#        [--rate 100mbit] [--records 1000000] [--value-bytes 400] [--runs 2] [--warmup 1] ...
+# SKIP_BUILD=1 uses the built jars. Results: benchmarks/results/kafka/e2e/summary.json (per switch and mode) and the
+# raw lines in benchmarks/results/kafka/e2e/netlab-<timestamp>.txt. The lab (namespaces kafkabench-*) and every
+# process are torn down on exit, also on Ctrl-C.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"

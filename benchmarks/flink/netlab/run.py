@@ -12,16 +12,22 @@ flink-dist is not served by this machine's Maven mirror, so the cluster runs Fli
 (flink-runtime) on the examples' Flink classpath, one JVM per process, each in its own namespace. The TaskManagers
 have approx-flink, approx-core and the examples on their classpath (no job jar upload).
 
-Per switch mode: lab up, JobManager + 2 TaskManagers, background TCP, then
-  FlinkLatencyBench (exact vs approximate at the same paced input rate, alternating runs after a warm-up each),
-  FlinkBench overhead (flag-off query vs the same aggregation written directly with Flink's API, unpaced,
-  alternating runs), and everything is torn down in `finally`.
-Raw lines + summary: benchmarks/results/flink/netlab-<timestamp>.txt.
+Per switch mode: lab up, JobManager + 2 TaskManagers, background TCP, then per configuration (--configs: a name
+and the bytes per trip the query does not read, e.g. `keeps-up:0,falls-behind:600`)
+  FlinkLatencyBench (exact and every approximate mode at the same paced input rate, alternating runs after a
+  warm-up each; --modes: `atp` = approx.dataPlane=atp with the default sending policy, `tcp_ss` / `tcp_es` = the
+  TCP data plane with sampleSend / earlySend; or --variants), while metrics_poll.py reads the receivers'
+  approxEpochsOverTcp of each running job from the REST API (0 on ATP, > 0 over TCP),
+then FlinkBench overhead (flag-off query vs the same aggregation written directly with Flink's API, unpaced,
+alternating runs; --skip-overhead), and everything is torn down in `finally`.
+Raw lines + summary: benchmarks/results/flink/e2e/netlab-<timestamp>.txt (not in git); one cell per (config,
+switch, mode): benchmarks/results/flink/e2e/summary.json (`e2e_summary`, tested by test_summary.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -40,6 +46,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 JM, TMS, BG = 1, (2, 3), 4
 REST_PORT = 8081
+# exact keeps up with its input when its window latency grows by at most this per unit of input time (a job that
+# processes 95 % of its input has 1/0.95 - 1 = 0.053)
+KEEPS_UP_GROWTH = 0.05
+# the approximate modes of the end-to-end benchmark (issue 32) as FlinkLatencyBench variants
+MODES = {
+    "atp": "approx.dataPlane=atp",
+    "tcp_ss": "approx.dataPlane=tcp,approx.tcpSendPolicy=sampleSend",
+    "tcp_es": "approx.dataPlane=tcp,approx.tcpSendPolicy=earlySend",
+}
 
 
 class Lab(LabCluster):
@@ -74,6 +89,8 @@ taskmanager.memory.jvm-overhead.max: 128m
 taskmanager.numberOfTaskSlots: 2
 parallelism.default: 4
 io.tmp.dirs: {self.tmp}
+# the REST API's metrics at most 1 s old (metrics_poll.py reads the running jobs' counters)
+metrics.fetcher.update-interval: 1 s
 """)
         log4j = f"-Dlog4j2.configurationFile={os.path.join(ROOT, 'examples', 'flink', 'log4j2.properties')}"
         self.spawn(
@@ -141,16 +158,168 @@ io.tmp.dirs: {self.tmp}
             time.sleep(1)
         raise RuntimeError(f"the cluster did not reach {n} slots in {timeout} s; see {self.tmp}")
 
-    def client(self, cp: str, main: str, args: list[str], tag: str) -> list[str]:
+    def client(self, cp: str, main: str, args: list[str], tag: str, poll_metric: str | None = None):
+        """Runs a client application in h1: its RESULT/WINDOW/SUMMARY/# lines, and with poll_metric the metric's
+        largest sum per job name seen while the jobs ran (metrics_poll.py beside the client)."""
         log4j = f"-Dlog4j2.configurationFile={os.path.join(ROOT, 'examples', 'flink', 'log4j2.properties')}"
+        poller = None
+        if poll_metric:
+            poller = self.spawn(
+                JM,
+                [
+                    sys.executable,
+                    os.path.join(HERE, "metrics_poll.py"),
+                    f"http://{ip(JM)}:{REST_PORT}",
+                    poll_metric,
+                ],
+                f"poll-{tag}.log",
+            )
         rc, text, secs = self.run_client(
             JM, ["java", "-Xmx768m", log4j, "-cp", cp, main, *args], f"client-{tag}.log", self.a.app_timeout
         )
+        polled: dict[str, int] = {}
+        if poller is not None:
+            time.sleep(1.5)  # the last round of the poller
+            self.stop(poller)
+            with open(os.path.join(self.tmp, f"poll-{tag}.log"), errors="replace") as f:
+                polled = parse_poll(f.read())
         lines = [l for l in text.splitlines() if l.startswith(("RESULT", "WINDOW", "SUMMARY", "#"))]
         self.log(f"client {tag}: rc={rc} in {secs:.0f} s, {len(lines)} lines")
         if rc != 0:
             self.log("tail:\n" + "\n".join(text.splitlines()[-30:]))
-        return lines
+        return (lines, polled) if poll_metric else lines
+
+
+def parse_poll(text: str) -> dict[str, int]:
+    """metrics_poll.py's output -> the largest value per job name (a counter only grows while its job runs)."""
+    out: dict[str, int] = {}
+    for m in re.finditer(r"^job=(\S+) jid=\S+ value=(\d+)", text, re.M):
+        out[m.group(1)] = max(out.get(m.group(1), 0), int(m.group(2)))
+    return out
+
+
+def parse_configs(spec: str) -> list[tuple[str, int]]:
+    """`NAME:PAYLOAD_BYTES,...` -> [(name, payload bytes)]; names are the summary's `config` values."""
+    out = []
+    for item in spec.split(","):
+        name, _, payload = item.partition(":")
+        if not re.fullmatch(r"[a-z][a-z0-9-]*", name) or not payload.isdigit():
+            raise ValueError(f"--configs: expected NAME:PAYLOAD_BYTES, got '{item}'")
+        out.append((name, int(payload)))
+    return out
+
+
+def variants_for(modes: list[str]) -> str:
+    """FlinkLatencyBench's --variants for the approximate modes (exact always runs)."""
+    bad = [m for m in modes if m != "exact" and m not in MODES]
+    if bad:
+        raise ValueError(f"--modes: unknown {bad}; known: exact, {', '.join(MODES)}")
+    return ";".join(f"{m}:{MODES[m]}" for m in modes if m != "exact")
+
+
+def e2e_cells(blocks: list[dict]) -> list[dict]:
+    """One cell per (config, switch, mode) from blocks of {config, switch, payload_bytes, lines, over_tcp}: windows
+    (answered windows over the measured runs), p50/p99 of their result latency, sustained records/s (median of
+    runs), windows outside e_max (averages outside e_max or missing, summed over runs) and the receivers'
+    approxEpochsOverTcp summed over the mode's measured runs (None: not polled)."""
+    cells = []
+    for b in blocks:
+        win: dict[str, list[float]] = {}
+        series: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        res: dict[str, list[dict]] = {}
+        for l in b["lines"]:
+            kv = dict(re.findall(r"(\w+)=(\S+)", l))
+            if l.startswith("WINDOW"):
+                win.setdefault(kv["mode"], []).append(float(kv["latency_ms"]))
+                series.setdefault((kv["mode"], kv["run"]), []).append(
+                    (float(kv["window_end"]), float(kv["latency_ms"]))
+                )
+            elif (
+                l.startswith("RESULT")
+                and "sustained_records_per_s" in kv
+                and not kv["mode"].endswith("-warmup")
+            ):
+                res.setdefault(kv["mode"], []).append(kv)
+        tcp: dict[str, int] = {}
+        for job, v in (b.get("over_tcp") or {}).items():
+            mode, _, run = job.rpartition("_latency_run_")
+            if mode and run.isdigit():  # measured runs only (the warm-up is run -1)
+                tcp[mode] = tcp.get(mode, 0) + v
+        for mode in dict.fromkeys([*res, *win]):
+            r = res.get(mode, [])
+            lat = win.get(mode, [])
+            growth = [latency_growth(v) for (m, _), v in series.items() if m == mode and len(v) >= 2]
+            cells.append(
+                dict(
+                    config=b["config"],
+                    switch=b["switch"],
+                    mode=mode,
+                    windows=len(lat),
+                    p50_ms=round(pct(lat, 0.5)) if lat else None,
+                    p99_ms=round(pct(lat, 0.99)) if lat else None,
+                    records_per_s=round(statistics.median(float(x["sustained_records_per_s"]) for x in r))
+                    if r
+                    else None,
+                    windows_outside=sum(int(x["outside_emax"]) for x in r),
+                    latency_growth=round(statistics.median(growth), 3) if growth else None,
+                    runs=len(r),
+                    input_rate=int(r[0]["input_rate"]) if r else None,
+                    payload_bytes=b["payload_bytes"],
+                    max_rel_error=max(float(x["max_rel_error"]) for x in r) if r else None,
+                    sample_fraction=round(statistics.median(float(x["sample_fraction"]) for x in r), 4)
+                    if r
+                    else None,
+                    epochs_over_tcp=tcp.get(mode, 0) if b.get("over_tcp") is not None else None,
+                )
+            )
+    return cells
+
+
+def latency_growth(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope of window latency over window end (ms per ms of input) in one run: ~0 when the job
+    keeps up with its input, 1/f - 1 when it processes a fraction f of it (its backlog grows through the run).
+    Unlike sustained records/s it does not depend on the run's length (a 10-s run's last window latency)."""
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else 0.0
+
+
+def e2e_summary(blocks: list[dict], header: dict) -> dict:
+    """The summary document: the header, the cells, and per (config, switch) the ratios the issue's targets name
+    (atp's p50 and p99 over the better TCP mode's, over exact's) and whether exact kept up with the input (its
+    latency_growth at most KEEPS_UP_GROWTH: the configuration's name is checked, not assumed)."""
+    cells = e2e_cells(blocks)
+    checks = []
+    for key in dict.fromkeys((c["config"], c["switch"]) for c in cells):
+        by = {c["mode"]: c for c in cells if (c["config"], c["switch"]) == key}
+        chk: dict = dict(config=key[0], switch=key[1])
+        ex = by.get("exact")
+        if ex and ex["latency_growth"] is not None:
+            chk["exact_latency_growth"] = ex["latency_growth"]
+            chk["exact_keeps_up"] = ex["latency_growth"] <= KEEPS_UP_GROWTH
+        atp = by.get("atp")
+        tcps = [by[m] for m in ("tcp_ss", "tcp_es") if m in by and by[m]["p99_ms"]]
+        if atp and atp["p99_ms"] is not None:
+            if tcps:
+                best = min(tcps, key=lambda c: c["p99_ms"])
+                chk["better_tcp_mode"] = best["mode"]
+                chk["atp_p99_over_tcp"] = round(atp["p99_ms"] / best["p99_ms"], 3)
+                chk["atp_p50_over_tcp"] = round(atp["p50_ms"] / max(1, best["p50_ms"]), 3)
+            if ex and ex["p99_ms"]:
+                chk["atp_p99_over_exact"] = round(atp["p99_ms"] / ex["p99_ms"], 3)
+                chk["atp_p50_over_exact"] = round(atp["p50_ms"] / max(1, ex["p50_ms"]), 3)
+        checks.append(chk)
+    return {"header": header, "cells": cells, "checks": checks}
+
+
+def write_summary(path: str, doc: dict) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
 
 
 def summarize(lines: list[str], sw: str) -> list[str]:
@@ -209,7 +378,21 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--payload-bytes",
         default="0",
-        help="bytes per trip the query does not read (both modes; exact's keyBy ships them)",
+        help="bytes per trip the query does not read (both modes; exact's keyBy ships them); without --configs",
+    )
+    ap.add_argument(
+        "--configs",
+        default=None,
+        help="configurations run one after the other on each switch's cluster, NAME:PAYLOAD_BYTES, e.g. "
+        "'keeps-up:0,falls-behind:600' (the summary checks whether exact kept up)",
+    )
+    ap.add_argument(
+        "--modes",
+        default="exact,atp,tcp_ss,tcp_es",
+        help=f"exact (always runs) and approximate modes of {', '.join(MODES)}; --variants replaces them",
+    )
+    ap.add_argument(
+        "--summary", default=os.path.join(ROOT, "benchmarks", "results", "flink", "e2e", "summary.json")
     )
     ap.add_argument("--runs", default="5")
     ap.add_argument("--emax", default="0.05")
@@ -237,6 +420,14 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
+    try:
+        configs = (
+            parse_configs(a.configs) if a.configs else [(f"payload-{a.payload_bytes}", int(a.payload_bytes))]
+        )
+        variants = a.variants or variants_for(a.modes.split(","))
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
     nlab.require_root()
     tmp = tempfile.mkdtemp(prefix="flink-netlab-")
     # snapshots of the jars: a concurrent rebuild must not change the classes under running JVMs
@@ -254,10 +445,16 @@ def main(argv=None) -> int:
         return 1
     flink_cp = open(os.path.join(ROOT, "examples", "flink", "target", "flink-classpath.txt")).read().strip()
     cp = ":".join(jars) + ":" + flink_cp
-    os.makedirs(os.path.join(ROOT, "benchmarks", "results", "flink"), exist_ok=True)
     out = a.out or os.path.join(
-        ROOT, "benchmarks", "results", "flink", f"netlab-{time.strftime('%Y%m%d-%H%M%S')}.txt"
+        ROOT, "benchmarks", "results", "flink", "e2e", f"netlab-{time.strftime('%Y%m%d-%H%M%S')}.txt"
     )
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    load_start = os.getloadavg()
+    # the code that runs (a later edit of the checkout must not change what the summary says it measured)
+    commit = subprocess.run(
+        ["git", "describe", "--always", "--dirty", "--abbrev=7"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip()
+    blocks: list[dict] = []
     lab = Lab(a, tmp)
 
     interrupt_on_signals()
@@ -283,31 +480,42 @@ def main(argv=None) -> int:
                     for kv in [f"approx.lineRateBps={lab.rate_bps}", *a.conf]:
                         k, v = kv.split("=", 1)
                         extra += [f"--{k}", v]
-                    lines += lab.client(
-                        cp,
-                        "io.netapprox.examples.flink.FlinkLatencyBench",
-                        [
-                            "--cluster",
-                            cluster,
-                            "--rate",
-                            a.input_rate,
-                            "--seconds",
-                            a.seconds,
-                            "--window-ms",
-                            a.window_ms,
-                            "--groups",
-                            a.groups,
-                            "--runs",
-                            a.runs,
-                            "--emax",
-                            a.emax,
-                            "--payload-bytes",
-                            a.payload_bytes,
-                            *extra,
-                            *(["--variants", a.variants] if a.variants else []),
-                        ],
-                        f"{sw}-latency",
-                    )
+                    for config, payload in configs:
+                        got, polled = lab.client(
+                            cp,
+                            "io.netapprox.examples.flink.FlinkLatencyBench",
+                            [
+                                "--cluster",
+                                cluster,
+                                "--rate",
+                                a.input_rate,
+                                "--seconds",
+                                a.seconds,
+                                "--window-ms",
+                                a.window_ms,
+                                "--groups",
+                                a.groups,
+                                "--runs",
+                                a.runs,
+                                "--emax",
+                                a.emax,
+                                "--payload-bytes",
+                                str(payload),
+                                *extra,
+                                "--variants",
+                                variants,
+                            ],
+                            f"{sw}-{config}-latency",
+                            poll_metric="approxEpochsOverTcp",
+                        )
+                        lines += [
+                            l + f" config={config}" if l.startswith(("RESULT", "WINDOW")) else l for l in got
+                        ]
+                        lines += [f"# [{sw}/{config}] approxEpochsOverTcp per job: {polled}"]
+                        blocks.append(
+                            dict(config=config, switch=sw, payload_bytes=payload, lines=got, over_tcp=polled)
+                        )
+                        summary += summarize(got, f"{sw}/{config}")
                 if not a.skip_overhead:
                     lines += lab.client(
                         cp,
@@ -334,7 +542,7 @@ def main(argv=None) -> int:
                             for l in epoch_timeline.summarize([p for p in tm_logs if os.path.exists(p)])
                         )
                     )
-                summary += summarize(lines, sw)
+                summary += [f"[{sw}] overhead: {l}" for l in lines if l.startswith("SUMMARY")]
             except KeyboardInterrupt as e:
                 lab.log(f"interrupted ({e}); tearing down")
                 status = 130
@@ -350,8 +558,37 @@ def main(argv=None) -> int:
             f"# load average at the end {os.getloadavg()}\n# SUMMARY\n"
             + "".join("# " + l + "\n" for l in summary)
         )
+    if blocks:
+        header = dict(
+            command="bash benchmarks/flink/netlab/run.sh " + " ".join(sys.argv[1:] if argv is None else argv),
+            commit=commit,
+            date=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            load=(
+                f"SHARED {os.cpu_count()}-core machine (other engineers' builds and tests running), load average "
+                f"{load_start[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end: not of record"
+            ),
+            complete=status == 0,
+            lab=dict(
+                rate=a.rate,
+                buffer=a.buffer,
+                bg_load=a.bg_load,
+                input_rate=int(a.input_rate),
+                seconds=int(a.seconds),
+                window_ms=int(a.window_ms),
+                groups=int(a.groups),
+                runs=int(a.runs),
+                emax=float(a.emax),
+                conf=a.conf,
+                variants=variants,
+            ),
+            windows_outside="(run, window, group) averages outside e_max or missing, summed over the mode's runs",
+            records_per_s="sustained input records/s, median of the mode's runs (input_rate is the offered rate)",
+        )
+        doc = e2e_summary(blocks, header)
+        write_summary(a.summary, doc)
+        summary += [f"check {c}" for c in doc["checks"]]
     print("\nSUMMARY\n" + "\n".join(summary))
-    print(f"results: {out}\nlogs: {tmp}")
+    print(f"results: {out}\nsummary: {a.summary if blocks else '(no latency runs)'}\nlogs: {tmp}")
     return status
 
 

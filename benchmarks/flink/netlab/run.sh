@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Flink benchmark of issue 14 in the network lab (docs/flink.md, "Network-lab benchmark"): a standalone Flink
-# cluster (JobManager + 2 TaskManagers, separate JVMs in separate network namespaces) behind the emulated congested
-# switch (benchmarks/netlab, every port shaped, background TCP toward the TaskManagers); exact vs approximate
-# window result latency at the same input rate, then the flag-off overhead. As root:
+# Flink benchmark of issues 14 and 32 in the network lab (docs/flink.md, "Network-lab benchmark" and "Every baseline
+# in one run"): a standalone Flink cluster (JobManager + 2 TaskManagers, separate JVMs in separate network namespaces)
+# behind the emulated congested switch (benchmarks/netlab, every port shaped, background TCP toward the TaskManagers);
+# window result latency of exact and the approximate modes (atp, tcp_ss, tcp_es) at the same input rate, per
+# configuration, then the flag-off overhead. As root:
 #   bash benchmarks/flink/netlab/run.sh [--switch slack,fifo] [--rate 200mbit] [--bg-load 0.7]
+#        [--configs keeps-up:0,falls-behind:600] [--modes exact,atp,tcp_ss,tcp_es]
 #        [--input-rate 20000] [--seconds 30] [--payload-bytes 0] [--runs 5] [--overhead-runs 5]
-#        [--conf approx.key=value ...]
-# SKIP_BUILD=1 uses the built jars. Results: benchmarks/results/flink/netlab-<timestamp>.txt.
+#        [--conf approx.key=value ...] [--variants 'NAME:approx.K=V,...;...'] [--skip-overhead]
+# SKIP_BUILD=1 uses the built jars. Results: benchmarks/results/flink/e2e/summary.json (per config, switch and mode)
+# and the raw lines in benchmarks/results/flink/e2e/netlab-<timestamp>.txt.
 # The lab (namespaces flinkbench-*) and every process are torn down on exit, also on Ctrl-C.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"

@@ -34,7 +34,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * KafkaLab produce --bootstrap H:P --topic T --partitions P --records N --windows W --strata S
  *                  --value-bytes B --truth FILE
  * KafkaLab consume --bootstrap H:P --topic T --partitions P --truth FILE --mode plain|approx
- *                  [--relay H:P --secret-file F --emax E]
+ *                  [--relay H:P --secret-file F --emax E] [--data-plane auto|atp|tcp]
  * </pre>
  *
  * {@code produce} writes N records (key = stratum, value = {@code <fare>;<padding>} of B bytes,
@@ -43,7 +43,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * approximately, and prints one {@code window} line per window when its answer is complete (every
  * partition is past it) and a {@code result} line: records returned, seconds, windows/s, and for
  * the approximate consumer each (window, stratum) total's error against the truth and whether it is
- * within e_max.
+ * within e_max. {@code --data-plane} sets the approximate consumer's {@code approx.data.plane} (the
+ * lab's {@code atp} and {@code tcp} modes; the relay's {@code --data-plane} must allow it).
  */
 public final class KafkaLab {
     static final long WINDOW_MS = 60_000;
@@ -176,6 +177,9 @@ public final class KafkaLab {
             p.put("approx.emax", Double.toString(emax));
             p.put("approx.auth.secret.file", req(o, "--secret-file"));
             p.put("approx.relay.address.1", req(o, "--relay"));
+            if (o.containsKey("--data-plane")) {
+                p.put("approx.data.plane", o.get("--data-plane"));
+            }
         }
         List<TopicPartition> tps = new ArrayList<>();
         for (int i = 0; i < partitions; i++) {
