@@ -34,7 +34,8 @@ SOURCE_EXTS = {
     ".java", ".scala", ".cpp", ".hpp", ".h", ".c", ".cc", ".map", ".py", ".sh", ".cmake", ".txt", ".xml",
     ".toml", ".properties", ".json", ".yaml", ".yml", ".conf", ".in",
 }  # fmt: skip
-SKIP_DIRS = {".git", "target", "__pycache__", ".mvn", "node_modules", "results", ".idea"}
+SKIP_DIRS = {".git", "target", "__pycache__", ".mvn", "node_modules", ".idea"}
+NOT_SOURCE_DIRS = ("benchmarks/results/",)  # measured outputs: their paths exist, their text is no source
 MAX_FILE_BYTES = 2_000_000
 # this checker and its tests quote doc names themselves: they must not make a removed name exist
 NOT_SOURCES = {"scripts/check-doc-names.py", "scripts/test_check_doc_names.py"}
@@ -93,6 +94,7 @@ class Tree:
                     suffix not in SOURCE_EXTS
                     and name not in ("CMakeLists.txt", "Makefile")
                     or rel in NOT_SOURCES
+                    or rel.startswith(NOT_SOURCE_DIRS)
                 ):
                     continue
                 try:
@@ -115,6 +117,15 @@ class Tree:
         """`word` (an identifier) occurs as a whole word, in any source or in one of `files`."""
         where = self.files_with.get(word, set())
         return bool(where) if files is None else any(f in where for f in files)
+
+    def on_one_line(self, owner: str, member: str) -> bool:
+        """`owner` and `member` on one line of a source (`TEST(Suite, Name)`, `Owner.member(...)`, `Owner::member`):
+        for an owner whose name is declared more than once (a Java test and a GoogleTest suite)."""
+        both = self.files_with.get(owner, set()) & self.files_with.get(member, set())
+        words = [re.compile(rf"(?<![A-Za-z0-9_]){re.escape(w)}(?![A-Za-z0-9_])") for w in (owner, member)]
+        return any(
+            all(w.search(line) for w in words) for rel in both for line in self.texts[rel].splitlines()
+        )
 
     def has_text(self, text: str) -> bool:
         return any(text in t for t in self.texts.values()) or any(text in t for t in self.readmes)
@@ -222,8 +233,20 @@ def check_chain(tree: Tree, chain: str) -> str | None:
     parts = re.split(r"\.|::|#", chain)
     if len(parts) == 1:
         return None if tree.has_word(chain) else "not found"
-    if all(p == p.lower() for p in parts) and "." in chain and "::" not in chain and tree.has_text(chain):
-        return None  # a key or a package, as text
+    if all(p == p.lower() for p in parts) and "." in chain and "::" not in chain:
+        if tree.has_text(chain):
+            return None  # a key or a package, as text
+        if not SNAKE_RE.match(parts[0]):
+            return "not found as text in the sources or a README"
+    first_type = next((i for i, p in enumerate(parts) if is_type_like(p)), 0)
+    if first_type > 0 and "." in chain and all(p == p.lower() for p in parts[:first_type]):
+        package = ".".join(parts[:first_type])  # io.netapprox.core.NetApproxException
+        if not tree.has_text(package) and not tree.path_exists(package.replace(".", "/")):
+            return f"package {package} not found"
+        declared = [f for f in tree.declaring(parts[first_type]) if package.replace(".", "/") in f]
+        if not declared and not tree.has_text(f"{package}.{parts[first_type]}"):
+            return f"{parts[first_type]} not found in package {package}"
+        return check_chain(tree, ".".join(parts[first_type:]))
     owner_files: list[str] | None = None
     owner = None
     for i, part in enumerate(parts):
@@ -232,7 +255,7 @@ def check_chain(tree: Tree, chain: str) -> str | None:
                 return f"{part} not found"
         else:
             candidates = owner_files or []
-            if not candidates or not tree.has_word(part, candidates):
+            if (not candidates or not tree.has_word(part, candidates)) and not tree.on_one_line(owner, part):
                 return f"{part} not found in {owner}'s files"
         if is_type_like(part) or SNAKE_RE.match(part) or (i == 0 and len(parts) > 1):
             declared = tree.declaring(part)

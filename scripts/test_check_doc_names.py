@@ -125,6 +125,18 @@ class CheckDocNamesTest(unittest.TestCase):
         self.assertEqual(1, rc)
         self.assertIn("`QuotedOnlyHere`: not found", out)
 
+    def test_a_name_declared_twice_finds_its_member_on_one_line(self):
+        self.write(
+            "approx-core/src/test/java/EarlyDataTest.java", "class EarlyDataTest { void pushed() {} }\n"
+        )
+        self.write("native/tests/early_data_test.cpp", "TEST(EarlyDataTest, ASmallJobNeedsOneRoundTrip) {}\n")
+        self.write(
+            "docs/architecture.md", "`EarlyDataTest.ASmallJobNeedsOneRoundTrip`, `EarlyDataTest.pushed`\n"
+        )
+        self.assertEqual(0, self.run_check()[0])
+        self.write("docs/architecture.md", "`EarlyDataTest.ASmallJobIsGone`\n")
+        self.assertEqual(1, self.run_check()[0])
+
     def test_a_span_that_wraps_a_line_is_one_span(self):
         self.write("docs/architecture.md", "text `atp::Engine::\nstart_job` and `Gone\nAway`\n")
         rc, out = self.run_check()
