@@ -7,7 +7,9 @@ What counts as a code name (in `backticks`, and CamelCase names and repository p
   (`NOT_NEEDED`, `IP_TOS`), a capitalised word (`Engine`);
 - members: `Class.member`, `Class#member`, `ns::Class::member`, `na_config.dscp_by_class`: the owner must be
   declared in the tree (a file `Owner.java`, or `class|interface|record|enum|struct|namespace Owner`) and the
-  member must occur in a file that declares it (an owner that is not ours, e.g. Netty's, in a file that uses it);
+  member must occur in a file that declares it (an owner that is not ours, e.g. Netty's, in a file that uses it),
+  or on one line with the owner (`TEST(Suite, Name)`: a name declared twice, as a Java test and a gtest suite);
+- package-qualified names (`io.netapprox.core.NetApproxException`): the package exists and declares the class;
 - dotted lowercase keys (`spark.approx.dscp`, `io.netapprox.core.engine`): the literal text in the sources or a
   README; a key with `*` or `<...>` is a pattern, not a name;
 - paths (`native/src/core/engine.cpp`, `src/driver/driver.cpp`, `engine.hpp`, `slack.hpp/.cpp`): the file or
