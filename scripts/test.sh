@@ -4,7 +4,8 @@
 #   1. setup                 scripts/setup.sh: install what the machine lacks (idempotent)
 #   2. format                mvn spotless:check (google-java-format, AOSP style, every module);
 #                            scripts/check-native-format.sh (native/, clang-format; NETAPPROX_NATIVE_FORMAT_CHECK=0 skips it);
-#                            scripts/check-python.sh (ruff format --check + ruff check, ruff.toml)
+#                            scripts/check-python.sh (ruff format --check + ruff check, ruff.toml);
+#                            scripts/check-doc-names.py (docs/architecture.md quotes only names that exist) + its tests
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
 #                            examples/taxi, approx-spark on local[2] and local-cluster, approx-flink on a Flink
 #                            MiniCluster of 2 TaskManagers x 2 slots, approx-kafka on an in-process KRaft broker with
@@ -67,7 +68,7 @@ fi
 end
 
 # ---------------------------------------------------------------------------------------------------------
-begin "format (spotless:check, native clang-format, ruff)"
+begin "format (spotless:check, native clang-format, ruff, doc names)"
 # shellcheck disable=SC2086
 mvn -B -ntp ${MAVEN_ARGS:-} spotless:check
 if [ "${NETAPPROX_NATIVE_FORMAT_CHECK:-1}" = "1" ]; then
@@ -76,6 +77,9 @@ else
   log "native format check skipped (NETAPPROX_NATIVE_FORMAT_CHECK=0)"
 fi
 bash "$ROOT/scripts/check-python.sh"
+# every code name docs/architecture.md quotes still exists in the tree (the checker's own tests first)
+python3 "$ROOT/scripts/test_check_doc_names.py"
+python3 "$ROOT/scripts/check-doc-names.py"
 end
 
 # ---------------------------------------------------------------------------------------------------------
