@@ -148,6 +148,13 @@ typedef struct na_group_spec {
 
 NA_API int na_job_start(na_engine* eng, uint64_t session_id, uint32_t job_id, const na_group_spec* groups,
                         size_t n_groups, int mrdf);
+/* na_job_start with a streaming-epoch deadline in nanoseconds from now (0 = none, as na_job_start): the job's
+ * approximate data escalates towards class 0 as its groups fall behind delivering their targets by the deadline
+ * (a group that delivered nothing is in class 0 after 7/8 of it), and messages beyond a group's planned sample
+ * (the first target + given-up messages of its submission order) go last, in the lowest class
+ * (docs/protocol.md section 11, "deadlines"). */
+NA_API int na_job_start_deadline(na_engine* eng, uint64_t session_id, uint32_t job_id, const na_group_spec* groups,
+                                 size_t n_groups, int mrdf, uint64_t deadline_ns);
 /* Copies len bytes as message `index` of group `group_index`. NA_ERR_WOULD_BLOCK when the send buffer is full.
  * NA_ERR_NOT_FOUND when the job is no longer known: it may have ended early because the receiver already holds
  * every group's target (an approximate job needs no more messages) - its NA_EVENT_JOB_DONE says how it ended. */

@@ -301,6 +301,11 @@ NA_API int na_session_close(na_engine* eng, uint64_t session_id) {
 
 NA_API int na_job_start(na_engine* eng, uint64_t session_id, uint32_t job_id, const na_group_spec* groups,
                         size_t n_groups, int mrdf) {
+  return na_job_start_deadline(eng, session_id, job_id, groups, n_groups, mrdf, 0);
+}
+
+NA_API int na_job_start_deadline(na_engine* eng, uint64_t session_id, uint32_t job_id, const na_group_spec* groups,
+                                 size_t n_groups, int mrdf, uint64_t deadline_ns) {
   return guarded([&]() -> int {
     auto box = lookup(eng);
     if (!box) return NA_ERR_CLOSED_HANDLE;
@@ -309,6 +314,7 @@ NA_API int na_job_start(na_engine* eng, uint64_t session_id, uint32_t job_id, co
     atp::JobSpec spec;
     spec.job_id = job_id;
     spec.mrdf = mrdf != 0;
+    spec.deadline = deadline_ns;
     spec.groups.reserve(n_groups);
     for (size_t i = 0; i < n_groups; ++i) {
       if (!finite_in(groups[i].msr, 0.0, 1.0)) return NA_ERR_INVALID_ARGUMENT;

@@ -576,8 +576,11 @@ struct Engine::Impl {
   // slack priority; class 0 for a needy job, RateController::end_epoch). Everything else - ACKs, control frames,
   // probes, CLOSE - always in class 0 (the exact queue, with most of the buffer): a job's start and end must not wait
   // behind its own congested data class.
-  uint8_t data_dscp(const SendJob& j, bool exact) const {
+  // A job with a deadline (JobSpec::deadline) sends the messages beyond its planned sample in the lowest class:
+  // extra data goes only where the path is free (docs/protocol.md section 11, "deadlines").
+  uint8_t data_dscp(const SendJob& j, bool exact, bool extra = false) const {
     if (!flags.slack_priority) return cfg.no_priority_dscp;
+    if (extra && !exact) return cfg.dscp_by_class[kNumPriorityClasses - 1];
     return cfg.dscp_by_class[exact ? 0 : j.rate.priority_class()];
   }
   uint8_t control_dscp() const { return cfg.dscp_by_class[0]; }
@@ -599,7 +602,7 @@ struct Engine::Impl {
 
   // Several whole small messages of one job, in send order, of one class (exact or not: one DSCP), in one
   // datagram. Each keeps its own fate (for_each_segment): acknowledged, given up or retransmitted per message.
-  size_t build_bundle(Session& s, SendJob& j, bool exact, uint8_t* buf, TimeNs now, uint8_t* dscp) {
+  size_t build_bundle(Session& s, SendJob& j, bool exact, bool extra, uint8_t* buf, TimeNs now, uint8_t* dscp) {
     uint8_t* body = buf + wire::kHeaderBytes;
     wire::Writer w(body, cfg.max_datagram - wire::kOverheadBytes);
     w.u32(j.id);
@@ -610,7 +613,7 @@ struct Engine::Impl {
     p.job = j.id;
     p.bundled = s.recovery.take_bundle_list();
     uint16_t count = 0;
-    bool next_exact = exact;
+    bool next_exact = exact, next_extra = extra;
     const uint32_t room = bundle_room();
     SegmentToSend seg;
     while (count < UINT16_MAX && j.may_send_data()) {
@@ -618,7 +621,7 @@ struct Engine::Impl {
       if (used + wire::kBundleEntryBytes + 1 > room) break;
       const uint32_t fits =
           std::min<uint32_t>(max_bundled_message(), room - static_cast<uint32_t>(used + wire::kBundleEntryBytes));
-      if (!j.next_is_whole_message(fits, &next_exact) || next_exact != exact) break;
+      if (!j.next_is_whole_message(fits, &next_exact, &next_extra) || next_exact != exact || next_extra != extra) break;
       if (!j.take_next_segment(&seg)) break;
       w.u32(seg.msg);
       w.u16(static_cast<uint16_t>(seg.len));
@@ -633,7 +636,7 @@ struct Engine::Impl {
     body[4] = static_cast<uint8_t>(count >> 8);
     body[5] = static_cast<uint8_t>(count);
     const size_t total = seal(s, buf, PacketType::kDataBundle, w.size());
-    *dscp = data_dscp(j, exact);
+    *dscp = data_dscp(j, exact, extra);
     p.dscp = *dscp;
     p.size = static_cast<uint32_t>(total);
     j.last_data_sent = now;
@@ -645,9 +648,9 @@ struct Engine::Impl {
   }
 
   size_t build_data(Session& s, SendJob& j, uint8_t* buf, TimeNs now, uint8_t* dscp) {
-    bool exact = false;
-    if (cfg.coalesce_messages && s.peer_bundles && j.next_is_whole_message(max_bundled_message(), &exact))
-      return build_bundle(s, j, exact, buf, now, dscp);
+    bool exact = false, extra = false;
+    if (cfg.coalesce_messages && s.peer_bundles && j.next_is_whole_message(max_bundled_message(), &exact, &extra))
+      return build_bundle(s, j, exact, extra, buf, now, dscp);
     SegmentToSend seg;
     if (!j.take_next_segment(&seg)) return 0;
     uint8_t* body = buf + wire::kHeaderBytes;
@@ -660,7 +663,7 @@ struct Engine::Impl {
     w.u16(0);
     w.bytes(seg.payload, seg.len);
     const size_t total = seal(s, buf, PacketType::kData, w.size());
-    *dscp = data_dscp(j, seg.exact);
+    *dscp = data_dscp(j, seg.exact, seg.extra);
     j.last_data_sent = now;
     SentPacket p;
     p.kind = SentPacket::Kind::kData;
@@ -1362,7 +1365,7 @@ Status Engine::start_job(SessionId sid, const JobSpec& spec, TimeNs now) {
   auto j = std::make_unique<SendJob>(spec, I.flags.mrdf, I.seg_size(), I.law, I.rate_config(), s.send_buffered);
   j->first_window = I.first_window(s);
   const auto prog = j->progress();
-  j->rate.start(now, slack::target_loss_rate(prog), slack::target_loss_rate(prog, true));
+  j->rate.start(now, slack::target_loss_rate(prog), slack::target_loss_rate(prog, true), spec.deadline);
   j->started = now;
   // Announce: group table in chunks; data waits until every chunk is acknowledged.
   const size_t per =

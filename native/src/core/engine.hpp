@@ -169,6 +169,12 @@ struct JobSpec {
   JobId job_id;  // unique per session and side; ids of the last 1024 finished jobs are refused (kAlreadyExists)
   std::vector<GroupSpec> groups;  // message ids are assigned in order: group 0 owns [0, N_0), group 1 next, ...
   bool mrdf = true;               // apps that need order may turn MRDF off (exact groups are always in order)
+  // Streaming-epoch deadline, from start_job (0 = none; docs/protocol.md section 11, "deadlines"). With slack
+  // priority the job's approximate DATA escalates as its groups fall behind a schedule that delivers each target
+  // evenly over the deadline (slack::deadline_class_cap): a group that delivered nothing is in class 0 after 7/8 of
+  // it, however busy class 0 is. Messages beyond a group's planned sample (SendJob::beyond_plan) go after every
+  // planned one and in the lowest class. Sender side only: not announced.
+  TimeNs deadline = 0;
 };
 
 // Outgoing datagram produced by poll_transmit.

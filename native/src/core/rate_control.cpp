@@ -6,8 +6,10 @@ namespace netapprox::atp {
 
 RateController::RateController(const rate_law::RateLaw& law, const RateControlConfig& cfg) : law_(law), cfg_(cfg) {}
 
-void RateController::start(TimeNs now, double tlr0, double approx_tlr0) {
+void RateController::start(TimeNs now, double tlr0, double approx_tlr0, TimeNs deadline) {
   tlr_ = tlr0;
+  started_ = now;
+  deadline_ = deadline;
   klass_ = tlr_class_ = cfg_.flags.slack_priority ? slack::priority_class(approx_tlr0, false) : 0;
   if (by_size()) klass_ = size_class::class_of(kUnknownBytes, cfg_.size_bounds.data());
   law_.start(state_, cfg_.law);
@@ -70,6 +72,13 @@ EpochSample RateController::end_epoch(TimeNs now, const std::vector<slack::Group
     } else {
       k = tlr_class(progress, packets_per_message, remaining_bytes);
     }
+    // Deadline escalation: a group behind its schedule lifts the job, up to class 0 (set_class applies the cap). The
+    // cap only rises in priority until every group is back on schedule: a group escalated late (class 0 after 7/8 of
+    // the deadline) finishes there instead of dropping back behind class 0 after each delivery.
+    if (deadline_ > 0) {
+      const double lag = slack::deadline_lag(progress, now - started_, deadline_);
+      cap_ = lag <= 0 ? kNumPriorityClasses - 1 : std::min(cap_, slack::deadline_class_cap(lag));
+    }
   }
   set_class(now, k);
   EpochSample out{0, 0, now, tlr_, rho, state_.rate * 8.0, klass_};
@@ -113,6 +122,7 @@ void RateController::on_size_known(TimeNs now, uint64_t remaining_bytes) {
 }
 
 void RateController::set_class(TimeNs now, int k) {
+  k = std::min(k, cap_);
   if (k == klass_) return;
   time_in_class_[klass_] += now - class_since_;
   class_since_ = now;

@@ -37,8 +37,9 @@ class RateController {
 
   RateController(const rate_law::RateLaw& law, const RateControlConfig& cfg);
 
-  // tlr0 / approx_tlr0: eq. 1 at the start over all groups / approximate groups only.
-  void start(TimeNs now, double tlr0, double approx_tlr0);
+  // tlr0 / approx_tlr0: eq. 1 at the start over all groups / approximate groups only. `deadline` (JobSpec::deadline,
+  // 0 = none): with slack priority the class is capped by slack::deadline_class_cap from now on.
+  void start(TimeNs now, double tlr0, double approx_tlr0, TimeNs deadline = 0);
 
   // A DATA packet of the job (`bytes` of payload) was acknowledged or declared lost.
   void on_resolved(bool acked, uint32_t bytes) {
@@ -97,6 +98,10 @@ class RateController {
   double rate() const { return state_.rate; }  // bytes per second
   double tlr() const { return tlr_; }
   int priority_class() const { return klass_; }
+  // The job has a deadline (JobSpec::deadline) and slack priority: its messages beyond the planned sample travel in
+  // the lowest class (SendJob::beyond_plan).
+  bool deadline_policy() const { return deadline_ > 0 && cfg_.flags.slack_priority; }
+  int deadline_cap() const { return cap_; }
   uint64_t epochs() const { return epochs_; }
   // Time spent in each class up to `now` (the current class included).
   void time_in_class(TimeNs now, TimeNs out[kNumPriorityClasses]) const;
@@ -124,6 +129,9 @@ class RateController {
   int tlr_class_ = 0;  // the class the TLR asks for (with hysteresis)
   int boost_ = 0;      // classes the job climbed for starvation
   int quiet_epochs_ = 0;
+  TimeNs started_ = 0, deadline_ = 0;
+  int cap_ = kNumPriorityClasses - 1;  // deadline escalation: the highest class number the job may use (only falls
+                                       // while a group lags its schedule; back to 7 once none does)
   TimeNs class_since_ = 0;
   TimeNs time_in_class_[kNumPriorityClasses] = {};
 };

@@ -89,19 +89,28 @@ uint32_t SendJob::set_target(uint32_t gi, uint32_t t) {
   return t;
 }
 
-uint64_t SendJob::ready_key(const SendGroup& g, const SendMessage& msg) const {
+uint64_t SendJob::ready_key(MessageId m, const SendGroup& g, const SendMessage& msg) const {
   // MRDF: least remaining (unacknowledged) bytes first; otherwise message order. Ties by id keep order.
-  if (!(mrdf_scheduling_ && mrdf) || g.exact()) return 0;
-  return uint64_t(msg.len - msg.acked_bytes);
+  if (g.exact()) return 0;
+  const uint64_t mrdf_key = mrdf_scheduling_ && mrdf ? uint64_t(msg.len - msg.acked_bytes) : 0;
+  if (!rate.deadline_policy()) return mrdf_key;
+  // Deadline policy: the planned samples of all groups interleaved as their schedules are - message i of group g is
+  // due at (i + 0.5) / target_g, as approx-core's SendScheduler submits them - so no group waits for another's plan;
+  // every message beyond its group's plan after all of them (decided when the message becomes ready: one that joins
+  // the plan after a give-up keeps its place until it is requeued).
+  const uint32_t index = m - g.base;
+  if (beyond_plan(g, m)) return kBeyondPlanKey | mrdf_key;
+  const double due = (double(index) + 0.5) / double(std::max<uint32_t>(g.target, 1));
+  return static_cast<uint64_t>(due * double(1 << 24));
 }
 
 void SendJob::refresh_ready(MessageId m, SendMessage& msg) {
   // Unchanged place (exact groups always have key 0; a 64 KiB message stays put for 45 segments): no tree work.
-  if (msg.in_ready && msg.need > 0 && msg.ready_key == ready_key(groups[msg.group], msg)) return;
+  if (msg.in_ready && msg.need > 0 && msg.ready_key == ready_key(m, groups[msg.group], msg)) return;
   if (msg.in_ready) ready_.erase(msg.ready_key, m);
   msg.in_ready = false;
   if (msg.need > 0) {
-    msg.ready_key = ready_key(groups[msg.group], msg);
+    msg.ready_key = ready_key(m, groups[msg.group], msg);
     ready_.insert(msg.ready_key, m);
     msg.in_ready = true;
   }
@@ -223,11 +232,13 @@ void SendJob::on_segment_late_ack(MessageId m, uint32_t seg) {
   if (grp.delivered == grp.target && !grp.exact()) give_up_rest(gi);
 }
 
-bool SendJob::next_is_whole_message(uint32_t max_len, bool* exact) const {
+bool SendJob::next_is_whole_message(uint32_t max_len, bool* exact, bool* extra) const {
   if (ready_.empty()) return false;
-  const SendMessage& msg = live_.at(ready_.front().second);
+  const MessageId m = ready_.front().second;
+  const SendMessage& msg = live_.at(m);
   if (msg.segs.size() != 1 || msg.len > max_len) return false;
   *exact = groups[msg.group].exact();
+  if (extra) *extra = rate.deadline_policy() && beyond_plan(groups[msg.group], m);
   return true;
 }
 
@@ -246,6 +257,7 @@ bool SendJob::take_next_segment(SegmentToSend* out) {
     out->seg = seg;
     out->retransmission = msg.segs[seg] == SegState::kResend;
     out->exact = groups[msg.group].exact();
+    out->extra = rate.deadline_policy() && beyond_plan(groups[msg.group], m);
     out->msg_len = msg.len;
     out->offset = seg * msg.seg_size;
     out->seg_size = static_cast<uint16_t>(msg.seg_size);

@@ -82,6 +82,7 @@ struct SegmentToSend {
   uint32_t seg;
   bool retransmission;
   bool exact;  // the message's group is exact (class 0)
+  bool extra;  // deadline policy: beyond its group's planned sample (the lowest class; SendJob::beyond_plan)
   uint32_t msg_len, offset;
   uint16_t seg_size;
   const uint8_t* payload;  // valid until the job changes
@@ -153,9 +154,9 @@ class SendJob {
 
   bool has_ready() const { return !ready_.empty(); }
   // Whether the next segment to send is a whole message (its only segment) of at most max_len bytes, and if so
-  // whether its group is exact. Lets the engine coalesce small messages into one DATA bundle without changing
-  // the send order.
-  bool next_is_whole_message(uint32_t max_len, bool* exact) const;
+  // whether its group is exact (and, given `extra`, whether it is beyond its group's plan). Lets the engine coalesce
+  // small messages of one class into one DATA bundle without changing the send order.
+  bool next_is_whole_message(uint32_t max_len, bool* exact, bool* extra = nullptr) const;
   // Marks the next segment in flight; false when nothing is ready.
   bool take_next_segment(SegmentToSend* out);
 
@@ -175,13 +176,23 @@ class SendJob {
     return needed_ * mean;
   }
   uint64_t needed_messages() const { return needed_; }
+  // Deadline policy (JobSpec::deadline): message m of approximate group g lies beyond the planned sample - the
+  // first target + lost message indices of its group, what reaches the target if every message before it arrives
+  // (each give-up moves one more message into the plan). Such a message is an extra: it travels in the lowest
+  // class, after every planned one (docs/protocol.md section 11, "deadlines").
+  static bool beyond_plan(const SendGroup& g, MessageId m) {
+    return !g.exact() && uint64_t(m - g.base) >= uint64_t(g.target) + g.lost;
+  }
+  bool beyond_plan(MessageId m) const { return beyond_plan(groups[group_of(m)], m); }
   uint64_t messages_submitted() const { return messages_submitted_; }
   double packets_per_message() const;
   // The sender's report (receiver counts are merged in by the engine when a DONE carries them).
   void fill_report(JobReport& r, TimeNs now) const;
 
  private:
-  uint64_t ready_key(const SendGroup& g, const SendMessage& msg) const;
+  // Deadline policy: above every planned message's schedule key (< 2^26 messages x 2^24) and remaining bytes (< 2^30).
+  static constexpr uint64_t kBeyondPlanKey = uint64_t{1} << 56;
+  uint64_t ready_key(MessageId m, const SendGroup& g, const SendMessage& msg) const;
   void refresh_ready(MessageId m, SendMessage& msg);
   // Gives a message up; `for_loss` keeps a record of its segments so a late acknowledgement can undo it.
   void abandon(MessageId m, bool for_loss = false);

@@ -39,6 +39,23 @@ bool needs_exact_service(const std::vector<GroupProgress>& groups, double near_f
   return (losses_repaired || target_loss_rate(groups, true) <= 0) && needed <= near_fraction * targets;
 }
 
+double deadline_lag(const std::vector<GroupProgress>& groups, uint64_t elapsed, uint64_t deadline) {
+  double lag = -1.0;
+  if (deadline == 0) return lag;
+  const double time = double(elapsed) / double(deadline);
+  for (const auto& g : groups) {
+    if (g.target >= g.size || g.delivered >= g.target) continue;
+    lag = std::max(lag, time - double(g.delivered) / double(g.target));
+  }
+  return lag;
+}
+
+int deadline_class_cap(double lag) {
+  const double left = 1.0 - lag;
+  if (!(left > 0)) return 0;
+  return std::clamp(static_cast<int>(std::ceil(left * 8.0 - 1e-12)) - 1, 0, 7);
+}
+
 int priority_class(double tlr, bool exact) {
   if (exact) return 0;
   const int k = static_cast<int>(std::ceil(tlr * 8.0 - 1e-12));

@@ -52,6 +52,20 @@ inline bool small_enough_for_class0(uint64_t remaining_bytes, uint64_t threshold
   return threshold > 0 && remaining_bytes != ~uint64_t{0} && remaining_bytes <= threshold;
 }
 
+// Deadline escalation (docs/protocol.md section 11, "deadlines"; JobSpec::deadline). A group still short of its
+// target lags a schedule that would deliver the target evenly over the deadline by
+//     lag_g = elapsed / deadline - delivered_g / target_g
+// deadline_lag is the worst lag over the approximate groups still short of their targets (-1 when none is, or when
+// deadline is 0; <= 0: on schedule).
+double deadline_lag(const std::vector<GroupProgress>& groups, uint64_t elapsed, uint64_t deadline);
+// The class a lag allows the job's approximate DATA at most: ceil(8 x (1 - lag)) - 1 (7: no limit; 0 once the lag
+// is at least 7/8), the TLR classes' mapping shifted one class up so that the last eighth of the deadline is class 0.
+// A group that delivered nothing is in class 0 after 7/8 of the deadline however busy class 0 is.
+int deadline_class_cap(double lag);
+inline int deadline_class_cap(const std::vector<GroupProgress>& groups, uint64_t elapsed, uint64_t deadline) {
+  return deadline_class_cap(deadline_lag(groups, elapsed, deadline));
+}
+
 // Slack-based priority (section 5.2): class 0 is reserved for exact traffic; approximate traffic goes to class k
 // with (k-1)/8 < TLR <= k/8, k in 1..7 (TLR above 7/8 also maps to 7, TLR 0 to 1).
 int priority_class(double tlr, bool exact);

@@ -422,7 +422,7 @@ jint JNICALL sessionClose(JNIEnv*, jclass, jlong h, jlong sid) {
 }
 
 jint JNICALL jobStart(JNIEnv* env, jclass, jlong h, jlong sid, jint job, jlongArray groupIds, jintArray sizes,
-                      jdoubleArray msrs, jint n, jboolean mrdf) {
+                      jdoubleArray msrs, jint n, jboolean mrdf, jlong deadlineNs) {
   if (n <= 0 || !array_len_at_least(env, groupIds, n) || !array_len_at_least(env, sizes, n) ||
       !array_len_at_least(env, msrs, n))
     return NA_ERR_INVALID_ARGUMENT;
@@ -439,7 +439,9 @@ jint JNICALL jobStart(JNIEnv* env, jclass, jlong h, jlong sid, jint job, jlongAr
     g[i].size = static_cast<uint32_t>(sz[i]);
     g[i].msr = m[i];
   }
-  return na_job_start(E(h), static_cast<uint64_t>(sid), static_cast<uint32_t>(job), g.data(), g.size(), mrdf ? 1 : 0);
+  if (deadlineNs < 0) return NA_ERR_INVALID_ARGUMENT;
+  return na_job_start_deadline(E(h), static_cast<uint64_t>(sid), static_cast<uint32_t>(job), g.data(), g.size(),
+                               mrdf ? 1 : 0, static_cast<uint64_t>(deadlineNs));
 }
 
 // Hot path: raw address (a Netty ByteBuf's memoryAddress or a direct ByteBuffer's address). timeoutMs == 0:
@@ -682,7 +684,7 @@ const JNINativeMethod kMethods[] = {
     NM("sessionOpen", "(JJ[BLjava/lang/String;IZ)I", sessionOpen),
     NM("sessionSetPeer", "(JJLjava/lang/String;I)I", sessionSetPeer),
     NM("sessionClose", "(JJ)I", sessionClose),
-    NM("jobStart", "(JJI[J[I[DIZ)I", jobStart),
+    NM("jobStart", "(JJI[J[I[DIZJ)I", jobStart),
     NM("submitAddress", "(JJIIIJII)I", submitAddress),
     NM("submitBuffer", "(JJIIILjava/nio/ByteBuffer;III)I", submitBuffer),
     NM("submitBatch", "(JJIJII)I", submitBatch),

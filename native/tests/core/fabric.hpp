@@ -35,6 +35,10 @@ struct Config {
   // Class-0 background: bursts of bg_on at the port's rate, repeated so the mean is bg_load of the port (0: none).
   double bg_load = 0;
   TimeNs bg_on = 2'000'000;
+  // A persistent class-0 flow (a background TCP flow whose window fills the port): it keeps this many of its frames
+  // queued in class 0 at all times, so strict priority never serves an approximate class while it lasts, and class-0
+  // traffic shares the port with it in FIFO order (0: none).
+  uint32_t bg_backlog = 0;
   // Late wake-ups of the senders' drivers (a user-space agent on a busy machine): after every poll a sender sleeps
   // an exponential time of this mean before its engine is polled again (timers and pacing included; datagrams that
   // arrive are still processed). 0: polled exactly when due.
@@ -175,9 +179,19 @@ class Fabric {
     }
   }
 
+  // Tops the persistent class-0 flow up to cfg_.bg_backlog queued frames (at time `at`).
+  void backlog(TimeNs at) {
+    while (bg_queued_ < cfg_.bg_backlog) {
+      const uint64_t before = port_.enqueued[0];
+      enqueue(Packet{kBackground, 0, 0, std::vector<uint8_t>(cfg_.frame_bytes - 42)}, at);
+      if (port_.enqueued[0] == before) break;  // class 0 is full
+    }
+  }
+
   // Moves time to now_: packets reach the switch, the port sends, packets reach their destination.
   void advance() {
     background();
+    backlog(now_);
     for (;;) {
       TimeNs t = kNever;
       if (!arrivals_.empty()) t = arrivals_.begin()->first;
@@ -221,6 +235,7 @@ class Fabric {
     }
     port_.enqueued[k]++;
     queued_[k] += wire_bytes(p);
+    if (p.from == kBackground) bg_queued_++;
     queues_[k].push_back(std::move(p));
     port_.max_queue_frames[k] = std::max<uint64_t>(port_.max_queue_frames[k], queues_[k].size());
     if (port_busy_until_ < at) port_busy_until_ = at;  // the port was idle: it starts now
@@ -228,10 +243,12 @@ class Fabric {
 
   // Strict priority: the lowest class number that has a packet.
   void transmit_next() {
+    backlog(port_busy_until_);
     for (auto& q : queues_) {
       if (q.empty()) continue;
       Packet p = std::move(q.front());
       q.pop_front();
+      if (p.from == kBackground) bg_queued_--;
       const int k = int(&q - &queues_[0]);
       queued_[k] -= wire_bytes(p);
       const TimeNs ser = TimeNs(double(wire_bytes(p)) * 8e9 / cfg_.port_rate_bps);
@@ -265,6 +282,7 @@ class Fabric {
   std::array<uint64_t, kNumPriorityClasses> limit_{}, queued_{};
   std::array<std::deque<Packet>, kNumPriorityClasses> queues_;
   TimeNs port_busy_until_ = 0;
+  uint32_t bg_queued_ = 0;                  // background frames in the port's queues
   std::multimap<TimeNs, Packet> arrivals_;  // at the switch
   std::multimap<TimeNs, Packet> flight_;    // toward their destination host
   PortStats port_;

@@ -397,3 +397,90 @@ TEST(FabricTest, SizeClassesFinishTheMedianJobSoonerOnADynamicThresholdSwitch) {
   std::printf("size classes on/off p50 (ms) per seed:%s\n", detail.c_str());
   EXPECT_GE(faster, 4) << "p50 on/off per seed (ms):" << detail;
 }
+
+namespace {
+struct DeadlineRun {
+  bool done = false;           // the sender's job ended (every group met its target)
+  uint32_t delivered[2] = {};  // messages per group at the receiver
+  TimeNs longest_wait = 0;     // longest a group short of its target went without a delivery (from the job's start)
+  TimeNs class0 = 0;           // the job's time in class 0 (sender report)
+  uint64_t class7_frames = 0;  // frames the port took into class 7 (the job's extras, on this path)
+};
+
+// One sender (hosts and port at 1 Gbit/s, slack queues) runs a job of two groups of 1000 messages of 1000 bytes at MSR
+// 0.5 (1 MB needed: no small-job class 0), optionally with a deadline, optionally behind a persistent class-0 flow
+// (fabric::Config::bg_backlog: the network lab's background TCP flow on the slack switch). Runs up to 2 s.
+DeadlineRun job_behind_class0(TimeNs deadline, uint32_t backlog, bool small_jobs_class0 = true) {
+  fabric::Config c = config(1, 1e9, 1e9, Mode::kFull);
+  c.bg_backlog = backlog;
+  if (!small_jobs_class0) c.engine.small_job_class0_bytes = 0;
+  fabric::Fabric f(c, 29);
+  DeadlineRun r;
+  constexpr uint32_t kPerGroup = 1000, kTarget = 500;
+  const TimeNs t0 = f.now();
+  TimeNs last[2] = {t0, t0};
+  f.on_receiver_event = [&](Event& e) {
+    if (e.type != EventType::kMessage) return;
+    const int g = e.group_id == 1 ? 0 : 1;
+    if (r.delivered[g] < kTarget) r.longest_wait = std::max(r.longest_wait, f.now() - last[g]);
+    last[g] = f.now();
+    r.delivered[g]++;
+  };
+  f.on_sender_event = [&](int, Event& e) {
+    if (e.type != EventType::kJobDone) return;
+    EXPECT_EQ(e.report->status, Status::kOk);
+    r.done = true;
+    r.class0 = e.report->time_in_class[0];
+  };
+  JobSpec spec{1, {{1, kPerGroup, 0.5}, {2, kPerGroup, 0.5}}, true};
+  spec.deadline = deadline;
+  const SessionId sid = fabric::Fabric::session_of(0);
+  EXPECT_EQ(f.sender(0).start_job(sid, spec, f.now()), Status::kOk);
+  std::vector<uint8_t> payload(1000, 5);
+  for (uint32_t i = 0; i < kPerGroup; ++i)  // in index order per group, interleaved (approx-core's SendScheduler)
+    for (uint32_t g = 0; g < 2; ++g)
+      EXPECT_EQ(f.sender(0).submit(sid, 1, g, i, payload.data(), payload.size(), f.now()), Status::kOk);
+  f.run([&] { return r.done; }, t0 + 2000 * kMs);
+  for (int g = 0; g < 2; ++g)
+    if (r.delivered[g] < kTarget) r.longest_wait = std::max(r.longest_wait, f.now() - last[g]);
+  r.class7_frames = f.port().enqueued[7];
+  std::printf(
+      "deadline %.0f ms, backlog %u: done %d, delivered %u + %u, longest wait %.1f ms, class 0 %.1f ms, "
+      "class-7 frames %llu\n",
+      double(deadline) / 1e6, backlog, r.done, r.delivered[0], r.delivered[1], double(r.longest_wait) / 1e6,
+      double(r.class0) / 1e6, static_cast<unsigned long long>(r.class7_frames));
+  return r;
+}
+}  // namespace
+
+// The Flink stall (issue 32): behind a persistent class-0 flow strict priority serves no approximate class, so a job
+// without a deadline sits in its TLR's class (the starvation boost only reaches class 1) and delivers nothing in 2 s.
+// With a 50 ms deadline (JobSpec::deadline) its groups escalate as they fall behind their schedule and reach class 0
+// after 7/8 of it: every group meets its target, and none waits longer than the deadline for a delivery.
+TEST(FabricTest, DeadlineJobsEscalatePastAPersistentClassZeroFlow) {
+  constexpr TimeNs kDeadline = 50 * kMs;
+  const DeadlineRun old = job_behind_class0(0, 20);
+  EXPECT_FALSE(old.done);
+  EXPECT_LT(old.delivered[0] + old.delivered[1], 1000u) << "the stall is reproduced";
+  const DeadlineRun with = job_behind_class0(kDeadline, 20);
+  EXPECT_TRUE(with.done);
+  EXPECT_GE(with.delivered[0], 500u);
+  EXPECT_GE(with.delivered[1], 500u);
+  EXPECT_LE(with.longest_wait, kDeadline) << "no group waits behind class 0 beyond the deadline";
+  EXPECT_GT(with.class0, 0u);
+}
+
+// On a free path a deadline changes no class of the planned sample: the groups stay ahead of their schedule, so the
+// job never uses class 0 (the small-job rule, which sends its last 256 KiB there, is off here), and the messages
+// beyond the plan travel in class 7 (where the path is free they arrive).
+TEST(FabricTest, DeadlineJobsStayInTheirClassOnAFreePath) {
+  const DeadlineRun without = job_behind_class0(0, 0, false);
+  const DeadlineRun r = job_behind_class0(50 * kMs, 0, false);
+  EXPECT_TRUE(without.done);
+  EXPECT_TRUE(r.done);
+  EXPECT_GE(r.delivered[0], 500u);
+  EXPECT_GE(r.delivered[1], 500u);
+  EXPECT_EQ(r.class0, 0u);
+  EXPECT_EQ(without.class7_frames, 0u);
+  EXPECT_GT(r.class7_frames, 0u);
+}

@@ -227,3 +227,31 @@ TEST(SlackTest, AJobThatRepairsItsLossesIsNeedyOnTheFractionAlone) {
   EXPECT_FALSE(slack::needs_exact_service({{100, 75, 75, 0}}, 1.0, true)) << "target met";
   EXPECT_FALSE(slack::needs_exact_service({{100, 100, 0, 0}}, 1.0, true)) << "exact groups only";
 }
+
+// Deadline escalation (JobSpec::deadline): the cap follows the worst group's lag behind delivering its target evenly
+// over the deadline, ceil(8 x (1 - lag)) - 1, so a group that delivered nothing is in class 0 after 7/8 of it.
+TEST(SlackTest, DeadlineCapFollowsTheWorstGroupsLag) {
+  const uint64_t d = 800;
+  // {size, target, delivered, lost}
+  EXPECT_EQ(slack::deadline_class_cap({{100, 50, 0, 0}}, 0, d), 7) << "at the start: no limit";
+  EXPECT_EQ(slack::deadline_class_cap({{100, 50, 0, 0}}, 100, d), 6) << "1/8 late: one class up";
+  EXPECT_EQ(slack::deadline_class_cap({{100, 50, 0, 0}}, 400, d), 3);
+  EXPECT_EQ(slack::deadline_class_cap({{100, 50, 0, 0}}, 699, d), 1);
+  EXPECT_EQ(slack::deadline_class_cap({{100, 50, 0, 0}}, 700, d), 0) << "7/8 of the deadline: class 0";
+  EXPECT_EQ(slack::deadline_class_cap({{100, 50, 0, 0}}, 5000, d), 0) << "past the deadline";
+  EXPECT_EQ(slack::deadline_class_cap({{100, 50, 25, 0}}, 400, d), 7) << "on schedule: no limit";
+  EXPECT_EQ(slack::deadline_class_cap({{100, 50, 40, 0}}, 400, d), 7) << "ahead of schedule";
+  EXPECT_EQ(slack::deadline_class_cap({{100, 50, 25, 0}}, 800, d), 3) << "half done at the deadline";
+  // The worst group decides; groups at their target and exact groups do not count.
+  EXPECT_EQ(slack::deadline_class_cap({{100, 50, 25, 0}, {100, 50, 0, 0}}, 400, d), 3);
+  EXPECT_EQ(slack::deadline_class_cap({{100, 50, 50, 0}, {100, 100, 0, 0}}, 5000, d), 7);
+  EXPECT_EQ(slack::deadline_class_cap({{100, 50, 0, 0}}, 5000, 0), 7) << "no deadline";
+  // Monotone: later never lifts the cap, more delivered never lowers it.
+  for (uint64_t t = 0; t + 10 <= 1000; t += 10)
+    for (uint32_t del = 0; del < 50; ++del) {
+      EXPECT_LE(slack::deadline_class_cap({{100, 50, del, 0}}, t + 10, d),
+                slack::deadline_class_cap({{100, 50, del, 0}}, t, d));
+      EXPECT_GE(slack::deadline_class_cap({{100, 50, del + 1, 0}}, t, d),
+                slack::deadline_class_cap({{100, 50, del, 0}}, t, d));
+    }
+}

@@ -32,7 +32,8 @@ public final class ApproxConfig implements Serializable {
     /** What a sender submits of an epoch. */
     public enum Submit {
         ALL,
-        TARGET
+        TARGET,
+        SLACK
     }
 
     /**
@@ -52,6 +53,7 @@ public final class ApproxConfig implements Serializable {
     private final Planning planning;
     private final Submit submit;
     private final Duration epochTimeout;
+    private final Duration epochDeadline;
     private final int epochMaxRecords;
     private final Duration flushInterval;
     private final long sendBufferBytes;
@@ -111,13 +113,27 @@ public final class ApproxConfig implements Serializable {
                 c,
                 "an integer in [1, 65536]");
         planning = parseEnum(Planning.class, c, ApproxOptions.PLANNING, "balanced or conservative");
-        submit = parseEnum(Submit.class, c, ApproxOptions.SUBMIT, "all or target");
+        submit = parseEnum(Submit.class, c, ApproxOptions.SUBMIT, "slack, target or all");
         epochTimeout = get(c, ApproxOptions.EPOCH_TIMEOUT);
         check(
                 epochTimeout.toMillis() >= 1 && epochTimeout.toHours() <= 24,
                 ApproxOptions.EPOCH_TIMEOUT,
                 c,
                 "a duration from 1 ms to 24 h, e.g. 30 s");
+        // unset, capped by epochTimeout (the receiver stops waiting then anyway); set, within it
+        epochDeadline =
+                c.getOptional(ApproxOptions.EPOCH_DEADLINE).isPresent()
+                        ? get(c, ApproxOptions.EPOCH_DEADLINE)
+                        : min(ApproxOptions.EPOCH_DEADLINE.defaultValue(), epochTimeout);
+        check(
+                epochDeadline.toMillis() >= 1 && epochDeadline.compareTo(epochTimeout) <= 0,
+                ApproxOptions.EPOCH_DEADLINE,
+                c,
+                "a duration from 1 ms to "
+                        + ApproxOptions.EPOCH_TIMEOUT.key()
+                        + " ("
+                        + epochTimeout.toMillis()
+                        + " ms), e.g. 1 s");
         epochMaxRecords = get(c, ApproxOptions.EPOCH_MAX_RECORDS);
         check(
                 epochMaxRecords >= 1,
@@ -411,6 +427,11 @@ public final class ApproxConfig implements Serializable {
 
     public Submit submit() {
         return submit;
+    }
+
+    /** {@code approx.epochDeadline}: the planned sample's deadline under {@code submit=slack}. */
+    public Duration epochDeadline() {
+        return epochDeadline;
     }
 
     public Duration epochTimeout() {

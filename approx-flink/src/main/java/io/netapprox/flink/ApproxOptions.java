@@ -59,13 +59,26 @@ public final class ApproxOptions {
     public static final ConfigOption<String> SUBMIT =
             ConfigOptions.key("approx.submit")
                     .stringType()
-                    .defaultValue("target")
+                    .defaultValue("slack")
                     .withDescription(
-                            "target: only ceil(MSR*N) messages per group are sent, reliably (losses are"
-                                    + " retransmitted), so the network carries exactly the planned sample; all: a"
-                                    + " sender submits every message of an epoch and ATP stops each group once the"
-                                    + " receiver's completion notice reaches it (on a fast path nearly everything is"
-                                    + " sent)");
+                            "slack: a sender submits every message of an epoch; each group's planned sample"
+                                    + " (ceil(MSR*N)) goes first, in the class its slack allows, escalating"
+                                    + " towards class 0 as the group falls behind delivering it by"
+                                    + " approx.epochDeadline, and the rest only in the lowest class (where the"
+                                    + " path is free); ATP stops each group at its target. target: only"
+                                    + " ceil(MSR*N) messages per group are sent, reliably (losses are"
+                                    + " retransmitted), in class 0; all: every message in the job's slack class,"
+                                    + " which strict priority serves only when class 0 is idle");
+
+    public static final ConfigOption<Duration> EPOCH_DEADLINE =
+            ConfigOptions.key("approx.epochDeadline")
+                    .durationType()
+                    .defaultValue(Duration.ofSeconds(1))
+                    .withDescription(
+                            "submit=slack: the time an epoch's planned sample has to arrive, from the start of"
+                                    + " its transfer; a group that delivered nothing is in class 0 after 7/8 of it,"
+                                    + " however busy class 0 is; 1 ms to approx.epochTimeout (unset: 1 s or"
+                                    + " approx.epochTimeout if shorter)");
 
     public static final ConfigOption<Duration> EPOCH_TIMEOUT =
             ConfigOptions.key("approx.epochTimeout")
@@ -269,6 +282,7 @@ public final class ApproxOptions {
                     RECORDS_PER_MESSAGE,
                     PLANNING,
                     SUBMIT,
+                    EPOCH_DEADLINE,
                     EPOCH_TIMEOUT,
                     EPOCH_MAX_RECORDS,
                     FLUSH_INTERVAL,

@@ -180,11 +180,12 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         IncomingEpoch<K> e = new IncomingEpoch<>(m, samples);
         OutboxKey key = m.outboxKey(exchangeId);
         if (m.engineId.equals(exchange.engineId())) {
-            // same TaskManager, no network: everything submitted arrives (submit=all: every
-            // message, the strata are a census; submit=target: the first ceil(MSR*N), as over ATP)
+            // same TaskManager, no network: everything submitted arrives (submit=slack / all:
+            // every message, the strata are a census; submit=target: the first ceil(MSR*N), as
+            // over ATP)
             EpochOutbox o = exchange.takeLocal(key);
             if (o != null) {
-                boolean all = config.submit() == ApproxConfig.Submit.ALL;
+                boolean all = config.submit() != ApproxConfig.Submit.TARGET;
                 for (int g = 0; g < o.messages.length && g < samples.length; g++) {
                     int n = all ? o.messages[g].length : strata.get(g).target();
                     for (int i = 0; i < n; i++) {

@@ -321,15 +321,17 @@ final class TaskManagerExchange {
         if (!request.pushed()) {
             whenServed(request, key, o);
         }
-        // submit=all: every message, ATP stops each group at its target. submit=target: only the
-        // first
+        // submit=slack / all: every message, ATP stops each group at its target; slack adds the
+        // epoch's deadline (the planned sample escalates as a group falls behind it, the rest goes
+        // in the lowest class; docs/protocol.md section 11). submit=target: only the first
         // ceil(MSR_g N_g) messages (a random sample: the records were permuted), reliably (MSR 1):
-        // the
-        // engine has no "end of submissions", so a group announced with N_g but sent partially
-        // could
-        // give up losses it can never make good.
-        boolean all = config.submit() == ApproxConfig.Submit.ALL;
+        // the engine has no "end of submissions", so a group announced with N_g but sent partially
+        // could give up losses it can never make good.
+        boolean all = config.submit() != ApproxConfig.Submit.TARGET;
         JobSpec.Builder spec = JobSpec.builder();
+        if (config.submit() == ApproxConfig.Submit.SLACK) {
+            spec.deadline(config.epochDeadline());
+        }
         for (int g = 0; g < o.messages.length; g++) {
             int n = o.messages[g].length;
             spec.addGroup(g, all ? n : Target.of(o.msr[g], n), all ? o.msr[g] : 1.0);
@@ -837,6 +839,7 @@ final class TaskManagerExchange {
                 String.valueOf(c.lineRateBps()),
                 c.mode().name(),
                 c.submit().name(),
+                c.epochDeadline().toString(),
                 java.util.Arrays.toString(c.dscp()),
                 c.peerDeathTimeout().toString(),
                 c.connectTimeout().toString(),

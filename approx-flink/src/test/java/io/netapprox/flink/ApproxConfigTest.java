@@ -32,7 +32,8 @@ class ApproxConfigTest {
         assertEquals(0.95, c.confidence());
         assertEquals(16, c.recordsPerMessage());
         assertEquals(ApproxConfig.Planning.CONSERVATIVE, c.planning());
-        assertEquals(ApproxConfig.Submit.TARGET, c.submit());
+        assertEquals(ApproxConfig.Submit.SLACK, c.submit());
+        assertEquals(Duration.ofSeconds(1), c.epochDeadline());
         assertEquals(Duration.ofSeconds(30), c.epochTimeout());
         assertEquals(128L << 20, c.sendBufferBytes());
         assertEquals(Duration.ZERO, c.flushInterval());
@@ -143,6 +144,7 @@ class ApproxConfigTest {
         all.put("approx.planning", "balanced");
         all.put("approx.submit", "all");
         all.put("approx.epochTimeout", "5 s");
+        all.put("approx.epochDeadline", "400 ms");
         all.put("approx.epochMaxRecords", "1000");
         all.put("approx.flushInterval", "250 ms");
         all.put("approx.sendBuffer", "64 mb");
@@ -172,6 +174,7 @@ class ApproxConfigTest {
         assertEquals(ApproxConfig.Planning.BALANCED, c.planning());
         assertEquals(ApproxConfig.Submit.ALL, c.submit());
         assertEquals(Duration.ofSeconds(5), c.epochTimeout());
+        assertEquals(Duration.ofMillis(400), c.epochDeadline());
         assertEquals(Duration.ofMillis(250), c.flushInterval());
         assertEquals(64L << 20, c.sendBufferBytes());
         assertEquals(1L << 20, c.receiveWindowBytes());
@@ -201,6 +204,9 @@ class ApproxConfigTest {
                 "approx.recordsPerMessage|100000",
                 "approx.planning|optimistic",
                 "approx.submit|some",
+                "approx.epochDeadline|0 ms",
+                "approx.epochDeadline|31 s",
+                "approx.epochDeadline|soon",
                 "approx.epochTimeout|0 ms",
                 "approx.epochTimeout|soon",
                 "approx.epochMaxRecords|0",

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The operators' metrics (docs/flink.md, "Metrics") agree with the job's answers: one job with 30%
- * of every engine's outgoing datagrams dropped and the default {@code approx.submit} (exactly the
+ * of every engine's outgoing datagrams dropped and {@code approx.submit=target} (exactly the
  * planned samples submitted), after which the senders counted every record, the receivers counted
  * every record of the strata and exactly the records the answers say were sampled, exactly the
  * targets arrived, nothing fell below target, and the losses show up as retransmissions and
@@ -31,7 +31,8 @@ class ApproxMetricsTest {
         Configuration conf = new Configuration();
         conf.setString("approx.enabled", "true");
         conf.setString("approx.faultDropOutgoing", "0.3");
-        // approx.submit left at its default (target): the receivers get exactly the planned sample
+        // submit=target: the receivers get exactly the planned sample
+        conf.setString("approx.submit", "target");
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(FlinkCluster.PARALLELISM);
         DataStream<WindowEstimate> out = FlagOffTest.query(rides.stream(env).rebalance());

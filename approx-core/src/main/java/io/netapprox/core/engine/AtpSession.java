@@ -119,7 +119,16 @@ public final class AtpSession implements AutoCloseable {
                 continue;
             }
             int rc =
-                    NativeEngine.jobStart(core.handle, id, jobId, ids, sizes, msrs, n, spec.mrdf());
+                    NativeEngine.jobStart(
+                            core.handle,
+                            id,
+                            jobId,
+                            ids,
+                            sizes,
+                            msrs,
+                            n,
+                            spec.mrdf(),
+                            spec.deadlineNanos());
             if (rc == 0) {
                 return job;
             }

@@ -108,7 +108,8 @@ final class NativeEngine {
             int[] sizes,
             double[] msrs,
             int n,
-            boolean mrdf);
+            boolean mrdf,
+            long deadlineNs);
 
     /** timeoutMs: 0 = never wait, &lt; 0 = wait forever. */
     static native int submitAddress(

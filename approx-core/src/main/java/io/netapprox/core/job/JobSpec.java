@@ -1,5 +1,6 @@
 package io.netapprox.core.job;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -9,8 +10,10 @@ import java.util.Objects;
 /**
  * What a job is: its groups (message ids are assigned in group order: group 0 owns [0, N_0), group
  * 1 the next N_1 ids, ...), an optional explicit job id, and whether MRDF scheduling may reorder
- * messages (exact groups are always in order). The engine starts it ({@code AtpSession.startJob}),
- * the control plane announces it ({@code JobAnnouncement}).
+ * messages (exact groups are always in order), and an optional deadline (the streaming-epoch
+ * sending policy, {@link Builder#deadline(Duration)}). The engine starts it ({@code
+ * AtpSession.startJob}), the control plane announces it ({@code JobAnnouncement}; the deadline is
+ * the sender's alone and is not announced).
  */
 public final class JobSpec {
     /** N, the messages of one job, is at most this (message ids are non-negative ints). */
@@ -19,11 +22,13 @@ public final class JobSpec {
     private final List<GroupSpec> groups;
     private final Integer jobId;
     private final boolean mrdf;
+    private final long deadlineNanos;
 
-    private JobSpec(List<GroupSpec> groups, Integer jobId, boolean mrdf) {
+    private JobSpec(List<GroupSpec> groups, Integer jobId, boolean mrdf, long deadlineNanos) {
         this.groups = groups;
         this.jobId = jobId;
         this.mrdf = mrdf;
+        this.deadlineNanos = deadlineNanos;
     }
 
     /** One global group (id 0) of {@code messages} messages with the job's MSR. */
@@ -48,6 +53,14 @@ public final class JobSpec {
         return mrdf;
     }
 
+    /**
+     * The deadline in nanoseconds from the job's start, 0 for none ({@link
+     * Builder#deadline(Duration)}).
+     */
+    public long deadlineNanos() {
+        return deadlineNanos;
+    }
+
     /** N: the sum of the groups' sizes. */
     public long totalMessages() {
         long n = 0;
@@ -64,7 +77,7 @@ public final class JobSpec {
 
     /** This spec with job id {@code id} (groups and MRDF unchanged). */
     public JobSpec withJobId(int id) {
-        return new JobSpec(groups, id, mrdf);
+        return new JobSpec(groups, id, mrdf, deadlineNanos);
     }
 
     /**
@@ -88,7 +101,7 @@ public final class JobSpec {
                     GroupSpec.of(
                             g.groupId(), g.size(), Objects.requireNonNull(e.getValue(), "msr")));
         }
-        return new JobSpec(Collections.unmodifiableList(out), jobId, mrdf);
+        return new JobSpec(Collections.unmodifiableList(out), jobId, mrdf, deadlineNanos);
     }
 
     @Override
@@ -96,23 +109,32 @@ public final class JobSpec {
         return o instanceof JobSpec s
                 && groups.equals(s.groups)
                 && Objects.equals(jobId, s.jobId)
-                && mrdf == s.mrdf;
+                && mrdf == s.mrdf
+                && deadlineNanos == s.deadlineNanos;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(groups, jobId, mrdf);
+        return Objects.hash(groups, jobId, mrdf, deadlineNanos);
     }
 
     @Override
     public String toString() {
-        return "JobSpec{jobId=" + jobId + ", mrdf=" + mrdf + ", groups=" + groups + "}";
+        return "JobSpec{jobId="
+                + jobId
+                + ", mrdf="
+                + mrdf
+                + (deadlineNanos > 0 ? ", deadline=" + Duration.ofNanos(deadlineNanos) : "")
+                + ", groups="
+                + groups
+                + "}";
     }
 
     public static final class Builder {
         private final List<GroupSpec> groups = new ArrayList<>();
         private Integer jobId;
         private boolean mrdf = true;
+        private long deadlineNanos;
 
         private Builder() {}
 
@@ -147,6 +169,29 @@ public final class JobSpec {
         }
 
         /**
+         * A streaming epoch's deadline (docs/protocol.md section 11, "deadlines"; zero = none, the
+         * default). On ATP with slack priority the job's approximate data escalates towards class 0
+         * as a group falls behind delivering its target evenly over the deadline - a group that
+         * delivered nothing is in class 0 after 7/8 of it, however busy class 0 is - and the
+         * messages beyond a group's planned sample (the first {@code target} of its send order,
+         * plus one per message given up) go after every planned one, in the lowest class. The TCP
+         * data plane ignores it.
+         *
+         * @throws IllegalArgumentException for a negative deadline
+         */
+        public Builder deadline(Duration d) {
+            Objects.requireNonNull(d, "deadline");
+            if (d.isNegative()) {
+                throw new IllegalArgumentException("deadline must not be negative, got " + d);
+            }
+            deadlineNanos =
+                    d.compareTo(Duration.ofNanos(Long.MAX_VALUE)) >= 0
+                            ? Long.MAX_VALUE
+                            : d.toNanos();
+            return this;
+        }
+
+        /**
          * @throws IllegalArgumentException no group, or more than {@link #MAX_MESSAGES} messages in
          *     all
          */
@@ -161,7 +206,7 @@ public final class JobSpec {
             if (n > MAX_MESSAGES) {
                 throw new IllegalArgumentException("a job has at most 2^31-1 messages, got " + n);
             }
-            return new JobSpec(List.copyOf(groups), jobId, mrdf);
+            return new JobSpec(List.copyOf(groups), jobId, mrdf, deadlineNanos);
         }
     }
 }

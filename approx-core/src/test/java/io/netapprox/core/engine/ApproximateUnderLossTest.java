@@ -8,6 +8,7 @@ import io.netapprox.core.job.JobReport;
 import io.netapprox.core.job.JobSpec;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import java.time.Duration;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
@@ -35,6 +36,23 @@ class ApproximateUnderLossTest {
             names = {"FULL", "PAPER"})
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void kafkaLikeApproximateJobsCompleteAt30PercentLoss(AtpMode mode) throws Exception {
+        run(mode, Duration.ZERO);
+    }
+
+    /**
+     * The same jobs with the relay's default deadline (1 s, the streaming-epoch sending policy:
+     * planned samples first and escalating, extras in the lowest class) complete the same way.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = AtpMode.class,
+            names = {"FULL", "PAPER"})
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void kafkaLikeDeadlineJobsCompleteAt30PercentLoss(AtpMode mode) throws Exception {
+        run(mode, Duration.ofSeconds(1));
+    }
+
+    private static void run(AtpMode mode, Duration deadline) throws Exception {
         Map<Integer, CompletableFuture<JobReport>> received = new ConcurrentHashMap<>();
         IncomingJobListener l =
                 new IncomingJobListener() {
@@ -53,7 +71,7 @@ class ApproximateUnderLossTest {
             for (int j = 0; j < JOBS; j++) {
                 int groups = 1 + rnd.nextInt(8);
                 int[] sizes = new int[groups];
-                JobSpec.Builder b = JobSpec.builder().mrdf(false);
+                JobSpec.Builder b = JobSpec.builder().mrdf(false).deadline(deadline);
                 for (int g = 0; g < groups; g++) {
                     int target = 1 + rnd.nextInt(40);
                     sizes[g] = (int) Math.ceil(target * 1.25 - 1e-9);
@@ -100,8 +118,8 @@ class ApproximateUnderLossTest {
             long out = p.sender.stats().get("bytes_out");
             assertTrue(p.sender.stats().get("dropped_fault_out") > 0, "fault injection active");
             System.out.printf(
-                    "%s: %d jobs, payload %d bytes, sender bytes_out %d (%.1fx)%n",
-                    mode, JOBS, payloadBytes, out, (double) out / payloadBytes);
+                    "%s, deadline %s: %d jobs, payload %d bytes, sender bytes_out %d (%.1fx)%n",
+                    mode, deadline, JOBS, payloadBytes, out, (double) out / payloadBytes);
             // Per-datagram headers and tags about double a ~120-byte message; loss adds 1 / 0.7.
             assertTrue(out < 10 * payloadBytes, "sender bytes_out " + out + " for " + payloadBytes);
         }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -55,6 +56,29 @@ class JobModelTest {
         assertFalse(withId.mrdf());
         assertThrows(IllegalArgumentException.class, () -> spec.withMsrs(Map.of(2, 0.5)));
         assertThrows(IllegalArgumentException.class, () -> spec.withMsrs(Map.of(0, 1.5)));
+    }
+
+    @Test
+    void aDeadlineTravelsWithTheSpecAndIsValidated() {
+        JobSpec none = JobSpec.of(10, 0.5);
+        assertEquals(0, none.deadlineNanos());
+        JobSpec d = JobSpec.builder().addGroup(0, 10, 0.5).deadline(Duration.ofMillis(250)).build();
+        assertEquals(250_000_000L, d.deadlineNanos());
+        assertEquals(250_000_000L, d.withJobId(7).withMsrs(Map.of(0, 0.7)).deadlineNanos());
+        assertFalse(d.equals(none));
+        assertTrue(d.toString().contains("deadline=PT0.25S"), d.toString());
+        assertEquals(
+                Long.MAX_VALUE,
+                JobSpec.builder()
+                        .addGroup(0, 1, 1.0)
+                        .deadline(Duration.ofDays(365L * 1000))
+                        .build()
+                        .deadlineNanos());
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> JobSpec.builder().deadline(Duration.ofMillis(-1)));
+        assertTrue(e.getMessage().contains("deadline"), e.getMessage());
     }
 
     @Test

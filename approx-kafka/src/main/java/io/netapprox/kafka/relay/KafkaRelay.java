@@ -454,7 +454,7 @@ public final class KafkaRelay implements AutoCloseable {
                                 metrics.recordsDelivered.add(r.delivered());
                             }
                         });
-        SegmentSender.send(t, seg, s.spec().seed());
+        SegmentSender.send(t, seg, s.spec().seed(), config.segmentDeadlineMs());
     }
 
     /** Why Kafka would refuse {@code topic} as a name, or null when it is a valid one. */

@@ -29,6 +29,7 @@ public final class RelayConfig {
     public static final int DEFAULT_READ_THREADS = 1;
     public static final String DEFAULT_LISTEN = "0.0.0.0:7390";
     public static final int DEFAULT_MAX_PULL_WAIT_MS = 30_000;
+    public static final int DEFAULT_SEGMENT_DEADLINE_MS = 1_000;
     public static final String DEFAULT_SASL_MECHANISM = "SCRAM-SHA-256";
 
     /** Under which Kafka identity the relay reads a consumer's partitions. */
@@ -64,6 +65,7 @@ public final class RelayConfig {
     private final TcpSendPolicy tcpSendPolicy;
     private final Authorization authorization;
     private final int maxPullWaitMs;
+    private final int segmentDeadlineMs;
     private final int maxStreamsPerClient;
     private final int maxPullsPerClient;
 
@@ -84,6 +86,7 @@ public final class RelayConfig {
         this.tcpSendPolicy = b.tcpSendPolicy;
         this.authorization = b.authorization;
         this.maxPullWaitMs = b.maxPullWaitMs;
+        this.segmentDeadlineMs = b.segmentDeadlineMs;
         this.maxStreamsPerClient =
                 b.maxStreamsPerClient != null
                         ? b.maxStreamsPerClient
@@ -205,6 +208,20 @@ public final class RelayConfig {
     }
 
     /**
+     * The sending policy of a segment over ATP (default {@value #DEFAULT_SEGMENT_DEADLINE_MS}):
+     * &gt; 0 is the streaming-epoch policy ({@code slack}, docs/protocol.md section 11,
+     * "deadlines") - each cell's planned sample goes first, in the class its slack allows,
+     * escalating towards class 0 as the cell falls behind delivering it within this many ms from
+     * the segment's start (a cell that delivered nothing is in class 0 after 7/8 of it), the rest
+     * of the candidates only in the lowest class; 0 is the previous {@code all} policy: every
+     * candidate in the segment's slack class, which strict priority serves only when class 0 is
+     * idle.
+     */
+    public int segmentDeadlineMs() {
+        return segmentDeadlineMs;
+    }
+
+    /**
      * Streams one client may have open at once (a client: the IP address its connection comes
      * from); beyond it an OPEN is refused {@code UNAVAILABLE}.
      */
@@ -270,6 +287,8 @@ public final class RelayConfig {
                 + authorization
                 + ", maxPullWaitMs="
                 + maxPullWaitMs
+                + ", segmentDeadlineMs="
+                + segmentDeadlineMs
                 + ", maxStreamsPerClient="
                 + maxStreamsPerClient
                 + ", maxPullsPerClient="
@@ -294,6 +313,7 @@ public final class RelayConfig {
         private TcpSendPolicy tcpSendPolicy = TcpSendPolicy.EARLY_SEND;
         private Authorization authorization = Authorization.KAFKA;
         private int maxPullWaitMs = DEFAULT_MAX_PULL_WAIT_MS;
+        private int segmentDeadlineMs = DEFAULT_SEGMENT_DEADLINE_MS;
         private Integer maxStreamsPerClient;
         private Integer maxPullsPerClient;
 
@@ -357,6 +377,12 @@ public final class RelayConfig {
         }
 
         /** In [10, 600000]; default {@value #DEFAULT_MAX_PULL_WAIT_MS}. */
+        /** Default {@value #DEFAULT_SEGMENT_DEADLINE_MS}; see {@link #segmentDeadlineMs()}. */
+        public Builder segmentDeadlineMs(int ms) {
+            this.segmentDeadlineMs = ms;
+            return this;
+        }
+
         public Builder maxPullWaitMs(int ms) {
             this.maxPullWaitMs = ms;
             return this;
@@ -441,6 +467,11 @@ public final class RelayConfig {
             if (maxPullWaitMs < 10 || maxPullWaitMs > 600_000) {
                 throw new IllegalArgumentException(
                         "relay maxPullWaitMs must be in [10, 600000]: " + maxPullWaitMs);
+            }
+            if (segmentDeadlineMs < 0 || segmentDeadlineMs > 600_000) {
+                throw new IllegalArgumentException(
+                        "relay segmentDeadlineMs must be in [0, 600000] (0: no deadline): "
+                                + segmentDeadlineMs);
             }
             if (maxStreamsPerClient != null
                     && (maxStreamsPerClient < 1 || maxStreamsPerClient > maxSessions)) {

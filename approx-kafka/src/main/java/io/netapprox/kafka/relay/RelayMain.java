@@ -129,6 +129,17 @@ public final class RelayMain implements Callable<Integer> {
     int maxPullWaitMs;
 
     @Option(
+            names = "--segment-deadline-ms",
+            defaultValue = "" + RelayConfig.DEFAULT_SEGMENT_DEADLINE_MS,
+            description =
+                    "ATP sending policy of a segment: > 0 (slack) sends each cell's planned sample"
+                            + " first, escalating towards class 0 as the cell falls behind delivering"
+                            + " it within this many ms, the other candidates only in the lowest class;"
+                            + " 0 (all) sends every candidate in the segment's slack class."
+                            + " Default: ${DEFAULT-VALUE}")
+    int segmentDeadlineMs;
+
+    @Option(
             names = "--max-streams-per-client",
             description =
                     "streams one client (IP address) may have open. Default: a quarter of"
@@ -215,6 +226,7 @@ public final class RelayMain implements Callable<Integer> {
                         .serveThreads(serveThreads)
                         .readThreads(readThreads)
                         .maxPullWaitMs(maxPullWaitMs)
+                        .segmentDeadlineMs(segmentDeadlineMs)
                         .dataPlane(option("--data-plane", dataPlane, DataPlaneMode::parse))
                         .tcpSendPolicy(
                                 option("--tcp-send-policy", tcpSendPolicy, TcpSendPolicy::parse))

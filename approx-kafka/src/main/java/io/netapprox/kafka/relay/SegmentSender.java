@@ -6,6 +6,7 @@ import io.netapprox.core.job.Target;
 import io.netapprox.core.transport.OutgoingTransfer;
 import io.netapprox.core.transport.SendScheduler;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -27,7 +28,8 @@ final class SegmentSender {
 
     private SegmentSender() {}
 
-    static void send(OutgoingTransfer t, Segment seg, long seed) throws IOException {
+    static void send(OutgoingTransfer t, Segment seg, long seed, int deadlineMs)
+            throws IOException {
         List<Cell> cells = seg.cells();
         List<List<SampledRecord>> byCell = new ArrayList<>(cells.size());
         for (int i = 0; i < cells.size(); i++) {
@@ -37,6 +39,9 @@ final class SegmentSender {
             byCell.get(r.cell()).add(r);
         }
         JobSpec.Builder js = JobSpec.builder().mrdf(false);
+        if (deadlineMs > 0) {
+            js.deadline(Duration.ofMillis(deadlineMs));
+        }
         List<List<SampledRecord>> groups = new ArrayList<>();
         for (int i = 0; i < cells.size(); i++) {
             Cell c = cells.get(i);

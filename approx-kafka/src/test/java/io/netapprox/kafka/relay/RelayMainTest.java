@@ -96,6 +96,24 @@ class RelayMainTest {
         assertEquals(2, run(concat(none, "--tcp-send-policy", "lateSend")));
         assertTrue(lastErr.contains("--tcp-send-policy"), lastErr);
         assertTrue(lastErr.contains("earlySend, sampleSend"), lastErr);
+        assertEquals(2, run(concat(none, "--segment-deadline-ms", "-1")));
+        assertTrue(lastErr.contains("segmentDeadlineMs"), lastErr);
+        assertEquals(2, run(concat(none, "--segment-deadline-ms", "600001")));
+        assertTrue(lastErr.contains("segmentDeadlineMs"), lastErr);
+    }
+
+    @Test
+    void theSendingPolicyReachesTheRelayConfig() throws Exception {
+        String[] none = {"--bootstrap", "127.0.0.1:9", "--no-auth", "--authorization", "none"};
+        RelayMain defaults = new RelayMain();
+        RelayMain.commandLine(defaults).parseArgs(none);
+        assertEquals(
+                RelayConfig.DEFAULT_SEGMENT_DEADLINE_MS, defaults.config().segmentDeadlineMs());
+        RelayMain all = new RelayMain();
+        RelayMain.commandLine(all).parseArgs(concat(none, "--segment-deadline-ms", "0"));
+        RelayConfig a = all.config();
+        assertEquals(0, a.segmentDeadlineMs());
+        assertTrue(a.toString().contains("segmentDeadlineMs=0"), a.toString());
     }
 
     private static String[] concat(String[] a, String... b) {
