@@ -7,7 +7,8 @@
 #                            scripts/check-python.sh (ruff format --check + ruff check, ruff.toml);
 #                            scripts/check-doc-names.py (docs/architecture.md quotes only names that exist) + its tests
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
-#                            examples/taxi, approx-spark on local[2] and local-cluster, approx-flink on a Flink
+#                            examples/taxi, approx-spark on local[2] and local-cluster (Spark 4.1; a subset on Spark
+#                            3.5 for Scala 2.13, approx-spark-compat-35, and 2.12, approx-spark_2.12), approx-flink on a Flink
 #                            MiniCluster of 2 TaskManagers x 2 slots, approx-kafka on an in-process KRaft broker with
 #                            relays over loopback ATP, approx-kafka-flink: that broker + a relay + a Flink MiniCluster)
 #                            + native GoogleTest suites
@@ -16,7 +17,9 @@
 #   4. approx-core jar       ships META-INF/native/linux-{x86_64,aarch64}/libnetapprox.so, each portable (needs only
 #                            libc/libm/libpthread/libdl, glibc <= 2.17, exports only the C API + JNI entry points)
 #                            and passing its C test (capi_smoke; aarch64 under qemu-user)
-#   5. approx-spark jar      the spark-submit --jars jar: self-contained, and only the plugin (no examples);
+#   5. approx-spark jars     the spark-submit --jars jars (approx-spark, Scala 2.13; approx-spark_2.12): self-contained,
+#                            and only the plugin (no examples); a real spark-submit of the 2.12 jar on the pinned
+#                            pyspark 3.5 wheel (scripts/spark-submit-smoke.sh, local-cluster[2,1,1024]);
 #                            approx-kafka-relay.jar runs (--version) and refuses bad arguments (exit 2);
 #                            approx-kafka-flink's jar holds ApproxKafkaSource and no Flink/Kafka classes
 #   6. approx-flink jar      the Flink job-jar / lib/ jar: self-contained, no Flink classes, only the plugin
@@ -157,39 +160,50 @@ end
 # approx-spark: its tests (local[2] and local-cluster[2,1,1024]) ran in the Maven step; check the one jar users
 # pass to spark-submit --jars: self-contained (native library, approx-core, relocated commons-math3), no Spark,
 # Scala or Netty inside (those come from Spark), and nothing but the plugin (the examples live in examples/).
-begin "approx-spark jar contents"
-SPARK_JAR=""
-for j in "$ROOT"/approx-spark/target/approx-spark-*.jar; do
-  case "$j" in *-sources.jar|*-javadoc.jar|*-tests.jar|*/original-*) continue ;; esac
-  [ -f "$j" ] && SPARK_JAR="$j"
-done
-if [ -z "$SPARK_JAR" ]; then
-  log "ERROR: no approx-spark jar in approx-spark/target" >&2
-  exit 1
-fi
-SPARK_LISTING="$(unzip -Z1 "$SPARK_JAR")"
-for entry in "$SO_ENTRY" "${SO_ENTRY/x86_64/aarch64}" io/netapprox/spark/ApproxShuffleManager.class io/netapprox/core/engine/NativeEngine.class \
-             io/netapprox/shaded/commons/math3/distribution/TDistribution.class; do
-  if ! grep -qx "$entry" <<<"$SPARK_LISTING"; then
-    log "ERROR: $SPARK_JAR lacks $entry" >&2
+# Both builds of the plugin: approx-spark (Scala 2.13: Spark 4.x, and 3.5 for 2.13) and approx-spark_2.12 (Spark
+# 3.5 for Scala 2.12, the default distribution and the PySpark 3.5 wheel), the same sources.
+begin "approx-spark jar contents (Scala 2.13 and 2.12 builds)"
+for SPARK_MODULE in approx-spark approx-spark_2.12; do
+  SPARK_JAR=""
+  for j in "$ROOT/$SPARK_MODULE/target/$SPARK_MODULE"-*.jar; do
+    case "$j" in *-sources.jar|*-javadoc.jar|*-tests.jar|*/original-*) continue ;; esac
+    [ -f "$j" ] && SPARK_JAR="$j"
+  done
+  if [ -z "$SPARK_JAR" ]; then
+    log "ERROR: no $SPARK_MODULE jar in $SPARK_MODULE/target" >&2
     exit 1
   fi
+  SPARK_LISTING="$(unzip -Z1 "$SPARK_JAR")"
+  for entry in "$SO_ENTRY" "${SO_ENTRY/x86_64/aarch64}" io/netapprox/spark/ApproxShuffleManager.class io/netapprox/core/engine/NativeEngine.class \
+               io/netapprox/shaded/commons/math3/distribution/TDistribution.class; do
+    if ! grep -qx "$entry" <<<"$SPARK_LISTING"; then
+      log "ERROR: $SPARK_JAR lacks $entry" >&2
+      exit 1
+    fi
+  done
+  if grep -qE '^(org/apache/spark/|scala/|io/netty/|org/apache/commons/math3/)' <<<"$SPARK_LISTING"; then
+    log "ERROR: $SPARK_JAR bundles Spark, Scala, Netty or unrelocated commons-math3 classes" >&2
+    exit 1
+  fi
+  # Only the plugin: our classes are the plugin's, approx-core's and the relocated library's; no example
+  # application, generator or logging configuration.
+  NOT_PLUGIN="$(grep -E '^io/netapprox/.+\.class$' <<<"$SPARK_LISTING" \
+    | grep -vE '^io/netapprox/(spark|core|shaded)/' || true)"
+  NOT_PLUGIN+="$(grep -E '(^|/)(examples/|[^/]*log4j2[^/]*\.properties$)' <<<"$SPARK_LISTING" || true)"
+  if [ -n "$NOT_PLUGIN" ]; then
+    log "ERROR: $SPARK_JAR carries more than the plugin:" >&2
+    head -n 20 <<<"$NOT_PLUGIN" >&2
+    exit 1
+  fi
+  log "$(basename "$SPARK_JAR") is self-contained ($(wc -l <<<"$SPARK_LISTING") entries, libnetapprox.so inside)"
 done
-if grep -qE '^(org/apache/spark/|scala/|io/netty/|org/apache/commons/math3/)' <<<"$SPARK_LISTING"; then
-  log "ERROR: $SPARK_JAR bundles Spark, Scala, Netty or unrelocated commons-math3 classes" >&2
-  exit 1
-fi
-# Only the plugin: our classes are the plugin's, approx-core's and the relocated library's; no example
-# application, generator or logging configuration.
-NOT_PLUGIN="$(grep -E '^io/netapprox/.+\.class$' <<<"$SPARK_LISTING" \
-  | grep -vE '^io/netapprox/(spark|core|shaded)/' || true)"
-NOT_PLUGIN+="$(grep -E '(^|/)(examples/|[^/]*log4j2[^/]*\.properties$)' <<<"$SPARK_LISTING" || true)"
-if [ -n "$NOT_PLUGIN" ]; then
-  log "ERROR: $SPARK_JAR carries more than the plugin:" >&2
-  head -n 20 <<<"$NOT_PLUGIN" >&2
-  exit 1
-fi
-log "$(basename "$SPARK_JAR") is self-contained ($(wc -l <<<"$SPARK_LISTING") entries, libnetapprox.so inside)"
+end
+
+# A real spark-submit of the Scala 2.12 jar on the PySpark 3.5 wheel's Spark (Scala 2.12), local-cluster[2,1,1024]:
+# SQL WITH ERROR checked against Spark SQL's exact answer, the shuffle over ATP (scripts/spark-submit-smoke.sh;
+# skips with a message where python3/pip are missing).
+begin "spark-submit: PySpark 3.5 (Scala 2.12) + approx-spark_2.12 jar"
+bash "$ROOT/scripts/spark-submit-smoke.sh"
 end
 
 # The Kafka relay as users run it: java -jar approx-kafka-relay.jar (its behaviour is tested in the Maven step;

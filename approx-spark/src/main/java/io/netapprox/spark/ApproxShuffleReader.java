@@ -212,8 +212,7 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                 awaitCountersOnCompletion(m, counters);
             }
         }
-        scala.collection.Iterator<Product2<K, C>> sit =
-                scala.jdk.javaapi.CollectionConverters.asScala(out.iterator());
+        scala.collection.Iterator<Product2<K, C>> sit = ScalaInterop.iterator(out.iterator());
         return new InterruptibleIterator<>(context, sit);
     }
 

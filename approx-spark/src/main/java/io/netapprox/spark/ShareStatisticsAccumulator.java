@@ -68,7 +68,9 @@ final class ShareStatisticsAccumulator
         return byMap;
     }
 
-    @Override
+    // AccumulatorV2's since Spark 4.0 (absent in 3.5): no @Override, so the Scala 2.12 build
+    // against
+    // Spark 3.5 compiles; on Spark 4 this still overrides it.
     public boolean excludeFromHeartbeat() {
         return true;
     }

@@ -213,7 +213,7 @@ class LocalClusterTest {
         spark.sparkContext().listenerBus().waitUntilEmpty();
         boolean shown = false;
         for (org.apache.spark.status.api.v1.StageData st :
-                scala.jdk.javaapi.CollectionConverters.asJava(
+                ScalaInterop.javaList(
                         spark.sparkContext()
                                 .statusStore()
                                 .stageList(
@@ -223,7 +223,7 @@ class LocalClusterTest {
                                         new double[0],
                                         java.util.Collections.emptyList()))) {
             for (org.apache.spark.status.api.v1.AccumulableInfo a :
-                    scala.jdk.javaapi.CollectionConverters.asJava(st.accumulatorUpdates())) {
+                    ScalaInterop.javaList(st.accumulatorUpdates())) {
                 if (a.name().equals("NetApprox shuffle " + m.shuffleId() + ": groups")) {
                     assertEquals("24", a.value());
                     shown = true;

@@ -56,7 +56,7 @@ class SqlLocalClusterTest {
                             @Override
                             public void onStageCompleted(SparkListenerStageCompleted e) {
                                 for (AccumulableInfo a :
-                                        scala.jdk.javaapi.CollectionConverters.asJava(
+                                        ScalaInterop.javaList(
                                                 e.stageInfo().accumulables().values())) {
                                     if (a.name().isDefined()
                                             && a.name().get().startsWith("NetApprox shuffle ")

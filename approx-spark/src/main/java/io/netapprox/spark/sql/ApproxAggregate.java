@@ -1,6 +1,7 @@
 package io.netapprox.spark.sql;
 
 import io.netapprox.spark.ApproxQuery;
+import io.netapprox.spark.ScalaInterop;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
@@ -11,7 +12,6 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.types.StructField;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The logical plan of a {@code ... WITH ERROR} statement: a leaf (its input is analysed when it
@@ -45,9 +45,9 @@ public final class ApproxAggregate extends LogicalPlan {
                             f.nullable(),
                             f.metadata(),
                             NamedExpression$.MODULE$.newExprId(),
-                            CollectionConverters.asScala(List.<String>of()).toList()));
+                            ScalaInterop.<String>emptyList()));
         }
-        return CollectionConverters.asScala(out).toList();
+        return ScalaInterop.list(out);
     }
 
     public ApproxSqlQuery query() {
@@ -61,11 +61,18 @@ public final class ApproxAggregate extends LogicalPlan {
 
     @Override
     public Seq<LogicalPlan> children() {
-        return CollectionConverters.asScala(List.<LogicalPlan>of()).toList();
+        return ScalaInterop.<LogicalPlan>emptyList();
     }
 
-    @Override
+    // A leaf: nothing to replace. Two overloads, no @Override: Spark's parameter is Scala's
+    // IndexedSeq, scala.collection.IndexedSeq on 2.12 and scala.collection.immutable.IndexedSeq on
+    // 2.13; each build implements its own with one of these (the other is an unused overload).
     public LogicalPlan withNewChildrenInternal(IndexedSeq<LogicalPlan> newChildren) {
+        return this;
+    }
+
+    public LogicalPlan withNewChildrenInternal(
+            scala.collection.IndexedSeq<LogicalPlan> newChildren) {
         return this;
     }
 

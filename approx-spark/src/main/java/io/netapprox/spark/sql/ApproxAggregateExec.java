@@ -1,8 +1,8 @@
 package io.netapprox.spark.sql;
 
 import io.netapprox.spark.ApproxQuery;
+import io.netapprox.spark.ScalaInterop;
 import java.util.Iterator;
-import java.util.List;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -16,7 +16,6 @@ import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.unsafe.types.UTF8String;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Runs a {@code ... WITH ERROR} statement: builds the {@link ApproxQuery} (its statistics pass runs
@@ -75,11 +74,17 @@ public final class ApproxAggregateExec extends SparkPlan {
 
     @Override
     public Seq<SparkPlan> children() {
-        return CollectionConverters.asScala(List.<SparkPlan>of()).toList();
+        return ScalaInterop.<SparkPlan>emptyList();
     }
 
-    @Override
+    // A leaf: nothing to replace. Two overloads, no @Override: Spark's parameter is Scala's
+    // IndexedSeq, scala.collection.IndexedSeq on 2.12 and scala.collection.immutable.IndexedSeq on
+    // 2.13; each build implements its own with one of these (the other is an unused overload).
     public SparkPlan withNewChildrenInternal(IndexedSeq<SparkPlan> newChildren) {
+        return this;
+    }
+
+    public SparkPlan withNewChildrenInternal(scala.collection.IndexedSeq<SparkPlan> newChildren) {
         return this;
     }
 

@@ -1,5 +1,9 @@
 package io.netapprox.spark.sql;
 
+import io.netapprox.spark.ScalaInterop;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.util.Optional;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
 import org.apache.spark.sql.catalyst.TableIdentifier;
@@ -36,19 +40,72 @@ public final class ApproxSqlParser implements ParserInterface {
 
     /**
      * Spark 4.x's entry point for {@code spark.sql} (named and positional parameters); not in Spark
-     * 3.5's interface, where this method is never called.
+     * 3.5's interface, where this method is never called. No @Override: the Scala 2.12 build
+     * compiles against Spark 3.5 (a compile-only stub of ParameterContext, approx-spark_2.12), so
+     * the delegate's method is called through {@link Spark4}.
      */
-    @Override
     public LogicalPlan parsePlanWithParameters(String sqlText, ParameterContext parameters)
             throws ParseException {
         Optional<ApproxClause> clause = clause(sqlText);
         if (clause.isEmpty()) {
-            return delegate.parsePlanWithParameters(sqlText, parameters);
+            return Spark4.parsePlanWithParameters(delegate, sqlText, parameters);
         }
         LogicalPlan query =
-                delegate.parsePlanWithParameters(
-                        sqlText.substring(0, clause.get().queryEnd()), parameters);
+                Spark4.parsePlanWithParameters(
+                        delegate, sqlText.substring(0, clause.get().queryEnd()), parameters);
         return ApproxAggregate.of(ApproxSqlTranslator.translate(query, clause.get(), sqlText));
+    }
+
+    /**
+     * ParserInterface's Spark 4 methods, called through method handles so that the sources compile
+     * against Spark 3.5 too; each handle is looked up on first use (its holder class), so only on
+     * Spark 4.
+     */
+    private static final class Spark4 {
+        private Spark4() {}
+
+        static final class WithParameters {
+            static final MethodHandle HANDLE =
+                    find(
+                            "parsePlanWithParameters",
+                            MethodType.methodType(
+                                    LogicalPlan.class, String.class, ParameterContext.class));
+        }
+
+        static final class RoutineParam {
+            static final MethodHandle HANDLE =
+                    find(
+                            "parseRoutineParam",
+                            MethodType.methodType(StructType.class, String.class));
+        }
+
+        static LogicalPlan parsePlanWithParameters(
+                ParserInterface parser, String sqlText, ParameterContext parameters)
+                throws ParseException {
+            return (LogicalPlan) invoke(WithParameters.HANDLE, parser, sqlText, parameters);
+        }
+
+        private static MethodHandle find(String name, MethodType type) {
+            try {
+                return MethodHandles.publicLookup().findVirtual(ParserInterface.class, name, type);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("ParserInterface." + name + type, e);
+            }
+        }
+
+        static Object invoke(MethodHandle h, ParserInterface parser, Object... args)
+                throws ParseException {
+            Object[] all = new Object[args.length + 1];
+            all[0] = parser;
+            System.arraycopy(args, 0, all, 1, args.length);
+            try {
+                return h.invokeWithArguments(all);
+            } catch (ParseException | RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable e) {
+                throw new IllegalStateException("ParserInterface: " + h, e);
+            }
+        }
     }
 
     /** The clause, if any; a text without the word "error" is not tokenized at all. */
@@ -91,12 +148,15 @@ public final class ApproxSqlParser implements ParserInterface {
     @Override
     public scala.collection.immutable.Seq<String> parseMultipartIdentifier(String sqlText)
             throws ParseException {
-        return delegate.parseMultipartIdentifier(sqlText);
+        // scala.collection.Seq on Scala 2.12, immutable.Seq on 2.13: one immutable list for both
+        return ScalaInterop.list(ScalaInterop.javaList(delegate.parseMultipartIdentifier(sqlText)));
     }
 
-    @Override
+    /**
+     * Spark 4.x's (not in 3.5's interface): no @Override, the delegate's through {@link Spark4}.
+     */
     public StructType parseRoutineParam(String sqlText) throws ParseException {
-        return delegate.parseRoutineParam(sqlText);
+        return (StructType) Spark4.invoke(Spark4.RoutineParam.HANDLE, delegate, sqlText);
     }
 
     @Override

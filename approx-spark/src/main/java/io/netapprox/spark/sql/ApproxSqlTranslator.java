@@ -1,5 +1,6 @@
 package io.netapprox.spark.sql;
 
+import io.netapprox.spark.ScalaInterop;
 import io.netapprox.spark.sql.ApproxSqlQuery.Aggregate;
 import io.netapprox.spark.sql.ApproxSqlQuery.Kind;
 import java.util.ArrayList;
@@ -27,7 +28,6 @@ import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.trees.Origin;
 import org.apache.spark.sql.types.Metadata;
 import scala.Option;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Turns the plan Spark's parser made of the query before {@code WITH ERROR} into an {@link
@@ -134,8 +134,8 @@ final class ApproxSqlTranslator {
         if (!(top instanceof org.apache.spark.sql.catalyst.plans.logical.Aggregate agg)) {
             throw notAnAggregate(top, clause);
         }
-        List<Expression> grouping = CollectionConverters.asJava(agg.groupingExpressions());
-        List<NamedExpression> select = CollectionConverters.asJava(agg.aggregateExpressions());
+        List<Expression> grouping = ScalaInterop.javaList(agg.groupingExpressions());
+        List<NamedExpression> select = ScalaInterop.javaList(agg.aggregateExpressions());
         if (grouping.isEmpty()) {
             throw new ApproxSqlException(
                     "WITH ERROR needs GROUP BY: the error bound holds per group (a query over the"
@@ -226,10 +226,9 @@ final class ApproxSqlTranslator {
             LogicalPlan cte) {
         List<NamedExpression> projection = new ArrayList<>();
         columns.forEach((name, e) -> projection.add(named(name, e)));
-        LogicalPlan input =
-                new Project(CollectionConverters.asScala(projection).toList(), agg.child());
+        LogicalPlan input = new Project(ScalaInterop.list(projection), agg.child());
         if (cte != null) {
-            input = cte.withNewChildren(CollectionConverters.asScala(List.of(input)).toList());
+            input = cte.withNewChildren(ScalaInterop.list(List.of(input)));
         }
         return input;
     }
@@ -421,7 +420,7 @@ final class ApproxSqlTranslator {
                 || e instanceof AggregateExpression) {
             return true;
         }
-        for (Expression c : CollectionConverters.asJava(e.children())) {
+        for (Expression c : ScalaInterop.javaList(e.children())) {
             if (containsAggregate(c)) {
                 return true;
             }
@@ -431,7 +430,7 @@ final class ApproxSqlTranslator {
 
     private Aggregate aggregate(UnresolvedFunction f, Map<String, Expression> columns) {
         String name = functionName(f);
-        List<Expression> args = CollectionConverters.asJava(f.arguments());
+        List<Expression> args = ScalaInterop.javaList(f.arguments());
         if (f.isDistinct()) {
             throw unsupported(f, "DISTINCT aggregates are not supported with WITH ERROR");
         }
@@ -617,7 +616,7 @@ final class ApproxSqlTranslator {
             Object o = UnresolvedFunction.class.getMethod("orderingWithinGroup").invoke(f);
             @SuppressWarnings("unchecked")
             scala.collection.Seq<Expression> seq = (scala.collection.Seq<Expression>) o;
-            return CollectionConverters.asJava(seq);
+            return ScalaInterop.javaList(seq);
         } catch (NoSuchMethodException e) {
             return List.of();
         } catch (ReflectiveOperationException e) {
@@ -682,9 +681,9 @@ final class ApproxSqlTranslator {
                 e,
                 name,
                 NamedExpression$.MODULE$.newExprId(),
-                CollectionConverters.asScala(List.<String>of()).toList(),
+                ScalaInterop.<String>emptyList(),
                 Option.<Metadata>empty(),
-                CollectionConverters.asScala(List.<String>of()).toList());
+                ScalaInterop.<String>emptyList());
     }
 
     private static Expression unalias(NamedExpression item) {
