@@ -255,9 +255,10 @@ begin "network lab smoke test (benchmarks/netlab)"
 python3 "$ROOT/benchmarks/netlab/test_netlab.py" -v
 # the lab-cluster helper the Spark and Flink lab runners share, and the runners' summaries
 PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/netlab/test_labcluster.py" -v
-# the Spark benchmarks' summarisers: the lab scale runner's and the pass-through CPU verdict's
+# the Spark benchmarks' summarisers: the lab scale runner's, the pass-through CPU verdict's and the e2e summary's
 PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/spark/netlab/test_scale.py" -v
 python3 "$ROOT/benchmarks/spark/test_passthrough_cpu.py" -v
+python3 "$ROOT/benchmarks/spark/test_e2e_summary.py" -v
 end
 
 # ---------------------------------------------------------------------------------------------------------
