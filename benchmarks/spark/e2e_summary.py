@@ -19,7 +19,8 @@ One cell per (config, switch, mode), pooled over every line (round, size) of it:
                   (remote_read_mb for sort shuffle, approx_read_mb = what the reducers read, local disk included,
                   for the approximate modes); the source is in bottleneck_source
   executor_cpu_s  the executors' process CPU seconds per query (median over lines of their per-query medians)
-With --merge the cells of an existing --out are kept unless the new lines replace their (config, switch, mode).
+With --merge the cells of an existing --out are kept unless the new lines replace their (config, switch, mode); the
+header is this run's, with the headers of the runs whose cells were kept in header.earlier.
 Rows with different sizes (rows=) in one cell are reported in rows (a list): compare cells of one size.
 """
 
@@ -135,21 +136,27 @@ def main(argv: list[str]) -> int:
         print(f"no RESULT lines in {a.raw}", file=sys.stderr)
         return 1
     new = cells(rows)
+    earlier = []
     if a.merge and os.path.exists(a.out):
         with open(a.out) as f:
-            old = json.load(f).get("cells", [])
+            old = json.load(f)
         keys = {(c["config"], c["switch"], c["mode"]) for c in new}
-        new = [c for c in old if (c["config"], c["switch"], c["mode"]) not in keys] + new
-    doc = dict(
-        header=dict(
-            command=a.command,
-            commit=a.commit,
-            load=dict(start=a.load_start, end=a.load_end),
-            note=a.note,
-            raw=[os.path.basename(p) for p in a.raw],
-        ),
-        cells=new,
+        kept = [c for c in old.get("cells", []) if (c["config"], c["switch"], c["mode"]) not in keys]
+        if kept:
+            # the runs whose cells stay (their own header, without their own earlier list)
+            h = {k: v for k, v in old.get("header", {}).items() if k != "earlier"}
+            earlier = old.get("header", {}).get("earlier", []) + [h]
+        new = kept + new
+    header = dict(
+        command=a.command,
+        commit=a.commit,
+        load=dict(start=a.load_start, end=a.load_end),
+        note=a.note,
+        raw=[os.path.basename(p) for p in a.raw],
     )
+    if earlier:
+        header["earlier"] = earlier
+    doc = dict(header=header, cells=new)
     tmp = a.out + ".tmp"
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=1)

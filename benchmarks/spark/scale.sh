@@ -29,7 +29,8 @@
 # (old names: approx = the approximate query with the default data plane, samplesend = spark_sample.) The cells
 # (per config, switch "local", mode: runs, p50_s, p90_s, groups_outside, groups, bottleneck_mb = the executors'
 # remote shuffle reads per query, executor_cpu_s) go to benchmarks/results/spark/e2e/summary.json
-# (benchmarks/spark/e2e_summary.py); the raw lines to benchmarks/results/spark/e2e/raw/ (not committed).
+# (benchmarks/spark/e2e_summary.py, --merge: a run of the other config keeps its cells; delete the file to start a
+# new record; NOTE="..." goes into its header); the raw lines to benchmarks/results/spark/e2e/raw/ (not committed).
 #   bash benchmarks/spark/scale.sh --config cpu-bound [--rows 85000000] [--runs 3] [--rounds 1] [--modes a,b,...]
 #        [--payload 200] [--summary PATH]
 #   bash benchmarks/spark/scale.sh --config network-bound --rows 4000000 --runs 1     # a small validation run
@@ -119,7 +120,8 @@ if [ -n "$CONFIG" ]; then
   mkdir -p "$(dirname "$SUMMARY")"
   python3 "$ROOT/benchmarks/spark/e2e_summary.py" "$OUT" --out "$SUMMARY" --command "$CMDLINE" \
     --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo +dirty)" \
-    --load-start "$LOAD_START" --load-end "$(cut -d' ' -f1-3 /proc/loadavg)" --note "$(nproc) cores; shared machine unless said otherwise"
+    --load-start "$LOAD_START" --load-end "$(cut -d' ' -f1-3 /proc/loadavg)" --merge \
+    --note "${NOTE:-$(nproc) cores, local-cluster[2,1,512]; shared machine unless said otherwise}"
   echo "summary: $SUMMARY"
 else
   python3 "$ROOT/benchmarks/spark/scale_summary.py" "$OUT" | tee -a "$OUT"

@@ -115,6 +115,8 @@ class Summary(unittest.TestCase):
         by = {c["mode"]: c for c in merged["cells"]}
         self.assertEqual(10.0, by["exact"]["p50_s"])
         self.assertEqual(1.0, by["atp"]["p50_s"])
+        self.assertEqual("c", merged["header"]["command"])
+        self.assertEqual(["bash x"], [h["command"] for h in merged["header"]["earlier"]], "whose exact cell stayed")
 
     def test_bad_lines_fail_by_name(self):
         with self.assertRaisesRegex(ValueError, "unknown mode"):

@@ -43,7 +43,9 @@ import org.apache.spark.sql.functions;
  * network-bound} is {@code --query wide}: {@code median(distance), avg(distance), count, topK(zone,
  * 10)} over rows that carry a {@code zone} string of {@code --payload} bytes (skewed over 200
  * zones): the median and top-k are answered from shipped values, and the exact form
- * (ApproxQuery.exact() over sort shuffle) ships every row with its payload.
+ * (ApproxQuery.exact() over sort shuffle) ships every row with its payload (shuffle compression off
+ * in this configuration: the generated payload repeats over 200 zones and LZ4 would shrink it as a
+ * real payload does not).
  *
  * <p>The rows are generated inside the job ({@code spark.range} and seeded {@code rand}/{@code
  * randn}: 24 hours of equal size, distance lognormal with a per-hour scale, fare uniform), never
@@ -153,6 +155,11 @@ public final class SparkScaleBench {
         conf.put("spark.approx.fetchTimeoutMs", "600000");
         if (!approximate) {
             conf.put("spark.shuffle.manager", "sort");
+        }
+        if (query.equals("wide")) {
+            // the generated payload repeats (200 zone strings), so LZ4 would shrink sort shuffle's
+            // blocks to a tenth: the bytes a real payload ships are the uncompressed ones
+            conf.put("spark.shuffle.compress", "false");
         }
         switch (canon) {
             case "atp" -> {
