@@ -91,6 +91,8 @@ TRUTH="$(mktemp)"
 FRACTIONS="$(mktemp)"
 trap 'rm -f "$TRUTH" "$FRACTIONS"' EXIT
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
+# the tree the jars were built from (at the start: a commit during the run does not change what ran)
+COMMIT="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo +dirty)"
 {
   echo "# $(date -u) $(nproc) cores, shared machine; SIZES=${SIZES:-85000000 340000000} ROUNDS=${ROUNDS:-1} RUNS=${RUNS:-1} QUERY=${QUERY:-avg} CONFIG=$CONFIG MODES=$RUN_MODES EXTRA=${EXTRA:-}"
   for rows in ${SIZES:-85000000 340000000}; do
@@ -119,7 +121,7 @@ LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -n "$CONFIG" ]; then
   mkdir -p "$(dirname "$SUMMARY")"
   python3 "$ROOT/benchmarks/spark/e2e_summary.py" "$OUT" --out "$SUMMARY" --command "$CMDLINE" \
-    --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo +dirty)" \
+    --commit "$COMMIT" \
     --load-start "$LOAD_START" --load-end "$(cut -d' ' -f1-3 /proc/loadavg)" --merge \
     --note "${NOTE:-$(nproc) cores, local-cluster[2,1,512]; shared machine unless said otherwise}"
   echo "summary: $SUMMARY"

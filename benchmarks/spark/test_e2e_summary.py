@@ -72,6 +72,7 @@ class Summary(unittest.TestCase):
         exact = doc["cells"][1]
         self.assertEqual((3, 11.0, 12.0), (exact["runs"], exact["p50_s"], exact["p90_s"]))
         self.assertEqual(0, exact["groups_outside"])
+        self.assertEqual(24, exact["groups"], "the groups the other modes checked")
         self.assertEqual(25.0, exact["bottleneck_mb"])
         atp = doc["cells"][2]
         self.assertEqual(1, atp["groups_outside"])
