@@ -273,7 +273,7 @@ begin "network lab smoke test (benchmarks/netlab)"
 python3 "$ROOT/benchmarks/netlab/test_netlab.py" -v
 # the lab-cluster helper the Spark and Flink lab runners share, and the runners' summaries
 PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/netlab/test_labcluster.py" -v
-# the Spark benchmarks' summarisers: the lab scale runner's and the pass-through CPU verdict's
+# the Spark benchmarks' summarisers: the lab scale runner's, the pass-through CPU verdict's and the e2e summary's
 PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/spark/netlab/test_scale.py" -v
 python3 "$ROOT/benchmarks/spark/test_passthrough_cpu.py" -v
 # the packer of raw run data (docs/benchmarks.md)
@@ -281,6 +281,8 @@ python3 "$ROOT/benchmarks/test_pack_raw.py" -v
 # the Kafka and Flink end-to-end lab benchmarks' summary writers (issue 32)
 PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/kafka/test_run.py" -v
 PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/flink/netlab/test_summary.py" -v
+# the Spark end-to-end benchmark's summary writer (issue 31)
+python3 "$ROOT/benchmarks/spark/test_e2e_summary.py" -v
 end
 
 # ---------------------------------------------------------------------------------------------------------

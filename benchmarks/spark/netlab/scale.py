@@ -33,6 +33,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))  # benchmarks/spark: e2e_summary
 import run as lab_run  # noqa: E402  (run.py of this directory: the Lab with its standalone cluster)
 from netlab import lab as nlab  # noqa: E402
 from netlab.labcluster import interrupt_on_signals, ip  # noqa: E402
@@ -65,7 +66,7 @@ def summary_lines(rows: list[dict[str, str]]) -> list[str]:
         sizes = sorted({int(r["rows"]) for r in mine})
         for n in sizes:
             by = {r["mode"]: r for r in mine if int(r["rows"]) == n}
-            for m in ("exact", "approx", "samplesend"):
+            for m in ALL_MODES:
                 if m not in by:
                     continue
                 r = by[m]
@@ -116,6 +117,26 @@ def summary_lines(rows: list[dict[str, str]]) -> list[str]:
     return lines
 
 
+# issue 31's modes (SparkScaleBench): the approximate query over ATP / the TCP data plane, and Spark's sampling
+NEW_APPROXIMATE = ("atp", "tcp_ss", "tcp_es")
+SAMPLING = ("spark_sampleby", "spark_sample")
+ALL_MODES = ("exact", "approx", "samplesend", *NEW_APPROXIMATE, *SAMPLING)
+
+
+def check_modes(modes: list[str]) -> str | None:
+    """Why this --modes order cannot run (None: it can)."""
+    for m in modes:
+        if m not in ALL_MODES:
+            return f"--modes: unknown mode {m!r} (one of {','.join(ALL_MODES)})"
+    if "samplesend" in modes and ("approx" not in modes or modes.index("approx") > modes.index("samplesend")):
+        return "--modes: samplesend needs approx before it (it samples at the fraction approx delivered)"
+    first = min((modes.index(m) for m in NEW_APPROXIMATE if m in modes), default=None)
+    for m in SAMPLING:
+        if m in modes and (first is None or first > modes.index(m)):
+            return f"--modes: {m} needs atp, tcp_ss or tcp_es before it (their per-group fractions)"
+    return None
+
+
 def netns_bytes(ns: str, dev: str = "eth0") -> tuple[int, int]:
     """(rx, tx) bytes of dev in namespace ns."""
     out = subprocess.run(
@@ -145,7 +166,14 @@ class ScaleLab(lab_run.Lab):
         return c
 
     def scale_app(
-        self, cp: str, mode: str, rows: int, truth: str, sw: str, fraction: float | None = None
+        self,
+        cp: str,
+        mode: str,
+        rows: int,
+        truth: str,
+        sw: str,
+        fraction: float | None = None,
+        fractions: str | None = None,
     ) -> list[str]:
         a = self.a
         conf = {
@@ -169,8 +197,7 @@ class ScaleLab(lab_run.Lab):
             mode,
             "--rows",
             str(rows),
-            "--query",
-            a.query,
+            *(["--config", a.config, "--payload", a.payload] if a.config else ["--query", a.query]),
             "--runs",
             a.runs,
             "--partitions",
@@ -182,6 +209,8 @@ class ScaleLab(lab_run.Lab):
         ]
         if fraction is not None:
             argv += ["--fraction", f"{fraction:.6g}"]
+        if fractions is not None:
+            argv += ["--fractions", fractions]
         for k, v in conf.items():
             argv += [f"--{k}", v]
         cmd = [
@@ -212,6 +241,7 @@ class ScaleLab(lab_run.Lab):
             f" switch={sw} wall_s={secs:.1f} load={','.join(load0)}->{','.join(load1)}"
             f" exec_tx_mb={(d[f'tx{WORKERS[0]}'] + d[f'tx{WORKERS[1]}']) / 1e6:.1f}"
             f" exec_rx_mb={(d[f'rx{WORKERS[0]}'] + d[f'rx{WORKERS[1]}']) / 1e6:.1f}"
+            f" bg_tx_mb={d[f'tx{BG}'] / 1e6:.1f}"
             f" bg_mbps={d[f'tx{BG}'] * 8 / max(secs, 1e-9) / 1e6 / len(WORKERS):.1f}"
             f" port_drops=[{d[f'drop{WORKERS[0]}']},{d[f'drop{WORKERS[1]}']}]"
         )
@@ -238,9 +268,23 @@ def main(argv=None) -> int:
     ap.add_argument("--bg-load", type=float, default=0.5)
     ap.add_argument("--query", default="sampled", help="SparkScaleBench --query: sampled | median | avg")
     ap.add_argument(
+        "--config",
+        default=None,
+        choices=("cpu-bound", "network-bound"),
+        help="issue 31's configuration (SparkScaleBench --config; replaces --query)",
+    )
+    ap.add_argument("--payload", default="200", help="--config network-bound: bytes of the carried zone column")
+    ap.add_argument(
         "--modes",
         default="exact,approx",
-        help="exact first: it writes the answer the others are checked on; samplesend after approx",
+        help="exact first: it writes the answer the others are checked on; samplesend after approx; issue 31's "
+        "modes exact,atp,tcp_ss,tcp_es,spark_sampleby,spark_sample (the sampling ones after an approximate one)",
+    )
+    ap.add_argument(
+        "--e2e-summary",
+        default=None,
+        help="also write issue 31's summary (benchmarks/spark/e2e_summary.py) here, e.g. "
+        "benchmarks/results/spark/e2e/summary.json (--merge: other configs' cells stay)",
     )
     ap.add_argument("--runs", default="1")
     ap.add_argument("--partitions", default="8", help="map tasks (generated input partitions)")
@@ -258,8 +302,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     modes = a.modes.split(",")
-    if "samplesend" in modes and ("approx" not in modes or modes.index("approx") > modes.index("samplesend")):
-        ap.error("--modes: samplesend needs approx before it (it samples at the fraction approx delivered)")
+    err = check_modes(modes)
+    if err:
+        ap.error(err)
     nlab.require_root()
     os.environ.pop("SPARK_TESTING", None)
     others = [n for n in nlab.existing_namespaces() if not n.startswith(a.name + "-")]
@@ -293,9 +338,22 @@ def main(argv=None) -> int:
             for rows in (int(x) for x in a.scale_rows.split(",")):
                 truth = os.path.join(tmp, f"truth-{sw}-{rows}.txt")
                 fraction = None  # what approx delivered: SampleSend ships the same fraction
+                fractions = os.path.join(tmp, f"fractions-{sw}-{rows}.txt")  # per group, of the first approximate
+                wrote = False
                 for mode in a.modes.split(","):
+                    per_group = None
+                    if mode in NEW_APPROXIMATE and not wrote:
+                        per_group, wrote = fractions, True
+                    elif mode in SAMPLING:
+                        per_group = fractions
                     for r in lab.scale_app(
-                        cp, mode, rows, truth, sw, fraction if mode == "samplesend" else None
+                        cp,
+                        mode,
+                        rows,
+                        truth,
+                        sw,
+                        fraction if mode == "samplesend" and per_group is None else None,
+                        per_group,
                     ):
                         delivered = parse(r).get("sample_fraction") if mode == "approx" else None
                         if delivered is not None:
@@ -311,6 +369,26 @@ def main(argv=None) -> int:
         f.write(f"# load at the end: {' '.join(open('/proc/loadavg').read().split()[:3])}\n")
         lines = summarize(out)
         f.write("\n# SUMMARY\n" + "".join("# " + l + "\n" for l in lines))
+    if a.e2e_summary:
+        import e2e_summary  # noqa: E402  (benchmarks/spark/e2e_summary.py)
+
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        e2e_summary.main(
+            [
+                out,
+                "--out",
+                a.e2e_summary,
+                "--merge",
+                "--command",
+                "bash benchmarks/spark/netlab/scale.sh " + " ".join(argv),
+                "--commit",
+                commit.stdout.strip() or "unknown",
+                "--load-end",
+                " ".join(open("/proc/loadavg").read().split()[:3]),
+                "--note",
+                f"network lab, {os.cpu_count()} cores; see the load= fields of {os.path.basename(out)}",
+            ]
+        )
     print("\nSUMMARY\n" + "\n".join(lines))
     print(f"results: {out}\nlogs: {tmp}")
     if status == 0:

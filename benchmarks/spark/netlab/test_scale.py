@@ -88,6 +88,14 @@ class ScaleSummaryTest(unittest.TestCase):
         with self.assertRaises(SystemExit):
             scale.main(["--modes", "exact,samplesend,approx"])
 
+    def test_issue31_modes_need_an_approximate_mode_before_the_sampling_ones(self):
+        self.assertIsNone(scale.check_modes("exact,atp,tcp_ss,tcp_es,spark_sampleby,spark_sample".split(",")))
+        self.assertIsNone(scale.check_modes(["exact", "tcp_es", "spark_sample"]))
+        self.assertIn("needs atp, tcp_ss or tcp_es", scale.check_modes(["exact", "spark_sampleby", "atp"]))
+        self.assertIn("needs atp, tcp_ss or tcp_es", scale.check_modes(["exact", "spark_sample"]))
+        self.assertIn("unknown mode 'sampleby'", scale.check_modes(["exact", "sampleby"]))
+        self.assertIn("samplesend needs approx", scale.check_modes(["exact", "samplesend", "approx"]))
+
     def test_parse_keeps_lists_and_numbers(self):
         r = line(
             EXACT_S, n=2000000, gb=0.06, t=35.81, cpu=23.9, h1=166, h2=164, r1=406, r2=405, sw="fifo", tx=38.7

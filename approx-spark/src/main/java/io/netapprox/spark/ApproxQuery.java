@@ -913,16 +913,15 @@ public final class ApproxQuery implements Serializable {
         @Override
         public java.util.Iterator<Tuple2<String, ApproxRow>> call(
                 java.util.Iterator<org.apache.spark.sql.catalyst.InternalRow> rows) {
-            java.util.Map<org.apache.spark.unsafe.types.UTF8String, String> keys =
-                    new java.util.HashMap<>();
-            String[] small = new String[KEY_CACHE]; // one integral column: keys of 0..KEY_CACHE-1
+            Keys keys = new Keys();
+            MapRecord into = newRecord();
             return new java.util.Iterator<>() {
                 private Tuple2<String, ApproxRow> next;
 
                 @Override
                 public boolean hasNext() {
                     while (next == null && rows.hasNext()) {
-                        next = record(rows.next(), keys, small);
+                        next = fill(rows.next(), keys, into) ? standalone(into) : null;
                     }
                     return next != null;
                 }
@@ -939,15 +938,41 @@ public final class ApproxQuery implements Serializable {
             };
         }
 
-        /** The record of one row, or null when the row is skipped. */
-        Tuple2<String, ApproxRow> record(
-                org.apache.spark.sql.catalyst.InternalRow r,
-                java.util.Map<org.apache.spark.unsafe.types.UTF8String, String> keys,
-                String[] small) {
+        MapRecord newRecord() {
+            return new MapRecord(numValues, withKey, names.length + numValues);
+        }
+
+        private static Tuple2<String, ApproxRow> standalone(MapRecord m) {
+            return new Tuple2<>(m.key, m._2());
+        }
+
+        /**
+         * A map task's group keys: each distinct value of one group column made once, with the
+         * group's index in first-seen order (at most {@value #KEY_CACHE} values remembered).
+         */
+        static final class Keys {
+            final java.util.Map<org.apache.spark.unsafe.types.UTF8String, Indexed> strings =
+                    new java.util.HashMap<>();
+            final Indexed[] small = new Indexed[KEY_CACHE]; // one integral column: 0..KEY_CACHE-1
+            int groups;
+
+            Indexed index(String key) {
+                return new Indexed(key, groups < KEY_CACHE ? groups++ : -1);
+            }
+        }
+
+        /** A remembered group key and its index (-1: not indexed). */
+        record Indexed(String key, int index) {}
+
+        /**
+         * Reads one row into {@code into} (its key, group index and values; the top-k column is
+         * left in the row, read only if the record is kept); false when the row is skipped.
+         */
+        boolean fill(org.apache.spark.sql.catalyst.InternalRow r, Keys keys, MapRecord into) {
             int g = names.length;
             for (int i = 0; i < g; i++) {
                 if (r.isNullAt(i)) {
-                    return null; // a NULL group: skipped (documented)
+                    return false; // a NULL group: skipped (documented)
                 }
             }
             int aggregated = numValues + (withKey ? 1 : 0);
@@ -956,30 +981,37 @@ public final class ApproxQuery implements Serializable {
                     if (nullChecked != null) {
                         throw new IllegalArgumentException(partialNullMessage(nullChecked[i - g]));
                     }
-                    return null;
+                    return false;
                 }
             }
-            String key;
             if (g == 1 && kinds[0] != STRING) {
                 long x = integral(r, 0);
-                if (x >= 0 && x < small.length) {
-                    key = small[(int) x];
-                    if (key == null) {
-                        key = names[0] + "=" + x;
-                        small[(int) x] = key;
+                if (x >= 0 && x < KEY_CACHE) {
+                    Indexed k = keys.small[(int) x];
+                    if (k == null) {
+                        k = keys.index(names[0] + "=" + x);
+                        keys.small[(int) x] = k;
                     }
+                    into.key = k.key();
+                    into.group = k.index();
                 } else {
-                    key = names[0] + "=" + x;
+                    into.key = names[0] + "=" + x;
+                    into.group = -1;
                 }
             } else if (g == 1) {
                 org.apache.spark.unsafe.types.UTF8String u = r.getUTF8String(0);
-                key = keys.get(u);
-                if (key == null) {
-                    key = names[0] + "=" + u;
-                    if (keys.size() < KEY_CACHE) {
-                        keys.put(u.clone(), key);
+                Indexed k = keys.strings.get(u);
+                if (k == null) {
+                    String key = names[0] + "=" + u;
+                    if (keys.strings.size() < KEY_CACHE) {
+                        k = keys.index(key);
+                        keys.strings.put(u.clone(), k);
+                    } else {
+                        k = new Indexed(key, -1);
                     }
                 }
+                into.key = k.key();
+                into.group = k.index();
             } else {
                 StringBuilder b = new StringBuilder();
                 for (int i = 0; i < g; i++) {
@@ -993,14 +1025,60 @@ public final class ApproxQuery implements Serializable {
                         b.append(integral(r, i));
                     }
                 }
-                key = b.toString();
+                into.key = b.toString();
+                into.group = -1;
             }
-            double[] v = new double[numValues];
+            double[] v = into.values;
             for (int i = 0; i < numValues; i++) {
                 v[i] = r.getDouble(g + i);
             }
-            String k = withKey ? r.getUTF8String(g + numValues).toString() : null;
-            return new Tuple2<>(key, new ApproxRow(v, k));
+            into.row = r;
+            return true;
+        }
+    }
+
+    /**
+     * The approximate path's form of {@link RowRecords}: every row read in place into one {@link
+     * MapRecord} per map task, refilled row by row (no object per row; {@link ApproxShuffleWriter}
+     * makes what it keeps). Only for a shuffle whose writer is the approximate one: sort shuffle
+     * buffers the records it is given, so the exact path uses {@link RowRecords}.
+     */
+    static final class MapRecords
+            implements org.apache.spark.api.java.function.FlatMapFunction<
+                    java.util.Iterator<org.apache.spark.sql.catalyst.InternalRow>,
+                    scala.Product2<String, ApproxRow>> {
+        private static final long serialVersionUID = 1L;
+        private final RowRecords rows;
+
+        MapRecords(RowRecords rows) {
+            this.rows = rows;
+        }
+
+        @Override
+        public java.util.Iterator<scala.Product2<String, ApproxRow>> call(
+                java.util.Iterator<org.apache.spark.sql.catalyst.InternalRow> in) {
+            RowRecords.Keys keys = new RowRecords.Keys();
+            MapRecord into = rows.newRecord();
+            return new java.util.Iterator<>() {
+                private boolean ready;
+
+                @Override
+                public boolean hasNext() {
+                    while (!ready && in.hasNext()) {
+                        ready = rows.fill(in.next(), keys, into);
+                    }
+                    return ready;
+                }
+
+                @Override
+                public scala.Product2<String, ApproxRow> next() {
+                    if (!hasNext()) {
+                        throw new java.util.NoSuchElementException();
+                    }
+                    ready = false;
+                    return into;
+                }
+            };
         }
     }
 
@@ -1031,15 +1109,17 @@ public final class ApproxQuery implements Serializable {
         boolean withKey = topKColumn(spec) != null;
         // Spark's internal rows (no conversion to Row per record: the key and values are read in
         // place, each distinct group key is made once per partition)
-        JavaRDD<Tuple2<String, ApproxRow>> pairs =
-                projected
-                        .queryExecution()
-                        .toRdd()
-                        .toJavaRDD()
-                        .mapPartitions(
-                                new RowRecords(gcols, kinds, nv, withKey)
-                                        .failOnNull(nullChecked(spec)));
         ApproxConf approx = approximatePath();
+        RowRecords rows = new RowRecords(gcols, kinds, nv, withKey).failOnNull(nullChecked(spec));
+        // the approximate writer takes each row as it comes (one reused record per task: a row's
+        // fate is decided before anything is made of it); sort shuffle buffers records, so the
+        // exact path makes one per row
+        JavaRDD<org.apache.spark.sql.catalyst.InternalRow> source =
+                projected.queryExecution().toRdd().toJavaRDD();
+        JavaRDD<?> pairs =
+                approx != null
+                        ? source.mapPartitions(new MapRecords(rows))
+                        : source.mapPartitions(rows);
         QueryState state = new QueryState();
         spec = spec.withState(state);
         int np = partitions > 0 ? partitions : spark.sparkContext().defaultParallelism();

@@ -50,6 +50,12 @@ import scala.Product2;
  * reports its true partition lengths and a {@link BlockManagerId} whose topology info carries this
  * executor's NetApprox control address.
  *
+ * <p>Per row: the approximate path's records are {@link MapRecord}s, one object per task refilled
+ * row by row ({@link ApproxQuery.MapRecords}); the group's slot (statistics, reduce partition,
+ * sorter id) is found by the group's index, the values go into the census statistics and the sorter
+ * draws the pre-sample level ({@link MapOutputSorter#admit}); only a kept row is encoded, with its
+ * top-k string made then ({@link MapOutputSorter#store}). A dropped row allocates nothing.
+ *
  * <p>Memory: the sorter's grant, one message, the census statistics of every group of the task
  * (moments: a few dozen numbers per group and value column; the sketch of the group being written
  * is bounded), the pre-sample's 64 level counters per group, and the held records of the group
@@ -95,17 +101,35 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                         spec.seed() * 0x9E3779B97F4A7C15L
                                 + ((long) handle.shuffleId() << 32)
                                 + mapIndex);
-        long n = 0;
         Map<String, ShareStatistics.Builder> shares = new HashMap<>();
         try (MapOutputSorter sorter =
                 new MapOutputSorter(context.taskMemoryManager(), rnd, conf.mapSampleRecords())) {
+            // per group, once: its statistics, reduce partition and sorter slot; per row: the
+            // census statistics and the pre-sample's level, and bytes only for a kept row
+            Map<String, Slot> byKey = new HashMap<>();
+            Slot[] indexed = new Slot[ApproxQuery.RowRecords.KEY_CACHE];
             while (records.hasNext()) {
                 Product2<K, V> r = records.next();
-                String key = (String) r._1();
-                ApproxRow row = (ApproxRow) r._2();
-                shares.computeIfAbsent(key, k -> new ShareStatistics.Builder(spec)).add(row);
-                sorter.insert(partitioner.getPartition(key), key, row, withKey);
-                n++;
+                double[] values;
+                Slot slot;
+                if (r instanceof MapRecord m) {
+                    values = m.values;
+                    slot = m.group >= 0 ? indexed[m.group] : null;
+                    if (slot == null) {
+                        slot = slot(m.key, byKey, shares, spec, partitioner, sorter);
+                        if (m.group >= 0) {
+                            indexed[m.group] = slot;
+                        }
+                    }
+                } else {
+                    values = ((ApproxRow) r._2()).values;
+                    slot = slot((String) r._1(), byKey, shares, spec, partitioner, sorter);
+                }
+                slot.stats.add(values);
+                int level = sorter.admit(slot.gid);
+                if (level >= 0) {
+                    sorter.store(slot.gid, level, values, withKey ? topKey(r) : null);
+                }
             }
             long t0 = System.nanoTime();
             long written;
@@ -129,6 +153,32 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
             metrics.incRecordsWritten(written);
             metrics.incWriteTime(System.nanoTime() - t0);
         }
+    }
+
+    /** The top-k column's value of a kept record (made now; "" for none, as ApproxRow writes). */
+    private static String topKey(Product2<?, ?> r) {
+        String k = r instanceof MapRecord m ? m.topKey() : ((ApproxRow) r._2()).key;
+        return k == null ? "" : k;
+    }
+
+    /** A group of the map task: its share's statistics and its slot in the sorter. */
+    private record Slot(ShareStatistics.Builder stats, int gid) {}
+
+    private Slot slot(
+            String key,
+            Map<String, Slot> byKey,
+            Map<String, ShareStatistics.Builder> shares,
+            ApproxSpec spec,
+            Partitioner partitioner,
+            MapOutputSorter sorter) {
+        Slot s = byKey.get(key);
+        if (s == null) {
+            ShareStatistics.Builder b = new ShareStatistics.Builder(spec);
+            shares.put(key, b);
+            s = new Slot(b, sorter.group(key, partitioner.getPartition(key)));
+            byKey.put(key, s);
+        }
+        return s;
     }
 
     /**

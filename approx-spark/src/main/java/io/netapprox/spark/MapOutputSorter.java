@@ -156,36 +156,66 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
 
     /**
      * Takes one record of {@code group} (whose reduce partition is {@code partition}): buffers it,
-     * unless the group's pre-sample already leaves it out.
+     * unless the group's pre-sample already leaves it out. ({@link #group}, {@link #admit} and
+     * {@link #store} in one.)
      */
     void insert(int partition, String group, ApproxRow row, boolean withKey) throws IOException {
+        int gid = group(group, partition);
+        int level = admit(gid);
+        if (level >= 0) {
+            store(gid, level, row.values, withKey ? (row.key == null ? "" : row.key) : null);
+        }
+    }
+
+    /**
+     * The sorter's id of {@code group} (whose reduce partition is {@code partition}), made on its
+     * first call: the writer looks a group up once, not per record.
+     */
+    int group(String group, int partition) {
         if (reading) {
             throw new IllegalStateException("insert after reading started");
         }
-        int gid = groupId(group, partition);
-        records[gid]++;
-        int level = 0;
-        if (perGroup > 0) {
-            level = Long.numberOfLeadingZeros(rnd.nextLong());
-            if (level == 64) {
-                level = 63;
-            }
-            long[] c = levelCounts[gid];
-            c[level]++;
-            int t = threshold[gid];
-            if (level > t) {
-                aboveThreshold[gid]++;
-            }
-            while (aboveThreshold[gid] >= perGroup && t < 63) {
-                t++;
-                aboveThreshold[gid] -= c[t];
-            }
-            threshold[gid] = t;
-            if (level < t) {
-                return;
-            }
+        return groupId(group, partition);
+    }
+
+    /**
+     * Counts one record of group {@code gid} and draws its pre-sample level: the level when the
+     * record is to be stored ({@link #store}, before the next call), -1 when the pre-sample leaves
+     * it out - then this counter update is all the record costs. Without a pre-sample every record
+     * is stored (level 0).
+     */
+    int admit(int gid) {
+        if (reading) {
+            throw new IllegalStateException("insert after reading started");
         }
-        int length = encode(level, row, withKey);
+        records[gid]++;
+        if (perGroup == 0) {
+            return 0;
+        }
+        int level = Long.numberOfLeadingZeros(rnd.nextLong());
+        if (level == 64) {
+            level = 63;
+        }
+        long[] c = levelCounts[gid];
+        c[level]++;
+        int t = threshold[gid];
+        if (level > t) {
+            aboveThreshold[gid]++;
+        }
+        while (aboveThreshold[gid] >= perGroup && t < 63) {
+            t++;
+            aboveThreshold[gid] -= c[t];
+        }
+        threshold[gid] = t;
+        return level < t ? -1 : level;
+    }
+
+    /**
+     * Buffers the record {@link #admit} just let in: its values and, with a top-k column, its key
+     * ({@code topKey} non-null; written as {@link ApproxRow#write} writes it).
+     */
+    void store(int gid, int level, double[] values, String topKey) throws IOException {
+        int length = encode(level, values, topKey);
         // reserve before touching the buffer: a refused grant spills (and empties) it
         long need = 0;
         if (pages.isEmpty() || pageUsed + 4 + length > pages.get(pages.size() - 1).length) {
@@ -392,11 +422,14 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
      * - and returns its length. Without a key the values are written in place (the per-record hot
      * path: no stream), with the bytes {@link java.io.DataOutputStream#writeDouble} writes.
      */
-    private int encode(int level, ApproxRow row, boolean withKey) throws IOException {
-        if (withKey) {
+    private int encode(int level, double[] values, String topKey) throws IOException {
+        if (topKey != null) {
             scratch.reset();
             scratchOut.writeByte(level);
-            row.write(scratchOut, true);
+            for (double v : values) {
+                scratchOut.writeDouble(v);
+            }
+            scratchOut.writeUTF(topKey);
             scratchOut.flush();
             int length = scratch.size();
             if (encoded.length < length) {
@@ -405,7 +438,6 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
             System.arraycopy(scratch.buffer(), 0, encoded, 0, length);
             return length;
         }
-        double[] values = row.values;
         int length = 1 + Double.BYTES * values.length;
         if (encoded.length < length) {
             encoded = new byte[Math.max(length, 2 * encoded.length)];

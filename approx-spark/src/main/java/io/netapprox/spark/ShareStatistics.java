@@ -98,9 +98,14 @@ final class ShareStatistics implements Serializable {
         }
 
         Builder add(ApproxRow row) {
+            return add(row.values);
+        }
+
+        /** Adds one record's values (read now, not kept). */
+        Builder add(double[] values) {
             records++;
-            for (int v = 0; v < row.values.length; v++) {
-                double x = row.values[v];
+            for (int v = 0; v < values.length; v++) {
+                double x = values[v];
                 if (Double.isNaN(x)) {
                     nonFinite[v][0]++;
                     continue;

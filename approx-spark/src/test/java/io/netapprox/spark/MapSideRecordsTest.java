@@ -163,6 +163,81 @@ class MapSideRecordsTest {
         assertEquals("a=" + Long.MIN_VALUE + ",b=x,c=-7,d=12", out.get(0)._1());
     }
 
+    /** A row that counts the reads of one string column (the top-k column). */
+    private static final class CountingRow extends GenericInternalRow {
+        private final int counted;
+        private final int[] reads;
+
+        CountingRow(int counted, int[] reads, Object... values) {
+            super(values);
+            this.counted = counted;
+            this.reads = reads;
+        }
+
+        @Override
+        public UTF8String getUTF8String(int ordinal) {
+            if (ordinal == counted) {
+                reads[0]++;
+            }
+            return super.getUTF8String(ordinal);
+        }
+    }
+
+    @Test
+    void mapRecordsReuseOneRecordAndReadTheTopKColumnOnlyWhenAsked() {
+        // the approximate path's records: one object per task, refilled per row, with the group's
+        // index in first-seen order; the top-k string is made only when the writer keeps the row
+        int[] reads = {0};
+        List<InternalRow> rows =
+                List.of(
+                        new CountingRow(2, reads, UTF8String.fromString("17"), 1.5, s("a")),
+                        new CountingRow(2, reads, null, 1.0, s("b")), // null group: skipped
+                        new CountingRow(2, reads, UTF8String.fromString("3"), 2.5, s("c")),
+                        new CountingRow(2, reads, UTF8String.fromString("17"), -0.0, s("d")),
+                        new CountingRow(2, reads, UTF8String.fromString("3"), 4.0, null));
+        ApproxQuery.RowRecords f = new ApproxQuery.RowRecords(new String[] {"hour"}, 1, true);
+        Iterator<scala.Product2<String, ApproxRow>> it =
+                new ApproxQuery.MapRecords(f).call(rows.iterator());
+        List<String> keys = new ArrayList<>();
+        List<Integer> groups = new ArrayList<>();
+        List<Double> values = new ArrayList<>();
+        Object first = null;
+        while (it.hasNext()) {
+            scala.Product2<String, ApproxRow> r = it.next();
+            MapRecord m = (MapRecord) r;
+            first = first == null ? m : first;
+            assertSame(first, m, "one record per task");
+            keys.add(m._1());
+            groups.add(m.group);
+            values.add(m.values[0]);
+        }
+        assertEquals(0, reads[0], "no top-k string made for rows never kept");
+        assertEquals(List.of("hour=17", "hour=3", "hour=17"), keys);
+        assertEquals(List.of(0, 1, 0), groups);
+        assertEquals(List.of(1.5, 2.5, -0.0), values);
+        // a kept row's top-k value (and the standalone copy) come from the current row
+        it = new ApproxQuery.MapRecords(f).call(rows.iterator());
+        MapRecord m = (MapRecord) it.next();
+        assertEquals("a", m.topKey());
+        assertEquals(1, reads[0]);
+        ApproxRow copy = m._2();
+        it.next();
+        assertEquals("a", copy.key);
+        assertArrayEquals(new double[] {1.5}, copy.values);
+        assertEquals("c", m.topKey());
+        // the same rows as RowRecords makes them
+        List<Tuple2<String, ApproxRow>> made = convert(f, rows);
+        assertEquals(3, made.size());
+        for (int i = 0; i < made.size(); i++) {
+            assertEquals(keys.get(i), made.get(i)._1());
+            assertEquals(values.get(i), made.get(i)._2().values[0]);
+        }
+    }
+
+    private static UTF8String s(String v) {
+        return UTF8String.fromString(v);
+    }
+
     @Test
     void censusMomentsAreTheAccumulatorsBitForBit() {
         SplittableRandom rnd = new SplittableRandom(11);
