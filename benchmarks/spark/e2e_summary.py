@@ -91,7 +91,9 @@ def cells(rows: list[dict[str, str]]) -> list[dict]:
     for r in rows:
         by.setdefault((config_of(r), r.get("switch", "local"), mode_of(r)), []).append(r)
     out = []
-    for (config, switch, mode), rs in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][1], MODES.index(kv[0][2]))):
+    for (config, switch, mode), rs in sorted(
+        by.items(), key=lambda kv: (kv[0][0], kv[0][1], MODES.index(kv[0][2]))
+    ):
         times = [t for r in rs for t in (nums(r.get("all_s", "")) or nums(r["median_s"]))]
         mb = [bottleneck(r) for r in rs]
         outside = [int(r["groups_outside"]) for r in rs if "groups_outside" in r]
@@ -114,7 +116,9 @@ def cells(rows: list[dict[str, str]]) -> list[dict]:
                 bottleneck_source=sorted({s for _, s in mb}),
                 executor_cpu_s=round(statistics.median(cpu), 2) if cpu else None,
                 rows=sorted({int(r["rows"]) for r in rs if "rows" in r}),
-                sample_fraction=max((float(r["sample_fraction"]) for r in rs if "sample_fraction" in r), default=None),
+                sample_fraction=max(
+                    (float(r["sample_fraction"]) for r in rs if "sample_fraction" in r), default=None
+                ),
             )
         )
     return out

@@ -37,7 +37,9 @@ class Summary(unittest.TestCase):
         with open(raw, "w") as f:
             f.write(text)
         out = os.path.join(d, "summary.json")
-        rc = es.main([raw, "--out", out, "--command", "bash x", "--commit", "abc1234", "--load-start", "1 2 3", *more])
+        rc = es.main(
+            [raw, "--out", out, "--command", "bash x", "--commit", "abc1234", "--load-start", "1 2 3", *more]
+        )
         self.assertEqual(0, rc)
         with open(out) as f:
             return json.load(f), out, raw
@@ -66,7 +68,18 @@ class Summary(unittest.TestCase):
             ],
             keys,
         )
-        need = {"config", "switch", "mode", "runs", "p50_s", "p90_s", "groups_outside", "groups", "bottleneck_mb", "executor_cpu_s"}
+        need = {
+            "config",
+            "switch",
+            "mode",
+            "runs",
+            "p50_s",
+            "p90_s",
+            "groups_outside",
+            "groups",
+            "bottleneck_mb",
+            "executor_cpu_s",
+        }
         for c in doc["cells"]:
             self.assertTrue(need <= set(c), c)
         exact = doc["cells"][1]
@@ -107,7 +120,9 @@ class Summary(unittest.TestCase):
         self.assertEqual(100.0, by["fifo"]["bottleneck_mb"])
 
     def test_merge_keeps_the_other_cells(self):
-        doc, out, raw = self.run_summary(line("exact", [10.0]) + line("atp", [2.0], extra=APPROX + CHECK.format(0, 0)))
+        doc, out, raw = self.run_summary(
+            line("exact", [10.0]) + line("atp", [2.0], extra=APPROX + CHECK.format(0, 0))
+        )
         with open(raw, "w") as f:
             f.write(line("atp", [1.0], extra=APPROX + CHECK.format(0, 0)))
         self.assertEqual(0, es.main([raw, "--out", out, "--command", "c", "--commit", "d", "--merge"]))
@@ -117,7 +132,9 @@ class Summary(unittest.TestCase):
         self.assertEqual(10.0, by["exact"]["p50_s"])
         self.assertEqual(1.0, by["atp"]["p50_s"])
         self.assertEqual("c", merged["header"]["command"])
-        self.assertEqual(["bash x"], [h["command"] for h in merged["header"]["earlier"]], "whose exact cell stayed")
+        self.assertEqual(
+            ["bash x"], [h["command"] for h in merged["header"]["earlier"]], "whose exact cell stayed"
+        )
 
     def test_bad_lines_fail_by_name(self):
         with self.assertRaisesRegex(ValueError, "unknown mode"):

@@ -273,7 +273,9 @@ def main(argv=None) -> int:
         choices=("cpu-bound", "network-bound"),
         help="issue 31's configuration (SparkScaleBench --config; replaces --query)",
     )
-    ap.add_argument("--payload", default="200", help="--config network-bound: bytes of the carried zone column")
+    ap.add_argument(
+        "--payload", default="200", help="--config network-bound: bytes of the carried zone column"
+    )
     ap.add_argument(
         "--modes",
         default="exact,approx",
@@ -338,7 +340,9 @@ def main(argv=None) -> int:
             for rows in (int(x) for x in a.scale_rows.split(",")):
                 truth = os.path.join(tmp, f"truth-{sw}-{rows}.txt")
                 fraction = None  # what approx delivered: SampleSend ships the same fraction
-                fractions = os.path.join(tmp, f"fractions-{sw}-{rows}.txt")  # per group, of the first approximate
+                fractions = os.path.join(
+                    tmp, f"fractions-{sw}-{rows}.txt"
+                )  # per group, of the first approximate
                 wrote = False
                 for mode in a.modes.split(","):
                     per_group = None
@@ -372,7 +376,9 @@ def main(argv=None) -> int:
     if a.e2e_summary:
         import e2e_summary  # noqa: E402  (benchmarks/spark/e2e_summary.py)
 
-        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        commit = subprocess.run(
+            ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        )
         e2e_summary.main(
             [
                 out,
