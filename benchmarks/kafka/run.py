@@ -32,6 +32,7 @@ import tempfile
 import time
 
 from netlab import lab as nlab
+from netlab.labcluster import load_note
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONSUMER, BROKER, BG = 1, 2, 3
@@ -285,7 +286,7 @@ def main(argv=None) -> int:
             log(
                 f"[{sw}] lab {a.name} up: consumer h1 {ip(CONSUMER)}, broker+relays h2 {ip(BROKER)}, background "
                 f"h3, {sw} switch, bottleneck {a.rate} (buffer {a.buffer}) on the port toward h1; load average "
-                f"{os.getloadavg()[0]:.1f} (SHARED 2-core machine)"
+                f"{os.getloadavg()[0]:.1f}"
             )
             props = os.path.join(tmp, "server.properties")
             logs = os.path.join(tmp, f"kafka-logs-{sw}")
@@ -504,10 +505,7 @@ def main(argv=None) -> int:
             command=command,
             commit=commit,
             date=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-            load=(
-                f"SHARED {os.cpu_count()}-core machine (other engineers' builds and labs running), load average "
-                f"{load_start[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end: not of record"
-            ),
+            load=load_note(load_start[0], os.getloadavg()[0]),
             complete=status == 0,
             lab=dict(
                 rate=a.rate,

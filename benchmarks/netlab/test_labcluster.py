@@ -46,6 +46,15 @@ def can_run_lab() -> str | None:
 
 
 class PureTests(unittest.TestCase):
+    def test_load_note_says_idle_only_when_nothing_ran_at_the_start(self):
+        idle = labcluster.load_note(0.2, 1.9, cores=2)
+        self.assertIn("idle at the start", idle)
+        self.assertIn("0.2 at the start, 1.9 at the end", idle)
+        shared = labcluster.load_note(16.3, 20.2, cores=2)
+        self.assertIn("SHARED", shared)
+        self.assertIn("not of record", shared)
+        self.assertNotIn("idle", shared)
+
     def test_find_jar_skips_sources_tests_and_original(self):
         with tempfile.TemporaryDirectory() as root:
             target = os.path.join(root, "mod", "target")

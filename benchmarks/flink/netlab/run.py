@@ -37,7 +37,7 @@ import tempfile
 import time
 
 from netlab import lab as nlab  # the network lab (benchmarks/netlab; run.sh puts it on PYTHONPATH)
-from netlab.labcluster import LabCluster, interrupt_on_signals, ip, pct, snapshot_jars
+from netlab.labcluster import LabCluster, interrupt_on_signals, ip, load_note, pct, snapshot_jars
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import epoch_timeline  # noqa: E402  (this directory)
@@ -462,7 +462,7 @@ def main(argv=None) -> int:
     summary: list[str] = []
     with open(out, "w") as f:
         f.write(
-            f"# {time.strftime('%c %Z')} {os.cpu_count()} cores, SHARED machine, load average at start "
+            f"# {time.strftime('%c %Z')} {os.cpu_count()} cores, load average at start "
             f"{os.getloadavg()}; flink-netlab: {' '.join(sys.argv[1:]) or '(defaults)'}\n"
             f"# topology: JobManager + client h1, TaskManagers h2 h3 (separate JVMs, 2 slots each), iperf3 h4 -> "
             f"h2,h3 at {a.bg_load} x {a.rate}; every port {a.rate}, buffer {a.buffer}\n"
@@ -563,10 +563,7 @@ def main(argv=None) -> int:
             command="bash benchmarks/flink/netlab/run.sh " + " ".join(sys.argv[1:] if argv is None else argv),
             commit=commit,
             date=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-            load=(
-                f"SHARED {os.cpu_count()}-core machine (other engineers' builds and tests running), load average "
-                f"{load_start[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end: not of record"
-            ),
+            load=load_note(load_start[0], os.getloadavg()[0]),
             complete=status == 0,
             lab=dict(
                 rate=a.rate,

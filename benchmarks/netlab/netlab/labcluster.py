@@ -65,6 +65,16 @@ def iperf_goodput(log_path: str) -> tuple[int, float, float, float] | None:
     return len(rates), statistics.mean(rates), min(rates), max(rates)
 
 
+def load_note(load_start: float, load_end: float, cores: int | None = None) -> str:
+    """A summary header's machine-load line, from the 1-minute load averages measured at a run's start and end:
+    "idle" only when nothing else ran at the start (below 0.5; the run's own processes raise the end value)."""
+    cores = cores or os.cpu_count() or 1
+    state = (
+        "idle at the start" if load_start < 0.5 else "SHARED (other work running at the start): not of record"
+    )
+    return f"{cores}-core machine, {state}; load average {load_start:.1f} at the start, {load_end:.1f} at the end"
+
+
 def pct(values: list[float], q: float) -> float:
     """The q-quantile (nearest rank below) of values, NaN if empty."""
     s = sorted(values)
