@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# A real spark-submit of the Scala 2.12 plugin jar (approx-spark_2.12) on the PySpark 3.5 wheel's Spark (Scala 2.12):
-# scripts/spark_submit_smoke.py runs SQL WITH ERROR on local-cluster[2,1,1024] (two executor JVMs) with
-# ApproxShuffleManager and ApproxExtensions, checks the answer against Spark SQL's exact one and that the
-# approximate shuffle pulled over ATP (its "ATP packets sent" accumulator), and prints one [smoke] line.
+# A real spark-submit of a plugin jar on a PySpark wheel's Spark: scripts/spark_submit_smoke.py runs SQL WITH ERROR
+# on local-cluster[2,1,1024] (two executor JVMs) with ApproxShuffleManager and ApproxExtensions, checks the answer
+# against Spark SQL's exact one and that the approximate shuffle pulled over ATP (its "ATP packets sent"
+# accumulator), and prints one [smoke] line. scripts/test.sh runs it twice: pyspark 3.5.9 (Spark 3.5, Scala 2.12)
+# with the approx-spark_2.12 jar, and pyspark 4.x (Scala 2.13) with the approx-spark jar.
 #
-# pyspark is pinned and installed on first use into build/pyspark-<version> (pip --target: no venv, nothing outside
-# the checkout; ~320 MB, a few minutes the first time). Skips with a message, exit 0, where python3 or pip is
-# missing; SPARK_SUBMIT_SMOKE_TIMEOUT (seconds, default 900) bounds the run.
-# Usage: scripts/spark-submit-smoke.sh [plugin jar]   (default approx-spark_2.12/target/approx-spark_2.12-*.jar)
+# The wheel is installed on first use into build/pyspark-<version> (pip --target: no venv, nothing outside the
+# checkout; 320-450 MB, a few minutes the first time). The jar's Scala (approx-spark_2.12: 2.12, approx-spark:
+# 2.13) must be the wheel's. On success it writes target/platforms/spark-submit-<version>.json for the README's
+# "Supported platforms and versions" table (scripts/platforms.py). Skips with a message, exit 0, where python3 or
+# pip is missing; SPARK_SUBMIT_SMOKE_TIMEOUT (seconds, default 900) bounds the run.
+# Usage: scripts/spark-submit-smoke.sh [pyspark version] [plugin jar]
+#   defaults: 3.5.9; the jar of the wheel's Scala: approx-spark_2.12/target/... (pyspark 3.x), approx-spark/target/...
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PYSPARK_VERSION="3.5.9"  # the newest 3.5 on PyPI; its Spark is Scala 2.12
+PYSPARK_VERSION="${1:-3.5.9}"  # 3.5.9: the newest 3.5 on PyPI; its Spark is Scala 2.12
+if ! [[ "$PYSPARK_VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+  echo "[spark-submit-smoke] ERROR: pyspark version must be X.Y.Z, got '$PYSPARK_VERSION'" >&2
+  exit 2
+fi
 PYSPARK_DIR="$ROOT/build/pyspark-$PYSPARK_VERSION"
 log() { echo "[spark-submit-smoke] $*"; }
 
@@ -18,15 +26,17 @@ if ! command -v python3 >/dev/null || ! python3 -m pip --version >/dev/null 2>&1
   log "SKIPPED: python3 with pip is not available (needed for the pyspark==$PYSPARK_VERSION wheel)"
   exit 0
 fi
-JAR="${1:-}"
+JAR="${2:-}"
 if [ -z "$JAR" ]; then
-  for j in "$ROOT"/approx-spark_2.12/target/approx-spark_2.12-*.jar; do
+  # the build for the wheel's Scala: pyspark 3.5 is 2.12, pyspark 4 is 2.13
+  case "$PYSPARK_VERSION" in 3.*) MODULE=approx-spark_2.12 ;; *) MODULE=approx-spark ;; esac
+  for j in "$ROOT/$MODULE/target/$MODULE"-*.jar; do
     case "$j" in *-sources.jar|*-javadoc.jar|*-tests.jar|*/original-*) continue ;; esac
     [ -f "$j" ] && JAR="$j"
   done
 fi
 if [ -z "$JAR" ] || [ ! -f "$JAR" ]; then
-  log "ERROR: no plugin jar (build it: mvn -pl approx-spark_2.12 -am package)" >&2
+  log "ERROR: no plugin jar ${JAR:+at $JAR }(build it: mvn -pl ${MODULE:-approx-spark_2.12} -am package)" >&2
   exit 1
 fi
 if [ ! -f "$PYSPARK_DIR/.installed-$PYSPARK_VERSION" ]; then
@@ -39,26 +49,32 @@ fi
 export SPARK_HOME="$PYSPARK_DIR/pyspark"
 export PYTHONPATH="$PYSPARK_DIR${PYTHONPATH:+:$PYTHONPATH}"
 export PYSPARK_PYTHON=python3 PYSPARK_DRIVER_PYTHON=python3
-# the wheel's Spark is Scala 2.12: the jar must be the 2.12 build
-if ! ls "$SPARK_HOME"/jars/scala-library-2.12.*.jar >/dev/null 2>&1; then
-  log "ERROR: $SPARK_HOME/jars has no Scala 2.12 library" >&2
+# the jar's Scala must be the wheel's (approx-spark_2.12-*.jar: 2.12; approx-spark-*.jar: 2.13)
+case "$(basename "$JAR")" in approx-spark_2.12-*) SCALA=2.12 ;; *) SCALA=2.13 ;; esac
+if ! ls "$SPARK_HOME"/jars/scala-library-"$SCALA".*.jar >/dev/null 2>&1; then
+  log "ERROR: $(basename "$JAR") is the Scala $SCALA build, but $SPARK_HOME/jars has $(cd "$SPARK_HOME/jars" && ls scala-library-*.jar)" >&2
   exit 1
 fi
-OUT="$ROOT/build/spark-submit-smoke.log"
+RECORD="$ROOT/target/platforms/spark-submit-$PYSPARK_VERSION.json"
+rm -f "$RECORD"
+OUT="$ROOT/build/spark-submit-smoke-$PYSPARK_VERSION.log"
 # the local-cluster workers' directories (else under the wheel's SPARK_HOME), fresh per run
-export SPARK_WORKER_DIR="$ROOT/build/spark-submit-smoke-work"
+export SPARK_WORKER_DIR="$ROOT/build/spark-submit-smoke-work-$PYSPARK_VERSION"
 rm -rf "$SPARK_WORKER_DIR"
 # a bound, not a timing assertion: about a minute on an idle 2-core machine, several on a loaded one
 TIMEOUT="${SPARK_SUBMIT_SMOKE_TIMEOUT:-900}"
 # Spark 3.5 creates an executor's ShuffleManager before it fetches --jars: the jar must also be on the executors'
-# class path at start (spark.executor.extraClassPath; here the workers share this machine's path). The driver
-# (client mode) loads --jars before its SparkContext.
-log "spark-submit (pyspark $PYSPARK_VERSION) --master local-cluster[2,1,1024] --jars $(basename "$JAR")"
+# class path at start (spark.executor.extraClassPath; here the workers share this machine's path). Spark 4.x
+# fetches --jars first: --jars alone (as README says), so that is what runs there. The driver (client mode) loads
+# --jars before its SparkContext.
+EXTRA=()
+case "$PYSPARK_VERSION" in 3.*) EXTRA=(--conf spark.executor.extraClassPath="$JAR") ;; esac
+log "spark-submit (pyspark $PYSPARK_VERSION) --master local-cluster[2,1,1024] --jars $(basename "$JAR") ${EXTRA[*]:+(+ spark.executor.extraClassPath)}"
 set +e
 timeout "$TIMEOUT" "$SPARK_HOME/bin/spark-submit" \
   --master 'local-cluster[2,1,1024]' \
   --jars "$JAR" \
-  --conf spark.executor.extraClassPath="$JAR" \
+  "${EXTRA[@]}" \
   --conf spark.shuffle.manager=io.netapprox.spark.ApproxShuffleManager \
   --conf spark.sql.extensions=io.netapprox.spark.ApproxExtensions \
   --conf spark.ui.showConsoleProgress=false \
@@ -70,4 +86,6 @@ if [ "$rc" -ne 0 ] || ! grep -q '^\[smoke\] Spark ' "$OUT"; then
   log "ERROR: spark-submit exited $rc; full log $OUT" >&2
   exit 1
 fi
-grep '^\[smoke\] Spark ' "$OUT"
+LINE="$(grep '^\[smoke\] Spark ' "$OUT")"
+echo "$LINE"
+python3 "$ROOT/scripts/platforms.py" record-smoke --pyspark "$PYSPARK_VERSION" --jar "$JAR" --line "$LINE" --out "$RECORD"

@@ -8,7 +8,8 @@
 #                            scripts/check-doc-names.py (docs/architecture.md quotes only names that exist) + its tests
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
 #                            examples/taxi, approx-spark on local[2] and local-cluster (Spark 4.1; a subset on Spark
-#                            3.5 for Scala 2.13, approx-spark-compat-35, and 2.12, approx-spark_2.12), approx-flink on a Flink
+#                            3.5.8, 4.0.4 and 4.2.0 for Scala 2.13, approx-spark-compat/*, and 3.5.8 for 2.12,
+#                            approx-spark_2.12), approx-flink on a Flink
 #                            MiniCluster of 2 TaskManagers x 2 slots, approx-kafka on an in-process KRaft broker with
 #                            relays over loopback ATP, approx-kafka-flink: that broker + a relay + a Flink MiniCluster)
 #                            + native GoogleTest suites
@@ -19,7 +20,8 @@
 #                            and passing its C test (capi_smoke; aarch64 under qemu-user)
 #   5. approx-spark jars     the spark-submit --jars jars (approx-spark, Scala 2.13; approx-spark_2.12): self-contained,
 #                            and only the plugin (no examples); a real spark-submit of the 2.12 jar on the pinned
-#                            pyspark 3.5 wheel (scripts/spark-submit-smoke.sh, local-cluster[2,1,1024]);
+#                            pyspark 3.5.9 wheel and of the 2.13 jar on pyspark 4.3.0 (scripts/spark-submit-smoke.sh,
+#                            local-cluster[2,1,1024]); README's supported-platforms table = what ran (platforms.py);
 #                            approx-kafka-relay.jar runs (--version) and refuses bad arguments (exit 2);
 #                            approx-kafka-flink's jar holds ApproxKafkaSource and no Flink/Kafka classes
 #   6. approx-flink jar      the Flink job-jar / lib/ jar: self-contained, no Flink classes, only the plugin
@@ -89,6 +91,11 @@ end
 begin "maven install (native build, jar, Java tests, native ctest)"
 # shellcheck disable=SC2086
 mvn -B -ntp ${MAVEN_ARGS:-} -Dfuzz.java.duration="${JAVA_FUZZ_SECONDS}s" install
+# one record per module of what ran (versions from the test class path, result from surefire's reports), for the
+# README's "Supported platforms and versions" table (checked after the spark-submit smokes)
+rm -rf "$ROOT/target/platforms"
+python3 "$ROOT/scripts/platforms.py" record-maven --dir "$ROOT/target/platforms" \
+  approx-spark approx-spark_2.12 approx-spark-compat/approx-spark-compat-* approx-flink approx-kafka approx-kafka-flink
 end
 
 # ---------------------------------------------------------------------------------------------------------
@@ -202,8 +209,12 @@ end
 # A real spark-submit of the Scala 2.12 jar on the PySpark 3.5 wheel's Spark (Scala 2.12), local-cluster[2,1,1024]:
 # SQL WITH ERROR checked against Spark SQL's exact answer, the shuffle over ATP (scripts/spark-submit-smoke.sh;
 # skips with a message where python3/pip are missing).
-begin "spark-submit: PySpark 3.5 (Scala 2.12) + approx-spark_2.12 jar"
-bash "$ROOT/scripts/spark-submit-smoke.sh"
+begin "spark-submit: PySpark 3.5 (Scala 2.12) + approx-spark_2.12 jar, PySpark 4 (Scala 2.13) + approx-spark jar"
+bash "$ROOT/scripts/spark-submit-smoke.sh" 3.5.9 "$ROOT/approx-spark_2.12/target/approx-spark_2.12-0.1.0-SNAPSHOT.jar"
+bash "$ROOT/scripts/spark-submit-smoke.sh" 4.3.0 "$ROOT/approx-spark/target/approx-spark-0.1.0-SNAPSHOT.jar"
+# README's "Supported platforms and versions" is exactly what ran (scripts/platforms.py, its tests first)
+python3 "$ROOT/scripts/test_platforms.py"
+python3 "$ROOT/scripts/platforms.py" check --dir "$ROOT/target/platforms" "$ROOT/README.md"
 end
 
 # The Kafka relay as users run it: java -jar approx-kafka-relay.jar (its behaviour is tested in the Maven step;

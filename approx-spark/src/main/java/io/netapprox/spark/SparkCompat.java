@@ -8,6 +8,7 @@ import org.apache.spark.scheduler.MapStatus$;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedFunction;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.storage.BlockManagerId;
 
@@ -21,6 +22,10 @@ import org.apache.spark.storage.BlockManagerId;
  *       mapTaskId, checksumVal)} in 4.1+ (SPARK-51756).
  *   <li>{@code Dataset.ofRows(session, plan)}: {@code org.apache.spark.sql.Dataset$} in 3.5, {@code
  *       org.apache.spark.sql.classic.Dataset$} (taking the classic session) in 4.x.
+ *   <li>{@code UnresolvedFunction.ignoreNulls()}: {@code boolean} up to 4.1, {@code Option<Object>}
+ *       (an {@code Option[Boolean]}: empty unless {@code IGNORE NULLS} or {@code RESPECT NULLS} was
+ *       written) in 4.2 (checked with javap against spark-catalyst 4.2.0; found by
+ *       approx-spark-compat-42: NoSuchMethodError on every WITH ERROR query).
  * </ul>
  *
  * Netty (4.1 in Spark 3.5, 4.2 in 4.1) is handled in approx-core ({@code NioEventLoops}). Public
@@ -78,6 +83,47 @@ public final class SparkCompat {
                 throw new IllegalStateException(
                         "unsupported Spark " + sparkVersion() + ": no MapStatus.apply found", e3);
             }
+        }
+    }
+
+    /**
+     * Whether a function call was written with {@code IGNORE NULLS} ({@code RESPECT NULLS} and no
+     * clause: false), on every Spark line.
+     */
+    public static boolean ignoreNulls(UnresolvedFunction f) {
+        Object v;
+        try {
+            v = IGNORE_NULLS.invoke(f);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (v instanceof Boolean b) {
+            return b; // Spark <= 4.1
+        }
+        if (v instanceof scala.Option<?> o) {
+            return o.isDefined() && Boolean.TRUE.equals(o.get()); // Spark 4.2+
+        }
+        throw new IllegalStateException(
+                "unsupported Spark "
+                        + sparkVersion()
+                        + ": UnresolvedFunction.ignoreNulls() returned "
+                        + (v == null ? "null" : v.getClass().getName()));
+    }
+
+    private static final MethodHandle IGNORE_NULLS = ignoreNullsAccessor();
+
+    private static MethodHandle ignoreNullsAccessor() {
+        try {
+            java.lang.reflect.Method m = UnresolvedFunction.class.getMethod("ignoreNulls");
+            return MethodHandles.publicLookup()
+                    .unreflect(m)
+                    .asType(MethodType.methodType(Object.class, UnresolvedFunction.class));
+        } catch (NoSuchMethodException | IllegalAccessException e) {
+            throw new IllegalStateException(
+                    "unsupported Spark " + sparkVersion() + ": no UnresolvedFunction.ignoreNulls()",
+                    e);
         }
     }
 

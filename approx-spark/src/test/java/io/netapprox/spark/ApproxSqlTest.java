@@ -233,6 +233,8 @@ class ApproxSqlTest {
         expect("SELECT hour, avg(distance) + 1 " + q, "an aggregate inside an expression");
         expect("SELECT zone, avg(distance) " + q, "zone is neither a GROUP BY column");
         expect("SELECT hour, avg(DISTINCT distance) " + q, "DISTINCT aggregates");
+        // boolean up to Spark 4.1, Option[Boolean] in 4.2 (SparkCompat.ignoreNulls)
+        expect("SELECT hour, avg(distance) IGNORE NULLS " + q, "IGNORE NULLS is not supported");
         expect("SELECT hour, percentile(fare, 1.5) " + q, "must be in (0, 1)");
         expect("SELECT hour, approx_top_k(zone, 0) " + q, "k must be an integer");
         expect(

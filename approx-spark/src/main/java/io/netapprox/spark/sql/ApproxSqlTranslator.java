@@ -1,6 +1,7 @@
 package io.netapprox.spark.sql;
 
 import io.netapprox.spark.ScalaInterop;
+import io.netapprox.spark.SparkCompat;
 import io.netapprox.spark.sql.ApproxSqlQuery.Aggregate;
 import io.netapprox.spark.sql.ApproxSqlQuery.Kind;
 import java.util.ArrayList;
@@ -438,7 +439,7 @@ final class ApproxSqlTranslator {
             throw unsupported(
                     f, "FILTER (WHERE ...) is not supported with WITH ERROR: use the WHERE clause");
         }
-        if (f.ignoreNulls()) {
+        if (SparkCompat.ignoreNulls(f)) {
             throw unsupported(f, "IGNORE NULLS is not supported with WITH ERROR");
         }
         for (Expression a : args) {
