@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): same-window lab A/B of two netlab-agent builds. Each cell runs the old agent, then the
 # new one a few seconds later (ATP Full, ATP paper mode and TCP-EarlySend at MSR 0.75, 30 FBKV-like + 15 FBHD-like
-# jobs), ROUNDS times; then ab_pool.py prints pooled p50 per (cell, workload, scheme) with new/old and new/TCP-ES.
+# jobs), ROUNDS times; then `python3 -m netlab.stats ab` prints pooled p50 per (cell, workload, scheme) with new/old, its
+# bootstrap interval and verdict, and new/TCP-ES. `benchmarks/run netlab-ab -- OLD NEW` runs this and writes the
+# summary to benchmarks/results/netlab/ab/.
 # Needs root (network namespaces). Run it on an otherwise idle machine: user-space agents starve under load.
 #
 #   bash benchmarks/netlab/ab.sh OLD_AGENT NEW_AGENT OUT [ROUNDS=2]
@@ -31,4 +33,4 @@ for r in $(seq 1 "$rounds"); do
   cell a2a-slack all-to-all/slack/3/1            # all-to-all on the slack switch, background
 done
 echo done >> "$out/loads.txt"
-python3 "$here/ab_pool.py" "$out" | tee "$out/summary.md"
+python3 -m netlab.stats ab "$out" | tee "$out/summary.md"
