@@ -108,6 +108,12 @@ class Metadata(unittest.TestCase):
             self.assertTrue(d["summary"].startswith(f"benchmarks/results/{d['area']}/"))
             self.assertTrue(d["summary"].endswith("/summary.md"))
 
+    def test_docs_name_every_entry(self):
+        with open(os.path.join(ROOT, "docs", "benchmarks.md")) as f:
+            doc = f.read()
+        for e in E.ENTRIES:
+            self.assertIn(f"`benchmarks/run {e.name}", doc, f"docs/benchmarks.md's table lacks {e.name}")
+
     def test_the_script_itself_lists(self):
         p = subprocess.run([os.path.join(HERE, "run"), "--list"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -6,12 +6,15 @@
 # summary to benchmarks/results/netlab/ab/.
 # Needs root (network namespaces). Run it on an otherwise idle machine: user-space agents starve under load.
 #
-#   bash benchmarks/netlab/ab.sh OLD_AGENT NEW_AGENT OUT [ROUNDS=2]
+#   bash benchmarks/netlab/ab.sh OLD_AGENT NEW_AGENT OUT [ROUNDS=2] [BENCH_ARGS...]
+#   BENCH_ARGS are appended to every cell's `python3 -m netlab.bench` (e.g. --runs incast/slack/3/1 runs that cell
+#   in every slot, --jobs fbkv=90,fbhd=1 changes the job counts)
 #   build an agent: cmake -S native -B B -G Ninja -DCMAKE_BUILD_TYPE=Release -DNETAPPROX_TESTS=OFF &&
 #                   cmake --build B --target netlab-agent        (B/netlab-agent; for the old one, from a git worktree)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 old=$(realpath "$1") new=$(realpath "$2") out=$(realpath -m "$3") rounds=${4:-2}
+extra=("${@:5}")
 if [ "$(id -u)" != 0 ]; then echo "[ab] SKIP: needs root for network namespaces" >&2; exit 0; fi
 cd "$here"
 export PYTHONPATH="$here"
@@ -22,7 +25,7 @@ cell() { # name runs [extra bench flags...]
     local bin=$old; [ "$agent" = new ] && bin=$new
     echo "$(date -u +%T) $agent $name $r load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/loads.txt"
     python3 -m netlab.bench --preset full --agent "$bin" --out "$out/$name-$agent-$r" --name "${LAB:-abidle}" \
-      --only schemes --schemes atp_full,atp_paper,tcp_es --msrs 0.75 --jobs fbkv=30,fbhd=15 --runs "$runs" "$@" \
+      --only schemes --schemes atp_full,atp_paper,tcp_es --msrs 0.75 --jobs fbkv=30,fbhd=15 --runs "$runs" "$@" "${extra[@]}" \
       > "$out/$name-$agent-$r.log" 2>&1 || echo "FAILED $name $agent $r" >> "$out/loads.txt"
   done
 }
