@@ -87,8 +87,9 @@ def _clear_summary(e: E.Entry, d: str) -> None:
         if os.path.exists(os.path.join(d, name)):
             os.remove(os.path.join(d, name))
     for pattern in e.copy:
-        for p in glob.glob(os.path.join(d, pattern)):
-            shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
+        for p in glob.glob(os.path.join(d, os.path.basename(pattern))):
+            if os.path.isfile(p):
+                os.remove(p)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,9 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(out, exist_ok=True)
     for pattern in e.copy if os.path.realpath(raw) != os.path.realpath(out) else ():
         for p in glob.glob(os.path.join(raw, pattern)):
-            if os.path.isdir(p):
-                shutil.copytree(p, os.path.join(out, os.path.basename(p)))
-            else:
+            if os.path.isfile(p):
                 shutil.copy2(p, out)
     doc = e.summarize(ctx)
     harness = lines or [f"(summarized from the raw output in {S.rel(raw)})"]

@@ -5,7 +5,9 @@ summary (benchmarks/results/<area>/<name>/summary.md + summary.json) is read fro
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import io
 import json
 import os
 import sys
@@ -55,9 +57,9 @@ class Entry:
     summarize: Callable[[Ctx], dict]  # -> dict(title, columns, rows, notes?, extra keys of summary.json)
     args: str = ""  # harness arguments the entry requires after `--` (documented in --list)
     plots: bool = False  # the harness writes plots (into the summary directory, or raw files `copy` names)
-    copy: tuple[
-        str, ...
-    ] = ()  # globs of the raw directory copied next to the summary (plots, per-figure CSVs)
+    # globs of the raw directory whose files are copied next to the summary (plots, per-figure CSVs; flat: the
+    # results' .gitignore files keep sub-folders out of git)
+    copy: tuple[str, ...] = ()
 
     @property
     def summary_dir(self) -> str:
@@ -108,18 +110,27 @@ def results_summary(title: str, preferred: list[str]) -> Callable[[Ctx], dict]:
 
 def cells_summary(title: str, path: Callable[[Ctx], str], preferred: list[str]) -> Callable[[Ctx], dict]:
     """The cells of a summary.json the harness writes itself (kafka / flink / spark e2e, the simulator): the
-    table is its cells, summary.json keeps the harness's document under "harness_summary"."""
+    table is its cells; summary.json is the harness's document (summary.write, document=)."""
 
     def f(ctx: Ctx) -> dict:
         doc = _json(path(ctx)) or {}
         rows = doc.get("cells", [])
-        return dict(title=title, columns=S.columns_of(rows, preferred, 14), rows=rows, harness_summary=doc)
+        return dict(title=title, columns=S.columns_of(rows, preferred, 14), rows=rows, document=doc)
 
     return f
 
 
 def netlab_summary(ctx: Ctx) -> dict:
     doc = _json(os.path.join(ctx.raw, "summary.json")) or {}
+    if doc:  # the harness's full report (verdict, per-cell tables, co-run, control frames) beside the summary
+        sys.path.insert(0, NETLAB_PY)
+        from netlab import report
+
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            report.main(["--results", ctx.raw])
+        with open(os.path.join(ctx.out, "report.md"), "w") as f:
+            f.write(buf.getvalue())
     rows = doc.get("cells", [])
     cols = ["workload", "pattern", "switch", "senders", "host_rate_ratio", "msr", "scheme", "jobs", "failed"]
     cols += ["p50_ms", "p99_ms", "ideal_p50_ms", "loss_above_allowance"]
@@ -312,31 +323,13 @@ def _spark_e2e_steps(ctx: Ctx) -> list[Step]:
     summ = os.path.join(ctx.raw, "summary.json")
     cpu = ["--rows", "2000000", "--runs", "1"] if ctx.quick else ["--rows", "85000000", "--runs", "3"]
     net = ["--rows", "1000000", "--runs", "1"] if ctx.quick else ["--rows", "4000000", "--runs", "1"]
+    raw_lines = "benchmarks/results/spark/e2e/raw/scale-*.txt"  # where scale.sh --config writes them
     return [
         Step(
-            [
-                "bash",
-                "benchmarks/spark/scale.sh",
-                "--config",
-                "cpu-bound",
-                *cpu,
-                "--summary",
-                summ,
-                *ctx.extra,
-            ]
-        ),
-        Step(
-            [
-                "bash",
-                "benchmarks/spark/scale.sh",
-                "--config",
-                "network-bound",
-                *net,
-                "--summary",
-                summ,
-                *ctx.extra,
-            ]
-        ),
+            ["bash", "benchmarks/spark/scale.sh", "--config", cfg, *rows, "--summary", summ, *ctx.extra],
+            produces=raw_lines,
+        )
+        for cfg, rows in (("cpu-bound", cpu), ("network-bound", net))
     ]
 
 
@@ -465,7 +458,7 @@ ENTRIES: list[Entry] = [
         steps=_netlab_steps,
         summarize=netlab_summary,
         plots=True,
-        copy=("plots",),
+        copy=("plots/*.png", "report.md"),
     ),
     Entry(
         name="netlab-ab",

@@ -178,11 +178,18 @@ def _clean(v):
 
 
 def write(out_dir: str, title: str, head: dict, columns: Sequence[str], rows: list[dict], **extra) -> None:
-    """summary.md and summary.json in out_dir (replaced atomically). extra: more keys of summary.json (e.g. the
-    harness's own summary document)."""
+    """summary.md and summary.json in out_dir (replaced atomically). extra: more keys of summary.json; with
+    document= (the summary a harness writes itself, e.g. kafka/run.py's cells) summary.json is that document, its
+    schema kept for the tools that read or merge it, with this summary's header, title and columns under "entry"."""
     os.makedirs(out_dir, exist_ok=True)
     notes = extra.pop("notes", [])
-    doc = dict(header=head, title=title, columns=list(columns), rows=rows, notes=notes, **extra)
+    document = extra.pop("document", None)
+    if document is not None:
+        doc = dict(
+            document, entry=dict(header=head, title=title, columns=list(columns), notes=notes, **extra)
+        )
+    else:
+        doc = dict(header=head, title=title, columns=list(columns), rows=rows, notes=notes, **extra)
     for name, text in (
         ("summary.md", markdown(title, head, columns, rows, notes)),
         ("summary.json", json.dumps(_clean(doc), indent=2) + "\n"),
