@@ -168,9 +168,9 @@ class DryRun(unittest.TestCase):
         argv = shlex.split(line[len("run:") :])
         self.assertEqual(argv[-4:], ["--runs", "incast/slack/16/1", "--schemes", "atp_full,tcp_es"])
         _, out, _ = dry(
-            "incast-sim-ab", extra=["--a-sim", "/a", "--b-sim", "/b", "--b-flags", "--mrdf-across 1"]
+            "incast-sim-ab", extra=["--a-sim", "/a", "--b-sim", "/b", "--b-flags=--mrdf-across=1"]
         )
-        self.assertIn("--b-flags '--mrdf-across 1'", out)
+        self.assertIn("--b-flags=--mrdf-across=1", out)
 
     def test_entries_needing_arguments_refuse_without_them(self):
         for name, usage in (

@@ -270,7 +270,7 @@ def _ablation_steps(ctx: Ctx) -> list[Step]:
 
 
 def _simab_steps(ctx: Ctx) -> list[Step]:
-    _need(ctx, 2, "--a-sim A/incast-sim --b-sim B/incast-sim [--a-flags ...] [--b-flags ...]")
+    _need(ctx, 2, "--a-sim A/incast-sim --b-sim B/incast-sim [--a-flags='...'] [--b-flags='...']")
     seeds = ["--seeds", "3", "--shapes", "fbkv"] if ctx.quick else ["--seeds", "10"]
     argv = [sys.executable, "-m", "netlab.simab", "run", "--out", ctx.raw, *seeds, *ctx.extra]
     return [Step(argv, {"PYTHONPATH": NETLAB_PY})]
@@ -502,7 +502,7 @@ ENTRIES: list[Entry] = [
         quick="3 seeds of the FBKV shape instead of 10 seeds of every shape",
         steps=_simab_steps,
         summarize=simab_summary,
-        args="--a-sim A/incast-sim --b-sim B/incast-sim [--a-flags '...'] [--b-flags '...']",
+        args="--a-sim A/incast-sim --b-sim B/incast-sim [--a-flags='...'] [--b-flags='...']",
     ),
     Entry(
         name="veth-goodput",

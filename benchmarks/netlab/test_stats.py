@@ -246,5 +246,77 @@ class IncastSim(unittest.TestCase):
         self.assertEqual((labelled[0]["mode"], labelled[0]["p50_ms"]), ("full", 63.16))
 
 
+class SimAb(unittest.TestCase):
+    """netlab.simab: the incast-sim A/B harness (a stand-in simulator: a Python script printing result lines whose
+    p50 depends on the seed and on a --slow flag)."""
+
+    FAKE = (
+        "import sys\n"
+        "a = sys.argv[1:]\n"
+        "seed = int(a[a.index('--seed') + 1])\n"
+        "k = 1.5 if '--slow' in a else 1.0\n"
+        "print('# config line')\n"
+        "for sw in ('slack', 'fifo'):\n"
+        "    p50 = k * (10 + seed)\n"
+        "    print(f'full {sw} 3  jobs  60/ 60  p50 {p50:8.2f} ms (1x)  p99 {3 * p50:8.2f} ms (1x)  loss 0.1  util 0.9')\n"
+    )
+
+    def test_commands_alternate_and_carry_the_flags(self):
+        from netlab import simab
+
+        c = simab.commands("/a", "--x 1", "/b", "", 2, ["fbkv", "corun"])
+        self.assertEqual(
+            [(s, sh, seed) for s, sh, seed, _ in c[:4]],
+            [("a", "fbkv", 1), ("b", "fbkv", 1)]
+            + [
+                ("a", "corun", 1),
+                ("b", "corun", 1),
+            ],
+        )
+        self.assertEqual(len(c), 8)
+        self.assertEqual(c[0][3][0], "/a")
+        self.assertEqual(c[0][3][-2:], ["--x", "1"])
+        self.assertIn("--exact-every", c[2][3])
+        with self.assertRaisesRegex(ValueError, "unknown shape 'fbxx'"):
+            simab.commands("/a", "", "/b", "", 1, ["fbxx"])
+
+    def test_run_and_summarize(self):
+        from netlab import simab
+
+        with tempfile.TemporaryDirectory() as d:
+            sim = os.path.join(d, "fake-sim")
+            with open(sim, "w") as f:
+                f.write(f"#!{sys.executable}\n" + self.FAKE)
+            os.chmod(sim, 0o755)
+            out = os.path.join(d, "raw")
+            rc = simab.main(
+                [
+                    "run",
+                    "--a-sim",
+                    sim,
+                    "--b-sim",
+                    sim,
+                    "--b-flags=--slow",
+                    "--out",
+                    out,
+                    "--seeds",
+                    "4",
+                    "--shapes",
+                    "fbkv",
+                ]
+            )
+            self.assertEqual(rc, 0)
+            self.assertEqual(len(os.listdir(out)), 8)
+            rows = {r["switch"]: r for r in simab.summarize(out)}
+            self.assertEqual(set(rows), {"slack", "fifo"})
+            r = rows["slack"]
+            self.assertEqual(r["seeds"], 4)
+            self.assertAlmostEqual(r["geomean_b_over_a"], 1.5)
+            self.assertEqual(r["b_faster"], "0/4")
+            self.assertAlmostEqual(r["sign_test_p"], 2 / 16)
+            self.assertAlmostEqual(r["a_p50_ms"], 12.5)  # seeds 1-4: 11..14
+            self.assertTrue(r["all_done"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -2,8 +2,9 @@
 through side A and side B (two builds, or one build with different flags), paired per seed. Replaces the one-off
 sim.sh / run.sh / run2.sh / corun.sh and summ.py / pooled.py of the e8g and e8h result folders.
 
-  python3 -m netlab.simab run --a-sim A/incast-sim [--a-flags "--mrdf-across 0"] --b-sim B/incast-sim
-      [--b-flags "--mrdf-across 1"] --out DIR [--seeds 10] [--shapes fbkv,fbhd,corun]
+  python3 -m netlab.simab run --a-sim A/incast-sim [--a-flags="--mrdf-across 0"] --b-sim B/incast-sim
+      [--b-flags="--mrdf-across 1"] --out DIR [--seeds 10] [--shapes fbkv,fbhd,corun]
+  (the flags as one argument with "=": they start with "--")
   python3 -m netlab.simab summarize DIR
 
 Raw output: DIR/<side>-<shape>-<seed>.txt (incast-sim's stdout). `benchmarks/run incast-sim-ab` runs and
@@ -113,9 +114,9 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
     r.add_argument("--a-sim", required=True)
-    r.add_argument("--a-flags", default="")
+    r.add_argument("--a-flags", default="", help='extra incast-sim flags of side A: --a-flags="--restore 0"')
     r.add_argument("--b-sim", required=True)
-    r.add_argument("--b-flags", default="")
+    r.add_argument("--b-flags", default="", help="the same for side B")
     r.add_argument("--out", required=True)
     r.add_argument("--seeds", type=int, default=10)
     r.add_argument("--shapes", default=",".join(SHAPES))
