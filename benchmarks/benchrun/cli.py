@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="benchmarks/run",
         description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawTextHelpFormatter,
     )
     ap.add_argument("name", nargs="?", help="the entry (benchmarks/run --list)")
