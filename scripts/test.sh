@@ -25,7 +25,8 @@
 #                            approx-kafka-relay.jar runs (--version) and refuses bad arguments (exit 2);
 #                            approx-kafka-flink's jar holds ApproxKafkaSource and no Flink/Kafka classes
 #   6. approx-flink jar      the Flink job-jar / lib/ jar: self-contained, no Flink classes, only the plugin
-#   7. network lab           benchmarks/netlab/test_netlab.py (lab tests skip without root / namespaces)
+#   7. network lab           benchmarks/netlab/test_netlab.py (lab tests skip without root / namespaces), the
+#                            benchmark summarizers' tests and benchmarks/test_benchrun.py (benchmarks/run entries)
 #   8. ASan + UBSan          second native build in native/build-asan, ctest on it
 #   9. ns-3 simulation       benchmarks/sim/run.sh ci: pinned ns-3 wheel into build/sim-ns3, atp-sim build, its
 #                            tests, the smoke preset and a check of its summary.json (docs/simulation.md)
@@ -289,6 +290,10 @@ PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/spark/netlab/test
 python3 "$ROOT/benchmarks/spark/test_passthrough_cpu.py" -v
 # the packer of raw run data (docs/benchmarks.md)
 python3 "$ROOT/benchmarks/test_pack_raw.py" -v
+# benchmarks/run (one entry per benchmark: metadata, --dry-run/--quick plumbing, summaries; no harness runs) and the
+# analysis its summaries share (netlab.stats: pooling, bootstrap intervals, noise, A/B; seeded)
+python3 "$ROOT/benchmarks/test_benchrun.py" -v
+PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/netlab/test_stats.py" -v
 # the Kafka and Flink end-to-end lab benchmarks' summary writers (issue 32)
 PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/kafka/test_run.py" -v
 PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/flink/netlab/test_summary.py" -v

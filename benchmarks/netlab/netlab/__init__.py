@@ -7,6 +7,7 @@ Modules (run from benchmarks/netlab, or with PYTHONPATH=benchmarks/netlab):
   schemes   the compared schemes and how each maps onto netlab-agent
   bench     the experiments (`python3 -m netlab.bench`), one fresh lab per configuration
   results   jobs.csv / summary.json: per-job ideal JCT, per-cell p50/p99, the verdict on issue 8's targets
+  stats     pooling over runs, bootstrap intervals, noise, A/B and paired summaries (benchmarks/run uses them)
   report    the verdict and detail tables of a results directory (`python3 -m netlab.report`)
   plots     figures of a results directory (`python3 -m netlab.plots`)
 """
