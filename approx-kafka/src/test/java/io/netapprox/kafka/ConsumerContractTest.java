@@ -37,10 +37,13 @@ class ConsumerContractTest {
     private static final int PARTITIONS = 4;
     private static final int RECORDS = 400;
 
-    /** The compat modules (approx-kafka-compat-*) run this class on another kafka-clients release. */
+    /**
+     * The compat modules (approx-kafka-compat-*) run this class on another kafka-clients release.
+     */
     @BeforeAll
     static void kafkaRelease() throws Exception {
-        // the version file of the kafka-clients jar (what Kafka's own AppInfoParser reads; that class
+        // the version file of the kafka-clients jar (what Kafka's own AppInfoParser reads; that
+        // class
         // is internal and moved in 4.4)
         Properties info = new Properties();
         try (InputStream in =

@@ -130,7 +130,8 @@ public final class KafkaBroker {
                                                 + "): "
                                                 + (args.length > 1 ? args[1] : ""));
                             });
-            String setter = "set" + Character.toUpperCase(kind.charAt(0)) + kind.substring(1) + "Procedure";
+            String setter =
+                    "set" + Character.toUpperCase(kind.charAt(0)) + kind.substring(1) + "Procedure";
             exit.getMethod(setter, procedure).invoke(null, refuse);
         }
     }
