@@ -40,7 +40,12 @@ MODULES = {
     ),
     "approx-kafka-flink": ("Kafka + Flink", "`approx-kafka-flink`", "every `approx-kafka-flink` test"),
 }
-COMPAT = "approx-spark-compat-"
+# compat family prefix -> (framework, jar users deploy): a child runs a subset of that module's tests on another release
+COMPAT = {
+    "approx-spark-compat-": ("Spark", "`approx-spark`"),
+    "approx-flink-compat-": ("Flink", "`approx-flink`"),
+    "approx-kafka-compat-": ("Kafka", "`approx-kafka`, `approx-kafka-relay.jar`"),
+}
 ORDER = {"Spark": 0, "Flink": 1, "Kafka": 2, "Kafka + Flink": 3}
 
 SPARK_JAR = re.compile(r"(?:^|/)spark-core_(\d+\.\d+)-(\d+\.\d+\.\d+)\.jar$")
@@ -52,8 +57,9 @@ SMOKE_LINE = re.compile(r"^\[smoke\] Spark (\S+) \(Scala (\d+\.\d+)[.\d]*\), (\S
 def describe(module):
     if module in MODULES:
         return MODULES[module]
-    if module.startswith(COMPAT):
-        return "Spark", "`approx-spark`", f"the compat subset (`{module}`)"
+    for prefix, (framework, jar) in COMPAT.items():
+        if module.startswith(prefix):
+            return framework, jar, f"the compat subset (`{module}`)"
     raise ValueError(f"unknown module {module!r}: add it to MODULES in scripts/platforms.py")
 
 

@@ -10,8 +10,10 @@
 #                            examples/taxi, approx-spark on local[2] and local-cluster (Spark 4.1; a subset on Spark
 #                            3.5.8, 4.0.4 and 4.2.0 for Scala 2.13, approx-spark-compat/*, and 3.5.8 for 2.12,
 #                            approx-spark_2.12), approx-flink on a Flink
-#                            MiniCluster of 2 TaskManagers x 2 slots, approx-kafka on an in-process KRaft broker with
-#                            relays over loopback ATP, approx-kafka-flink: that broker + a relay + a Flink MiniCluster)
+#                            MiniCluster of 2 TaskManagers x 2 slots (a subset on Flink 2.0.2, approx-flink-compat/*),
+#                            approx-kafka on an in-process KRaft broker with relays over loopback ATP (a subset on
+#                            Kafka 4.0.2, approx-kafka-compat/*), approx-kafka-flink: that broker + a relay + a Flink
+#                            MiniCluster)
 #                            + native GoogleTest suites
 #                            and atp-perf end-to-end tests (ctest, in the Maven test phase) + Jazzer fuzzing of the
 #                            control-plane frame decoder for JAVA_FUZZ_SECONDS (approx-core execution control-fuzz)
@@ -96,7 +98,8 @@ mvn -B -ntp ${MAVEN_ARGS:-} -Dfuzz.java.duration="${JAVA_FUZZ_SECONDS}s" install
 # README's "Supported platforms and versions" table (checked after the spark-submit smokes)
 rm -rf "$ROOT/target/platforms"
 python3 "$ROOT/scripts/platforms.py" record-maven --dir "$ROOT/target/platforms" \
-  approx-spark approx-spark_2.12 approx-spark-compat/approx-spark-compat-* approx-flink approx-kafka approx-kafka-flink
+  approx-spark approx-spark_2.12 approx-spark-compat/approx-spark-compat-* approx-flink approx-flink-compat/approx-flink-compat-* \
+  approx-kafka approx-kafka-compat/approx-kafka-compat-* approx-kafka-flink
 end
 
 # ---------------------------------------------------------------------------------------------------------

@@ -63,6 +63,26 @@ class PlatformsTest(unittest.TestCase):
         self.assertEqual(platforms.maven_record(self.root / "approx-kafka")["version"], "4.3.1")
         self.assertEqual(platforms.maven_record(self.root / "approx-kafka-flink")["version"], "4.3.1 + 2.3.0")
 
+    def test_flink_and_kafka_compat_children(self):
+        report(
+            self.root / "approx-flink-compat-20",
+            "A",
+            2,
+            class_path=f"{M2}/flink/flink-runtime/2.0.2/flink-runtime-2.0.2.jar",
+        )
+        report(
+            self.root / "approx-kafka-compat-40",
+            "A",
+            3,
+            class_path=f"{M2}/kafka/kafka-clients/4.0.2/kafka-clients-4.0.2.jar",
+        )
+        f = platforms.maven_record(self.root / "approx-flink-compat-20")
+        k = platforms.maven_record(self.root / "approx-kafka-compat-40")
+        self.assertEqual((f["framework"], f["version"], f["scala"]), ("Flink", "2.0.2", None))
+        self.assertEqual((k["framework"], k["version"]), ("Kafka", "4.0.2"))
+        self.assertIn("`approx-flink-compat-20`", f["ran"])
+        self.assertIn("`approx-kafka-relay.jar`", k["jar"])
+
     def test_missing_reports_framework_or_mixed_class_paths_fail(self):
         with self.assertRaisesRegex(ValueError, "no target/surefire-reports"):
             platforms.maven_record(self.root / "approx-spark")

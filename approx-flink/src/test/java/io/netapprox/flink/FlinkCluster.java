@@ -11,6 +11,7 @@ import org.apache.flink.metrics.Metric;
 import org.apache.flink.metrics.groups.OperatorMetricGroup;
 import org.apache.flink.runtime.testutils.InMemoryReporter;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.runtime.util.EnvironmentInformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -29,6 +30,15 @@ final class FlinkCluster {
     final MiniClusterExtension extension;
 
     FlinkCluster() {
+        // The compat modules (approx-flink-compat-*) run these tests on another Flink release.
+        String expected = System.getProperty("netapprox.expectedFlinkVersion");
+        if (expected != null && !expected.equals(EnvironmentInformation.getVersion())) {
+            throw new IllegalStateException(
+                    "expected Flink "
+                            + expected
+                            + " on the test class path, found "
+                            + EnvironmentInformation.getVersion());
+        }
         Configuration conf = new Configuration();
         metrics.addToConfiguration(conf);
         extension =

@@ -893,18 +893,25 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
 
     // ---------------------------------------------------------------- close
 
+    // Each close delegates to the shadow's close of the same shape: CloseOptions exists only from
+    // kafka-clients 4.1 (KIP-1092), and close() / close(Duration) must not touch it on 4.0.
     @Override
     public void close() {
-        close(CloseOptions.timeout(Duration.ofSeconds(30)));
+        closeThen(shadow::close);
     }
 
+    @SuppressWarnings("deprecation") // close(Duration) is the only timed close on kafka-clients 4.0
     @Override
     public void close(Duration timeout) {
-        close(CloseOptions.timeout(timeout));
+        closeThen(() -> shadow.close(timeout));
     }
 
     @Override
     public void close(CloseOptions options) {
+        closeThen(() -> shadow.close(options));
+    }
+
+    private void closeThen(Runnable closeShadow) {
         if (closed) {
             return;
         }
@@ -919,7 +926,7 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
             }
             // Leaving the group runs the application's revocation callback, which may still ask for
             // positions or commit: the feeds live until the shadow is closed.
-            shadow.close(options);
+            closeShadow.run();
         } finally {
             feeds.values().forEach(PartitionFeed::reset);
             feeds.clear();

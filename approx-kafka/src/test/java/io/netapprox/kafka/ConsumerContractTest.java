@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.kafka.testkit.KafkaBroker;
+import java.io.InputStream;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -12,15 +13,18 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -32,6 +36,27 @@ import org.junit.jupiter.params.provider.EnumSource;
 class ConsumerContractTest {
     private static final int PARTITIONS = 4;
     private static final int RECORDS = 400;
+
+    /**
+     * The compat modules (approx-kafka-compat-*) run this class on another kafka-clients release.
+     */
+    @BeforeAll
+    static void kafkaRelease() throws Exception {
+        // the version file of the kafka-clients jar (what Kafka's own AppInfoParser reads; that
+        // class
+        // is internal and moved in 4.4)
+        Properties info = new Properties();
+        try (InputStream in =
+                KafkaConsumer.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            info.load(in);
+        }
+        String version = info.getProperty("version");
+        String expected = System.getProperty("netapprox.expectedKafkaVersion");
+        if (expected != null) {
+            assertEquals(expected, version, "the kafka-clients this module runs on");
+        }
+        System.out.printf("[kafka] ConsumerContractTest on kafka-clients %s%n", version);
+    }
 
     private static String topicWithRecords() throws Exception {
         KafkaBroker broker = KafkaBroker.shared();

@@ -1,5 +1,6 @@
 package io.netapprox.kafka.testkit;
 
+import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -33,7 +34,6 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.test.JaasUtils;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
-import org.apache.kafka.common.utils.Exit;
 
 /**
  * A real KRaft cluster in this JVM (Apache Kafka's own test kit), shared by all test classes of the
@@ -62,14 +62,7 @@ public final class KafkaBroker {
 
     private KafkaBroker(int brokers, boolean isSecured) throws Exception {
         this.isSecured = isSecured;
-        Exit.setExitProcedure(
-                (code, msg) -> {
-                    throw new IllegalStateException("Kafka asked to exit(" + code + "): " + msg);
-                });
-        Exit.setHaltProcedure(
-                (code, msg) -> {
-                    throw new IllegalStateException("Kafka asked to halt(" + code + "): " + msg);
-                });
+        redirectExit();
         KafkaClusterTestKit started = null;
         Exception last = null;
         for (int attempt = 0; attempt < 2 && started == null; attempt++) {
@@ -95,6 +88,52 @@ public final class KafkaBroker {
             throw last;
         }
         cluster = started;
+    }
+
+    /**
+     * Kafka's {@code Exit} (exit/halt of a broker fault) throws instead of ending the test JVM. The
+     * class is internal and moved in 4.4 ({@code common.utils} to {@code common.utils.internals}),
+     * so it is found by name: the compat modules run this kit on other releases.
+     */
+    private static void redirectExit() throws ReflectiveOperationException {
+        Class<?> exit = null;
+        for (String name :
+                new String[] {
+                    "org.apache.kafka.common.utils.internals.Exit",
+                    "org.apache.kafka.common.utils.Exit"
+                }) {
+            try {
+                exit = Class.forName(name);
+                break;
+            } catch (ClassNotFoundException e) {
+                // try the next release's name
+            }
+        }
+        if (exit == null) {
+            throw new ClassNotFoundException("Kafka's Exit class, under neither of its names");
+        }
+        Class<?> procedure = Class.forName(exit.getName() + "$Procedure");
+        for (String kind : new String[] {"exit", "halt"}) {
+            Object refuse =
+                    Proxy.newProxyInstance(
+                            procedure.getClassLoader(),
+                            new Class<?>[] {procedure},
+                            (proxy, method, args) -> {
+                                if (method.getDeclaringClass() == Object.class) {
+                                    return method.invoke(kind, args);
+                                }
+                                throw new IllegalStateException(
+                                        "Kafka asked to "
+                                                + kind
+                                                + "("
+                                                + args[0]
+                                                + "): "
+                                                + (args.length > 1 ? args[1] : ""));
+                            });
+            String setter =
+                    "set" + Character.toUpperCase(kind.charAt(0)) + kind.substring(1) + "Procedure";
+            exit.getMethod(setter, procedure).invoke(null, refuse);
+        }
     }
 
     private static KafkaClusterTestKit build(int brokers, boolean isSecured) throws Exception {
