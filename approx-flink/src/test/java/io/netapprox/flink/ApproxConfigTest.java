@@ -221,7 +221,13 @@ class ApproxConfigTest {
             TransportOptions.Option o = TransportOptions.ALL.get(i);
             ConfigOption<?> f = ApproxOptions.TRANSPORT.get(i);
             assertEquals(TransportOptions.Style.FLINK.key(o), f.key());
-            assertEquals(o.description(), f.description().toString());
+            assertEquals(1, f.description().getBlocks().size(), f.key());
+            assertEquals(
+                    o.description(),
+                    ((org.apache.flink.configuration.description.TextElement)
+                                    f.description().getBlocks().get(0))
+                            .getFormat(),
+                    f.key());
             assertTrue(ApproxOptions.ALL.contains(f), f.key());
             if (o.defaultValue() == null) {
                 assertFalse(f.hasDefaultValue(), f.key());

@@ -159,6 +159,15 @@ public final class TransportOptions implements Serializable {
             this.description = description;
         }
 
+        /**
+         * Whether the option only acts on a process that serves data (answers requests, receives
+         * pushes, sends over TCP): a client that only requests (a Kafka consumer) has no use for
+         * it.
+         */
+        public boolean servingSide() {
+            return SERVING_SIDE.contains(name);
+        }
+
         /** The camelCase name, without prefix or unit suffix (e.g. {@code udpProbeTimeout}). */
         public String name() {
             return name;
@@ -289,6 +298,15 @@ public final class TransportOptions implements Serializable {
     // ---- the options, in the configuration tables' order ----------------------------------
 
     private static final List<Option> ALL_OPTIONS = new ArrayList<>();
+
+    private static final Set<String> SERVING_SIDE =
+            Set.of(
+                    "controlPort",
+                    "tcpSendPolicy",
+                    "serveThreads",
+                    "startBeforeAccept",
+                    "maxPushedJobs",
+                    "maxPushedMessages");
 
     public static final Option BIND_ADDRESS =
             add(
@@ -1062,8 +1080,19 @@ public final class TransportOptions implements Serializable {
      * one per option, as README.md and the framework docs hold them.
      */
     public static List<String> markdownRows(Style style) {
+        return markdownRows(style, false);
+    }
+
+    /**
+     * {@link #markdownRows(Style)}, without the {@link Option#servingSide()} options when {@code
+     * clientOnly} (the table of a process that only requests data).
+     */
+    public static List<String> markdownRows(Style style, boolean clientOnly) {
         List<String> rows = new ArrayList<>();
         for (Option o : ALL) {
+            if (clientOnly && o.servingSide()) {
+                continue;
+            }
             rows.add(
                     "| `"
                             + style.key(o)
@@ -1086,12 +1115,16 @@ public final class TransportOptions implements Serializable {
         };
     }
 
-    /** Prints {@link #markdownRows} of the style named by the argument (spark, flink, kafka). */
+    /**
+     * Prints {@link #markdownRows} of the style named by the argument (spark, flink, kafka: the
+     * Kafka consumer's table, without the serving-side options).
+     */
     public static void main(String[] args) {
         if (args.length != 1) {
             System.err.println("usage: TransportOptions spark|flink|kafka");
             System.exit(2);
         }
-        markdownRows(Style.valueOf(args[0].toUpperCase(Locale.ROOT))).forEach(System.out::println);
+        Style s = Style.valueOf(args[0].toUpperCase(Locale.ROOT));
+        markdownRows(s, s == Style.KAFKA).forEach(System.out::println);
     }
 }

@@ -429,11 +429,35 @@ class TransportOptionsTest {
     })
     void theConfigurationTablesHoldEveryTransportOption(Style s, String doc, String section)
             throws IOException {
+        tables(s, doc, section);
+    }
+
+    @Test
+    void theServingSideOptionsAreThoseAClientHasNoUseFor() {
+        assertEquals(
+                Set.of(
+                        "controlPort",
+                        "tcpSendPolicy",
+                        "serveThreads",
+                        "startBeforeAccept",
+                        "maxPushedJobs",
+                        "maxPushedMessages"),
+                TransportOptions.ALL.stream()
+                        .filter(Option::servingSide)
+                        .map(Option::name)
+                        .collect(Collectors.toSet()));
+        assertEquals(
+                TransportOptions.ALL.size() - 6,
+                TransportOptions.markdownRows(Style.KAFKA, true).size());
+    }
+
+    private static void tables(Style s, String doc, String section)
+            throws IOException {
         Path root = Path.of("..").toAbsolutePath().normalize();
         List<String> lines = Files.readAllLines(root.resolve(doc));
         Set<String> present = lines.stream().map(String::strip).collect(Collectors.toSet());
         List<String> missing =
-                TransportOptions.markdownRows(s).stream()
+                TransportOptions.markdownRows(s, s == Style.KAFKA).stream()
                         .filter(r -> !present.contains(r))
                         .toList();
         assertTrue(
