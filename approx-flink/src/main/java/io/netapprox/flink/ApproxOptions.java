@@ -180,7 +180,7 @@ public final class ApproxOptions {
     /** The Flink option of a transport option, typed by its kind. */
     static ConfigOption<?> transportOption(TransportOptions.Option o) {
         ConfigOptions.OptionBuilder b = ConfigOptions.key(Style.FLINK.key(o));
-        String d = o.description();
+        String d = o.description(Style.FLINK);
         Object def = o.defaultValue();
         return switch (o.kind()) {
             case BOOLEAN -> b.booleanType().defaultValue((Boolean) def).withDescription(d);

@@ -223,7 +223,7 @@ class ApproxConfigTest {
             assertEquals(TransportOptions.Style.FLINK.key(o), f.key());
             assertEquals(1, f.description().getBlocks().size(), f.key());
             assertEquals(
-                    o.description(),
+                    o.description(TransportOptions.Style.FLINK),
                     ((org.apache.flink.configuration.description.TextElement)
                                     f.description().getBlocks().get(0))
                             .getFormat(),

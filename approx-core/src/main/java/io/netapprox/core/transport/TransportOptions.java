@@ -196,9 +196,16 @@ public final class TransportOptions implements Serializable {
             return max;
         }
 
-        /** What the option means and does, as the configuration tables say it. */
-        public String description() {
-            return description;
+        /**
+         * What the option means and does, as the configuration tables of {@code style} say it
+         * (other options named by their keys in that style).
+         */
+        public String description(Style style) {
+            String d = description;
+            for (Option o : ALL_OPTIONS) {
+                d = d.replace("{" + o.name + "}", "`" + style.key(o) + "`");
+            }
+            return d;
         }
 
         /** The default as the configuration tables of {@code style} show it. */
@@ -313,8 +320,8 @@ public final class TransportOptions implements Serializable {
                     "bindAddress",
                     Kind.ADDRESS,
                     null,
-                    "numeric address the ATP engine and control server bind to (also the address"
-                            + " peers reach this process at)");
+                    "numeric address this process's ATP engine (and control server, where it"
+                            + " serves) binds to");
 
     public static final Option CONTROL_PORT =
             range(
@@ -330,11 +337,12 @@ public final class TransportOptions implements Serializable {
                     DataPlaneMode.AUTO,
                     Arrays.stream(DataPlaneMode.values()).map(DataPlaneMode::label).toList(),
                     DataPlaneMode::parse,
-                    "how peers exchange data: `auto` (ATP, falling back to TCP with one WARN when the"
-                            + " native library cannot load here or a peer does not answer over UDP"
-                            + " within the UDP probe timeout), `atp` (ATP only: fails naming the cause"
-                            + " instead), `tcp` (one TCP connection per peer: the network-oblivious"
-                            + " baseline, no native library)");
+                    "how peers exchange data: `auto` (ATP, falling back to TCP with one WARN naming"
+                            + " the reason when the native library cannot load here, for the whole"
+                            + " process, or a peer does not answer over UDP within {udpProbeTimeout},"
+                            + " for that peer), `atp` (ATP only: fails naming the cause instead), `tcp`"
+                            + " (one TCP connection per peer: the network-oblivious baseline, no native"
+                            + " library)");
 
     public static final Option TCP_SEND_POLICY =
             choice(
@@ -353,8 +361,8 @@ public final class TransportOptions implements Serializable {
                     0,
                     60_000,
                     "no probe",
-                    "`dataPlane=auto`: a peer that does not answer a UDP probe within this long uses"
-                            + " TCP; 0 = no probe; at most 60 s");
+                    "{dataPlane} `auto`: a peer that does not answer a UDP probe within this long"
+                            + " uses TCP; 0 = no probe");
 
     public static final Option LINE_RATE_BPS =
             range(
@@ -370,11 +378,13 @@ public final class TransportOptions implements Serializable {
                     AtpMode.FULL,
                     Arrays.stream(AtpMode.values()).map(Enum::name).toList(),
                     v -> AtpMode.valueOf(v.trim().toUpperCase(Locale.ROOT)),
-                    "ATP variant: "
+                    "ATP variant: `FULL` (the product), the paper's ablations "
                             + Arrays.stream(AtpMode.values())
+                                    .filter(m -> m != AtpMode.FULL && m != AtpMode.PAPER)
                                     .map(m -> "`" + m.name() + "`")
                                     .collect(java.util.stream.Collectors.joining(", "))
-                            + " (all but FULL are ablations; ATP only)");
+                            + ", or `PAPER` (FULL with the paper's rate law exactly); any case (ATP"
+                            + " only)");
 
     public static final Option DSCP =
             add(
@@ -1099,18 +1109,29 @@ public final class TransportOptions implements Serializable {
                             + "` | "
                             + o.defaultText(style)
                             + " | "
-                            + o.description
+                            + o.description(style)
                             + accepts(style, o)
                             + " |");
         }
         return rows;
     }
 
+    /** The accepted values as the tables add them to the description. */
     private static String accepts(Style style, Option o) {
+        boolean flink = style == Style.FLINK;
         return switch (o.kind) {
-            case DURATION, BYTES -> " (" + o.expected(style) + ")";
-            case INTEGER ->
-                    o.min == Long.MIN_VALUE ? "" : " (" + o.expected(style) + ")";
+            case DURATION ->
+                    flink
+                            ? "; "
+                                    + flinkDuration(Duration.ofMillis(o.min))
+                                    + " to "
+                                    + flinkDuration(Duration.ofMillis(o.max))
+                            : "; milliseconds, [" + o.min + ", " + o.max + "]";
+            case BYTES ->
+                    flink
+                            ? "; " + flinkMemory(o.min) + " to " + flinkMemory(o.max)
+                            : "; bytes, [" + o.min + ", " + o.max + "]";
+            case INTEGER -> o.min == Long.MIN_VALUE ? "" : "; [" + o.min + ", " + o.max + "]";
             default -> "";
         };
     }

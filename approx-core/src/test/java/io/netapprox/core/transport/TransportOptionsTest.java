@@ -406,7 +406,8 @@ class TransportOptionsTest {
         Set<String> keys = TransportOptions.keys(s);
         assertEquals(TransportOptions.ALL.size(), keys.size());
         for (Option o : TransportOptions.ALL) {
-            assertFalse(o.description().isBlank(), o.name());
+            assertFalse(o.description(s).isBlank(), o.name());
+            assertFalse(o.description(s).contains("{"), o.name());
             assertFalse(o.defaultText(s).isBlank(), o.name());
             assertTrue(s.key(o).startsWith(s.prefix()), o.name());
         }
