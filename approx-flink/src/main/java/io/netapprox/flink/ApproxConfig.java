@@ -304,8 +304,8 @@ public final class ApproxConfig implements Serializable {
     }
 
     /**
-     * The transport options ({@code approx.dataPlane}, {@code approx.lineRateBps}, ...; approx-core's
-     * {@link TransportOptions}).
+     * The transport options ({@code approx.dataPlane}, {@code approx.lineRateBps}, ...;
+     * approx-core's {@link TransportOptions}).
      */
     public TransportOptions transport() {
         return transport;

@@ -337,12 +337,12 @@ public final class TransportOptions implements Serializable {
                     DataPlaneMode.AUTO,
                     Arrays.stream(DataPlaneMode.values()).map(DataPlaneMode::label).toList(),
                     DataPlaneMode::parse,
-                    "how peers exchange data: `auto` (ATP, falling back to TCP with one WARN naming"
-                            + " the reason when the native library cannot load here, for the whole"
-                            + " process, or a peer does not answer over UDP within {udpProbeTimeout},"
-                            + " for that peer), `atp` (ATP only: fails naming the cause instead), `tcp`"
-                            + " (one TCP connection per peer: the network-oblivious baseline, no native"
-                            + " library)");
+                    "how peers exchange data: `auto` (ATP, falling back to TCP with one WARN"
+                            + " naming the reason when the native library cannot load here, for the"
+                            + " whole process, or a peer does not answer over UDP within"
+                            + " {udpProbeTimeout}, for that peer), `atp` (ATP only: fails naming"
+                            + " the cause instead), `tcp` (one TCP connection per peer: the"
+                            + " network-oblivious baseline, no native library)");
 
     public static final Option TCP_SEND_POLICY =
             choice(
@@ -434,9 +434,9 @@ public final class TransportOptions implements Serializable {
                     "startBeforeAccept",
                     Kind.BOOLEAN,
                     true,
-                    "true: a requested transfer starts as soon as it is announced, without waiting"
-                            + " for the requester's acceptance (one control round trip less; a refusal"
-                            + " cancels it); false: waits for the acceptance");
+                    "true: a requested transfer starts as soon as it is announced, without"
+                            + " waiting for the requester's acceptance (one control round trip"
+                            + " less; a refusal cancels it); false: waits for the acceptance");
 
     public static final Option MAX_PUSHED_JOBS =
             range(
@@ -841,7 +841,12 @@ public final class TransportOptions implements Serializable {
 
         InvalidOptionException(String key, String value, String expected, Throwable cause) {
             super(
-                    "invalid NetApprox configuration " + key + "=" + value + ": expected " + expected,
+                    "invalid NetApprox configuration "
+                            + key
+                            + "="
+                            + value
+                            + ": expected "
+                            + expected,
                     cause);
             this.key = key;
             this.value = value;

@@ -85,7 +85,8 @@ class TransportOptionsTest {
         assertEquals("approx.dscp", Style.KAFKA.key(TransportOptions.DSCP));
         assertEquals("approx.receiveWindow", Style.FLINK.key(TransportOptions.RECEIVE_WINDOW));
         assertEquals(
-                "spark.approx.receiveWindowBytes", Style.SPARK.key(TransportOptions.RECEIVE_WINDOW));
+                "spark.approx.receiveWindowBytes",
+                Style.SPARK.key(TransportOptions.RECEIVE_WINDOW));
         assertEquals(
                 "approx.receive.window.bytes", Style.KAFKA.key(TransportOptions.RECEIVE_WINDOW));
         // every key that existed before the one definition, per framework, is still a key
@@ -236,13 +237,19 @@ class TransportOptionsTest {
         assertTrue(configured.control().authEnabled());
         // without bindAddress or a host: every interface
         assertEquals(
-                "0.0.0.0", TransportOptions.defaults(Style.KAFKA).toConfig(new Context()).atp().bindAddress());
+                "0.0.0.0",
+                TransportOptions.defaults(Style.KAFKA)
+                        .toConfig(new Context())
+                        .atp()
+                        .bindAddress());
         IllegalStateException e =
                 assertThrows(
                         IllegalStateException.class,
                         () ->
                                 TransportOptions.defaults(Style.SPARK)
-                                        .toConfig(new Context().defaultHost("no-such-host.invalid")));
+                                        .toConfig(
+                                                new Context()
+                                                        .defaultHost("no-such-host.invalid")));
         assertTrue(e.getMessage().contains("spark.approx.bindAddress"), e.getMessage());
     }
 
@@ -267,11 +274,13 @@ class TransportOptionsTest {
                                 v));
         assertEquals(
                 Duration.ofMillis(1500),
-                TransportOptions.parse(Style.SPARK, Map.of("spark.approx.udpProbeTimeoutMs", "1500"))
+                TransportOptions.parse(
+                                Style.SPARK, Map.of("spark.approx.udpProbeTimeoutMs", "1500"))
                         .udpProbeTimeout());
         assertEquals(
                 Duration.ofMillis(1500),
-                TransportOptions.parse(Style.KAFKA, Map.of("approx.udp.probe.timeout.ms", " 1500 "))
+                TransportOptions.parse(
+                                Style.KAFKA, Map.of("approx.udp.probe.timeout.ms", " 1500 "))
                         .udpProbeTimeout());
         assertEquals(
                 64L << 20,
@@ -293,10 +302,12 @@ class TransportOptionsTest {
         // choices in any case
         assertEquals(
                 DataPlaneMode.ATP,
-                TransportOptions.parse(Style.KAFKA, Map.of("approx.data.plane", "ATP")).dataPlane());
+                TransportOptions.parse(Style.KAFKA, Map.of("approx.data.plane", "ATP"))
+                        .dataPlane());
         assertEquals(
                 TcpSendPolicy.EARLY_SEND,
-                TransportOptions.parse(Style.SPARK, Map.of("spark.approx.tcpSendPolicy", "earlysend"))
+                TransportOptions.parse(
+                                Style.SPARK, Map.of("spark.approx.tcpSendPolicy", "earlysend"))
                         .tcpSendPolicy());
         // a key of another style is not this style's
         assertEquals(
@@ -388,7 +399,8 @@ class TransportOptionsTest {
         // the default value written out is equal to the default
         assertEquals(
                 TransportOptions.defaults(Style.SPARK),
-                TransportOptions.parse(Style.SPARK, Map.of("spark.approx.lineRateBps", "10000000000")));
+                TransportOptions.parse(
+                        Style.SPARK, Map.of("spark.approx.lineRateBps", "10000000000")));
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
             out.writeObject(a);

@@ -15,8 +15,9 @@ import java.util.Objects;
  * Streams instance's threads) cost one UDP socket and one engine thread, not one each.
  * Reference-counted: the first {@link #acquire} starts it, the last {@link Lease#close} closes it.
  * Consumers with a different secret, request timeout or transport options (data plane, DSCP, line
- * rate, ...) get their own (a transport has one of each); each consumer's relay connections stay its own (one control connection and ATP
- * session per consumer and relay), so closing one consumer never touches another's streams.
+ * rate, ...) get their own (a transport has one of each); each consumer's relay connections stay
+ * its own (one control connection and ATP session per consumer and relay), so closing one consumer
+ * never touches another's streams.
  */
 public final class SharedClientEndpoint {
     private static final Map<Key, Shared> SHARED = new HashMap<>();
