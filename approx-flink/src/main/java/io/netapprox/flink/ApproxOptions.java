@@ -186,18 +186,14 @@ public final class ApproxOptions {
             case BOOLEAN -> b.booleanType().defaultValue((Boolean) def).withDescription(d);
             case INTEGER ->
                     o.min() >= Integer.MIN_VALUE && o.max() <= Integer.MAX_VALUE
-                            ? b.intType()
-                                    .defaultValue((int) (long) (Long) def)
-                                    .withDescription(d)
+                            ? b.intType().defaultValue((int) (long) (Long) def).withDescription(d)
                             : b.longType().defaultValue((Long) def).withDescription(d);
             case DECIMAL -> b.doubleType().defaultValue((Double) def).withDescription(d);
             case DURATION -> b.durationType().defaultValue((Duration) def).withDescription(d);
             case BYTES ->
                     b.memoryType().defaultValue(new MemorySize((Long) def)).withDescription(d);
             case CHOICE ->
-                    b.stringType()
-                            .defaultValue(o.format(Style.FLINK, def))
-                            .withDescription(d);
+                    b.stringType().defaultValue(o.format(Style.FLINK, def)).withDescription(d);
             case ADDRESS, DSCP, SECRET -> b.stringType().noDefaultValue().withDescription(d);
         };
     }

@@ -847,8 +847,8 @@ final class TaskManagerExchange {
 
     /**
      * The transport of the exchange: the job's transport options bound to {@code host} (the
-     * configured bind address or the TaskManager's), the job's secret unless one is configured,
-     * and control requests and transfer reports that wait out an epoch.
+     * configured bind address or the TaskManager's), the job's secret unless one is configured, and
+     * control requests and transfer reports that wait out an epoch.
      */
     static ApproxTransportConfig transportConfig(ApproxConfig c, String host, String engineId) {
         Duration request = c.epochTimeout().plus(c.transport().connectTimeout());

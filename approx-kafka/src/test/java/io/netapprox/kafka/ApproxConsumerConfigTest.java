@@ -83,8 +83,7 @@ class ApproxConsumerConfigTest {
             assertTrue(rejects(k, "1").getMessage().contains("relay"), k);
         }
         // the transport options a consumer has, named as Kafka names its configs
-        assertTrue(
-                rejects("approx.dscp", "1,2,3").getMessage().contains("8 comma-separated"));
+        assertTrue(rejects("approx.dscp", "1,2,3").getMessage().contains("8 comma-separated"));
         assertTrue(rejects("approx.line.rate.bps", "10").getMessage().contains("[1000000, "));
         rejects("approx.mode", "FAST");
         rejects("approx.peer.death.timeout.ms", "1");

@@ -30,8 +30,8 @@ import java.util.regex.Pattern;
  * spark.approx.udpProbeTimeoutMs}, {@code approx.udpProbeTimeout}, {@code
  * approx.udp.probe.timeout.ms}), its parsing and validation, and its translation to an {@link
  * ApproxTransportConfig} ({@link #toConfig(Context)}). The integrations keep only their framework's
- * glue (non-transport options, where the default bind address comes from, the request timeout
- * their own timeouts imply) and hand every transport key to {@link #parse(Style, Map)}.
+ * glue (non-transport options, where the default bind address comes from, the request timeout their
+ * own timeouts imply) and hand every transport key to {@link #parse(Style, Map)}.
  *
  * <p>Every bad value fails with an {@link InvalidOptionException} (an {@link
  * IllegalArgumentException}) naming the key as the user wrote it, the value and what is accepted:
@@ -477,12 +477,7 @@ public final class TransportOptions implements Serializable {
                             + " dropped, in [0, 1) (ATP only)");
 
     public static final Option FAULT_SEED =
-            range(
-                    "faultSeed",
-                    1,
-                    Long.MIN_VALUE,
-                    Long.MAX_VALUE,
-                    "seed of the fault injection");
+            range("faultSeed", 1, Long.MIN_VALUE, Long.MAX_VALUE, "seed of the fault injection");
 
     /** Every option, in the configuration tables' order. */
     public static final List<Option> ALL = Collections.unmodifiableList(ALL_OPTIONS);
@@ -537,6 +532,7 @@ public final class TransportOptions implements Serializable {
     // ---- parsed values ------------------------------------------------------------------------
 
     private final Style style;
+
     /** option name -> value, for the options that were set. */
     private final Map<String, Object> set;
 

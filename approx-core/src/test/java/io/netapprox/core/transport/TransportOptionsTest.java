@@ -238,18 +238,14 @@ class TransportOptionsTest {
         // without bindAddress or a host: every interface
         assertEquals(
                 "0.0.0.0",
-                TransportOptions.defaults(Style.KAFKA)
-                        .toConfig(new Context())
-                        .atp()
-                        .bindAddress());
+                TransportOptions.defaults(Style.KAFKA).toConfig(new Context()).atp().bindAddress());
         IllegalStateException e =
                 assertThrows(
                         IllegalStateException.class,
                         () ->
                                 TransportOptions.defaults(Style.SPARK)
                                         .toConfig(
-                                                new Context()
-                                                        .defaultHost("no-such-host.invalid")));
+                                                new Context().defaultHost("no-such-host.invalid")));
         assertTrue(e.getMessage().contains("spark.approx.bindAddress"), e.getMessage());
     }
 
@@ -279,8 +275,7 @@ class TransportOptionsTest {
                         .udpProbeTimeout());
         assertEquals(
                 Duration.ofMillis(1500),
-                TransportOptions.parse(
-                                Style.KAFKA, Map.of("approx.udp.probe.timeout.ms", " 1500 "))
+                TransportOptions.parse(Style.KAFKA, Map.of("approx.udp.probe.timeout.ms", " 1500 "))
                         .udpProbeTimeout());
         assertEquals(
                 64L << 20,
@@ -464,8 +459,7 @@ class TransportOptionsTest {
                 TransportOptions.markdownRows(Style.KAFKA, true).size());
     }
 
-    private static void tables(Style s, String doc, String section)
-            throws IOException {
+    private static void tables(Style s, String doc, String section) throws IOException {
         Path root = Path.of("..").toAbsolutePath().normalize();
         List<String> lines = Files.readAllLines(root.resolve(doc));
         Set<String> present = lines.stream().map(String::strip).collect(Collectors.toSet());

@@ -127,8 +127,7 @@ public final class KafkaRelay implements AutoCloseable {
                         .toConfig(
                                 new TransportOptions.Context()
                                         .defaultHost(host.getHostAddress())
-                                        .endpointId(
-                                                "netapprox-kafka-relay-" + config.brokerId())
+                                        .endpointId("netapprox-kafka-relay-" + config.brokerId())
                                         .defaultSecret(config.secret()));
         AtpConfig atp =
                 (config.atp() != null ? config.atp() : base.atp())

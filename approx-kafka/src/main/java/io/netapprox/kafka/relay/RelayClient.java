@@ -59,9 +59,7 @@ public final class RelayClient implements RelayLink {
         if (endpoint == null) {
             endpoint =
                     SharedClientEndpoint.acquire(
-                            secret,
-                            Duration.ofMillis(pullWaitMs + 30_000),
-                            options);
+                            secret, Duration.ofMillis(pullWaitMs + 30_000), options);
         }
         streams.removeIf(
                 old -> {

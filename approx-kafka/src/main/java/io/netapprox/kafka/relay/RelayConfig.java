@@ -181,8 +181,8 @@ public final class RelayConfig {
     }
 
     /**
-     * The engine settings set with {@link Builder#atp} (bind address and port are set from
-     * listen), or null: the engine is configured by {@link #transport()}.
+     * The engine settings set with {@link Builder#atp} (bind address and port are set from listen),
+     * or null: the engine is configured by {@link #transport()}.
      */
     public AtpConfig atp() {
         return atp;

@@ -83,8 +83,7 @@ public final class SharedClientEndpoint {
      * {@link #acquire(byte[], Duration)} with the consumer's transport options ({@code
      * approx.data.plane}, {@code approx.dscp}, ...).
      */
-    public static Lease acquire(
-            byte[] secret, Duration requestTimeout, TransportOptions options) {
+    public static Lease acquire(byte[] secret, Duration requestTimeout, TransportOptions options) {
         Key key =
                 new Key(
                         secret == null ? null : Arrays.toString(secret),
