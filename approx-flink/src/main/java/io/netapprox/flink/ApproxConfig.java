@@ -1,14 +1,10 @@
 package io.netapprox.flink;
 
-import io.netapprox.core.control.ControlConfig;
-import io.netapprox.core.engine.AtpMode;
-import io.netapprox.core.transport.DataPlaneMode;
-import io.netapprox.core.transport.TcpSendPolicy;
+import io.netapprox.core.transport.TransportOptions;
+import io.netapprox.core.transport.TransportOptions.Style;
 import java.io.Serializable;
-import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Map;
@@ -57,33 +53,12 @@ public final class ApproxConfig implements Serializable {
     private final int epochMaxRecords;
     private final Duration flushInterval;
     private final long sendBufferBytes;
-    private final long receiveWindowBytes;
     private final int concurrentPulls;
     private final boolean pushTail;
     private final Duration pushWait;
-    private final int maxPushedJobs;
-    private final int maxPushedMessages;
-    private final String bindAddress;
-    private final int controlPort;
-    private final DataPlaneMode dataPlane;
-    private final TcpSendPolicy tcpSendPolicy;
-    private final Duration udpProbeTimeout;
-    private final long lineRateBps;
-    private final AtpMode mode;
-    private final int[] dscp;
     private final String authSecret;
     private final boolean authSecretGenerated;
-    private final Duration peerDeathTimeout;
-    private final Duration connectTimeout;
-    private final int serveThreads;
-    private final double faultDropOutgoing;
-    private final long faultSeed;
-
-    /**
-     * Upper bound of {@code approx.maxPushedJobs}: the pushed epochs a TaskManager's exchange parks
-     * while they wait for their manifests.
-     */
-    static final int MAX_PUSHED_JOBS_LIMIT = 1024;
+    private final TransportOptions transport;
 
     private ApproxConfig(ReadableConfig c, String generatedSecret) {
         Set<String> known =
@@ -154,12 +129,6 @@ public final class ApproxConfig implements Serializable {
                 ApproxOptions.SEND_BUFFER,
                 c,
                 "a memory size of at least 1 mb, e.g. 128 mb");
-        receiveWindowBytes = get(c, ApproxOptions.RECEIVE_WINDOW).getBytes();
-        check(
-                receiveWindowBytes >= 65536 && receiveWindowBytes <= (1L << 32),
-                ApproxOptions.RECEIVE_WINDOW,
-                c,
-                "a memory size from 64 kb to 4 gb");
         concurrentPulls = get(c, ApproxOptions.CONCURRENT_PULLS);
         pushTail = get(c, ApproxOptions.PUSH_TAIL);
         check(
@@ -182,109 +151,17 @@ public final class ApproxConfig implements Serializable {
                         + " ("
                         + epochTimeout.toMillis()
                         + " ms), e.g. 2 s");
-        maxPushedJobs = get(c, ApproxOptions.MAX_PUSHED_JOBS);
-        check(
-                maxPushedJobs >= 0 && maxPushedJobs <= MAX_PUSHED_JOBS_LIMIT,
-                ApproxOptions.MAX_PUSHED_JOBS,
-                c,
-                "an integer in [0, " + MAX_PUSHED_JOBS_LIMIT + "]");
-        maxPushedMessages = get(c, ApproxOptions.MAX_PUSHED_MESSAGES);
-        check(
-                maxPushedMessages >= 1,
-                ApproxOptions.MAX_PUSHED_MESSAGES,
-                c,
-                "an integer in [1, 2147483647]");
-        bindAddress = c.getOptional(ApproxOptions.BIND_ADDRESS).map(String::trim).orElse(null);
-        if (bindAddress != null) {
-            check(
-                    !bindAddress.isEmpty()
-                            && (bindAddress.matches("[0-9]{1,3}(\\.[0-9]{1,3}){3}")
-                                    || bindAddress.contains(":")),
-                    ApproxOptions.BIND_ADDRESS,
-                    c,
-                    "a numeric IPv4 or IPv6 address");
-        }
-        controlPort = get(c, ApproxOptions.CONTROL_PORT);
-        check(
-                controlPort >= 0 && controlPort <= 65535,
-                ApproxOptions.CONTROL_PORT,
-                c,
-                "an integer in [0, 65535]");
-        // approx-core's parsers: the same values in every integration
-        dataPlane =
-                parse(
-                        c,
-                        ApproxOptions.DATA_PLANE,
-                        DataPlaneMode::parse,
-                        "one of " + labels(DataPlaneMode.values(), DataPlaneMode::label));
-        tcpSendPolicy =
-                parse(
-                        c,
-                        ApproxOptions.TCP_SEND_POLICY,
-                        TcpSendPolicy::parse,
-                        "one of " + labels(TcpSendPolicy.values(), TcpSendPolicy::label));
-        udpProbeTimeout = get(c, ApproxOptions.UDP_PROBE_TIMEOUT);
-        // ApproxTransportConfig's bound, checked on the client rather than on the TaskManagers
-        check(
-                !udpProbeTimeout.isNegative()
-                        && udpProbeTimeout.compareTo(Duration.ofSeconds(60)) <= 0,
-                ApproxOptions.UDP_PROBE_TIMEOUT,
-                c,
-                "a duration from 0 (no probe) to 60 s, e.g. 2 s");
-        lineRateBps = get(c, ApproxOptions.LINE_RATE_BPS);
-        check(
-                lineRateBps >= 1_000_000L && lineRateBps <= 1_000_000_000_000L,
-                ApproxOptions.LINE_RATE_BPS,
-                c,
-                "an integer in [1000000, 1000000000000]");
-        mode =
-                parseEnum(
-                        AtpMode.class,
-                        c,
-                        ApproxOptions.MODE,
-                        "one of " + Arrays.toString(AtpMode.values()));
-        dscp = c.getOptional(ApproxOptions.DSCP).map(v -> parseDscp(c, v)).orElse(null);
-        String secret = c.getOptional(ApproxOptions.AUTH_SECRET).orElse(null);
+        // every transport key: approx-core's one definition, from the strings Flink holds
+        // (a typed value set through ApproxOptions.TRANSPORT is written back in Flink's syntax)
+        transport = TransportOptions.parse(Style.FLINK, c.toMap());
+        String secret = transport.authSecret();
         if (secret != null) {
-            if (secret.getBytes(StandardCharsets.UTF_8).length < ControlConfig.MIN_SECRET_BYTES) {
-                throw new IllegalArgumentException(
-                        "invalid NetApprox configuration "
-                                + ApproxOptions.AUTH_SECRET.key()
-                                + "=(hidden): expected at least "
-                                + ControlConfig.MIN_SECRET_BYTES
-                                + " bytes");
-            }
             authSecret = secret;
             authSecretGenerated = false;
         } else {
             authSecret = generatedSecret;
             authSecretGenerated = true;
         }
-        peerDeathTimeout = get(c, ApproxOptions.PEER_DEATH_TIMEOUT);
-        check(
-                peerDeathTimeout.toMillis() >= 50 && peerDeathTimeout.toHours() <= 1,
-                ApproxOptions.PEER_DEATH_TIMEOUT,
-                c,
-                "a duration from 50 ms to 1 h");
-        connectTimeout = get(c, ApproxOptions.CONNECT_TIMEOUT);
-        check(
-                connectTimeout.toMillis() >= 50 && connectTimeout.toHours() <= 1,
-                ApproxOptions.CONNECT_TIMEOUT,
-                c,
-                "a duration from 50 ms to 1 h");
-        serveThreads = get(c, ApproxOptions.SERVE_THREADS);
-        check(
-                serveThreads >= 1 && serveThreads <= 256,
-                ApproxOptions.SERVE_THREADS,
-                c,
-                "an integer in [1, 256]");
-        faultDropOutgoing = get(c, ApproxOptions.FAULT_DROP_OUTGOING);
-        check(
-                faultDropOutgoing >= 0 && faultDropOutgoing < 1,
-                ApproxOptions.FAULT_DROP_OUTGOING,
-                c,
-                "a fraction in [0, 1)");
-        faultSeed = get(c, ApproxOptions.FAULT_SEED);
     }
 
     /**
@@ -363,48 +240,6 @@ public final class ApproxConfig implements Serializable {
         }
     }
 
-    private static <T> T parse(
-            ReadableConfig c,
-            ConfigOption<String> option,
-            java.util.function.Function<String, T> parser,
-            String expected) {
-        String v = get(c, option).trim();
-        try {
-            return parser.apply(v);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(
-                    "invalid NetApprox configuration "
-                            + option.key()
-                            + "="
-                            + v
-                            + ": expected "
-                            + expected);
-        }
-    }
-
-    /** "a, b, c": the configuration values of an enum, from its own labels. */
-    private static <E> String labels(E[] values, java.util.function.Function<E, String> label) {
-        return Arrays.stream(values).map(label).collect(Collectors.joining(", "));
-    }
-
-    private static int[] parseDscp(ReadableConfig c, String v) {
-        String expected = "8 comma-separated integers in [0, 63]";
-        String[] parts = v.split(",");
-        if (parts.length != 8) {
-            check(false, ApproxOptions.DSCP, c, expected);
-        }
-        int[] d = new int[8];
-        for (int i = 0; i < 8; i++) {
-            try {
-                d[i] = Integer.parseInt(parts[i].trim());
-            } catch (NumberFormatException e) {
-                check(false, ApproxOptions.DSCP, c, expected);
-            }
-            check(d[i] >= 0 && d[i] <= 63, ApproxOptions.DSCP, c, expected);
-        }
-        return d;
-    }
-
     public boolean enabled() {
         return enabled;
     }
@@ -451,10 +286,6 @@ public final class ApproxConfig implements Serializable {
         return sendBufferBytes;
     }
 
-    public long receiveWindowBytes() {
-        return receiveWindowBytes;
-    }
-
     public int concurrentPulls() {
         return concurrentPulls;
     }
@@ -472,55 +303,15 @@ public final class ApproxConfig implements Serializable {
         return pushWait;
     }
 
-    /** Pushed epochs a TaskManager receives at once ({@code approx.maxPushedJobs}). */
-    public int maxPushedJobs() {
-        return maxPushedJobs;
-    }
-
-    /** Messages of the pushed epochs a TaskManager receives at once. */
-    public int maxPushedMessages() {
-        return maxPushedMessages;
-    }
-
-    /** The configured bind address, or null (then the TaskManager's external address). */
-    public String bindAddress() {
-        return bindAddress;
-    }
-
-    public int controlPort() {
-        return controlPort;
-    }
-
-    /** The data plane between TaskManagers ({@code approx.dataPlane}). */
-    public DataPlaneMode dataPlane() {
-        return dataPlane;
-    }
-
-    /** What the TCP data plane sends of an epoch ({@code approx.tcpSendPolicy}). */
-    public TcpSendPolicy tcpSendPolicy() {
-        return tcpSendPolicy;
-    }
-
     /**
-     * How long {@code auto} waits for a peer's answer over UDP ({@code approx.udpProbeTimeout}).
+     * The transport options ({@code approx.dataPlane}, {@code approx.lineRateBps}, ...;
+     * approx-core's {@link TransportOptions}).
      */
-    public Duration udpProbeTimeout() {
-        return udpProbeTimeout;
+    public TransportOptions transport() {
+        return transport;
     }
 
-    public long lineRateBps() {
-        return lineRateBps;
-    }
-
-    public AtpMode mode() {
-        return mode;
-    }
-
-    /** DSCP per priority class, or null for the engine's default. */
-    public int[] dscp() {
-        return dscp == null ? null : dscp.clone();
-    }
-
+    /** The secret of the job's control sessions: {@code approx.authSecret}, else the job's own. */
     public String authSecret() {
         return authSecret;
     }
@@ -528,25 +319,5 @@ public final class ApproxConfig implements Serializable {
     /** True when no {@code approx.authSecret} was configured and a per-job secret was generated. */
     public boolean authSecretGenerated() {
         return authSecretGenerated;
-    }
-
-    public Duration peerDeathTimeout() {
-        return peerDeathTimeout;
-    }
-
-    public Duration connectTimeout() {
-        return connectTimeout;
-    }
-
-    public int serveThreads() {
-        return serveThreads;
-    }
-
-    public double faultDropOutgoing() {
-        return faultDropOutgoing;
-    }
-
-    public long faultSeed() {
-        return faultSeed;
     }
 }

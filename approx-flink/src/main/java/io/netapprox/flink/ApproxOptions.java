@@ -1,7 +1,10 @@
 package io.netapprox.flink;
 
+import io.netapprox.core.transport.TransportOptions;
+import io.netapprox.core.transport.TransportOptions.Style;
 import java.time.Duration;
 import java.util.List;
+import java.util.stream.Stream;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.MemorySize;
@@ -114,14 +117,6 @@ public final class ApproxOptions {
                             "per TaskManager: encoded epochs waiting to be pulled by receivers; a sender whose"
                                     + " epoch does not fit waits (backpressure)");
 
-    public static final ConfigOption<MemorySize> RECEIVE_WINDOW =
-            ConfigOptions.key("approx.receiveWindow")
-                    .memoryType()
-                    .defaultValue(MemorySize.ofMebiBytes(64))
-                    .withDescription(
-                            "per ATP session: messages delivered but not yet accumulated by the receiving task;"
-                                    + " the window a sender may fill (credit), so a slow receiver slows its senders");
-
     public static final ConfigOption<Integer> CONCURRENT_PULLS =
             ConfigOptions.key("approx.concurrentPulls")
                     .intType()
@@ -150,161 +145,56 @@ public final class ApproxOptions {
                                     + " shorter). A push that arrived waits for its"
                                     + " manifest until approx.epochTimeout from its acceptance");
 
-    public static final ConfigOption<Integer> MAX_PUSHED_JOBS =
-            ConfigOptions.key("approx.maxPushedJobs")
-                    .intType()
-                    .defaultValue(16)
-                    .withDescription(
-                            "per TaskManager: pushed epochs received at once (a receiving push budget);"
-                                    + " one more is refused and its receiver pulls it after approx.pushWait;"
-                                    + " 0 to 1024 (0 refuses every push: use approx.pushTail=false instead)");
+    /**
+     * The transport options ({@code approx.bindAddress}, {@code approx.dataPlane}, {@code
+     * approx.lineRateBps}, ...) as Flink options, generated from approx-core's {@link
+     * TransportOptions} in {@link Style#FLINK}: key, type, default and description come from that
+     * one definition, which also parses and validates them ({@link ApproxConfig}).
+     */
+    public static final List<ConfigOption<?>> TRANSPORT =
+            TransportOptions.ALL.stream()
+                    .<ConfigOption<?>>map(ApproxOptions::transportOption)
+                    .toList();
 
-    public static final ConfigOption<Integer> MAX_PUSHED_MESSAGES =
-            ConfigOptions.key("approx.maxPushedMessages")
-                    .intType()
-                    .defaultValue(65536)
-                    .withDescription(
-                            "per TaskManager: ATP messages (announced N) of the pushed epochs received at"
-                                    + " once; a push that would exceed it is refused and pulled; 1 to"
-                                    + " 2147483647");
-
-    public static final ConfigOption<String> BIND_ADDRESS =
-            ConfigOptions.key("approx.bindAddress")
-                    .stringType()
-                    .noDefaultValue()
-                    .withDescription(
-                            "numeric address the TaskManager's ATP engine and control server bind to (default:"
-                                    + " the TaskManager's external address)");
-
-    public static final ConfigOption<Integer> CONTROL_PORT =
-            ConfigOptions.key("approx.controlPort")
-                    .intType()
-                    .defaultValue(0)
-                    .withDescription(
-                            "TCP control port per TaskManager; 0 = ephemeral (needed when TaskManagers share a"
-                                    + " host)");
-
-    public static final ConfigOption<String> DATA_PLANE =
-            ConfigOptions.key("approx.dataPlane")
-                    .stringType()
-                    .defaultValue("auto")
-                    .withDescription(
-                            "how TaskManagers exchange records: auto (ATP, falling back to TCP with one"
-                                    + " WARN when the native library cannot load here or a peer does not"
-                                    + " answer over UDP within approx.udpProbeTimeout), atp (ATP only: fails"
-                                    + " naming the cause instead), tcp (one TCP connection per peer: the"
-                                    + " network-oblivious baseline, no native library)");
-
-    public static final ConfigOption<String> TCP_SEND_POLICY =
-            ConfigOptions.key("approx.tcpSendPolicy")
-                    .stringType()
-                    .defaultValue("earlySend")
-                    .withDescription(
-                            "what the TCP data plane sends of an epoch: earlySend (in send order until the"
-                                    + " receiver has every group's target) or sampleSend (only each group's"
-                                    + " target)");
-
-    public static final ConfigOption<Duration> UDP_PROBE_TIMEOUT =
-            ConfigOptions.key("approx.udpProbeTimeout")
-                    .durationType()
-                    .defaultValue(Duration.ofSeconds(2))
-                    .withDescription(
-                            "approx.dataPlane=auto: a peer that does not answer a UDP probe within this"
-                                    + " long uses TCP; 0 = no probe; at most 60 s");
-
-    public static final ConfigOption<Long> LINE_RATE_BPS =
-            ConfigOptions.key("approx.lineRateBps")
-                    .longType()
-                    .defaultValue(10_000_000_000L)
-                    .withDescription("R_max of ATP rate control, bits/s (ATP only)");
-
-    public static final ConfigOption<String> MODE =
-            ConfigOptions.key("approx.mode")
-                    .stringType()
-                    .defaultValue("FULL")
-                    .withDescription(
-                            "ATP variant: FULL, BASE, RC, RC_MRDF, FIX_TLR, FIX_PRIO (ATP only)");
-
-    public static final ConfigOption<String> DSCP =
-            ConfigOptions.key("approx.dscp")
-                    .stringType()
-                    .noDefaultValue()
-                    .withDescription(
-                            "8 comma-separated DSCP values of priority classes 0..7 (class 0 = exact); default"
-                                    + " the engine's 46,40,32,24,18,16,10,8 (ATP only)");
-
-    public static final ConfigOption<String> AUTH_SECRET =
-            ConfigOptions.key("approx.authSecret")
-                    .stringType()
-                    .noDefaultValue()
-                    .withDescription(
-                            "shared secret (>= 16 bytes) authenticating the TaskManagers' control sessions;"
-                                    + " default: a random secret per job");
-
-    public static final ConfigOption<Duration> PEER_DEATH_TIMEOUT =
-            ConfigOptions.key("approx.peerDeathTimeout")
-                    .durationType()
-                    .defaultValue(Duration.ofSeconds(5))
-                    .withDescription("ATP peer-death timeout (ATP only)");
-
-    public static final ConfigOption<Duration> CONNECT_TIMEOUT =
-            ConfigOptions.key("approx.connectTimeout")
-                    .durationType()
-                    .defaultValue(Duration.ofSeconds(10))
-                    .withDescription("control-plane connect timeout");
-
-    public static final ConfigOption<Integer> SERVE_THREADS =
-            ConfigOptions.key("approx.serveThreads")
-                    .intType()
-                    .defaultValue(4)
-                    .withDescription("threads per TaskManager sending epochs over ATP");
-
-    public static final ConfigOption<Double> FAULT_DROP_OUTGOING =
-            ConfigOptions.key("approx.faultDropOutgoing")
-                    .doubleType()
-                    .defaultValue(0.0)
-                    .withDescription(
-                            "testing/benchmarks: engine fault injection, fraction of outgoing ATP datagrams"
-                                    + " dropped, in [0, 1) (ATP only)");
-
-    public static final ConfigOption<Long> FAULT_SEED =
-            ConfigOptions.key("approx.faultSeed")
-                    .longType()
-                    .defaultValue(1L)
-                    .withDescription("seed of the fault injection");
-
-    /** Every option, in the README's order. */
+    /** Every option: Flink's own, in the README's order, then the transport options. */
     public static final List<ConfigOption<?>> ALL =
-            List.of(
-                    ENABLED,
-                    ERROR_BOUND,
-                    CONFIDENCE,
-                    RECORDS_PER_MESSAGE,
-                    PLANNING,
-                    SUBMIT,
-                    EPOCH_DEADLINE,
-                    EPOCH_TIMEOUT,
-                    EPOCH_MAX_RECORDS,
-                    FLUSH_INTERVAL,
-                    SEND_BUFFER,
-                    RECEIVE_WINDOW,
-                    CONCURRENT_PULLS,
-                    PUSH_TAIL,
-                    PUSH_WAIT,
-                    MAX_PUSHED_JOBS,
-                    MAX_PUSHED_MESSAGES,
-                    BIND_ADDRESS,
-                    CONTROL_PORT,
-                    DATA_PLANE,
-                    TCP_SEND_POLICY,
-                    UDP_PROBE_TIMEOUT,
-                    LINE_RATE_BPS,
-                    MODE,
-                    DSCP,
-                    AUTH_SECRET,
-                    PEER_DEATH_TIMEOUT,
-                    CONNECT_TIMEOUT,
-                    SERVE_THREADS,
-                    FAULT_DROP_OUTGOING,
-                    FAULT_SEED);
+            Stream.concat(
+                            Stream.of(
+                                    ENABLED,
+                                    ERROR_BOUND,
+                                    CONFIDENCE,
+                                    RECORDS_PER_MESSAGE,
+                                    PLANNING,
+                                    SUBMIT,
+                                    EPOCH_DEADLINE,
+                                    EPOCH_TIMEOUT,
+                                    EPOCH_MAX_RECORDS,
+                                    FLUSH_INTERVAL,
+                                    SEND_BUFFER,
+                                    CONCURRENT_PULLS,
+                                    PUSH_TAIL,
+                                    PUSH_WAIT),
+                            TRANSPORT.stream())
+                    .toList();
+
+    /** The Flink option of a transport option, typed by its kind. */
+    static ConfigOption<?> transportOption(TransportOptions.Option o) {
+        ConfigOptions.OptionBuilder b = ConfigOptions.key(Style.FLINK.key(o));
+        String d = o.description(Style.FLINK);
+        Object def = o.defaultValue();
+        return switch (o.kind()) {
+            case BOOLEAN -> b.booleanType().defaultValue((Boolean) def).withDescription(d);
+            case INTEGER ->
+                    o.min() >= Integer.MIN_VALUE && o.max() <= Integer.MAX_VALUE
+                            ? b.intType().defaultValue((int) (long) (Long) def).withDescription(d)
+                            : b.longType().defaultValue((Long) def).withDescription(d);
+            case DECIMAL -> b.doubleType().defaultValue((Double) def).withDescription(d);
+            case DURATION -> b.durationType().defaultValue((Duration) def).withDescription(d);
+            case BYTES ->
+                    b.memoryType().defaultValue(new MemorySize((Long) def)).withDescription(d);
+            case CHOICE ->
+                    b.stringType().defaultValue(o.format(Style.FLINK, def)).withDescription(d);
+            case ADDRESS, DSCP, SECRET -> b.stringType().noDefaultValue().withDescription(d);
+        };
+    }
 }

@@ -1,9 +1,7 @@
 package io.netapprox.flink;
 
-import io.netapprox.core.control.ControlConfig;
 import io.netapprox.core.control.ControlException;
 import io.netapprox.core.control.ErrorCode;
-import io.netapprox.core.engine.AtpConfig;
 import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.job.JobSpec;
@@ -17,9 +15,12 @@ import io.netapprox.core.transport.PushHandler;
 import io.netapprox.core.transport.PushMetrics;
 import io.netapprox.core.transport.SendScheduler;
 import io.netapprox.core.transport.TransferListener;
+import io.netapprox.core.transport.TransportOptions;
+import io.netapprox.core.transport.TransportOptions.Style;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -101,7 +102,7 @@ final class TaskManagerExchange {
                         + " ATP engine)",
                 engineId,
                 transport.controlAddress(),
-                config.dataPlane().label(),
+                config.transport().dataPlane().label(),
                 transport.dataPort());
     }
 
@@ -120,7 +121,10 @@ final class TaskManagerExchange {
     static TaskManagerExchange acquire(
             ApproxConfig config, String taskManagerId, String defaultHost, PushTimers timers) {
         String host =
-                numericHost(config.bindAddress() != null ? config.bindAddress() : defaultHost);
+                numericHost(
+                        config.transport().bindAddress() != null
+                                ? config.transport().bindAddress()
+                                : defaultHost);
         String key = taskManagerId + "|" + host + "|" + engineSettings(config);
         synchronized (EXCHANGES) {
             TaskManagerExchange x = EXCHANGES.get(key);
@@ -491,7 +495,7 @@ final class TaskManagerExchange {
     private final AtomicLong pushesExpired = new AtomicLong();
 
     /** Pushed epochs a receiver waits for at most (one per sender and receiver and epoch). */
-    private static final int MAX_PUSH_SLOTS = ApproxConfig.MAX_PUSHED_JOBS_LIMIT;
+    private static final int MAX_PUSH_SLOTS = (int) TransportOptions.MAX_PUSHED_JOBS.max();
 
     /** A peer pushes an epoch to this exchange (control event loop). */
     private TransferListener onPush(IncomingTransfer t) {
@@ -822,7 +826,7 @@ final class TaskManagerExchange {
                     "NetApprox: cannot resolve "
                             + host
                             + " (set "
-                            + ApproxOptions.BIND_ADDRESS.key()
+                            + Style.FLINK.key(TransportOptions.BIND_ADDRESS)
                             + " to a numeric address)",
                     e);
         }
@@ -832,70 +836,29 @@ final class TaskManagerExchange {
         return String.join(
                 "|",
                 c.authSecret(),
-                String.valueOf(c.controlPort()),
-                c.dataPlane().label(),
-                c.tcpSendPolicy().label(),
-                c.udpProbeTimeout().toString(),
-                String.valueOf(c.lineRateBps()),
-                c.mode().name(),
+                c.transport().canonical(),
                 c.submit().name(),
                 c.epochDeadline().toString(),
-                java.util.Arrays.toString(c.dscp()),
-                c.peerDeathTimeout().toString(),
-                c.connectTimeout().toString(),
-                String.valueOf(c.serveThreads()),
-                String.valueOf(c.faultDropOutgoing()),
-                String.valueOf(c.faultSeed()),
                 String.valueOf(c.sendBufferBytes()),
-                String.valueOf(c.receiveWindowBytes()),
                 c.epochTimeout().toString(),
                 String.valueOf(c.concurrentPulls()),
-                String.valueOf(c.maxPushedJobs()),
-                String.valueOf(c.maxPushedMessages()),
                 c.pushWait().toString());
     }
 
+    /**
+     * The transport of the exchange: the job's transport options bound to {@code host} (the
+     * configured bind address or the TaskManager's), the job's secret unless one is configured, and
+     * control requests and transfer reports that wait out an epoch.
+     */
     static ApproxTransportConfig transportConfig(ApproxConfig c, String host, String engineId) {
-        InetAddress bind;
-        try {
-            bind = InetAddress.getByName(host);
-        } catch (UnknownHostException e) {
-            throw new IllegalStateException("NetApprox: bad bind address " + host, e);
-        }
-        AtpConfig.Builder atp =
-                ApproxTransportConfig.defaultAtp()
-                        .bindAddress(host)
-                        .bindPort(0)
-                        .lineRateBps(c.lineRateBps())
-                        .mode(c.mode())
-                        .peerDeathTimeout(c.peerDeathTimeout())
-                        .recvBufferBytes(c.receiveWindowBytes());
-        if (c.dscp() != null) {
-            atp.dscpByClass(c.dscp());
-        }
-        if (c.faultDropOutgoing() > 0) {
-            atp.faultInjection(c.faultDropOutgoing(), 0.0, c.faultSeed());
-        }
-        Duration request = c.epochTimeout().plus(c.connectTimeout());
-        ControlConfig ctl =
-                ControlConfig.builder()
-                        .bindAddress(bind)
-                        .port(c.controlPort())
-                        .connectTimeout(c.connectTimeout())
-                        .requestTimeout(request)
-                        .authSecret(c.authSecret())
-                        .endpointId(endpointId(engineId))
-                        .build();
-        return ApproxTransportConfig.builder()
-                .atp(atp.build())
-                .control(ctl)
-                .dataPlane(c.dataPlane())
-                .tcpSendPolicy(c.tcpSendPolicy())
-                .udpProbeTimeout(c.udpProbeTimeout())
-                .serveThreads(c.serveThreads())
-                .reportTimeout(request)
-                .maxPushedJobs(c.maxPushedJobs())
-                .maxPushedMessages(c.maxPushedMessages())
-                .build();
+        Duration request = c.epochTimeout().plus(c.transport().connectTimeout());
+        return c.transport()
+                .toConfig(
+                        new TransportOptions.Context()
+                                .defaultHost(host)
+                                .requestTimeout(request)
+                                .reportTimeout(request)
+                                .endpointId(endpointId(engineId))
+                                .defaultSecret(c.authSecret().getBytes(StandardCharsets.UTF_8)));
     }
 }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netapprox.core.transport.ApproxTransportConfig;
 import io.netapprox.core.transport.DataPlaneMode;
 import io.netapprox.core.transport.TcpSendPolicy;
+import io.netapprox.core.transport.TransportOptions;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.flink.configuration.ConfigOption;
@@ -39,13 +40,14 @@ class ApproxConfigTest {
         assertEquals(Duration.ZERO, c.flushInterval());
         assertTrue(c.authSecretGenerated());
         assertEquals(64, c.authSecret().length());
-        assertEquals(0.0, c.faultDropOutgoing());
+        assertEquals(0.0, c.transport().faultDropOutgoing());
         assertEquals(Duration.ofSeconds(2), c.pushWait());
-        assertEquals(16, c.maxPushedJobs());
-        assertEquals(65536, c.maxPushedMessages());
-        assertEquals(DataPlaneMode.AUTO, c.dataPlane());
-        assertEquals(TcpSendPolicy.EARLY_SEND, c.tcpSendPolicy());
-        assertEquals(ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT, c.udpProbeTimeout());
+        assertEquals(16, c.transport().maxPushedJobs());
+        assertEquals(65536, c.transport().maxPushedMessages());
+        assertEquals(DataPlaneMode.AUTO, c.transport().dataPlane());
+        assertEquals(TcpSendPolicy.EARLY_SEND, c.transport().tcpSendPolicy());
+        assertEquals(
+                ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT, c.transport().udpProbeTimeout());
     }
 
     @Test
@@ -67,13 +69,17 @@ class ApproxConfigTest {
         // any case; the bounds of the probe: 0 (none) and 60 s
         assertEquals(
                 DataPlaneMode.ATP,
-                ApproxConfig.parse(Map.of("approx.dataPlane", "ATP")).dataPlane());
+                ApproxConfig.parse(Map.of("approx.dataPlane", "ATP")).transport().dataPlane());
         assertEquals(
                 Duration.ZERO,
-                ApproxConfig.parse(Map.of("approx.udpProbeTimeout", "0 ms")).udpProbeTimeout());
+                ApproxConfig.parse(Map.of("approx.udpProbeTimeout", "0 ms"))
+                        .transport()
+                        .udpProbeTimeout());
         assertEquals(
                 Duration.ofSeconds(60),
-                ApproxConfig.parse(Map.of("approx.udpProbeTimeout", "60 s")).udpProbeTimeout());
+                ApproxConfig.parse(Map.of("approx.udpProbeTimeout", "60 s"))
+                        .transport()
+                        .udpProbeTimeout());
     }
 
     @ParameterizedTest
@@ -82,7 +88,7 @@ class ApproxConfigTest {
             value = {
                 "approx.dataPlane|udp|one of atp, tcp, auto",
                 "approx.tcpSendPolicy|lateSend|one of earlySend, sampleSend",
-                "approx.udpProbeTimeout|61 s|a duration from 0 (no probe) to 60 s",
+                "approx.udpProbeTimeout|61 s|a duration from 0 (no probe) to 1 min",
                 "approx.udpProbeTimeout|-1 s|approx.udpProbeTimeout=-1 s",
                 "approx.udpProbeTimeout|soon|approx.udpProbeTimeout=soon"
             })
@@ -168,6 +174,7 @@ class ApproxConfigTest {
         all.put("approx.serveThreads", "2");
         all.put("approx.faultDropOutgoing", "0.3");
         all.put("approx.faultSeed", "9");
+        all.put("approx.startBeforeAccept", "false");
         assertEquals(ApproxOptions.ALL.size(), all.size());
         ApproxConfig c = ApproxConfig.parse(all);
         assertTrue(c.enabled());
@@ -177,18 +184,76 @@ class ApproxConfigTest {
         assertEquals(Duration.ofMillis(400), c.epochDeadline());
         assertEquals(Duration.ofMillis(250), c.flushInterval());
         assertEquals(64L << 20, c.sendBufferBytes());
-        assertEquals(1L << 20, c.receiveWindowBytes());
+        assertEquals(1L << 20, c.transport().receiveWindowBytes());
         assertEquals(2, c.concurrentPulls());
         assertFalse(c.pushTail());
         assertEquals(Duration.ofMillis(500), c.pushWait());
-        assertEquals(4, c.maxPushedJobs());
-        assertEquals(4096, c.maxPushedMessages());
+        assertEquals(4, c.transport().maxPushedJobs());
+        assertEquals(4096, c.transport().maxPushedMessages());
         assertEquals("0123456789abcdef0123", c.authSecret());
         assertFalse(c.authSecretGenerated());
-        assertEquals(8, c.dscp()[7]);
-        assertEquals(DataPlaneMode.ATP, c.dataPlane());
-        assertEquals(TcpSendPolicy.SAMPLE_SEND, c.tcpSendPolicy());
-        assertEquals(Duration.ofSeconds(1), c.udpProbeTimeout());
+        assertEquals(8, c.transport().dscp()[7]);
+        assertEquals(DataPlaneMode.ATP, c.transport().dataPlane());
+        assertEquals(TcpSendPolicy.SAMPLE_SEND, c.transport().tcpSendPolicy());
+        assertEquals(Duration.ofSeconds(1), c.transport().udpProbeTimeout());
+        assertFalse(c.transport().startBeforeAccept());
+        var t = TaskManagerExchange.transportConfig(c, "127.0.0.1", "e");
+        assertEquals(1_000_000_000L, t.atp().lineRateBps());
+        assertEquals(io.netapprox.core.engine.AtpMode.RC_MRDF, t.atp().mode());
+        assertEquals(Duration.ofSeconds(2), t.atp().peerDeathTimeout());
+        assertEquals(Duration.ofSeconds(3), t.control().connectTimeout());
+        assertEquals(Duration.ofSeconds(8), t.control().requestTimeout(), "epochTimeout + connect");
+        assertEquals(7337, t.control().port());
+        assertEquals(2, t.serveThreads());
+        assertEquals(0.3, t.atp().faultDropOutgoing());
+        assertFalse(t.startBeforeAccept());
+    }
+
+    /**
+     * The Flink options of the transport keys are generated from approx-core's definition: one per
+     * transport option, of the same key, default and description, and every Flink value of theirs
+     * is what the definition parses.
+     */
+    @Test
+    void theTransportConfigOptionsAreApproxCoresOptions() {
+        assertEquals(TransportOptions.ALL.size(), ApproxOptions.TRANSPORT.size());
+        for (int i = 0; i < TransportOptions.ALL.size(); i++) {
+            TransportOptions.Option o = TransportOptions.ALL.get(i);
+            ConfigOption<?> f = ApproxOptions.TRANSPORT.get(i);
+            assertEquals(TransportOptions.Style.FLINK.key(o), f.key());
+            assertEquals(1, f.description().getBlocks().size(), f.key());
+            assertEquals(
+                    o.description(TransportOptions.Style.FLINK),
+                    ((org.apache.flink.configuration.description.TextElement)
+                                    f.description().getBlocks().get(0))
+                            .getFormat(),
+                    f.key());
+            assertTrue(ApproxOptions.ALL.contains(f), f.key());
+            if (o.defaultValue() == null) {
+                assertFalse(f.hasDefaultValue(), f.key());
+            } else {
+                // Flink's default, written as Flink writes it, parses to the definition's default
+                Configuration conf = new Configuration();
+                @SuppressWarnings("unchecked")
+                ConfigOption<Object> typed = (ConfigOption<Object>) f;
+                conf.set(typed, f.defaultValue());
+                TransportOptions parsed =
+                        TransportOptions.parse(TransportOptions.Style.FLINK, conf.toMap());
+                assertTrue(parsed.isSet(o), f.key());
+                assertEquals(o.defaultValue(), parsed.value(o), f.key());
+            }
+        }
+        // a typed value set through the Flink option reaches the transport
+        Configuration conf = new Configuration();
+        @SuppressWarnings("unchecked")
+        ConfigOption<Duration> probe =
+                (ConfigOption<Duration>)
+                        ApproxOptions.TRANSPORT.get(
+                                TransportOptions.ALL.indexOf(TransportOptions.UDP_PROBE_TIMEOUT));
+        conf.set(probe, Duration.ofMillis(750));
+        assertEquals(
+                Duration.ofMillis(750),
+                ApproxConfig.parse(conf, "x".repeat(32)).transport().udpProbeTimeout());
     }
 
     @ParameterizedTest
@@ -240,6 +305,8 @@ class ApproxConfigTest {
                 "approx.serveThreads|0",
                 "approx.faultDropOutgoing|1.0",
                 "approx.faultSeed|x",
+                "approx.startBeforeAccept|soon",
+                "approx.receiveWindow|1.5 mb",
                 "approx.enable|true"
             })
     void badValueFailsWhenTheQueryIsBuiltNamingTheKey(String key, String value) {

@@ -1,7 +1,7 @@
 package io.netapprox.kafka;
 
-import io.netapprox.core.transport.ApproxTransportConfig;
-import io.netapprox.core.transport.DataPlaneMode;
+import io.netapprox.core.transport.TransportOptions;
+import io.netapprox.core.transport.TransportOptions.Style;
 import io.netapprox.kafka.relay.SecretFile;
 import io.netapprox.kafka.relay.Stratification;
 import io.netapprox.kafka.relay.StreamSpec;
@@ -10,15 +10,12 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.SecureRandom;
-import java.time.Duration;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
 import org.apache.kafka.common.config.ConfigException;
 
 /**
@@ -44,8 +41,6 @@ public final class ApproxConsumerConfig {
     public static final String AUTH_SECRET = "approx.auth.secret";
     public static final String AUTH_SECRET_FILE = "approx.auth.secret.file";
     public static final String RELAY_DELEGATION = "approx.relay.delegation";
-    public static final String DATA_PLANE = "approx.data.plane";
-    public static final String UDP_PROBE_TIMEOUT_MS = "approx.udp.probe.timeout.ms";
 
     private static final Pattern GROUP_EMAX = Pattern.compile("approx\\.group\\.(.+)\\.emax");
     private static final Pattern RELAY_ADDRESS =
@@ -90,8 +85,7 @@ public final class ApproxConsumerConfig {
     private final long pullWaitMs;
     private final double headroom;
     private final byte[] authSecret;
-    private final DataPlaneMode dataPlane;
-    private final long udpProbeTimeoutMs;
+    private final TransportOptions transport;
     private final Map<String, Object> kafkaProps;
 
     private ApproxConsumerConfig(Map<String, ?> props) {
@@ -116,12 +110,29 @@ public final class ApproxConsumerConfig {
                 groups.put(g.group(1), bound(k, e.getValue()));
             } else if (a.matches()) {
                 relays.put(Integer.parseInt(a.group(1)), address(k, e.getValue()));
+            } else if (TransportOptions.isKey(Style.KAFKA, k)) {
+                if (servingSide(k)) {
+                    throw new ConfigException(
+                            k,
+                            e.getValue(),
+                            "a consumer only requests data: this transport option acts on the"
+                                    + " sending side, the relay's (see its options in"
+                                    + " docs/kafka.md)");
+                }
             } else if (!known(k)) {
                 throw new ConfigException(
                         k,
                         e.getValue(),
                         "unknown NetApprox key (see approx-kafka/README.md for the keys)");
             }
+        }
+        // every transport key: approx-core's one definition
+        Map<String, String> strings = new HashMap<>();
+        approx.forEach((k, v) -> strings.put(k, String.valueOf(v)));
+        try {
+            this.transport = TransportOptions.parse(Style.KAFKA, strings);
+        } catch (TransportOptions.InvalidOptionException e) {
+            throw new ConfigException(e.key(), e.value(), "expected " + e.expected());
         }
         this.enabled = bool(ENABLE, approx.getOrDefault(ENABLE, "false"));
         this.emax = bound(EMAX, approx.getOrDefault(EMAX, "0.05"));
@@ -158,30 +169,8 @@ public final class ApproxConsumerConfig {
         if (!(headroom >= 1 && headroom <= 4)) {
             throw new ConfigException(HEADROOM, approx.get(HEADROOM), "must be in [1, 4]");
         }
-        this.authSecret = secret(approx.get(AUTH_SECRET), approx.get(AUTH_SECRET_FILE));
+        this.authSecret = secret(transport.authSecret(), approx.get(AUTH_SECRET_FILE));
         this.delegation = delegation(string(approx.getOrDefault(RELAY_DELEGATION, "none")), kafka);
-        // approx-core's parser: the same values in every integration
-        String dp = string(approx.getOrDefault(DATA_PLANE, DataPlaneMode.AUTO.label()));
-        try {
-            this.dataPlane = DataPlaneMode.parse(dp);
-        } catch (IllegalArgumentException e) {
-            throw new ConfigException(
-                    DATA_PLANE,
-                    dp,
-                    "expected one of "
-                            + Arrays.stream(DataPlaneMode.values())
-                                    .map(DataPlaneMode::label)
-                                    .collect(Collectors.joining(", ")));
-        }
-        // ApproxTransportConfig's bound
-        this.udpProbeTimeoutMs =
-                longIn(
-                        UDP_PROBE_TIMEOUT_MS,
-                        approx.getOrDefault(
-                                UDP_PROBE_TIMEOUT_MS,
-                                ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT.toMillis()),
-                        0,
-                        60_000);
     }
 
     private static Delegation delegation(String s, Map<String, Object> kafka) {
@@ -213,7 +202,7 @@ public final class ApproxConsumerConfig {
     /**
      * The shared secret of the relays' control plane, from the key or the file; null if neither.
      */
-    private static byte[] secret(Object literal, Object file) {
+    private static byte[] secret(String literal, Object file) {
         if (literal != null && file != null) {
             throw new ConfigException(
                     AUTH_SECRET_FILE,
@@ -224,7 +213,8 @@ public final class ApproxConsumerConfig {
         String key;
         if (literal != null) {
             key = AUTH_SECRET;
-            s = string(literal).getBytes(StandardCharsets.UTF_8);
+            // at least 16 bytes: checked by TransportOptions
+            s = literal.getBytes(StandardCharsets.UTF_8);
         } else if (file != null) {
             key = AUTH_SECRET_FILE;
             try {
@@ -260,12 +250,15 @@ public final class ApproxConsumerConfig {
                     HEADROOM,
                     AUTH_SECRET,
                     AUTH_SECRET_FILE,
-                    RELAY_DELEGATION,
-                    DATA_PLANE,
-                    UDP_PROBE_TIMEOUT_MS ->
+                    RELAY_DELEGATION ->
                     true;
             default -> false;
         };
+    }
+
+    private static boolean servingSide(String key) {
+        return TransportOptions.ALL.stream()
+                .anyMatch(o -> o.servingSide() && Style.KAFKA.key(o).equals(key));
     }
 
     public static ApproxConsumerConfig parse(Map<String, ?> props) {
@@ -336,18 +329,13 @@ public final class ApproxConsumerConfig {
     }
 
     /**
-     * The data plane of the consumer's relay connections ({@value #DATA_PLANE}; the relay's own
-     * {@code --data-plane} must allow it).
+     * The transport options of the consumer's relay connections ({@code approx.data.plane}, {@code
+     * approx.udp.probe.timeout.ms}, {@code approx.dscp}, {@code approx.line.rate.bps}, ...;
+     * approx-core's {@link TransportOptions}; the relay's own {@code --data-plane} must allow the
+     * data plane).
      */
-    public DataPlaneMode dataPlane() {
-        return dataPlane;
-    }
-
-    /**
-     * How long {@code auto} waits for a relay's answer over UDP ({@value #UDP_PROBE_TIMEOUT_MS}).
-     */
-    public Duration udpProbeTimeout() {
-        return Duration.ofMillis(udpProbeTimeoutMs);
+    public TransportOptions transport() {
+        return transport;
     }
 
     /** The relays' shared secret (a copy), or null when the relays do not authenticate. */

@@ -56,8 +56,7 @@ public final class ApproxConsumers {
                                 config.delegation() == ApproxConsumerConfig.Delegation.TOKEN
                                         ? new TokenDelegation(config.kafkaProperties())
                                         : null,
-                                config.dataPlane(),
-                                config.udpProbeTimeout())),
+                                config.transport())),
                 true);
     }
 }

@@ -69,8 +69,30 @@ class ApproxConsumerConfigTest {
                 rejects("approx.udp.probe.timeout.ms", "60001")
                         .getMessage()
                         .contains("[0, 60000]"));
-        // the send policy is the relay's (--tcp-send-policy): a consumer only receives
+        // the send policy is the relay's (--tcp-send-policy): a consumer only receives; so are the
+        // other serving-side transport options
         rejects("approx.tcp.send.policy", "sampleSend");
+        for (String k :
+                new String[] {
+                    "approx.control.port",
+                    "approx.serve.threads",
+                    "approx.start.before.accept",
+                    "approx.max.pushed.jobs",
+                    "approx.max.pushed.messages"
+                }) {
+            assertTrue(rejects(k, "1").getMessage().contains("relay"), k);
+        }
+        // the transport options a consumer has, named as Kafka names its configs
+        assertTrue(rejects("approx.dscp", "1,2,3").getMessage().contains("8 comma-separated"));
+        assertTrue(rejects("approx.line.rate.bps", "10").getMessage().contains("[1000000, "));
+        rejects("approx.mode", "FAST");
+        rejects("approx.peer.death.timeout.ms", "1");
+        rejects("approx.connect.timeout.ms", "2s");
+        rejects("approx.receive.window.bytes", "1024");
+        rejects("approx.bind.address", "consumer-host");
+        rejects("approx.fault.drop.outgoing", "1");
+        // another framework's spelling is not a Kafka key
+        rejects("approx.lineRateBps", "1000000000");
         // a delegation token is created and accepted over SASL only
         ConfigException plain = rejects("approx.relay.delegation", "token");
         assertTrue(plain.getMessage().contains("security.protocol"), plain.getMessage());
@@ -140,16 +162,18 @@ class ApproxConsumerConfigTest {
         assertFalse(c.kafkaProperties().containsKey("approx.enable"));
         assertEquals("x:9092", c.kafkaProperties().get("bootstrap.servers"));
         assertFalse(ApproxConsumerConfig.parse(new Properties()).enabled());
-        assertEquals(DataPlaneMode.AUTO, c.dataPlane());
-        assertEquals(ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT, c.udpProbeTimeout());
+        assertEquals(DataPlaneMode.AUTO, c.transport().dataPlane());
+        assertEquals(
+                ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT, c.transport().udpProbeTimeout());
         ApproxConsumerConfig tcp =
                 ApproxConsumerConfig.parse(
                         Map.of("approx.data.plane", "TCP", "approx.udp.probe.timeout.ms", 0));
-        assertEquals(DataPlaneMode.TCP, tcp.dataPlane());
-        assertEquals(Duration.ZERO, tcp.udpProbeTimeout());
+        assertEquals(DataPlaneMode.TCP, tcp.transport().dataPlane());
+        assertEquals(Duration.ZERO, tcp.transport().udpProbeTimeout());
         assertEquals(
                 Duration.ofSeconds(60),
                 ApproxConsumerConfig.parse(Map.of("approx.udp.probe.timeout.ms", "60000"))
+                        .transport()
                         .udpProbeTimeout());
     }
 

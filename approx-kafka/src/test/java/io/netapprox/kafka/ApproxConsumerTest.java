@@ -94,7 +94,7 @@ class ApproxConsumerTest {
         List<String> zones = List.of("a", "b", "c");
         List<Produced> produced = Records.produce(topic, 2, 2, zones, 1500, 1);
         Properties props = Records.approxProps(KafkaBroker.unique("g"), serving.address());
-        props.put(ApproxConsumerConfig.DATA_PLANE, dataPlane);
+        props.put("approx.data.plane", dataPlane);
         Polled got;
         try (Consumer<String, String> c = ApproxConsumers.create(props)) {
             c.subscribe(List.of(topic));

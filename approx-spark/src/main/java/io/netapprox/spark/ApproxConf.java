@@ -1,14 +1,9 @@
 package io.netapprox.spark;
 
-import io.netapprox.core.control.ControlConfig;
-import io.netapprox.core.engine.AtpConfig;
-import io.netapprox.core.engine.AtpMode;
 import io.netapprox.core.transport.ApproxTransportConfig;
-import io.netapprox.core.transport.DataPlaneMode;
-import io.netapprox.core.transport.TcpSendPolicy;
+import io.netapprox.core.transport.TransportOptions;
+import io.netapprox.core.transport.TransportOptions.Style;
 import java.io.Serializable;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -16,6 +11,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
  * The {@code spark.approx.*} configuration of {@link ApproxShuffleManager}, parsed and validated
@@ -28,7 +24,11 @@ public final class ApproxConf implements Serializable {
 
     public static final String PREFIX = "spark.approx.";
 
-    /** Key, default, description (the README's table is generated from the same text). */
+    /**
+     * Spark's own keys: key, default, description (the README's rows of these keys say the same).
+     * The transport keys ({@code bindAddress}, {@code dataPlane}, {@code lineRateBps}, ...) are
+     * approx-core's {@link TransportOptions} in {@link Style#SPARK}; their rows are generated.
+     */
     public static final Map<String, String[]> KEYS;
 
     static {
@@ -38,50 +38,6 @@ public final class ApproxConf implements Serializable {
                 new String[] {
                     "true",
                     "false: every shuffle, also approximate queries, goes to sort shuffle (exact answers)"
-                });
-        k.put(
-                "bindAddress",
-                new String[] {
-                    "(executor host)", "numeric address the ATP engine and control server bind to"
-                });
-        k.put(
-                "controlPort",
-                new String[] {
-                    "0",
-                    "TCP control port per executor; 0 = ephemeral (needed when several executors share a host)"
-                });
-        k.put(
-                "dataPlane",
-                new String[] {
-                    "auto",
-                    "how executors exchange map output: auto (ATP, falling back to TCP with one WARN when the native library cannot load here or a peer does not answer over UDP within udpProbeTimeoutMs), atp (ATP only: fails naming the cause instead), tcp (one TCP connection per peer: the network-oblivious baseline, no native library)"
-                });
-        k.put(
-                "tcpSendPolicy",
-                new String[] {
-                    "earlySend",
-                    "what the TCP data plane sends of a pull: earlySend (in send order until the reducer has every group's target) or sampleSend (only each group's target)"
-                });
-        k.put(
-                "udpProbeTimeoutMs",
-                new String[] {
-                    "2000",
-                    "dataPlane=auto: a peer that does not answer a UDP probe within this long uses TCP; 0 = no probe; at most 60000"
-                });
-        k.put(
-                "lineRateBps",
-                new String[] {"10000000000", "R_max of ATP rate control, bits/s (ATP only)"});
-        k.put(
-                "mode",
-                new String[] {
-                    "FULL",
-                    "ATP variant: FULL, BASE, RC, RC_MRDF, FIX_TLR, FIX_PRIO (ablations; ATP only)"
-                });
-        k.put(
-                "dscp",
-                new String[] {
-                    "(engine default)",
-                    "8 comma-separated DSCP values for priority classes 0..7 (class 0 = exact; ATP only)"
                 });
         k.put(
                 "confidence",
@@ -137,30 +93,6 @@ public final class ApproxConf implements Serializable {
                     "120000",
                     "a reducer's pull from one map output fails (FetchFailedException) after this long"
                 });
-        k.put("peerDeathTimeoutMs", new String[] {"5000", "ATP peer-death timeout (ATP only)"});
-        k.put("connectTimeoutMs", new String[] {"10000", "control-plane connect timeout"});
-        k.put(
-                "authSecret",
-                new String[] {
-                    "(none)",
-                    "shared secret (>= 16 bytes) for control-plane authentication between executors"
-                });
-        k.put(
-                "serveThreads",
-                new String[] {"4", "threads per executor serving map output over ATP"});
-        k.put(
-                "startBeforeAccept",
-                new String[] {
-                    "true",
-                    "true: an executor serving a pull starts the ATP job as soon as it has announced it, without waiting for the requester's acceptance (one control round trip less per pull; a refusal cancels the job); false: waits for the acceptance"
-                });
-        k.put(
-                "faultDropOutgoing",
-                new String[] {
-                    "0",
-                    "testing/benchmarks: engine fault injection, fraction of outgoing datagrams dropped (ATP only)"
-                });
-        k.put("faultSeed", new String[] {"1", "seed of the fault injection"});
         KEYS = Collections.unmodifiableMap(k);
     }
 
@@ -176,14 +108,7 @@ public final class ApproxConf implements Serializable {
 
     private final boolean enabled;
     private final boolean exactPartials;
-    private final String bindAddress;
-    private final int controlPort;
-    private final DataPlaneMode dataPlane;
-    private final TcpSendPolicy tcpSendPolicy;
-    private final long udpProbeTimeoutMs;
-    private final long lineRateBps;
-    private final AtpMode mode;
-    private final int[] dscp;
+    private final TransportOptions transport;
     private final double confidence;
     private final int recordsPerMessage;
     private final long mapSampleRecords;
@@ -193,13 +118,6 @@ public final class ApproxConf implements Serializable {
     private final Submit submit;
     private final Planning planning;
     private final long fetchTimeoutMs;
-    private final long peerDeathTimeoutMs;
-    private final long connectTimeoutMs;
-    private final String authSecret;
-    private final int serveThreads;
-    private final boolean startBeforeAccept;
-    private final double faultDropOutgoing;
-    private final long faultSeed;
 
     private ApproxConf(Map<String, String> all) {
         Map<String, String> c = new LinkedHashMap<>();
@@ -207,7 +125,7 @@ public final class ApproxConf implements Serializable {
         for (Map.Entry<String, String> e : all.entrySet()) {
             if (e.getKey().startsWith(PREFIX)) {
                 String k = e.getKey().substring(PREFIX.length());
-                if (!KEYS.containsKey(k)) {
+                if (!KEYS.containsKey(k) && !TransportOptions.isKey(Style.SPARK, e.getKey())) {
                     unknown.add(e.getKey());
                 }
                 c.put(k, e.getValue().trim());
@@ -221,72 +139,16 @@ public final class ApproxConf implements Serializable {
                             + PREFIX
                             + "{"
                             + String.join(", ", KEYS.keySet())
+                            + ", "
+                            + TransportOptions.keys(Style.SPARK).stream()
+                                    .map(t -> t.substring(PREFIX.length()))
+                                    .collect(Collectors.joining(", "))
                             + "}");
         }
         enabled = bool(c, "enabled", true);
         exactPartials = bool(c, "exactPartials", true);
-        bindAddress = c.get("bindAddress");
-        if (bindAddress != null) {
-            if (bindAddress.isEmpty()
-                    || !(bindAddress.matches("[0-9.]+") || bindAddress.contains(":"))) {
-                throw bad("bindAddress", bindAddress, "a numeric IPv4 or IPv6 address");
-            }
-        }
-        controlPort = (int) range(c, "controlPort", 0, 0, 65535);
-        // approx-core's parsers: the same values in every integration
-        String dp = c.getOrDefault("dataPlane", DataPlaneMode.AUTO.label());
-        try {
-            dataPlane = DataPlaneMode.parse(dp);
-        } catch (IllegalArgumentException e) {
-            throw bad(
-                    "dataPlane",
-                    dp,
-                    "one of " + labels(DataPlaneMode.values(), DataPlaneMode::label));
-        }
-        String sp = c.getOrDefault("tcpSendPolicy", TcpSendPolicy.EARLY_SEND.label());
-        try {
-            tcpSendPolicy = TcpSendPolicy.parse(sp);
-        } catch (IllegalArgumentException e) {
-            throw bad(
-                    "tcpSendPolicy",
-                    sp,
-                    "one of " + labels(TcpSendPolicy.values(), TcpSendPolicy::label));
-        }
-        // ApproxTransportConfig's bound, checked here so that the driver fails, not the executors
-        udpProbeTimeoutMs =
-                range(
-                        c,
-                        "udpProbeTimeoutMs",
-                        ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT.toMillis(),
-                        0,
-                        60_000);
-        lineRateBps = range(c, "lineRateBps", 10_000_000_000L, 1_000_000L, 1_000_000_000_000L);
-        String m = c.getOrDefault("mode", "FULL");
-        try {
-            mode = AtpMode.valueOf(m.toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw bad("mode", m, "one of " + java.util.Arrays.toString(AtpMode.values()));
-        }
-        String d = c.get("dscp");
-        if (d != null) {
-            String[] parts = d.split(",");
-            if (parts.length != 8) {
-                throw bad("dscp", d, "8 comma-separated integers in [0, 63]");
-            }
-            dscp = new int[8];
-            for (int i = 0; i < 8; i++) {
-                try {
-                    dscp[i] = Integer.parseInt(parts[i].trim());
-                } catch (NumberFormatException e) {
-                    throw bad("dscp", d, "8 comma-separated integers in [0, 63]");
-                }
-                if (dscp[i] < 0 || dscp[i] > 63) {
-                    throw bad("dscp", d, "8 comma-separated integers in [0, 63]");
-                }
-            }
-        } else {
-            dscp = null;
-        }
+        // every transport key: approx-core's one definition (values trimmed there)
+        transport = TransportOptions.parse(Style.SPARK, all);
         confidence = dbl(c, "confidence", 0.95);
         if (!(confidence > 0 && confidence < 1)) {
             throw bad("confidence", c.get("confidence"), "a number in (0, 1), e.g. 0.95");
@@ -319,24 +181,6 @@ public final class ApproxConf implements Serializable {
                             + "map outputs; conservative is now local)");
         }
         fetchTimeoutMs = range(c, "fetchTimeoutMs", 120_000, 100, 24L * 3600 * 1000);
-        peerDeathTimeoutMs = range(c, "peerDeathTimeoutMs", 5_000, 50, 3600_000);
-        connectTimeoutMs = range(c, "connectTimeoutMs", 10_000, 50, 3600_000);
-        authSecret = c.get("authSecret");
-        if (authSecret != null
-                && authSecret.getBytes(java.nio.charset.StandardCharsets.UTF_8).length
-                        < ControlConfig.MIN_SECRET_BYTES) {
-            throw bad(
-                    "authSecret",
-                    "(hidden)",
-                    "at least " + ControlConfig.MIN_SECRET_BYTES + " bytes");
-        }
-        serveThreads = (int) range(c, "serveThreads", 4, 1, 256);
-        startBeforeAccept = bool(c, "startBeforeAccept", true);
-        faultDropOutgoing = dbl(c, "faultDropOutgoing", 0.0);
-        if (!(faultDropOutgoing >= 0 && faultDropOutgoing < 1)) {
-            throw bad("faultDropOutgoing", c.get("faultDropOutgoing"), "a fraction in [0, 1)");
-        }
-        faultSeed = range(c, "faultSeed", 1, Long.MIN_VALUE, Long.MAX_VALUE);
     }
 
     /**
@@ -363,13 +207,6 @@ public final class ApproxConf implements Serializable {
                         + value
                         + ": expected "
                         + expected);
-    }
-
-    /** "a, b, c": the configuration values of an enum, from its own labels. */
-    private static <E> String labels(E[] values, java.util.function.Function<E, String> label) {
-        return java.util.Arrays.stream(values)
-                .map(label)
-                .collect(java.util.stream.Collectors.joining(", "));
     }
 
     private static boolean bool(Map<String, String> c, String k, boolean def) {
@@ -417,70 +254,25 @@ public final class ApproxConf implements Serializable {
 
     /**
      * The transport configuration of one executor's engine, bound to {@code host} unless
-     * bindAddress is set.
+     * bindAddress is set. A pull's control requests and its transfer report wait as long as the
+     * pull may take ({@code fetchTimeoutMs}, at least 10 s).
      */
     public ApproxTransportConfig transportConfig(String host) {
-        String bind = bindAddress;
-        if (bind == null) {
-            try {
-                bind = InetAddress.getByName(host).getHostAddress();
-            } catch (UnknownHostException e) {
-                throw new IllegalStateException(
-                        "NetApprox: cannot resolve the executor host "
-                                + host
-                                + " (set "
-                                + PREFIX
-                                + "bindAddress)",
-                        e);
-            }
-        }
-        InetAddress bindAddr;
-        try {
-            bindAddr = InetAddress.getByName(bind);
-        } catch (UnknownHostException e) {
-            throw new IllegalStateException("NetApprox: bad bind address " + bind, e);
-        }
-        AtpConfig.Builder atp =
-                ApproxTransportConfig.defaultAtp()
-                        .bindAddress(bind)
-                        .bindPort(0)
-                        .lineRateBps(lineRateBps)
-                        .mode(mode)
-                        .peerDeathTimeout(Duration.ofMillis(peerDeathTimeoutMs));
-        if (dscp != null) {
-            atp.dscpByClass(dscp);
-        }
-        if (faultDropOutgoing > 0) {
-            atp.faultInjection(faultDropOutgoing, 0.0, faultSeed);
-        }
-        ControlConfig.Builder ctl =
-                ControlConfig.builder()
-                        .bindAddress(bindAddr)
-                        .port(controlPort)
-                        .connectTimeout(Duration.ofMillis(connectTimeoutMs))
-                        .requestTimeout(Duration.ofMillis(Math.max(10_000, fetchTimeoutMs)));
-        if (authSecret != null) {
-            ctl.authSecret(authSecret);
-        }
-        return ApproxTransportConfig.builder()
-                .atp(atp.build())
-                .control(ctl.build())
-                .dataPlane(dataPlane)
-                .tcpSendPolicy(tcpSendPolicy)
-                .udpProbeTimeout(Duration.ofMillis(udpProbeTimeoutMs))
-                .serveThreads(serveThreads)
-                .startBeforeAccept(startBeforeAccept)
-                .reportTimeout(Duration.ofMillis(Math.max(10_000, fetchTimeoutMs)))
-                .build();
+        Duration request = Duration.ofMillis(Math.max(10_000, fetchTimeoutMs));
+        return transport.toConfig(
+                new TransportOptions.Context()
+                        .defaultHost(host)
+                        .requestTimeout(request)
+                        .reportTimeout(request));
+    }
+
+    /** The transport options ({@code spark.approx.dataPlane}, {@code lineRateBps}, ...). */
+    public TransportOptions transport() {
+        return transport;
     }
 
     public boolean enabled() {
         return enabled;
-    }
-
-    /** The data plane between executors ({@code spark.approx.dataPlane}). */
-    public DataPlaneMode dataPlane() {
-        return dataPlane;
     }
 
     /** Default of {@link ApproxQuery#exactPartials(boolean)}. */
@@ -535,9 +327,5 @@ public final class ApproxConf implements Serializable {
 
     public long fetchTimeoutMs() {
         return fetchTimeoutMs;
-    }
-
-    public double faultDropOutgoing() {
-        return faultDropOutgoing;
     }
 }

@@ -83,7 +83,7 @@ final class ExecutorTransport {
                         + " port {} (0: no ATP engine)",
                 own.executorId(),
                 ctl,
-                conf.dataPlane().label(),
+                conf.transport().dataPlane().label(),
                 transport.dataPort());
     }
 

@@ -64,6 +64,36 @@ class ApproxConfTest {
         assertBad("spark.approx.udpProbeTimeoutMs", "2s", "an integer in [0, 60000]");
     }
 
+    @Test
+    void everyTransportKeyOfApproxCoreIsASparkKeyAndTheRestAreStillRefused() {
+        ApproxTransportConfig t =
+                transport(
+                        Map.of(
+                                "spark.approx.lineRateBps", "1000000000",
+                                "spark.approx.dscp", "10,12,14,18,20,22,26,28",
+                                "spark.approx.receiveWindowBytes", "1048576",
+                                "spark.approx.maxPushedJobs", "3",
+                                "spark.approx.fetchTimeoutMs", "20000"));
+        assertEquals(1_000_000_000L, t.atp().lineRateBps());
+        assertEquals(28, t.atp().dscpByClass()[7]);
+        assertEquals(1L << 20, t.atp().recvBufferBytes());
+        assertEquals(3, t.maxPushedJobs());
+        // Spark's own glue: a pull's requests and report wait as long as the pull may take
+        assertEquals(Duration.ofSeconds(20), t.control().requestTimeout());
+        assertEquals(Duration.ofSeconds(20), t.reportTimeout());
+        IllegalArgumentException e =
+                assertThrows(
+                        IllegalArgumentException.class,
+                        () -> ApproxConf.parse(Map.of("spark.approx.lineRate", "1")));
+        assertTrue(e.getMessage().contains("[spark.approx.lineRate]"), e.getMessage());
+        assertTrue(e.getMessage().contains("lineRateBps"), e.getMessage());
+        assertTrue(e.getMessage().contains("confidence"), e.getMessage());
+        // another framework's spelling is not a Spark key
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> ApproxConf.parse(Map.of("spark.approx.udpProbeTimeout", "2 s")));
+    }
+
     private static void assertBad(String key, String value, String expected) {
         IllegalArgumentException e =
                 assertThrows(

@@ -10,6 +10,7 @@ import io.netapprox.core.transport.ApproxTransportConfig;
 import io.netapprox.core.transport.DataPlaneMetrics;
 import io.netapprox.core.transport.OutgoingTransfer;
 import io.netapprox.core.transport.TransportException;
+import io.netapprox.core.transport.TransportOptions;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -119,22 +120,27 @@ public final class KafkaRelay implements AutoCloseable {
             throw new IllegalArgumentException(
                     "relay listen host " + config.listenHost() + " does not resolve", e);
         }
+        // the transport options (approx-core's one translation), then what the relay's own
+        // settings say: where it listens, its secret, data plane, send policy and threads
+        ApproxTransportConfig base =
+                config.transport()
+                        .toConfig(
+                                new TransportOptions.Context()
+                                        .defaultHost(host.getHostAddress())
+                                        .endpointId("netapprox-kafka-relay-" + config.brokerId())
+                                        .defaultSecret(config.secret()));
         AtpConfig atp =
-                config.atp().toBuilder()
-                        .bindAddress(host.getHostAddress())
-                        .bindPort(config.dataPort())
-                        .build();
-        ControlConfig control =
-                ControlConfig.builder()
-                        .bindAddress(host)
-                        .port(config.listenPort())
-                        .authSecret(config.secret())
-                        .endpointId("netapprox-kafka-relay-" + config.brokerId())
-                        .build();
+                (config.atp() != null ? config.atp() : base.atp())
+                        .toBuilder()
+                                .bindAddress(host.getHostAddress())
+                                .bindPort(config.dataPort())
+                                .build();
+        ControlConfig control = base.control().toBuilder().port(config.listenPort()).build();
         this.transport =
                 ApproxTransport.start(
-                        ApproxTransportConfig.builder()
+                        base.toBuilder()
                                 .atp(atp)
+                                .maxPeers(atp.maxSessions())
                                 .control(control)
                                 .dataPlane(config.dataPlane())
                                 .tcpSendPolicy(config.tcpSendPolicy())
@@ -190,6 +196,11 @@ public final class KafkaRelay implements AutoCloseable {
      * The ATP engine's counters (datagrams, drops, sessions, jobs), or null when the relay runs no
      * ATP engine ({@code --data-plane tcp}, or {@code auto} where the native library cannot load).
      */
+    /** The configuration the relay's transport runs with (tests). */
+    ApproxTransportConfig transportConfig() {
+        return transport.config();
+    }
+
     public AtpStats engineStats() {
         return transport.endpoint() != null ? transport.endpoint().stats() : null;
     }

@@ -1,7 +1,7 @@
 package io.netapprox.kafka.relay;
 
-import io.netapprox.core.transport.ApproxTransportConfig;
-import io.netapprox.core.transport.DataPlaneMode;
+import io.netapprox.core.transport.TransportOptions;
+import io.netapprox.core.transport.TransportOptions.Style;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,8 +17,7 @@ public final class RelayClient implements RelayLink {
     private final byte[] secret;
     private final long pullWaitMs;
     private final TokenDelegation delegation;
-    private final DataPlaneMode dataPlane;
-    private final Duration udpProbeTimeout;
+    private final TransportOptions options;
     private final List<RemoteStream> streams = new ArrayList<>();
     private SharedClientEndpoint.Lease endpoint;
     private boolean closed;
@@ -36,29 +35,19 @@ public final class RelayClient implements RelayLink {
      *     with this client), or null: none
      */
     public RelayClient(byte[] secret, long pullWaitMs, TokenDelegation delegation) {
-        this(
-                secret,
-                pullWaitMs,
-                delegation,
-                DataPlaneMode.AUTO,
-                ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT);
+        this(secret, pullWaitMs, delegation, TransportOptions.defaults(Style.KAFKA));
     }
 
     /**
-     * @param dataPlane the data plane of the consumer's relay connections
-     * @param udpProbeTimeout how long {@code auto} waits for a relay's answer over UDP
+     * @param options the consumer's transport options (data plane, UDP probe timeout, DSCP, line
+     *     rate, ...: {@code approx.*} keys of approx-core's {@link TransportOptions})
      */
     public RelayClient(
-            byte[] secret,
-            long pullWaitMs,
-            TokenDelegation delegation,
-            DataPlaneMode dataPlane,
-            Duration udpProbeTimeout) {
+            byte[] secret, long pullWaitMs, TokenDelegation delegation, TransportOptions options) {
         this.secret = secret == null ? null : secret.clone();
         this.pullWaitMs = pullWaitMs;
         this.delegation = delegation;
-        this.dataPlane = Objects.requireNonNull(dataPlane, "dataPlane");
-        this.udpProbeTimeout = Objects.requireNonNull(udpProbeTimeout, "udpProbeTimeout");
+        this.options = Objects.requireNonNull(options, "options");
     }
 
     @Override
@@ -70,10 +59,7 @@ public final class RelayClient implements RelayLink {
         if (endpoint == null) {
             endpoint =
                     SharedClientEndpoint.acquire(
-                            secret,
-                            Duration.ofMillis(pullWaitMs + 30_000),
-                            dataPlane,
-                            udpProbeTimeout);
+                            secret, Duration.ofMillis(pullWaitMs + 30_000), options);
         }
         streams.removeIf(
                 old -> {

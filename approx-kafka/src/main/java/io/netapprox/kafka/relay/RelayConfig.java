@@ -1,13 +1,16 @@
 package io.netapprox.kafka.relay;
 
 import io.netapprox.core.engine.AtpConfig;
-import io.netapprox.core.transport.ApproxTransportConfig;
 import io.netapprox.core.transport.DataPlaneMode;
 import io.netapprox.core.transport.TcpSendPolicy;
+import io.netapprox.core.transport.TransportOptions;
+import io.netapprox.core.transport.TransportOptions.Style;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.common.config.SaslConfigs;
 
@@ -61,6 +64,7 @@ public final class RelayConfig {
     private final int readThreads;
     private final Map<String, Object> consumerOverrides;
     private final AtpConfig atp;
+    private final TransportOptions transport;
     private final DataPlaneMode dataPlane;
     private final TcpSendPolicy tcpSendPolicy;
     private final Authorization authorization;
@@ -82,6 +86,7 @@ public final class RelayConfig {
         this.readThreads = b.readThreads;
         this.consumerOverrides = Map.copyOf(b.consumerOverrides);
         this.atp = b.atp;
+        this.transport = b.transport;
         this.dataPlane = b.dataPlane;
         this.tcpSendPolicy = b.tcpSendPolicy;
         this.authorization = b.authorization;
@@ -175,9 +180,57 @@ public final class RelayConfig {
         return consumerOverrides;
     }
 
-    /** The engine settings the relay starts from (bind address and port are set from listen). */
+    /**
+     * The engine settings set with {@link Builder#atp} (bind address and port are set from listen),
+     * or null: the engine is configured by {@link #transport()}.
+     */
     public AtpConfig atp() {
         return atp;
+    }
+
+    /**
+     * The relay's transport options ({@code --transport approx.dscp=...}; approx-core's {@link
+     * TransportOptions} in Kafka's naming), only those of {@link #RELAY_TRANSPORT_OPTIONS}: the
+     * relay's own settings own the others.
+     */
+    public TransportOptions transport() {
+        return transport;
+    }
+
+    /**
+     * The transport options a relay takes from {@code --transport}: those acting on a process that
+     * serves and never connects out. The others are the relay's own options ({@code --listen},
+     * {@code --data-plane}, {@code --tcp-send-policy}, {@code --serve-threads}, {@code
+     * --secret-file}) or only act on the connecting side (the consumer's).
+     */
+    public static final Set<TransportOptions.Option> RELAY_TRANSPORT_OPTIONS =
+            Set.of(
+                    TransportOptions.LINE_RATE_BPS,
+                    TransportOptions.MODE,
+                    TransportOptions.DSCP,
+                    TransportOptions.PEER_DEATH_TIMEOUT,
+                    TransportOptions.RECEIVE_WINDOW,
+                    TransportOptions.START_BEFORE_ACCEPT,
+                    TransportOptions.FAULT_DROP_OUTGOING,
+                    TransportOptions.FAULT_SEED);
+
+    private static String owner(TransportOptions.Option o) {
+        if (o == TransportOptions.BIND_ADDRESS || o == TransportOptions.CONTROL_PORT) {
+            return "--listen";
+        }
+        if (o == TransportOptions.DATA_PLANE) {
+            return "--data-plane";
+        }
+        if (o == TransportOptions.TCP_SEND_POLICY) {
+            return "--tcp-send-policy";
+        }
+        if (o == TransportOptions.SERVE_THREADS) {
+            return "--serve-threads";
+        }
+        if (o == TransportOptions.AUTH_SECRET) {
+            return "--secret-file";
+        }
+        return null;
     }
 
     /**
@@ -273,6 +326,8 @@ public final class RelayConfig {
                 + dataPlane.label()
                 + ", tcpSendPolicy="
                 + tcpSendPolicy.label()
+                + ", transport="
+                + transport.canonical()
                 + ", auth="
                 + (secret != null)
                 + ", maxSegmentBytes="
@@ -308,7 +363,8 @@ public final class RelayConfig {
         private int serveThreads = DEFAULT_SERVE_THREADS;
         private int readThreads = DEFAULT_READ_THREADS;
         private final Map<String, Object> consumerOverrides = new HashMap<>();
-        private AtpConfig atp = ApproxTransportConfig.defaultAtp().build();
+        private AtpConfig atp;
+        private TransportOptions transport = TransportOptions.defaults(Style.KAFKA);
         private DataPlaneMode dataPlane = DataPlaneMode.AUTO;
         private TcpSendPolicy tcpSendPolicy = TcpSendPolicy.EARLY_SEND;
         private Authorization authorization = Authorization.KAFKA;
@@ -400,9 +456,21 @@ public final class RelayConfig {
             return this;
         }
 
-        /** Engine settings (e.g. line rate, fault injection in tests); default: the defaults. */
+        /**
+         * Engine settings (e.g. fault injection in tests) instead of those of {@link #transport};
+         * default: {@link #transport}'s.
+         */
         public Builder atp(AtpConfig c) {
             this.atp = Objects.requireNonNull(c, "atp");
+            return this;
+        }
+
+        /**
+         * Transport options (Kafka naming, e.g. {@code approx.dscp}); only those of {@link
+         * #RELAY_TRANSPORT_OPTIONS} may be set (build() names the option that owns another).
+         */
+        public Builder transport(TransportOptions options) {
+            this.transport = Objects.requireNonNull(options, "transport");
             return this;
         }
 
@@ -491,6 +559,26 @@ public final class RelayConfig {
             }
             if (authorization == Authorization.KAFKA) {
                 checkDelegationSettings(consumerOverrides);
+            }
+            if (transport.style() != Style.KAFKA) {
+                throw new IllegalArgumentException(
+                        "relay transport options must be in Kafka's naming (approx.dscp, ...)");
+            }
+            for (TransportOptions.Option o : TransportOptions.ALL) {
+                if (transport.isSet(o) && !RELAY_TRANSPORT_OPTIONS.contains(o)) {
+                    String own = owner(o);
+                    throw new IllegalArgumentException(
+                            "relay transport option "
+                                    + Style.KAFKA.key(o)
+                                    + (own != null
+                                            ? " is the relay's " + own
+                                            : " acts on the connecting side (the consumer's)")
+                                    + "; a relay takes "
+                                    + RELAY_TRANSPORT_OPTIONS.stream()
+                                            .map(Style.KAFKA::key)
+                                            .sorted()
+                                            .collect(Collectors.joining(", ")));
+                }
             }
             return new RelayConfig(this, host, port);
         }

@@ -2,6 +2,8 @@ package io.netapprox.kafka.relay;
 
 import io.netapprox.core.transport.DataPlaneMode;
 import io.netapprox.core.transport.TcpSendPolicy;
+import io.netapprox.core.transport.TransportOptions;
+import io.netapprox.core.transport.TransportOptions.Style;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -87,6 +89,16 @@ public final class RelayMain implements Callable<Integer> {
                             + " consumer has every stratum's target) or sampleSend (only the targets)."
                             + " Default: ${DEFAULT-VALUE}")
     String tcpSendPolicy;
+
+    @Option(
+            names = "--transport",
+            paramLabel = "KEY=VALUE",
+            description =
+                    "a transport option in the consumers' naming (repeatable): approx.dscp,"
+                            + " approx.line.rate.bps, approx.mode, approx.peer.death.timeout.ms,"
+                            + " approx.receive.window.bytes, approx.start.before.accept,"
+                            + " approx.fault.drop.outgoing, approx.fault.seed (docs/kafka.md)")
+    Map<String, String> transport;
 
     @Option(
             names = "--secret-file",
@@ -231,6 +243,18 @@ public final class RelayMain implements Callable<Integer> {
                         .tcpSendPolicy(
                                 option("--tcp-send-policy", tcpSendPolicy, TcpSendPolicy::parse))
                         .authorization(authorization(authorization));
+        if (transport != null) {
+            for (String k : transport.keySet()) {
+                if (!TransportOptions.isKey(Style.KAFKA, k)) {
+                    throw new IllegalArgumentException(
+                            "--transport "
+                                    + k
+                                    + ": not a transport option (e.g. approx.dscp,"
+                                    + " approx.line.rate.bps)");
+                }
+            }
+            b.transport(TransportOptions.parse(Style.KAFKA, transport));
+        }
         if (maxStreamsPerClient != null) {
             b.maxStreamsPerClient(maxStreamsPerClient);
         }

@@ -1,22 +1,23 @@
 package io.netapprox.kafka.relay;
 
-import io.netapprox.core.control.ControlConfig;
 import io.netapprox.core.transport.ApproxTransport;
-import io.netapprox.core.transport.ApproxTransportConfig;
-import io.netapprox.core.transport.DataPlaneMode;
+import io.netapprox.core.transport.TransportOptions;
+import io.netapprox.core.transport.TransportOptions.Style;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * One client-only {@link ApproxTransport} (ATP engine + control client) per JVM and setting, shared
  * by every approximate consumer of the JVM: many consumers (a Flink TaskManager's source readers, a
  * Streams instance's threads) cost one UDP socket and one engine thread, not one each.
  * Reference-counted: the first {@link #acquire} starts it, the last {@link Lease#close} closes it.
- * Consumers with a different secret, request timeout or data plane get their own (a transport has
- * one of each); each consumer's relay connections stay its own (one control connection and ATP
- * session per consumer and relay), so closing one consumer never touches another's streams.
+ * Consumers with a different secret, request timeout or transport options (data plane, DSCP, line
+ * rate, ...) get their own (a transport has one of each); each consumer's relay connections stay
+ * its own (one control connection and ATP session per consumer and relay), so closing one consumer
+ * never touches another's streams.
  */
 public final class SharedClientEndpoint {
     private static final Map<Key, Shared> SHARED = new HashMap<>();
@@ -24,11 +25,7 @@ public final class SharedClientEndpoint {
     private SharedClientEndpoint() {}
 
     /** What makes two consumers' transports interchangeable. */
-    private record Key(
-            String secret,
-            long requestTimeoutMs,
-            DataPlaneMode dataPlane,
-            Duration udpProbeTimeout) {}
+    private record Key(String secret, long requestTimeoutMs, TransportOptions options) {}
 
     private static final class Shared {
         final ApproxTransport transport;
@@ -79,25 +76,19 @@ public final class SharedClientEndpoint {
      * request timeout, started if none is open.
      */
     public static Lease acquire(byte[] secret, Duration requestTimeout) {
-        return acquire(
-                secret,
-                requestTimeout,
-                DataPlaneMode.AUTO,
-                ApproxTransportConfig.DEFAULT_UDP_PROBE_TIMEOUT);
+        return acquire(secret, requestTimeout, TransportOptions.defaults(Style.KAFKA));
     }
 
-    /** {@link #acquire(byte[], Duration)} on the given data plane. */
-    public static Lease acquire(
-            byte[] secret,
-            Duration requestTimeout,
-            DataPlaneMode dataPlane,
-            Duration udpProbeTimeout) {
+    /**
+     * {@link #acquire(byte[], Duration)} with the consumer's transport options ({@code
+     * approx.data.plane}, {@code approx.dscp}, ...).
+     */
+    public static Lease acquire(byte[] secret, Duration requestTimeout, TransportOptions options) {
         Key key =
                 new Key(
                         secret == null ? null : Arrays.toString(secret),
                         requestTimeout.toMillis(),
-                        dataPlane,
-                        udpProbeTimeout);
+                        Objects.requireNonNull(options, "options"));
         synchronized (SHARED) {
             Shared s = SHARED.get(key);
             if (s == null || !s.transport.isOpen()) {
@@ -124,22 +115,13 @@ public final class SharedClientEndpoint {
     }
 
     private static ApproxTransport start(Key key, byte[] secret, Duration requestTimeout) {
+        // a consumer only requests: no server, its serving-side options are the relay's
         return ApproxTransport.start(
-                ApproxTransportConfig.builder()
-                        .atp(
-                                ApproxTransportConfig.defaultAtp()
-                                        .bindAddress("0.0.0.0")
-                                        .bindPort(0)
-                                        .build())
-                        .control(
-                                ControlConfig.builder()
-                                        .authSecret(secret)
+                key.options()
+                        .toConfig(
+                                new TransportOptions.Context()
+                                        .serverEnabled(false)
                                         .requestTimeout(requestTimeout)
-                                        .build())
-                        // a consumer only receives: the TCP send policy is the relay's
-                        .dataPlane(key.dataPlane())
-                        .udpProbeTimeout(key.udpProbeTimeout())
-                        .serverEnabled(false)
-                        .build());
+                                        .defaultSecret(secret)));
     }
 }

@@ -1,6 +1,7 @@
 package io.netapprox.kafka.relay;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -120,6 +121,36 @@ class RelayMainTest {
         String[] r = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, r, a.length, b.length);
         return r;
+    }
+
+    @Test
+    void transportOptionsReachTheRelaysTransportAndTheRelaysOwnStayItsOwn() throws Exception {
+        String[] none = {"--bootstrap", "127.0.0.1:9", "--no-auth", "--authorization", "none"};
+        RelayMain m = new RelayMain();
+        RelayMain.commandLine(m)
+                .parseArgs(
+                        concat(
+                                none,
+                                "--transport",
+                                "approx.dscp=8,10,12,14,16,18,20,22",
+                                "--transport",
+                                "approx.line.rate.bps=2000000000",
+                                "--transport",
+                                "approx.start.before.accept=false"));
+        RelayConfig c = m.config();
+        assertEquals(2_000_000_000L, c.transport().lineRateBps());
+        assertEquals(22, c.transport().dscp()[7]);
+        assertFalse(c.transport().startBeforeAccept());
+        assertTrue(c.toString().contains("approx.line.rate.bps=2000000000"), c.toString());
+        // a bad value names the key; the relay's own settings and the consumer's are refused
+        assertEquals(2, run(concat(none, "--transport", "approx.dscp=1,2")));
+        assertTrue(lastErr.contains("approx.dscp=1,2"), lastErr);
+        assertEquals(2, run(concat(none, "--transport", "approx.data.plane=tcp")));
+        assertTrue(lastErr.contains("--data-plane"), lastErr);
+        assertEquals(2, run(concat(none, "--transport", "approx.udp.probe.timeout.ms=0")));
+        assertTrue(lastErr.contains("consumer"), lastErr);
+        assertEquals(2, run(concat(none, "--transport", "approx.dscpp=1")));
+        assertTrue(lastErr.contains("approx.dscpp"), lastErr);
     }
 
     @Test
