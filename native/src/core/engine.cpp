@@ -1,7 +1,8 @@
-// The engine: sessions, packet building and parsing, the dispatch of each datagram to its job, timers, and the
-// public API. The protocol's parts live in their own units: recovery (packet log, loss detection, RTT),
-// rate_control + rate_law (epochs, TLR, the rate law), send_job (retransmission criterion, MRDF scheduling),
-// recv_job (reassembly, in-order delivery, completion).
+// The engine: sessions, the dispatch of each datagram to its job, what sending a packet means for the session,
+// timers, and the public API. The protocol's parts live in their own units: recovery (packet log, loss detection,
+// RTT), rate_control + rate_law (epochs, TLR, the rate law), send_job (retransmission criterion, MRDF scheduling
+// within a job), recv_job (reassembly, in-order delivery, completion), scheduler (which session and job sends next
+// across sessions, and in which class), packet_builder (the bytes of every packet: header, tag and bodies).
 #include "core/engine.hpp"
 
 #include <algorithm>
@@ -11,7 +12,9 @@
 #include <unordered_map>
 
 #include "core/crypto.hpp"
+#include "core/packet_builder.hpp"
 #include "core/ring.hpp"
+#include "core/scheduler.hpp"
 #include "core/session.hpp"
 
 namespace netapprox::atp {
@@ -128,9 +131,7 @@ struct Engine::Impl {
         use_aes(c.prefer_aes_gcm && crypto::aes_available()) {}
 
   // Every session's payload budget per packet: the datagram minus the header, tag and the data header.
-  uint32_t seg_size() const {
-    return cfg.max_datagram - static_cast<uint32_t>(wire::kOverheadBytes + wire::kDataHeaderBytes);
-  }
+  uint32_t seg_size() const { return packet::segment_room(cfg.max_datagram); }
   double r_max() const { return double(cfg.line_rate_bps) / 8.0; }
   // A job's first window goes right behind its ANNOUNCE, before the receiver confirmed it: one bandwidth-delay
   // product at the line rate (the session's RTT, or initial_rtt before a sample), at most kMaxFirstWindow and the
@@ -289,20 +290,12 @@ struct Engine::Impl {
     push_event(std::move(ev), true);
     if (tell_sender) {
       // The per-group counts ride along when they fit one datagram, so the sender's report can use them.
-      const size_t room = (cfg.max_datagram - wire::kOverheadBytes - 20) / 4;
-      const size_t n = j.ready() && j.groups.size() <= room ? j.groups.size() : 0;
-      std::vector<uint8_t> body(wire::kDoneFixedBytes + (n ? 4 + 4 * n : 0));
-      wire::Writer w(body.data(), body.size());
-      w.u32(id);
-      w.u32(static_cast<uint32_t>(static_cast<int32_t>(status)));
-      w.u32(j.delivered);
-      w.u32(j.lost);
-      w.u32(0);  // attempt: set at each transmission
-      if (n) {
-        w.u32(static_cast<uint32_t>(n));
-        for (const auto& g : j.groups) w.u32(g.delivered);
+      std::vector<uint32_t> group_delivered;
+      if (j.ready() && j.groups.size() <= packet::done_groups_room(cfg.max_datagram)) {
+        group_delivered.reserve(j.groups.size());
+        for (const auto& g : j.groups) group_delivered.push_back(g.delivered);
       }
-      queue_control(s, PacketType::kDone, id, std::move(body));
+      queue_control(s, PacketType::kDone, id, packet::done_body(id, status, j.delivered, j.lost, group_delivered));
       s.ack_now = true;  // acknowledge the last data before the DONE goes out
     }
     s.recv_jobs.erase(it);
@@ -346,10 +339,8 @@ struct Engine::Impl {
 
   // Seals a CLOSE carrying `status` with the session's key; call before the session is erased.
   void queue_farewell(Session& s, Status status) {
-    std::vector<uint8_t> bytes(wire::kHeaderBytes + 4 + wire::kTagBytes);
-    wire::Writer w(bytes.data() + wire::kHeaderBytes, 4);
-    w.u32(static_cast<uint32_t>(static_cast<int32_t>(status)));
-    bytes.resize(seal(s, bytes.data(), PacketType::kClose, 4));
+    std::vector<uint8_t> bytes =
+        packet::close_packet(status, s.key, s.initiator, s.id, s.recovery.next_pn(), flags_of(s, PacketType::kClose));
     s.recovery.skip_pn();
     if (farewells.size() >= kMaxFarewells) {
       farewells.pop_front();
@@ -482,17 +473,16 @@ struct Engine::Impl {
 
   // ------------------------------------------------------------------ packet building
 
-  size_t seal(Session& s, uint8_t* buf, PacketType type, size_t body_len) {
-    const uint64_t pn = s.recovery.next_pn();
+  // The bytes come from packet_builder; what sending them means for the session (packet log, pacing, the job's
+  // counters) is decided here.
+
+  uint8_t flags_of(const Session& s, PacketType type) const {
     const bool header_only = !cfg.payload_auth && type == PacketType::kData;
-    const uint8_t flags = static_cast<uint8_t>(
-        (use_aes && s.peer_aes_capable ? wire::kFlagAesGcm : 0) | (use_aes ? wire::kFlagAesCapable : 0) |
-        (header_only ? wire::kFlagHeaderOnlyAuth : 0) | (cfg.coalesce_messages ? wire::kFlagBundles : 0));
-    wire::write_header(buf, type, s.initiator, s.id, pn, flags);
-    wire::set_body_len(buf, static_cast<uint16_t>(body_len));
-    const size_t covered = wire::kHeaderBytes + (header_only ? wire::kDataHeaderBytes : body_len);
-    crypto::seal(s.key, s.initiator, pn, buf, covered, buf + wire::kHeaderBytes + body_len);
-    return wire::kHeaderBytes + body_len + wire::kTagBytes;
+    return packet::header_flags(use_aes, s.peer_aes_capable, header_only, cfg.coalesce_messages);
+  }
+
+  size_t seal(Session& s, uint8_t* buf, PacketType type, size_t body_len) {
+    return packet::seal(buf, type, s.key, s.initiator, s.id, s.recovery.next_pn(), flags_of(s, type), body_len);
   }
 
   void record_sent(Session& s, SentPacket& p, TimeNs now) {
@@ -501,29 +491,16 @@ struct Engine::Impl {
   }
 
   size_t build_ack(Session& s, uint8_t* buf, TimeNs now) {
-    uint8_t* body = buf + wire::kHeaderBytes;
-    const size_t room = cfg.max_datagram - wire::kOverheadBytes;
-    const size_t max_ranges = std::min(wire::kMaxAckRanges, 1 + (room - wire::kAckFixedBytes) / 8);
-    auto ranges = s.received.ranges(max_ranges);
-    wire::Writer w(body, room);
-    const TimeNs delay =
-        s.ack_deadline != kNever && now + cfg.ack_delay > s.ack_deadline ? now - (s.ack_deadline - cfg.ack_delay) : 0;
+    const auto ranges = s.received.ranges(packet::max_ack_ranges(cfg.max_datagram));
     const uint64_t window = s.recv.free();
-    w.u64(s.received.largest());
-    w.u32(static_cast<uint32_t>(std::min<TimeNs>(delay / 1000, UINT32_MAX)));
-    w.u16(static_cast<uint16_t>(ranges.size()));
-    w.u16(0);
-    w.u64(window);
-    w.u32(static_cast<uint32_t>(ranges[0].high - ranges[0].low));
-    for (size_t i = 1; i < ranges.size(); ++i) {
-      w.u32(static_cast<uint32_t>(ranges[i - 1].low - ranges[i].high - 2));
-      w.u32(static_cast<uint32_t>(ranges[i].high - ranges[i].low));
-    }
+    const size_t body_len =
+        packet::write_ack(buf + wire::kHeaderBytes, cfg.max_datagram - wire::kOverheadBytes, s.received.largest(),
+                          packet::ack_delay(now, s.ack_deadline, cfg.ack_delay), window, ranges);
     s.ack_now = false;
     s.ack_deadline = kNever;
     s.unacked_eliciting = 0;
     s.last_advertised_window = window;
-    const size_t len = seal(s, buf, PacketType::kAck, w.size());
+    const size_t len = seal(s, buf, PacketType::kAck, body_len);
     SentPacket p;
     p.kind = SentPacket::Kind::kAck;
     p.state = SentPacket::State::kAcked;
@@ -531,7 +508,7 @@ struct Engine::Impl {
     return len;
   }
 
-  size_t abandons_per_frame() const { return (cfg.max_datagram - wire::kOverheadBytes - wire::kListFixedBytes) / 4; }
+  size_t abandons_per_frame() const { return packet::abandons_per_frame(cfg.max_datagram); }
 
   // Turns pending abandon notices into control frames.
   void flush_abandons(Session& s, SendJob& j) {
@@ -539,13 +516,7 @@ struct Engine::Impl {
     const std::vector<MessageId> ids = j.take_abandons();
     for (size_t i = 0; i < ids.size();) {
       const size_t n = std::min(per, ids.size() - i);
-      std::vector<uint8_t> body(wire::kListFixedBytes + 4 * n);
-      wire::Writer w(body.data(), body.size());
-      w.u32(j.id);
-      w.u16(static_cast<uint16_t>(n));
-      w.u16(0);
-      for (size_t k = 0; k < n; ++k) w.u32(ids[i + k]);
-      queue_control(s, PacketType::kAbandon, j.id, std::move(body));
+      queue_control(s, PacketType::kAbandon, j.id, packet::abandon_body(j.id, ids.data() + i, n));
       i += n;
     }
   }
@@ -572,24 +543,12 @@ struct Engine::Impl {
 
   TimeNs data_time(const SendJob& j) const { return std::max(j.rate.next_send(), global_next_send); }
 
-  // DATA: exact groups in class 0, approximate ones in the job's class (no_priority_dscp when the mode has no
-  // slack priority; class 0 for a needy job, RateController::end_epoch). Everything else - ACKs, control frames,
-  // probes, CLOSE - always in class 0 (the exact queue, with most of the buffer): a job's start and end must not wait
-  // behind its own congested data class.
-  // A job with a deadline (JobSpec::deadline) sends the messages beyond its planned sample in the lowest class:
-  // extra data goes only where the path is free (docs/protocol.md section 11, "deadlines").
+  // The class of a DATA packet (scheduler::data_dscp; class 0 for a needy job, RateController::end_epoch) and of
+  // everything else (scheduler::control_dscp).
   uint8_t data_dscp(const SendJob& j, bool exact, bool extra = false) const {
-    if (!flags.slack_priority) return cfg.no_priority_dscp;
-    if (extra && !exact) return cfg.dscp_by_class[kNumPriorityClasses - 1];
-    return cfg.dscp_by_class[exact ? 0 : j.rate.priority_class()];
+    return scheduler::data_dscp(cfg, flags.slack_priority, j.rate.priority_class(), exact, extra);
   }
-  uint8_t control_dscp() const { return cfg.dscp_by_class[0]; }
-
-  // Payload room of a DATA bundle, and the largest message worth bundling (at least two fit).
-  uint32_t bundle_room() const {
-    return cfg.max_datagram - static_cast<uint32_t>(wire::kOverheadBytes + wire::kBundleFixedBytes);
-  }
-  uint32_t max_bundled_message() const { return static_cast<uint32_t>(bundle_room() / 2 - wire::kBundleEntryBytes); }
+  uint8_t control_dscp() const { return scheduler::control_dscp(cfg); }
 
   // Pacing: the job at its rate R, the host at the line rate (the datagram and its wire overhead); a short burst
   // allowance lets drivers batch.
@@ -603,39 +562,26 @@ struct Engine::Impl {
   // Several whole small messages of one job, in send order, of one class (exact or not: one DSCP), in one
   // datagram. Each keeps its own fate (for_each_segment): acknowledged, given up or retransmitted per message.
   size_t build_bundle(Session& s, SendJob& j, bool exact, bool extra, uint8_t* buf, TimeNs now, uint8_t* dscp) {
-    uint8_t* body = buf + wire::kHeaderBytes;
-    wire::Writer w(body, cfg.max_datagram - wire::kOverheadBytes);
-    w.u32(j.id);
-    w.u16(0);  // count, set below
-    w.u16(0);
+    packet::BundleWriter w(buf + wire::kHeaderBytes, cfg.max_datagram, j.id);
     SentPacket p;
     p.kind = SentPacket::Kind::kData;
     p.job = j.id;
     p.bundled = s.recovery.take_bundle_list();
-    uint16_t count = 0;
     bool next_exact = exact, next_extra = extra;
-    const uint32_t room = bundle_room();
     SegmentToSend seg;
-    while (count < UINT16_MAX && j.may_send_data()) {
-      const size_t used = w.size() - wire::kBundleFixedBytes;
-      if (used + wire::kBundleEntryBytes + 1 > room) break;
-      const uint32_t fits =
-          std::min<uint32_t>(max_bundled_message(), room - static_cast<uint32_t>(used + wire::kBundleEntryBytes));
-      if (!j.next_is_whole_message(fits, &next_exact, &next_extra) || next_exact != exact || next_extra != extra) break;
+    while (w.count() < UINT16_MAX && j.may_send_data()) {
+      if (!w.has_room()) break;
+      if (!j.next_is_whole_message(w.fits(), &next_exact, &next_extra) || next_exact != exact || next_extra != extra)
+        break;
       if (!j.take_next_segment(&seg)) break;
-      w.u32(seg.msg);
-      w.u16(static_cast<uint16_t>(seg.len));
-      w.bytes(seg.payload, seg.len);
+      w.add(seg.msg, seg.payload, static_cast<uint16_t>(seg.len));
       p.bundled.push_back(seg.msg);
       p.bytes += seg.len;
       p.retransmission = p.retransmission || seg.retransmission;
-      ++count;
     }
-    if (count == 0) return 0;
+    if (w.count() == 0) return 0;
     if (p.retransmission) j.retransmitted++;  // packets, as for DATA
-    body[4] = static_cast<uint8_t>(count >> 8);
-    body[5] = static_cast<uint8_t>(count);
-    const size_t total = seal(s, buf, PacketType::kDataBundle, w.size());
+    const size_t total = seal(s, buf, PacketType::kDataBundle, w.finish());
     *dscp = data_dscp(j, exact, extra);
     p.dscp = *dscp;
     p.size = static_cast<uint32_t>(total);
@@ -649,20 +595,14 @@ struct Engine::Impl {
 
   size_t build_data(Session& s, SendJob& j, uint8_t* buf, TimeNs now, uint8_t* dscp) {
     bool exact = false, extra = false;
-    if (cfg.coalesce_messages && s.peer_bundles && j.next_is_whole_message(max_bundled_message(), &exact, &extra))
+    if (cfg.coalesce_messages && s.peer_bundles &&
+        j.next_is_whole_message(packet::max_bundled_message(cfg.max_datagram), &exact, &extra))
       return build_bundle(s, j, exact, extra, buf, now, dscp);
     SegmentToSend seg;
     if (!j.take_next_segment(&seg)) return 0;
-    uint8_t* body = buf + wire::kHeaderBytes;
-    wire::Writer w(body, cfg.max_datagram - wire::kOverheadBytes);
-    w.u32(j.id);
-    w.u32(seg.msg);
-    w.u32(seg.msg_len);
-    w.u32(seg.offset);
-    w.u16(seg.seg_size);
-    w.u16(0);
-    w.bytes(seg.payload, seg.len);
-    const size_t total = seal(s, buf, PacketType::kData, w.size());
+    const size_t body_len =
+        packet::write_data(buf + wire::kHeaderBytes, cfg.max_datagram - wire::kOverheadBytes, j.id, seg);
+    const size_t total = seal(s, buf, PacketType::kData, body_len);
     *dscp = data_dscp(j, seg.exact, seg.extra);
     j.last_data_sent = now;
     SentPacket p;
@@ -684,10 +624,7 @@ struct Engine::Impl {
 
   size_t build_control(Session& s, ControlFrame& f, uint8_t* buf, TimeNs now) {
     f.sends++;
-    if (f.type == PacketType::kDone) {  // the DONE says which transmission it is
-      wire::Writer attempt(f.body.data() + 16, 4);
-      attempt.u32(f.sends);
-    }
+    if (f.type == PacketType::kDone) packet::set_done_attempt(&f.body, f.sends);  // which transmission it is
     if (f.type == PacketType::kAnnounce || f.type == PacketType::kUpdate) {
       auto it = s.send_jobs.find(f.job);
       if (it != s.send_jobs.end()) {
@@ -723,73 +660,36 @@ struct Engine::Impl {
 
   // ------------------------------------------------------------------ MRDF across sessions
   //
-  // The host pacer (global_next_send) is shared by every session. With one session per job (the lab's agents, the
-  // JNI layer's per-shuffle sessions) round-robin over sessions shares the line rate equally, like TCP flows, and
-  // MRDF would order only the messages within a job. In the modes with MRDF, a DATA slot of the host pacer goes to
-  // the job with the least remaining data (SendJob::remaining_bytes) among the sessions with data due, whatever
-  // its session - unless a job has waited kMrdfStarveRtts of its srtt without sending, which is then served first
-  // (oldest first): the paper's starvation floor (R_min, one packet per RTT) scaled down so that many waiting jobs
-  // cannot turn the order back into round-robin. ACKs, control frames, probes and PINGs of every due session go
-  // before any DATA, as before.
-  static constexpr TimeNs kMrdfStarveRtts = 8;
+  // The host pacer (global_next_send) is shared by every session; who gets its DATA slot is the scheduler's
+  // decision (core/scheduler.hpp): round-robin over sessions, or in the modes with MRDF the job with the least
+  // remaining data among the sessions with data due, whatever its session, with a starvation guard. ACKs, control
+  // frames, probes and PINGs of every due session go before any DATA.
 
   // The session whose data goes next (MRDF across sessions): among those with data due (due_b up to now; the
-  // caches are fresh, refresh_timeouts ran), a starving one first (the earliest mrdf_starve_at), else the least
-  // mrdf_key, ties to the lowest session id. O(sessions with data due), as the round-robin pass.
+  // caches are fresh, refresh_timeouts ran), scheduler::DataSlotChoice over their cached ranks. O(sessions with
+  // data due), as the round-robin pass.
   Session* pick_data_session(TimeNs now) {
-    Session* best = nullptr;
-    bool best_starving = false;
-    size_t candidates = 0;
+    scheduler::DataSlotChoice choice(now);
     for (auto d = due_b.begin(); d != due_b.end() && d->first <= now; ++d) {
       auto it = sessions.find(d->second);
       if (it == sessions.end()) continue;
-      Session& s = *it->second;
-      candidates++;
-      const bool starving = s.mrdf_starve_at <= now;
-      if (!best) {
-        best = &s;
-        best_starving = starving;
-        continue;
-      }
-      if (starving != best_starving) {
-        if (starving) {
-          best = &s;
-          best_starving = true;
-        }
-        continue;
-      }
-      const bool better = starving
-                              ? std::make_pair(s.mrdf_starve_at, s.id) < std::make_pair(best->mrdf_starve_at, best->id)
-                              : std::make_pair(s.mrdf_key, s.id) < std::make_pair(best->mrdf_key, best->id);
-      if (better) best = &s;
+      const Session& s = *it->second;
+      choice.offer(s.id, scheduler::SessionRank{s.mrdf_key, s.mrdf_starve_at});
     }
-    if (best) {
-      st.mrdf_slots++;
-      if (candidates > 1) st.mrdf_contended++;
-      if (best_starving) st.mrdf_starved++;
-    }
-    return best;
+    if (!choice.chosen()) return nullptr;
+    st.mrdf_slots++;
+    if (choice.candidates() > 1) st.mrdf_contended++;
+    if (choice.starving()) st.mrdf_starved++;
+    return sessions.find(choice.session())->second.get();
   }
 
-  // A job's order among the jobs that compete for the host pacer: fewer remaining bytes first, then the earlier
-  // own pacing time.
-  bool mrdf_before(const SendJob& a, const SendJob& b) const {
-    const uint64_t ra = a.remaining_bytes(), rb = b.remaining_bytes();
-    if (ra != rb) return ra < rb;
-    return a.rate.next_send() < b.rate.next_send();
-  }
-  TimeNs starve_at(const Session& s, const SendJob& j) const {
-    const TimeNs last = j.last_data_sent == kNever ? j.started : j.last_data_sent;
-    return last + kMrdfStarveRtts * s.recovery.srtt();
-  }
+  // A session's rank across sessions (Session::mrdf_key / mrdf_starve_at), over its jobs that may send data.
   void data_order(const Session& s, uint64_t* key, TimeNs* starve) const {
-    *key = UINT64_MAX;
-    *starve = kNever;
-    for (const auto& [id, j] : s.send_jobs) {
-      if (!data_sendable(s, *j)) continue;
-      *key = std::min(*key, j->remaining_bytes());
-      *starve = std::min(*starve, starve_at(s, *j));
-    }
+    scheduler::SessionRank r;
+    for (const auto& [id, j] : s.send_jobs)
+      if (data_sendable(s, *j)) r.add(scheduler::rank_of(*j, s.recovery.srtt()));
+    *key = r.key;
+    *starve = r.starve_at;
   }
 
   // One datagram from session s, or 0. `what`: everything (round-robin modes), or only the non-DATA part (ACK,
@@ -802,17 +702,14 @@ struct Engine::Impl {
       if (what == Part::kControl) return 0;
     }
     SendJob* best = nullptr;
-    const bool starving = mrdf_across && s.mrdf_starve_at <= now;
+    scheduler::JobRank best_rank;
+    const auto order = scheduler::job_order(mrdf_across, mrdf_across && s.mrdf_starve_at <= now);
     for (auto& [id, j] : s.send_jobs) {
       if (!data_sendable(s, *j) || data_time(*j) > now) continue;
-      if (!best) {
+      const scheduler::JobRank rank = scheduler::rank_of(*j, s.recovery.srtt());
+      if (!best || scheduler::goes_before(order, rank, best_rank)) {
         best = j.get();
-      } else if (!mrdf_across) {
-        if (j->rate.next_send() < best->rate.next_send()) best = j.get();
-      } else if (starving) {  // the longest-waiting job first
-        if (starve_at(s, *j) < starve_at(s, *best)) best = j.get();
-      } else if (mrdf_before(*j, *best)) {
-        best = j.get();
+        best_rank = rank;
       }
     }
     if (best) return build_data(s, *best, buf, now, dscp);
@@ -927,14 +824,7 @@ struct Engine::Impl {
       it->second->release_buffers(s.recv);
       s.recv_jobs.erase(it);
     }
-    std::vector<uint8_t> body(wire::kDoneFixedBytes);
-    wire::Writer w(body.data(), body.size());
-    w.u32(id);
-    w.u32(static_cast<uint32_t>(static_cast<int32_t>(why)));
-    w.u32(0);
-    w.u32(0);
-    w.u32(0);  // attempt: set at each transmission
-    queue_control(s, PacketType::kDone, id, std::move(body));
+    queue_control(s, PacketType::kDone, id, packet::done_body(id, why, 0, 0, {}));
     remember_finished(s.finished_recv, id);
   }
 
@@ -1368,24 +1258,15 @@ Status Engine::start_job(SessionId sid, const JobSpec& spec, TimeNs now) {
   j->rate.start(now, slack::target_loss_rate(prog), slack::target_loss_rate(prog, true), spec.deadline);
   j->started = now;
   // Announce: group table in chunks; data waits until every chunk is acknowledged.
-  const size_t per =
-      (I.cfg.max_datagram - wire::kOverheadBytes - wire::kAnnounceFixedBytes) / wire::kAnnounceEntryBytes;
-  for (size_t first = 0; first < j->groups.size(); first += per) {
-    const size_t n = std::min(per, j->groups.size() - first);
-    std::vector<uint8_t> body(wire::kAnnounceFixedBytes + n * wire::kAnnounceEntryBytes);
-    wire::Writer w(body.data(), body.size());
-    w.u32(j->id);
-    w.u32(j->n);
-    w.u32(static_cast<uint32_t>(j->groups.size()));
-    w.u32(static_cast<uint32_t>(first));
-    w.u16(static_cast<uint16_t>(n));
-    w.u16(spec.mrdf ? wire::kAnnounceFlagMrdf : 0);
-    for (size_t i = first; i < first + n; ++i) {
-      w.u64(j->groups[i].spec.group_id);
-      w.u32(j->groups[i].spec.size);
-      w.u32(j->groups[i].target);
-    }
-    I.queue_control(s, PacketType::kAnnounce, j->id, std::move(body));
+  const size_t per = packet::announce_entries_per_frame(I.cfg.max_datagram);
+  std::vector<wire::AnnounceEntry> table;
+  table.reserve(j->groups.size());
+  for (const auto& g : j->groups) table.push_back({g.spec.group_id, g.spec.size, g.target});
+  for (size_t first = 0; first < table.size(); first += per) {
+    const size_t n = std::min(per, table.size() - first);
+    I.queue_control(s, PacketType::kAnnounce, j->id,
+                    packet::announce_body(j->id, j->n, static_cast<uint32_t>(table.size()),
+                                          static_cast<uint32_t>(first), spec.mrdf, table.data() + first, n));
     j->announce_unacked++;
   }
   I.mark_active(s, now);
@@ -1424,22 +1305,13 @@ Status Engine::update_msr(SessionId sid, JobId jid, const std::vector<std::pair<
   SendJob& j = *it->second;
   for (const auto& [gi, msr] : msrs)
     if (gi >= j.groups.size() || !(msr >= 0.0 && msr <= 1.0)) return Status::kInvalidArgument;
-  const size_t per = (I.cfg.max_datagram - wire::kOverheadBytes - wire::kListFixedBytes) / wire::kUpdateEntryBytes;
+  const size_t per = packet::updates_per_frame(I.cfg.max_datagram);
   std::vector<wire::UpdateEntry> entries;
   for (const auto& [gi, msr] : msrs)
     entries.push_back({gi, j.set_target(gi, slack::target_of(msr, j.groups[gi].spec.size))});
   for (size_t first = 0; first < entries.size(); first += per) {
     const size_t n = std::min(per, entries.size() - first);
-    std::vector<uint8_t> b(wire::kListFixedBytes + n * wire::kUpdateEntryBytes);
-    wire::Writer w(b.data(), b.size());
-    w.u32(jid);
-    w.u16(static_cast<uint16_t>(n));
-    w.u16(0);
-    for (size_t i = first; i < first + n; ++i) {
-      w.u32(entries[i].group_index);
-      w.u32(entries[i].target);
-    }
-    I.queue_control(s, PacketType::kUpdate, jid, std::move(b));
+    I.queue_control(s, PacketType::kUpdate, jid, packet::update_body(jid, entries.data() + first, n));
   }
   (void)now;
   return Status::kOk;
@@ -1450,11 +1322,8 @@ Status Engine::cancel_job(SessionId sid, JobId jid, TimeNs now) {
   Session* sp = I.find(sid);
   if (!sp) return Status::kNotFound;
   if (!sp->send_jobs.count(jid)) return Status::kNotFound;
-  std::vector<uint8_t> body(4);
-  wire::Writer w(body.data(), body.size());
-  w.u32(jid);
   I.finish_send_job(*sp, jid, Status::kClosed, now);
-  I.queue_control(*sp, PacketType::kCancel, jid, std::move(body));
+  I.queue_control(*sp, PacketType::kCancel, jid, packet::cancel_body(jid));
   return Status::kOk;
 }
 
@@ -1524,16 +1393,7 @@ bool Engine::poll_transmit(TimeNs now, uint8_t* buf, size_t cap, Transmit* out) 
     // The next in that order is the smallest id above the cursor, else the smallest id: one pass (the first
     // candidate nearly always transmits, so no sort per call); a candidate that yields nothing is dropped.
     while (!due.empty() && !from) {
-      size_t pick = 0;
-      bool above = due[0] > I.rr_cursor;
-      for (size_t k = 1; k < due.size(); ++k) {
-        const bool a = due[k] > I.rr_cursor;
-        if ((a && !above) || (a == above && due[k] < due[pick])) {
-          pick = k;
-          above = a;
-        }
-      }
-      const SessionId id = due[pick];
+      const SessionId id = due[scheduler::round_robin_pick(due, I.rr_cursor)];
       due.erase(std::remove(due.begin(), due.end(), id), due.end());  // it may be listed twice (a and b)
       auto it = I.sessions.find(id);
       if (it == I.sessions.end()) continue;

@@ -69,7 +69,8 @@ struct Session {
   bool timeout_dirty = false;
   bool timeout_cached = false;  // (timeout_a, id) and (timeout_b, id) are in the engine's ordered sets
   // Cached with them, for MRDF across sessions (modes with MRDF): the least SendJob::remaining_bytes of the jobs
-  // that may send data, and when the longest-waiting of them has gone kMrdfStarveRtts srtt without a DATA packet.
+  // that may send data, and when the longest-waiting of them has gone scheduler::kMrdfStarveRtts srtt without a DATA
+  // packet.
   uint64_t mrdf_key = UINT64_MAX;
   TimeNs mrdf_starve_at = kNever;
 };

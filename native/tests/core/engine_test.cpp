@@ -663,3 +663,22 @@ TEST(EngineTest, MultiPacketMessagesUnderCongestionAreNotWastedByPacketLoss) {
               (unsigned long long)r->packets_retransmitted, r->measured_loss, (r->finished - r->started) / 1e6);
   EXPECT_LT(sent / needed, 1.68);
 }
+
+// A DONE with the per-group counts of the most groups that fit never exceeds max_datagram: the room left the
+// 4-byte count out before packet_builder, and a job of exactly (max_datagram - 60) / 4 groups (353 at 1472) got a
+// DONE 4 bytes over (a write past a caller's max_datagram-sized buffer, a datagram over the path MTU).
+TEST(EngineTest, DoneWithTheMostGroupCountsFitsOneDatagram) {
+  const EngineConfig cfg = test_config();
+  for (uint32_t groups : {352u, 353u, 354u}) {
+    Sim s(cfg, cfg, LinkConfig{}, LinkConfig{}, 7);
+    size_t largest_b = 0;
+    s.on_transmit_b = [&](const uint8_t*, size_t len, uint8_t) { largest_b = std::max(largest_b, len); };
+    Job j = make_job(1, std::vector<std::pair<uint32_t, double>>(groups, {1, 1.0}), 16);
+    submit_all(s, j);
+    ASSERT_TRUE(s.run([&] { return report_of(s.events_a, 1) != nullptr; }, 10 * kSec)) << groups;
+    EXPECT_LE(largest_b, cfg.max_datagram) << groups << " groups";
+    const auto report = report_of(s.events_a, 1);
+    EXPECT_EQ(report->status, Status::kOk);
+    EXPECT_EQ(report->delivered, groups);
+  }
+}

@@ -3,7 +3,6 @@ package io.netapprox.core.control;
 import io.netapprox.core.control.Messages.AckMsg;
 import io.netapprox.core.control.Messages.AuthOkMsg;
 import io.netapprox.core.control.Messages.AuthResponseMsg;
-import io.netapprox.core.control.Messages.DataAttachAckMsg;
 import io.netapprox.core.control.Messages.DataAttachMsg;
 import io.netapprox.core.control.Messages.DataAttachProofMsg;
 import io.netapprox.core.control.Messages.DataPlaneSelectMsg;
@@ -36,7 +35,6 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
@@ -46,19 +44,19 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One control connection, client or server side: the handshake state machine, request/response
- * correlation, inbound dispatch to the {@link ControlHandler}, keepalive and error handling. All
- * state transitions happen on the channel's event loop; outbound requests may come from any thread.
+ * One control connection, client or server side: its channel's lifecycle, inbound dispatch (the
+ * handshake's frames to {@link ClientHandshake} or {@link ServerHandshake}, requests to the {@link
+ * ControlHandler}, responses to {@link PendingRequests}), opening the session on the data plane,
+ * outbound requests, keepalive and error handling. All state transitions happen on the channel's
+ * event loop; outbound requests may come from any thread.
  */
 final class ControlConnection extends ChannelInboundHandlerAdapter implements ControlSession {
     private static final Logger LOG = LoggerFactory.getLogger(ControlConnection.class);
@@ -66,24 +64,6 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     enum Role {
         CLIENT,
         SERVER
-    }
-
-    private enum State {
-        /** Server: waiting for HELLO. Client: HELLO sent, waiting for HELLO_ACK. */
-        HELLO,
-        /** Server: waiting for AUTH_RESPONSE. Client: AUTH_RESPONSE sent, waiting for AUTH_OK. */
-        AUTH,
-        /**
-         * Server: waiting for SESSION_SETUP. Client: SESSION_SETUP sent, waiting for
-         * SESSION_SETUP_ACK.
-         */
-        SESSION,
-        ESTABLISHED,
-        /** Server: a data connection's DATA_ATTACH_ACK sent, waiting for DATA_ATTACH_PROOF. */
-        ATTACH,
-        /** Server: a data connection, handed over to the data plane (this handler is gone). */
-        HANDED_OVER,
-        CLOSING
     }
 
     private final Role role;
@@ -103,49 +83,33 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     /** Client: the server's address (where the data connection goes). Server: null. */
     private final InetSocketAddress serverAddress;
 
-    private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
-    private final AtomicLong nextRequestId = new AtomicLong(1);
+    /** What the handshake learned of the peer. */
+    private final PeerParameters peer = new PeerParameters();
+
+    /** Client: the handshake. Server: null. */
+    private final ClientHandshake client;
+
+    /** Server: the handshake. Client: null. */
+    private final ServerHandshake server;
+
+    private final PendingRequests requests;
     private final AtomicInteger inboundInFlight = new AtomicInteger();
     private final CompletableFuture<ControlSession> established = new CompletableFuture<>();
     private final CompletableFuture<Void> closeFuture = new CompletableFuture<>();
 
     private volatile Channel channel;
-    private volatile State state = State.HELLO;
+    private volatile ConnectionState state = ConnectionState.HELLO;
     private volatile boolean closed;
     private volatile Throwable closeCause;
     private volatile long sessionId;
     private volatile boolean sessionOpen;
-    private volatile String peerEndpointId = "?";
-    private volatile InetSocketAddress peerData;
-    private volatile int peerMaxFrame = WireFormat.HANDSHAKE_MAX_BODY;
-    private volatile int version = WireFormat.VERSION;
-    private volatile Set<DataPlaneKind> agreedPlanes = EnumSet.noneOf(DataPlaneKind.class);
     // Client: the data-connection key until openDataConnection takes it (guarded by this).
     private byte[] dataConnectionKey;
     // Client: DATA_PLANE_SELECT sent (guarded by this). Server: received (event loop).
     private boolean planeSelected;
 
-    // A data connection's attach (server, event loop only).
-    private long attachSessionId;
-    private byte[] attachClientNonce;
-    private byte[] attachServerNonce;
-    private byte[] attachKey;
-
-    // Handshake (event loop only).
-    private long handshakeRequestId;
-    private byte[] helloBody;
-    private byte[] helloAckBody;
-    private byte[] clientNonce;
-    private KeySchedule.Ephemeral ephemeral; // client: from HELLO until HELLO_ACK
-    private KeySchedule keys; // from HELLO / HELLO_ACK until the session is set up
-    private ScheduledFuture<?> handshakeTimer;
+    private ScheduledFuture<?> handshakeTimer; // event loop only
     private boolean warned;
-
-    private record Pending(
-            MessageType requestType,
-            CompletableFuture<Msg> future,
-            long startNanos,
-            ScheduledFuture<?> timer) {}
 
     ControlConnection(
             Role role,
@@ -168,6 +132,28 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         this.liveSessionIds = liveSessionIds;
         this.dataConnectionKeys = dataConnectionKeys;
         this.serverAddress = serverAddress;
+        this.client =
+                role == Role.CLIENT ? new ClientHandshake(config, dataPlane, metrics, peer) : null;
+        this.server =
+                role == Role.SERVER
+                        ? new ServerHandshake(
+                                config,
+                                dataPlane,
+                                metrics,
+                                peer,
+                                liveSessionIds,
+                                dataConnectionKeys)
+                        : null;
+        this.requests =
+                new PendingRequests(
+                        config.maxPendingRequests(),
+                        (task, ms) -> {
+                            ScheduledFuture<?> t =
+                                    channel.eventLoop().schedule(task, ms, TimeUnit.MILLISECONDS);
+                            return () -> t.cancel(false);
+                        },
+                        metrics,
+                        this::describePeer);
     }
 
     /**
@@ -189,9 +175,9 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                 ctx.executor()
                         .schedule(
                                 () -> {
-                                    if (state != State.ESTABLISHED
-                                            && state != State.CLOSING
-                                            && state != State.HANDED_OVER) {
+                                    if (state != ConnectionState.ESTABLISHED
+                                            && state != ConnectionState.CLOSING
+                                            && state != ConnectionState.HANDED_OVER) {
                                         metrics.handshakeTimeouts.incrementAndGet();
                                         fatal(
                                                 ErrorCode.HANDSHAKE_TIMEOUT,
@@ -202,24 +188,8 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                                 ms,
                                 TimeUnit.MILLISECONDS);
         if (role == Role.CLIENT) {
-            ephemeral = KeySchedule.Ephemeral.generate();
-            clientNonce = Auth.randomBytes(WireFormat.NONCE_LENGTH);
-            Set<DataPlaneKind> offered = dataPlane.offeredPlanes();
-            boolean atp = offered.contains(DataPlaneKind.ATP);
-            HelloMsg hello =
-                    new HelloMsg(
-                            WireFormat.MIN_SUPPORTED_VERSION,
-                            WireFormat.MAX_SUPPORTED_VERSION,
-                            config.maxFrameLength(),
-                            config.endpointId(),
-                            atp ? dataPlane.udpAddress() : null,
-                            atp ? dataPlane.localUdpPort() : 0,
-                            clientNonce,
-                            ephemeral.share(),
-                            DataPlaneKind.bits(offered));
-            helloBody = Auth.bodyBytes(hello);
-            handshakeRequestId = nextRequestId.getAndIncrement();
-            send(handshakeRequestId, hello);
+            HelloMsg hello = client.hello(requests.nextId());
+            send(client.requestId(), hello);
         }
         ctx.fireChannelActive();
     }
@@ -227,7 +197,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         closed = true;
-        state = State.CLOSING;
+        state = ConnectionState.CLOSING;
         metrics.connectionsClosed.incrementAndGet();
         if (handshakeTimer != null) {
             handshakeTimer.cancel(false);
@@ -241,13 +211,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                                 + " closed"
                                 + (cause != null ? ": " + cause.getMessage() : ""),
                         cause);
-        for (Long id : pending.keySet()) {
-            Pending p = pending.remove(id);
-            if (p != null) {
-                p.timer().cancel(false);
-                p.future().completeExceptionally(closedEx);
-            }
-        }
+        requests.failAll(closedEx);
         if (!established.isDone()) {
             established.completeExceptionally(cause != null ? cause : closedEx);
         }
@@ -289,7 +253,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                         "nothing received for " + config.idleTimeout().toMillis() + " ms",
                         0);
             } else if (idle.state() == IdleState.WRITER_IDLE
-                    && state == State.ESTABLISHED
+                    && state == ConnectionState.ESTABLISHED
                     && flow.queuedBytes()
                             == 0) { // a backlog is not idle: a PING would queue behind it
                 send(0, new PingMsg());
@@ -311,8 +275,8 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         if (evt instanceof ChannelInputShutdownEvent) {
             // The peer half-closed. The decoder has already reported a truncated frame, if any; we
             // are done too.
-            if (state != State.CLOSING) {
-                state = State.CLOSING;
+            if (state != ConnectionState.CLOSING) {
+                state = ConnectionState.CLOSING;
                 closeCause =
                         new ControlClosedException(
                                 "the peer closed its side of the connection", null);
@@ -325,7 +289,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        if (state == State.CLOSING) {
+        if (state == ConnectionState.CLOSING) {
             LOG.debug("control connection {}: further error while closing", describePeer(), cause);
             return;
         }
@@ -340,7 +304,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             } else {
                 LOG.debug("control connection {}: I/O error", describePeer(), cause);
             }
-            state = State.CLOSING;
+            state = ConnectionState.CLOSING;
             ctx.close();
             return;
         }
@@ -363,7 +327,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object obj) {
         try {
-            if (state == State.CLOSING) {
+            if (state == ConnectionState.CLOSING) {
                 return;
             }
             if (obj instanceof DecodeFailure f) {
@@ -379,7 +343,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             Msg msg = frame.msg();
             if (msg instanceof ErrorMsg err) {
                 onError(frame.requestId(), err);
-            } else if (state != State.ESTABLISHED) {
+            } else if (state != ConnectionState.ESTABLISHED) {
                 onHandshake(frame); // nothing but the handshake before the session: no PONG either
             } else if (msg instanceof PingMsg) {
                 send(frame.requestId(), new PongMsg());
@@ -410,7 +374,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                 ErrorCode.UNEXPECTED_MESSAGE,
                 frame.type()
                         + " is not allowed "
-                        + (state == State.ESTABLISHED
+                        + (state == ConnectionState.ESTABLISHED
                                 ? "after the session is set up"
                                 : "in handshake state " + state)
                         + " on the "
@@ -423,22 +387,18 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         metrics.errorsReceived.incrementAndGet();
         ErrorCode code = err.errorCode();
         ControlException ex = new ControlException(code, printable(err.message()), true, null);
-        Pending p = requestId != 0 ? pending.remove(requestId) : null;
-        if (p != null) {
-            p.timer().cancel(false);
-            p.future().completeExceptionally(ex);
-        }
-        if (code.isFatal() || requestId == 0 || state != State.ESTABLISHED) {
+        boolean failed = requestId != 0 && requests.fail(requestId, ex);
+        if (code.isFatal() || requestId == 0 || state != ConnectionState.ESTABLISHED) {
             // The peer is closing the connection (or we cannot continue a failed handshake).
             warnOnce(
                     "control connection {}: peer reported {}: {}",
                     describePeer(),
                     code,
                     printable(err.message()));
-            state = State.CLOSING;
+            state = ConnectionState.CLOSING;
             closeCause = ex;
             channel.close();
-        } else if (p == null) {
+        } else if (!failed) {
             metrics.lateResponses.incrementAndGet();
             LOG.debug(
                     "control connection {}: ERROR for unknown request {}: {}",
@@ -457,181 +417,81 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             unexpected(frame);
             return;
         }
-        Pending p = pending.remove(frame.requestId());
-        if (p == null) {
-            metrics.lateResponses.incrementAndGet();
-            LOG.debug(
-                    "control connection {}: {} for request {} which is no longer pending (timed out?)",
-                    describePeer(),
-                    frame.type(),
-                    frame.requestId());
-            return;
+        switch (requests.complete(frame.requestId(), t, frame.msg())) {
+            case LATE ->
+                    LOG.debug(
+                            "control connection {}: {} for request {} which is no longer pending"
+                                    + " (timed out?)",
+                            describePeer(),
+                            frame.type(),
+                            frame.requestId());
+            case MISMATCH -> unexpected(frame);
+            case COMPLETED -> {}
         }
-        p.timer().cancel(false);
-        if (!responseMatches(p.requestType(), frame.type())) {
-            p.future()
-                    .completeExceptionally(
-                            new ControlException(
-                                    ErrorCode.UNEXPECTED_MESSAGE,
-                                    frame.type() + " is not a response to " + p.requestType()));
-            unexpected(frame);
-            return;
-        }
-        p.future().complete(frame.msg());
-    }
-
-    private static boolean responseMatches(MessageType request, MessageType response) {
-        return switch (request) {
-            case JOB_ANNOUNCE ->
-                    response == MessageType.JOB_ACCEPT || response == MessageType.JOB_REJECT;
-            case DATA_REQUEST -> response == MessageType.DATA_RESPONSE;
-            case MSR_UPDATE, JOB_REPORT, DATA_PLANE_SELECT -> response == MessageType.ACK;
-            case PING -> response == MessageType.PONG;
-            default -> false;
-        };
     }
 
     private void onHandshake(Frame frame) {
         Msg msg = frame.msg();
+        long id = frame.requestId();
         if (role == Role.SERVER) {
-            if (state == State.HELLO && msg instanceof HelloMsg h) {
-                serverOnHello(frame.requestId(), h);
-            } else if (state == State.HELLO && msg instanceof DataAttachMsg a) {
-                serverOnDataAttach(frame.requestId(), a);
-            } else if (state == State.ATTACH && msg instanceof DataAttachProofMsg p) {
-                serverOnDataAttachProof(frame.requestId(), p);
-            } else if (state == State.AUTH && msg instanceof AuthResponseMsg r) {
-                serverOnAuth(frame.requestId(), r);
-            } else if (state == State.SESSION && msg instanceof SessionSetupMsg) {
-                serverOnSessionSetup(frame.requestId());
+            if (state == ConnectionState.HELLO && msg instanceof HelloMsg h) {
+                apply(server.onHello(h, channel.remoteAddress()), id, id);
+            } else if (state == ConnectionState.HELLO && msg instanceof DataAttachMsg a) {
+                apply(server.onDataAttach(a), id, id);
+            } else if (state == ConnectionState.ATTACH && msg instanceof DataAttachProofMsg p) {
+                apply(server.onDataAttachProof(p), id, id);
+            } else if (state == ConnectionState.AUTH && msg instanceof AuthResponseMsg r) {
+                apply(server.onAuth(r), id, id);
+            } else if (state == ConnectionState.SESSION && msg instanceof SessionSetupMsg) {
+                apply(server.onSessionSetup(), id, id);
             } else {
                 unexpected(frame);
             }
         } else {
-            if (frame.requestId() != handshakeRequestId) {
+            // The client's handshake frames all carry its HELLO's request id; its failures are
+            // reported as connection-level ERRORs (id 0).
+            long hid = client.requestId();
+            if (id != hid) {
                 unexpected(frame);
-            } else if (state == State.HELLO && msg instanceof HelloAckMsg a) {
-                clientOnHelloAck(a);
-            } else if (state == State.AUTH && msg instanceof AuthOkMsg ok) {
-                clientOnAuthOk(ok);
-            } else if (state == State.SESSION && msg instanceof SessionSetupAckMsg a) {
-                clientOnSessionSetupAck(a);
+            } else if (state == ConnectionState.HELLO && msg instanceof HelloAckMsg a) {
+                apply(client.onHelloAck(a, channel.remoteAddress()), hid, 0);
+            } else if (state == ConnectionState.AUTH && msg instanceof AuthOkMsg ok) {
+                apply(client.onAuthOk(ok), hid, 0);
+            } else if (state == ConnectionState.SESSION && msg instanceof SessionSetupAckMsg a) {
+                apply(client.onSessionSetupAck(a), hid, 0);
             } else {
                 unexpected(frame);
             }
         }
     }
 
-    // ---- server handshake -----------------------------------------------------------------------
-
-    private void serverOnHello(long requestId, HelloMsg h) {
-        int chosen = Math.min(h.maxVersion(), WireFormat.MAX_SUPPORTED_VERSION);
-        if (chosen < Math.max(h.minVersion(), WireFormat.MIN_SUPPORTED_VERSION)) {
-            metrics.versionMismatches.incrementAndGet();
-            fatal(
-                    ErrorCode.VERSION_MISMATCH,
-                    FrameDecoder.versionMismatchMessage(h.minVersion(), h.maxVersion()),
-                    requestId);
-            return;
+    /** Does what a handshake step asks: reply, fail, open the session or hand over. */
+    private void apply(HandshakeStep step, long replyId, long failId) {
+        if (step instanceof HandshakeStep.Reply r) {
+            state = r.next();
+            send(replyId, r.msg());
+        } else if (step instanceof HandshakeStep.Fail f) {
+            fatal(f.code(), f.message(), failId, f.localDetail());
+        } else if (step instanceof HandshakeStep.Session s) {
+            if (role == Role.SERVER) {
+                serverOpenSession(replyId, s);
+            } else {
+                clientOpenSession(s);
+            }
+        } else if (step instanceof HandshakeStep.Attach a) {
+            handOverDataConnection(replyId, a.sessionId());
         }
-        version = chosen;
-        peerEndpointId = h.endpointId();
-        peerMaxFrame = h.maxFrameLength();
-        Set<DataPlaneKind> offered = dataPlane.offeredPlanes();
-        Set<DataPlaneKind> agreed = DataPlaneKind.fromBits(h.dataPlanes());
-        agreed.retainAll(offered);
-        if (agreed.isEmpty()) {
-            metrics.sessionFailures.incrementAndGet();
-            fatal(
-                    ErrorCode.SESSION_FAILED,
-                    "no common data plane: the client runs "
-                            + DataPlaneKind.describe(DataPlaneKind.fromBits(h.dataPlanes()))
-                            + ", this endpoint "
-                            + DataPlaneKind.describe(offered),
-                    requestId);
-            return;
-        }
-        agreedPlanes = agreed;
-        boolean atp = agreed.contains(DataPlaneKind.ATP);
-        peerData = atp ? resolvePeerData(h.udpAddress(), h.udpPort()) : null;
-        helloBody = Auth.bodyBytes(h);
-        boolean auth = config.authEnabled();
-        KeySchedule.Ephemeral eph = KeySchedule.Ephemeral.generate();
-        byte[] serverNonce = Auth.randomBytes(WireFormat.NONCE_LENGTH);
-        HelloAckMsg ack =
-                new HelloAckMsg(
-                        chosen,
-                        auth,
-                        config.maxFrameLength(),
-                        config.endpointId(),
-                        atp ? dataPlane.udpAddress() : null,
-                        atp ? dataPlane.localUdpPort() : 0,
-                        serverNonce,
-                        eph.share(),
-                        DataPlaneKind.bits(agreed));
-        helloAckBody = Auth.bodyBytes(ack);
-        byte[] dh;
-        try {
-            dh = eph.agree(h.clientShare());
-        } catch (java.security.InvalidKeyException e) {
-            metrics.malformedFrames.incrementAndGet();
-            fatal(
-                    ErrorCode.MALFORMED_FRAME,
-                    "HELLO carries an unusable X25519 share: " + e.getMessage(),
-                    requestId);
-            return;
-        }
-        keys =
-                KeySchedule.derive(
-                        dh,
-                        config.authSecret(),
-                        h.clientNonce(),
-                        serverNonce,
-                        helloBody,
-                        helloAckBody);
-        state = auth ? State.AUTH : State.SESSION;
-        send(requestId, ack);
     }
 
-    private void serverOnAuth(long requestId, AuthResponseMsg r) {
-        if (!KeySchedule.verify(keys.clientProof(), r.mac())) {
-            metrics.authFailures.incrementAndGet();
-            fatal(
-                    ErrorCode.AUTH_FAILED,
-                    "authentication failed: the client's proof does not match the shared "
-                            + "secret",
-                    requestId);
-            return;
-        }
-        metrics.authSuccesses.incrementAndGet();
-        state = State.SESSION;
-        send(requestId, new AuthOkMsg(keys.serverProof()));
-    }
+    // ---- the session on the data plane ----------------------------------------------------------
 
-    private void serverOnSessionSetup(long requestId) {
-        if (peerData == null && agreedPlanes.contains(DataPlaneKind.ATP)) {
-            metrics.sessionFailures.incrementAndGet();
-            fatal(
-                    ErrorCode.SESSION_FAILED,
-                    "the client advertised no data-plane address in HELLO",
-                    requestId);
-            return;
-        }
-        long id;
-        do {
-            id = Auth.RANDOM.nextLong();
-        } while (id == 0 || !liveSessionIds.add(id));
-        byte[] key = keys.sessionKey(id); // derived on both ends, never sent
-        byte[] confirm = keys.sessionConfirm(id);
-        if (agreedPlanes.contains(DataPlaneKind.TCP)) {
-            dataConnectionKeys.put(id, keys.dataConnectionKey(id));
-        }
-        forgetHandshakeKeys();
+    private void serverOpenSession(long requestId, HandshakeStep.Session s) {
+        long id = s.sessionId();
+        byte[] key = s.sessionKey();
         try {
-            dataPlane.openSession(id, key.clone(), peerData, false, agreedPlanes);
+            dataPlane.openSession(id, key.clone(), peer.dataAddress, false, peer.agreedPlanes);
         } catch (Exception e) {
-            liveSessionIds.remove(id);
-            dataConnectionKeys.forget(id);
+            server.sessionRefused(id);
             Arrays.fill(key, (byte) 0);
             metrics.sessionFailures.incrementAndGet();
             LOG.debug("data plane refused session for {}", describePeer(), e);
@@ -647,65 +507,51 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         metrics.sessionsOpened.incrementAndGet();
         // The ACK goes out before the handler runs, so requests the handler sends follow it on the
         // wire.
-        send(requestId, new SessionSetupAckMsg(id, confirm));
+        send(requestId, new SessionSetupAckMsg(id, s.confirm()));
         Arrays.fill(key, (byte) 0);
         becomeEstablished();
     }
 
-    // ---- a TCP data connection (server side) ----------------------------------------------------
-
-    /**
-     * DATA_ATTACH as the first frame: a session's TCP data connection. Answered with the server's
-     * nonce and proof when the session expects one; the same refusal otherwise (whether a session
-     * id is live is not told to an unauthenticated peer).
-     */
-    private void serverOnDataAttach(long requestId, DataAttachMsg a) {
-        byte[] key = dataConnectionKeys != null ? dataConnectionKeys.copyOf(a.sessionId()) : null;
-        if (key == null) {
-            refuseDataConnection("no session expects a data connection with this id", requestId);
-            return;
+    private void clientOpenSession(HandshakeStep.Session s) {
+        byte[] key = s.sessionKey();
+        if (s.dataConnectionKey() != null) {
+            synchronized (this) {
+                dataConnectionKey = s.dataConnectionKey();
+            }
         }
-        attachSessionId = a.sessionId();
-        attachClientNonce = a.clientNonce();
-        attachServerNonce = Auth.randomBytes(WireFormat.NONCE_LENGTH);
-        attachKey = key;
-        state = State.ATTACH;
-        send(
-                requestId,
-                new DataAttachAckMsg(
-                        attachServerNonce,
-                        KeySchedule.dataConnectionProof(
-                                key, true, attachSessionId, attachClientNonce, attachServerNonce)));
+        try {
+            dataPlane.openSession(s.sessionId(), key, peer.dataAddress, true, peer.agreedPlanes);
+        } catch (Exception e) {
+            forgetDataConnectionKey();
+            metrics.sessionFailures.incrementAndGet();
+            LOG.debug("data plane refused session {}", Long.toHexString(s.sessionId()), e);
+            fatal(
+                    ErrorCode.SESSION_FAILED,
+                    "the client's data plane could not open the session",
+                    0,
+                    e);
+            return;
+        } finally {
+            Arrays.fill(key, (byte) 0);
+        }
+        sessionId = s.sessionId();
+        sessionOpen = true;
+        metrics.sessionsOpened.incrementAndGet();
+        becomeEstablished();
     }
 
-    /**
-     * DATA_ATTACH_PROOF: with the session's key, the connection is the session's one data
-     * connection and goes to the data plane; else refused.
-     */
-    private void serverOnDataAttachProof(long requestId, DataAttachProofMsg p) {
-        byte[] expected =
-                KeySchedule.dataConnectionProof(
-                        attachKey, false, attachSessionId, attachClientNonce, attachServerNonce);
-        Arrays.fill(attachKey, (byte) 0);
-        if (!KeySchedule.verify(expected, p.clientProof())) {
-            metrics.authFailures.incrementAndGet();
-            refuseDataConnection("the proof does not match the session's key", requestId);
-            return;
-        }
-        if (!dataConnectionKeys.take(attachSessionId)) { // another connection attached first
-            refuseDataConnection("the session has its data connection or has ended", requestId);
-            return;
-        }
+    /** Server: the data connection of session {@code attachSessionId} goes to the data plane. */
+    private void handOverDataConnection(long requestId, long attachSessionId) {
         Channel ch = channel;
         ChannelPipeline pipeline = ch.pipeline();
         try {
             dataPlane.attachDataConnection(attachSessionId, ch);
         } catch (Exception e) {
             LOG.debug("data plane refused the data connection of {}", describePeer(), e);
-            refuseDataConnection("the data plane refused it", requestId);
+            apply(server.refuseDataConnection("the data plane refused it"), requestId, requestId);
             return;
         }
-        state = State.HANDED_OVER;
+        state = ConnectionState.HANDED_OVER;
         if (handshakeTimer != null) {
             handshakeTimer.cancel(false);
         }
@@ -720,167 +566,12 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         closeFuture.complete(null);
     }
 
-    private void refuseDataConnection(String why, long requestId) {
-        metrics.dataConnectionsRefused.incrementAndGet();
-        fatal(ErrorCode.AUTH_FAILED, "data connection refused: " + why, requestId);
-    }
-
-    // ---- client handshake -----------------------------------------------------------------------
-
-    private void clientOnHelloAck(HelloAckMsg a) {
-        if (a.version() < WireFormat.MIN_SUPPORTED_VERSION
-                || a.version() > WireFormat.MAX_SUPPORTED_VERSION) {
-            metrics.versionMismatches.incrementAndGet();
-            fatal(
-                    ErrorCode.VERSION_MISMATCH,
-                    "server chose protocol version "
-                            + a.version()
-                            + " which this endpoint (versions "
-                            + WireFormat.MIN_SUPPORTED_VERSION
-                            + ".."
-                            + WireFormat.MAX_SUPPORTED_VERSION
-                            + ") does not speak",
-                    0);
-            return;
-        }
-        version = a.version();
-        peerEndpointId = a.endpointId();
-        peerMaxFrame = a.maxFrameLength();
-        Set<DataPlaneKind> agreed = DataPlaneKind.fromBits(a.dataPlanes());
-        Set<DataPlaneKind> offered = dataPlane.offeredPlanes();
-        if (!offered.containsAll(agreed)) {
-            metrics.sessionFailures.incrementAndGet();
-            fatal(
-                    ErrorCode.SESSION_FAILED,
-                    "the server agreed on data planes "
-                            + DataPlaneKind.describe(agreed)
-                            + " but this endpoint offered "
-                            + DataPlaneKind.describe(offered),
-                    0);
-            return;
-        }
-        agreedPlanes = agreed;
-        peerData =
-                agreed.contains(DataPlaneKind.ATP)
-                        ? resolvePeerData(a.udpAddress(), a.udpPort())
-                        : null;
-        helloAckBody = Auth.bodyBytes(a);
-        if (a.authRequired() && !config.authEnabled()) {
-            metrics.authFailures.incrementAndGet();
-            fatal(
-                    ErrorCode.AUTH_FAILED,
-                    "the server requires authentication but no shared secret is configured",
-                    0);
-            return;
-        }
-        if (!a.authRequired() && config.authEnabled()) {
-            metrics.authFailures.incrementAndGet();
-            fatal(
-                    ErrorCode.AUTH_FAILED,
-                    "a shared secret is configured but the server does not authenticate; "
-                            + "refusing to continue unauthenticated",
-                    0);
-            return;
-        }
-        byte[] dh;
-        try {
-            dh = ephemeral.agree(a.serverShare());
-        } catch (java.security.InvalidKeyException e) {
-            metrics.malformedFrames.incrementAndGet();
-            fatal(
-                    ErrorCode.MALFORMED_FRAME,
-                    "HELLO_ACK carries an unusable X25519 share: " + e.getMessage(),
-                    0);
-            return;
-        }
-        ephemeral = null; // nothing but this derivation may use it
-        keys =
-                KeySchedule.derive(
-                        dh,
-                        config.authSecret(),
-                        clientNonce,
-                        a.serverNonce(),
-                        helloBody,
-                        helloAckBody);
-        if (a.authRequired()) {
-            state = State.AUTH;
-            send(handshakeRequestId, new AuthResponseMsg(keys.clientProof()));
-        } else {
-            state = State.SESSION;
-            send(handshakeRequestId, new SessionSetupMsg());
-        }
-    }
-
-    private void clientOnAuthOk(AuthOkMsg ok) {
-        if (!KeySchedule.verify(keys.serverProof(), ok.mac())) {
-            metrics.authFailures.incrementAndGet();
-            fatal(
-                    ErrorCode.AUTH_FAILED,
-                    "authentication failed: the server's proof does not match the shared secret",
-                    0);
-            return;
-        }
-        metrics.authSuccesses.incrementAndGet();
-        state = State.SESSION;
-        send(handshakeRequestId, new SessionSetupMsg());
-    }
-
-    private void clientOnSessionSetupAck(SessionSetupAckMsg a) {
-        if (peerData == null && agreedPlanes.contains(DataPlaneKind.ATP)) {
-            metrics.sessionFailures.incrementAndGet();
-            fatal(
-                    ErrorCode.SESSION_FAILED,
-                    "the server advertised no data-plane address in HELLO_ACK",
-                    0);
-            return;
-        }
-        if (!KeySchedule.verify(keys.sessionConfirm(a.sessionId()), a.confirm())) {
-            // The server derived another key (or the id was altered on the way): no session.
-            metrics.authFailures.incrementAndGet();
-            fatal(
-                    ErrorCode.AUTH_FAILED,
-                    "SESSION_SETUP_ACK key confirmation does not match: the server derived another"
-                            + " session key",
-                    0);
-            return;
-        }
-        byte[] key = keys.sessionKey(a.sessionId()); // derived on both ends, never sent
-        if (agreedPlanes.contains(DataPlaneKind.TCP)) {
-            synchronized (this) {
-                dataConnectionKey = keys.dataConnectionKey(a.sessionId());
-            }
-        }
-        forgetHandshakeKeys();
-        try {
-            dataPlane.openSession(a.sessionId(), key, peerData, true, agreedPlanes);
-        } catch (Exception e) {
-            forgetDataConnectionKey();
-            metrics.sessionFailures.incrementAndGet();
-            LOG.debug("data plane refused session {}", Long.toHexString(a.sessionId()), e);
-            fatal(
-                    ErrorCode.SESSION_FAILED,
-                    "the client's data plane could not open the session",
-                    0,
-                    e);
-            return;
-        } finally {
-            Arrays.fill(key, (byte) 0);
-        }
-        sessionId = a.sessionId();
-        sessionOpen = true;
-        metrics.sessionsOpened.incrementAndGet();
-        becomeEstablished();
-    }
-
     private void forgetHandshakeKeys() {
-        ephemeral = null;
-        if (keys != null) {
-            keys.wipe();
-            keys = null;
+        if (client != null) {
+            client.forgetKeys();
         }
-        if (attachKey != null) {
-            Arrays.fill(attachKey, (byte) 0);
-            attachKey = null;
+        if (server != null) {
+            server.forgetKeys();
         }
     }
 
@@ -892,7 +583,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     }
 
     private void becomeEstablished() {
-        state = State.ESTABLISHED;
+        state = ConnectionState.ESTABLISHED;
         decoder.setMaxBodyLength(config.maxFrameLength());
         if (handshakeTimer != null) {
             handshakeTimer.cancel(false);
@@ -912,17 +603,6 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         established.complete(this);
     }
 
-    private InetSocketAddress resolvePeerData(InetAddress addr, int port) {
-        if (addr == null) {
-            return null;
-        }
-        if (addr.isAnyLocalAddress()
-                && channel.remoteAddress() instanceof InetSocketAddress remote) {
-            return new InetSocketAddress(remote.getAddress(), port);
-        }
-        return new InetSocketAddress(addr, port);
-    }
-
     // ---- inbound requests (established) ---------------------------------------------------------
 
     private void onRequest(Frame frame) {
@@ -937,7 +617,9 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             return;
         }
         if (msg instanceof DataPlaneSelectMsg sel
-                && (role != Role.SERVER || planeSelected || !agreedPlanes.contains(sel.plane()))) {
+                && (role != Role.SERVER
+                        || planeSelected
+                        || !peer.agreedPlanes.contains(sel.plane()))) {
             unexpected(frame); // only the client chooses, once, among the agreed planes
             return;
         }
@@ -1031,7 +713,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                                 "the "
                                         + response.type()
                                         + " reply exceeds the frame limit of "
-                                        + peerMaxFrame
+                                        + peer.maxFrame
                                         + " bytes"));
             }
             return;
@@ -1085,7 +767,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         Channel ch = channel;
         ByteBuf buf = ch.alloc().buffer();
         FrameEncoder.encode(new Frame(requestId, msg), buf);
-        if (buf.readableBytes() - WireFormat.HEADER_LENGTH > peerMaxFrame) {
+        if (buf.readableBytes() - WireFormat.HEADER_LENGTH > peer.maxFrame) {
             buf.release();
             return false;
         }
@@ -1103,10 +785,10 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
      * As above; {@code localDetail} (e.g. an exception) is logged here but never sent to the peer.
      */
     private void fatal(ErrorCode code, String message, long requestId, Object localDetail) {
-        if (state == State.CLOSING) {
+        if (state == ConnectionState.CLOSING) {
             return;
         }
-        state = State.CLOSING;
+        state = ConnectionState.CLOSING;
         ControlException ex =
                 new ControlException(
                         code, message + (localDetail != null ? " (" + localDetail + ")" : ""));
@@ -1141,10 +823,10 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
      * Closes without telling the peer (it does not read); fails pending futures with {@code cause}.
      */
     private void closeNow(ControlException cause) {
-        if (state == State.CLOSING) {
+        if (state == ConnectionState.CLOSING) {
             return;
         }
-        state = State.CLOSING;
+        state = ConnectionState.CLOSING;
         closeCause = cause;
         warnOnce("control connection {}: {}; closing", describePeer(), cause.getMessage());
         flow.stopReading(channel);
@@ -1165,7 +847,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         Channel ch = channel;
         return (ch != null ? String.valueOf(ch.remoteAddress()) : "?")
                 + " ["
-                + printable(peerEndpointId)
+                + printable(peer.endpointId)
                 + "]";
     }
 
@@ -1195,26 +877,26 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             return CompletableFuture.failedFuture(
                     new IllegalArgumentException("timeout must be positive: " + timeout));
         }
-        if (closed || state == State.CLOSING) {
+        if (closed || state == ConnectionState.CLOSING) {
             return CompletableFuture.failedFuture(
                     new ControlClosedException(
                             "control connection to " + describePeer() + " is closed", closeCause));
         }
-        if (state != State.ESTABLISHED) {
+        if (state != ConnectionState.ESTABLISHED) {
             return CompletableFuture.failedFuture(
                     new IllegalStateException("the session is not set up yet"));
         }
-        if (pending.size() >= config.maxPendingRequests()) {
+        if (requests.full()) {
             return CompletableFuture.failedFuture(
                     new ControlException(
                             ErrorCode.OVERLOADED,
                             "more than "
-                                    + config.maxPendingRequests()
+                                    + requests.maxPending()
                                     + " requests pending on "
                                     + describePeer()));
         }
         Channel ch = channel;
-        long id = nextRequestId.getAndIncrement();
+        long id = requests.nextId();
         ByteBuf buf = ch.alloc().buffer();
         try {
             FrameEncoder.encode(new Frame(id, msg), buf);
@@ -1223,7 +905,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             return CompletableFuture.failedFuture(e);
         }
         int body = buf.readableBytes() - WireFormat.HEADER_LENGTH;
-        int limit = Math.min(peerMaxFrame, config.maxFrameLength());
+        int limit = Math.min(peer.maxFrame, config.maxFrameLength());
         if (body > limit) {
             buf.release();
             return CompletableFuture.failedFuture(
@@ -1235,42 +917,13 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                                     + limit
                                     + " bytes"));
         }
-        CompletableFuture<Msg> f = new CompletableFuture<>();
-        long timeoutMs = Math.max(1, timeout.toMillis());
-        ScheduledFuture<?> timer =
-                ch.eventLoop()
-                        .schedule(
-                                () -> {
-                                    Pending p = pending.remove(id);
-                                    if (p != null) {
-                                        metrics.requestTimeouts.incrementAndGet();
-                                        p.future()
-                                                .completeExceptionally(
-                                                        new ControlTimeoutException(
-                                                                msg.type()
-                                                                        + " request "
-                                                                        + id
-                                                                        + " to "
-                                                                        + describePeer()
-                                                                        + " got no response within "
-                                                                        + timeoutMs
-                                                                        + " ms"));
-                                    }
-                                },
-                                timeoutMs,
-                                TimeUnit.MILLISECONDS);
-        pending.put(id, new Pending(msg.type(), f, System.nanoTime(), timer));
-        if (closed) { // raced with channelInactive, which may have drained the map before our put
-            Pending p = pending.remove(id);
-            if (p != null) {
-                timer.cancel(false);
-                buf.release();
-                p.future()
-                        .completeExceptionally(
-                                new ControlClosedException(
-                                        "control connection to " + describePeer() + " is closed",
-                                        closeCause));
-            }
+        CompletableFuture<Msg> f = requests.add(id, msg.type(), Math.max(1, timeout.toMillis()));
+        if (closed) { // raced with channelInactive, which may have failed the table before our add
+            buf.release();
+            requests.fail(
+                    id,
+                    new ControlClosedException(
+                            "control connection to " + describePeer() + " is closed", closeCause));
             return f.thenApply(mapper);
         }
         metrics.framesSent.incrementAndGet();
@@ -1278,21 +931,17 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                 .addListener(
                         w -> {
                             if (!w.isSuccess()) {
-                                Pending p = pending.remove(id);
-                                if (p != null) {
-                                    timer.cancel(false);
-                                    // A full send queue (FlowControl) fails only this request.
-                                    p.future()
-                                            .completeExceptionally(
-                                                    w.cause() instanceof ControlException overloaded
-                                                            ? overloaded
-                                                            : new ControlClosedException(
-                                                                    "could not send "
-                                                                            + msg.type()
-                                                                            + " to "
-                                                                            + describePeer(),
-                                                                    w.cause()));
-                                }
+                                // A full send queue (FlowControl) fails only this request.
+                                requests.fail(
+                                        id,
+                                        w.cause() instanceof ControlException overloaded
+                                                ? overloaded
+                                                : new ControlClosedException(
+                                                        "could not send "
+                                                                + msg.type()
+                                                                + " to "
+                                                                + describePeer(),
+                                                        w.cause()));
                             }
                         });
         return f.thenApply(mapper);
@@ -1312,12 +961,12 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
 
     @Override
     public String peerEndpointId() {
-        return peerEndpointId;
+        return peer.endpointId;
     }
 
     @Override
     public InetSocketAddress peerDataAddress() {
-        return peerData;
+        return peer.dataAddress;
     }
 
     @Override
@@ -1328,13 +977,13 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
 
     @Override
     public int protocolVersion() {
-        return version;
+        return peer.version;
     }
 
     @Override
     public Set<DataPlaneKind> dataPlanes() {
-        return EnumSet.copyOf(
-                agreedPlanes.isEmpty() ? EnumSet.of(DataPlaneKind.ATP) : agreedPlanes);
+        Set<DataPlaneKind> planes = peer.agreedPlanes;
+        return EnumSet.copyOf(planes.isEmpty() ? EnumSet.of(DataPlaneKind.ATP) : planes);
     }
 
     @Override
@@ -1346,12 +995,12 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             return CompletableFuture.failedFuture(
                     new IllegalStateException("only the client side selects the data plane"));
         }
-        if (!agreedPlanes.contains(plane)) {
+        if (!peer.agreedPlanes.contains(plane)) {
             return CompletableFuture.failedFuture(
                     new IllegalArgumentException(
                             plane.label()
                                     + " is not among the agreed data planes ("
-                                    + DataPlaneKind.describe(agreedPlanes)
+                                    + DataPlaneKind.describe(peer.agreedPlanes)
                                     + ")"));
         }
         synchronized (this) {
@@ -1376,11 +1025,11 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             return CompletableFuture.failedFuture(
                     new IllegalStateException("only the client side opens the data connection"));
         }
-        if (!agreedPlanes.contains(DataPlaneKind.TCP)) {
+        if (!peer.agreedPlanes.contains(DataPlaneKind.TCP)) {
             return CompletableFuture.failedFuture(
                     new IllegalStateException(
                             "TCP is not among the agreed data planes ("
-                                    + DataPlaneKind.describe(agreedPlanes)
+                                    + DataPlaneKind.describe(peer.agreedPlanes)
                                     + ")"));
         }
         if (!isActive()) {
@@ -1406,7 +1055,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
 
     @Override
     public boolean isActive() {
-        return !closed && state == State.ESTABLISHED;
+        return !closed && state == ConnectionState.ESTABLISHED;
     }
 
     @Override
