@@ -6,10 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.core.lab.UdpBlockedNamespace;
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -105,23 +108,31 @@ class UdpBlockedCase {
         assertTrue(chain.toString().contains("not reachable over UDP"), chain.toString());
     }
 
-    /** Lines of this application's executor logs (local-cluster: the workers' work dir). */
-    private List<String> executorLog(java.util.function.Predicate<String> keep) throws IOException {
-        Path app =
-                Path.of(System.getProperty("spark.test.home"), "work")
-                        .resolve(spark.sparkContext().applicationId());
-        try (Stream<Path> files = Files.walk(app)) {
-            return files.filter(f -> f.getFileName().toString().equals("stderr"))
-                    .flatMap(
-                            f -> {
-                                try {
-                                    return Files.readAllLines(f).stream();
-                                } catch (IOException x) {
-                                    throw new java.io.UncheckedIOException(x);
-                                }
-                            })
-                    .filter(keep)
-                    .toList();
+    /**
+     * Lines of this application's executor logs (local-cluster: each worker's work dir is a {@code
+     * worker-<uuid>} temporary directory holding {@code <app id>/<executor id>/stderr}).
+     */
+    private List<String> executorLog(Predicate<String> keep) throws IOException {
+        String app = spark.sparkContext().applicationId();
+        List<Path> logs = new ArrayList<>();
+        try (DirectoryStream<Path> workers =
+                Files.newDirectoryStream(
+                        Path.of(System.getProperty("java.io.tmpdir")), "worker-*")) {
+            for (Path w : workers) {
+                Path dir = w.resolve(app);
+                if (Files.isDirectory(dir)) {
+                    try (Stream<Path> files = Files.walk(dir)) {
+                        files.filter(f -> f.getFileName().toString().equals("stderr"))
+                                .forEach(logs::add);
+                    }
+                }
+            }
         }
+        assertEquals(2, logs.size(), "both executors' logs of " + app + ": " + logs);
+        List<String> lines = new ArrayList<>();
+        for (Path f : logs) {
+            Files.readAllLines(f).stream().filter(keep).forEach(lines::add);
+        }
+        return lines;
     }
 }
