@@ -4,6 +4,7 @@ import io.netapprox.core.control.DataPlaneKind;
 import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.transport.IncomingTransfer;
 import io.netapprox.core.transport.TransferReport;
+import io.netapprox.core.transport.TransportException;
 import io.netty.buffer.Unpooled;
 import java.net.InetSocketAddress;
 import java.util.HashMap;
@@ -362,6 +363,18 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
                     err instanceof CompletionException && err.getCause() != null
                             ? err.getCause()
                             : err;
+            if (cause instanceof TransportException te && te.noDataPlane()) {
+                // not a lost epoch but a path no epoch can take (ATP only, UDP blocked): every
+                // later window would be answered without this sender's data, so fail the task
+                epochsFailed.inc();
+                throw new IllegalStateException(
+                        "NetApprox: cannot receive "
+                                + e.manifest
+                                + ": "
+                                + te.getMessage()
+                                + " (approx.dataPlane=auto falls back to TCP)",
+                        te);
+            }
             if (!(cause instanceof CancellationException) && !e.emitted) {
                 epochsFailed.inc();
                 LOG.warn(

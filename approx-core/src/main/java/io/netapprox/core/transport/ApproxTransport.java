@@ -337,8 +337,7 @@ public final class ApproxTransport implements AutoCloseable {
                                     return select(client, p, DataPlaneKind.ATP, "");
                                 }
                                 if (!agreed.contains(DataPlaneKind.TCP)) {
-                                    throw new TransportException(
-                                            TransportException.Reason.CONNECT_FAILED,
+                                    throw TransportException.noDataPlane(
                                             "connecting to "
                                                     + controlAddress
                                                     + " failed: the peer is not reachable over UDP"
@@ -346,8 +345,7 @@ public final class ApproxTransport implements AutoCloseable {
                                                     + unreachable
                                                     + "), and TCP is not among the data planes"
                                                     + " both ends run (ATP only: dataPlane=atp on"
-                                                    + " one side), so there is no fallback",
-                                            null);
+                                                    + " one side), so there is no fallback");
                                 }
                                 udpProbeFallbacks.incrementAndGet();
                                 String msg =

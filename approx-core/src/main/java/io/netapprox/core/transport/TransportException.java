@@ -38,9 +38,26 @@ public final class TransportException extends NetApproxException {
     private final Reason reason;
     private final AtpStatus status;
     private final transient TransferReport report;
+    private final boolean noDataPlane;
 
     public TransportException(Reason reason, String message, Throwable cause) {
         this(reason, message, cause, null, null);
+    }
+
+    private TransportException(String message) {
+        super(Reason.CONNECT_FAILED + ": " + message, null);
+        this.reason = Reason.CONNECT_FAILED;
+        this.status = null;
+        this.report = null;
+        this.noDataPlane = true;
+    }
+
+    /**
+     * A {@link Reason#CONNECT_FAILED} that retrying cannot cure: no data plane both ends may use
+     * reaches the peer (ATP only, and UDP does not pass). See {@link #noDataPlane()}.
+     */
+    static TransportException noDataPlane(String message) {
+        return new TransportException(message);
     }
 
     TransportException(
@@ -53,6 +70,7 @@ public final class TransportException extends NetApproxException {
         this.reason = reason;
         this.status = status;
         this.report = report;
+        this.noDataPlane = false;
     }
 
     public Reason reason() {
@@ -70,5 +88,15 @@ public final class TransportException extends NetApproxException {
     /** The transfer's (failed) report, when the job got far enough to have one; else null. */
     public TransferReport report() {
         return report;
+    }
+
+    /**
+     * True when the connect failed because no data plane both ends may use reaches the peer (the
+     * peer is not reachable over UDP and one side runs {@code dataPlane=atp}): a configuration or
+     * network fault that every later connect to that peer meets too. An integration fails its job
+     * or query then, instead of answering without the peer's data.
+     */
+    public boolean noDataPlane() {
+        return noDataPlane;
     }
 }

@@ -292,6 +292,7 @@ class ApproxTransportTest {
             TransportException te = assertInstanceOf(TransportException.class, e);
             System.out.println("(b) wrong secret: " + te.getMessage());
             assertEquals(TransportException.Reason.CONNECT_FAILED, te.reason());
+            assertFalse(te.noDataPlane(), "a wrong secret is not a missing data plane");
             ControlException ce = assertInstanceOf(ControlException.class, te.getCause());
             assertEquals(ErrorCode.AUTH_FAILED, ce.code());
             assertTrue(te.getMessage().contains("AUTH_FAILED"), te.getMessage());

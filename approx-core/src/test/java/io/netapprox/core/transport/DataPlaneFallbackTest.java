@@ -136,6 +136,7 @@ class DataPlaneFallbackTest {
                             failure(client.connect(server.controlAddress()), LIVENESS_MS));
             System.out.println("atp, UDP blocked: " + e.getMessage());
             assertEquals(TransportException.Reason.CONNECT_FAILED, e.reason());
+            assertTrue(e.noDataPlane(), "retrying cannot cure it: integrations fail, not degrade");
             assertTrue(e.getMessage().contains("not reachable over UDP"), e.getMessage());
             assertTrue(e.getMessage().contains("no answer over UDP within 300 ms"), e.getMessage());
             assertTrue(e.getMessage().contains("no fallback"), e.getMessage());

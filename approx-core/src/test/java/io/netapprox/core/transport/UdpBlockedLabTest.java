@@ -3,6 +3,7 @@ package io.netapprox.core.transport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.lab.Shell;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
@@ -42,10 +43,10 @@ class UdpBlockedLabTest {
     void udpDroppedBetweenTwoNamespacesRunsAutoOnTcpAndFailsAtp() throws Exception {
         Assumptions.assumeTrue(
                 new File("/proc/self/ns/net").exists()
-                        && run(List.of("id", "-u")).out.trim().equals("0"),
+                        && run(List.of("id", "-u")).out().trim().equals("0"),
                 "skipped: the namespace lab needs root (ip netns, tc)");
         Assumptions.assumeTrue(
-                run(List.of("ip", "netns", "list")).rc == 0 && run(List.of("tc", "-V")).rc == 0,
+                run(List.of("ip", "netns", "list")).rc() == 0 && run(List.of("tc", "-V")).rc() == 0,
                 "skipped: ip netns or tc is not available");
         Process server = null;
         try {
@@ -71,11 +72,11 @@ class UdpBlockedLabTest {
             String control = ipA + ":" + first.substring("CONTROL ".length()).trim();
 
             // The path carries UDP: ATP.
-            Result ok = client("auto", control);
-            System.out.println("lab, UDP open: " + ok.out);
-            assertEquals(0, ok.rc, ok.err);
-            assertTrue(ok.out.contains("PLANE ATP"), ok.out);
-            assertTrue(ok.out.contains("TARGETS_MET true"), ok.out);
+            Shell.Result ok = client("auto", control);
+            System.out.println("lab, UDP open: " + ok.out());
+            assertEquals(0, ok.rc(), ok.err());
+            assertTrue(ok.out().contains("PLANE ATP"), ok.out());
+            assertTrue(ok.out().contains("TARGETS_MET true"), ok.out());
 
             // Drop UDP both ways.
             for (String[] nd : new String[][] {{nsA, vethA}, {nsB, vethB}}) {
@@ -95,33 +96,33 @@ class UdpBlockedLabTest {
                                 + " parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff"
                                 + " flowid 1:2");
             }
-            Result auto = client("auto", control);
-            System.out.println("lab, UDP dropped, auto: " + auto.out);
-            assertEquals(0, auto.rc, auto.err);
-            assertTrue(auto.out.contains("PLANE TCP"), auto.out);
-            assertTrue(auto.out.contains("TARGETS_MET true"), auto.out);
-            assertTrue(auto.out.contains("UDP_PROBE_FALLBACKS 1"), auto.out);
+            Shell.Result auto = client("auto", control);
+            System.out.println("lab, UDP dropped, auto: " + auto.out());
+            assertEquals(0, auto.rc(), auto.err());
+            assertTrue(auto.out().contains("PLANE TCP"), auto.out());
+            assertTrue(auto.out().contains("TARGETS_MET true"), auto.out());
+            assertTrue(auto.out().contains("UDP_PROBE_FALLBACKS 1"), auto.out());
             long warns =
-                    auto.err
+                    auto.err()
                             .lines()
                             .filter(
                                     l ->
                                             l.contains(" WARN ")
                                                     && l.contains("not reachable over UDP"))
                             .count();
-            assertEquals(1, warns, auto.err);
+            assertEquals(1, warns, auto.err());
 
-            Result atp = client("atp", control);
-            System.out.println("lab, UDP dropped, atp: " + atp.out);
-            assertEquals(3, atp.rc, atp.out + atp.err);
-            assertTrue(atp.out.contains("CONNECT_FAILED"), atp.out);
-            assertTrue(atp.out.contains("not reachable over UDP"), atp.out);
-            assertTrue(atp.out.contains("no fallback"), atp.out);
+            Shell.Result atp = client("atp", control);
+            System.out.println("lab, UDP dropped, atp: " + atp.out());
+            assertEquals(3, atp.rc(), atp.out() + atp.err());
+            assertTrue(atp.out().contains("CONNECT_FAILED"), atp.out());
+            assertTrue(atp.out().contains("not reachable over UDP"), atp.out());
+            assertTrue(atp.out().contains("no fallback"), atp.out());
             String drops =
                     run(List.of(
                                     "ip", "netns", "exec", nsA, "tc", "-s", "qdisc", "show", "dev",
                                     vethA))
-                            .out;
+                            .out();
             assertTrue(drops.contains("dropped"), drops);
         } finally {
             if (server != null) {
@@ -134,13 +135,13 @@ class UdpBlockedLabTest {
             sh("ip netns del " + nsB);
         }
         assertTrue(
-                !run(List.of("ip", "netns", "list")).out.contains("na30-" + tag),
+                !run(List.of("ip", "netns", "list")).out().contains("na30-" + tag),
                 "the namespaces are gone");
     }
 
-    private Result client(String mode, String control) throws Exception {
+    private Shell.Result client(String mode, String control) throws Exception {
         Process p = javaIn(nsB, false, "client", ipB, control, mode, "1000");
-        return finish(p, 120);
+        return Shell.finish(p, 120);
     }
 
     /**
@@ -166,46 +167,15 @@ class UdpBlockedLabTest {
         return pb.start();
     }
 
-    record Result(int rc, String out, String err) {}
-
-    private static Result finish(Process p, long seconds) throws Exception {
-        p.getOutputStream().close();
-        StringBuilder err = new StringBuilder();
-        Thread t =
-                new Thread(
-                        () -> {
-                            try {
-                                err.append(
-                                        new String(
-                                                p.getErrorStream().readAllBytes(),
-                                                StandardCharsets.UTF_8));
-                            } catch (IOException e) {
-                                err.append(e);
-                            }
-                        });
-        t.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-        }
-        t.join(10_000);
-        return new Result(p.exitValue(), out, err.toString());
-    }
-
-    private static Result run(List<String> cmd) {
-        try {
-            return finish(new ProcessBuilder(cmd).start(), 30);
-        } catch (Exception e) {
-            return new Result(-1, "", String.valueOf(e));
-        }
+    private static Shell.Result run(List<String> cmd) {
+        return Shell.run(cmd, 30);
     }
 
     private static int sh(String cmd) {
-        return run(List.of("sh", "-c", cmd)).rc;
+        return Shell.sh(cmd);
     }
 
     private static void must(String cmd) {
-        Result r = run(List.of("sh", "-c", cmd));
-        assertEquals(0, r.rc, cmd + ": " + r.err);
+        Shell.must(cmd);
     }
 }
