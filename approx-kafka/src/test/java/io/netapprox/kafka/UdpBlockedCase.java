@@ -51,7 +51,7 @@ class UdpBlockedCase {
 
     private static Properties props(String dataPlane) throws Exception {
         Properties props = Records.approxProps(KafkaBroker.unique("g"), relay.address());
-        props.put(ApproxConsumerConfig.DATA_PLANE, dataPlane);
+        props.put("approx.data.plane", dataPlane);
         props.put("approx.udp.probe.timeout.ms", "500");
         return props;
     }
