@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -76,6 +77,7 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
     private final Deserializer<K> keyDeserializer;
     private final Deserializer<V> valueDeserializer;
     private final RelayLink link;
+    private final ConsumerDataPlaneMetrics dataPlaneMetrics;
     private final Stratifier stratifier;
     private final int maxPollRecords;
     private final boolean autoCommit;
@@ -113,6 +115,7 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false); // we commit coverage ourselves
         this.shadow = new KafkaConsumer<>(shadowProps);
         this.link = link;
+        this.dataPlaneMetrics = new ConsumerDataPlaneMetrics(clientId(), link::dataPlaneMetrics);
         this.nextAutoCommit = System.currentTimeMillis() + autoCommitIntervalMs;
     }
 
@@ -790,7 +793,20 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
 
     @Override
     public Map<MetricName, ? extends Metric> metrics() {
-        return shadow.metrics();
+        Map<MetricName, Metric> all = new LinkedHashMap<>(shadow.metrics());
+        all.putAll(dataPlaneMetrics.metrics());
+        return Collections.unmodifiableMap(all);
+    }
+
+    /** The shadow's client id (Kafka's own, or the one it generated), as its metrics tag it. */
+    private String clientId() {
+        for (MetricName n : shadow.metrics().keySet()) {
+            String id = n.tags().get("client-id");
+            if (id != null) {
+                return id;
+            }
+        }
+        return "";
     }
 
     @Override

@@ -99,6 +99,10 @@ class ApproxConsumerTest {
         try (Consumer<String, String> c = ApproxConsumers.create(props)) {
             c.subscribe(List.of(topic));
             got = Records.pollToEnd(c, partitions(topic, 2), 2 * 3 * 1500, new Polled());
+            // the consumer's own metrics name the plane its relay took
+            String peers = dataPlane.equals("tcp") ? "tcp-peers" : "atp-peers";
+            assertTrue(Records.approxMetric(c, peers) >= 1, peers);
+            assertEquals(0.0, Records.approxMetric(c, "udp-probe-fallbacks"));
         }
         long segments = serving.metrics().segmentsSent() - segmentsBefore;
         long overTcp = serving.metrics().segmentsSentOverTcp() - overTcpBefore;

@@ -136,6 +136,18 @@ final class Records {
         }
     }
 
+    /** The approximate consumer's own metric {@code name} (group netapprox-consumer-metrics). */
+    static double approxMetric(Consumer<?, ?> c, String name) {
+        return c.metrics().entrySet().stream()
+                .filter(
+                        e ->
+                                e.getKey().group().equals(ConsumerDataPlaneMetrics.GROUP)
+                                        && e.getKey().name().equals(name))
+                .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue())
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no consumer metric " + name));
+    }
+
     /** Polls until every partition's position reached {@code end} (or {@link #LIVENESS} passed). */
     static Polled pollToEnd(
             Consumer<String, String> c, List<TopicPartition> partitions, long end, Polled into) {

@@ -71,6 +71,13 @@ class UdpBlockedCase {
             for (TopicPartition tp : parts) {
                 assertEquals(perPartition, c.position(tp), tp + " read to its end");
             }
+            double fallbacks = Records.approxMetric(c, "udp-probe-fallbacks");
+            double tcpPeers = Records.approxMetric(c, "tcp-peers");
+            System.out.printf(
+                    "[lab] kafka auto, consumer metrics: udp-probe-fallbacks %.0f, tcp-peers %.0f%n",
+                    fallbacks, tcpPeers);
+            assertTrue(fallbacks >= 1, "the consumer's metric counts the fallback");
+            assertTrue(tcpPeers >= 1, "the relay is a TCP peer");
         }
         long segments = relay.metrics().segmentsSent() - segmentsBefore;
         long overTcp = relay.metrics().segmentsSentOverTcp() - overTcpBefore;

@@ -1,5 +1,6 @@
 package io.netapprox.kafka.relay;
 
+import io.netapprox.core.transport.DataPlaneMetrics;
 import io.netapprox.core.transport.TransportOptions;
 import io.netapprox.core.transport.TransportOptions.Style;
 import java.net.InetSocketAddress;
@@ -73,6 +74,14 @@ public final class RelayClient implements RelayLink {
                 new RemoteStream(endpoint.transport(), address, parse(address), spec, token);
         streams.add(s);
         return s;
+    }
+
+    /**
+     * The JVM-shared client transport's data planes (it serves every consumer with these options).
+     */
+    @Override
+    public synchronized DataPlaneMetrics dataPlaneMetrics() {
+        return endpoint == null ? null : endpoint.transport().dataPlaneMetrics();
     }
 
     private static InetSocketAddress parse(String address) {

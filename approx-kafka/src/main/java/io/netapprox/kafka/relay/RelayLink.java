@@ -1,5 +1,7 @@
 package io.netapprox.kafka.relay;
 
+import io.netapprox.core.transport.DataPlaneMetrics;
+
 /** How a consumer reaches the relay at an address ({@link RelayClient}). */
 public interface RelayLink extends AutoCloseable {
     /**
@@ -7,6 +9,11 @@ public interface RelayLink extends AutoCloseable {
      * host:port}). Never blocks: a relay that cannot be reached fails the stream's pulls.
      */
     RelayStream open(String address, StreamSpec spec);
+
+    /** The data planes of the transport the streams use, or null before the first {@link #open}. */
+    default DataPlaneMetrics dataPlaneMetrics() {
+        return null;
+    }
 
     @Override
     void close();
