@@ -126,7 +126,8 @@ def smoke_record(pyspark, jar, line):
         "version": spark,
         "scala": scala,
         "jar": f"`{module}`",
-        "ran": f"`spark-submit` from `pyspark=={pyspark}` on `{master}` (`scripts/spark-submit-smoke.sh`)",
+        "ran": f"`spark-submit` from `pyspark=={pyspark}` on `{master}`: pass-through and SQL `WITH ERROR`"
+        " (`scripts/spark-submit-smoke.sh`)",
         "passed": True,
         "source": f"spark-submit-{pyspark}",
     }

@@ -1,7 +1,9 @@
 """The PySpark job of scripts/spark-submit-smoke.sh: SQL WITH ERROR through spark-submit.
 
 Run by spark-submit with the plugin jar (--jars), ApproxShuffleManager and ApproxExtensions on a
-local-cluster (two executor JVMs). Checks the answer against Spark SQL's exact one (counts and
+local-cluster (two executor JVMs). First the pass-through: the plain query (no WITH ERROR) shuffles through
+ApproxShuffleManager, which hands it to Spark's sort shuffle; its counts and sums must equal what the driver
+computes from the rows themselves (no shuffle). Then it checks the approximate answer against Spark SQL's exact one (counts and
 populations exactly, avg/sum/median within e_max in >= 90% of the checks, the median from a real sample) and
 that the approximate path ran (with the default exact partials avg/sum/count alone would be Spark's own
 aggregation; the median is sampled): the shuffle's "ATP packets sent" accumulator (from Spark's status REST API,
@@ -38,9 +40,10 @@ def main():
         "cast(pmod(xxhash64(id), 10000) as double) / 100.0 AS x",
     ).createOrReplaceTempView("t")
     query = "SELECT g, avg(x), sum(x), count(*), median(x) FROM t GROUP BY g"
+    exact = {r[0]: r for r in spark.sql(query).collect()}
+    passed = pass_through(spark, exact)
     rows = spark.sql(f"{query} WITH ERROR {E_MAX} CONFIDENCE 0.95 REPEATABLE (7)").collect()
     approx = {(r["group"], r["aggregate"]): r for r in rows}
-    exact = {r[0]: r for r in spark.sql(query).collect()}
     if len(exact) != GROUPS or len(approx) != 4 * GROUPS:
         fail(f"{len(exact)} exact groups, {len(approx)} approximate rows (expected {GROUPS}, {4 * GROUPS})")
     checks = within = sampled = population = 0
@@ -73,10 +76,24 @@ def main():
         fail(f"tasks ran on executors {busy}, expected both")
     print(
         f"[smoke] Spark {spark.version} (Scala {scala_version(spark)}), {spark.sparkContext.master}:"
-        f" {within}/{checks} within e_max, {100.0 * sampled / population:.1f}% of rows sampled (median),"
+        f" pass-through {passed} groups exact, {within}/{checks} within e_max, {100.0 * sampled / population:.1f}% of rows sampled (median),"
         f" {packets} ATP packets sent, tasks on executors {sorted(busy)}"
     )
     spark.stop()
+
+
+def pass_through(spark, exact):
+    """The plain query's counts and sums against the driver's own, from the rows (no shuffle)."""
+    counts, sums = {}, {}
+    for r in spark.table("t").toLocalIterator():
+        counts[r["g"]] = counts.get(r["g"], 0) + 1
+        sums[r["g"]] = sums.get(r["g"], 0.0) + r["x"]
+    if sorted(exact) != sorted(counts):
+        fail(f"pass-through: groups {sorted(exact)}, the rows have {sorted(counts)}")
+    for g, x in exact.items():
+        if x[3] != counts[g] or abs(x[2] - sums[g]) > 1e-9 * abs(sums[g]):
+            fail(f"pass-through g={g}: count {x[3]} sum {x[2]!r}, the rows give {counts[g]} / {sums[g]!r}")
+    return len(exact)
 
 
 def scala_version(spark):

@@ -1,13 +1,10 @@
 package io.netapprox.kafka;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.core.lab.Shell;
 import io.netapprox.core.lab.UdpBlockedNamespace;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -15,31 +12,15 @@ import org.junit.jupiter.api.Timeout;
  * The fallback with UDP really blocked: {@link UdpBlockedCase} in a JVM inside a network namespace
  * whose loopback drops every UDP packet (tc), so the approximate consumer cannot reach the relay's
  * engine (one JVM: broker, relay, consumer). {@code auto} completes on TCP with the WARN naming the
- * reason; {@code atp} fails naming it. Needs root and namespaces (skipped with the reason
- * otherwise).
+ * reason and the consumer's metric; {@code atp} fails naming it. Needs root and namespaces (skipped
+ * with the reason otherwise).
  */
 class UdpBlockedFallbackTest {
     @Test
     @Timeout(value = 600, unit = TimeUnit.SECONDS)
     void autoRunsOnTcpAndAtpFailsNamingTheCause() throws Exception {
-        String why = UdpBlockedNamespace.unavailable();
-        Assumptions.assumeTrue(why == null, why);
-        try (UdpBlockedNamespace ns = UdpBlockedNamespace.open()) {
-            Shell.Result r = ns.runTestClass(UdpBlockedCase.class.getName(), Map.of(), 540);
-            System.out.println(r.out());
-            assertEquals(0, r.rc(), r.out() + r.err());
-            assertTrue(r.out().contains("[lab] tests 2 passed 2 failed 0 skipped 0"), r.out());
-            String log = r.out() + r.err();
-            long warns =
-                    log.lines()
-                            .filter(
-                                    l ->
-                                            l.contains("WARN")
-                                                    && l.contains("it uses the TCP data plane"))
-                            .count();
-            // the consumer's transport warns once
-            assertTrue(warns == 1, warns + " WARNs:\n" + log);
-            assertTrue(ns.udpDropped() > 0, "the namespace dropped UDP");
-        }
+        String log = UdpBlockedNamespace.runCase(UdpBlockedCase.class.getName(), Map.of(), 2, 540);
+        // the consumer's transport warns once
+        assertEquals(1, UdpBlockedNamespace.warnings(log, "it uses the TCP data plane"), log);
     }
 }

@@ -1,5 +1,8 @@
 package io.netapprox.core.lab;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import java.io.File;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -11,6 +14,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
 
 /**
  * A network namespace whose loopback drops every UDP packet and passes TCP: a host where UDP is
@@ -125,6 +129,35 @@ public final class UdpBlockedNamespace implements AutoCloseable {
         cmd.add(RunTestClass.class.getName());
         cmd.add(className);
         return Shell.finish(new ProcessBuilder(cmd).start(), seconds);
+    }
+
+    /**
+     * The whole lab run of one case class: skipped (a JUnit assumption naming the reason) where the
+     * lab cannot run; otherwise a fresh namespace, {@code caseClass} run in it ({@link
+     * #runTestClass}, {@code properties}, killed after {@code seconds}), and a failure unless its
+     * {@code tests} tests all passed and the namespace really dropped UDP. Returns the case JVM's
+     * stdout and stderr (for the WARNs it logged).
+     */
+    public static String runCase(
+            String caseClass, Map<String, String> properties, int tests, long seconds)
+            throws IOException {
+        String why = unavailable();
+        Assumptions.assumeTrue(why == null, why);
+        try (UdpBlockedNamespace ns = open()) {
+            Shell.Result r = ns.runTestClass(caseClass, properties, seconds);
+            System.out.println(r.out());
+            String log = r.out() + r.err();
+            assertEquals(0, r.rc(), log);
+            String passed = "[lab] tests " + tests + " passed " + tests + " failed 0 skipped 0";
+            assertTrue(r.out().contains(passed), log);
+            assertTrue(ns.udpDropped() > 0, "the namespace dropped UDP");
+            return log;
+        }
+    }
+
+    /** Lines of {@code log} that are WARNs containing {@code text}. */
+    public static long warnings(String log, String text) {
+        return log.lines().filter(l -> l.contains("WARN") && l.contains(text)).count();
     }
 
     /** Fails unless this JVM was started by {@link #runTestClass} (a case class's guard). */
