@@ -22,7 +22,7 @@
 #                            and passing its C test (capi_smoke; aarch64 under qemu-user)
 #   5. approx-spark jars     the spark-submit --jars jars (approx-spark, Scala 2.13; approx-spark_2.12): self-contained,
 #                            and only the plugin (no examples); a real spark-submit of the 2.12 jar on the pinned
-#                            pyspark 3.5.9 wheel and of the 2.13 jar on pyspark 4.3.0 (scripts/spark-submit-smoke.sh,
+#                            pyspark 3.5.9 wheel and of the 2.13 jar on pyspark 4.3.0, 4.2.1, 4.1.3, 4.0.5 (spark-submit-smoke.sh,
 #                            local-cluster[2,1,1024]); README's supported-platforms table = what ran (platforms.py);
 #                            approx-kafka-relay.jar runs (--version) and refuses bad arguments (exit 2);
 #                            approx-kafka-flink's jar holds ApproxKafkaSource and no Flink/Kafka classes
@@ -210,12 +210,16 @@ for SPARK_MODULE in approx-spark approx-spark_2.12; do
 done
 end
 
-# A real spark-submit of the Scala 2.12 jar on the PySpark 3.5 wheel's Spark (Scala 2.12), local-cluster[2,1,1024]:
-# SQL WITH ERROR checked against Spark SQL's exact answer, the shuffle over ATP (scripts/spark-submit-smoke.sh;
-# skips with a message where python3/pip are missing).
-begin "spark-submit: PySpark 3.5 (Scala 2.12) + approx-spark_2.12 jar, PySpark 4 (Scala 2.13) + approx-spark jar"
+# A real spark-submit of the Scala 2.12 jar on the PySpark 3.5 wheel's Spark (Scala 2.12), and of the 2.13 jar on the
+# newest PySpark of every Spark 4 line, local-cluster[2,1,1024]: the pass-through (the plain query equals the
+# driver's own counts and sums) and SQL WITH ERROR checked against Spark SQL's exact answer, the shuffle over ATP
+# (scripts/spark-submit-smoke.sh; skips with a message where python3/pip are missing).
+begin "spark-submit: PySpark 3.5 (Scala 2.12) + approx-spark_2.12 jar, PySpark 4.0-4.3 (Scala 2.13) + approx-spark jar"
 bash "$ROOT/scripts/spark-submit-smoke.sh" 3.5.9 "$ROOT/approx-spark_2.12/target/approx-spark_2.12-0.1.0-SNAPSHOT.jar"
-bash "$ROOT/scripts/spark-submit-smoke.sh" 4.3.0 "$ROOT/approx-spark/target/approx-spark-0.1.0-SNAPSHOT.jar"
+# every Spark 4 line a PySpark wheel exists for, with the one 2.13 jar (Spark 4.1 is what it is built against)
+for v in 4.3.0 4.2.1 4.1.3 4.0.5; do
+  bash "$ROOT/scripts/spark-submit-smoke.sh" "$v" "$ROOT/approx-spark/target/approx-spark-0.1.0-SNAPSHOT.jar"
+done
 # README's "Supported platforms and versions" is exactly what ran (scripts/platforms.py, its tests first)
 python3 "$ROOT/scripts/test_platforms.py"
 python3 "$ROOT/scripts/platforms.py" check --dir "$ROOT/target/platforms" "$ROOT/README.md"

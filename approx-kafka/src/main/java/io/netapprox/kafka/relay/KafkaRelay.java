@@ -254,9 +254,20 @@ public final class KafkaRelay implements AutoCloseable {
                                             + " (maxPullsPerClient); retry later")));
             return;
         }
+        // A request's slot is given back before its answer goes out: a client that sends its next
+        // request as soon as it has the answer must not find this one still counted (THROTTLED).
+        boolean[] holding = {limited};
+        Runnable giveBack =
+                () -> {
+                    if (holding[0]) {
+                        holding[0] = false;
+                        releaseRequest(client);
+                    }
+                };
         try {
             if (req instanceof RelayProtocol.Open o) {
                 open(t.peer(), o, client);
+                giveBack.run();
                 t.answerWithoutJob(RelayProtocol.ok());
             } else if (req instanceof RelayProtocol.Release r) {
                 PullHook hook = pullHook;
@@ -277,14 +288,13 @@ public final class KafkaRelay implements AutoCloseable {
             } else if (e.reason() == RelayException.Reason.UNKNOWN_TOPIC) {
                 metrics.unknownTopics.increment();
             }
+            giveBack.run();
             t.answerWithoutJob(RelayProtocol.failure(e));
         } catch (TransportException e) {
             // the consumer's connection ended while its pull waited (it closed or died)
             log.debug("{}: pull abandoned: {}", t.peer(), e.getMessage());
         } finally {
-            if (limited) {
-                releaseRequest(client);
-            }
+            giveBack.run();
         }
     }
 
