@@ -10,7 +10,7 @@
 #                            examples/taxi, approx-spark on local[2] and local-cluster (Spark 4.1; a subset on Spark
 #                            3.5.8, 4.0.4 and 4.2.0 for Scala 2.13, approx-spark-compat/*, and 3.5.8 for 2.12,
 #                            approx-spark_2.12), approx-flink on a Flink
-#                            MiniCluster of 2 TaskManagers x 2 slots (a subset on Flink 2.0.2, approx-flink-compat/*),
+#                            MiniCluster of 2 TaskManagers x 2 slots (a subset on Flink 2.0.2, 2.1.3, 2.2.1: approx-flink-compat/*),
 #                            approx-kafka on an in-process KRaft broker with relays over loopback ATP (a subset on
 #                            Kafka 4.0.2, approx-kafka-compat/*), approx-kafka-flink: that broker + a relay + a Flink
 #                            MiniCluster)
