@@ -12,7 +12,7 @@
 #                            approx-spark_2.12), approx-flink on a Flink
 #                            MiniCluster of 2 TaskManagers x 2 slots (a subset on Flink 2.0.2, 2.1.3, 2.2.1: approx-flink-compat/*),
 #                            approx-kafka on an in-process KRaft broker with relays over loopback ATP (a subset on
-#                            Kafka 4.0.2, approx-kafka-compat/*), approx-kafka-flink: that broker + a relay + a Flink
+#                            Kafka 4.0.2, 4.1.2, 4.2.1: approx-kafka-compat/*), approx-kafka-flink: that broker + a relay + a Flink
 #                            MiniCluster)
 #                            + native GoogleTest suites
 #                            and atp-perf end-to-end tests (ctest, in the Maven test phase) + Jazzer fuzzing of the
