@@ -30,7 +30,7 @@ END = "<!-- platforms:end -->"
 
 # module -> (framework, jar users deploy, what ran)
 MODULES = {
-    "approx-spark": ("Spark", "`approx-spark`", "every `approx-spark` test"),
+    "approx-spark": ("Spark", "`approx-spark_2.13`", "every `approx-spark` test"),
     "approx-spark_2.12": ("Spark", "`approx-spark_2.12`", "the compat subset, compiled for Scala 2.12"),
     "approx-flink": ("Flink", "`approx-flink`", "every `approx-flink` test (MiniCluster)"),
     "approx-kafka": (
@@ -42,7 +42,7 @@ MODULES = {
 }
 # compat family prefix -> (framework, jar users deploy): a child runs a subset of that module's tests on another release
 COMPAT = {
-    "approx-spark-compat-": ("Spark", "`approx-spark`"),
+    "approx-spark-compat-": ("Spark", "`approx-spark_2.13`"),
     "approx-flink-compat-": ("Flink", "`approx-flink`"),
     "approx-kafka-compat-": ("Kafka", "`approx-kafka`, `approx-kafka-relay.jar`"),
 }
@@ -120,7 +120,7 @@ def smoke_record(pyspark, jar, line):
         raise ValueError(f"not a [smoke] summary line: {line!r}")
     spark, scala, master = m.groups()
     name = Path(jar).name
-    module = "approx-spark_2.12" if name.startswith("approx-spark_2.12-") else "approx-spark"
+    module = "approx-spark_2.12" if name.startswith("approx-spark_2.12-") else "approx-spark_2.13"
     return {
         "framework": "Spark",
         "version": spark,

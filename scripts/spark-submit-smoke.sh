@@ -6,12 +6,13 @@
 # with the approx-spark_2.12 jar, and pyspark 4.x (Scala 2.13) with the approx-spark jar.
 #
 # The wheel is installed on first use into build/pyspark-<version> (pip --target: no venv, nothing outside the
-# checkout; 320-450 MB, a few minutes the first time). The jar's Scala (approx-spark_2.12: 2.12, approx-spark:
+# checkout; 320-450 MB, a few minutes the first time). The jar's Scala (approx-spark_2.12: 2.12, approx-spark_2.13:
 # 2.13) must be the wheel's. On success it writes target/platforms/spark-submit-<version>.json for the README's
 # "Supported platforms and versions" table (scripts/platforms.py). Skips with a message, exit 0, where python3 or
 # pip is missing; SPARK_SUBMIT_SMOKE_TIMEOUT (seconds, default 900) bounds the run.
 # Usage: scripts/spark-submit-smoke.sh [pyspark version] [plugin jar]
-#   defaults: 3.5.9; the jar of the wheel's Scala: approx-spark_2.12/target/... (pyspark 3.x), approx-spark/target/...
+#   defaults: 3.5.9; the jar of the wheel's Scala: approx-spark_2.12/target/... (pyspark 3.x),
+#   approx-spark/target/approx-spark_2.13-... (pyspark 4)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYSPARK_VERSION="${1:-3.5.9}"  # 3.5.9: the newest 3.5 on PyPI; its Spark is Scala 2.12
@@ -29,8 +30,8 @@ fi
 JAR="${2:-}"
 if [ -z "$JAR" ]; then
   # the build for the wheel's Scala: pyspark 3.5 is 2.12, pyspark 4 is 2.13
-  case "$PYSPARK_VERSION" in 3.*) MODULE=approx-spark_2.12 ;; *) MODULE=approx-spark ;; esac
-  for j in "$ROOT/$MODULE/target/$MODULE"-*.jar; do
+  case "$PYSPARK_VERSION" in 3.*) MODULE=approx-spark_2.12 ARTIFACT=approx-spark_2.12 ;; *) MODULE=approx-spark ARTIFACT=approx-spark_2.13 ;; esac
+  for j in "$ROOT/$MODULE/target/$ARTIFACT"-*.jar; do
     case "$j" in *-sources.jar|*-javadoc.jar|*-tests.jar|*/original-*) continue ;; esac
     [ -f "$j" ] && JAR="$j"
   done
@@ -49,7 +50,7 @@ fi
 export SPARK_HOME="$PYSPARK_DIR/pyspark"
 export PYTHONPATH="$PYSPARK_DIR${PYTHONPATH:+:$PYTHONPATH}"
 export PYSPARK_PYTHON=python3 PYSPARK_DRIVER_PYTHON=python3
-# the jar's Scala must be the wheel's (approx-spark_2.12-*.jar: 2.12; approx-spark-*.jar: 2.13)
+# the jar's Scala must be the wheel's (approx-spark_2.12-*.jar: 2.12; approx-spark_2.13-*.jar: 2.13)
 case "$(basename "$JAR")" in approx-spark_2.12-*) SCALA=2.12 ;; *) SCALA=2.13 ;; esac
 if ! ls "$SPARK_HOME"/jars/scala-library-"$SCALA".*.jar >/dev/null 2>&1; then
   log "ERROR: $(basename "$JAR") is the Scala $SCALA build, but $SPARK_HOME/jars has $(cd "$SPARK_HOME/jars" && ls scala-library-*.jar)" >&2

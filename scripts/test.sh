@@ -174,9 +174,11 @@ end
 # Both builds of the plugin: approx-spark (Scala 2.13: Spark 4.x, and 3.5 for 2.13) and approx-spark_2.12 (Spark
 # 3.5 for Scala 2.12, the default distribution and the PySpark 3.5 wheel), the same sources.
 begin "approx-spark jar contents (Scala 2.13 and 2.12 builds)"
-for SPARK_MODULE in approx-spark approx-spark_2.12; do
+# module directory:artifact id (the 2.13 build lives in approx-spark/)
+for SPARK_BUILD in approx-spark:approx-spark_2.13 approx-spark_2.12:approx-spark_2.12; do
+  SPARK_MODULE="${SPARK_BUILD%%:*}" SPARK_ARTIFACT="${SPARK_BUILD#*:}"
   SPARK_JAR=""
-  for j in "$ROOT/$SPARK_MODULE/target/$SPARK_MODULE"-*.jar; do
+  for j in "$ROOT/$SPARK_MODULE/target/$SPARK_ARTIFACT"-*.jar; do
     case "$j" in *-sources.jar|*-javadoc.jar|*-tests.jar|*/original-*) continue ;; esac
     [ -f "$j" ] && SPARK_JAR="$j"
   done
@@ -214,11 +216,11 @@ end
 # newest PySpark of every Spark 4 line, local-cluster[2,1,1024]: the pass-through (the plain query equals the
 # driver's own counts and sums) and SQL WITH ERROR checked against Spark SQL's exact answer, the shuffle over ATP
 # (scripts/spark-submit-smoke.sh; skips with a message where python3/pip are missing).
-begin "spark-submit: PySpark 3.5 (Scala 2.12) + approx-spark_2.12 jar, PySpark 4.0-4.3 (Scala 2.13) + approx-spark jar"
+begin "spark-submit: PySpark 3.5 (Scala 2.12) + approx-spark_2.12 jar, PySpark 4.0-4.3 (Scala 2.13) + approx-spark_2.13 jar"
 bash "$ROOT/scripts/spark-submit-smoke.sh" 3.5.9 "$ROOT/approx-spark_2.12/target/approx-spark_2.12-0.1.0-SNAPSHOT.jar"
 # every Spark 4 line a PySpark wheel exists for, with the one 2.13 jar (Spark 4.1 is what it is built against)
 for v in 4.3.0 4.2.1 4.1.3 4.0.5; do
-  bash "$ROOT/scripts/spark-submit-smoke.sh" "$v" "$ROOT/approx-spark/target/approx-spark-0.1.0-SNAPSHOT.jar"
+  bash "$ROOT/scripts/spark-submit-smoke.sh" "$v" "$ROOT/approx-spark/target/approx-spark_2.13-0.1.0-SNAPSHOT.jar"
 done
 # README's "Supported platforms and versions" is exactly what ran (scripts/platforms.py, its tests first)
 python3 "$ROOT/scripts/test_platforms.py"

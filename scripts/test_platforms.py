@@ -99,8 +99,8 @@ class PlatformsTest(unittest.TestCase):
 
     def test_smoke_record_parses_the_job_line(self):
         line = "[smoke] Spark 4.3.0 (Scala 2.13.17), local-cluster[2,1,1024]: 24/24 within e_max, ..."
-        r = platforms.smoke_record("4.3.0", "/a/approx-spark-0.1.0-SNAPSHOT.jar", line)
-        self.assertEqual((r["version"], r["scala"], r["jar"]), ("4.3.0", "2.13", "`approx-spark`"))
+        r = platforms.smoke_record("4.3.0", "/a/approx-spark_2.13-0.1.0-SNAPSHOT.jar", line)
+        self.assertEqual((r["version"], r["scala"], r["jar"]), ("4.3.0", "2.13", "`approx-spark_2.13`"))
         r = platforms.smoke_record(
             "3.5.9",
             "/a/approx-spark_2.12-0.1.0-SNAPSHOT.jar",

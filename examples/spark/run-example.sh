@@ -10,7 +10,7 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 jar_in() { # the module's main jar (not the shade plugin's original-*, sources or tests jars)
   ls "$1"/target/"$2"-*.jar 2>/dev/null | grep -v -e '/original-' -e sources -e tests | head -n 1 || true
 }
-PLUGIN_JAR="$(jar_in "$ROOT/approx-spark" approx-spark)"
+PLUGIN_JAR="$(jar_in "$ROOT/approx-spark" approx-spark_2.13)"
 APP_JAR="$(jar_in "$HERE" examples-spark)"
 CP_FILE="$HERE/target/spark-classpath.txt"
 if [ -z "$PLUGIN_JAR" ] || [ -z "$APP_JAR" ] || [ ! -s "$CP_FILE" ]; then

@@ -249,7 +249,7 @@ def prepare(a, tmp: str, plugin_jar: str | None = None) -> str:
     classes under running JVMs; plugin_jar: another approx-spark jar instead of this tree's), the empty SPARK_HOME
     the Workers launch executors from, the log4j configuration and the results directory."""
     plugin, app = snapshot_jars(
-        tmp, [("approx-spark", "approx-spark"), (os.path.join("examples", "spark"), "examples-spark")]
+        tmp, [("approx-spark", "approx-spark_2.13"), (os.path.join("examples", "spark"), "examples-spark")]
     )
     if plugin_jar:
         plugin = shutil.copy(plugin_jar, os.path.join(tmp, "approx-spark-other.jar"))
