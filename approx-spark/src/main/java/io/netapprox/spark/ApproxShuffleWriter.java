@@ -127,7 +127,12 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                 }
                 slot.stats.add(values);
                 int level = sorter.admit(slot.gid);
-                if (level >= 0) {
+                if (level < 0) {
+                    continue;
+                }
+                if (withKey && r instanceof MapRecord m) {
+                    sorter.store(slot.gid, level, values, m.topKeyInPlace());
+                } else {
                     sorter.store(slot.gid, level, values, withKey ? topKey(r) : null);
                 }
             }

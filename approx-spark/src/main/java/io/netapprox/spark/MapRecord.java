@@ -34,6 +34,11 @@ final class MapRecord implements scala.Product2<String, ApproxRow> {
         return withKey ? row.getUTF8String(keyColumn).toString() : null;
     }
 
+    /** The top-k column's value in place (Spark's string over the input row), else null. */
+    org.apache.spark.unsafe.types.UTF8String topKeyInPlace() {
+        return withKey ? row.getUTF8String(keyColumn) : null;
+    }
+
     @Override
     public String _1() {
         return key;
