@@ -18,6 +18,13 @@ final class MapRecord implements scala.Product2<String, ApproxRow> {
     /** The group's index within the map task (0, 1, ... in first-seen order); -1: not indexed. */
     int group;
 
+    /**
+     * The pre-sample's decision made in Spark's code ({@link PreSampleGate}): a kept row's {@code
+     * gid << 8 | level} (its statistics counted and level drawn), else {@link
+     * PreSampleGate#UNDECIDED}.
+     */
+    int decision = PreSampleGate.UNDECIDED;
+
     final double[] values;
     private final boolean withKey;
     private final int keyColumn;
