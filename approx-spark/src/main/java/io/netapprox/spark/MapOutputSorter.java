@@ -779,11 +779,17 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                 // skipped uncopied (returns -1); the same draws either way
                 RecordStream stored =
                         buf -> {
-                            long pick = rnd.nextLong(remaining[0]);
-                            int src = 0;
-                            while (pick >= left[src]) {
-                                pick -= left[src];
-                                src++;
+                            int src = runs.size();
+                            if (left[src] != remaining[0]) {
+                                // the riffle: a run with probability proportional to its records
+                                // left (no draw when every record left is in memory: the unspilled
+                                // case, where the choice is certain)
+                                long pick = rnd.nextLong(remaining[0]);
+                                src = 0;
+                                while (pick >= left[src]) {
+                                    pick -= left[src];
+                                    src++;
+                                }
                             }
                             left[src]--;
                             remaining[0]--;
