@@ -59,7 +59,8 @@ import scala.Product2;
  * (statistics, reduce partition, sorter id) is found by the group's index, the values go into the
  * census statistics and the sorter draws the pre-sample level ({@link MapOutputSorter#admit}). Only
  * a kept row is encoded, its top-k key copied from Spark's string ({@link MapOutputSorter#store}).
- * A dropped row allocates nothing.
+ * A dropped row makes no record: on the gate's path its only objects are the UDF's boxed arguments
+ * (Spark passes a Java UDF's arguments as objects), on the writer's path none.
  *
  * <p>Memory: the sorter's grant, one message, the census statistics of every group of the task
  * (moments: a few dozen numbers per group and value column; the sketch of the group being written

@@ -22,7 +22,10 @@ import org.apache.spark.sql.types.DataTypes;
  * soon as its fate is known - no {@code UnsafeRow} is written for it, it never reaches the row
  * iterator, the map task's record or the writer; its cost is the group's census statistics and the
  * level draw ({@link ApproxShuffleWriter}'s {@link Gate}, the same statistics and the same draw, in
- * the same row order, as the writer makes of a row it is given).
+ * the same row order, as the writer makes of a row it is given), plus the UDF call: Spark's {@code
+ * ScalaUDF} passes a Java UDF's arguments boxed ({@code Double} per value; a Catalyst expression
+ * with its own generated code would pass primitives, but Spark 4's {@code Column} does not wrap
+ * one).
  *
  * <p>Per row the function returns {@link #DROPPED} (counted, filtered out), the kept row's {@code
  * gid << 8 | level} (counted; the writer stores it, {@link #gid}, {@link #level}) or {@link
