@@ -895,6 +895,17 @@ public final class ApproxQuery implements Serializable {
             this.withKey = withKey;
         }
 
+        /**
+         * The rows carry {@link PreSampleGate}'s decision after their columns (the map task's
+         * record gets it, {@link MapRecord#decision}).
+         */
+        private boolean gated;
+
+        RowRecords gated(boolean on) {
+            this.gated = on;
+            return this;
+        }
+
         /** A NULL in an aggregated column fails (names as {@link #nullChecked}); null: skipped. */
         RowRecords failOnNull(String[] columns) {
             this.nullChecked = columns == null ? null : columns.clone();
@@ -1032,6 +1043,7 @@ public final class ApproxQuery implements Serializable {
             for (int i = 0; i < numValues; i++) {
                 v[i] = r.getDouble(g + i);
             }
+            into.decision = gated ? r.getInt(g + aggregated) : PreSampleGate.UNDECIDED;
             into.row = r;
             return true;
         }
@@ -1110,7 +1122,16 @@ public final class ApproxQuery implements Serializable {
         // Spark's internal rows (no conversion to Row per record: the key and values are read in
         // place, each distinct group key is made once per partition)
         ApproxConf approx = approximatePath();
-        RowRecords rows = new RowRecords(gcols, kinds, nv, withKey).failOnNull(nullChecked(spec));
+        // the pre-sample decided in Spark's generated code where it can be: a dropped row never
+        // leaves it (PreSampleGate; the approximate path only, whose writer opens the gate)
+        boolean gated = approx != null && PreSampleGate.applies(kinds, nv);
+        if (gated) {
+            projected = PreSampleGate.gate(projected, gcols[0], nv, withKey);
+        }
+        RowRecords rows =
+                new RowRecords(gcols, kinds, nv, withKey)
+                        .failOnNull(nullChecked(spec))
+                        .gated(gated);
         // the approximate writer takes each row as it comes (one reused record per task: a row's
         // fate is decided before anything is made of it); sort shuffle buffers records, so the
         // exact path makes one per row

@@ -50,11 +50,17 @@ import scala.Product2;
  * reports its true partition lengths and a {@link BlockManagerId} whose topology info carries this
  * executor's NetApprox control address.
  *
- * <p>Per row: the approximate path's records are {@link MapRecord}s, one object per task refilled
- * row by row ({@link ApproxQuery.MapRecords}); the group's slot (statistics, reduce partition,
- * sorter id) is found by the group's index, the values go into the census statistics and the sorter
- * draws the pre-sample level ({@link MapOutputSorter#admit}); only a kept row is encoded, with its
- * top-k string made then ({@link MapOutputSorter#store}). A dropped row allocates nothing.
+ * <p>Per row: with one integral group column and 1-3 value columns the pre-sample is decided in
+ * Spark's generated code ({@link PreSampleGate}: this writer opens the task's gate, whose {@code
+ * decide} finds the group's slot by its value, adds the values to the census statistics and draws
+ * the level), so a dropped row never leaves Spark's loop and only kept rows arrive here, to be
+ * stored. Otherwise (and for a row the gate leaves undecided) the records are {@link MapRecord}s,
+ * one object per task refilled row by row ({@link ApproxQuery.MapRecords}); the group's slot
+ * (statistics, reduce partition, sorter id) is found by the group's index, the values go into the
+ * census statistics and the sorter draws the pre-sample level ({@link MapOutputSorter#admit}). Only
+ * a kept row is encoded, its top-k key copied from Spark's string ({@link MapOutputSorter#store}).
+ * A dropped row makes no record: on the gate's path its only objects are the UDF's boxed arguments
+ * (Spark passes a Java UDF's arguments as objects), on the writer's path none.
  *
  * <p>Memory: the sorter's grant, one message, the census statistics of every group of the task
  * (moments: a few dozen numbers per group and value column; the sketch of the group being written
@@ -108,28 +114,39 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
             // census statistics and the pre-sample's level, and bytes only for a kept row
             Map<String, Slot> byKey = new HashMap<>();
             Slot[] indexed = new Slot[ApproxQuery.RowRecords.KEY_CACHE];
-            while (records.hasNext()) {
-                Product2<K, V> r = records.next();
-                double[] values;
-                Slot slot;
-                if (r instanceof MapRecord m) {
-                    values = m.values;
-                    slot = m.group >= 0 ? indexed[m.group] : null;
-                    if (slot == null) {
-                        slot = slot(m.key, byKey, shares, spec, partitioner, sorter);
-                        if (m.group >= 0) {
-                            indexed[m.group] = slot;
+            // rows decided in Spark's generated code (PreSampleGate): the same slots, statistics
+            // and draws, reached by the group's value
+            Slot[] byValue = new Slot[ApproxQuery.RowRecords.KEY_CACHE];
+            PreSampleGate.Gate gate =
+                    new PreSampleGate.Gate(spec.numValues()) {
+                        @Override
+                        int decide(String prefix, long group) {
+                            if (group < 0 || group >= byValue.length) {
+                                return PreSampleGate.UNDECIDED;
+                            }
+                            Slot s = byValue[(int) group];
+                            if (s == null) {
+                                s = slot(prefix + group, byKey, shares, spec, partitioner, sorter);
+                                if (s.gid >= PreSampleGate.MAX_GROUPS) {
+                                    return PreSampleGate.UNDECIDED;
+                                }
+                                byValue[(int) group] = s;
+                            }
+                            s.stats.add(values);
+                            int level = sorter.admit(s.gid);
+                            if (level < 0) {
+                                dropped++;
+                                return PreSampleGate.DROPPED;
+                            }
+                            return PreSampleGate.kept(s.gid, level);
                         }
-                    }
-                } else {
-                    values = ((ApproxRow) r._2()).values;
-                    slot = slot((String) r._1(), byKey, shares, spec, partitioner, sorter);
-                }
-                slot.stats.add(values);
-                int level = sorter.admit(slot.gid);
-                if (level >= 0) {
-                    sorter.store(slot.gid, level, values, withKey ? topKey(r) : null);
-                }
+                    };
+            long task = context.taskAttemptId();
+            PreSampleGate.open(task, gate);
+            try {
+                pull(records, spec, partitioner, sorter, shares, byKey, indexed, withKey);
+            } finally {
+                PreSampleGate.close(task, gate);
             }
             long t0 = System.nanoTime();
             long written;
@@ -152,6 +169,62 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
             metrics.incBytesWritten(out.total());
             metrics.incRecordsWritten(written);
             metrics.incWriteTime(System.nanoTime() - t0);
+        }
+    }
+
+    /**
+     * Takes the map task's rows: per group, once, its statistics, reduce partition and sorter slot;
+     * per row the census statistics and the pre-sample's level, and bytes only for a kept row. A
+     * row the gate decided in Spark's code ({@link PreSampleGate}: counted and drawn there, only a
+     * kept one arrives) is only stored.
+     */
+    private void pull(
+            scala.collection.Iterator<Product2<K, V>> records,
+            ApproxSpec spec,
+            Partitioner partitioner,
+            MapOutputSorter sorter,
+            Map<String, ShareStatistics.Builder> shares,
+            Map<String, Slot> byKey,
+            Slot[] indexed,
+            boolean withKey)
+            throws IOException {
+        while (records.hasNext()) {
+            Product2<K, V> r = records.next();
+            double[] values;
+            Slot slot;
+            if (r instanceof MapRecord m) {
+                if (m.decision >= 0) {
+                    int gid = PreSampleGate.gid(m.decision);
+                    int level = PreSampleGate.level(m.decision);
+                    if (withKey) {
+                        sorter.store(gid, level, m.values, m.topKeyInPlace());
+                    } else {
+                        sorter.store(gid, level, m.values, (String) null);
+                    }
+                    continue;
+                }
+                values = m.values;
+                slot = m.group >= 0 ? indexed[m.group] : null;
+                if (slot == null) {
+                    slot = slot(m.key, byKey, shares, spec, partitioner, sorter);
+                    if (m.group >= 0) {
+                        indexed[m.group] = slot;
+                    }
+                }
+            } else {
+                values = ((ApproxRow) r._2()).values;
+                slot = slot((String) r._1(), byKey, shares, spec, partitioner, sorter);
+            }
+            slot.stats.add(values);
+            int level = sorter.admit(slot.gid);
+            if (level < 0) {
+                continue;
+            }
+            if (withKey && r instanceof MapRecord m) {
+                sorter.store(slot.gid, level, values, m.topKeyInPlace());
+            } else {
+                sorter.store(slot.gid, level, values, withKey ? topKey(r) : null);
+            }
         }
     }
 

@@ -24,6 +24,8 @@ import org.apache.spark.memory.MemoryConsumer;
 import org.apache.spark.memory.MemoryMode;
 import org.apache.spark.memory.TaskMemoryManager;
 import org.apache.spark.storage.BlockId;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.types.UTF8String;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
@@ -215,7 +217,21 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
      * ({@code topKey} non-null; written as {@link ApproxRow#write} writes it).
      */
     void store(int gid, int level, double[] values, String topKey) throws IOException {
-        int length = encode(level, values, topKey);
+        buffer(gid, encode(level, values, topKey));
+    }
+
+    /**
+     * As {@link #store(int, int, double[], String)}, the top-k key given as Spark's string (read in
+     * place from the input row): its bytes are copied as they are when they are what {@link
+     * java.io.DataOutputStream#writeUTF} writes of it (ASCII without NUL, the common case: no
+     * {@code String} is made), else it is converted as before.
+     */
+    void store(int gid, int level, double[] values, UTF8String topKey) throws IOException {
+        buffer(gid, encode(level, values, topKey));
+    }
+
+    /** Buffers the record just encoded ({@link #encoded}, {@code length} bytes) of group gid. */
+    private void buffer(int gid, int length) throws IOException {
         // reserve before touching the buffer: a refused grant spills (and empties) it
         long need = 0;
         if (pages.isEmpty() || pageUsed + 4 + length > pages.get(pages.size() - 1).length) {
@@ -268,39 +284,46 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
         }
         compactAt = Math.max(compactMin, 2 * live);
         compactions++;
-        // merge the groups by their next address; slide each record to the write cursor
+        // merge the groups by their next address (a binary min-heap of group ids keyed by that
+        // address: addresses are distinct, so the visiting order is the pages' order whatever the
+        // heap's ties); slide each record to the write cursor
         int[] next = new int[groups];
-        java.util.PriorityQueue<Integer> byAddress =
-                new java.util.PriorityQueue<>(
-                        Math.max(1, groups), Comparator.comparingLong(g -> addresses[g][next[g]]));
+        long[] head = new long[groups];
+        int[] heap = new int[groups];
+        int size = 0;
         for (int g = 0; g < groups; g++) {
             if (buffered[g] > 0) {
-                byAddress.add(g);
+                head[g] = addresses[g][0];
+                heap[size] = g;
+                siftUp(heap, size++, head);
             }
         }
         int wPage = 0;
         int wAt = 0;
-        while (!byAddress.isEmpty()) {
-            int g = byAddress.poll();
-            long a = addresses[g][next[g]];
+        while (size > 0) {
+            int g = heap[0];
+            long a = head[g];
             int rPage = (int) (a >>> 32);
             int rAt = (int) a;
             byte[] from = pages.get(rPage);
-            int size = 4 + lengthAt(from, rAt);
-            if (wPage < rPage && wAt + size > pages.get(wPage).length) {
+            int length = 4 + lengthAt(from, rAt);
+            if (wPage < rPage && wAt + length > pages.get(wPage).length) {
                 // the next page that holds it, at its start (its own page does, at or before it)
                 wPage++;
                 wAt = 0;
-                while (wPage < rPage && size > pages.get(wPage).length) {
+                while (wPage < rPage && length > pages.get(wPage).length) {
                     wPage++;
                 }
             }
-            System.arraycopy(from, rAt, pages.get(wPage), wAt, size); // overlap-safe
+            System.arraycopy(from, rAt, pages.get(wPage), wAt, length); // overlap-safe
             addresses[g][next[g]] = ((long) wPage << 32) | wAt;
-            wAt += size;
+            wAt += length;
             if (++next[g] < buffered[g]) {
-                byAddress.add(g);
+                head[g] = addresses[g][next[g]];
+            } else {
+                heap[0] = heap[--size];
             }
+            siftDown(heap, size, head);
         }
         if (live == 0) {
             pages.clear();
@@ -326,6 +349,44 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
         if (excess > GRANT_STEP) {
             freeMemory(excess - GRANT_STEP);
         }
+    }
+
+    /** Moves {@code heap[i]} up to its place in the min-heap keyed by {@code key[group]}. */
+    private static void siftUp(int[] heap, int i, long[] key) {
+        int g = heap[i];
+        while (i > 0) {
+            int parent = (i - 1) >>> 1;
+            if (key[heap[parent]] <= key[g]) {
+                break;
+            }
+            heap[i] = heap[parent];
+            i = parent;
+        }
+        heap[i] = g;
+    }
+
+    /** Moves {@code heap[0]} down to its place in the min-heap of {@code size} groups. */
+    private static void siftDown(int[] heap, int size, long[] key) {
+        if (size == 0) {
+            return;
+        }
+        int g = heap[0];
+        int i = 0;
+        while (true) {
+            int c = 2 * i + 1;
+            if (c >= size) {
+                break;
+            }
+            if (c + 1 < size && key[heap[c + 1]] < key[heap[c]]) {
+                c++;
+            }
+            if (key[heap[c]] >= key[g]) {
+                break;
+            }
+            heap[i] = heap[c];
+            i = c;
+        }
+        heap[i] = g;
     }
 
     /** Records of group {@code gid} its pre-sample keeps (all, without one). */
@@ -439,6 +500,37 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
             return length;
         }
         int length = 1 + Double.BYTES * values.length;
+        encodeValues(level, values, length);
+        return length;
+    }
+
+    /**
+     * {@link #encode(int, double[], String)} of {@code topKey.toString()}, with the key's bytes
+     * copied from Spark's string when they are the modified UTF-8 that {@link
+     * java.io.DataOutputStream#writeUTF} writes: every byte in 1..127 (ASCII without NUL; a longer
+     * character, NUL or a key over 65535 bytes goes through the string as before).
+     */
+    private int encode(int level, double[] values, UTF8String topKey) throws IOException {
+        int n = topKey.numBytes();
+        if (n > 0xFFFF) {
+            return encode(level, values, topKey.toString());
+        }
+        int at = 1 + Double.BYTES * values.length;
+        int length = at + 2 + n;
+        encodeValues(level, values, length);
+        encoded[at] = (byte) (n >>> 8);
+        encoded[at + 1] = (byte) n;
+        topKey.writeToMemory(encoded, Platform.BYTE_ARRAY_OFFSET + at + 2);
+        for (int i = at + 2; i < length; i++) {
+            if (encoded[i] <= 0) {
+                return encode(level, values, topKey.toString());
+            }
+        }
+        return length;
+    }
+
+    /** The level byte and the values into {@link #encoded}, grown to hold {@code length} bytes. */
+    private void encodeValues(int level, double[] values, int length) {
         if (encoded.length < length) {
             encoded = new byte[Math.max(length, 2 * encoded.length)];
         }
@@ -446,7 +538,6 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
         for (int i = 0; i < values.length; i++) {
             LONG_BE.set(encoded, 1 + Double.BYTES * i, Double.doubleToLongBits(values[i]));
         }
-        return length;
     }
 
     /** The encoding buffer of one record with a key, read in place. */
@@ -683,14 +774,22 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                 final long[] remaining = {total};
                 final long[] keptLeft = {count};
                 final int[] fromMemory = {0};
-                // the next stored record in random order; its level in buf[0][0], the record after
+                // the next stored record in random order: copied into buf without its level byte
+                // when its level is the final threshold's or above (returns its length), else
+                // skipped uncopied (returns -1); the same draws either way
                 RecordStream stored =
                         buf -> {
-                            long pick = rnd.nextLong(remaining[0]);
-                            int src = 0;
-                            while (pick >= left[src]) {
-                                pick -= left[src];
-                                src++;
+                            int src = runs.size();
+                            if (left[src] != remaining[0]) {
+                                // the riffle: a run with probability proportional to its records
+                                // left (no draw when every record left is in memory: the unspilled
+                                // case, where the choice is certain)
+                                long pick = rnd.nextLong(remaining[0]);
+                                src = 0;
+                                while (pick >= left[src]) {
+                                    pick -= left[src];
+                                    src++;
+                                }
                             }
                             left[src]--;
                             remaining[0]--;
@@ -703,9 +802,12 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                                 addr[i] = a;
                                 byte[] p = pages.get((int) (a >>> 32));
                                 int at = (int) a;
-                                int len = lengthAt(p, at);
+                                if (p[at + 4] < min) {
+                                    return -1;
+                                }
+                                int len = lengthAt(p, at) - 1;
                                 ensure(buf, len);
-                                System.arraycopy(p, at + 4, buf[0], 0, len);
+                                System.arraycopy(p, at + 5, buf[0], 0, len);
                                 return len;
                             }
                             DataInputStream in = runs.get(src);
@@ -714,9 +816,13 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                                 throw new IOException(
                                         "corrupt NetApprox spill: record of " + len + " bytes");
                             }
-                            ensure(buf, len);
-                            in.readFully(buf[0], 0, len);
-                            return len;
+                            if (in.readByte() < min) {
+                                in.skipNBytes(len - 1);
+                                return -1;
+                            }
+                            ensure(buf, len - 1);
+                            in.readFully(buf[0], 0, len - 1);
+                            return len - 1;
                         };
                 visitor.visit(
                         partitionOf[gid],
@@ -735,10 +841,9 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
                                                     + " is missing kept records");
                                 }
                                 int len = stored.next(buf);
-                                if (buf[0][0] >= min) {
+                                if (len >= 0) {
                                     keptLeft[0]--;
-                                    System.arraycopy(buf[0], 1, buf[0], 0, len - 1);
-                                    return len - 1;
+                                    return len;
                                 }
                             }
                         });

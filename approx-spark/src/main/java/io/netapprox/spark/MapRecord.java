@@ -18,6 +18,13 @@ final class MapRecord implements scala.Product2<String, ApproxRow> {
     /** The group's index within the map task (0, 1, ... in first-seen order); -1: not indexed. */
     int group;
 
+    /**
+     * The pre-sample's decision made in Spark's code ({@link PreSampleGate}): a kept row's {@code
+     * gid << 8 | level} (its statistics counted and level drawn), else {@link
+     * PreSampleGate#UNDECIDED}.
+     */
+    int decision = PreSampleGate.UNDECIDED;
+
     final double[] values;
     private final boolean withKey;
     private final int keyColumn;
@@ -32,6 +39,11 @@ final class MapRecord implements scala.Product2<String, ApproxRow> {
     /** The top-k column's value (made now: call only for a row that is kept), else null. */
     String topKey() {
         return withKey ? row.getUTF8String(keyColumn).toString() : null;
+    }
+
+    /** The top-k column's value in place (Spark's string over the input row), else null. */
+    org.apache.spark.unsafe.types.UTF8String topKeyInPlace() {
+        return withKey ? row.getUTF8String(keyColumn) : null;
     }
 
     @Override

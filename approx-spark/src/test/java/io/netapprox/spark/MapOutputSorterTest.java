@@ -29,6 +29,92 @@ class MapOutputSorterTest {
         return new TaskMemoryManager(new UnifiedMemoryManager(conf, bytes, bytes / 2, 1), 0);
     }
 
+    /**
+     * A top-k key given in place (Spark's string, {@link MapOutputSorter#store(int, int, double[],
+     * org.apache.spark.unsafe.types.UTF8String)}) is buffered as the same bytes as the same key
+     * given as a {@code String} ({@link java.io.DataOutputStream#writeUTF}'s form): ASCII keys
+     * copied as they are, keys with NUL, a two- or three-byte character or a supplementary one (4
+     * bytes in UTF-8, 6 in modified UTF-8) through the string; the same seed gives the same output,
+     * byte for byte, spilled or not, and every key reads back as itself.
+     */
+    @Test
+    void aKeyInPlaceIsBufferedAsTheSameBytesAsItsString() throws IOException {
+        String[] keys = {
+            "zone-17-pppp", "", "nul\u0000inside", "caf\u00e9", "\u20ac5", "x\ud83d\ude00y"
+        };
+        for (long grant : new long[] {64L << 20, 2L << 20}) {
+            List<String> asString = new ArrayList<>();
+            List<String> inPlace = new ArrayList<>();
+            int[] spills = new int[2];
+            spills[0] = keyedThrough(memory(grant), keys, false, asString);
+            spills[1] = keyedThrough(memory(grant), keys, true, inPlace);
+            assertEquals(asString, inPlace, "grant " + grant + ": the same records, same order");
+            assertEquals(spills[0], spills[1]);
+            assertTrue(
+                    grant > (8L << 20) ? spills[0] == 0 : spills[0] > 0, "spilled: " + spills[0]);
+        }
+    }
+
+    /**
+     * Inserts 60 000 records with a pre-sample of 2 000 per group (value i, key {@link #key}), the
+     * key in place or as a string; adds every output record (group and bytes, hex; each checked to
+     * read back as its key) to out; returns the spills.
+     */
+    private static int keyedThrough(
+            TaskMemoryManager tmm, String[] keys, boolean inPlace, List<String> out)
+            throws IOException {
+        try (MapOutputSorter s = new MapOutputSorter(tmm, new SplittableRandom(5), 2_000)) {
+            for (int i = 0; i < 60_000; i++) {
+                int gid = s.group("g=" + i % 3, i % 2);
+                int level = s.admit(gid);
+                if (level < 0) {
+                    continue;
+                }
+                String key = key(keys, i);
+                double[] v = {i, -i};
+                if (inPlace) {
+                    s.store(
+                            gid,
+                            level,
+                            v,
+                            org.apache.spark.unsafe.types.UTF8String.fromString(key));
+                } else {
+                    s.store(gid, level, v, key);
+                }
+            }
+            int spills = s.spillCount();
+            s.read(
+                    (partition, group, count, inserted, stream) -> {
+                        byte[][] buf = new byte[1][];
+                        for (int i = 0; i < count; i++) {
+                            int len = stream.next(buf);
+                            ApproxRow r =
+                                    ApproxRow.read(
+                                            new DataInputStream(
+                                                    new ByteArrayInputStream(buf[0], 0, len)),
+                                            2,
+                                            true);
+                            String expected = key(keys, (int) r.values[0]);
+                            assertEquals(expected, r.key, "the key reads back as itself");
+                            out.add(
+                                    group
+                                            + " "
+                                            + java.util.HexFormat.of()
+                                                    .formatHex(
+                                                            java.util.Arrays.copyOf(buf[0], len)));
+                        }
+                    });
+            return spills;
+        }
+    }
+
+    /** Record i's key: keys[i % n], up to 299 more chars, and i but for every 7th record. */
+    private static String key(String[] keys, int i) {
+        return keys[i % keys.length]
+                + "p".repeat(i % 300)
+                + (i % 7 == 0 ? "" : Integer.toString(i));
+    }
+
     /** Inserts RECORDS records, record i of group "g=" + i % 3, value i; returns the output. */
     private static List<double[]> sortThrough(TaskMemoryManager tmm, long grant, int[] spills)
             throws IOException {
