@@ -1,14 +1,9 @@
-package io.netapprox.spark;
+package io.netapprox.core.sampling;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.core.sampling.ApproxResult;
-import io.netapprox.core.sampling.ExactSum;
-import io.netapprox.core.sampling.StratifiedEstimator;
-import io.netapprox.core.sampling.StratumAccumulator;
-import io.netapprox.core.sampling.StratumSummary;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -150,7 +145,7 @@ class CombinedEstimateTest {
         int ceiling =
                 StatisticalFloor.ceiling(trials, CONFIDENCE, StatisticalFloor.FALSE_ALARM / 2);
         System.out.printf(
-                "[spark] combined estimate, half the partials missing: coverage %d/%d (accept"
+                "[core] combined estimate, half the partials missing: coverage %d/%d (accept"
                         + " %d..%d), mean's %d; interval width %.3f of sampling every share%n",
                 covered, trials, floor, ceiling, coveredMean, combinedWidth / sampledWidth);
         assertTrue(covered >= floor, "coverage " + covered + " < " + floor);
