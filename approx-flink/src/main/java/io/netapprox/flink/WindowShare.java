@@ -40,14 +40,11 @@ final class WindowShare<K> {
      * @throws IllegalArgumentException the bytes are not a well-formed message of this query
      */
     void addMessage(ByteBuf content) {
+        MessageCodec.KeySink keys = share.keepsTopK() ? share::addKey : null;
         share.startMessage();
         try {
             // decode checks the whole message before it hands over a record
-            MessageCodec.decode(
-                    content,
-                    share.width(),
-                    share::addRecord,
-                    share.keepsTopK() ? share::addKey : null);
+            MessageCodec.decode(content, share.width(), share::addRecord, keys);
         } catch (IllegalArgumentException malformed) {
             share.discardMessage();
             throw malformed;

@@ -81,8 +81,16 @@ public final class StratumSample implements Serializable {
         for (ApproxSpec.Aggregate a : spec.aggregates()) {
             int v = a.valueIndex();
             switch (a.kind()) {
-                case AVG, SUM -> totals[v] |= v < numValues;
-                case QUANTILE -> quantiles[v] |= v < numValues;
+                case AVG, SUM -> {
+                    if (v < numValues) {
+                        totals[v] = true;
+                    }
+                }
+                case QUANTILE -> {
+                    if (v < numValues) {
+                        quantiles[v] = true;
+                    }
+                }
                 case TOPK -> topK = withKey;
                 default -> {}
             }
