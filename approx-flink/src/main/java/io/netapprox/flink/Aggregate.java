@@ -76,7 +76,8 @@ public final class Aggregate<T> implements Serializable {
         if (k < 1 || k > 10_000) {
             throw new IllegalArgumentException("topK k must be in [1, 10000], got " + k);
         }
-        return new Aggregate<>(AggregateKind.TOPK, checkName(name), null, Objects.requireNonNull(key), 0, k);
+        return new Aggregate<>(
+                AggregateKind.TOPK, checkName(name), null, Objects.requireNonNull(key), 0, k);
     }
 
     private static String checkName(String name) {

@@ -1,8 +1,8 @@
 package io.netapprox.flink;
 
 import io.netapprox.core.control.DataPlaneKind;
-import io.netapprox.core.sampling.ShareSample;
 import io.netapprox.core.engine.AtpMessage;
+import io.netapprox.core.sampling.ShareSample;
 import io.netapprox.core.transport.IncomingTransfer;
 import io.netapprox.core.transport.TransferReport;
 import io.netapprox.core.transport.TransportException;

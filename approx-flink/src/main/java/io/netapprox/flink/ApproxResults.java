@@ -64,12 +64,19 @@ final class ApproxResults<T, K>
                 case QUANTILE -> {
                     long rank = (long) Math.max(1, Math.ceil(a.q() * est.records() - 1e-9));
                     out.collect(
-                            result(w, group, a, est.quantile(v, rank, rank, (x, y) -> x), eMax, est));
+                            result(
+                                    w,
+                                    group,
+                                    a,
+                                    est.quantile(v, rank, rank, (x, y) -> x),
+                                    eMax,
+                                    est));
                 }
                 case TOPK -> {
                     List<GroupEstimator.KeyEstimate> top = est.topK(a.k());
                     int rank = 1;
-                    for (GroupEstimator.KeyEstimate ke : top == null ? List.<GroupEstimator.KeyEstimate>of() : top) {
+                    for (GroupEstimator.KeyEstimate ke :
+                            top == null ? List.<GroupEstimator.KeyEstimate>of() : top) {
                         WindowEstimate e = result(w, group, a, ke.count(), eMax, est);
                         e.key = ke.key();
                         e.rank = rank++;
@@ -82,7 +89,12 @@ final class ApproxResults<T, K>
 
     /** {@code r} null: nothing of the group arrived, no estimate and no bound. */
     private WindowEstimate result(
-            TimeWindow w, K group, Aggregate<T> a, ApproxResult r, double eMax, GroupEstimator est) {
+            TimeWindow w,
+            K group,
+            Aggregate<T> a,
+            ApproxResult r,
+            double eMax,
+            GroupEstimator est) {
         WindowEstimate e = new WindowEstimate();
         e.windowStart = w.getStart();
         e.windowEnd = w.getEnd();

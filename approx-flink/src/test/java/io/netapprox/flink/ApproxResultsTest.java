@@ -46,7 +46,9 @@ class ApproxResultsTest {
         }
         int messages = (records + 3) / 4;
         WindowShare<Integer> s =
-                new WindowShare<>(new StratumInfo<>(0, 60_000, 7, messages, records, 0.5), new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, false));
+                new WindowShare<>(
+                        new StratumInfo<>(0, 60_000, 7, messages, records, 0.5),
+                        new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, false));
         for (int m = 0; m < arrived; m++) {
             s.addMessage(
                     Unpooled.wrappedBuffer(
@@ -128,7 +130,9 @@ class ApproxResultsTest {
         buf.permute(new java.util.SplittableRandom(seed));
         int messages = records / 4;
         WindowShare<Integer> s =
-                new WindowShare<>(new StratumInfo<>(0, 60_000, 7, messages, records, 0.1), new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, true));
+                new WindowShare<>(
+                        new StratumInfo<>(0, 60_000, 7, messages, records, 0.1),
+                        new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, true));
         for (int m = 0; m < arrived; m++) {
             s.addMessage(
                     Unpooled.wrappedBuffer(
@@ -187,7 +191,9 @@ class ApproxResultsTest {
             buf.add(new double[] {v}, null);
         }
         WindowShare<Integer> s =
-                new WindowShare<>(new StratumInfo<>(0, 60_000, 7, 1, 4, 1.0, buf.nonFinite()), new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, false));
+                new WindowShare<>(
+                        new StratumInfo<>(0, 60_000, 7, 1, 4, 1.0, buf.nonFinite()),
+                        new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, false));
         s.addMessage(Unpooled.wrappedBuffer(MessageCodec.encode(buf, 0, 4)));
         Map<String, WindowEstimate> a = answers(List.of(s));
         assertTrue(Double.isNaN(a.get("avg(value)").estimate));
@@ -199,7 +205,9 @@ class ApproxResultsTest {
             inf.add(new double[] {v}, null);
         }
         WindowShare<Integer> t =
-                new WindowShare<>(new StratumInfo<>(0, 60_000, 7, 1, 3, 1.0, inf.nonFinite()), new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, false));
+                new WindowShare<>(
+                        new StratumInfo<>(0, 60_000, 7, 1, 3, 1.0, inf.nonFinite()),
+                        new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, false));
         t.addMessage(Unpooled.wrappedBuffer(MessageCodec.encode(inf, 0, 3)));
         Map<String, WindowEstimate> b = answers(List.of(t));
         assertEquals(Double.POSITIVE_INFINITY, b.get("sum(value)").estimate);

@@ -3,8 +3,8 @@ package io.netapprox.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.core.sampling.ShareSample;
 import io.netapprox.core.sampling.GroupEstimator;
+import io.netapprox.core.sampling.ShareSample;
 import java.util.List;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The window state of both topologies keeps NaN values and a null top-k key through Flink's
  * serializers (what a checkpoint or a state backend that serializes does to it): the flag-off
- * {@link ExactAccumulator} (a POJO) and the flag-on {@link WindowShare} (Kryo, with its {@link ShareSample}).
+ * {@link ExactAccumulator} (a POJO) and the flag-on {@link WindowShare} (Kryo, with its {@link
+ * ShareSample}).
  */
 class WindowStateSerializerTest {
     @Test
@@ -49,11 +50,12 @@ class WindowStateSerializerTest {
         buf.add(new double[] {Double.NaN}, null);
         buf.add(new double[] {1.0}, "a");
         WindowShare<Integer> sample =
-                new WindowShare<>(new StratumInfo<>(0, 60_000, 3, 1, 2, 1.0, odd), new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, true));
+                new WindowShare<>(
+                        new StratumInfo<>(0, 60_000, 3, 1, 2, 1.0, odd),
+                        new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, true));
         sample.addMessage(io.netty.buffer.Unpooled.wrappedBuffer(MessageCodec.encode(buf, 0, 2)));
         TypeSerializer<WindowShare> s =
-                TypeInformation.of(WindowShare.class)
-                        .createSerializer(new SerializerConfigImpl());
+                TypeInformation.of(WindowShare.class).createSerializer(new SerializerConfigImpl());
         DataOutputSerializer out = new DataOutputSerializer(64);
         s.serialize(sample, out);
         WindowShare<Integer> b = s.deserialize(new DataInputDeserializer(out.getCopyOfBuffer()));

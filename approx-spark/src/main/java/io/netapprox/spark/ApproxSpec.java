@@ -219,8 +219,9 @@ public final class ApproxSpec implements Serializable {
     /**
      * True (the default, {@code spark.approx.exactPartials}): avg and sum are answered from every
      * share's exact partial (its exact sum, summed by the map task over every record) where it
-     * arrived, the sample only estimates the shares without one ({@link io.netapprox.core.sampling.GroupEstimator}); false:
-     * from the sample alone, as the query asked.
+     * arrived, the sample only estimates the shares without one ({@link
+     * io.netapprox.core.sampling.GroupEstimator}); false: from the sample alone, as the query
+     * asked.
      */
     public boolean exactPartials() {
         return exactPartials;
@@ -261,7 +262,9 @@ public final class ApproxSpec implements Serializable {
     public List<Integer> plannedValueIndices() {
         List<Integer> r = new ArrayList<>();
         for (Aggregate a : aggregates) {
-            if ((a.kind() == AggregateKind.AVG || a.kind() == AggregateKind.SUM || a.kind() == AggregateKind.QUANTILE)
+            if ((a.kind() == AggregateKind.AVG
+                            || a.kind() == AggregateKind.SUM
+                            || a.kind() == AggregateKind.QUANTILE)
                     && !r.contains(a.valueIndex())) {
                 r.add(a.valueIndex());
             }

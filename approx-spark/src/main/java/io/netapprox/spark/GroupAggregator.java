@@ -213,7 +213,8 @@ final class GroupAggregator {
             }
             List<GroupEstimator.KeyEstimate> top = est.topK(a.k());
             int rank = 1;
-            for (GroupEstimator.KeyEstimate ke : top == null ? List.<GroupEstimator.KeyEstimate>of() : top) {
+            for (GroupEstimator.KeyEstimate ke :
+                    top == null ? List.<GroupEstimator.KeyEstimate>of() : top) {
                 out.add(
                         row(
                                 group,
@@ -234,9 +235,11 @@ final class GroupAggregator {
      * the interpolation of the values at two neighbouring ranks, over the group's values with NaN
      * above every number (as Spark orders them).
      */
-    private static ApproxResult quantile(GroupEstimator est, ApproxSpec.Aggregate a, long population) {
+    private static ApproxResult quantile(
+            GroupEstimator est, ApproxSpec.Aggregate a, long population) {
         SparkPercentile.Ranks ranks = SparkPercentile.ranks(a, population);
-        ApproxResult r = est.quantile(a.valueIndex(), ranks.first(), ranks.second(), ranks::combine);
+        ApproxResult r =
+                est.quantile(a.valueIndex(), ranks.first(), ranks.second(), ranks::combine);
         if (r == null) {
             LOG.warn(
                     "NetApprox: every sampled value of a quantile's column was NaN while the group has numbers;"

@@ -1,8 +1,8 @@
 package io.netapprox.spark;
 
-import io.netapprox.core.sampling.AggregateKind;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.netapprox.core.sampling.AggregateKind;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;

@@ -1,11 +1,11 @@
 package io.netapprox.spark;
 
-import io.netapprox.core.sampling.GroupEstimator;
-import io.netapprox.core.sampling.AggregateKind;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.sampling.AggregateKind;
 import io.netapprox.core.sampling.ApproxResult;
+import io.netapprox.core.sampling.GroupEstimator;
 import io.netapprox.core.sampling.QuantileAccumulator;
 import io.netapprox.core.sampling.StratifiedQuantile;
 import java.util.ArrayList;

@@ -2,8 +2,8 @@ package io.netapprox.core.sampling;
 
 /**
  * What an aggregate of an approximate query computes, the same five in every integration (Spark's
- * builder and SQL, Flink's {@code Aggregate}): the mean, sum or count of the records, a quantile
- * of a value, or the most frequent keys.
+ * builder and SQL, Flink's {@code Aggregate}): the mean, sum or count of the records, a quantile of
+ * a value, or the most frequent keys.
  */
 public enum AggregateKind {
     AVG,

@@ -7,14 +7,15 @@ package io.netapprox.core.sampling;
  *
  * <p>With {@code E} the exact sum over the exact shares, {@code M_s} the (exactly known) record
  * count of the estimated shares and {@code R} their combined ratio estimate of the mean per record
- * ({@link StratifiedEstimator#mean} over the estimated shares alone, interval {@code
- * [R_lo, R_hi]}), the group's total is {@code T = E + M_s R}, an affine function of {@code R} with
- * known coefficients: its interval {@code [E + M_s R_lo, E + M_s R_hi]} has the coverage of {@code
- * R}'s, and its variance is {@code M_s^2 Var(R)} - the exact part adds none. The average is {@code
- * T / M} with {@code M} the group's record count (known exactly from the senders). Both
- * intervals are widened by the exact part's floating-point rounding bound, so that an all-exact
- * group's interval is as narrow as the exact path's and still contains a naive floating-point sum of the same values. With
- * no estimated share the answer is exact; with no exact share it is the sampling estimate alone.
+ * ({@link StratifiedEstimator#mean} over the estimated shares alone, interval {@code [R_lo,
+ * R_hi]}), the group's total is {@code T = E + M_s R}, an affine function of {@code R} with known
+ * coefficients: its interval {@code [E + M_s R_lo, E + M_s R_hi]} has the coverage of {@code R}'s,
+ * and its variance is {@code M_s^2 Var(R)} - the exact part adds none. The average is {@code T / M}
+ * with {@code M} the group's record count (known exactly from the senders). Both intervals are
+ * widened by the exact part's floating-point rounding bound, so that an all-exact group's interval
+ * is as narrow as the exact path's and still contains a naive floating-point sum of the same
+ * values. With no estimated share the answer is exact; with no exact share it is the sampling
+ * estimate alone.
  */
 final class CombinedEstimate {
     private CombinedEstimate() {}

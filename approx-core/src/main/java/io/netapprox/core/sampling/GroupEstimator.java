@@ -7,16 +7,16 @@ import java.util.function.DoubleBinaryOperator;
 /**
  * A group's answers from its shares ({@link ShareSample}: one per sender, and per epoch where the
  * integration cuts a window into epochs), the same for every integration. Every aggregate is
- * estimated per share: the shares of a group are sampled at different fractions (a small share at
- * a larger one), so pooling them as one sample would be biased whenever they differ.
+ * estimated per share: the shares of a group are sampled at different fractions (a small share at a
+ * larger one), so pooling them as one sample would be biased whenever they differ.
  *
  * <ul>
  *   <li>{@link #count}: the group's record count {@code M}, exact (every sender counts its
  *       records);
- *   <li>{@link #mean}, {@link #sum}: the shares whose exact sum is known (the sender's partial, when
- *       the query uses them, or every message delivered) contribute it; the others are estimated
- *       together by the combined ratio estimator with inclusion weights {@code N_s/n_s} ({@link
- *       StratifiedEstimator#mean}, skewness-corrected t interval) and added as {@link
+ *   <li>{@link #mean}, {@link #sum}: the shares whose exact sum is known (the sender's partial,
+ *       when the query uses them, or every message delivered) contribute it; the others are
+ *       estimated together by the combined ratio estimator with inclusion weights {@code N_s/n_s}
+ *       ({@link StratifiedEstimator#mean}, skewness-corrected t interval) and added as {@link
  *       CombinedEstimate} says. A group known whole is exact, its interval as wide as a
  *       floating-point summation's rounding;
  *   <li>{@link #quantile}: the weighted empirical quantile, each share with its own inclusion
@@ -25,10 +25,10 @@ import java.util.function.DoubleBinaryOperator;
  *   <li>{@link #topK}: per-key stratified Horvitz-Thompson counts ({@link StratifiedTopK}).
  * </ul>
  *
- * <p>NaN and infinite values (the senders count them over every record) give what double
- * arithmetic gives over all the records: a sum or average with a NaN, or with both infinities, is
- * NaN (an undefined result), with one kind of infinity that infinity; NaN sorts above every number,
- * so a quantile's rank among the NaN values is NaN exactly.
+ * <p>NaN and infinite values (the senders count them over every record) give what double arithmetic
+ * gives over all the records: a sum or average with a NaN, or with both infinities, is NaN (an
+ * undefined result), with one kind of infinity that infinity; NaN sorts above every number, so a
+ * quantile's rank among the NaN values is NaN exactly.
  *
  * <p>A share of which nothing arrived (its deadline passed) leaves the estimate to the other shares
  * and makes the interval infinite: the answer is still given, but promises nothing. When nothing
@@ -115,8 +115,7 @@ public final class GroupEstimator {
         List<StratumSummary> estimated = new ArrayList<>();
         boolean missing = false;
         for (ShareSample s : shares) {
-            ExactSum whole =
-                    usePartials && s.partial(v) != null ? s.partial(v) : s.wholeSum(v);
+            ExactSum whole = usePartials && s.partial(v) != null ? s.partial(v) : s.wholeSum(v);
             if (whole != null) {
                 exact.merge(whole);
                 exactRecords += s.records();
@@ -143,7 +142,8 @@ public final class GroupEstimator {
         ApproxResult r =
                 perRecord
                         ? CombinedEstimate.mean(exact, estimatedRecords, mean, confidence, records)
-                        : CombinedEstimate.total(exact, estimatedRecords, mean, confidence, records);
+                        : CombinedEstimate.total(
+                                exact, estimatedRecords, mean, confidence, records);
         return missing ? unbounded(r) : r;
     }
 
@@ -173,8 +173,8 @@ public final class GroupEstimator {
     /**
      * A quantile of value column v: the value at 1-based ascending rank {@code first} among the
      * group's {@code M} values (NaN above every number), or {@code combine} of the values at ranks
-     * {@code first} and {@code second} (an interpolation; {@code first == second} for one rank).
-     * A rank among the NaN values is NaN exactly (and so is an interpolation with it). Null when a
+     * {@code first} and {@code second} (an interpolation; {@code first == second} for one rank). A
+     * rank among the NaN values is NaN exactly (and so is an interpolation with it). Null when a
      * number is asked for and no number of the group arrived.
      *
      * <p>The interval of an interpolated answer spans the two ranks' intervals ({@link
@@ -229,8 +229,7 @@ public final class GroupEstimator {
                     a.mean(), a.low(), a.high(), confidence, sampledRecords, records);
         }
         ApproxResult b = est.quantileAtRank(second, confidence);
-        return interpolated(
-                combine, a, b, kept == numbers, confidence, sampledRecords, records);
+        return interpolated(combine, a, b, kept == numbers, confidence, sampledRecords, records);
     }
 
     /**

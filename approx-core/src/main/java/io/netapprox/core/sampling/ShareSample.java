@@ -15,11 +15,11 @@ import java.util.Map;
  *
  * <p>Per value column, as the query's aggregates need ({@link Columns}): a {@link
  * StratumAccumulator} of the messages' totals (averages, sums), an {@link ExactSum} of the
- * delivered values when the share is taken whole ({@code target >= population}), the sampled
- * values of a quantile column - at most {@link #QUANTILE_VALUES} of them, a uniform subsample
- * (reservoir) beyond, so that the interval, computed from what is kept, accounts for it - and one
- * {@link TopKAccumulator} of the messages' per-key record counts. The sender's counts of NaN and
- * infinite values over all the share's records ({@link #nan}, {@link #positiveInfinities}, {@link
+ * delivered values when the share is taken whole ({@code target >= population}), the sampled values
+ * of a quantile column - at most {@link #QUANTILE_VALUES} of them, a uniform subsample (reservoir)
+ * beyond, so that the interval, computed from what is kept, accounts for it - and one {@link
+ * TopKAccumulator} of the messages' per-key record counts. The sender's counts of NaN and infinite
+ * values over all the share's records ({@link #nan}, {@link #positiveInfinities}, {@link
  * #negativeInfinities}) and, optionally, its exact sums over all records ({@link #partial}) come
  * with the share's size.
  *

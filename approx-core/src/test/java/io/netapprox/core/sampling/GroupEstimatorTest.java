@@ -43,8 +43,7 @@ class GroupEstimatorTest {
         }
         int messages = (n + perMessage - 1) / perMessage;
         ShareSample s =
-                new ShareSample(
-                        messages, n, 1.0, delivered, nonFinite, null, ALL, rnd.nextLong());
+                new ShareSample(messages, n, 1.0, delivered, nonFinite, null, ALL, rnd.nextLong());
         for (int m = 0; m < delivered; m++) {
             s.startMessage();
             for (int i = m * perMessage; i < Math.min(n, (m + 1) * perMessage); i++) {
@@ -101,8 +100,8 @@ class GroupEstimatorTest {
     /**
      * Shares of one group sampled at different fractions with different distributions: each is
      * weighted by its own fraction, so the intervals of mean, sum, median and top-k counts cover
-     * the truth at the stated confidence over seeded trials; a pooled sample (every share's
-     * sample as one) would put the median near the large share's and miss almost always.
+     * the truth at the stated confidence over seeded trials; a pooled sample (every share's sample
+     * as one) would put the median near the large share's and miss almost always.
      */
     @Test
     void sharesSampledAtDifferentFractionsCoverAtTheConfidence() {
@@ -267,14 +266,12 @@ class GroupEstimatorTest {
         }
         ShareSample sampled = share(a, 4, 20, null, rnd);
         ShareSample withPartial =
-                new ShareSample(
-                        100, 400, 0.2, 20, null, new ExactSum[] {partial}, ALL, 7);
+                new ShareSample(100, 400, 0.2, 20, null, new ExactSum[] {partial}, ALL, 7);
         // the same 20 messages' content does not matter once the partial is used
         withPartial.startMessage();
         withPartial.addRecord(new double[] {1});
         withPartial.finishMessage();
-        ApproxResult exact =
-                new GroupEstimator(List.of(withPartial), CONFIDENCE, true).sum(0);
+        ApproxResult exact = new GroupEstimator(List.of(withPartial), CONFIDENCE, true).sum(0);
         assertEquals(80_200, exact.mean(), 0);
         assertTrue(exact.halfWidth() < 1e-9, exact.toString());
         ApproxResult estimated = new GroupEstimator(List.of(sampled), CONFIDENCE, true).sum(0);
@@ -314,7 +311,9 @@ class GroupEstimatorTest {
         }
         assertEquals(n, copy.deliveredRecords());
         assertEquals(
-                median, new GroupEstimator(List.of(copy), CONFIDENCE, false).quantile(0, n / 2, n / 2, (x, y) -> x));
+                median,
+                new GroupEstimator(List.of(copy), CONFIDENCE, false)
+                        .quantile(0, n / 2, n / 2, (x, y) -> x));
         copy.startMessage(); // the per-message state is rebuilt after deserialization
         copy.addRecord(new double[] {0});
         copy.finishMessage();

@@ -127,7 +127,9 @@ public record ApproxSqlQuery(
     /** avg, sum and quantiles need numbers (ApproxQuery would cast anything else to null). */
     private void checkNumeric(StructType schema) {
         for (Aggregate a : aggregates) {
-            if (a.kind() == AggregateKind.AVG || a.kind() == AggregateKind.SUM || a.kind() == AggregateKind.QUANTILE) {
+            if (a.kind() == AggregateKind.AVG
+                    || a.kind() == AggregateKind.SUM
+                    || a.kind() == AggregateKind.QUANTILE) {
                 StructField f = schema.apply(a.column());
                 DataType t = f.dataType();
                 if (!(t instanceof NumericType)) {

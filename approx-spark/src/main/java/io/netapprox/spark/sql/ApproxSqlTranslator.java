@@ -461,7 +461,12 @@ final class ApproxSqlTranslator {
             case "avg", "mean", "sum" -> {
                 arity(f, args, 1, name + "(x)");
                 String col = valueColumn(args.get(0), columns);
-                return new Aggregate(name.equals("sum") ? AggregateKind.SUM : AggregateKind.AVG, col, 0, 0, written);
+                return new Aggregate(
+                        name.equals("sum") ? AggregateKind.SUM : AggregateKind.AVG,
+                        col,
+                        0,
+                        0,
+                        written);
             }
             case "count" -> {
                 // Spark's parser turns count(*) into count(1)
