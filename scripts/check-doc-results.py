@@ -8,7 +8,8 @@ renamed, removed or never committed. What is checked, per cited path:
   tracked file;
 - `{a,b}` is expanded (`.../line11-{new,old}.txt` cites both files) and `*` must match at least one tracked file;
 - a path with `<...>` is a pattern (`benchmarks/results/<area>/<name>/`), not a citation, and is skipped; so is
-  a path followed by `(not yet run)`: where an entry will write a summary that is not committed yet;
+  a path followed by `(not yet run)` (where an entry will write a summary not committed yet) or by
+  `(not committed)` / `(not in git)` (where a harness leaves raw output that is not tracked);
 - `results/...` without the `benchmarks/` prefix is read as `benchmarks/results/...`.
 The tree is `git ls-files` (what a clone has; raw data a run leaves untracked does not count), or every file under
 the root when it is not a git checkout.
@@ -28,7 +29,7 @@ from pathlib import Path
 # a cited path: starts at `benchmarks/results/` or a bare `results/` (not inside another path: `build/results/`)
 CITE_RE = re.compile(r"(?<![A-Za-z0-9_./-])((?:benchmarks/)?results/[A-Za-z0-9_.{},*<>/+-]*)")
 TRAILING = ".,;:)'\"`"
-NOT_YET_RUN_RE = re.compile(r"^[`*]*\s*\(not yet run")
+NOT_TRACKED_RE = re.compile(r"^[`*]*\s*\((?:not yet run|not committed|not in git)")
 
 
 def tracked_files(root: Path) -> set[str]:
@@ -63,7 +64,7 @@ def citations(text: str) -> list[tuple[int, str]]:
     for number, line in enumerate(text.splitlines(), start=1):
         for m in CITE_RE.finditer(line):
             path = m.group(1).rstrip(TRAILING)
-            if "<" in path or ">" in path or NOT_YET_RUN_RE.match(line[m.end() :]):
+            if "<" in path or ">" in path or NOT_TRACKED_RE.match(line[m.end() :]):
                 continue
             if path.count("{") != path.count(
                 "}"

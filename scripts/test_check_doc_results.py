@@ -29,6 +29,7 @@ The run of record: `benchmarks/results/kafka/e2e/summary.md` (`benchmarks/run ka
 benchmarks/results/kafka/e2e/summary.json. Raw: `benchmarks/results/veth/line11-{new-2c0d76f,old-c441f4c}.txt`;
 the folder results/netlab/full-20261125-stop24/, any `benchmarks/results/netlab/full-*/summary.json`; every entry
 writes `benchmarks/results/<area>/<name>/summary.md`; `benchmarks/results/jmh/java-api/summary.md` (not yet run).
+Raw lines in benchmarks/results/kafka/e2e/netlab-*.txt (not in git), benchmarks/results/spark/e2e/raw/ (not committed).
 """
 
 
@@ -84,12 +85,14 @@ class CheckDocResultsTest(unittest.TestCase):
         )  # `results/` read as benchmarks/
         self.assertIn("`benchmarks/results/netlab/full-*/summary.json`", out)
 
-    def test_patterns_and_not_yet_run_entries_are_not_citations(self):
+    def test_patterns_and_paths_marked_untracked_are_not_citations(self):
         self.write("docs/kafka.md", DOC + "and `benchmarks/results/jmh/java-api/summary.json` too\n")
         rc, out = self.run_check()
         self.assertEqual(1, rc)
-        self.assertIn("docs/kafka.md:7: `benchmarks/results/jmh/java-api/summary.json`", out)
+        self.assertIn("docs/kafka.md:8: `benchmarks/results/jmh/java-api/summary.json`", out)
         self.assertEqual(1, out.count("java-api"), out)  # the one marked (not yet run) passes
+        self.assertNotIn("netlab-*", out)  # marked (not in git)
+        self.assertNotIn("e2e/raw", out)  # marked (not committed)
         self.assertNotIn("<area>", out)
 
     def test_in_a_git_checkout_only_tracked_files_count(self):
