@@ -83,7 +83,13 @@ class ApproxSqlTest {
         for (Row r : flagOff) {
             Row e = exact.get(cell(r));
             for (int i = 0; i < 7; i++) {
-                assertEquals(e.getField(i), r.getField(i), "column " + i + " of " + r);
+                if (i == 3 || i == 4) {
+                    // AVG and SUM of doubles: two runs of one plan add in different orders
+                    double x = (Double) e.getField(i);
+                    assertEquals(x, (Double) r.getField(i), 1e-9 * Math.abs(x), "column " + i);
+                } else {
+                    assertEquals(e.getField(i), r.getField(i), "column " + i + " of " + r);
+                }
             }
             for (int a = 0; a < 4; a++) {
                 double v = ((Number) r.getField(3 + a)).doubleValue();
@@ -249,9 +255,9 @@ class ApproxSqlTest {
                 "SELECT window_start, driver, AVG(fare) FROM TABLE(TUMBLE(TABLE rides,"
                         + " DESCRIPTOR(pickup_time), INTERVAL '1' MINUTE)) GROUP BY window_start,"
                         + " window_end, zone | driver is neither a GROUP BY column",
-                "SELECT window_start, zone, AVG(driver) FROM TABLE(TUMBLE(TABLE rides,"
+                "SELECT window_start, fare, AVG(fare) FROM TABLE(TUMBLE(TABLE rides,"
                         + " DESCRIPTOR(pickup_time), INTERVAL '1' MINUTE)) GROUP BY window_start,"
-                        + " window_end, zone | the column must be numeric",
+                        + " window_end, fare | a group column of an approximate query is a string",
                 "SELECT window_start, zone, AVG(fare) FROM TABLE(TUMBLE(TABLE unwatermarked,"
                         + " DESCRIPTOR(pickup_time), INTERVAL '1' MINUTE)) GROUP BY window_start,"
                         + " window_end, zone | has no watermark",
