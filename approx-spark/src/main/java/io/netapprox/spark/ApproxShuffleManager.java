@@ -41,7 +41,7 @@ public class ApproxShuffleManager extends SortShuffleManager {
     private final ApproxConf conf;
     private final boolean isDriver;
     private final Map<Integer, Set<Long>> approxMapOutputs = new ConcurrentHashMap<>();
-    private ExchangeRegistry.Lease<ExecutorTransport> transport; // guarded by this; null until used
+    private ExchangeRegistry.Lease<ExecutorTransport> transportLease; // guarded by this; null until used
 
     public ApproxShuffleManager(SparkConf sparkConf, boolean isDriver) {
         super(sparkConf);
@@ -91,12 +91,12 @@ public class ApproxShuffleManager extends SortShuffleManager {
     }
 
     private synchronized ExecutorTransport transport() {
-        if (transport == null) {
-            transport =
+        if (transportLease == null) {
+            transportLease =
                     ExecutorTransport.acquire(
                             conf, (IndexShuffleBlockResolver) super.shuffleBlockResolver());
         }
-        return transport.get();
+        return transportLease.get();
     }
 
     @Override
@@ -163,9 +163,9 @@ public class ApproxShuffleManager extends SortShuffleManager {
     public void stop() {
         try {
             synchronized (this) {
-                if (transport != null) {
-                    transport.close();
-                    transport = null;
+                if (transportLease != null) {
+                    transportLease.close();
+                    transportLease = null;
                 }
             }
         } finally {
