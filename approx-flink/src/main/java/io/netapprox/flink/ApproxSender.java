@@ -1,5 +1,6 @@
 package io.netapprox.flink;
 
+import io.netapprox.core.transport.ExchangeRegistry;
 import io.netapprox.core.job.JobReport;
 import java.util.ArrayList;
 import java.util.Collection;
