@@ -209,7 +209,8 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         unresolved++;
         if (m.pushed) {
             // the sender pushes this (tail) epoch right behind its manifest: no request
-            exchange.pushes().claimPush(key, (tr, msg) -> onMessage(key, msg))
+            exchange.pushes()
+                    .claimPush(key, (tr, msg) -> onMessage(key, msg))
                     .whenComplete(
                             (t, err) -> {
                                 if (err != null) {

@@ -1,7 +1,7 @@
 package io.netapprox.flink;
 
-import io.netapprox.core.transport.ExchangeRegistry;
 import io.netapprox.core.job.JobReport;
+import io.netapprox.core.transport.ExchangeRegistry;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -294,10 +294,13 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
                 if (!finished) {
                     // failed or cancelled: no live receiver will pull this attempt's epochs
                     outboxesDropped.inc(
-                            exchange.outboxes().dropSender(
-                                    exchangeId,
-                                    getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-                                    getRuntimeContext().getTaskInfo().getAttemptNumber()));
+                            exchange.outboxes()
+                                    .dropSender(
+                                            exchangeId,
+                                            getRuntimeContext()
+                                                    .getTaskInfo()
+                                                    .getIndexOfThisSubtask(),
+                                            getRuntimeContext().getTaskInfo().getAttemptNumber()));
                 }
                 exchangeLease.close();
                 exchangeLease = null;
@@ -311,8 +314,8 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
     /**
      * Ends the current epoch: one outbox and one manifest per receiver with data. {@code tail}: a
      * watermark passed a window's end, so the receivers wait for this epoch; it is pushed to every
-     * receiver whose TaskManager this one has a session with (see {@link
-     * OutboxServer#push}), the others pull it.
+     * receiver whose TaskManager this one has a session with (see {@link OutboxServer#push}), the
+     * others pull it.
      */
     private void endEpoch(boolean tail) throws Exception {
         if (epoch.isEmpty()) {

@@ -38,11 +38,11 @@ final class OutboxServer implements DataRequestHandler {
     /** Receivers remembered at most (a job has a few; stale entries are replaced). */
     private static final int MAX_RECEIVER_PEERS = 4096;
 
-
     /**
      * @param hold a further lease on the exchange, taken for each job until its report
      */
-    OutboxServer(ApproxConfig config, OutboxStore outboxes, Supplier<ExchangeRegistry.Lease<?>> hold) {
+    OutboxServer(
+            ApproxConfig config, OutboxStore outboxes, Supplier<ExchangeRegistry.Lease<?>> hold) {
         this.config = config;
         this.outboxes = outboxes;
         this.hold = hold;

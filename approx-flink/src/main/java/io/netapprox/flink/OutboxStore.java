@@ -11,10 +11,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A TaskManager's outboxes: the epochs its senders encoded, waiting to be pulled (or pushed) by
- * their receivers, bounded by {@code approx.sendBuffer} - {@link #register} blocks the sender (Flink
- * backpressure) until pulls free space. Each waiting outbox holds a lease on its {@link
- * TaskManagerExchange}, so the exchange stays open after its sender finished; outboxes nobody pulled
- * for long (their receiver is gone) are dropped.
+ * their receivers, bounded by {@code approx.sendBuffer} - {@link #register} blocks the sender
+ * (Flink backpressure) until pulls free space. Each waiting outbox holds a lease on its {@link
+ * TaskManagerExchange}, so the exchange stays open after its sender finished; outboxes nobody
+ * pulled for long (their receiver is gone) are dropped.
  */
 final class OutboxStore {
     private static final Logger LOG = LoggerFactory.getLogger(OutboxStore.class);

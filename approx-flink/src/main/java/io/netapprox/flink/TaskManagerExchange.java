@@ -36,9 +36,9 @@ import org.slf4j.LoggerFactory;
  * ExchangeRegistry}), closed when the last operator, the last waiting outbox and the last running
  * job let go of it. Keyed by TaskManager and by the engine-relevant settings (secret, addresses,
  * rate, mode, faults), so two jobs with different secrets never share an engine. A receiver on the
- * same TaskManager as the sender takes the outbox directly (no network: every message is
- * delivered, the stratum is a census); others send a DATA_REQUEST naming the {@link OutboxKey} to
- * the sender's control address and get the epoch as one ATP job, one ATP group per stratum.
+ * same TaskManager as the sender takes the outbox directly (no network: every message is delivered,
+ * the stratum is a census); others send a DATA_REQUEST naming the {@link OutboxKey} to the sender's
+ * control address and get the epoch as one ATP job, one ATP group per stratum.
  */
 final class TaskManagerExchange implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TaskManagerExchange.class);
@@ -70,7 +70,8 @@ final class TaskManagerExchange implements AutoCloseable {
         this.outboxes = new OutboxStore(config, this::retain);
         this.server = new OutboxServer(config, outboxes, this::retain);
         this.pushes = new PushReceiver(config, timers);
-        this.transport = ApproxTransport.start(transportConfig(config, host, engineId), server, pushes);
+        this.transport =
+                ApproxTransport.start(transportConfig(config, host, engineId), server, pushes);
         LOG.info(
                 "NetApprox exchange {} started: control {}, dataPlane={}, ATP data port {} (0: no"
                         + " ATP engine)",

@@ -42,12 +42,13 @@ class PushedEpochWaitTest {
                     timers.advance(2_500);
                     AtomicInteger received = new AtomicInteger();
                     CompletableFuture<IncomingTransfer> claim =
-                            b.pushes().claimPush(
-                                    key,
-                                    (t, m) -> {
-                                        received.incrementAndGet();
-                                        m.release();
-                                    });
+                            b.pushes()
+                                    .claimPush(
+                                            key,
+                                            (t, m) -> {
+                                                received.incrementAndGet();
+                                                m.release();
+                                            });
                     assertTrue(claim.isDone(), "the parked push was forgotten");
                     assertNotNull(claim.join(), "the parked push was forgotten");
                     assertEquals(3, received.get(), "every pushed message reaches the receiver");
@@ -64,11 +65,12 @@ class PushedEpochWaitTest {
                     timers.advance(DEADLINE_MS + 500);
                     assertEquals(1, b.pushes().pushesExpired(), "the expired push is counted");
                     CompletableFuture<IncomingTransfer> claim =
-                            b.pushes().claimPush(
-                                    key,
-                                    (t, m) -> {
-                                        throw new AssertionError("expired data delivered");
-                                    });
+                            b.pushes()
+                                    .claimPush(
+                                            key,
+                                            (t, m) -> {
+                                                throw new AssertionError("expired data delivered");
+                                            });
                     assertTrue(
                             claim.isDone(),
                             "the receiver waited for a push that had expired (then pulled an"
@@ -95,11 +97,13 @@ class PushedEpochWaitTest {
                 (b, key, timers) -> {
                     assertEquals(1, b.pushMetrics().pushesOverBudget());
                     CompletableFuture<IncomingTransfer> claim =
-                            b.pushes().claimPush(
-                                    key,
-                                    (t, m) -> {
-                                        throw new AssertionError("a refused push delivered");
-                                    });
+                            b.pushes()
+                                    .claimPush(
+                                            key,
+                                            (t, m) -> {
+                                                throw new AssertionError(
+                                                        "a refused push delivered");
+                                            });
                     assertTrue(claim.isDone(), "the receiver waits for a refused push");
                     org.junit.jupiter.api.Assertions.assertNull(claim.join(), "then it pulls");
                 });

@@ -223,8 +223,10 @@ class TaskManagerExchangeTest {
                                 .register(
                                         new EpochOutbox(
                                                 k,
-                                        new byte[][][] {{new byte[64], new byte[64], new byte[64]}},
-                                        new double[] {1.0}));
+                                                new byte[][][] {
+                                                    {new byte[64], new byte[64], new byte[64]}
+                                                },
+                                                new double[] {1.0}));
                     }
                     io.netapprox.core.transport.ApproxPeer p =
                             b.peer(
@@ -293,8 +295,10 @@ class TaskManagerExchangeTest {
                             .register(
                                     new EpochOutbox(
                                             key,
-                                    new byte[][][] {{new byte[64], new byte[64], new byte[64]}},
-                                    new double[] {1.0}));
+                                            new byte[][][] {
+                                                {new byte[64], new byte[64], new byte[64]}
+                                            },
+                                            new double[] {1.0}));
                     assertTrue(a.outboxes().bytes() > 0);
                     io.netapprox.core.transport.ApproxPeer p =
                             b.peer(
@@ -312,7 +316,8 @@ class TaskManagerExchangeTest {
                                         m.release();
                                         long until =
                                                 System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                                        while (a.outboxes().bytes() > 0 && System.nanoTime() < until) {
+                                        while (a.outboxes().bytes() > 0
+                                                && System.nanoTime() < until) {
                                             Thread.onSpinWait();
                                         }
                                         freedBeforeReport.complete(a.outboxes().bytes() == 0);

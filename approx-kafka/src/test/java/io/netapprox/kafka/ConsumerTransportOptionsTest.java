@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.core.engine.AtpMode;
+import io.netapprox.core.transport.ApproxTransport;
 import io.netapprox.core.transport.ApproxTransportConfig;
 import io.netapprox.core.transport.DataPlaneMode;
-import io.netapprox.core.transport.ApproxTransport;
 import io.netapprox.core.transport.ExchangeRegistry.Lease;
 import io.netapprox.kafka.relay.RelayClient;
 import java.time.Duration;

@@ -41,7 +41,8 @@ public class ApproxShuffleManager extends SortShuffleManager {
     private final ApproxConf conf;
     private final boolean isDriver;
     private final Map<Integer, Set<Long>> approxMapOutputs = new ConcurrentHashMap<>();
-    private ExchangeRegistry.Lease<ExecutorTransport> transportLease; // guarded by this; null until used
+    private ExchangeRegistry.Lease<ExecutorTransport>
+            transportLease; // guarded by this; null until used
 
     public ApproxShuffleManager(SparkConf sparkConf, boolean isDriver) {
         super(sparkConf);

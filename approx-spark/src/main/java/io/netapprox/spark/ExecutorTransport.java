@@ -34,10 +34,10 @@ import scala.Option;
  * Spark does for local blocks, so the transport never needs a session to itself. Started lazily on
  * the first approximate shuffle task (never in a constructor: SparkEnv may not exist yet) and held
  * by the {@link ApproxShuffleManager} until it stops, as a lease of approx-core's {@link
- * ExchangeRegistry}; its connections to other executors are a {@link PeerCache}. Its
- * control address travels to reducers inside the map output's {@link BlockManagerId} ({@code
- * topologyInfo = "netapprox=host:port"}), so no registry is needed and Spark's own map-output
- * bookkeeping (executor loss, retries) stays authoritative.
+ * ExchangeRegistry}; its connections to other executors are a {@link PeerCache}. Its control
+ * address travels to reducers inside the map output's {@link BlockManagerId} ({@code topologyInfo =
+ * "netapprox=host:port"}), so no registry is needed and Spark's own map-output bookkeeping
+ * (executor loss, retries) stays authoritative.
  */
 final class ExecutorTransport implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ExecutorTransport.class);

@@ -17,8 +17,8 @@ import org.slf4j.LoggerFactory;
  * A process's shared exchanges (an {@link ApproxTransport}, or an integration's object around one),
  * one per key, handed out as reference-counted {@link Lease}s - the pattern of Flink's {@code
  * PartitionRequestClientFactory}. The key is the configuration: what makes two users' exchanges
- * interchangeable (a Kafka consumer's secret and transport options, a Flink TaskManager and its job's
- * engine settings, a Spark executor's shuffle manager).
+ * interchangeable (a Kafka consumer's secret and transport options, a Flink TaskManager and its
+ * job's engine settings, a Spark executor's shuffle manager).
  *
  * <ul>
  *   <li>The first {@link #acquire} of a key opens its exchange; later ones share it; the last
@@ -77,8 +77,8 @@ public final class ExchangeRegistry<K, X extends AutoCloseable> {
      * Another lease on {@code exchange}, the open exchange of {@code key}: for an exchange that
      * keeps itself open while it has work of its own (an outbox waiting, a job running).
      *
-     * @throws IllegalStateException when {@code exchange} is not open under {@code key} (every lease
-     *     was released)
+     * @throws IllegalStateException when {@code exchange} is not open under {@code key} (every
+     *     lease was released)
      */
     public synchronized Lease<X> retain(K key, X exchange) {
         Entry<K, X> e = entries.get(key);
@@ -129,7 +129,9 @@ public final class ExchangeRegistry<K, X extends AutoCloseable> {
         return opened.get();
     }
 
-    /** Drops one user of {@code e}; the last one closes {@code value} (null: nothing was opened). */
+    /**
+     * Drops one user of {@code e}; the last one closes {@code value} (null: nothing was opened).
+     */
     private void release(Entry<K, X> e, X value, boolean inBackground) {
         synchronized (this) {
             if (--e.users > 0) {
@@ -227,8 +229,8 @@ public final class ExchangeRegistry<K, X extends AutoCloseable> {
 
         /**
          * {@link #close} for a caller on one of the exchange's own threads (a serving thread, an
-         * event loop), which must not wait for itself to stop: the last hold closes the exchange on a
-         * new thread. Idempotent.
+         * event loop), which must not wait for itself to stop: the last hold closes the exchange on
+         * a new thread. Idempotent.
          */
         public void closeInBackground() {
             if (released.compareAndSet(false, true)) {

@@ -39,7 +39,8 @@ class ExchangeRegistryTest {
 
         Fake(String key) {
             this.key = key;
-            int open = OPEN_PER_KEY.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+            int open =
+                    OPEN_PER_KEY.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
             if (open != 1) {
                 throw new AssertionError(open + " exchanges of " + key + " open at once");
             }

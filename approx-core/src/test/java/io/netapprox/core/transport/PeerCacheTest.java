@@ -24,8 +24,7 @@ class PeerCacheTest {
     void aConnectionIsSharedWhileActiveAndReplacedOnceItEnded() throws Exception {
         try (ApproxTransport server =
                         ApproxTransport.start(
-                                config(atp().build(), control().build(), DataPlaneMode.TCP)
-                                        .build(),
+                                config(atp().build(), control().build(), DataPlaneMode.TCP).build(),
                                 request -> {
                                     throw new IllegalStateException("not used");
                                 });
@@ -48,7 +47,9 @@ class PeerCacheTest {
                     cache.get(addr, a -> CompletableFuture.failedFuture(new AssertionError()));
             assertSame(one, pending, "a connection being set up is shared");
             ApproxPeer p = one.get(30, TimeUnit.SECONDS);
-            assertSame(one, cache.get(addr, a -> CompletableFuture.failedFuture(new AssertionError())));
+            assertSame(
+                    one,
+                    cache.get(addr, a -> CompletableFuture.failedFuture(new AssertionError())));
             p.close();
             TransportTestSupport.eventually("ended", 10_000, () -> !p.isActive());
             ApproxPeer q =

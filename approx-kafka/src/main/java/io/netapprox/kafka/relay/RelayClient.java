@@ -76,8 +76,7 @@ public final class RelayClient implements RelayLink {
         }
         DelegatedToken token = delegation == null ? null : delegation.token();
         if (transport == null) {
-            transport =
-                    sharedTransport(secret, Duration.ofMillis(pullWaitMs + 30_000), options);
+            transport = sharedTransport(secret, Duration.ofMillis(pullWaitMs + 30_000), options);
         }
         streams.removeIf(
                 old -> {
@@ -87,8 +86,7 @@ public final class RelayClient implements RelayLink {
                     }
                     return false;
                 });
-        RemoteStream s =
-                new RemoteStream(transport.get(), address, parse(address), spec, token);
+        RemoteStream s = new RemoteStream(transport.get(), address, parse(address), spec, token);
         streams.add(s);
         return s;
     }
