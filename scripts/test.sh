@@ -5,7 +5,8 @@
 #   2. format                mvn spotless:check (google-java-format, AOSP style, every module);
 #                            scripts/check-native-format.sh (native/, clang-format; NETAPPROX_NATIVE_FORMAT_CHECK=0 skips it);
 #                            scripts/check-python.sh (ruff format --check + ruff check, ruff.toml);
-#                            scripts/check-doc-names.py (docs/architecture.md quotes only names that exist) + its tests
+#                            scripts/check-doc-names.py (docs/architecture.md quotes only names that exist) + its tests;
+#                            scripts/check-doc-results.py (every benchmarks/results path the docs cite is tracked) + its tests
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
 #                            examples/taxi, approx-spark on local[2] and local-cluster (Spark 4.1; a subset on Spark
 #                            3.5.8, 4.0.4 and 4.2.0 for Scala 2.13, approx-spark-compat/*, and 3.5.8 for 2.12,
@@ -88,6 +89,9 @@ bash "$ROOT/scripts/check-python.sh"
 # every code name docs/architecture.md quotes still exists in the tree (the checker's own tests first)
 python3 "$ROOT/scripts/test_check_doc_names.py"
 python3 "$ROOT/scripts/check-doc-names.py"
+# every benchmarks/results path the README and docs cite is in the tree (the checker's own tests first)
+python3 "$ROOT/scripts/test_check_doc_results.py"
+python3 "$ROOT/scripts/check-doc-results.py"
 end
 
 # ---------------------------------------------------------------------------------------------------------

@@ -346,11 +346,25 @@ def _spark_netlab_scale_steps(ctx: Ctx) -> list[Step]:
 
 
 def _flink_steps(ctx: Ctx) -> list[Step]:
+    # issue 32's cells: both switches, the configuration where exact keeps up with the link and where it does not
+    base = ["--switch", "slack,fifo", "--configs", "keeps-up:0,falls-behind:600", "--runs", "3"]
     args = ["--seconds", "10", "--runs", "1", "--skip-overhead"] if ctx.quick else []
     summ = os.path.join(ctx.raw, "summary.json")
     out = os.path.join(ctx.raw, "netlab.txt")
     return [
-        Step(["bash", "benchmarks/flink/netlab/run.sh", "--summary", summ, "--out", out, *args, *ctx.extra])
+        Step(
+            [
+                "bash",
+                "benchmarks/flink/netlab/run.sh",
+                *base,
+                "--summary",
+                summ,
+                "--out",
+                out,
+                *args,
+                *ctx.extra,
+            ]
+        )
     ]
 
 
@@ -640,9 +654,9 @@ ENTRIES: list[Entry] = [
         "outside e_max of exact, atp, tcp_ss, tcp_es per configuration and switch, then the flag-off overhead",
         needs=ROOT_NS + ", curl; Maven build",
         root=True,
-        minutes=40,
+        minutes=45,
         quick_minutes=8,
-        quick="10-s runs, 1 run per mode, no overhead pass",
+        quick="10-s runs, 1 run per cell, no overhead pass",
         steps=_flink_steps,
         summarize=cells_summary(
             "Flink: every baseline in one run",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Per-thread CPU of every atp-perf* process while a benchmark runs (docs/driver.md, "What limits 64 KiB goodput"):
+# Per-thread CPU of every atp-perf* process while a benchmark runs (docs/history.md, "what limits 64 KiB goodput"):
 # /proc/PID/task/TID/schedstat run time and run-queue wait, voluntary/involuntary context switches, first and last
 # sample per thread (every 100 ms), until the ATP client has been gone 0.5 s or SECONDS passed; plus /proc/stat.
 #   python3 benchmarks/netlab/thread_cpu_sampler.py 40 & OUT=/tmp/x bash benchmarks/netlab/veth_goodput.sh ATP_PERF

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Profile (not a test): runs one atp-perf MSR=1 transfer over a veth pair between two namespaces with both ends
 # under `perf record`, and prints each end's top functions with their share of cycles and the cycles per
-# datagram they stand for (docs/driver.md, "cycle budget"). Needs root and perf.
+# datagram they stand for (docs/history.md, "Per-datagram CPU budget"). Needs root and perf.
 #
 #   benchmarks/netlab/veth_profile.sh [path/to/atp-perf]
 #   env: MESSAGES (default 4096), SIZE (default 65536), RATE_GBPS (default 40), TOP (default 25),

@@ -343,7 +343,7 @@ def corun(rows: list[dict]) -> dict:
 def break_beyond_noise(before: list[float], step: list[float], seed: int = 1) -> bool:
     """True when `step`'s jobs (JCTs, failed = inf) are slower at p50 than `before`'s by more than resampling the
     jobs explains: the lower end of the ABLATION_NOISE_CONF bootstrap interval of p50(step) / p50(before) is above 1.
-    A cell of 15-30 jobs per scheme swings 1.0-2.6x between runs of the same engine (docs/netlab-results.md), so
+    A cell of 15-30 jobs per scheme swings 1.0-2.6x between runs of the same engine (docs/history.md, netlab), so
     the order's verdict reads each break against its own cell's spread. Deterministic for a given seed."""
     if not before or not step:
         return False

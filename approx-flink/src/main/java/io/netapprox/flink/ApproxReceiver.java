@@ -3,6 +3,7 @@ package io.netapprox.flink;
 import io.netapprox.core.control.DataPlaneKind;
 import io.netapprox.core.engine.AtpMessage;
 import io.netapprox.core.sampling.ShareSample;
+import io.netapprox.core.transport.ExchangeRegistry;
 import io.netapprox.core.transport.IncomingTransfer;
 import io.netapprox.core.transport.TransferReport;
 import io.netapprox.core.transport.TransportException;
@@ -55,6 +56,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<WindowShare<K>>
     private final transient MailboxExecutor mailbox;
     private final ShareSample.Columns columns;
 
+    private transient ExchangeRegistry.Lease<TaskManagerExchange> exchangeLease;
     private transient TaskManagerExchange exchange;
     private transient TypeSerializer<K> keySerializer;
 
@@ -131,11 +133,12 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<WindowShare<K>>
     public void open() throws Exception {
         super.open();
         TaskManagerRuntimeInfo tm = getContainingTask().getEnvironment().getTaskManagerInfo();
-        exchange =
+        exchangeLease =
                 TaskManagerExchange.acquire(
                         config,
                         tm.getTmpWorkingDirectory().getAbsolutePath(),
                         tm.getTaskManagerExternalAddress());
+        exchange = exchangeLease.get();
         keySerializer = keyType.createSerializer(getExecutionConfig().getSerializerConfig());
         pending = new HashMap<>();
         messagesReceived = getMetricGroup().counter("approxMessagesReceived");
@@ -171,7 +174,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<WindowShare<K>>
             // same TaskManager, no network: everything submitted arrives (submit=slack / all:
             // every message, the strata are a census; submit=target: the first ceil(MSR*N), as
             // over ATP)
-            EpochOutbox o = exchange.takeLocal(key);
+            EpochOutbox o = exchange.outboxes().takeLocal(key);
             if (o != null) {
                 boolean all = config.submit() != ApproxConfig.Submit.TARGET;
                 for (int g = 0; g < o.messages.length && g < samples.length; g++) {
@@ -193,7 +196,8 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<WindowShare<K>>
         unresolved++;
         if (m.pushed) {
             // the sender pushes this (tail) epoch right behind its manifest: no request
-            exchange.claimPush(key, (tr, msg) -> onMessage(key, msg))
+            exchange.pushes()
+                    .claimPush(key, (tr, msg) -> onMessage(key, msg))
                     .whenComplete(
                             (t, err) -> {
                                 if (err != null) {
@@ -524,7 +528,8 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<WindowShare<K>>
                 pending.clear();
             }
             if (exchange != null) {
-                exchange.release();
+                exchangeLease.close();
+                exchangeLease = null;
                 exchange = null;
             }
         } finally {

@@ -1,6 +1,7 @@
 package io.netapprox.flink;
 
 import io.netapprox.core.job.JobReport;
+import io.netapprox.core.transport.ExchangeRegistry;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -67,6 +68,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
     private final int[] meanValues;
     private final KeySelector<T, String> topKey;
 
+    private transient ExchangeRegistry.Lease<TaskManagerExchange> exchangeLease;
     private transient TaskManagerExchange exchange;
     private transient TypeSerializer<K> keySerializer;
     private transient WindowAssigner.WindowAssignerContext assignerContext;
@@ -128,11 +130,12 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
     public void open() throws Exception {
         super.open();
         TaskManagerRuntimeInfo tm = getContainingTask().getEnvironment().getTaskManagerInfo();
-        exchange =
+        exchangeLease =
                 TaskManagerExchange.acquire(
                         config,
                         tm.getTmpWorkingDirectory().getAbsolutePath(),
                         tm.getTaskManagerExternalAddress());
+        exchange = exchangeLease.get();
         keySerializer = keyType.createSerializer(getExecutionConfig().getSerializerConfig());
         assignerContext =
                 new WindowAssigner.WindowAssignerContext() {
@@ -156,7 +159,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         epochsPushed = getMetricGroup().counter("approxEpochsPushed");
         manifests = getMetricGroup().counter("approxManifests");
         getMetricGroup().gauge("approxPlannedMsr", () -> plannedMsr);
-        getMetricGroup().gauge("approxOutboxBytes", () -> exchange.outboxBytes());
+        getMetricGroup().gauge("approxOutboxBytes", () -> exchange.outboxes().bytes());
         // the sending engine's numbers, from the reports of pulls over ATP (transport threads)
         retransmissions =
                 getMetricGroup().counter("approxRetransmissions", new ThreadSafeSimpleCounter());
@@ -291,12 +294,16 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
                 if (!finished) {
                     // failed or cancelled: no live receiver will pull this attempt's epochs
                     outboxesDropped.inc(
-                            exchange.dropSender(
-                                    exchangeId,
-                                    getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(),
-                                    getRuntimeContext().getTaskInfo().getAttemptNumber()));
+                            exchange.outboxes()
+                                    .dropSender(
+                                            exchangeId,
+                                            getRuntimeContext()
+                                                    .getTaskInfo()
+                                                    .getIndexOfThisSubtask(),
+                                            getRuntimeContext().getTaskInfo().getAttemptNumber()));
                 }
-                exchange.release();
+                exchangeLease.close();
+                exchangeLease = null;
                 exchange = null;
             }
         } finally {
@@ -307,8 +314,8 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
     /**
      * Ends the current epoch: one outbox and one manifest per receiver with data. {@code tail}: a
      * watermark passed a window's end, so the receivers wait for this epoch; it is pushed to every
-     * receiver whose TaskManager this one has a session with (see {@link
-     * TaskManagerExchange#push}), the others pull it.
+     * receiver whose TaskManager this one has a session with (see {@link OutboxServer#push}), the
+     * others pull it.
      */
     private void endEpoch(boolean tail) throws Exception {
         if (epoch.isEmpty()) {
@@ -360,7 +367,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
                 i++;
             }
             OutboxKey key = new OutboxKey(exchangeId, subtask, attempt, epochNumber, receiver);
-            exchange.register(new EpochOutbox(key, msgs, msr, this::served));
+            exchange.outboxes().register(new EpochOutbox(key, msgs, msr, this::served));
             Manifest m = new Manifest();
             m.target = receiver;
             m.sender = subtask;
@@ -371,7 +378,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
             m.controlPort = exchange.controlPort();
             m.strataCount = table.size();
             m.strata = StratumTable.encode(table, keySerializer);
-            m.pushed = tail && config.pushTail() && exchange.push(key);
+            m.pushed = tail && config.pushTail() && exchange.server().push(key);
             manifests.inc();
             if (m.pushed) {
                 epochsPushed.inc();

@@ -4,12 +4,12 @@ import io.netapprox.core.job.JobReport;
 import java.util.function.Consumer;
 
 /**
- * One sender's epoch for one receiver, encoded and waiting in its TaskManager's {@link
- * TaskManagerExchange} until the receiver pulls it (over ATP, or directly when both run on the same
- * TaskManager). Stratum i is ATP group i: {@code messages[i]} are its messages, {@code msr[i]} its
- * MSR. {@code onServed} gets the serving engine's report of a pull over ATP (retransmissions,
- * measured loss and priority classes are the sending engine's numbers; the receiver's report has
- * none of them); it runs on a transport thread.
+ * One sender's epoch for one receiver, encoded and waiting in its TaskManager's {@link OutboxStore}
+ * until the receiver pulls it (over ATP, or directly when both run on the same TaskManager).
+ * Stratum i is ATP group i: {@code messages[i]} are its messages, {@code msr[i]} its MSR. {@code
+ * onServed} gets the serving engine's report of a pull over ATP (retransmissions, measured loss and
+ * priority classes are the sending engine's numbers; the receiver's report has none of them); it
+ * runs on a transport thread.
  */
 final class EpochOutbox {
     final OutboxKey key;

@@ -4,8 +4,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs the pushed-epoch timers of a {@link TaskManagerExchange} (how long a pushed epoch waits for
- * its manifest, a manifest for its push). A seam so tests move time by hand instead of sleeping.
+ * Runs the pushed-epoch timers of a {@link PushReceiver} (how long a pushed epoch waits for its
+ * manifest, a manifest for its push). A seam so tests move time by hand instead of sleeping.
  */
 @FunctionalInterface
 interface PushTimers {

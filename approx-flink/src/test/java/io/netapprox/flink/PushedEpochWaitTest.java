@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.core.transport.ApproxPeer;
+import io.netapprox.core.transport.ExchangeRegistry.Lease;
 import io.netapprox.core.transport.IncomingTransfer;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -41,16 +42,17 @@ class PushedEpochWaitTest {
                     timers.advance(2_500);
                     AtomicInteger received = new AtomicInteger();
                     CompletableFuture<IncomingTransfer> claim =
-                            b.claimPush(
-                                    key,
-                                    (t, m) -> {
-                                        received.incrementAndGet();
-                                        m.release();
-                                    });
+                            b.pushes()
+                                    .claimPush(
+                                            key,
+                                            (t, m) -> {
+                                                received.incrementAndGet();
+                                                m.release();
+                                            });
                     assertTrue(claim.isDone(), "the parked push was forgotten");
                     assertNotNull(claim.join(), "the parked push was forgotten");
                     assertEquals(3, received.get(), "every pushed message reaches the receiver");
-                    assertEquals(0, b.pushesExpired());
+                    assertEquals(0, b.pushes().pushesExpired());
                 });
     }
 
@@ -61,13 +63,14 @@ class PushedEpochWaitTest {
                 "expired",
                 (b, key, timers) -> {
                     timers.advance(DEADLINE_MS + 500);
-                    assertEquals(1, b.pushesExpired(), "the expired push is counted");
+                    assertEquals(1, b.pushes().pushesExpired(), "the expired push is counted");
                     CompletableFuture<IncomingTransfer> claim =
-                            b.claimPush(
-                                    key,
-                                    (t, m) -> {
-                                        throw new AssertionError("expired data delivered");
-                                    });
+                            b.pushes()
+                                    .claimPush(
+                                            key,
+                                            (t, m) -> {
+                                                throw new AssertionError("expired data delivered");
+                                            });
                     assertTrue(
                             claim.isDone(),
                             "the receiver waited for a push that had expired (then pulled an"
@@ -75,7 +78,7 @@ class PushedEpochWaitTest {
                     CompletionException e =
                             org.junit.jupiter.api.Assertions.assertThrows(
                                     CompletionException.class, claim::join);
-                    assertInstanceOf(TaskManagerExchange.PushExpiredException.class, e.getCause());
+                    assertInstanceOf(PushReceiver.PushExpiredException.class, e.getCause());
                     assertTrue(e.getCause().getMessage().contains(key.toString()), e.getMessage());
                 });
     }
@@ -94,11 +97,13 @@ class PushedEpochWaitTest {
                 (b, key, timers) -> {
                     assertEquals(1, b.pushMetrics().pushesOverBudget());
                     CompletableFuture<IncomingTransfer> claim =
-                            b.claimPush(
-                                    key,
-                                    (t, m) -> {
-                                        throw new AssertionError("a refused push delivered");
-                                    });
+                            b.pushes()
+                                    .claimPush(
+                                            key,
+                                            (t, m) -> {
+                                                throw new AssertionError(
+                                                        "a refused push delivered");
+                                            });
                     assertTrue(claim.isDone(), "the receiver waits for a refused push");
                     org.junit.jupiter.api.Assertions.assertNull(claim.join(), "then it pulls");
                 });
@@ -126,15 +131,20 @@ class PushedEpochWaitTest {
             String name, String maxPushedJobs, boolean accepted, PushedEpochBody body)
             throws Exception {
         ManualTimers timers = new ManualTimers();
-        TaskManagerExchange a =
-                TaskManagerExchange.acquire(config(name, "16"), "tm-pw-a-" + name, "127.0.0.1");
-        TaskManagerExchange b =
-                TaskManagerExchange.acquire(
-                        config(name, maxPushedJobs), "tm-pw-b-" + name, "127.0.0.1", timers);
-        try {
+        try (Lease<TaskManagerExchange> la =
+                        TaskManagerExchange.acquire(
+                                config(name, "16"), "tm-pw-a-" + name, "127.0.0.1");
+                Lease<TaskManagerExchange> lb =
+                        TaskManagerExchange.acquire(
+                                config(name, maxPushedJobs),
+                                "tm-pw-b-" + name,
+                                "127.0.0.1",
+                                timers)) {
+            TaskManagerExchange a = la.get();
+            TaskManagerExchange b = lb.get();
             OutboxKey pulled = new OutboxKey(9, 0, 0, 0, 0);
             OutboxKey pushed = new OutboxKey(9, 0, 0, 1, 0);
-            a.register(outbox(pulled));
+            a.outboxes().register(outbox(pulled));
             ApproxPeer p =
                     b.peer(a.engineId(), new InetSocketAddress(a.controlHost(), a.controlPort()))
                             .get(30, TimeUnit.SECONDS);
@@ -142,8 +152,8 @@ class PushedEpochWaitTest {
                     .get(30, TimeUnit.SECONDS)
                     .report()
                     .get(30, TimeUnit.SECONDS);
-            a.register(outbox(pushed));
-            assertTrue(a.push(pushed), "a knows b's session from the pull");
+            a.outboxes().register(outbox(pushed));
+            assertTrue(a.server().push(pushed), "a knows b's session from the pull");
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (!(accepted
                     ? b.pushMetrics().pushesAccepted() == 1 && b.pushMetrics().pushedJobsOpen() == 0
@@ -152,9 +162,6 @@ class PushedEpochWaitTest {
                 Thread.sleep(5);
             }
             body.run(b, pushed, timers);
-        } finally {
-            a.release();
-            b.release();
         }
     }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.transport.ExchangeRegistry.Lease;
 import java.net.InetSocketAddress;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -32,33 +33,57 @@ class TaskManagerExchangeTest {
     void oneExchangePerTaskManagerAndSettingsClosedByTheLastReference() {
         ApproxConfig c = config("0123456789abcdef-one", "1 mb");
         int before = TaskManagerExchange.liveExchanges();
-        TaskManagerExchange a = TaskManagerExchange.acquire(c, "tm-a", "127.0.0.1");
-        TaskManagerExchange a2 = TaskManagerExchange.acquire(c, "tm-a", "127.0.0.1");
-        TaskManagerExchange b = TaskManagerExchange.acquire(c, "tm-b", "127.0.0.1");
-        TaskManagerExchange other =
+        Lease<TaskManagerExchange> a = TaskManagerExchange.acquire(c, "tm-a", "127.0.0.1");
+        Lease<TaskManagerExchange> a2 = TaskManagerExchange.acquire(c, "tm-a", "127.0.0.1");
+        Lease<TaskManagerExchange> b = TaskManagerExchange.acquire(c, "tm-b", "127.0.0.1");
+        Lease<TaskManagerExchange> other =
                 TaskManagerExchange.acquire(
                         config("0123456789abcdef-two", "1 mb"), "tm-a", "127.0.0.1");
         try {
-            assertSame(a, a2, "slots of one TaskManager share its exchange");
-            assertNotSame(a, b, "TaskManagers have their own");
-            assertNotSame(a, other, "another job's secret gets another engine");
+            assertSame(a.get(), a2.get(), "slots of one TaskManager share its exchange");
+            assertNotSame(a.get(), b.get(), "TaskManagers have their own");
+            assertNotSame(a.get(), other.get(), "another job's secret gets another engine");
             assertEquals(before + 3, TaskManagerExchange.liveExchanges());
-            a2.release();
+            a2.close();
             assertEquals(before + 3, TaskManagerExchange.liveExchanges());
         } finally {
-            a.release();
-            b.release();
-            other.release();
+            a.close();
+            b.close();
+            other.close();
         }
         assertEquals(before, TaskManagerExchange.liveExchanges());
     }
 
+    /**
+     * A waiting outbox holds its exchange open after the last operator released it (its receiver
+     * may still pull it); taking it releases that hold and the exchange closes.
+     */
+    @Test
+    void aWaitingOutboxKeepsTheExchangeOpenAfterTheLastOperator() throws Exception {
+        int before = TaskManagerExchange.liveExchanges();
+        Lease<TaskManagerExchange> op =
+                TaskManagerExchange.acquire(
+                        config("0123456789abcdef-hold", "1 mb"), "tm-hold", "127.0.0.1");
+        TaskManagerExchange x = op.get();
+        EpochOutbox o = outbox(0, 100);
+        x.outboxes().register(o);
+        op.close();
+        assertEquals(before + 1, TaskManagerExchange.liveExchanges(), "the outbox holds it");
+        assertSame(o, x.outboxes().takeLocal(o.key));
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (TaskManagerExchange.liveExchanges() != before) {
+            assertTrue(System.nanoTime() < until, "the exchange did not close with its outbox");
+            Thread.sleep(5);
+        }
+    }
+
     @Test
     void outboxesAreBoundedBySendBufferAndASenderWaitsForSpace() throws Exception {
-        TaskManagerExchange x =
+        Lease<TaskManagerExchange> lease =
                 TaskManagerExchange.acquire(
                         config("0123456789abcdef-bound", "1 mb"), "tm-c", "127.0.0.1");
         try {
+            OutboxStore x = lease.get().outboxes();
             EpochOutbox first = outbox(0, 700_000);
             x.register(first);
             CompletableFuture<Void> second = new CompletableFuture<>();
@@ -77,36 +102,40 @@ class TaskManagerExchangeTest {
                     java.util.concurrent.TimeoutException.class,
                     () -> second.get(300, TimeUnit.MILLISECONDS),
                     "the second outbox must wait: 1.4 MB > 1 MB");
-            assertTrue(x.outboxBytes() <= (1 << 20));
+            assertTrue(x.bytes() <= (1 << 20));
             assertSame(first, x.takeLocal(first.key)); // the receiver takes it: space frees
             second.get(10, TimeUnit.SECONDS);
             assertNull(x.takeLocal(first.key), "taken once");
             x.dropSender(1, 0, 0);
-            assertEquals(0, x.outboxBytes());
+            assertEquals(0, x.bytes());
         } finally {
-            x.release();
+            lease.close();
         }
     }
 
     @Test
     void aPeerWithAnotherSecretCannotConnect() throws Exception {
-        TaskManagerExchange a =
+        Lease<TaskManagerExchange> la =
                 TaskManagerExchange.acquire(
                         config("0123456789abcdef-aaaa", "1 mb"), "tm-d", "127.0.0.1");
-        TaskManagerExchange b =
+        Lease<TaskManagerExchange> lb =
                 TaskManagerExchange.acquire(
                         config("0123456789abcdef-bbbb", "1 mb"), "tm-e", "127.0.0.1");
         try {
+            TaskManagerExchange a = la.get();
             CompletableFuture<?> f =
-                    b.peer(a.engineId(), new InetSocketAddress(a.controlHost(), a.controlPort()));
+                    lb.get()
+                            .peer(
+                                    a.engineId(),
+                                    new InetSocketAddress(a.controlHost(), a.controlPort()));
             ExecutionException e =
                     assertThrows(ExecutionException.class, () -> f.get(10, TimeUnit.SECONDS));
             assertTrue(
                     String.valueOf(e.getCause()).contains("CONNECT_FAILED"),
                     e.getCause().toString());
         } finally {
-            a.release();
-            b.release();
+            la.close();
+            lb.close();
         }
     }
 
@@ -148,7 +177,7 @@ class TaskManagerExchangeTest {
                         }
                         boolean fromA = k % 2 == 0;
                         OutboxKey key = new OutboxKey(3, k, 0, 0, 0);
-                        (fromA ? a : b).register(new EpochOutbox(key, msgs, msr));
+                        (fromA ? a : b).outboxes().register(new EpochOutbox(key, msgs, msr));
                         CompletableFuture<io.netapprox.core.transport.ApproxPeer> peer =
                                 fromA ? b.peer(a.engineId(), aAddr) : a.peer(b.engineId(), bAddr);
                         reports.add(
@@ -190,11 +219,14 @@ class TaskManagerExchangeTest {
                     OutboxKey first = new OutboxKey(4, 0, 0, 0, 0);
                     OutboxKey second = new OutboxKey(4, 0, 0, 1, 0);
                     for (OutboxKey k : new OutboxKey[] {first, second}) {
-                        a.register(
-                                new EpochOutbox(
-                                        k,
-                                        new byte[][][] {{new byte[64], new byte[64], new byte[64]}},
-                                        new double[] {1.0}));
+                        a.outboxes()
+                                .register(
+                                        new EpochOutbox(
+                                                k,
+                                                new byte[][][] {
+                                                    {new byte[64], new byte[64], new byte[64]}
+                                                },
+                                                new double[] {1.0}));
                     }
                     io.netapprox.core.transport.ApproxPeer p =
                             b.peer(
@@ -259,12 +291,15 @@ class TaskManagerExchangeTest {
                 "tm-k",
                 (a, b) -> {
                     OutboxKey key = new OutboxKey(5, 0, 0, 0, 0);
-                    a.register(
-                            new EpochOutbox(
-                                    key,
-                                    new byte[][][] {{new byte[64], new byte[64], new byte[64]}},
-                                    new double[] {1.0}));
-                    assertTrue(a.outboxBytes() > 0);
+                    a.outboxes()
+                            .register(
+                                    new EpochOutbox(
+                                            key,
+                                            new byte[][][] {
+                                                {new byte[64], new byte[64], new byte[64]}
+                                            },
+                                            new double[] {1.0}));
+                    assertTrue(a.outboxes().bytes() > 0);
                     io.netapprox.core.transport.ApproxPeer p =
                             b.peer(
                                             a.engineId(),
@@ -281,10 +316,11 @@ class TaskManagerExchangeTest {
                                         m.release();
                                         long until =
                                                 System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                                        while (a.outboxBytes() > 0 && System.nanoTime() < until) {
+                                        while (a.outboxes().bytes() > 0
+                                                && System.nanoTime() < until) {
                                             Thread.onSpinWait();
                                         }
-                                        freedBeforeReport.complete(a.outboxBytes() == 0);
+                                        freedBeforeReport.complete(a.outboxes().bytes() == 0);
                                     },
                                     () -> false);
                     assertTrue(
@@ -302,13 +338,9 @@ class TaskManagerExchangeTest {
     /** Two exchanges with config {@code c} on two TaskManagers of this JVM, released after. */
     private static void withTwoExchanges(ApproxConfig c, String tmA, String tmB, ExchangePair body)
             throws Exception {
-        TaskManagerExchange a = TaskManagerExchange.acquire(c, tmA, "127.0.0.1");
-        TaskManagerExchange b = TaskManagerExchange.acquire(c, tmB, "127.0.0.1");
-        try {
-            body.run(a, b);
-        } finally {
-            a.release();
-            b.release();
+        try (Lease<TaskManagerExchange> a = TaskManagerExchange.acquire(c, tmA, "127.0.0.1");
+                Lease<TaskManagerExchange> b = TaskManagerExchange.acquire(c, tmB, "127.0.0.1")) {
+            body.run(a.get(), b.get());
         }
     }
 }

@@ -8,16 +8,18 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.core.engine.AtpMode;
+import io.netapprox.core.transport.ApproxTransport;
 import io.netapprox.core.transport.ApproxTransportConfig;
 import io.netapprox.core.transport.DataPlaneMode;
-import io.netapprox.kafka.relay.SharedClientEndpoint;
+import io.netapprox.core.transport.ExchangeRegistry.Lease;
+import io.netapprox.kafka.relay.RelayClient;
 import java.time.Duration;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
 /**
  * A consumer's transport options (approx-core's TransportOptions in Kafka's naming) reach the
- * transport its relay connections run on: the JVM's shared client endpoint, taken as {@code
+ * transport its relay connections run on: the JVM's shared client transport, taken as {@code
  * RelayClient} takes it. TCP data plane, so no native library is needed.
  */
 class ConsumerTransportOptionsTest {
@@ -35,16 +37,16 @@ class ConsumerTransportOptionsTest {
         return p;
     }
 
-    private static SharedClientEndpoint.Lease lease(ApproxConsumerConfig c) {
-        return SharedClientEndpoint.acquire(
+    private static Lease<ApproxTransport> lease(ApproxConsumerConfig c) {
+        return RelayClient.sharedTransport(
                 c.authSecret(), Duration.ofMillis(c.pullWaitMs() + 30_000), c.transport());
     }
 
     @Test
     void dscpLineRateAndModeReachTheConsumersTransport() {
         ApproxConsumerConfig c = ApproxConsumerConfig.parse(props("8,10,12,14,16,18,20,22"));
-        try (SharedClientEndpoint.Lease l = lease(c)) {
-            ApproxTransportConfig t = l.transport().config();
+        try (Lease<ApproxTransport> l = lease(c)) {
+            ApproxTransportConfig t = l.get().config();
             assertArrayEquals(new byte[] {8, 10, 12, 14, 16, 18, 20, 22}, t.atp().dscpByClass());
             assertEquals(2_000_000_000L, t.atp().lineRateBps());
             assertEquals(AtpMode.RC, t.atp().mode());
@@ -64,12 +66,12 @@ class ConsumerTransportOptionsTest {
         ApproxConsumerConfig a = ApproxConsumerConfig.parse(props("8,10,12,14,16,18,20,22"));
         ApproxConsumerConfig same = ApproxConsumerConfig.parse(props("8,10,12,14,16,18,20,22"));
         ApproxConsumerConfig other = ApproxConsumerConfig.parse(props("46,40,32,24,18,16,10,8"));
-        try (SharedClientEndpoint.Lease x = lease(a);
-                SharedClientEndpoint.Lease y = lease(same);
-                SharedClientEndpoint.Lease z = lease(other)) {
-            assertSame(x.transport(), y.transport());
-            assertNotSame(x.transport(), z.transport());
-            assertEquals(46, z.transport().config().atp().dscpByClass()[0]);
+        try (Lease<ApproxTransport> x = lease(a);
+                Lease<ApproxTransport> y = lease(same);
+                Lease<ApproxTransport> z = lease(other)) {
+            assertSame(x.get(), y.get());
+            assertNotSame(x.get(), z.get());
+            assertEquals(46, z.get().config().atp().dscpByClass()[0]);
         }
     }
 }

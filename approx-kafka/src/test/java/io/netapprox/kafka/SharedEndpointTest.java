@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.netapprox.kafka.Records.Polled;
 import io.netapprox.kafka.relay.KafkaRelay;
-import io.netapprox.kafka.relay.SharedClientEndpoint;
+import io.netapprox.kafka.relay.RelayClient;
 import io.netapprox.kafka.testkit.KafkaBroker;
 import io.netapprox.kafka.testkit.TestRelays;
 import java.util.List;
@@ -29,7 +29,7 @@ class SharedEndpointTest {
         Records.produce(topic, 1, 1, ZONES, 300, 7);
         long firstEnd = ZONES.size() * 300;
         try (KafkaRelay relay = TestRelays.start()) {
-            int before = SharedClientEndpoint.openTransports();
+            int before = RelayClient.sharedTransports();
             Consumer<String, String> first =
                     ApproxConsumers.create(
                             Records.approxProps(KafkaBroker.unique("g1"), relay.address()));
@@ -44,11 +44,11 @@ class SharedEndpointTest {
                 assertEquals(firstEnd, second.position(tps.get(0)));
                 assertEquals(firstEnd, a.countedRecords(tps.get(0), firstEnd));
                 assertEquals(firstEnd, b.countedRecords(tps.get(0), firstEnd));
-                assertEquals(before + 1, SharedClientEndpoint.openTransports(), "one endpoint");
+                assertEquals(before + 1, RelayClient.sharedTransports(), "one endpoint");
                 assertEquals(2, relay.metrics().sessionsOpened(), "a connection per consumer");
 
                 first.close();
-                assertEquals(before + 1, SharedClientEndpoint.openTransports());
+                assertEquals(before + 1, RelayClient.sharedTransports());
                 // the second consumer still reads: the next window's records
                 Records.produce(KafkaBroker.shared(), topic, 1, 2, ZONES, 300, 8);
                 long end = firstEnd + 2L * ZONES.size() * 300;
@@ -56,7 +56,7 @@ class SharedEndpointTest {
                 assertEquals(end, second.position(tps.get(0)));
                 assertEquals(end - firstEnd, more.countedRecords(tps.get(0), end));
             }
-            assertEquals(before, SharedClientEndpoint.openTransports(), "closed with the last");
+            assertEquals(before, RelayClient.sharedTransports(), "closed with the last");
         }
     }
 }

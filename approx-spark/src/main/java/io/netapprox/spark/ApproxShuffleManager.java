@@ -1,5 +1,6 @@
 package io.netapprox.spark;
 
+import io.netapprox.core.transport.ExchangeRegistry;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -40,6 +41,8 @@ public class ApproxShuffleManager extends SortShuffleManager {
     private final ApproxConf conf;
     private final boolean isDriver;
     private final Map<Integer, Set<Long>> approxMapOutputs = new ConcurrentHashMap<>();
+    private ExchangeRegistry.Lease<ExecutorTransport>
+            transportLease; // guarded by this; null until used
 
     public ApproxShuffleManager(SparkConf sparkConf, boolean isDriver) {
         super(sparkConf);
@@ -62,7 +65,7 @@ public class ApproxShuffleManager extends SortShuffleManager {
      * for pass-through deployments and the tests.
      */
     public static int transportsStarted() {
-        return ExecutorTransport.starts();
+        return (int) ExecutorTransport.starts();
     }
 
     @Override
@@ -88,9 +91,13 @@ public class ApproxShuffleManager extends SortShuffleManager {
         return super.registerShuffle(shuffleId, dependency);
     }
 
-    private ExecutorTransport transport() {
-        return ExecutorTransport.get(
-                conf, (IndexShuffleBlockResolver) super.shuffleBlockResolver());
+    private synchronized ExecutorTransport transport() {
+        if (transportLease == null) {
+            transportLease =
+                    ExecutorTransport.acquire(
+                            conf, (IndexShuffleBlockResolver) super.shuffleBlockResolver());
+        }
+        return transportLease.get();
     }
 
     @Override
@@ -156,7 +163,12 @@ public class ApproxShuffleManager extends SortShuffleManager {
     @Override
     public void stop() {
         try {
-            ExecutorTransport.shutdown();
+            synchronized (this) {
+                if (transportLease != null) {
+                    transportLease.close();
+                    transportLease = null;
+                }
+            }
         } finally {
             super.stop();
         }

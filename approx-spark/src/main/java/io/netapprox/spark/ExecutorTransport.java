@@ -4,16 +4,16 @@ import io.netapprox.core.engine.OutgoingJob;
 import io.netapprox.core.job.JobSpec;
 import io.netapprox.core.transport.ApproxPeer;
 import io.netapprox.core.transport.ApproxTransport;
+import io.netapprox.core.transport.ExchangeRegistry;
 import io.netapprox.core.transport.OutgoingTransfer;
+import io.netapprox.core.transport.PeerCache;
 import io.netapprox.core.transport.SendScheduler;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -32,12 +32,14 @@ import scala.Option;
  * approximate map output to other executors' reducers and requests theirs for its own reducers. A
  * reducer reads its own executor's map output from local disk ({@link ApproxShuffleReader}), as
  * Spark does for local blocks, so the transport never needs a session to itself. Started lazily on
- * the first approximate shuffle task (never in a constructor: SparkEnv may not exist yet). Its
- * control address travels to reducers inside the map output's {@link BlockManagerId} ({@code
- * topologyInfo = "netapprox=host:port"}), so no registry is needed and Spark's own map-output
- * bookkeeping (executor loss, retries) stays authoritative.
+ * the first approximate shuffle task (never in a constructor: SparkEnv may not exist yet) and held
+ * by the {@link ApproxShuffleManager} until it stops, as a lease of approx-core's {@link
+ * ExchangeRegistry}; its connections to other executors are a {@link PeerCache}. Its control
+ * address travels to reducers inside the map output's {@link BlockManagerId} ({@code topologyInfo =
+ * "netapprox=host:port"}), so no registry is needed and Spark's own map-output bookkeeping
+ * (executor loss, retries) stays authoritative.
  */
-final class ExecutorTransport {
+final class ExecutorTransport implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ExecutorTransport.class);
     static final String TOPOLOGY_PREFIX = "netapprox=";
 
@@ -50,22 +52,20 @@ final class ExecutorTransport {
 
     static final long HOLD_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
-    private static ExecutorTransport instance;
-
     /**
-     * Transports started in this JVM since it started (a diagnostic: a JVM that only ran
-     * non-approximate shuffles must report 0, see {@link ApproxShuffleManager#transportsStarted}).
+     * The transports of this JVM, one per shuffle manager (its block resolver: the executor's, or
+     * the driver's in local mode), held by the manager from its first approximate task to its
+     * {@code stop()}.
      */
-    private static final java.util.concurrent.atomic.AtomicInteger STARTS =
-            new java.util.concurrent.atomic.AtomicInteger();
+    private static final ExchangeRegistry<IndexShuffleBlockResolver, ExecutorTransport> TRANSPORTS =
+            new ExchangeRegistry<>("NetApprox executor transport");
 
     private final ApproxConf conf;
     private final IndexShuffleBlockResolver resolver;
     private final ApproxTransport transport;
     private final BlockManagerId own;
     private final BlockManagerId location;
-    private final Map<InetSocketAddress, CompletableFuture<ApproxPeer>> peers =
-            new ConcurrentHashMap<>();
+    private final PeerCache<InetSocketAddress> peers = new PeerCache<>();
     private final ServedTransfers served = new ServedTransfers();
 
     private ExecutorTransport(ApproxConf conf, IndexShuffleBlockResolver resolver) {
@@ -87,33 +87,21 @@ final class ExecutorTransport {
                 transport.dataPort());
     }
 
-    static synchronized ExecutorTransport get(ApproxConf conf, IndexShuffleBlockResolver resolver) {
-        if (instance == null) {
-            instance = new ExecutorTransport(conf, resolver);
-            STARTS.incrementAndGet();
-        }
-        return instance;
+    /** A lease on the transport of {@code resolver}'s shuffle manager, started if none runs. */
+    static ExchangeRegistry.Lease<ExecutorTransport> acquire(
+            ApproxConf conf, IndexShuffleBlockResolver resolver) {
+        return TRANSPORTS.acquire(resolver, r -> new ExecutorTransport(conf, r));
     }
 
     /** How many transports this JVM has started (never decreases; a restart after stop counts). */
-    static int starts() {
-        return STARTS.get();
+    static long starts() {
+        return TRANSPORTS.opened();
     }
 
-    /** True while this JVM has a running transport. */
-    static synchronized boolean running() {
-        return instance != null;
-    }
-
-    static synchronized void shutdown() {
-        if (instance != null) {
-            try {
-                instance.transport.close();
-            } catch (RuntimeException e) {
-                LOG.warn("closing the NetApprox transport", e);
-            }
-            instance = null;
-        }
+    @Override
+    public void close() {
+        peers.close();
+        transport.close();
     }
 
     BlockManagerId advertisedLocation() {
@@ -154,25 +142,7 @@ final class ExecutorTransport {
 
     /** A connected peer for {@code addr}, reconnecting when the cached one ended. */
     CompletableFuture<ApproxPeer> peer(InetSocketAddress addr) {
-        CompletableFuture<ApproxPeer> f =
-                peers.compute(
-                        addr,
-                        (a, old) -> {
-                            if (old != null
-                                    && (!old.isDone()
-                                            || (!old.isCompletedExceptionally()
-                                                    && old.join().isActive()))) {
-                                return old;
-                            }
-                            return transport.connect(a);
-                        });
-        f.whenComplete(
-                (p, err) -> {
-                    if (err != null) {
-                        peers.remove(addr, f);
-                    }
-                });
-        return f;
+        return peers.get(addr, transport::connect);
     }
 
     /**
