@@ -1,5 +1,6 @@
 package io.netapprox.flink;
 
+import io.netapprox.core.sampling.AggregateKind;
 import java.io.Serializable;
 import java.util.Objects;
 import org.apache.flink.api.java.functions.KeySelector;
@@ -15,16 +16,7 @@ import org.apache.flink.api.java.functions.KeySelector;
 public final class Aggregate<T> implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    /** What an aggregate computes. */
-    public enum Kind {
-        AVG,
-        SUM,
-        COUNT,
-        QUANTILE,
-        TOPK
-    }
-
-    private final Kind kind;
+    private final AggregateKind kind;
     private final String name;
     private final ValueSelector<T> value;
     private final KeySelector<T, String> key;
@@ -32,7 +24,7 @@ public final class Aggregate<T> implements Serializable {
     private final int k;
 
     private Aggregate(
-            Kind kind,
+            AggregateKind kind,
             String name,
             ValueSelector<T> value,
             KeySelector<T, String> key,
@@ -49,18 +41,18 @@ public final class Aggregate<T> implements Serializable {
     /** Mean of {@code value} per record. */
     public static <T> Aggregate<T> avg(String name, ValueSelector<T> value) {
         return new Aggregate<>(
-                Kind.AVG, checkName(name), Objects.requireNonNull(value), null, 0, 0);
+                AggregateKind.AVG, checkName(name), Objects.requireNonNull(value), null, 0, 0);
     }
 
     /** Sum of {@code value}. */
     public static <T> Aggregate<T> sum(String name, ValueSelector<T> value) {
         return new Aggregate<>(
-                Kind.SUM, checkName(name), Objects.requireNonNull(value), null, 0, 0);
+                AggregateKind.SUM, checkName(name), Objects.requireNonNull(value), null, 0, 0);
     }
 
     /** Number of records (exact in approximate mode too: senders count every record). */
     public static <T> Aggregate<T> count() {
-        return new Aggregate<>(Kind.COUNT, "count", null, null, 0, 0);
+        return new Aggregate<>(AggregateKind.COUNT, "count", null, null, 0, 0);
     }
 
     /** The {@code q}-quantile of {@code value} (the {@code ceil(q n)}-th smallest), q in (0, 1). */
@@ -69,7 +61,7 @@ public final class Aggregate<T> implements Serializable {
             throw new IllegalArgumentException("quantile q must be in (0, 1), got " + q);
         }
         return new Aggregate<>(
-                Kind.QUANTILE, checkName(name), Objects.requireNonNull(value), null, q, 0);
+                AggregateKind.QUANTILE, checkName(name), Objects.requireNonNull(value), null, q, 0);
     }
 
     /** The median of {@code value}. */
@@ -84,7 +76,8 @@ public final class Aggregate<T> implements Serializable {
         if (k < 1 || k > 10_000) {
             throw new IllegalArgumentException("topK k must be in [1, 10000], got " + k);
         }
-        return new Aggregate<>(Kind.TOPK, checkName(name), null, Objects.requireNonNull(key), 0, k);
+        return new Aggregate<>(
+                AggregateKind.TOPK, checkName(name), null, Objects.requireNonNull(key), 0, k);
     }
 
     private static String checkName(String name) {
@@ -95,7 +88,7 @@ public final class Aggregate<T> implements Serializable {
         return name;
     }
 
-    public Kind kind() {
+    public AggregateKind kind() {
         return kind;
     }
 

@@ -2,6 +2,7 @@ package io.netapprox.flink;
 
 import io.netapprox.core.control.DataPlaneKind;
 import io.netapprox.core.engine.AtpMessage;
+import io.netapprox.core.sampling.ShareSample;
 import io.netapprox.core.transport.ExchangeRegistry;
 import io.netapprox.core.transport.IncomingTransfer;
 import io.netapprox.core.transport.TransferReport;
@@ -36,15 +37,15 @@ import org.slf4j.LoggerFactory;
  * per stratum on the task thread (ATP hands them over through the {@link MailboxExecutor}; a
  * message occupies the ATP receive window until then, which is the sender's credit), and when the
  * epoch's ATP job completes - every stratum at its target - or {@code approx.epochTimeout} passes,
- * emits one {@link StratumSample} per stratum to the window operator.
+ * emits one {@link WindowShare} per stratum to the window operator.
  *
  * <p>Watermarks, checkpoint barriers and the end of input wait until every epoch whose manifest
  * arrived before them is resolved ({@link #processWatermark}, {@link #prepareSnapshotPreBarrier},
  * {@link #endInput}): windows fire and snapshots are taken on resolved epochs only, and the
  * deadline bounds how long a watermark can be held.
  */
-final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>>
-        implements OneInputStreamOperator<Manifest, StratumSample<K>>, BoundedOneInput {
+final class ApproxReceiver<T, K> extends AbstractStreamOperator<WindowShare<K>>
+        implements OneInputStreamOperator<Manifest, WindowShare<K>>, BoundedOneInput {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(ApproxReceiver.class);
 
@@ -53,9 +54,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     private final TypeInformation<K> keyType;
     private final long exchangeId;
     private final transient MailboxExecutor mailbox;
-    private final boolean[] ratioValues;
-    private final boolean[] quantileValues;
-    private final boolean topK;
+    private final ShareSample.Columns columns;
 
     private transient ExchangeRegistry.Lease<TaskManagerExchange> exchangeLease;
     private transient TaskManagerExchange exchange;
@@ -83,7 +82,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
     private transient volatile double achievedMsr;
 
     ApproxReceiver(
-            StreamOperatorParameters<StratumSample<K>> parameters,
+            StreamOperatorParameters<WindowShare<K>> parameters,
             QuerySpec<T, K> spec,
             ApproxConfig config,
             TypeInformation<K> keyType,
@@ -94,25 +93,13 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         this.keyType = keyType;
         this.exchangeId = exchangeId;
         this.mailbox = parameters.getMailboxExecutor();
-        int width = spec.valueCount();
-        this.ratioValues = new boolean[width];
-        this.quantileValues = new boolean[width];
-        boolean tk = false;
-        for (int i = 0; i < spec.aggregates().size(); i++) {
-            switch (spec.aggregates().get(i).kind()) {
-                case AVG, SUM -> ratioValues[spec.valueIndex(i)] = true;
-                case QUANTILE -> quantileValues[spec.valueIndex(i)] = true;
-                case TOPK -> tk = true;
-                default -> {}
-            }
-        }
-        this.topK = tk;
+        this.columns = spec.shareColumns();
     }
 
     /** One epoch being pulled: its strata and what arrived so far (task thread only). */
     private static final class IncomingEpoch<K> {
         final Manifest manifest;
-        final StratumSample<K>[] samples;
+        final WindowShare<K>[] samples;
         ScheduledFuture<?> deadline;
         volatile IncomingTransfer transfer;
 
@@ -135,7 +122,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
 
         volatile long pullStartedNanos;
 
-        IncomingEpoch(Manifest m, StratumSample<K>[] samples) {
+        IncomingEpoch(Manifest m, WindowShare<K>[] samples) {
             this.manifest = m;
             this.samples = samples;
             this.belowTarget = samples.length;
@@ -177,9 +164,9 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         Manifest m = element.getValue();
         List<StratumInfo<K>> strata =
                 StratumTable.decode(m.strata, m.strataCount, spec.valueCount(), keySerializer);
-        StratumSample<K>[] samples = new StratumSample[strata.size()];
+        WindowShare<K>[] samples = new WindowShare[strata.size()];
         for (int i = 0; i < samples.length; i++) {
-            samples[i] = new StratumSample<>(strata.get(i), ratioValues, quantileValues, topK);
+            samples[i] = new WindowShare<>(strata.get(i), columns);
         }
         IncomingEpoch<K> e = new IncomingEpoch<>(m, samples);
         OutboxKey key = m.outboxKey(exchangeId);
@@ -331,7 +318,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
      * Accumulates one message. Once every stratum has its target the epoch is resolved right away -
      * ATP's own completion criterion - without waiting for the job's report (which follows).
      */
-    private void accept(IncomingEpoch<K> e, StratumSample<K> s, AtpMessage msg) {
+    private void accept(IncomingEpoch<K> e, WindowShare<K> s, AtpMessage msg) {
         try {
             s.addMessage(msg.content());
             messagesReceived.inc();
@@ -339,7 +326,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
             malformedMessages.inc();
             return;
         }
-        if (s.deliveredMessages == s.target && --e.belowTarget == 0) {
+        if (s.share.deliveredMessages() == s.share.target() && --e.belowTarget == 0) {
             resolve(e);
         }
     }
@@ -412,9 +399,9 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
             long started = e.pullStartedNanos;
             int delivered = 0;
             int messages = 0;
-            for (StratumSample<K> s : e.samples) {
-                delivered += s.deliveredMessages;
-                messages += s.messages;
+            for (WindowShare<K> s : e.samples) {
+                delivered += s.share.deliveredMessages();
+                messages += s.share.population();
             }
             LOG.warn(
                     "NetApprox: {} not complete after {} ms ({}; {} of {} messages arrived);"
@@ -443,14 +430,14 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         }
         long n = 0;
         long delivered = 0;
-        for (StratumSample<K> s : e.samples) {
-            if (s.belowTarget()) {
+        for (WindowShare<K> s : e.samples) {
+            if (s.share.belowTarget()) {
                 groupsBelowTarget.inc();
             }
-            recordsSampled.inc(s.deliveredRecords);
-            recordsPopulation.inc(s.records);
-            n += s.messages;
-            delivered += s.deliveredMessages;
+            recordsSampled.inc(s.share.deliveredRecords());
+            recordsPopulation.inc(s.share.records());
+            n += s.share.population();
+            delivered += s.share.deliveredMessages();
             output.collect(new StreamRecord<>(s, s.windowEnd - 1));
         }
         achievedMsr = n == 0 ? 0 : (double) delivered / n;
@@ -466,10 +453,10 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<StratumSample<K>
         long lastEnd = Long.MIN_VALUE;
         int delivered = 0;
         int messages = 0;
-        for (StratumSample<K> s : e.samples) {
+        for (WindowShare<K> s : e.samples) {
             lastEnd = Math.max(lastEnd, s.windowEnd);
-            delivered += s.deliveredMessages;
-            messages += s.messages;
+            delivered += s.share.deliveredMessages();
+            messages += s.share.population();
         }
         long started = e.pullStartedNanos;
         LOG.debug(

@@ -79,9 +79,9 @@ final class ApproxTopology {
             manifests.setParallelism(stream.getParallelism());
         }
 
-        TypeInformation<StratumSample<K>> sampleType =
-                (TypeInformation) TypeInformation.of(StratumSample.class);
-        SingleOutputStreamOperator<StratumSample<K>> samples =
+        TypeInformation<WindowShare<K>> sampleType =
+                (TypeInformation) TypeInformation.of(WindowShare.class);
+        SingleOutputStreamOperator<WindowShare<K>> samples =
                 manifests
                         .partitionCustom(
                                 (Partitioner<Integer>) (target, n) -> target, m -> m.target)
@@ -92,7 +92,7 @@ final class ApproxTopology {
                         .setParallelism(receivers)
                         .setMaxParallelism(maxParallelism);
 
-        KeyedStream<StratumSample<K>, K> keyed =
+        KeyedStream<WindowShare<K>, K> keyed =
                 DataStreamUtils.reinterpretAsKeyedStream(samples, s -> s.group, keyType);
         TypeInformation<StrataAccumulator<K>> accType =
                 (TypeInformation) TypeInformation.of(StrataAccumulator.class);
@@ -169,8 +169,8 @@ final class ApproxTopology {
 
     /** Creates {@link ApproxReceiver}s (with the task's mailbox executor). */
     private static final class ReceiverFactory<T, K>
-            extends AbstractStreamOperatorFactory<StratumSample<K>>
-            implements OneInputStreamOperatorFactory<Manifest, StratumSample<K>> {
+            extends AbstractStreamOperatorFactory<WindowShare<K>>
+            implements OneInputStreamOperatorFactory<Manifest, WindowShare<K>> {
         private static final long serialVersionUID = 1L;
         private final QuerySpec<T, K> spec;
         private final ApproxConfig config;
@@ -190,8 +190,8 @@ final class ApproxTopology {
 
         @Override
         @SuppressWarnings("unchecked")
-        public <O extends StreamOperator<StratumSample<K>>> O createStreamOperator(
-                StreamOperatorParameters<StratumSample<K>> parameters) {
+        public <O extends StreamOperator<WindowShare<K>>> O createStreamOperator(
+                StreamOperatorParameters<WindowShare<K>> parameters) {
             return (O) new ApproxReceiver<>(parameters, spec, config, keyType, exchangeId);
         }
 

@@ -1,5 +1,6 @@
 package io.netapprox.flink;
 
+import io.netapprox.core.sampling.AggregateKind;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -107,7 +108,7 @@ public final class ApproxWindowedStream<T, K> {
                 throw new IllegalArgumentException(
                         "NetApprox: aggregate " + a.label() + " given twice");
             }
-            if (a.kind() == Aggregate.Kind.TOPK) {
+            if (a.kind() == AggregateKind.TOPK) {
                 topK++;
             }
         }
@@ -153,7 +154,7 @@ public final class ApproxWindowedStream<T, K> {
                     "NetApprox: the approximate topology keeps its window state ("
                             + StrataAccumulator.class.getName()
                             + ", "
-                            + StratumSample.class.getName()
+                            + WindowShare.class.getName()
                             + ") in Flink's Kryo serializer, but the job sets"
                             + " pipeline.generic-types: false; allow generic types or set"
                             + " approx.enabled=false");

@@ -15,18 +15,18 @@ import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
  * event-time watermark at the window's end, like the default trigger of Flink's event-time
  * assigners.
  */
-final class CarriedWindowAssigner<K> extends WindowAssigner<StratumSample<K>, TimeWindow> {
+final class CarriedWindowAssigner<K> extends WindowAssigner<WindowShare<K>, TimeWindow> {
     private static final long serialVersionUID = 1L;
 
     @Override
     public Collection<TimeWindow> assignWindows(
-            StratumSample<K> element, long timestamp, WindowAssignerContext context) {
+            WindowShare<K> element, long timestamp, WindowAssignerContext context) {
         return List.of(new TimeWindow(element.windowStart, element.windowEnd));
     }
 
     @Override
     @SuppressWarnings({"unchecked", "rawtypes"})
-    public Trigger<StratumSample<K>, TimeWindow> getDefaultTrigger() {
+    public Trigger<WindowShare<K>, TimeWindow> getDefaultTrigger() {
         return (Trigger) EventTimeTrigger.create();
     }
 

@@ -1,5 +1,6 @@
 package io.netapprox.flink;
 
+import io.netapprox.core.sampling.AggregateKind;
 import org.apache.flink.api.common.functions.AggregateFunction;
 import org.apache.flink.api.java.functions.KeySelector;
 
@@ -21,7 +22,7 @@ final class ExactAggregation<T, K>
         this.spec = spec;
         this.keepValues = new boolean[spec.valueCount()];
         for (int i = 0; i < spec.aggregates().size(); i++) {
-            if (spec.aggregates().get(i).kind() == Aggregate.Kind.QUANTILE) {
+            if (spec.aggregates().get(i).kind() == AggregateKind.QUANTILE) {
                 keepValues[spec.valueIndex(i)] = true;
             }
         }

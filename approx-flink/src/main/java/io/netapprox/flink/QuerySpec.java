@@ -1,5 +1,7 @@
 package io.netapprox.flink;
 
+import io.netapprox.core.sampling.AggregateKind;
+import io.netapprox.core.sampling.ShareSample;
 import java.io.Serializable;
 import java.util.HashMap;
 import java.util.List;
@@ -88,10 +90,26 @@ public final class QuerySpec<T, K> implements Serializable {
         return slotOf[i];
     }
 
+    /** What each share of this query keeps per value column ({@link ShareSample}). */
+    ShareSample.Columns shareColumns() {
+        boolean[] totals = new boolean[valueCount()];
+        boolean[] quantiles = new boolean[valueCount()];
+        boolean topK = false;
+        for (int i = 0; i < aggregates.size(); i++) {
+            switch (aggregates.get(i).kind()) {
+                case AVG, SUM -> totals[valueIndex(i)] = true;
+                case QUANTILE -> quantiles[valueIndex(i)] = true;
+                case TOPK -> topK = true;
+                default -> {}
+            }
+        }
+        return new ShareSample.Columns(totals, quantiles, topK);
+    }
+
     /** The topK aggregate's key selector, or null (a query has at most one topK). */
     public KeySelector<T, String> topKeySelector() {
         for (Aggregate<T> a : aggregates) {
-            if (a.kind() == Aggregate.Kind.TOPK) {
+            if (a.kind() == AggregateKind.TOPK) {
                 return a.keySelector();
             }
         }

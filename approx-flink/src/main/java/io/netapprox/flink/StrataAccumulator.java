@@ -5,7 +5,7 @@ import java.util.List;
 
 /** Window state of the approximate topology: the strata of one (window, group) so far. */
 final class StrataAccumulator<K> {
-    List<StratumSample<K>> strata = new ArrayList<>();
+    List<WindowShare<K>> strata = new ArrayList<>();
 
     StrataAccumulator() {}
 }

@@ -4,7 +4,7 @@ import org.apache.flink.api.common.functions.AggregateFunction;
 
 /** Collects a (window, group)'s stratum samples; {@link ApproxResults} turns them into answers. */
 final class StrataAggregation<K>
-        implements AggregateFunction<StratumSample<K>, StrataAccumulator<K>, StrataAccumulator<K>> {
+        implements AggregateFunction<WindowShare<K>, StrataAccumulator<K>, StrataAccumulator<K>> {
     private static final long serialVersionUID = 1L;
 
     @Override
@@ -13,7 +13,7 @@ final class StrataAggregation<K>
     }
 
     @Override
-    public StrataAccumulator<K> add(StratumSample<K> sample, StrataAccumulator<K> acc) {
+    public StrataAccumulator<K> add(WindowShare<K> sample, StrataAccumulator<K> acc) {
         acc.strata.add(sample);
         return acc;
     }

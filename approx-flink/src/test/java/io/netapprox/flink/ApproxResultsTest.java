@@ -3,6 +3,7 @@ package io.netapprox.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.sampling.ShareSample;
 import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,18 +39,16 @@ class ApproxResultsTest {
      * A stratum of {@code records} records with values 1..records in messages of 4, first {@code
      * arrived} delivered.
      */
-    private static StratumSample<Integer> stratum(int records, int arrived) {
+    private static WindowShare<Integer> stratum(int records, int arrived) {
         StratumBuffer buf = new StratumBuffer(1, false);
         for (int i = 1; i <= records; i++) {
             buf.add(new double[] {i}, null);
         }
         int messages = (records + 3) / 4;
-        StratumSample<Integer> s =
-                new StratumSample<>(
+        WindowShare<Integer> s =
+                new WindowShare<>(
                         new StratumInfo<>(0, 60_000, 7, messages, records, 0.5),
-                        new boolean[] {true},
-                        new boolean[] {true},
-                        false);
+                        new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, false));
         for (int m = 0; m < arrived; m++) {
             s.addMessage(
                     Unpooled.wrappedBuffer(
@@ -61,7 +60,7 @@ class ApproxResultsTest {
         return s;
     }
 
-    private static Map<String, WindowEstimate> answers(List<StratumSample<Integer>> strata) {
+    private static Map<String, WindowEstimate> answers(List<WindowShare<Integer>> strata) {
         List<WindowEstimate> out = new ArrayList<>();
         new ApproxResults<>(SPEC)
                 .emit(
@@ -123,19 +122,17 @@ class ApproxResultsTest {
      * A permuted stratum of values {@code from .. from+records-1} with key "lo" below {@code from +
      * records/2}, else "hi", in messages of 4, the first {@code arrived} delivered.
      */
-    private static StratumSample<Integer> share(int from, int records, int arrived, long seed) {
+    private static WindowShare<Integer> share(int from, int records, int arrived, long seed) {
         StratumBuffer buf = new StratumBuffer(1, true);
         for (int i = 0; i < records; i++) {
             buf.add(new double[] {from + i}, (i < records / 2 ? "lo" : "hi") + from);
         }
         buf.permute(new java.util.SplittableRandom(seed));
         int messages = records / 4;
-        StratumSample<Integer> s =
-                new StratumSample<>(
+        WindowShare<Integer> s =
+                new WindowShare<>(
                         new StratumInfo<>(0, 60_000, 7, messages, records, 0.1),
-                        new boolean[] {true},
-                        new boolean[] {true},
-                        true);
+                        new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, true));
         for (int m = 0; m < arrived; m++) {
             s.addMessage(
                     Unpooled.wrappedBuffer(
@@ -193,12 +190,10 @@ class ApproxResultsTest {
         for (double v : new double[] {1, Double.NaN, 3, 4}) {
             buf.add(new double[] {v}, null);
         }
-        StratumSample<Integer> s =
-                new StratumSample<>(
+        WindowShare<Integer> s =
+                new WindowShare<>(
                         new StratumInfo<>(0, 60_000, 7, 1, 4, 1.0, buf.nonFinite()),
-                        new boolean[] {true},
-                        new boolean[] {true},
-                        false);
+                        new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, false));
         s.addMessage(Unpooled.wrappedBuffer(MessageCodec.encode(buf, 0, 4)));
         Map<String, WindowEstimate> a = answers(List.of(s));
         assertTrue(Double.isNaN(a.get("avg(value)").estimate));
@@ -209,12 +204,10 @@ class ApproxResultsTest {
         for (double v : new double[] {1, Double.POSITIVE_INFINITY, Double.POSITIVE_INFINITY}) {
             inf.add(new double[] {v}, null);
         }
-        StratumSample<Integer> t =
-                new StratumSample<>(
+        WindowShare<Integer> t =
+                new WindowShare<>(
                         new StratumInfo<>(0, 60_000, 7, 1, 3, 1.0, inf.nonFinite()),
-                        new boolean[] {true},
-                        new boolean[] {true},
-                        false);
+                        new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, false));
         t.addMessage(Unpooled.wrappedBuffer(MessageCodec.encode(inf, 0, 3)));
         Map<String, WindowEstimate> b = answers(List.of(t));
         assertEquals(Double.POSITIVE_INFINITY, b.get("sum(value)").estimate);

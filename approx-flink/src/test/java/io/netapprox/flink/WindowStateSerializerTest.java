@@ -3,6 +3,9 @@ package io.netapprox.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.sampling.GroupEstimator;
+import io.netapprox.core.sampling.ShareSample;
+import java.util.List;
 import org.apache.flink.api.common.serialization.SerializerConfigImpl;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
@@ -13,7 +16,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The window state of both topologies keeps NaN values and a null top-k key through Flink's
  * serializers (what a checkpoint or a state backend that serializes does to it): the flag-off
- * {@link ExactAccumulator} (a POJO) and the flag-on {@link StratumSample} (Kryo).
+ * {@link ExactAccumulator} (a POJO) and the flag-on {@link WindowShare} (Kryo, with its {@link
+ * ShareSample}).
  */
 class WindowStateSerializerTest {
     @Test
@@ -39,29 +43,29 @@ class WindowStateSerializerTest {
 
     @Test
     @SuppressWarnings({"unchecked", "rawtypes"})
-    void aStratumSampleKeepsItsNonFiniteCountsAndTheNullKey() throws Exception {
+    void aWindowShareKeepsItsNonFiniteCountsAndTheNullKey() throws Exception {
         NonFinite odd = new NonFinite(1);
         odd.add(0, Double.NaN);
         StratumBuffer buf = new StratumBuffer(1, true);
         buf.add(new double[] {Double.NaN}, null);
         buf.add(new double[] {1.0}, "a");
-        StratumSample<Integer> sample =
-                new StratumSample<>(
+        WindowShare<Integer> sample =
+                new WindowShare<>(
                         new StratumInfo<>(0, 60_000, 3, 1, 2, 1.0, odd),
-                        new boolean[] {true},
-                        new boolean[] {true},
-                        true);
+                        new ShareSample.Columns(new boolean[] {true}, new boolean[] {true}, true));
         sample.addMessage(io.netty.buffer.Unpooled.wrappedBuffer(MessageCodec.encode(buf, 0, 2)));
-        TypeSerializer<StratumSample> s =
-                TypeInformation.of(StratumSample.class)
-                        .createSerializer(new SerializerConfigImpl());
+        TypeSerializer<WindowShare> s =
+                TypeInformation.of(WindowShare.class).createSerializer(new SerializerConfigImpl());
         DataOutputSerializer out = new DataOutputSerializer(64);
         s.serialize(sample, out);
-        StratumSample<Integer> b = s.deserialize(new DataInputDeserializer(out.getCopyOfBuffer()));
-        assertEquals(1, b.nonFinite.nan(0));
-        assertEquals(1, b.quantiles[0].count()); // the NaN is counted, not sampled
-        assertEquals(2, b.deliveredRecords);
-        assertEquals(2, b.topK.distinctKeys()); // "a" and the null key
-        assertEquals(odd, b.nonFinite);
+        WindowShare<Integer> b = s.deserialize(new DataInputDeserializer(out.getCopyOfBuffer()));
+        assertEquals(1, b.share.nan(0));
+        assertEquals(0, b.share.positiveInfinities(0));
+        assertEquals(1, b.share.quantileSample(0).count()); // the NaN is counted, not sampled
+        assertEquals(2, b.share.deliveredRecords());
+        List<GroupEstimator.KeyEstimate> top =
+                new GroupEstimator(List.of(b.share), 0.95, false).topK(5);
+        assertEquals(2, top.size()); // "a" and the null key
+        assertTrue(top.stream().anyMatch(k -> k.key() == null), top.toString());
     }
 }

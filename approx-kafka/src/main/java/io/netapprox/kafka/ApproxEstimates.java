@@ -1,9 +1,8 @@
 package io.netapprox.kafka;
 
 import io.netapprox.core.sampling.ApproxResult;
-import io.netapprox.core.sampling.StratifiedEstimator;
-import io.netapprox.core.sampling.StratumAccumulator;
-import io.netapprox.core.sampling.StratumSummary;
+import io.netapprox.core.sampling.GroupEstimator;
+import io.netapprox.core.sampling.ShareSample;
 import io.netapprox.kafka.ApproxConsumerRecords.CoveredRange;
 import io.netapprox.kafka.relay.Cell;
 import java.util.ArrayList;
@@ -18,10 +17,10 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * Turns what an approximate consumer polls into per-window, per-stratum estimates with confidence
- * intervals (approx-core's {@link StratifiedEstimator}), so applications do not re-derive weights.
- * Feed every poll result to {@link #add}; each (partition, covered range, window, stratum) cell is
- * a stratum of its own (a simple random sample of its exact count), and a window's stratum combines
- * its cells. Not thread-safe.
+ * intervals (approx-core's {@link GroupEstimator}), so applications do not re-derive weights. Feed
+ * every poll result to {@link #add}; each (partition, covered range, window, stratum) cell is a
+ * share of its own (a simple random sample of its exact count, one record per message: a {@link
+ * ShareSample}), and a window's stratum combines its cells. Not thread-safe.
  *
  * <pre>{@code
  * ApproxEstimates<String, Trip> est = new ApproxEstimates<>(r -> r.value().fare(), 0.95);
@@ -38,17 +37,18 @@ public final class ApproxEstimates<K, V> {
     private final Map<TopicPartition, TreeMap<Long, CoveredRange>> ranges = new HashMap<>();
 
     /** (window, stratum) -> cells, each with its exact count and the accumulated sample. */
-    private final Map<Key, Map<CellId, CellSample>> cells = new HashMap<>();
+    private final Map<Key, Map<CellId, ShareSample>> cells = new HashMap<>();
 
     private record CellId(TopicPartition partition, long rangeFrom) {}
 
-    private static final class CellSample {
-        final long count;
-        final StratumAccumulator acc = new StratumAccumulator();
+    /** One value column, its records' totals kept (for sums and means). */
+    private static final ShareSample.Columns VALUE =
+            new ShareSample.Columns(new boolean[] {true}, new boolean[] {false}, false);
 
-        CellSample(long count) {
-            this.count = count;
-        }
+    private static ShareSample cell(long count) {
+        // every record a message of its own; whatever arrives of the cell is used
+        int target = (int) Math.min(count, Integer.MAX_VALUE);
+        return new ShareSample(count, count, 1.0, target, null, null, VALUE, 0);
     }
 
     public ApproxEstimates(ToDoubleFunction<ConsumerRecord<K, V>> value, double confidence) {
@@ -65,7 +65,7 @@ public final class ApproxEstimates<K, V> {
             ranges.computeIfAbsent(r.partition(), p -> new TreeMap<>()).put(r.from(), r);
             for (Cell c : r.cells()) {
                 cells.computeIfAbsent(new Key(c.windowStart(), c.stratum()), k -> new HashMap<>())
-                        .put(new CellId(r.partition(), r.from()), new CellSample(c.count()));
+                        .put(new CellId(r.partition(), r.from()), cell(c.count()));
             }
         }
         for (ConsumerRecord<K, V> rec : polled) {
@@ -81,8 +81,15 @@ public final class ApproxEstimates<K, V> {
                                 + " is in no covered range: feed every poll result to add()");
             }
             Key key = new Key(ApproxHeaders.window(rec), ApproxHeaders.stratum(rec));
-            CellSample cell = cells.get(key).get(new CellId(tp, e.getKey()));
-            cell.acc.add(value.applyAsDouble(rec));
+            ShareSample cell = cells.get(key).get(new CellId(tp, e.getKey()));
+            double x = value.applyAsDouble(rec);
+            if (!Double.isFinite(x)) {
+                throw new IllegalArgumentException(
+                        tp + "@" + rec.offset() + ": the value must be finite, got " + x);
+            }
+            cell.startMessage();
+            cell.addRecord(new double[] {x});
+            cell.finishMessage();
         }
     }
 
@@ -94,8 +101,8 @@ public final class ApproxEstimates<K, V> {
     /** Exact number of records of the stratum in the window (over the ranges seen). */
     public long count(long windowStart, String stratum) {
         long n = 0;
-        for (CellSample c : cellsOf(windowStart, stratum)) {
-            n += c.count;
+        for (ShareSample c : cellsOf(windowStart, stratum)) {
+            n += c.records();
         }
         return n;
     }
@@ -103,48 +110,48 @@ public final class ApproxEstimates<K, V> {
     /** Records of the stratum in the window that arrived (the sample size). */
     public long sampled(long windowStart, String stratum) {
         long n = 0;
-        for (CellSample c : cellsOf(windowStart, stratum)) {
-            n += c.acc.count();
+        for (ShareSample c : cellsOf(windowStart, stratum)) {
+            n += c.deliveredRecords();
         }
         return n;
     }
 
     /** Estimated total of the value over the stratum's records in the window, with its interval. */
     public ApproxResult sum(long windowStart, String stratum) {
-        return StratifiedEstimator.sum(summaries(windowStart, stratum), confidence);
+        return estimator(windowStart, stratum).sum(0);
     }
 
     /** Estimated mean of the value per record, with its interval. */
     public ApproxResult mean(long windowStart, String stratum) {
-        return StratifiedEstimator.mean(summaries(windowStart, stratum), confidence);
+        return estimator(windowStart, stratum).mean(0);
     }
 
-    private List<CellSample> cellsOf(long windowStart, String stratum) {
-        Map<CellId, CellSample> m = cells.get(new Key(windowStart, stratum));
+    private List<ShareSample> cellsOf(long windowStart, String stratum) {
+        Map<CellId, ShareSample> m = cells.get(new Key(windowStart, stratum));
         return m == null ? List.of() : new ArrayList<>(m.values());
     }
 
-    private List<StratumSummary> summaries(long windowStart, String stratum) {
-        List<StratumSummary> out = new ArrayList<>();
-        for (CellSample c : cellsOf(windowStart, stratum)) {
-            if (c.count > 0 && c.acc.count() == 0) {
+    private GroupEstimator estimator(long windowStart, String stratum) {
+        List<ShareSample> shares = new ArrayList<>();
+        for (ShareSample c : cellsOf(windowStart, stratum)) {
+            if (c.records() > 0 && c.deliveredRecords() == 0) {
                 throw new IllegalStateException(
                         "window "
                                 + windowStart
                                 + ", stratum "
                                 + stratum
                                 + ": a cell of "
-                                + c.count
+                                + c.records()
                                 + " records has no sampled record yet (its records are still to be polled)");
             }
-            if (c.count > 0) {
-                out.add(c.acc.summarize(c.count));
+            if (c.records() > 0) {
+                shares.add(c);
             }
         }
-        if (out.isEmpty()) {
+        if (shares.isEmpty()) {
             throw new IllegalArgumentException(
                     "no records of stratum " + stratum + " in window " + windowStart);
         }
-        return out;
+        return new GroupEstimator(shares, confidence, false);
     }
 }

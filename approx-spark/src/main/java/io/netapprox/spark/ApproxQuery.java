@@ -1,5 +1,6 @@
 package io.netapprox.spark;
 
+import io.netapprox.core.sampling.AggregateKind;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -258,7 +259,7 @@ public final class ApproxQuery implements Serializable {
         if (top != null) {
             cols.add(top);
         }
-        boolean count = spec.aggregates().stream().anyMatch(a -> a.kind() == ApproxSpec.Kind.COUNT);
+        boolean count = spec.aggregates().stream().anyMatch(a -> a.kind() == AggregateKind.COUNT);
         long distinct = cols.stream().distinct().count();
         return (count && distinct >= 1) || distinct >= 2 ? cols.toArray(new String[0]) : null;
     }
@@ -312,17 +313,17 @@ public final class ApproxQuery implements Serializable {
         List<ApproxSpec.Aggregate> aggs = new ArrayList<>();
         String topCol = null;
         for (String[] a : aggregates) {
-            ApproxSpec.Kind kind = ApproxSpec.Kind.valueOf(a[0]);
+            AggregateKind kind = AggregateKind.valueOf(a[0]);
             int vi = -1;
-            if (kind == ApproxSpec.Kind.AVG
-                    || kind == ApproxSpec.Kind.SUM
-                    || kind == ApproxSpec.Kind.QUANTILE) {
+            if (kind == AggregateKind.AVG
+                    || kind == AggregateKind.SUM
+                    || kind == AggregateKind.QUANTILE) {
                 vi = valueCols.indexOf(a[1]);
                 if (vi < 0) {
                     valueCols.add(a[1]);
                     vi = valueCols.size() - 1;
                 }
-            } else if (kind == ApproxSpec.Kind.TOPK) {
+            } else if (kind == AggregateKind.TOPK) {
                 if (topCol != null && !topCol.equals(a[1])) {
                     throw new IllegalArgumentException(
                             "one top-k column per query, got " + topCol + " and " + a[1]);
@@ -832,7 +833,7 @@ public final class ApproxQuery implements Serializable {
 
     private static String topKColumn(ApproxSpec spec) {
         return spec.aggregates().stream()
-                .filter(a -> a.kind() == ApproxSpec.Kind.TOPK)
+                .filter(a -> a.kind() == AggregateKind.TOPK)
                 .map(ApproxSpec.Aggregate::column)
                 .findFirst()
                 .orElse(null);

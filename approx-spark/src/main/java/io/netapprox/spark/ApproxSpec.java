@@ -1,5 +1,6 @@
 package io.netapprox.spark;
 
+import io.netapprox.core.sampling.AggregateKind;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -15,14 +16,6 @@ import java.util.Map;
  */
 public final class ApproxSpec implements Serializable {
     private static final long serialVersionUID = 1L;
-
-    public enum Kind {
-        AVG,
-        SUM,
-        COUNT,
-        QUANTILE,
-        TOPK
-    }
 
     /**
      * How a quantile aggregate defines a group's q-quantile: Spark SQL's functions of the same
@@ -48,7 +41,7 @@ public final class ApproxSpec implements Serializable {
      * WITHIN GROUP (ORDER BY x DESC)}: q counts from the largest value); both are unused otherwise.
      */
     public record Aggregate(
-            Kind kind,
+            AggregateKind kind,
             String column,
             int valueIndex,
             double q,
@@ -58,7 +51,7 @@ public final class ApproxSpec implements Serializable {
             implements Serializable {
 
         /** An aggregate; a quantile is {@link QuantileMethod#DISCRETE}, ascending. */
-        public Aggregate(Kind kind, String column, int valueIndex, double q, int k) {
+        public Aggregate(AggregateKind kind, String column, int valueIndex, double q, int k) {
             this(kind, column, valueIndex, q, k, QuantileMethod.DISCRETE, false);
         }
 
@@ -226,8 +219,9 @@ public final class ApproxSpec implements Serializable {
     /**
      * True (the default, {@code spark.approx.exactPartials}): avg and sum are answered from every
      * share's exact partial (its exact sum, summed by the map task over every record) where it
-     * arrived, the sample only estimates the shares without one ({@link CombinedEstimate}); false:
-     * from the sample alone, as the query asked.
+     * arrived, the sample only estimates the shares without one ({@link
+     * io.netapprox.core.sampling.GroupEstimator}); false: from the sample alone, as the query
+     * asked.
      */
     public boolean exactPartials() {
         return exactPartials;
@@ -256,7 +250,7 @@ public final class ApproxSpec implements Serializable {
     }
 
     public boolean hasTopK() {
-        return aggregates.stream().anyMatch(a -> a.kind() == Kind.TOPK);
+        return aggregates.stream().anyMatch(a -> a.kind() == AggregateKind.TOPK);
     }
 
     /** e_max of {@code group} (a group key such as {@code "hour=17"}). */
@@ -268,7 +262,9 @@ public final class ApproxSpec implements Serializable {
     public List<Integer> plannedValueIndices() {
         List<Integer> r = new ArrayList<>();
         for (Aggregate a : aggregates) {
-            if ((a.kind() == Kind.AVG || a.kind() == Kind.SUM || a.kind() == Kind.QUANTILE)
+            if ((a.kind() == AggregateKind.AVG
+                            || a.kind() == AggregateKind.SUM
+                            || a.kind() == AggregateKind.QUANTILE)
                     && !r.contains(a.valueIndex())) {
                 r.add(a.valueIndex());
             }

@@ -1,14 +1,10 @@
 package io.netapprox.spark;
 
+import io.netapprox.core.sampling.AggregateKind;
 import io.netapprox.core.sampling.ApproxResult;
 import io.netapprox.core.sampling.ExactSum;
-import io.netapprox.core.sampling.QuantileAccumulator;
-import io.netapprox.core.sampling.StratifiedEstimator;
-import io.netapprox.core.sampling.StratifiedQuantile;
-import io.netapprox.core.sampling.StratifiedTopK;
-import io.netapprox.core.sampling.StratumAccumulator;
-import io.netapprox.core.sampling.StratumSummary;
-import io.netapprox.core.sampling.TopKResult;
+import io.netapprox.core.sampling.GroupEstimator;
+import io.netapprox.core.sampling.ShareSample;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -28,17 +24,11 @@ import scala.Tuple2;
  *
  * <ul>
  *   <li>Approximate shuffle: values are {@link StratumSample}s; each (group, map output) is a
- *       stratum whose delivered messages are a simple random sample of its messages. Averages use
- *       the combined ratio estimator over the strata with inclusion weights {@code N_g/n_g} ({@link
- *       StratifiedEstimator#mean}, approx-core's skewness-corrected t interval); sums are that
- *       ratio times the known record count. With exact partials (the default) every share's avg/sum
- *       contribution is its exact sum from the group table, and only shares without one are
- *       estimated ({@link CombinedEstimate}). Counts are exact (every map output's group table
- *       carries its record count). Quantiles ({@link StratifiedQuantile}) and top-k ({@link
- *       StratifiedTopK}) weight each map output's sample by its own inclusion fraction. A group
- *       whose messages all arrived is answered exactly, the same way as the exact path ({@link
- *       ExactSum}), with an interval as wide as a floating-point summation's rounding (so it
- *       contains Spark's own sum and avg). A value column with NaN or infinities (the group tables
+ *       stratum whose delivered messages are a simple random sample of its messages. The group's
+ *       answers are approx-core's {@link GroupEstimator}'s (every aggregate estimated per stratum;
+ *       with exact partials, the default, every share's avg/sum contribution is its exact sum from
+ *       the group table; a group whose messages all arrived is exact), quantiles as Spark defines
+ *       them ({@link SparkPercentile}). A value column with NaN or infinities (the group tables
  *       count them) gives what Spark gives: NaN (an undefined result, interval NaN) for NaN or for
  *       both infinities, else the infinity.
  *   <li>Sort shuffle: values are {@link ApproxRow}s, every group is complete, every answer exact.
@@ -197,312 +187,65 @@ final class GroupAggregator {
             ApproxSpec spec, String group, List<StratumSample> strata, List<Row> out) {
         double conf = spec.confidence();
         double eMax = spec.errorBound(group);
-        long population = 0;
-        long sampled = 0;
+        List<ShareSample> shares = new ArrayList<>();
         for (StratumSample s : strata) {
-            population += s.records;
-            sampled += s.sampledRecords();
+            shares.add(s.share);
         }
+        GroupEstimator est = new GroupEstimator(shares, conf, spec.exactPartials());
+        long sampled = est.sampledRecords();
+        long population = est.records();
         for (ApproxSpec.Aggregate a : spec.aggregates()) {
             int v = a.valueIndex();
-            switch (a.kind()) {
-                case AVG, SUM -> {
-                    boolean sum = a.kind() == ApproxSpec.Kind.SUM;
-                    ApproxResult r = nonFinite(strata, v, conf, sampled, population);
-                    if (r == null) {
-                        r = combined(spec, group, strata, v, conf, sum, population);
-                    }
-                    out.add(row(group, a.label(), null, null, r, eMax, sampled, population, true));
+            ApproxResult r =
+                    switch (a.kind()) {
+                        case AVG -> est.mean(v);
+                        case SUM -> est.sum(v);
+                        case COUNT -> est.count();
+                        case QUANTILE -> quantile(est, a, population);
+                        case TOPK -> null; // one row per key, below
+                    };
+            if (a.kind() != AggregateKind.TOPK) {
+                if (r == null) { // nothing of the group arrived
+                    r = ApproxResult.undefined(conf, sampled, population);
                 }
-                case COUNT ->
-                        out.add(
-                                row(
-                                        group,
-                                        a.label(),
-                                        null,
-                                        null,
-                                        new ApproxResult(
-                                                population,
-                                                population,
-                                                population,
-                                                conf,
-                                                sampled,
-                                                population),
-                                        eMax,
-                                        sampled,
-                                        population,
-                                        true));
-                case QUANTILE ->
-                        out.add(
-                                row(
-                                        group,
-                                        a.label(),
-                                        null,
-                                        null,
-                                        quantile(strata, a, conf, sampled, population),
-                                        eMax,
-                                        sampled,
-                                        population,
-                                        true));
-                case TOPK -> {
-                    StratifiedTopK<String> est = new StratifiedTopK<>();
-                    for (StratumSample s : strata) {
-                        est.addShare(s.topK, s.population);
-                    }
-                    int rank = 1;
-                    for (TopKResult.KeyCount<String> kc : est.topK(a.k(), conf).top()) {
-                        out.add(
-                                row(
-                                        group,
-                                        a.label(),
-                                        kc.key(),
-                                        rank++,
-                                        kc.count(),
-                                        eMax,
-                                        sampled,
-                                        population,
-                                        true));
-                    }
-                }
-            }
-        }
-    }
-
-    /**
-     * The known result of a column with non-finite values (counted in the group tables over all
-     * records), as Spark computes sum and avg: NaN for a NaN or for both infinities, else the
-     * infinity; null when every value is finite.
-     */
-    private static ApproxResult nonFinite(
-            List<StratumSample> strata, int v, double conf, long sampled, long population) {
-        long nan = 0;
-        long pos = 0;
-        long neg = 0;
-        for (StratumSample s : strata) {
-            long[] c = s.nonFinite(v);
-            nan += c[0];
-            pos += c[1];
-            neg += c[2];
-        }
-        if (nan > 0 || (pos > 0 && neg > 0)) {
-            return ApproxResult.undefined(conf, sampled, population);
-        }
-        if (pos > 0 || neg > 0) {
-            double inf = pos > 0 ? Double.POSITIVE_INFINITY : Double.NEGATIVE_INFINITY;
-            return new ApproxResult(inf, inf, inf, conf, sampled, population);
-        }
-        return null;
-    }
-
-    /**
-     * The exactly summed total, with an interval covering any floating-point summation of the same
-     * values.
-     */
-    static ApproxResult exactSum(ExactSum sum, double conf, long n) {
-        double value = sum.value();
-        double bound = sum.isFinite() ? sum.roundingBound() : 0.0;
-        if (!sum.isFinite()) {
-            return Double.isNaN(value)
-                    ? ApproxResult.undefined(conf, n, n)
-                    : ApproxResult.exact(value, conf, n);
-        }
-        return new ApproxResult(value, value - bound, value + bound, conf, n, n);
-    }
-
-    /**
-     * The exact total over n, rounded once (as the exact path and Spark's avg divide), the same
-     * interval over n.
-     */
-    static ApproxResult exactMean(ExactSum sum, double conf, long n) {
-        double value = sum.value() / n;
-        if (!sum.isFinite()) {
-            return Double.isNaN(value)
-                    ? ApproxResult.undefined(conf, n, n)
-                    : ApproxResult.exact(value, conf, n);
-        }
-        double bound = sum.roundingBound();
-        double half = bound > 0 ? bound / n + Math.ulp(value) : 0.0;
-        return new ApproxResult(value, value - half, value + half, conf, n, n);
-    }
-
-    /**
-     * Sum or average of value column v: the exact part from the shares whose exact sum is known
-     * (their partial from the group table, under {@link ApproxSpec#exactPartials()}, or every
-     * message taken), the rest estimated from the other shares' samples ({@link CombinedEstimate}).
-     */
-    private static ApproxResult combined(
-            ApproxSpec spec,
-            String group,
-            List<StratumSample> strata,
-            int v,
-            double conf,
-            boolean sum,
-            long population) {
-        ExactSum exact = new ExactSum();
-        List<StratumSample> estimated = new ArrayList<>();
-        long estimatedRecords = 0;
-        for (StratumSample s : strata) {
-            ExactSum known =
-                    spec.exactPartials() && s.partials[v] != null
-                            ? s.partials[v]
-                            : s.isComplete() ? s.exact[v] : null;
-            if (known != null) {
-                exact.merge(known);
-            } else {
-                estimated.add(s);
-                estimatedRecords += s.records;
-            }
-        }
-        ApproxResult mean = estimated.isEmpty() ? null : ratio(group, estimated, v, conf, 0);
-        return sum
-                ? CombinedEstimate.total(exact, estimatedRecords, mean, conf, population)
-                : CombinedEstimate.mean(exact, estimatedRecords, mean, conf, population);
-    }
-
-    /** The combined ratio estimator over the strata; times {@code records} (> 0) for the total. */
-    private static ApproxResult ratio(
-            String group, List<StratumSample> strata, int v, double conf, long records) {
-        List<StratumSummary> sums = new ArrayList<>();
-        for (StratumSample s : strata) {
-            StratumAccumulator acc = s.totals[v];
-            if (acc.count() == 0) {
-                throw new IllegalStateException(
-                        "group "
-                                + group
-                                + ": no message of map "
-                                + s.mapIndex
-                                + " delivered (MSR "
-                                + s.msr
-                                + ")");
-            }
-            sums.add(acc.summarize(s.population));
-        }
-        ApproxResult r = StratifiedEstimator.mean(sums, conf);
-        if (records > 0) {
-            // ratio estimator of the total with the known record count M (every map output's group
-            // table carries
-            // it): M * R_hat, interval M * [low, high]. Unlike the plain HT total N_g * ybar_g it
-            // does not depend on
-            // how records were cut into messages (the last, shorter message of a stratum, favoured
-            // by MRDF, would
-            // bias it).
-            r =
-                    new ApproxResult(
-                            records * r.mean(),
-                            records * r.low(),
-                            records * r.high(),
-                            r.confidence(),
-                            r.sampleSize(),
-                            r.populationSize());
-        }
-        return r;
-    }
-
-    /**
-     * A quantile aggregate over the strata, each weighted by its own inclusion fraction, as Spark
-     * defines it ({@link SparkPercentile}): the value at one rank, or the interpolation of the
-     * values at two neighbouring ranks. NaN values sort above every number (as in Spark): the group
-     * tables count them, so a rank among them reads NaN exactly (and an interpolation with it is
-     * NaN, as Spark's), and a rank among the numbers is the same rank of the numbers.
-     *
-     * <p>The interval of an interpolated answer spans the two ranks' intervals: the answer lies
-     * between the two values it interpolates, and each rank's interval misses its value on either
-     * side with probability at most (1 - confidence) / 2, so {@code [min low, max high]} misses the
-     * answer below (above) only if the lower (upper) of the two values is missed below (above):
-     * coverage at least the confidence. A group whose every value was sampled is exact.
-     */
-    private static ApproxResult quantile(
-            List<StratumSample> strata,
-            ApproxSpec.Aggregate a,
-            double conf,
-            long sampled,
-            long population) {
-        int v = a.valueIndex();
-        long nan = 0;
-        for (StratumSample s : strata) {
-            nan += s.nonFinite(v)[0];
-        }
-        long numbers = population - nan;
-        SparkPercentile.Ranks ranks = SparkPercentile.ranks(a, population);
-        if (Math.max(ranks.first(), ranks.second()) > numbers) {
-            return ApproxResult.undefined(conf, sampled, population);
-        }
-        StratifiedQuantile est = new StratifiedQuantile();
-        QuantileAccumulator pooled = new QuantileAccumulator();
-        boolean missing = false;
-        long kept = 0;
-        for (StratumSample s : strata) {
-            QuantileAccumulator acc = s.quantileSample(v);
-            pooled.merge(acc);
-            kept += acc.count();
-            long shareNumbers = s.records - s.nonFinite(v)[0];
-            if (shareNumbers > 0 && acc.count() == 0) {
-                missing =
-                        true; // every delivered value of this share was NaN: its numbers are unseen
+                out.add(row(group, a.label(), null, null, r, eMax, sampled, population, true));
                 continue;
             }
-            est.addShare(acc, shareNumbers);
-        }
-        if (missing) {
-            if (pooled.count() == 0) {
-                LOG.warn(
-                        "NetApprox: every sampled value of a quantile's column was NaN while the group has numbers;"
-                                + " no estimate");
-                return ApproxResult.undefined(conf, sampled, population);
+            List<GroupEstimator.KeyEstimate> top = est.topK(a.k());
+            int rank = 1;
+            for (GroupEstimator.KeyEstimate ke :
+                    top == null ? List.<GroupEstimator.KeyEstimate>of() : top) {
+                out.add(
+                        row(
+                                group,
+                                a.label(),
+                                ke.key(),
+                                rank++,
+                                ke.count(),
+                                eMax,
+                                sampled,
+                                population,
+                                true));
             }
-            long size = Math.max(pooled.count(), numbers);
-            double x =
-                    pooled.quantile(Math.min(1.0, (double) ranks.first() / numbers), conf, size)
-                            .mean();
-            double y =
-                    ranks.single()
-                            ? x
-                            : pooled.quantile(
-                                            Math.min(1.0, (double) ranks.second() / numbers),
-                                            conf,
-                                            size)
-                                    .mean();
-            return new ApproxResult(
-                    ranks.combine(x, y),
-                    Double.NEGATIVE_INFINITY,
-                    Double.POSITIVE_INFINITY,
-                    conf,
-                    sampled,
-                    population);
         }
-        ApproxResult first = est.quantileAtRank(ranks.first(), conf);
-        if (ranks.single()) {
-            return new ApproxResult(
-                    first.mean(), first.low(), first.high(), conf, sampled, population);
-        }
-        ApproxResult second = est.quantileAtRank(ranks.second(), conf);
-        return interpolated(ranks, first, second, kept == numbers, conf, sampled, population);
     }
 
     /**
-     * An interpolated answer from its two ranks' estimates: Spark's interpolation of the two point
-     * estimates, the interval spanning both intervals; exact ({@code low = estimate = high}) when
-     * {@code everyValue} was sampled (both estimates are then the values).
+     * A quantile aggregate as Spark defines it ({@link SparkPercentile}): the value at one rank, or
+     * the interpolation of the values at two neighbouring ranks, over the group's values with NaN
+     * above every number (as Spark orders them).
      */
-    static ApproxResult interpolated(
-            SparkPercentile.Ranks ranks,
-            ApproxResult first,
-            ApproxResult second,
-            boolean everyValue,
-            double conf,
-            long sampled,
-            long population) {
-        double estimate = ranks.combine(first.mean(), second.mean());
-        if (everyValue) {
-            return new ApproxResult(estimate, estimate, estimate, conf, sampled, population);
+    private static ApproxResult quantile(
+            GroupEstimator est, ApproxSpec.Aggregate a, long population) {
+        SparkPercentile.Ranks ranks = SparkPercentile.ranks(a, population);
+        ApproxResult r =
+                est.quantile(a.valueIndex(), ranks.first(), ranks.second(), ranks::combine);
+        if (r == null) {
+            LOG.warn(
+                    "NetApprox: every sampled value of a quantile's column was NaN while the group has numbers;"
+                            + " no estimate");
         }
-        double low = Math.min(first.low(), second.low());
-        double high = Math.max(first.high(), second.high());
-        if (!Double.isNaN(estimate)) { // (a rounding of the interpolation outside [a, b])
-            low = Math.min(low, estimate);
-            high = Math.max(high, estimate);
-        }
-        return new ApproxResult(estimate, low, high, conf, sampled, population);
+        return r;
     }
 
     /** Spark's quantile of {@code sorted} (ascending, NaN last: every value of the group). */
@@ -521,7 +264,7 @@ final class GroupAggregator {
                     // summed exactly (the same value as a complete approximate group, whatever the
                     // row order)
                     ExactSum sum = g.sums[a.valueIndex()];
-                    double v = a.kind() == ApproxSpec.Kind.SUM ? sum.value() : sum.value() / n;
+                    double v = a.kind() == AggregateKind.SUM ? sum.value() : sum.value() / n;
                     out.add(
                             row(
                                     group,

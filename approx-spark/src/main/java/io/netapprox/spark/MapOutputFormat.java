@@ -42,7 +42,7 @@ import java.util.List;
  * its exact partial: the {@link ExactSum} of the share's finite values, summed over every record by
  * the map task (not only the pre-sample), a few dozen bytes. The table travels as the DATA_RESPONSE
  * on the control session (TCP), so a partial arrives whenever the block's pull succeeds, whatever
- * ATP delivers of the messages ({@link CombinedEstimate}).
+ * ATP delivers of the messages ({@link io.netapprox.core.sampling.GroupEstimator}).
  */
 final class MapOutputFormat {
     static final int MAGIC = 0x4E415335;

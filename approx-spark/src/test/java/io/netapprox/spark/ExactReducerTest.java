@@ -2,6 +2,7 @@ package io.netapprox.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.netapprox.core.sampling.AggregateKind;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -26,18 +27,18 @@ class ExactReducerTest {
         return new ApproxSpec(
                 List.of("hour"),
                 List.of(
-                        new ApproxSpec.Aggregate(ApproxSpec.Kind.AVG, "distance", 0, 0, 0),
-                        new ApproxSpec.Aggregate(ApproxSpec.Kind.SUM, "fare", 1, 0, 0),
-                        new ApproxSpec.Aggregate(ApproxSpec.Kind.COUNT, null, -1, 0, 0),
+                        new ApproxSpec.Aggregate(AggregateKind.AVG, "distance", 0, 0, 0),
+                        new ApproxSpec.Aggregate(AggregateKind.SUM, "fare", 1, 0, 0),
+                        new ApproxSpec.Aggregate(AggregateKind.COUNT, null, -1, 0, 0),
                         new ApproxSpec.Aggregate(
-                                ApproxSpec.Kind.QUANTILE,
+                                AggregateKind.QUANTILE,
                                 "distance",
                                 0,
                                 0.5,
                                 0,
                                 ApproxSpec.QuantileMethod.INTERPOLATED,
                                 false),
-                        new ApproxSpec.Aggregate(ApproxSpec.Kind.TOPK, "zone", -1, 0, 2)),
+                        new ApproxSpec.Aggregate(AggregateKind.TOPK, "zone", -1, 0, 2)),
                 2,
                 0.05,
                 Map.of(),

@@ -3,7 +3,9 @@ package io.netapprox.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.sampling.AggregateKind;
 import io.netapprox.core.sampling.ApproxResult;
+import io.netapprox.core.sampling.GroupEstimator;
 import io.netapprox.core.sampling.QuantileAccumulator;
 import io.netapprox.core.sampling.StratifiedQuantile;
 import java.util.ArrayList;
@@ -34,7 +36,7 @@ class InterpolatedQuantileCoverageTest {
 
     static ApproxSpec.Aggregate aggregate(double q, boolean descending) {
         return new ApproxSpec.Aggregate(
-                ApproxSpec.Kind.QUANTILE,
+                AggregateKind.QUANTILE,
                 "v",
                 0,
                 q,
@@ -126,8 +128,8 @@ class InterpolatedQuantileCoverageTest {
                     ApproxResult answer =
                             ranks.single()
                                     ? first
-                                    : GroupAggregator.interpolated(
-                                            ranks,
+                                    : GroupEstimator.interpolated(
+                                            ranks::combine,
                                             first,
                                             est.quantileAtRank(ranks.second(), CONFIDENCE),
                                             false,

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.sampling.AggregateKind;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -26,11 +27,11 @@ import org.junit.jupiter.api.Test;
 class ShareStatisticsSampleTest {
     private static final int RECORDS = 200_000;
 
-    private static ApproxSpec spec(ApproxSpec.Kind second) {
+    private static ApproxSpec spec(AggregateKind second) {
         return new ApproxSpec(
                 List.of("hour"),
                 List.of(
-                        new ApproxSpec.Aggregate(ApproxSpec.Kind.AVG, "fare", 0, 0, 0),
+                        new ApproxSpec.Aggregate(AggregateKind.AVG, "fare", 0, 0, 0),
                         new ApproxSpec.Aggregate(second, "distance", 1, 0.5, 0)),
                 2,
                 0.05,
@@ -59,7 +60,7 @@ class ShareStatisticsSampleTest {
         for (boolean withKey : new boolean[] {false, true}) {
             byte[][] recs = records(5000, withKey);
             ShareStatistics.Builder fromBytes =
-                    new ShareStatistics.Builder(spec(ApproxSpec.Kind.QUANTILE));
+                    new ShareStatistics.Builder(spec(AggregateKind.QUANTILE));
             double[] kept = new double[recs.length];
             int nKept = 0;
             for (byte[] r : recs) {
@@ -87,7 +88,7 @@ class ShareStatisticsSampleTest {
 
     @Test
     void shortRecordIsRejected() {
-        ShareStatistics.Builder b = new ShareStatistics.Builder(spec(ApproxSpec.Kind.QUANTILE));
+        ShareStatistics.Builder b = new ShareStatistics.Builder(spec(AggregateKind.QUANTILE));
         assertThrows(IndexOutOfBoundsException.class, () -> b.sample(new byte[12], 12));
     }
 
@@ -106,15 +107,15 @@ class ShareStatisticsSampleTest {
     void samplingAllocatesNothingPerRecord() throws IOException {
         byte[][] recs = records(RECORDS, false);
         for (int warm = 0; warm < 3; warm++) {
-            sampleAll(new ShareStatistics.Builder(spec(ApproxSpec.Kind.SUM)), recs);
-            sampleAll(new ShareStatistics.Builder(spec(ApproxSpec.Kind.QUANTILE)), recs);
+            sampleAll(new ShareStatistics.Builder(spec(AggregateKind.SUM)), recs);
+            sampleAll(new ShareStatistics.Builder(spec(AggregateKind.QUANTILE)), recs);
             decodeAll(recs);
         }
-        ShareStatistics.Builder sum = new ShareStatistics.Builder(spec(ApproxSpec.Kind.SUM));
+        ShareStatistics.Builder sum = new ShareStatistics.Builder(spec(AggregateKind.SUM));
         long t0 = allocated();
         sampleAll(sum, recs);
         long sumBytes = allocated() - t0;
-        ShareStatistics.Builder med = new ShareStatistics.Builder(spec(ApproxSpec.Kind.QUANTILE));
+        ShareStatistics.Builder med = new ShareStatistics.Builder(spec(AggregateKind.QUANTILE));
         t0 = allocated();
         sampleAll(med, recs);
         long medBytes = allocated() - t0;

@@ -40,6 +40,10 @@
  *       fractions;
  *   <li>{@link io.netapprox.core.sampling.ExactSum}: exact, order-independent sums for complete
  *       groups;
+ *   <li>{@link io.netapprox.core.sampling.ShareSample} and {@link
+ *       io.netapprox.core.sampling.GroupEstimator}: one sender's share of a group as the receiver
+ *       accumulates it, and a group's answers from its shares (every aggregate of {@link
+ *       io.netapprox.core.sampling.AggregateKind}), for every integration;
  *   <li>{@link io.netapprox.core.sampling.ApproxResult}: the result type, shaped like Spark's
  *       {@code BoundedDouble}.
  * </ul>

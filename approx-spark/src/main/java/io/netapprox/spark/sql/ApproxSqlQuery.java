@@ -1,5 +1,6 @@
 package io.netapprox.spark.sql;
 
+import io.netapprox.core.sampling.AggregateKind;
 import io.netapprox.spark.ApproxQuery;
 import io.netapprox.spark.SparkCompat;
 import java.util.List;
@@ -46,24 +47,16 @@ public record ApproxSqlQuery(
      * percentile_disc's) and order ({@code descending}: {@code WITHIN GROUP (ORDER BY x DESC)}).
      */
     public record Aggregate(
-            Kind kind,
+            AggregateKind kind,
             String column,
             double q,
             int k,
             String sql,
             boolean interpolated,
             boolean descending) {
-        Aggregate(Kind kind, String column, double q, int k, String sql) {
+        Aggregate(AggregateKind kind, String column, double q, int k, String sql) {
             this(kind, column, q, k, sql, false, false);
         }
-    }
-
-    public enum Kind {
-        AVG,
-        SUM,
-        COUNT,
-        QUANTILE,
-        TOPK
     }
 
     /** The input as a DataFrame, analysed (Spark's errors for unknown tables or columns). */
@@ -134,7 +127,9 @@ public record ApproxSqlQuery(
     /** avg, sum and quantiles need numbers (ApproxQuery would cast anything else to null). */
     private void checkNumeric(StructType schema) {
         for (Aggregate a : aggregates) {
-            if (a.kind() == Kind.AVG || a.kind() == Kind.SUM || a.kind() == Kind.QUANTILE) {
+            if (a.kind() == AggregateKind.AVG
+                    || a.kind() == AggregateKind.SUM
+                    || a.kind() == AggregateKind.QUANTILE) {
                 StructField f = schema.apply(a.column());
                 DataType t = f.dataType();
                 if (!(t instanceof NumericType)) {

@@ -1,9 +1,9 @@
 package io.netapprox.spark.sql;
 
+import io.netapprox.core.sampling.AggregateKind;
 import io.netapprox.spark.ScalaInterop;
 import io.netapprox.spark.SparkCompat;
 import io.netapprox.spark.sql.ApproxSqlQuery.Aggregate;
-import io.netapprox.spark.sql.ApproxSqlQuery.Kind;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -461,12 +461,17 @@ final class ApproxSqlTranslator {
             case "avg", "mean", "sum" -> {
                 arity(f, args, 1, name + "(x)");
                 String col = valueColumn(args.get(0), columns);
-                return new Aggregate(name.equals("sum") ? Kind.SUM : Kind.AVG, col, 0, 0, written);
+                return new Aggregate(
+                        name.equals("sum") ? AggregateKind.SUM : AggregateKind.AVG,
+                        col,
+                        0,
+                        0,
+                        written);
             }
             case "count" -> {
                 // Spark's parser turns count(*) into count(1)
                 if (args.size() == 1 && args.get(0) instanceof Literal l && l.value() != null) {
-                    return new Aggregate(Kind.COUNT, "*", 0, 0, written);
+                    return new Aggregate(AggregateKind.COUNT, "*", 0, 0, written);
                 }
                 throw unsupported(
                         f,
@@ -477,7 +482,7 @@ final class ApproxSqlTranslator {
                 // Spark's median is percentile(x, 0.5): interpolated
                 arity(f, args, 1, "median(x)");
                 return new Aggregate(
-                        Kind.QUANTILE,
+                        AggregateKind.QUANTILE,
                         valueColumn(args.get(0), columns),
                         0.5,
                         0,
@@ -513,7 +518,7 @@ final class ApproxSqlTranslator {
                 // percentile interpolates (as median); approx_percentile estimates the
                 // ceil(qN)-th value, which is percentile_disc's answer
                 return new Aggregate(
-                        Kind.QUANTILE,
+                        AggregateKind.QUANTILE,
                         valueColumn(args.get(0), columns),
                         q,
                         0,
@@ -529,7 +534,7 @@ final class ApproxSqlTranslator {
                             f, "k must be an integer in [1, 100000], got " + text(args.get(1)));
                 }
                 return new Aggregate(
-                        Kind.TOPK, valueColumn(args.get(0), columns), 0, (int) k, written);
+                        AggregateKind.TOPK, valueColumn(args.get(0), columns), 0, (int) k, written);
             }
             default ->
                     throw unsupported(
@@ -585,7 +590,7 @@ final class ApproxSqlTranslator {
         }
         double q = percentage(percentage, f);
         return new Aggregate(
-                Kind.QUANTILE,
+                AggregateKind.QUANTILE,
                 valueColumn(value, columns),
                 q,
                 0,

@@ -1,17 +1,13 @@
-package io.netapprox.spark;
+package io.netapprox.core.sampling;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.core.sampling.ApproxResult;
-import io.netapprox.core.sampling.ExactSum;
-import io.netapprox.core.sampling.StratifiedEstimator;
-import io.netapprox.core.sampling.StratumAccumulator;
-import io.netapprox.core.sampling.StratumSummary;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import org.apache.commons.math3.distribution.BinomialDistribution;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -146,11 +142,12 @@ class CombinedEstimateTest {
             sampledWidth += all * (sampledOnly.high() - sampledOnly.low());
         }
         // two assertions on the total's coverage (the mean's interval is the same event, scaled)
-        int floor = StatisticalFloor.floor(trials, CONFIDENCE, StatisticalFloor.FALSE_ALARM / 2);
-        int ceiling =
-                StatisticalFloor.ceiling(trials, CONFIDENCE, StatisticalFloor.FALSE_ALARM / 2);
+        // exact binomial quantiles: a correct build fails either assertion with probability 5e-4
+        BinomialDistribution coverage = new BinomialDistribution(null, trials, CONFIDENCE);
+        int floor = coverage.inverseCumulativeProbability(5e-4);
+        int ceiling = coverage.inverseCumulativeProbability(1 - 5e-4);
         System.out.printf(
-                "[spark] combined estimate, half the partials missing: coverage %d/%d (accept"
+                "[core] combined estimate, half the partials missing: coverage %d/%d (accept"
                         + " %d..%d), mean's %d; interval width %.3f of sampling every share%n",
                 covered, trials, floor, ceiling, coveredMean, combinedWidth / sampledWidth);
         assertTrue(covered >= floor, "coverage " + covered + " < " + floor);

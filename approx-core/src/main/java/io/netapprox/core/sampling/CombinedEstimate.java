@@ -1,23 +1,21 @@
-package io.netapprox.spark;
-
-import io.netapprox.core.sampling.ApproxResult;
-import io.netapprox.core.sampling.ExactSum;
+package io.netapprox.core.sampling;
 
 /**
- * A group's sum or average from two parts: the shares whose exact partial arrived (the exact sum of
- * their finite values, summed by the map task over every record) and the shares without one,
- * estimated from their sample.
+ * A group's sum or average from two parts: the shares whose exact sum is known (the sender's
+ * partial, the exact sum of its finite values over every record, or every message delivered) and
+ * the others, estimated from their sample ({@link GroupEstimator}).
  *
  * <p>With {@code E} the exact sum over the exact shares, {@code M_s} the (exactly known) record
  * count of the estimated shares and {@code R} their combined ratio estimate of the mean per record
- * (approx-core's {@code StratifiedEstimator.mean} over the estimated shares alone, interval {@code
- * [R_lo, R_hi]}), the group's total is {@code T = E + M_s R}, an affine function of {@code R} with
- * known coefficients: its interval {@code [E + M_s R_lo, E + M_s R_hi]} has the coverage of {@code
- * R}'s, and its variance is {@code M_s^2 Var(R)} - the exact part adds none. The average is {@code
- * T / M} with {@code M} the group's record count (known exactly from the group tables). Both
- * intervals are widened by the exact part's floating-point rounding bound, so that an all-exact
- * group's interval is as narrow as the exact path's and still contains Spark's own naive sum. With
- * no estimated share the answer is exact; with no exact share it is the sampling estimate alone.
+ * ({@link StratifiedEstimator#mean} over the estimated shares alone, interval {@code [R_lo,
+ * R_hi]}), the group's total is {@code T = E + M_s R}, an affine function of {@code R} with known
+ * coefficients: its interval {@code [E + M_s R_lo, E + M_s R_hi]} has the coverage of {@code R}'s,
+ * and its variance is {@code M_s^2 Var(R)} - the exact part adds none. The average is {@code T / M}
+ * with {@code M} the group's record count (known exactly from the senders). Both intervals are
+ * widened by the exact part's floating-point rounding bound, so that an all-exact group's interval
+ * is as narrow as the exact path's and still contains a naive floating-point sum of the same
+ * values. With no estimated share the answer is exact; with no exact share it is the sampling
+ * estimate alone.
  */
 final class CombinedEstimate {
     private CombinedEstimate() {}
@@ -52,7 +50,7 @@ final class CombinedEstimate {
 
     /**
      * The total, or ({@code perRecord}) the total divided by {@code records}. An all-exact mean is
-     * rounded once from the exact sum ({@link GroupAggregator#exactMean}), as Spark's avg divides.
+     * rounded once from the exact sum ({@link #exactMean}), as an exact average divides.
      */
     private static ApproxResult combined(
             ExactSum exact,
@@ -64,8 +62,8 @@ final class CombinedEstimate {
         check(estimatedRecords, estimatedMean, records);
         if (estimatedRecords == 0) {
             return perRecord
-                    ? GroupAggregator.exactMean(exact, confidence, records)
-                    : GroupAggregator.exactSum(exact, confidence, records);
+                    ? exactMean(exact, confidence, records)
+                    : exactSum(exact, confidence, records);
         }
         double e = exact.value();
         double bound = exact.count() > 0 ? exact.roundingBound() : 0.0;
@@ -78,6 +76,37 @@ final class CombinedEstimate {
                 estimatedMean.confidence(),
                 estimatedMean.sampleSize(),
                 Math.max(estimatedMean.populationSize(), estimatedMean.sampleSize()));
+    }
+
+    /**
+     * The exactly summed total, with an interval covering any floating-point summation of the same
+     * values.
+     */
+    static ApproxResult exactSum(ExactSum sum, double conf, long n) {
+        double value = sum.value();
+        double bound = sum.isFinite() ? sum.roundingBound() : 0.0;
+        if (!sum.isFinite()) {
+            return Double.isNaN(value)
+                    ? ApproxResult.undefined(conf, n, n)
+                    : ApproxResult.exact(value, conf, n);
+        }
+        return new ApproxResult(value, value - bound, value + bound, conf, n, n);
+    }
+
+    /**
+     * The exact total over n, rounded once (as an exact path and Spark's avg divide), the same
+     * interval over n.
+     */
+    static ApproxResult exactMean(ExactSum sum, double conf, long n) {
+        double value = sum.value() / n;
+        if (!sum.isFinite()) {
+            return Double.isNaN(value)
+                    ? ApproxResult.undefined(conf, n, n)
+                    : ApproxResult.exact(value, conf, n);
+        }
+        double bound = sum.roundingBound();
+        double half = bound > 0 ? bound / n + Math.ulp(value) : 0.0;
+        return new ApproxResult(value, value - half, value + half, conf, n, n);
     }
 
     private static void check(long estimatedRecords, ApproxResult estimatedMean, long records) {
