@@ -6,7 +6,7 @@
 #                            scripts/check-native-format.sh (native/, clang-format; NETAPPROX_NATIVE_FORMAT_CHECK=0 skips it);
 #                            scripts/check-python.sh (ruff format --check + ruff check, ruff.toml);
 #                            scripts/check-doc-names.py (docs/architecture.md quotes only names that exist) + its tests;
-#                            scripts/check-doc-results.py (every benchmarks/results path the docs cite is tracked) + its tests
+#                            scripts/check-doc-results.py (every benchmarks/results path the docs cite, and every relative link, is tracked) + its tests
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
 #                            examples/taxi, approx-spark on local[2] and local-cluster (Spark 4.1; a subset on Spark
 #                            3.5.8, 4.0.4 and 4.2.0 for Scala 2.13, approx-spark-compat/*, and 3.5.8 for 2.12,
