@@ -550,8 +550,8 @@ FlinkWindow flink_window(bool deadline_policy, TimeNs offset) {
 // Issue 32's Flink gap: the deadline policy sends the same planned sample as submit=target (plus extras in class 7
 // where the path is free), so behind the same class-0 flow it must not take longer than a reliable job of the
 // targets: over 8 start offsets against the bursts its median window takes at most 1.1x the reliable one's.
-// Was 1.6x (p50 ~74 vs 45 ms): the first window's burst into the tiny class-2 queue spent the whole allowance within
-// ~1.5 ms, and the job, now with no allowance and still needing nearly all of its target, sat in class 1 (starved by
+// Was 1.7x (p50 79 vs 45 ms): the first window's burst into the tiny class-2 queue spent the whole allowance within
+// ~2 ms, and the job, now with no allowance and still needing nearly all of its target, sat in class 1 (starved by
 // the bursts; its rate collapsed) until the needy rule's 3/4 of the target had arrived (~35 ms). No extra was sent
 // (0 class-7 frames) and the DONE came as soon (last data -> DONE ~3.5 ms both): neither the extras nor the end was
 // the cause. Now a deadline job is needy as soon as its allowance is spent (RateController::tlr_class).
