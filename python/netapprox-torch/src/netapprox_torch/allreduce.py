@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,6 +66,7 @@ class AtpAllReduce:
         prefix: str = "netapprox",
         seed: int = 0,
         max_buffered_bytes: int = 256 << 20,
+        history: int = 1000,
         **engine_settings,
     ):
         if world_size < 1 or not (0 <= rank < world_size):
@@ -78,7 +80,7 @@ class AtpAllReduce:
         self.seed = seed
         self.max_buffered_bytes = max_buffered_bytes
         self.step = 0
-        self.history: list[StepStats] = []
+        self.history: deque[StepStats] = deque(maxlen=history)  # the last `history` steps
         self._early: dict[tuple[int, int], list[tuple[int, bytes]]] = {}  # jobs of a later step, until it starts
         self._early_bytes = 0
         self._done: dict[tuple[int, int, bool], _capi.Report] = {}
@@ -90,6 +92,7 @@ class AtpAllReduce:
             self.engine.close()
             raise
         self._peer_of = {s: p for p, s in self._sessions.items()}
+        self._store, self._prefix = store, prefix
 
     def _rendezvous(self, store, host: str, prefix: str) -> dict[int, int]:
         store.set(f"{prefix}/addr/{self.rank}", f"{host}:{self.engine.port}")
@@ -288,12 +291,27 @@ class AtpAllReduce:
         return torch.from_numpy(out).reshape(tensor.shape).to(tensor.dtype)
 
     def close(self) -> None:
-        for session in getattr(self, "_sessions", {}).values():
-            try:
-                self.engine.close_session(session)
-            except _capi.NativeError:
-                pass
-        self.engine.close()
+        """Waits (bounded by `timeout_s`) until every rank is closing, then closes: a rank that left at once could
+        take with it the DONE a peer's last job still waits for."""
+        if self.engine._handle is None:
+            return
+        try:
+            if self.world_size > 1 and hasattr(self, "_sessions"):
+                key = f"{self._prefix}/closing"
+                self._store.add(key, 1)
+                deadline = time.monotonic() + self.timeout_s
+                while int(self._store.add(key, 0)) < self.world_size and time.monotonic() < deadline:
+                    try:
+                        self._pump(10)
+                    except RuntimeError:  # a peer already failed: nothing left to wait for
+                        break
+        finally:
+            for session in getattr(self, "_sessions", {}).values():
+                try:
+                    self.engine.close_session(session)
+                except _capi.NativeError:
+                    pass
+            self.engine.close()
 
     def __enter__(self) -> AtpAllReduce:
         return self
