@@ -327,3 +327,11 @@ def atp_allreduce_hook(state: AtpAllReduce, bucket) -> torch.futures.Future:
     fut = torch.futures.Future()
     fut.set_result(result)
     return fut
+
+
+# DDP checks the hook's annotations as objects (this module's are strings: `from __future__ import annotations`)
+atp_allreduce_hook.__annotations__ = {
+    "state": AtpAllReduce,
+    "bucket": torch.distributed.GradBucket,
+    "return": torch.futures.Future[torch.Tensor],
+}
