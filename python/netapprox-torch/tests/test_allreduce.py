@@ -7,7 +7,6 @@ import unittest
 import numpy as np
 import torch
 import torch.distributed as dist
-
 from netapprox_torch import AtpAllReduce, MagnitudeGroups
 
 from .ranks import run_ranks
@@ -47,13 +46,17 @@ def _structured(rank, n):
     x = np.empty(n, dtype=np.float32)
     for s, off in enumerate(range(0, n, SEG)):
         count = min(SEG, n - off)
-        x[off : off + count] = LEVELS[s % 3] * rng.choice([-1.0, 1.0], size=count) * rng.uniform(0.9, 1.1, count)
+        x[off : off + count] = (
+            LEVELS[s % 3] * rng.choice([-1.0, 1.0], size=count) * rng.uniform(0.9, 1.1, count)
+        )
     return x
 
 
 def _approx(rank, world, store, n, drop):
     groups = MagnitudeGroups((0.001, 0.0025), (0.5, 0.8, 1.0))
-    with AtpAllReduce(store, rank, world, groups=groups, segment_elems=SEG, fault_drop_outgoing=drop, seed=7) as ar:
+    with AtpAllReduce(
+        store, rank, world, groups=groups, segment_elems=SEG, fault_drop_outgoing=drop, seed=7
+    ) as ar:
         results = []
         for _ in range(3):
             got = ar.allreduce(torch.from_numpy(_structured(rank, n))).numpy()

@@ -80,11 +80,18 @@ class CapiTest(unittest.TestCase):
                     self.assertEqual(2 * n, e.submit(7, job, msgs, 1000)[0])
 
                 def done(seen, job=job):
-                    ends = {(k, ev.report.is_sender) for k in (0, 1) for ev in seen[k] if ev.report and ev.job == job}
+                    ends = {
+                        (k, ev.report.is_sender)
+                        for k in (0, 1)
+                        for ev in seen[k]
+                        if ev.report and ev.job == job
+                    }
                     return len(ends) == 4
 
                 seen = _run_until([a, b], done)
-                self.assertTrue(done(seen), f"job {job}: {[(k, ev.type, ev.job) for k in (0, 1) for ev in seen[k]]}")
+                self.assertTrue(
+                    done(seen), f"job {job}: {[(k, ev.type, ev.job) for k in (0, 1) for ev in seen[k]]}"
+                )
                 received = [ev.report for ev in seen[1] if ev.report and not ev.report.is_sender][0]
                 self.assertGreaterEqual(received.groups[0].delivered, (n + 1) // 2)
                 self.assertEqual(n, received.groups[1].delivered)

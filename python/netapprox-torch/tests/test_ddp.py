@@ -5,9 +5,8 @@ import unittest
 
 import torch
 import torch.nn as nn
-from torch.nn.parallel import DistributedDataParallel as DDP
-
 from netapprox_torch import AtpAllReduce, MagnitudeGroups, atp_allreduce_hook
+from torch.nn.parallel import DistributedDataParallel as DDP
 
 from .ranks import run_ranks
 
@@ -27,7 +26,9 @@ def _data(seed, n):
 def _train(rank, world, store, mode, drop):
     torch.manual_seed(0)  # same initial weights on every rank and in every mode
     torch.set_num_threads(1)
-    model = nn.Sequential(nn.Linear(FEATURES, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, CLASSES))
+    model = nn.Sequential(
+        nn.Linear(FEATURES, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, CLASSES)
+    )
     ddp = DDP(model)
     ar = None
     if mode != "gloo":
@@ -74,11 +75,15 @@ class DdpTest(unittest.TestCase):
         base = self.gloo[0]["accuracy"]
         self.assertGreater(base, 0.8, "the task must be learnable for the comparison to mean anything")
         by_group = approx[0]["by_group"]
-        print(f"\n[ddp] gloo accuracy {base:.4f}, approximate {approx[0]['accuracy']:.4f}, per group {by_group}")
+        print(
+            f"\n[ddp] gloo accuracy {base:.4f}, approximate {approx[0]['accuracy']:.4f}, per group {by_group}"
+        )
         self.assertGreaterEqual(approx[0]["accuracy"], base - 0.01)
         self.assertEqual(by_group["2"][0], by_group["2"][1], "the largest gradients are exact")
         lost = sum(n - d for d, n in by_group.values())
-        self.assertGreater(lost, 0, "some segments must have been given up, else nothing approximate was tested")
+        self.assertGreater(
+            lost, 0, "some segments must have been given up, else nothing approximate was tested"
+        )
         for r in range(1, 3):  # every rank applies the same all-reduced gradient
             self.assertEqual(approx[0]["params"], approx[r]["params"])
 

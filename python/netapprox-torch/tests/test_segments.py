@@ -3,7 +3,6 @@
 import unittest
 
 import numpy as np
-
 from netapprox_torch.segments import HEADER_BYTES, MagnitudeGroups, SegmentError, bounds, decode, encode
 
 
@@ -65,7 +64,12 @@ class SegmentTest(unittest.TestCase):
         self.assertFalse(g.is_exact)
 
     def test_bad_groups_are_refused(self):
-        for thresholds, msrs in [((0.1,), (1.0,)), ((0.2, 0.1), (1, 1, 1)), ((0.1,), (0.0, 1.0)), ((-1,), (1, 1))]:
+        for thresholds, msrs in [
+            ((0.1,), (1.0,)),
+            ((0.2, 0.1), (1, 1, 1)),
+            ((0.1,), (0.0, 1.0)),
+            ((-1,), (1, 1)),
+        ]:
             with self.subTest(thresholds=thresholds, msrs=msrs), self.assertRaises(ValueError):
                 MagnitudeGroups(thresholds, msrs)
 

@@ -23,7 +23,9 @@ NA_SUBMIT_BATCH_MAX = 4096
 
 MODE_BASE, MODE_RC, MODE_RC_MRDF, MODE_FIX_TLR, MODE_FIX_PRIO, MODE_FULL, MODE_PAPER = range(7)
 
-EVENT_MESSAGE, EVENT_MESSAGE_LOST, EVENT_JOB_STARTED, EVENT_JOB_DONE, EVENT_SESSION_ERROR, EVENT_EPOCH = range(6)
+EVENT_MESSAGE, EVENT_MESSAGE_LOST, EVENT_JOB_STARTED, EVENT_JOB_DONE, EVENT_SESSION_ERROR, EVENT_EPOCH = (
+    range(6)
+)
 
 u8, u16, u32, u64, i32 = ctypes.c_uint8, ctypes.c_uint16, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32
 
@@ -164,7 +166,12 @@ class NaStats(ctypes.Structure):
             "gro_buffers gso_sends send_errors send_eagain recv_errors recv_truncated peer_evictions "
             "unknown_peer_transmits wakeups loop_iterations"
         ).split()
-    ] + [("gso_enabled", i32), ("gro_enabled", i32), ("auth_policy_mismatches", u64), ("farewells_dropped", u64)]
+    ] + [
+        ("gso_enabled", i32),
+        ("gro_enabled", i32),
+        ("auth_policy_mismatches", u64),
+        ("farewells_dropped", u64),
+    ]
 
 
 class NativeError(RuntimeError):
@@ -298,7 +305,9 @@ def _copy_report(lib: ctypes.CDLL, ptr: int) -> Report:
         rc = lib.na_report_get_group(ptr, i, ctypes.byref(g))
         if rc != NA_OK:
             raise NativeError("na_report_get_group", rc)
-        groups.append(GroupReport(g.group_id, g.size, g.target, g.delivered, g.lost, bool(g.target_unreachable)))
+        groups.append(
+            GroupReport(g.group_id, g.size, g.target, g.delivered, g.lost, bool(g.target_unreachable))
+        )
     return Report(
         info.session,
         info.job,
@@ -340,7 +349,12 @@ class Engine:
         cfg.bind_port = port
         cfg.mode = mode
         for key, value in settings.items():
-            if key not in dict(NaConfig._fields_) or key in ("struct_size", "bind_address", "bind_port", "mode"):
+            if key not in dict(NaConfig._fields_) or key in (
+                "struct_size",
+                "bind_address",
+                "bind_port",
+                "mode",
+            ):
                 raise ValueError(f"netapprox: unknown engine setting {key!r}")
             setattr(cfg, key, value)
         handle = ctypes.c_void_p()
@@ -380,11 +394,14 @@ class Engine:
     def close_session(self, session_id: int) -> None:
         self._check("na_session_close", self._lib.na_session_close(self._live(), session_id))
 
-    def start_job(self, session_id: int, job_id: int, groups: list[tuple[int, int, float]], mrdf: bool = True):
+    def start_job(
+        self, session_id: int, job_id: int, groups: list[tuple[int, int, float]], mrdf: bool = True
+    ):
         """groups: (group_id, number of messages, MSR) in message-id order."""
         specs = (NaGroupSpec * len(groups))(*[NaGroupSpec(g, n, m) for g, n, m in groups])
         self._check(
-            "na_job_start", self._lib.na_job_start(self._live(), session_id, job_id, specs, len(groups), int(mrdf))
+            "na_job_start",
+            self._lib.na_job_start(self._live(), session_id, job_id, specs, len(groups), int(mrdf)),
         )
 
     def submit(
@@ -405,7 +422,9 @@ class Engine:
                 e.group_index, e.index, e.data, e.len = g, i, ctypes.cast(buf, ctypes.c_void_p), len(data)
             n = self._check(
                 "na_job_submit_batch",
-                self._lib.na_job_submit_batch(self._live(), session_id, job_id, entries, len(part), timeout_ms),
+                self._lib.na_job_submit_batch(
+                    self._live(), session_id, job_id, entries, len(part), timeout_ms
+                ),
             )
             done += n
             if n < len(part):
@@ -423,7 +442,9 @@ class Engine:
     def poll(self, timeout_ms: int) -> list[Event]:
         """The events that arrived (waiting up to `timeout_ms` for the first): message data copied and released,
         reports copied and freed."""
-        n = self._check("na_poll_events", self._lib.na_poll_events(self._live(), self._events, 256, timeout_ms))
+        n = self._check(
+            "na_poll_events", self._lib.na_poll_events(self._live(), self._events, 256, timeout_ms)
+        )
         out, handles = [], []
         for k in range(n):
             ev = self._events[k]
@@ -439,7 +460,9 @@ class Engine:
             out.append(e)
         if handles:
             arr = (u64 * len(handles))(*handles)
-            self._check("na_message_release_batch", self._lib.na_message_release_batch(self._live(), arr, len(arr)))
+            self._check(
+                "na_message_release_batch", self._lib.na_message_release_batch(self._live(), arr, len(arr))
+            )
         return out
 
     def stats(self) -> dict[str, int]:

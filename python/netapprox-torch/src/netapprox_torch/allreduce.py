@@ -81,7 +81,9 @@ class AtpAllReduce:
         self.max_buffered_bytes = max_buffered_bytes
         self.step = 0
         self.history: deque[StepStats] = deque(maxlen=history)  # the last `history` steps
-        self._early: dict[tuple[int, int], list[tuple[int, bytes]]] = {}  # jobs of a later step, until it starts
+        self._early: dict[
+            tuple[int, int], list[tuple[int, bytes]]
+        ] = {}  # jobs of a later step, until it starts
         self._early_bytes = 0
         self._done: dict[tuple[int, int, bool], _capi.Report] = {}
         self._want: dict[tuple[int, int], object] = {}  # (session, job) -> receiver of this step's messages
@@ -135,7 +137,9 @@ class AtpAllReduce:
                 self._done[(e.session, e.job, e.report.is_sender)] = e.report
             elif e.type == _capi.EVENT_SESSION_ERROR:
                 peer = self._peer_of.get(e.session, "?")
-                raise RuntimeError(f"netapprox: session with rank {peer} failed: {_capi.NativeError('session', e.status)}")
+                raise RuntimeError(
+                    f"netapprox: session with rank {peer} failed: {_capi.NativeError('session', e.status)}"
+                )
 
     def _expect(self, session: int, job: int, sink) -> None:
         self._want[(session, job)] = sink
@@ -150,10 +154,14 @@ class AtpAllReduce:
                 return
             if time.monotonic() > deadline:
                 peers = sorted({self._peer_of[k[0]] for k in missing})
-                raise TimeoutError(f"netapprox: step {self.step}: {what} from/to ranks {peers} not done in time")
+                raise TimeoutError(
+                    f"netapprox: step {self.step}: {what} from/to ranks {peers} not done in time"
+                )
             self._pump(20)
 
-    def _send_all(self, jobs: dict[int, tuple[int, list[tuple[int, float]], list[tuple[int, int, bytes]]]], deadline):
+    def _send_all(
+        self, jobs: dict[int, tuple[int, list[tuple[int, float]], list[tuple[int, int, bytes]]]], deadline
+    ):
         """Starts and submits one job per peer: {peer: (job id, [(group id, MSR)] with sizes implied, messages)}."""
         pending = {}
         for peer, (job, groups, messages) in jobs.items():
@@ -170,7 +178,9 @@ class AtpAllReduce:
                     pending[peer] = (job, messages, pos)
             if pending:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"netapprox: step {self.step}: send buffers to ranks {sorted(pending)} stay full")
+                    raise TimeoutError(
+                        f"netapprox: step {self.step}: send buffers to ranks {sorted(pending)} stay full"
+                    )
                 self._pump(1)  # receive (and release) while our send buffer drains
 
     # -- the all-reduce -----------------------------------------------------------------------------------------
@@ -263,9 +273,12 @@ class AtpAllReduce:
             self._expect(session, ag_job, ag_sink(peer))
         offsets = range(0, max(mine, 1), self.segment_elems)
         ag_messages = [
-            (0, i, encode(step, mine, off, reduced[off : off + self.segment_elems])) for i, off in enumerate(offsets)
+            (0, i, encode(step, mine, off, reduced[off : off + self.segment_elems]))
+            for i, off in enumerate(offsets)
         ]
-        self._send_all({p: (ag_job, [(0, len(ag_messages), 1.0)], ag_messages) for p in self._sessions}, deadline)
+        self._send_all(
+            {p: (ag_job, [(0, len(ag_messages), 1.0)], ag_messages) for p in self._sessions}, deadline
+        )
         self._wait([(s, ag_job, False) for s in self._sessions.values()], deadline, "all-gather")
         for peer, s in self._sessions.items():
             self._want.pop((s, ag_job), None)
@@ -278,7 +291,9 @@ class AtpAllReduce:
                 )
         # our own jobs' reports: a failed send is an error, not a silent zero
         self._wait(
-            [(s, j, True) for s in self._sessions.values() for j in (rs_job, ag_job)], deadline, "sender reports"
+            [(s, j, True) for s in self._sessions.values() for j in (rs_job, ag_job)],
+            deadline,
+            "sender reports",
         )
         for s in self._sessions.values():
             for j in (rs_job, ag_job):

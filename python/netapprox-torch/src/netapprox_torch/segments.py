@@ -45,7 +45,9 @@ def decode(data: bytes, step: int, chunk_elems: int) -> tuple[int, np.ndarray]:
         raise SegmentError(f"segment of {len(data)} bytes is shorter than its {HEADER_BYTES}-byte header")
     magic, version, dtype, reserved, seg_step, seg_chunk, offset, count = HEADER.unpack_from(data)
     if magic != MAGIC or version != VERSION or dtype != DTYPE_FLOAT32 or reserved != 0:
-        raise SegmentError(f"not a NetApprox gradient segment (magic {magic:#x}, version {version}, dtype {dtype})")
+        raise SegmentError(
+            f"not a NetApprox gradient segment (magic {magic:#x}, version {version}, dtype {dtype})"
+        )
     if seg_step != step & 0xFFFFFFFF:
         raise SegmentError(f"segment of step {seg_step} received in step {step & 0xFFFFFFFF}")
     if seg_chunk != chunk_elems:
@@ -75,7 +77,9 @@ class MagnitudeGroups:
 
     def __post_init__(self):
         if len(self.msrs) != len(self.thresholds) + 1:
-            raise ValueError(f"{len(self.thresholds)} thresholds need {len(self.thresholds) + 1} MSRs, got {self.msrs}")
+            raise ValueError(
+                f"{len(self.thresholds)} thresholds need {len(self.thresholds) + 1} MSRs, got {self.msrs}"
+            )
         if any(not (t > 0) for t in self.thresholds) or list(self.thresholds) != sorted(set(self.thresholds)):
             raise ValueError(f"thresholds must be positive and strictly increasing, got {self.thresholds}")
         if any(not (0 < m <= 1) for m in self.msrs):
