@@ -149,7 +149,7 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                             try {
                                 sorter.store(s.gid, level, values, (String) null);
                             } catch (IOException e) {
-                                throw new UncheckedIOException(e);
+                                throw new StoreFailed(e);
                             }
                             stored++;
                             return PreSampleGate.TAKEN;
@@ -159,9 +159,14 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
             PreSampleGate.open(task, gate);
             try {
                 pull(records, spec, partitioner, sorter, shares, byKey, indexed, withKey);
-            } catch (UncheckedIOException e) {
-                // the gate's store (a spill) failed inside Spark's loop
-                throw e.getCause();
+            } catch (RuntimeException e) {
+                // the gate's store (a spill) failed inside Spark's loop, whose UDF call may wrap it
+                for (Throwable c = e; c != null; c = c.getCause()) {
+                    if (c instanceof StoreFailed f) {
+                        throw f.getCause();
+                    }
+                }
+                throw e;
             } finally {
                 PreSampleGate.close(task, gate);
             }
@@ -249,6 +254,15 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     private static String topKey(Product2<?, ?> r) {
         String k = r instanceof MapRecord m ? m.topKey() : ((ApproxRow) r._2()).key;
         return k == null ? "" : k;
+    }
+
+    /** The gate's store failed (thrown through Spark's generated code, unwrapped by write). */
+    private static final class StoreFailed extends UncheckedIOException {
+        private static final long serialVersionUID = 1L;
+
+        StoreFailed(IOException cause) {
+            super(cause);
+        }
     }
 
     /** A group of the map task: its share's statistics and its slot in the sorter. */
