@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fails when a document cites a `benchmarks/results/...` path that is not in the tree.
+"""Fails when a document cites a `benchmarks/results/...` path, or links a relative path, that is not in the tree.
 
 A number in the docs points to the summary file that holds it (`benchmarks/results/<area>/<name>/summary.md`,
 written by `benchmarks/run <name>`); this check keeps those citations from going stale when a run folder is
@@ -11,6 +11,9 @@ renamed, removed or never committed. What is checked, per cited path:
   a path followed by `(not yet run)` (where an entry will write a summary not committed yet) or by
   `(not committed)` / `(not in git)` (where a harness leaves raw output that is not tracked);
 - `results/...` without the `benchmarks/` prefix is read as `benchmarks/results/...`.
+A markdown link `[text](path)` or `[text](path#anchor)` with a relative path (no `scheme:`, not only `#anchor`) is
+resolved from the document's folder and must name a tracked file or a folder holding one (a README row copied from
+docs/ with `(sampling.md)` instead of `(docs/sampling.md)` is what this catches).
 The tree is `git ls-files` (what a clone has; raw data a run leaves untracked does not count), or every file under
 the root when it is not a git checkout.
 Usage: check-doc-results.py [--root DIR] [DOC ...] (default: README.md, docs/*.md, benchmarks/*.md);
@@ -78,6 +81,36 @@ def citations(text: str) -> list[tuple[int, str]]:
     return found
 
 
+# a markdown link's target: `](target)` or `](target#anchor)`; an image `![..](..)` too
+LINK_RE = re.compile(r"\]\(([^()\s#]*)(?:#[^()\s]*)?\)")
+
+
+def relative_links(text: str) -> list[tuple[int, str]]:
+    """(line number, target) of every markdown link whose target is a relative path (not a URL, not `#anchor`)."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for m in LINK_RE.finditer(line):
+            target = m.group(1)
+            if target and not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", target) and not target.startswith("/"):
+                found.append((number, target))
+    return found
+
+
+def resolve(doc_dir: str, target: str) -> str | None:
+    """`target` relative to `doc_dir` (both repository-relative, posix) as a repository path; None above the root."""
+    parts = [p for p in doc_dir.split("/") if p]
+    for part in target.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts)
+
+
 def exists(path: str, files: set[str]) -> bool:
     """A tracked file, a directory holding one, or a `*` pattern matching one."""
     if "*" in path:
@@ -95,6 +128,11 @@ def check(doc: Path, name: str, files: set[str]) -> list[str]:
         for path in expand_braces(cited):
             if not exists(path, files):
                 missing.append(f"{name}:{number}: `{path}` is not in the tree")
+    doc_dir = name.rpartition("/")[0]
+    for number, target in relative_links(doc.read_text(errors="replace")):
+        path = resolve(doc_dir, target)
+        if path is None or not exists(path, files):
+            missing.append(f"{name}:{number}: link `{target}` names no file in the tree")
     return missing
 
 
@@ -126,11 +164,15 @@ def main(argv: list[str] | None = None) -> int:
             name = str(doc)
         missing.extend(check(doc, name, files))
     if missing:
-        print(f"[doc-results] ERROR: {len(missing)} cited benchmarks/results path(s) are not in the tree:")
+        print(
+            f"[doc-results] ERROR: {len(missing)} cited benchmarks/results path(s) or links are not in the tree:"
+        )
         for line in missing:
             print("  " + line)
         return 1
-    print(f"[doc-results] every benchmarks/results path cited in {len(docs)} document(s) is in the tree")
+    print(
+        f"[doc-results] every benchmarks/results path and relative link in {len(docs)} document(s) is in the tree"
+    )
     return 0
 
 

@@ -6,7 +6,7 @@
 #                            scripts/check-native-format.sh (native/, clang-format; NETAPPROX_NATIVE_FORMAT_CHECK=0 skips it);
 #                            scripts/check-python.sh (ruff format --check + ruff check, ruff.toml);
 #                            scripts/check-doc-names.py (docs/architecture.md quotes only names that exist) + its tests;
-#                            scripts/check-doc-results.py (every benchmarks/results path the docs cite is tracked) + its tests
+#                            scripts/check-doc-results.py (every benchmarks/results path the docs cite, and every relative link, is tracked) + its tests
 #   3. maven install         native library (CMake) + approx-core jar + Java tests of every module (approx-core,
 #                            examples/taxi, approx-spark on local[2] and local-cluster (Spark 4.1; a subset on Spark
 #                            3.5.8, 4.0.4 and 4.2.0 for Scala 2.13, approx-spark-compat/*, and 3.5.8 for 2.12,
@@ -34,6 +34,8 @@
 #   9. ns-3 simulation       benchmarks/sim/run.sh ci: pinned ns-3 wheel into build/sim-ns3, atp-sim build, its
 #                            tests, the smoke preset and a check of its summary.json (docs/simulation.md)
 #  10. libFuzzer             native/build-fuzz (clang), fuzz_datagram for FUZZ_SECONDS (default 60)
+#  11. PyTorch               scripts/torch-test.sh: python/netapprox-torch installed with pip, its tests on 3 ranks
+#                            (CPU torch wheel, pinned, into build/torch-<version>; docs/pytorch.md)
 #
 # Exits non-zero on the first failure. Environment knobs (all optional):
 #   FUZZ_SECONDS=60                  libFuzzer run time
@@ -363,7 +365,12 @@ FUZZ_SUMMARY="fuzz: ${EXECS:-?} execs in ${FUZZ_SECONDS}s, no crash"
 end
 
 # ---------------------------------------------------------------------------------------------------------
+begin "PyTorch: python/netapprox-torch (pip install from the repo, 3-rank all-reduce and DDP tests)"
+bash "$ROOT/scripts/torch-test.sh"
+end
+
+# ---------------------------------------------------------------------------------------------------------
 STEP="summary"
 echo
 log "step times: $(IFS=';'; echo "${TIMES[*]}")"
-echo "NetApprox tests: PASSED (format, maven install + Java tests + native ctest, jars checked (core, spark, flink), network lab, ASan/UBSan ctest, ns-3 simulation tests + smoke, ${FUZZ_SUMMARY}) in $((SECONDS - T0))s"
+echo "NetApprox tests: PASSED (format, maven install + Java tests + native ctest, jars checked (core, spark, flink), network lab, ASan/UBSan ctest, ns-3 simulation tests + smoke, ${FUZZ_SUMMARY}, PyTorch package) in $((SECONDS - T0))s"

@@ -58,7 +58,7 @@ class CheckDocResultsTest(unittest.TestCase):
     def test_cited_paths_that_exist_pass(self):
         rc, out = self.run_check()
         self.assertEqual(0, rc, out)
-        self.assertIn("every benchmarks/results path cited in 1 document", out)
+        self.assertIn("every benchmarks/results path and relative link in 1 document", out)
 
     def test_a_removed_summary_fails(self):
         (self.root / "benchmarks/results/kafka/e2e/summary.md").unlink()
@@ -104,6 +104,29 @@ class CheckDocResultsTest(unittest.TestCase):
         self.assertIn(
             "`benchmarks/results/kafka/e2e/summary.md` is not in the tree", out
         )  # on disk, untracked
+
+    def test_relative_links_resolve_from_the_documents_folder(self):
+        self.write("docs/sampling.md", "# Sampling\n")
+        self.write(
+            "docs/spark.md",
+            "[s](sampling.md#pre-sample), [k](kafka.md), [r](../README.md), [w](https://x.org/a.md)\n",
+        )
+        self.write(
+            "README.md",
+            "[s](docs/sampling.md#pre-sample) ![f](benchmarks/results/kafka/e2e/summary.md) [a](#top)\n",
+        )
+        rc, out = self.run_check("docs/spark.md", "README.md")
+        self.assertEqual(0, rc, out)
+
+    def test_a_link_copied_into_another_folder_fails(self):
+        self.write("docs/sampling.md", "# Sampling\n")
+        self.write(
+            "README.md", "see [sampling.md](sampling.md#map-side-pre-sample-spark) and [up](../x.md)\n"
+        )
+        rc, out = self.run_check("README.md")
+        self.assertEqual(1, rc)
+        self.assertIn("README.md:1: link `sampling.md` names no file in the tree", out)
+        self.assertIn("link `../x.md`", out)
 
     def test_braces_expand_every_alternative(self):
         self.assertEqual(

@@ -347,7 +347,8 @@ def _spark_netlab_scale_steps(ctx: Ctx) -> list[Step]:
 
 def _flink_steps(ctx: Ctx) -> list[Step]:
     # issue 32's cells: both switches, the configuration where exact keeps up with the link and where it does not
-    base = ["--switch", "slack,fifo", "--configs", "keeps-up:0,falls-behind:600", "--runs", "3"]
+    # (measured at 200 Mbit/s, 20k records/s: at 600 B exact still kept up, at 1500 B it falls behind, p50 5.6 s)
+    base = ["--switch", "slack,fifo", "--configs", "keeps-up:0,falls-behind:1500", "--runs", "3"]
     args = ["--seconds", "10", "--runs", "1", "--skip-overhead"] if ctx.quick else []
     summ = os.path.join(ctx.raw, "summary.json")
     out = os.path.join(ctx.raw, "netlab.txt")

@@ -384,7 +384,7 @@ def main(argv=None) -> int:
         "--configs",
         default=None,
         help="configurations run one after the other on each switch's cluster, NAME:PAYLOAD_BYTES, e.g. "
-        "'keeps-up:0,falls-behind:600' (the summary checks whether exact kept up)",
+        "'keeps-up:0,falls-behind:1500' (the summary checks whether exact kept up)",
     )
     ap.add_argument(
         "--modes",

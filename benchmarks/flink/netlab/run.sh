@@ -5,7 +5,7 @@
 # window result latency of exact and the approximate modes (atp, tcp_ss, tcp_es) at the same input rate, per
 # configuration, then the flag-off overhead. As root:
 #   bash benchmarks/flink/netlab/run.sh [--switch slack,fifo] [--rate 200mbit] [--bg-load 0.7]
-#        [--configs keeps-up:0,falls-behind:600] [--modes exact,atp,tcp_ss,tcp_es]
+#        [--configs keeps-up:0,falls-behind:1500] [--modes exact,atp,tcp_ss,tcp_es]
 #        [--input-rate 20000] [--seconds 30] [--payload-bytes 0] [--runs 5] [--overhead-runs 5]
 #        [--conf approx.key=value ...] [--variants 'NAME:approx.K=V,...;...'] [--skip-overhead]
 # SKIP_BUILD=1 uses the built jars. Results: benchmarks/results/flink/e2e/summary.json (per config, switch and mode)

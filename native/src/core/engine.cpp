@@ -252,10 +252,13 @@ struct Engine::Impl {
     }
     ev.report = std::move(report);
     push_event(std::move(ev), true);
-    // Control frames of this job are moot now.
+    // This job's own unsent frames are moot now. Only the sending side's: the peer may run a sending job of the
+    // same id towards us (ids are chosen per sending side), and the DONE we owe it must still go out.
     s.control.erase(std::remove_if(s.control.begin(), s.control.end(),
                                    [&](const ControlFrame& f) {
-                                     return f.job == id && f.type != PacketType::kCancel && !f.in_flight;
+                                     const bool ours = f.type == PacketType::kAnnounce ||
+                                                       f.type == PacketType::kUpdate || f.type == PacketType::kAbandon;
+                                     return f.job == id && ours && !f.in_flight;
                                    }),
                     s.control.end());
     s.send_jobs.erase(it);

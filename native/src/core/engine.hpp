@@ -114,7 +114,8 @@ struct EngineConfig {
   uint8_t no_priority_dscp = 0;                                                  // DSCP when slack priority is off
   // Modes with needy_exact (Full): an approximate job whose loss allowance is spent sends its data in class 0 once
   // the messages it still needs are at most this fraction of its target (0 = never; 1 = as soon as the allowance is
-  // spent). Bounds the class-0 share of approximate traffic; docs/protocol.md section 11, "needy jobs".
+  // spent). Bounds the class-0 share of approximate traffic; docs/protocol.md section 11, "needy jobs". A job with
+  // a deadline (JobSpec::deadline) is needy as soon as its allowance is spent (its share is its planned sample).
   double needy_class0_fraction = 0.75;
   // Only jobs that repair their losses (mean segments per message >= repair_after_segments, e.g. FBHD) become needy;
   // a job of single-segment or bundled messages (FBKV) pays one small resend per loss and stays in its TLR's class,

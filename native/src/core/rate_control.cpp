@@ -105,7 +105,12 @@ int RateController::tlr_class(const std::vector<slack::GroupProgress>& progress,
   // needy_repairing_only: a job of single-segment / bundled messages loses one small resend per loss; in class 0
   // it would hold strict priority over every class-1 job for the rest of its life, so it stays in its class.
   const bool may_be_needy = cfg_.flags.needy_exact && (repairs || !cfg_.needy_repairing_only);
-  if (may_be_needy && slack::needs_exact_service(progress, cfg_.needy_fraction, repairs)) k = 0;
+  // A deadline job whose allowance is spent is exact for the rest of its planned sample, as submit=target's groups
+  // are from the start (class 0 for at most that sample plus resends): it is needy at once, not once 3/4 of its
+  // target arrived through a class strict priority starves behind a class-0 flow (docs/protocol.md section 11,
+  // "deadlines"; FabricTest.DeadlinePolicyWindowIsNoSlowerThanTheTargetAlone).
+  const double near = deadline_policy() ? 1.0 : cfg_.needy_fraction;
+  if (may_be_needy && slack::needs_exact_service(progress, near, repairs)) k = 0;
   // Size-aware class (pFabric / Homa): a job that needs at most small_class0_bytes more bytes for its targets
   // finishes in class 0; it adds at most that many needed bytes there, whatever its allowance.
   if (cfg_.flags.needy_exact && slack::small_enough_for_class0(remaining_bytes, cfg_.small_class0_bytes)) k = 0;

@@ -203,6 +203,23 @@ TEST(RateControlTest, NeedyJobMovesToClassZeroInFullOnly) {
   }
 }
 
+// A deadline job (JobSpec::deadline) is needy as soon as its allowance is spent, whatever it still needs: it is exact
+// for the rest of its planned sample, as submit=target's groups are from the start (issue 32; was: class 1, behind a
+// class-0 flow, until 3/4 of its target had arrived). Without a deadline the needy fraction still decides.
+TEST(RateControlTest, DeadlineJobIsNeedyOnceItsAllowanceIsSpent) {
+  for (TimeNs deadline : {TimeNs{0}, 1000 * kMs}) {
+    RateControlConfig c = config(Mode::kFull);
+    c.needy_fraction = 0.75;
+    RateController rc(rate_law::kSlack, c);
+    rc.start(0, 0.25, 0.25, deadline);
+    for (int i = 0; i < 10; ++i) rc.on_resolved(true, 1000);
+    rc.end_epoch(1 * kMs, {{100, 75, 0, 25}}, 1.0, kMs);  // allowance spent, all 75 still needed, on schedule
+    EXPECT_EQ(rc.priority_class(), deadline ? 0 : 1) << "deadline " << deadline;
+    rc.end_epoch(2 * kMs, {{100, 75, 0, 24}}, 1.0, kMs);  // a late acknowledgement gave one loss back
+    EXPECT_EQ(rc.priority_class(), 1) << "with allowance left the TLR's class again";
+  }
+}
+
 // EngineConfig::needy_repairing_jobs_only (engine8j, off by default: refuted in the simulator, docs/protocol.md
 // section 11): with it on, a job of single-segment messages (FBKV-like, 1 packet per message) out of slack near its
 // target stays in its TLR's class 1, while a job of 28-packet messages (FBHD-like, repairs its losses) still goes to

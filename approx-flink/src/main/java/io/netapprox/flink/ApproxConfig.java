@@ -1,12 +1,13 @@
 package io.netapprox.flink;
 
+import io.netapprox.core.transport.InvalidOptionException;
+import io.netapprox.core.transport.OptionValues;
 import io.netapprox.core.transport.TransportOptions;
 import io.netapprox.core.transport.TransportOptions.Style;
 import java.io.Serializable;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -19,8 +20,9 @@ import org.apache.flink.configuration.ReadableConfig;
 /**
  * The validated {@code approx.*} settings of one job ({@link ApproxOptions}). Parsed when the query
  * is built, on the client: a bad value or an unknown {@code approx.} key fails there with an {@link
- * IllegalArgumentException} naming the key, the value and what is accepted. Travels to the
- * TaskManagers inside the operators.
+ * IllegalArgumentException} naming the key, the value and what is accepted (a bad value:
+ * approx-core's {@link InvalidOptionException}, as in Spark and Kafka). Travels to the TaskManagers
+ * inside the operators.
  */
 public final class ApproxConfig implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -188,19 +190,31 @@ public final class ApproxConfig implements Serializable {
         return a.compareTo(b) <= 0 ? a : b;
     }
 
+    /** Flink's typed parse of the value, its failure named as approx-core names bad values. */
     private static <T> T get(ReadableConfig c, ConfigOption<T> option) {
         try {
             return c.get(option);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(
-                    "invalid NetApprox configuration "
-                            + option.key()
-                            + "="
-                            + c.toMap().get(option.key())
-                            + ": "
-                            + rootMessage(e),
+            throw new InvalidOptionException(
+                    option.key(),
+                    c.toMap().get(option.key()),
+                    "a valid " + typeName(option) + " (" + rootMessage(e) + ")",
                     e);
         }
+    }
+
+    private static String typeName(ConfigOption<?> option) {
+        Object d = option.defaultValue();
+        if (d instanceof Duration) {
+            return "duration";
+        }
+        if (d instanceof MemorySize) {
+            return "memory size";
+        }
+        if (d instanceof Boolean) {
+            return "boolean";
+        }
+        return d instanceof Number ? "number" : "value";
     }
 
     private static String rootMessage(Throwable e) {
@@ -213,31 +227,16 @@ public final class ApproxConfig implements Serializable {
 
     private static void check(
             boolean ok, ConfigOption<?> option, ReadableConfig c, String expected) {
-        if (!ok) {
-            throw new IllegalArgumentException(
-                    "invalid NetApprox configuration "
-                            + option.key()
-                            + "="
-                            + c.toMap().getOrDefault(option.key(), String.valueOf(c.get(option)))
-                            + ": expected "
-                            + expected);
-        }
+        OptionValues.check(
+                ok,
+                option.key(),
+                c.toMap().getOrDefault(option.key(), String.valueOf(c.get(option))),
+                expected);
     }
 
     private static <E extends Enum<E>> E parseEnum(
             Class<E> type, ReadableConfig c, ConfigOption<String> option, String expected) {
-        String v = get(c, option).trim();
-        try {
-            return Enum.valueOf(type, v.toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(
-                    "invalid NetApprox configuration "
-                            + option.key()
-                            + "="
-                            + v
-                            + ": expected "
-                            + expected);
-        }
+        return OptionValues.choice(option.key(), get(c, option), type, expected);
     }
 
     public boolean enabled() {

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netapprox.core.sql.ApproxSqlException;
 import io.netapprox.flink.sql.ApproxSql;
-import io.netapprox.flink.sql.ApproxSqlException;
 import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,5 +1,7 @@
 package io.netapprox.kafka;
 
+import io.netapprox.core.transport.InvalidOptionException;
+import io.netapprox.core.transport.OptionValues;
 import io.netapprox.core.transport.TransportOptions;
 import io.netapprox.core.transport.TransportOptions.Style;
 import io.netapprox.kafka.relay.SecretFile;
@@ -129,11 +131,7 @@ public final class ApproxConsumerConfig {
         // every transport key: approx-core's one definition
         Map<String, String> strings = new HashMap<>();
         approx.forEach((k, v) -> strings.put(k, String.valueOf(v)));
-        try {
-            this.transport = TransportOptions.parse(Style.KAFKA, strings);
-        } catch (TransportOptions.InvalidOptionException e) {
-            throw new ConfigException(e.key(), e.value(), "expected " + e.expected());
-        }
+        this.transport = TransportOptions.parse(Style.KAFKA, strings);
         this.enabled = bool(ENABLE, approx.getOrDefault(ENABLE, "false"));
         this.emax = bound(EMAX, approx.getOrDefault(EMAX, "0.05"));
         this.groupEmax = Map.copyOf(groups);
@@ -165,23 +163,15 @@ public final class ApproxConsumerConfig {
                         approx.getOrDefault(RELAY_PULL_WAIT_MS, "5000"),
                         10,
                         600_000);
-        this.headroom = number(HEADROOM, approx.getOrDefault(HEADROOM, "1.0"));
-        if (!(headroom >= 1 && headroom <= 4)) {
-            throw new ConfigException(HEADROOM, approx.get(HEADROOM), "must be in [1, 4]");
-        }
+        this.headroom =
+                OptionValues.number(
+                        HEADROOM, string(approx.getOrDefault(HEADROOM, "1.0")), 1, false, 4, false);
         this.authSecret = secret(transport.authSecret(), approx.get(AUTH_SECRET_FILE));
         this.delegation = delegation(string(approx.getOrDefault(RELAY_DELEGATION, "none")), kafka);
     }
 
     private static Delegation delegation(String s, Map<String, Object> kafka) {
-        Delegation d =
-                switch (s) {
-                    case "none" -> Delegation.NONE;
-                    case "token" -> Delegation.TOKEN;
-                    default ->
-                            throw new ConfigException(
-                                    RELAY_DELEGATION, s, "expected none or token");
-                };
+        Delegation d = OptionValues.choice(RELAY_DELEGATION, s, Delegation.class);
         if (d == Delegation.TOKEN) {
             // Kafka creates and accepts delegation tokens only over SASL
             String protocol = string(kafka.getOrDefault("security.protocol", "PLAINTEXT"));
@@ -262,14 +252,19 @@ public final class ApproxConsumerConfig {
     }
 
     public static ApproxConsumerConfig parse(Map<String, ?> props) {
-        return new ApproxConsumerConfig(props);
+        try {
+            return new ApproxConsumerConfig(props);
+        } catch (InvalidOptionException e) {
+            // Kafka's own exception type, with approx-core's wording of the accepted range
+            throw new ConfigException(e.key(), e.value(), "expected " + e.expected());
+        }
     }
 
     public static ApproxConsumerConfig parse(Properties props) {
         Map<String, Object> m = new HashMap<>();
         props.stringPropertyNames().forEach(k -> m.put(k, props.getProperty(k)));
         props.forEach((k, v) -> m.put(String.valueOf(k), v));
-        return new ApproxConsumerConfig(m);
+        return parse(m);
     }
 
     public boolean enabled() {
@@ -347,59 +342,23 @@ public final class ApproxConsumerConfig {
         return String.valueOf(v).trim();
     }
 
+    // the consumer's own keys, parsed by approx-core's one value parser
+
     private static boolean bool(String k, Object v) {
-        String s = string(v);
-        if (s.equalsIgnoreCase("true")) {
-            return true;
-        }
-        if (s.equalsIgnoreCase("false")) {
-            return false;
-        }
-        throw new ConfigException(k, v, "expected true or false");
+        return OptionValues.bool(k, string(v));
     }
 
-    private static double number(String k, Object v) {
-        try {
-            double d = v instanceof Number n ? n.doubleValue() : Double.parseDouble(string(v));
-            if (Double.isNaN(d) || Double.isInfinite(d)) {
-                throw new NumberFormatException();
-            }
-            return d;
-        } catch (NumberFormatException e) {
-            throw new ConfigException(k, v, "expected a finite number");
-        }
-    }
-
+    /** A number in (0, 1): an error bound, a confidence. */
     private static double bound(String k, Object v) {
-        double d = number(k, v);
-        if (!(d > 0 && d < 1)) {
-            throw new ConfigException(k, v, "must be in (0, 1)");
-        }
-        return d;
+        return OptionValues.number(k, string(v), 0, true, 1, true);
     }
 
     private static double positive(String k, Object v) {
-        double d = number(k, v);
-        if (!(d > 0)) {
-            throw new ConfigException(k, v, "must be > 0");
-        }
-        return d;
+        return OptionValues.number(k, string(v), 0, true, Double.POSITIVE_INFINITY, true);
     }
 
     private static long longIn(String k, Object v, long min, long max) {
-        long l;
-        try {
-            l =
-                    v instanceof Integer || v instanceof Long
-                            ? ((Number) v).longValue()
-                            : Long.parseLong(string(v));
-        } catch (NumberFormatException e) {
-            throw new ConfigException(k, v, "expected an integer");
-        }
-        if (l < min || l > max) {
-            throw new ConfigException(k, v, "must be in [" + min + ", " + max + "]");
-        }
-        return l;
+        return OptionValues.integer(k, string(v), min, max);
     }
 
     private static String address(String k, Object v) {
@@ -413,10 +372,6 @@ public final class ApproxConsumerConfig {
     }
 
     private static Fallback fallback(String s) {
-        return switch (s) {
-            case "error" -> Fallback.ERROR;
-            case "fetch" -> Fallback.FETCH;
-            default -> throw new ConfigException(RELAY_FALLBACK, s, "expected error or fetch");
-        };
+        return OptionValues.choice(RELAY_FALLBACK, s, Fallback.class);
     }
 }

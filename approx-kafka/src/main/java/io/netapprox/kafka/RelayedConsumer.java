@@ -1,15 +1,8 @@
 package io.netapprox.kafka;
 
-import io.netapprox.kafka.ApproxConsumerRecords.CoveredRange;
-import io.netapprox.kafka.relay.Cell;
-import io.netapprox.kafka.relay.RelayException;
 import io.netapprox.kafka.relay.RelayLink;
 import io.netapprox.kafka.relay.RelayStream;
-import io.netapprox.kafka.relay.SampledRecord;
-import io.netapprox.kafka.relay.Segment;
-import io.netapprox.kafka.relay.Stratifier;
 import io.netapprox.kafka.relay.StreamSpec;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -19,38 +12,26 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.NoOffsetForPartitionException;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.clients.consumer.OffsetCommitCallback;
 import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
-import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.internals.RecordHeader;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.metrics.KafkaMetric;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
@@ -63,29 +44,21 @@ import org.slf4j.LoggerFactory;
  * partition paused so it never fetches; records come from the relay beside each partition's leader
  * as sampled segments. The position of a partition is its <b>coverage mark</b>: every record below
  * it was returned or deliberately dropped by sampling, so committing positions commits coverage and
- * a restart resumes there.
+ * a restart resumes there. Its parts: {@link SegmentFetcher} (pulls from the relays), {@link
+ * CoverageCommits} (coverage marks as committed offsets), {@link ExactFallback} (a failed relay's
+ * partition read by plain fetch) and {@link RecordDecoder}; this class keeps membership, positions
+ * and the {@link Consumer} interface.
  */
 final class RelayedConsumer<K, V> implements Consumer<K, V> {
     private static final Logger log = LoggerFactory.getLogger(RelayedConsumer.class);
-    private static final long WAIT_SLICE_MS = 20;
-    private static final long NOT_LEADER_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
-    private static final long THROTTLED_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
-    private final ApproxConsumerConfig config;
-    private final StreamSpec spec;
     private final KafkaConsumer<byte[], byte[]> shadow;
-    private final Deserializer<K> keyDeserializer;
-    private final Deserializer<V> valueDeserializer;
-    private final RelayLink link;
+    private final RecordDecoder<K, V> decoder;
     private final ConsumerDataPlaneMetrics dataPlaneMetrics;
-    private final Stratifier stratifier;
-    private final int maxPollRecords;
-    private final boolean autoCommit;
-    private final long autoCommitIntervalMs;
-    private final String autoOffsetReset;
     private final Map<TopicPartition, PartitionFeed> feeds = new LinkedHashMap<>();
-    private final Map<String, RelayStream> streams = new HashMap<>();
-    private long nextAutoCommit;
+    private final SegmentFetcher<K, V> fetcher;
+    private final ExactFallback<K, V> fallback;
+    private final CoverageCommits commits;
     private volatile boolean wakeup;
     private boolean closed;
 
@@ -94,29 +67,41 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
             Deserializer<K> keyDeserializer,
             Deserializer<V> valueDeserializer,
             RelayLink link) {
-        this.config = config;
         Map<String, Object> props = config.kafkaProperties();
         ConsumerConfig cc = new ConsumerConfig(withByteDeserializers(props));
-        this.autoCommit = cc.getBoolean(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG) && groupId(props);
-        this.autoCommitIntervalMs = cc.getInt(ConsumerConfig.AUTO_COMMIT_INTERVAL_MS_CONFIG);
-        this.maxPollRecords = cc.getInt(ConsumerConfig.MAX_POLL_RECORDS_CONFIG);
-        this.autoOffsetReset = cc.getString(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG);
+        boolean autoCommit =
+                cc.getBoolean(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG) && groupId(props);
+        long autoCommitIntervalMs = cc.getInt(ConsumerConfig.AUTO_COMMIT_INTERVAL_MS_CONFIG);
+        int maxPollRecords = cc.getInt(ConsumerConfig.MAX_POLL_RECORDS_CONFIG);
+        String autoOffsetReset = cc.getString(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG);
         boolean readCommitted =
                 "read_committed"
                         .equalsIgnoreCase(cc.getString(ConsumerConfig.ISOLATION_LEVEL_CONFIG));
-        this.spec = config.streamSpec(readCommitted);
-        this.stratifier = new Stratifier(spec.stratification());
-        this.keyDeserializer =
-                keyDeserializer != null ? keyDeserializer : configured(props, cc, true);
-        this.valueDeserializer =
-                valueDeserializer != null ? valueDeserializer : configured(props, cc, false);
+        StreamSpec spec = config.streamSpec(readCommitted);
+        this.decoder =
+                new RecordDecoder<>(
+                        keyDeserializer != null ? keyDeserializer : configured(props, cc, true),
+                        valueDeserializer != null
+                                ? valueDeserializer
+                                : configured(props, cc, false));
         Map<String, Object> shadowProps = withByteDeserializers(props);
         shadowProps.put(
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false); // we commit coverage ourselves
         this.shadow = new KafkaConsumer<>(shadowProps);
-        this.link = link;
         this.dataPlaneMetrics = new ConsumerDataPlaneMetrics(clientId(), link::dataPlaneMetrics);
-        this.nextAutoCommit = System.currentTimeMillis() + autoCommitIntervalMs;
+        this.fallback = new ExactFallback<>(config.fallback(), shadow, spec, feeds, decoder);
+        this.fetcher =
+                new SegmentFetcher<>(
+                        config,
+                        spec,
+                        shadow,
+                        link,
+                        feeds,
+                        decoder,
+                        fallback,
+                        maxPollRecords,
+                        autoOffsetReset);
+        this.commits = new CoverageCommits(shadow, feeds, autoCommit, autoCommitIntervalMs);
     }
 
     private static boolean groupId(Map<String, Object> props) {
@@ -171,8 +156,8 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
 
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-            if (autoCommit) {
-                commitCoverage(partitions);
+            if (commits.autoCommit()) {
+                commits.commitCoverage(partitions);
             }
             if (user != null) {
                 user.onPartitionsRevoked(partitions);
@@ -275,9 +260,9 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
             checkWakeup();
             ConsumerRecords<byte[], byte[]> fetched =
                     shadow.poll(Duration.ZERO); // membership, fallback
-            maybeAutoCommit();
-            Batch batch = new Batch();
-            acceptFallback(fetched, batch);
+            commits.maybeAutoCommit();
+            PollBatch<K, V> batch = new PollBatch<>();
+            fallback.accept(fetched, batch);
             for (PartitionFeed f : new ArrayList<>(feeds.values())) {
                 if (f.userPaused || f.fallback) {
                     continue;
@@ -285,326 +270,12 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
                 if (f.position < 0) {
                     f.position = shadow.position(f.partition);
                 }
-                advance(f, batch);
+                fetcher.advance(f, batch);
             }
             if (!batch.isEmpty() || System.nanoTime() - deadline >= 0) {
                 return batch.build();
             }
-            waitForData(deadline);
-        }
-    }
-
-    /** Hands out what the feed has ready and keeps one pull in flight. */
-    private void advance(PartitionFeed f, Batch batch) {
-        if (f.current == null && f.inflight != null && f.inflight.isDone()) {
-            Segment s = take(f);
-            if (s != null) {
-                if (s.from() != f.position) {
-                    f.reset(); // answers a pull from before a seek
-                } else {
-                    f.current = s;
-                    f.next = 0;
-                    if (!s.isEmpty()) {
-                        batch.ranges.add(
-                                new CoveredRange(f.partition, s.from(), s.to(), s.cells(), false));
-                    }
-                }
-            }
-        }
-        if (f.fallback) {
-            return;
-        }
-        if (f.current != null) {
-            Segment s = f.current;
-            while (f.next < s.records().size() && batch.count < maxPollRecords) {
-                batch.add(f.partition, record(s, s.records().get(f.next++)));
-            }
-            if (f.next == s.records().size()) {
-                if (s.to() != f.position) {
-                    batch.moved(f.partition, s.to());
-                }
-                f.position = s.to();
-                f.logEnd = s.logEnd();
-                f.current = null;
-            }
-            // Mid-range the position stays at the range's start: a commit covers whole ranges only,
-            // so a
-            // restart re-reads the range (same seed and offsets: the same sample) and its counts
-            // stay
-            // consistent (at-least-once for the records of a partly returned range).
-        }
-        if (f.inflight == null && System.nanoTime() - f.retryAtNanos >= 0) {
-            startPull(f);
-        }
-    }
-
-    private void startPull(PartitionFeed f) {
-        long from = f.pullFrom();
-        try {
-            if (f.stream == null || f.stream.isClosed()) {
-                f.stream = route(f.partition, f.leaderHint);
-            }
-            f.inflight = f.stream.pull(f.partition, from, Duration.ofMillis(config.pullWaitMs()));
-            f.inflightFrom = from;
-        } catch (RelayException e) {
-            f.inflight = CompletableFuture.failedFuture(e);
-            f.inflightFrom = from;
-        }
-    }
-
-    /** The completed pull's segment, or null after handling its failure. */
-    private Segment take(PartitionFeed f) {
-        CompletableFuture<Segment> done = f.inflight;
-        f.inflight = null;
-        try {
-            return done.getNow(null);
-        } catch (CancellationException e) {
-            return null;
-        } catch (java.util.concurrent.CompletionException e) {
-            Throwable cause = e.getCause();
-            if (!(cause instanceof RelayException re)) {
-                throw new RelayException(
-                        RelayException.Reason.READ_FAILED,
-                        f.partition + ": relay pull failed",
-                        -1,
-                        cause);
-            }
-            if (re.reason() == RelayException.Reason.SUPERSEDED) {
-                // the relay took a newer request of this stream first; pulls are numbered, so
-                // this only answers a pull already given up - pull again rather than fail
-                log.debug("{}: {}", f.partition, re.getMessage());
-                return null;
-            }
-            if (re.reason() == RelayException.Reason.THROTTLED) {
-                // this consumer's host holds its share of the relay's serving threads: not a
-                // failure, pull again after a pause
-                log.debug("{}: {}", f.partition, re.getMessage());
-                f.retryAtNanos = System.nanoTime() + THROTTLED_BACKOFF_NANOS;
-                return null;
-            }
-            onRelayFailure(f, re);
-            return null;
-        }
-    }
-
-    private void onRelayFailure(PartitionFeed f, RelayException e) {
-        switch (e.reason()) {
-            case NOT_LEADER -> {
-                log.info("{}: leader moved ({}), re-routing", f.partition, e.getMessage());
-                f.reset();
-                f.stream = null;
-                // the shadow never fetches, so its metadata may still name the old leader: go by
-                // the
-                // relay's word, and pause briefly when it knows no leader either
-                f.leaderHint = e.leaderId();
-                f.retryAtNanos = System.nanoTime() + NOT_LEADER_BACKOFF_NANOS;
-            }
-            case OFFSET_OUT_OF_RANGE -> resetOutOfRange(f, e);
-            default -> {
-                f.reset();
-                f.stream = null;
-                if (config.fallback() == ApproxConsumerConfig.Fallback.FETCH) {
-                    log.warn(
-                            "{}: relay failed ({}); reading it by plain fetch",
-                            f.partition,
-                            e.getMessage());
-                    f.fallback = true;
-                    shadow.seek(f.partition, f.position);
-                    shadow.resume(List.of(f.partition));
-                } else {
-                    throw new RelayException(
-                            e.reason(),
-                            f.partition
-                                    + ": the relay failed at coverage position "
-                                    + f.position
-                                    + " ("
-                                    + e.getMessage()
-                                    + "); nothing past it was returned. Set approx.relay.fallback=fetch to read exactly"
-                                    + " instead",
-                            e.leaderId(),
-                            e);
-                }
-            }
-        }
-    }
-
-    private void resetOutOfRange(PartitionFeed f, RelayException e) {
-        f.reset();
-        switch (autoOffsetReset) {
-            case "earliest" ->
-                    f.position = shadow.beginningOffsets(List.of(f.partition)).get(f.partition);
-            case "latest" -> f.position = shadow.endOffsets(List.of(f.partition)).get(f.partition);
-            default -> throw new NoOffsetForPartitionException(f.partition);
-        }
-        log.info("{}: {}; reset to {}", f.partition, e.getMessage(), f.position);
-    }
-
-    /**
-     * The stream of the relay beside the partition's leader: the leader a relay named in its last
-     * NOT_LEADER answer, else the shadow's metadata.
-     */
-    private RelayStream route(TopicPartition tp, int leaderHint) {
-        Node leader = null;
-        for (PartitionInfo pi : shadow.partitionsFor(tp.topic())) {
-            if (pi.partition() == tp.partition()) {
-                leader = pi.leader();
-                for (Node n : pi.replicas()) {
-                    if (n.id() == leaderHint) {
-                        leader = n;
-                    }
-                }
-            }
-        }
-        if (leader == null || leader.isEmpty()) {
-            throw new RelayException(RelayException.Reason.UNAVAILABLE, tp + " has no leader now");
-        }
-        String address = config.relayAddress(leader.id(), leader.host());
-        RelayStream s = streams.get(address);
-        if (s == null || s.isClosed()) {
-            s = link.open(address, spec);
-            streams.put(address, s);
-        }
-        return s;
-    }
-
-    /** Records of fallback partitions, read exactly by the shadow. */
-    private void acceptFallback(ConsumerRecords<byte[], byte[]> fetched, Batch batch) {
-        for (TopicPartition tp : fetched.partitions()) {
-            PartitionFeed f = feeds.get(tp);
-            if (f == null || !f.fallback) {
-                continue;
-            }
-            List<ConsumerRecord<byte[], byte[]>> rs = fetched.records(tp);
-            Map<List<Object>, long[]> counts = new LinkedHashMap<>();
-            for (ConsumerRecord<byte[], byte[]> r : rs) {
-                long window = spec.windowStart(r.timestamp());
-                String stratum = stratifier.stratumOf(r);
-                counts.computeIfAbsent(List.of(window, stratum), k -> new long[1])[0]++;
-                batch.add(tp, exactRecord(r, window, stratum));
-            }
-            List<Cell> cells = new ArrayList<>();
-            counts.forEach(
-                    (k, c) ->
-                            cells.add(
-                                    new Cell(
-                                            (Long) k.get(0),
-                                            (String) k.get(1),
-                                            c[0],
-                                            (int) c[0],
-                                            (int) c[0])));
-            long to = shadow.position(tp);
-            batch.ranges.add(new CoveredRange(tp, f.position, to, cells, true));
-            f.position = to;
-            batch.moved(tp, to);
-        }
-    }
-
-    private void waitForData(long deadlineNanos) {
-        List<CompletableFuture<Segment>> pending = new ArrayList<>();
-        for (PartitionFeed f : feeds.values()) {
-            if (!f.userPaused && f.inflight != null && f.current == null) {
-                pending.add(f.inflight);
-            }
-        }
-        long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
-        long slice = Math.max(1, Math.min(WAIT_SLICE_MS, left));
-        try {
-            if (pending.isEmpty()) {
-                Thread.sleep(slice);
-            } else {
-                CompletableFuture.anyOf(pending.toArray(CompletableFuture[]::new))
-                        .get(slice, TimeUnit.MILLISECONDS);
-            }
-        } catch (TimeoutException | ExecutionException | CancellationException e) {
-            // handled by the next round
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new org.apache.kafka.common.errors.InterruptException(e);
-        }
-    }
-
-    private ConsumerRecord<K, V> record(Segment s, SampledRecord r) {
-        Cell c = s.cells().get(r.cell());
-        RecordHeaders headers = new RecordHeaders(r.headers());
-        headers.add(header(ApproxHeaders.WEIGHT, Double.toString(c.weight())));
-        headers.add(header(ApproxHeaders.WINDOW, Long.toString(c.windowStart())));
-        headers.add(header(ApproxHeaders.STRATUM, c.stratum()));
-        return build(
-                s.partition(),
-                r.offset(),
-                r.timestamp(),
-                r.timestampType(),
-                r.key(),
-                r.value(),
-                headers);
-    }
-
-    private ConsumerRecord<K, V> exactRecord(
-            ConsumerRecord<byte[], byte[]> r, long window, String stratum) {
-        RecordHeaders headers = new RecordHeaders(r.headers().toArray());
-        headers.add(header(ApproxHeaders.WEIGHT, "1.0"));
-        headers.add(header(ApproxHeaders.WINDOW, Long.toString(window)));
-        headers.add(header(ApproxHeaders.STRATUM, stratum));
-        return build(
-                new TopicPartition(r.topic(), r.partition()),
-                r.offset(),
-                r.timestamp(),
-                r.timestampType(),
-                r.key(),
-                r.value(),
-                headers);
-    }
-
-    private ConsumerRecord<K, V> build(
-            TopicPartition tp,
-            long offset,
-            long timestamp,
-            org.apache.kafka.common.record.TimestampType type,
-            byte[] key,
-            byte[] value,
-            RecordHeaders headers) {
-        K k = keyDeserializer.deserialize(tp.topic(), headers, key);
-        V v = valueDeserializer.deserialize(tp.topic(), headers, value);
-        return new ConsumerRecord<>(
-                tp.topic(),
-                tp.partition(),
-                offset,
-                timestamp,
-                type,
-                key == null ? -1 : key.length,
-                value == null ? -1 : value.length,
-                k,
-                v,
-                headers,
-                Optional.empty());
-    }
-
-    private static Header header(String k, String v) {
-        return new RecordHeader(k, v.getBytes(StandardCharsets.UTF_8));
-    }
-
-    /** One poll's result under construction. */
-    private final class Batch {
-        final Map<TopicPartition, List<ConsumerRecord<K, V>>> records = new LinkedHashMap<>();
-        final Map<TopicPartition, OffsetAndMetadata> next = new LinkedHashMap<>();
-        final List<CoveredRange> ranges = new ArrayList<>();
-        int count;
-
-        void add(TopicPartition tp, ConsumerRecord<K, V> r) {
-            records.computeIfAbsent(tp, x -> new ArrayList<>()).add(r);
-            count++;
-        }
-
-        void moved(TopicPartition tp, long position) {
-            next.put(tp, new OffsetAndMetadata(position));
-        }
-
-        boolean isEmpty() {
-            return count == 0 && next.isEmpty() && ranges.isEmpty();
-        }
-
-        ApproxConsumerRecords<K, V> build() {
-            return new ApproxConsumerRecords<>(records, next, ranges);
+            fetcher.waitForData(deadline);
         }
     }
 
@@ -632,43 +303,14 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
         return f.position;
     }
 
-    /** Coverage positions of the given (or all assigned) partitions. */
-    private Map<TopicPartition, OffsetAndMetadata> coverage(Collection<TopicPartition> partitions) {
-        Map<TopicPartition, OffsetAndMetadata> m = new HashMap<>();
-        for (TopicPartition tp : partitions) {
-            PartitionFeed f = feeds.get(tp);
-            if (f != null && f.position >= 0) {
-                m.put(tp, new OffsetAndMetadata(f.position));
-            }
-        }
-        return m;
-    }
-
-    private void commitCoverage(Collection<TopicPartition> partitions) {
-        Map<TopicPartition, OffsetAndMetadata> m = coverage(partitions);
-        if (!m.isEmpty()) {
-            shadow.commitSync(m);
-        }
-    }
-
-    private void maybeAutoCommit() {
-        if (autoCommit && System.currentTimeMillis() >= nextAutoCommit) {
-            nextAutoCommit = System.currentTimeMillis() + autoCommitIntervalMs;
-            Map<TopicPartition, OffsetAndMetadata> m = coverage(feeds.keySet());
-            if (!m.isEmpty()) {
-                shadow.commitAsync(m, null);
-            }
-        }
-    }
-
     @Override
     public void commitSync() {
-        shadow.commitSync(coverage(feeds.keySet()));
+        shadow.commitSync(commits.assigned());
     }
 
     @Override
     public void commitSync(Duration timeout) {
-        shadow.commitSync(coverage(feeds.keySet()), timeout);
+        shadow.commitSync(commits.assigned(), timeout);
     }
 
     @Override
@@ -683,12 +325,12 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
 
     @Override
     public void commitAsync() {
-        shadow.commitAsync(coverage(feeds.keySet()), null);
+        shadow.commitAsync(commits.assigned(), null);
     }
 
     @Override
     public void commitAsync(OffsetCommitCallback callback) {
-        shadow.commitAsync(coverage(feeds.keySet()), callback);
+        shadow.commitAsync(commits.assigned(), callback);
     }
 
     @Override
@@ -933,9 +575,9 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
         }
         closed = true;
         try {
-            if (autoCommit) {
+            if (commits.autoCommit()) {
                 try {
-                    commitCoverage(feeds.keySet());
+                    commits.commitCoverage(feeds.keySet());
                 } catch (RuntimeException e) {
                     log.warn("final commit of coverage failed", e);
                 }
@@ -946,11 +588,8 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
         } finally {
             feeds.values().forEach(PartitionFeed::reset);
             feeds.clear();
-            streams.values().forEach(RelayStream::close);
-            streams.clear();
-            link.close();
-            keyDeserializer.close();
-            valueDeserializer.close();
+            fetcher.close();
+            decoder.close();
         }
     }
 }

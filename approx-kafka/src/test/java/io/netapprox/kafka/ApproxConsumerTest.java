@@ -15,7 +15,7 @@ import io.netapprox.kafka.Records.Produced;
 import io.netapprox.kafka.relay.Cell;
 import io.netapprox.kafka.relay.KafkaRelay;
 import io.netapprox.kafka.relay.RelayException;
-import io.netapprox.kafka.relay.SamplingPlan;
+import io.netapprox.kafka.relay.SampleSizer;
 import io.netapprox.kafka.testkit.KafkaBroker;
 import io.netapprox.kafka.testkit.TestRelays;
 import java.nio.charset.StandardCharsets;
@@ -118,7 +118,7 @@ class ApproxConsumerTest {
         } else {
             assertEquals(0, overTcp, "no segment over TCP with approx.data.plane=atp");
         }
-        SamplingPlan plan = new SamplingPlan(ApproxConsumerConfig.parse(props).streamSpec(false));
+        SampleSizer plan = new SampleSizer(ApproxConsumerConfig.parse(props).streamSpec(false));
         Map<Integer, List<Produced>> byOffset = new HashMap<>(); // one producer: in offset order
         for (Produced p : produced) {
             byOffset.computeIfAbsent(p.partition(), x -> new ArrayList<>()).add(p);

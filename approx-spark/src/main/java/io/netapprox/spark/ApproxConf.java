@@ -1,13 +1,13 @@
 package io.netapprox.spark;
 
 import io.netapprox.core.transport.ApproxTransportConfig;
+import io.netapprox.core.transport.OptionValues;
 import io.netapprox.core.transport.TransportOptions;
 import io.netapprox.core.transport.TransportOptions.Style;
 import java.io.Serializable;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -16,8 +16,9 @@ import java.util.stream.Collectors;
 /**
  * The {@code spark.approx.*} configuration of {@link ApproxShuffleManager}, parsed and validated
  * once (on the driver when the SparkContext starts, on executors when the shuffle manager is
- * created). Every bad value fails with an {@link IllegalArgumentException} naming the key, the
- * value and what is accepted.
+ * created). Every bad value fails with approx-core's {@link
+ * io.netapprox.core.transport.InvalidOptionException} naming the key, the value and what is
+ * accepted.
  */
 public final class ApproxConf implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -149,38 +150,27 @@ public final class ApproxConf implements Serializable {
         exactPartials = bool(c, "exactPartials", true);
         // every transport key: approx-core's one definition (values trimmed there)
         transport = TransportOptions.parse(Style.SPARK, all);
-        confidence = dbl(c, "confidence", 0.95);
-        if (!(confidence > 0 && confidence < 1)) {
-            throw bad("confidence", c.get("confidence"), "a number in (0, 1), e.g. 0.95");
-        }
-        recordsPerMessage = (int) range(c, "recordsPerMessage", 32, 1, 1 << 16);
-        mapSampleRecords = range(c, "mapSampleRecords", 8192, 0, 1L << 40);
-        mapSampleFactor = dbl(c, "mapSampleFactor", 2.0);
+        confidence = number(c, "confidence", "0.95", 0, true, 1, true);
+        recordsPerMessage = (int) integer(c, "recordsPerMessage", 32, 1, 1 << 16);
+        mapSampleRecords = integer(c, "mapSampleRecords", 8192, 0, 1L << 40);
+        mapSampleFactor = number(c, "mapSampleFactor", "2", 0, false, 1e6, false);
+        OptionValues.check(
+                mapSampleFactor == 0 || mapSampleFactor >= 1,
+                PREFIX + "mapSampleFactor",
+                c.get("mapSampleFactor"),
+                "0 (write the whole pre-sample) or a number in [1, 1e6], e.g. 2");
         mapSampleSpread = bool(c, "mapSampleSpread", true);
         mapSampleRepair = bool(c, "mapSampleRepair", true);
-        if (!(mapSampleFactor == 0 || (mapSampleFactor >= 1 && mapSampleFactor <= 1e6))) {
-            throw bad(
-                    "mapSampleFactor",
-                    c.get("mapSampleFactor"),
-                    "0 (write the whole pre-sample) or a number in [1, 1e6], e.g. 2");
-        }
-        String s = c.getOrDefault("submit", "all");
-        try {
-            submit = Submit.valueOf(s.toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw bad("submit", s, "all or target");
-        }
-        String pl = c.getOrDefault("planning", "shares");
-        try {
-            planning = Planning.valueOf(pl.toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw bad(
-                    "planning",
-                    pl,
-                    "shares or local (balanced was removed: it missed e_max when a group sits in few "
-                            + "map outputs; conservative is now local)");
-        }
-        fetchTimeoutMs = range(c, "fetchTimeoutMs", 120_000, 100, 24L * 3600 * 1000);
+        submit = choice(c, "submit", "all", Submit.class, "all or target");
+        planning =
+                choice(
+                        c,
+                        "planning",
+                        "shares",
+                        Planning.class,
+                        "shares or local (balanced was removed: it missed e_max when a group sits in"
+                                + " few map outputs; conservative is now local)");
+        fetchTimeoutMs = integer(c, "fetchTimeoutMs", 120_000, 100, 24L * 3600 * 1000);
     }
 
     /**
@@ -198,58 +188,33 @@ public final class ApproxConf implements Serializable {
         return parse(m);
     }
 
-    private static IllegalArgumentException bad(String key, String value, String expected) {
-        return new IllegalArgumentException(
-                "invalid NetApprox configuration "
-                        + PREFIX
-                        + key
-                        + "="
-                        + value
-                        + ": expected "
-                        + expected);
-    }
+    // Spark's own keys, parsed by approx-core's one value parser (the same messages as the
+    // transport keys')
 
     private static boolean bool(Map<String, String> c, String k, boolean def) {
         String v = c.get(k);
-        if (v == null) {
-            return def;
-        }
-        if (v.equalsIgnoreCase("true")) {
-            return true;
-        }
-        if (v.equalsIgnoreCase("false")) {
-            return false;
-        }
-        throw bad(k, v, "true or false");
+        return v == null ? def : OptionValues.bool(PREFIX + k, v);
     }
 
-    private static long range(Map<String, String> c, String k, long def, long lo, long hi) {
+    private static long integer(Map<String, String> c, String k, long def, long lo, long hi) {
         String v = c.get(k);
-        if (v == null) {
-            return def;
-        }
-        long x;
-        try {
-            x = Long.parseLong(v.replace("_", ""));
-        } catch (NumberFormatException e) {
-            throw bad(k, v, "an integer in [" + lo + ", " + hi + "]");
-        }
-        if (x < lo || x > hi) {
-            throw bad(k, v, "an integer in [" + lo + ", " + hi + "]");
-        }
-        return x;
+        return v == null ? def : OptionValues.integer(PREFIX + k, v, lo, hi);
     }
 
-    private static double dbl(Map<String, String> c, String k, double def) {
-        String v = c.get(k);
-        if (v == null) {
-            return def;
-        }
-        try {
-            return Double.parseDouble(v);
-        } catch (NumberFormatException e) {
-            throw bad(k, v, "a number");
-        }
+    private static double number(
+            Map<String, String> c,
+            String k,
+            String def,
+            double lo,
+            boolean loOpen,
+            double hi,
+            boolean hiOpen) {
+        return OptionValues.number(PREFIX + k, c.getOrDefault(k, def), lo, loOpen, hi, hiOpen);
+    }
+
+    private static <E extends Enum<E>> E choice(
+            Map<String, String> c, String k, String def, Class<E> type, String expected) {
+        return OptionValues.choice(PREFIX + k, c.getOrDefault(k, def), type, expected);
     }
 
     /**

@@ -31,11 +31,13 @@ import org.apache.spark.util.LongAccumulator;
  *       executors' map outputs, by the data plane their peer runs: {@code
  *       spark.approx.dataPlane=tcp}, or {@code auto}'s fallback);
  *   <li>ATP: {@code packets sent}, {@code packets retransmitted}, {@code packets lost} (the sending
- *       engines' numbers, fetched by each reducer from the executors it pulled from, as is {@code
- *       messages sent}; over TCP the messages written, none retransmitted or lost), and {@code
- *       transfers without sender counters}: the transfers whose sender numbers are not all in those
- *       four (a serving executor that did not answer within {@code spark.approx.fetchTimeoutMs}, or
- *       lost them) - 0 means they are exact, more that they are partial (lower bounds);
+ *       engines' numbers, of the transfers sent over ATP only), and {@code TCP messages written}
+ *       (what the TCP data plane wrote of the transfers sent over TCP: nothing retransmitted or
+ *       lost), fetched by each reducer from the executors it pulled from, as is {@code messages
+ *       sent}; {@code transfers without sender counters}: the transfers whose sender numbers are
+ *       not all in those (a serving executor that did not answer within {@code
+ *       spark.approx.fetchTimeoutMs}, or lost them) - 0 means they are exact, more that they are
+ *       partial (lower bounds);
  *   <li>bytes: {@code block bytes} (the map outputs' blocks as written: the pre-sample, not every
  *       record), {@code exact bytes} (what an exact shuffle of the same records would move: every
  *       record of every share read, in this encoding - from the census counts, with top-k keys at
@@ -63,6 +65,7 @@ public final class ApproxShuffleMetrics implements Serializable {
     final LongAccumulator packetsSent = new LongAccumulator();
     final LongAccumulator packetsRetransmitted = new LongAccumulator();
     final LongAccumulator packetsLost = new LongAccumulator();
+    final LongAccumulator tcpMessagesWritten = new LongAccumulator();
     final LongAccumulator transfersWithoutSenderCounters = new LongAccumulator();
     final LongAccumulator blockBytes = new LongAccumulator();
     final LongAccumulator exactBytes = new LongAccumulator();
@@ -95,6 +98,7 @@ public final class ApproxShuffleMetrics implements Serializable {
         sc.register(m.packetsSent, p + "ATP packets sent");
         sc.register(m.packetsRetransmitted, p + "ATP packets retransmitted");
         sc.register(m.packetsLost, p + "ATP packets lost");
+        sc.register(m.tcpMessagesWritten, p + "TCP messages written");
         sc.register(m.transfersWithoutSenderCounters, p + "transfers without sender counters");
         sc.register(m.blockBytes, p + "block bytes");
         sc.register(m.exactBytes, p + "exact bytes");
@@ -135,6 +139,7 @@ public final class ApproxShuffleMetrics implements Serializable {
         v.put("ATP packets sent", packetsSent.value());
         v.put("ATP packets retransmitted", packetsRetransmitted.value());
         v.put("ATP packets lost", packetsLost.value());
+        v.put("TCP messages written", tcpMessagesWritten.value());
         v.put("transfers without sender counters", transfersWithoutSenderCounters.value());
         v.put("block bytes", blockBytes.value());
         v.put("exact bytes", exactBytes.value());

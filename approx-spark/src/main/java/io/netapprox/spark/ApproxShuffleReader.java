@@ -244,6 +244,7 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                         m.packetsSent.add(served.packetsSent());
                         m.packetsRetransmitted.add(served.packetsRetransmitted());
                         m.packetsLost.add(served.packetsLost());
+                        m.tcpMessagesWritten.add(served.tcpMessagesWritten());
                         m.transfersWithoutSenderCounters.add(result.missing());
                         if (LOG.isDebugEnabled()) {
                             LOG.debug(

@@ -1,5 +1,6 @@
 package io.netapprox.spark;
 
+import io.netapprox.core.control.DataPlaneKind;
 import io.netapprox.core.job.JobReport;
 import io.netapprox.core.transport.OutgoingTransfer;
 import io.netapprox.core.transport.TransportException;
@@ -18,11 +19,11 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * The sender-side numbers of the transfers an executor served (messages it submitted; packets the
- * engine sent and retransmitted, and lost), kept until the reducer that requested them asks: only
- * the sender's engine knows them, and the reducer's task is where Spark's metrics are counted.
- * After its pulls a reducer sends one query per peer session listing its job ids ({@link #query});
- * the answer, a DATA_RESPONSE without a job ({@link OutgoingTransfer#answerWithoutJob}: one control
- * round trip), sums them ({@link Counters}).
+ * ATP engine sent and retransmitted, and lost; messages the TCP data plane wrote), kept until the
+ * reducer that requested them asks: only the sender's engine knows them, and the reducer's task is
+ * where Spark's metrics are counted. After its pulls a reducer sends one query per peer session
+ * listing its job ids ({@link #query}); the answer, a DATA_RESPONSE without a job ({@link
+ * OutgoingTransfer#answerWithoutJob}: one control round trip), sums them ({@link Counters}).
  *
  * <p>Exact or said to be partial: the answer waits until each named transfer is final - its serving
  * thread has counted what it submitted and the transfer's report (with the sender's engine report)
@@ -49,8 +50,10 @@ final class ServedTransfers {
             long packetsSent,
             long packetsRetransmitted,
             long packetsLost,
-            long bytesSent) {
-        static final Counters NONE = new Counters(0, 0, 0, 0, 0, 0);
+            long bytesSent,
+            long tcpMessagesWritten) {
+        static final int ENCODED_LENGTH = 7 * 8;
+        static final Counters NONE = new Counters(0, 0, 0, 0, 0, 0, 0);
 
         Counters plus(Counters o) {
             return new Counters(
@@ -59,12 +62,13 @@ final class ServedTransfers {
                     packetsSent + o.packetsSent,
                     packetsRetransmitted + o.packetsRetransmitted,
                     packetsLost + o.packetsLost,
-                    bytesSent + o.bytesSent);
+                    bytesSent + o.bytesSent,
+                    tcpMessagesWritten + o.tcpMessagesWritten);
         }
 
         byte[] encode() {
             try {
-                ByteArrayOutputStream b = new ByteArrayOutputStream(48);
+                ByteArrayOutputStream b = new ByteArrayOutputStream(ENCODED_LENGTH);
                 DataOutputStream out = new DataOutputStream(b);
                 for (long v :
                         new long[] {
@@ -73,7 +77,8 @@ final class ServedTransfers {
                             packetsSent,
                             packetsRetransmitted,
                             packetsLost,
-                            bytesSent
+                            bytesSent,
+                            tcpMessagesWritten
                         }) {
                     out.writeLong(v);
                 }
@@ -85,28 +90,38 @@ final class ServedTransfers {
         }
 
         static Counters decode(byte[] bytes) throws IOException {
-            if (bytes.length != 48) {
+            if (bytes.length != ENCODED_LENGTH) {
                 throw new IOException("NetApprox served-transfer counters of " + bytes.length);
             }
             DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
-            long[] v = new long[6];
-            for (int i = 0; i < 6; i++) {
+            long[] v = new long[ENCODED_LENGTH / 8];
+            for (int i = 0; i < v.length; i++) {
                 v[i] = in.readLong();
                 if (v[i] < 0) {
                     throw new IOException("negative NetApprox served-transfer counter");
                 }
             }
-            return new Counters(v[0], v[1], v[2], v[3], v[4], v[5]);
+            return new Counters(v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
         }
     }
 
     /** One served transfer. */
     static final class Entry {
+        /**
+         * Sent over the TCP data plane: its report's packets are the messages written to the
+         * connection, counted as such and not as ATP packets.
+         */
+        private final boolean tcp;
+
         /** What the serving thread submitted; -1: it ended without knowing (an exception). */
         private final CompletableFuture<Long> submitted = new CompletableFuture<>();
 
         /** The sender's engine report; null when the transfer ended without one. */
         private final CompletableFuture<JobReport> senderReport = new CompletableFuture<>();
+
+        Entry(DataPlaneKind plane) {
+            this.tcp = plane == DataPlaneKind.TCP;
+        }
 
         /** The serving thread is done with the transfer: it submitted {@code n} messages. */
         void submitted(long n) {
@@ -134,7 +149,12 @@ final class ServedTransfers {
             JobReport r = senderReport.getNow(null);
             long transfers = n >= 0 && r != null ? 1 : 0;
             if (r == null) {
-                return new Counters(transfers, Math.max(0, n), 0, 0, 0, 0);
+                return new Counters(transfers, Math.max(0, n), 0, 0, 0, 0, 0);
+            }
+            if (tcp) {
+                // reliable and in order: nothing retransmitted by us or lost
+                return new Counters(
+                        transfers, Math.max(0, n), 0, 0, 0, r.bytesSent(), r.packetsSent());
             }
             return new Counters(
                     transfers,
@@ -142,7 +162,8 @@ final class ServedTransfers {
                     r.packetsSent(),
                     r.packetsRetransmitted(),
                     Math.round(r.measuredLoss() * r.packetsSent()),
-                    r.bytesSent());
+                    r.bytesSent(),
+                    0);
         }
     }
 
@@ -162,7 +183,7 @@ final class ServedTransfers {
      * Entry#submitted} or {@link Entry#unknown} once.
      */
     Entry started(OutgoingTransfer t) {
-        Entry e = new Entry();
+        Entry e = new Entry(t.peer().dataPlane());
         synchronized (entries) {
             entries.put(new Key(t.peer().sessionId(), t.jobId()), e);
         }

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.spark.sql.ApproxSqlException;
+import io.netapprox.core.sql.ApproxSqlException;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

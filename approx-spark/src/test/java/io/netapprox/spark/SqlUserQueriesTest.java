@@ -158,9 +158,9 @@ class SqlUserQueriesTest {
             assertEquals(h.equals("2") ? 0.01 : 0.05, count.getDouble(8), 0.0);
         }
         // the clause ends the statement: inside parentheses it was Spark's bare syntax error
-        io.netapprox.spark.sql.ApproxSqlException inner =
+        io.netapprox.core.sql.ApproxSqlException inner =
                 assertThrows(
-                        io.netapprox.spark.sql.ApproxSqlException.class,
+                        io.netapprox.core.sql.ApproxSqlException.class,
                         () ->
                                 spark.sql(
                                         "SELECT * FROM (SELECT s, avg(c) FROM nk GROUP BY s WITH"

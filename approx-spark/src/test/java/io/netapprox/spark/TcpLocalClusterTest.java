@@ -85,5 +85,10 @@ class TcpLocalClusterTest {
         // TCP is reliable: nothing was retransmitted or lost by the transport
         assertEquals(0L, v.get("ATP packets retransmitted"));
         assertEquals(0L, v.get("ATP packets lost"));
+        // what TCP sent is counted as TCP messages written, not as ATP packets
+        assertEquals(0L, v.get("ATP packets sent"));
+        assertTrue(
+                (Long) v.get("TCP messages written") >= delivered - local,
+                "wrote what was delivered over TCP");
     }
 }

@@ -4,6 +4,7 @@ import io.netapprox.core.control.Messages.AuthOkMsg;
 import io.netapprox.core.control.Messages.AuthResponseMsg;
 import io.netapprox.core.control.Messages.HelloAckMsg;
 import io.netapprox.core.control.Messages.HelloMsg;
+import io.netapprox.core.control.Messages.Msg;
 import io.netapprox.core.control.Messages.SessionSetupAckMsg;
 import io.netapprox.core.control.Messages.SessionSetupMsg;
 import java.net.SocketAddress;
@@ -70,6 +71,23 @@ final class ClientHandshake {
     /**
      * HELLO_ACK: the server's version, planes and share; {@code remote} is the server's address.
      */
+    /**
+     * The step a handshake frame from the server takes in {@code state}; null: the frame is not
+     * allowed there, or does not carry the HELLO's request id (every server handshake frame does).
+     */
+    HandshakeStep onFrame(ConnectionState state, long frameId, Msg msg, SocketAddress remote) {
+        if (frameId != requestId()) {
+            return null;
+        } else if (state == ConnectionState.HELLO && msg instanceof HelloAckMsg a) {
+            return onHelloAck(a, remote);
+        } else if (state == ConnectionState.AUTH && msg instanceof AuthOkMsg ok) {
+            return onAuthOk(ok);
+        } else if (state == ConnectionState.SESSION && msg instanceof SessionSetupAckMsg a) {
+            return onSessionSetupAck(a);
+        }
+        return null;
+    }
+
     HandshakeStep onHelloAck(HelloAckMsg a, SocketAddress remote) {
         if (a.version() < WireFormat.MIN_SUPPORTED_VERSION
                 || a.version() > WireFormat.MAX_SUPPORTED_VERSION) {

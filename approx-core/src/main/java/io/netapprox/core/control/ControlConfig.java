@@ -2,20 +2,17 @@ package io.netapprox.core.control;
 
 import io.netty.handler.ssl.SslContext;
 import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.HashSet;
-import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Immutable control-plane configuration, shared by {@link ControlServer} and {@link
- * ControlClientFactory}. Built with {@link #builder()} (validated in {@link Builder#build()}) or
- * from string properties with {@link #fromProperties(Map, String)}. Every invalid value fails with
- * an {@link IllegalArgumentException} naming the key, the allowed range and the value.
+ * ControlClientFactory}. Built with {@link #builder()} (validated in {@link Builder#build()}); the
+ * string keys of each framework are parsed once, by {@code transport.TransportOptions}. Every
+ * invalid value fails with an {@link IllegalArgumentException} naming the setting, the allowed
+ * range and the value.
  */
 public final class ControlConfig {
     public static final int MIN_FRAME_LENGTH = 4096;
@@ -101,97 +98,6 @@ public final class ControlConfig {
         b.authSecret = authSecret;
         b.sslContext = sslContext;
         return b;
-    }
-
-    /** Keys understood by {@link #fromProperties}, after the prefix. */
-    public static final Set<String> KEYS =
-            Set.of(
-                    "bindAddress",
-                    "port",
-                    "maxFrameBytes",
-                    "connectTimeoutMs",
-                    "handshakeTimeoutMs",
-                    "requestTimeoutMs",
-                    "idleTimeoutMs",
-                    "pingIntervalMs",
-                    "shutdownTimeoutMs",
-                    "eventLoopThreads",
-                    "maxPendingRequests",
-                    "maxConnections",
-                    "maxQueuedBytes",
-                    "endpointId",
-                    "authSecret");
-
-    /**
-     * Reads the keys in {@link #KEYS} under {@code prefix} (e.g. {@code "approx.control."}); absent
-     * keys keep their defaults, unknown keys under the prefix are an error (a typo must not
-     * silently fall back to a default). TLS cannot be configured from strings; use {@link
-     * Builder#sslContext}.
-     */
-    public static ControlConfig fromProperties(Map<String, String> props, String prefix) {
-        Builder b = builder();
-        Set<String> seen = new HashSet<>();
-        for (Map.Entry<String, String> e : props.entrySet()) {
-            if (!e.getKey().startsWith(prefix)) {
-                continue;
-            }
-            String key = e.getKey().substring(prefix.length());
-            String v = e.getValue() == null ? "" : e.getValue().trim();
-            if (!KEYS.contains(key)) {
-                throw new IllegalArgumentException(
-                        "unknown control-plane option '"
-                                + e.getKey()
-                                + "'; known: "
-                                + new java.util.TreeSet<>(KEYS));
-            }
-            seen.add(key);
-            String name = e.getKey();
-            switch (key) {
-                case "bindAddress" -> {
-                    try {
-                        b.bindAddress(InetAddress.getByName(v));
-                    } catch (UnknownHostException ex) {
-                        throw new IllegalArgumentException(
-                                name + ": cannot resolve '" + v + "'", ex);
-                    }
-                }
-                case "port" -> b.port(parseInt(name, v));
-                case "maxFrameBytes" -> b.maxFrameLength(parseInt(name, v));
-                case "connectTimeoutMs" -> b.connectTimeout(Duration.ofMillis(parseLong(name, v)));
-                case "handshakeTimeoutMs" ->
-                        b.handshakeTimeout(Duration.ofMillis(parseLong(name, v)));
-                case "requestTimeoutMs" -> b.requestTimeout(Duration.ofMillis(parseLong(name, v)));
-                case "idleTimeoutMs" -> b.idleTimeout(Duration.ofMillis(parseLong(name, v)));
-                case "pingIntervalMs" -> b.pingInterval(Duration.ofMillis(parseLong(name, v)));
-                case "shutdownTimeoutMs" ->
-                        b.shutdownTimeout(Duration.ofMillis(parseLong(name, v)));
-                case "eventLoopThreads" -> b.eventLoopThreads(parseInt(name, v));
-                case "maxPendingRequests" -> b.maxPendingRequests(parseInt(name, v));
-                case "maxConnections" -> b.maxConnections(parseInt(name, v));
-                case "maxQueuedBytes" -> b.maxQueuedBytes(parseLong(name, v));
-                case "endpointId" -> b.endpointId(v);
-                case "authSecret" -> b.authSecret(v);
-                default -> throw new AssertionError(key);
-            }
-        }
-        return b.build();
-    }
-
-    private static int parseInt(String key, String v) {
-        try {
-            return Integer.parseInt(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(key + " must be an integer, got '" + v + "'");
-        }
-    }
-
-    private static long parseLong(String key, String v) {
-        try {
-            return Long.parseLong(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(
-                    key + " must be an integer (milliseconds), got '" + v + "'");
-        }
     }
 
     /** Server bind address; {@code null} = all interfaces. */

@@ -1,24 +1,14 @@
 package io.netapprox.core.control;
 
-import io.netapprox.core.control.Messages.AckMsg;
-import io.netapprox.core.control.Messages.AuthOkMsg;
 import io.netapprox.core.control.Messages.AuthResponseMsg;
 import io.netapprox.core.control.Messages.DataAttachMsg;
 import io.netapprox.core.control.Messages.DataAttachProofMsg;
 import io.netapprox.core.control.Messages.DataPlaneSelectMsg;
-import io.netapprox.core.control.Messages.DataRequestMsg;
-import io.netapprox.core.control.Messages.DataResponseMsg;
 import io.netapprox.core.control.Messages.DecodeFailure;
 import io.netapprox.core.control.Messages.ErrorMsg;
 import io.netapprox.core.control.Messages.Frame;
-import io.netapprox.core.control.Messages.HelloAckMsg;
 import io.netapprox.core.control.Messages.HelloMsg;
-import io.netapprox.core.control.Messages.JobAcceptMsg;
-import io.netapprox.core.control.Messages.JobAnnounceMsg;
-import io.netapprox.core.control.Messages.JobRejectMsg;
-import io.netapprox.core.control.Messages.JobReportMsg;
 import io.netapprox.core.control.Messages.Msg;
-import io.netapprox.core.control.Messages.MsrUpdateMsg;
 import io.netapprox.core.control.Messages.PingMsg;
 import io.netapprox.core.control.Messages.PongMsg;
 import io.netapprox.core.control.Messages.SessionSetupAckMsg;
@@ -42,21 +32,18 @@ import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One control connection, client or server side: its channel's lifecycle, inbound dispatch (the
- * handshake's frames to {@link ClientHandshake} or {@link ServerHandshake}, requests to the {@link
- * ControlHandler}, responses to {@link PendingRequests}), opening the session on the data plane,
- * outbound requests, keepalive and error handling. All state transitions happen on the channel's
- * event loop; outbound requests may come from any thread.
+ * handshake's frames to {@link ClientHandshake} or {@link ServerHandshake}, the peer's requests to
+ * {@link InboundRequests}, responses to {@link PendingRequests}), opening the session on the data
+ * plane, keepalive and error handling; its own requests go out through {@link OutboundRequests}.
+ * All state transitions happen on the channel's event loop; outbound requests may come from any
+ * thread.
  */
 final class ControlConnection extends ChannelInboundHandlerAdapter implements ControlSession {
     private static final Logger LOG = LoggerFactory.getLogger(ControlConnection.class);
@@ -93,7 +80,8 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     private final ServerHandshake server;
 
     private final PendingRequests requests;
-    private final AtomicInteger inboundInFlight = new AtomicInteger();
+    private final OutboundRequests outbound;
+    private final InboundRequests inbound;
     private final CompletableFuture<ControlSession> established = new CompletableFuture<>();
     private final CompletableFuture<Void> closeFuture = new CompletableFuture<>();
 
@@ -144,16 +132,9 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
                                 liveSessionIds,
                                 dataConnectionKeys)
                         : null;
-        this.requests =
-                new PendingRequests(
-                        config.maxPendingRequests(),
-                        (task, ms) -> {
-                            ScheduledFuture<?> t =
-                                    channel.eventLoop().schedule(task, ms, TimeUnit.MILLISECONDS);
-                            return () -> t.cancel(false);
-                        },
-                        metrics,
-                        this::describePeer);
+        this.outbound = new OutboundRequests(this, config, metrics);
+        this.requests = outbound.pending();
+        this.inbound = new InboundRequests(this, handler, metrics, config.maxPendingRequests());
     }
 
     /**
@@ -431,36 +412,22 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     }
 
     private void onHandshake(Frame frame) {
-        Msg msg = frame.msg();
-        long id = frame.requestId();
         if (role == Role.SERVER) {
-            if (state == ConnectionState.HELLO && msg instanceof HelloMsg h) {
-                apply(server.onHello(h, channel.remoteAddress()), id, id);
-            } else if (state == ConnectionState.HELLO && msg instanceof DataAttachMsg a) {
-                apply(server.onDataAttach(a), id, id);
-            } else if (state == ConnectionState.ATTACH && msg instanceof DataAttachProofMsg p) {
-                apply(server.onDataAttachProof(p), id, id);
-            } else if (state == ConnectionState.AUTH && msg instanceof AuthResponseMsg r) {
-                apply(server.onAuth(r), id, id);
-            } else if (state == ConnectionState.SESSION && msg instanceof SessionSetupMsg) {
-                apply(server.onSessionSetup(), id, id);
-            } else {
+            HandshakeStep step = server.onFrame(state, frame.msg(), channel.remoteAddress());
+            if (step == null) {
                 unexpected(frame);
+            } else {
+                apply(step, frame.requestId(), frame.requestId());
             }
         } else {
             // The client's handshake frames all carry its HELLO's request id; its failures are
             // reported as connection-level ERRORs (id 0).
-            long hid = client.requestId();
-            if (id != hid) {
+            HandshakeStep step =
+                    client.onFrame(state, frame.requestId(), frame.msg(), channel.remoteAddress());
+            if (step == null) {
                 unexpected(frame);
-            } else if (state == ConnectionState.HELLO && msg instanceof HelloAckMsg a) {
-                apply(client.onHelloAck(a, channel.remoteAddress()), hid, 0);
-            } else if (state == ConnectionState.AUTH && msg instanceof AuthOkMsg ok) {
-                apply(client.onAuthOk(ok), hid, 0);
-            } else if (state == ConnectionState.SESSION && msg instanceof SessionSetupAckMsg a) {
-                apply(client.onSessionSetupAck(a), hid, 0);
             } else {
-                unexpected(frame);
+                apply(step, client.requestId(), 0);
             }
         }
     }
@@ -623,138 +590,41 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             unexpected(frame); // only the client chooses, once, among the agreed planes
             return;
         }
-        if (inboundInFlight.incrementAndGet() > config.maxPendingRequests()) {
-            inboundInFlight.decrementAndGet();
-            send(
-                    id,
-                    new ErrorMsg(
-                            ErrorCode.OVERLOADED.code(),
-                            "more than " + config.maxPendingRequests() + " requests in flight"));
-            return;
-        }
-        CompletionStage<? extends Msg> reply;
-        try {
-            if (msg instanceof JobAnnounceMsg ja) {
-                int job = ja.job().jobId();
-                reply =
-                        nonNull(handler.onJobAnnounce(this, ja.job()))
-                                .thenApply(
-                                        d ->
-                                                d.accepted()
-                                                        ? new JobAcceptMsg(job)
-                                                        : new JobRejectMsg(job, d.reason()));
-            } else if (msg instanceof DataRequestMsg dr) {
-                reply =
-                        nonNull(handler.onDataRequest(this, dr.jobId(), dr.payload()))
-                                .thenApply(
-                                        b -> {
-                                            if (b == null) {
-                                                throw new IllegalStateException(
-                                                        "onDataRequest completed with null");
-                                            }
-                                            return new DataResponseMsg(b);
-                                        });
-            } else if (msg instanceof MsrUpdateMsg mu) {
-                handler.onMsrUpdate(this, mu.update());
-                reply = CompletableFuture.completedFuture(new AckMsg());
-            } else if (msg instanceof JobReportMsg jr) {
-                handler.onJobReport(this, jr.report());
-                reply = CompletableFuture.completedFuture(new AckMsg());
-            } else if (msg instanceof DataPlaneSelectMsg sel) {
-                planeSelected = true;
-                reply =
-                        nonNull(
-                                        handler.onDataPlaneSelect(
-                                                this, sel.plane(), printable(sel.reason())))
-                                .thenApply(v -> new AckMsg());
-            } else {
-                reply =
-                        CompletableFuture.failedFuture(
-                                new IllegalStateException("no dispatch for " + msg.type()));
-            }
-        } catch (RuntimeException e) {
-            reply = CompletableFuture.failedFuture(e);
-        }
-        MessageType type = msg.type();
-        reply.whenComplete(
-                (response, error) -> {
-                    inboundInFlight.decrementAndGet();
-                    Channel ch = channel;
-                    if (ch != null && ch.eventLoop().inEventLoop()) {
-                        // Completed on the event loop (e.g. the handler had completed before this
-                        // callback was registered): queue the reply behind the writes other threads
-                        // have already submitted, so it never overtakes a request the handler's
-                        // thread sent before completing (a JOB_ANNOUNCE before its DATA_RESPONSE).
-                        try {
-                            ch.eventLoop().execute(() -> reply(id, type, response, error));
-                        } catch (java.util.concurrent.RejectedExecutionException e) {
-                            LOG.debug(
-                                    "control connection {}: closing, reply dropped",
-                                    describePeer());
-                        }
-                    } else {
-                        reply(id, type, response, error);
-                    }
-                });
+        inbound.dispatch(frame);
     }
 
-    /** Sends the reply to inbound request {@code id} (or the ERROR its failure maps to). */
-    private void reply(long id, MessageType type, Msg response, Throwable error) {
-        if (closed) {
-            return;
-        }
-        if (error == null) {
-            if (!sendChecked(id, response)) {
-                metrics.handlerErrors.incrementAndGet();
-                send(
-                        id,
-                        new ErrorMsg(
-                                ErrorCode.HANDLER_ERROR.code(),
-                                "the "
-                                        + response.type()
-                                        + " reply exceeds the frame limit of "
-                                        + peer.maxFrame
-                                        + " bytes"));
-            }
-            return;
-        }
-        Throwable cause =
-                error instanceof CompletionException && error.getCause() != null
-                        ? error.getCause()
-                        : error;
-        if (cause instanceof ControlException ce) {
-            ErrorCode code = ce.code().isFatal() ? ErrorCode.REQUEST_REJECTED : ce.code();
-            String text =
-                    ce.getMessage().startsWith(ce.code() + ": ")
-                            ? ce.getMessage().substring(ce.code().toString().length() + 2)
-                            : ce.getMessage();
-            send(id, new ErrorMsg(code.code(), text));
-        } else {
-            metrics.handlerErrors.incrementAndGet();
-            warnOnce(
-                    "control connection {}: {} handler failed: {}",
-                    describePeer(),
-                    type,
-                    cause.toString());
-            LOG.debug("handler failure", cause);
-            send(
-                    id,
-                    new ErrorMsg(
-                            ErrorCode.HANDLER_ERROR.code(),
-                            type + " handler failed on the remote endpoint (details in its log)"));
-        }
+    // ---- what the request handling sees of the connection ------------------------------------
+
+    Channel channel() {
+        return channel;
     }
 
-    private static <T> CompletionStage<T> nonNull(CompletionStage<T> s) {
-        if (s == null) {
-            throw new IllegalStateException("handler returned a null CompletionStage");
-        }
-        return s;
+    ConnectionState state() {
+        return state;
+    }
+
+    /** The channel is inactive (set on the event loop, read from any thread). */
+    boolean isClosed() {
+        return closed;
+    }
+
+    Throwable closeCause() {
+        return closeCause;
+    }
+
+    /** The largest body the peer accepts. */
+    int peerMaxFrame() {
+        return peer.maxFrame;
+    }
+
+    /** Server: the client's DATA_PLANE_SELECT was dispatched (event loop). */
+    void peerSelectedPlane() {
+        planeSelected = true;
     }
 
     // ---- outbound -------------------------------------------------------------------------------
 
-    private void send(long requestId, Msg msg) {
+    void send(long requestId, Msg msg) {
         Channel ch = channel;
         ByteBuf buf = ch.alloc().buffer();
         FrameEncoder.encode(new Frame(requestId, msg), buf);
@@ -763,7 +633,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
     }
 
     /** Sends unless the body exceeds the peer's limit; returns false (nothing sent) if it does. */
-    private boolean sendChecked(long requestId, Msg msg) {
+    boolean sendChecked(long requestId, Msg msg) {
         Channel ch = channel;
         ByteBuf buf = ch.alloc().buffer();
         FrameEncoder.encode(new Frame(requestId, msg), buf);
@@ -833,7 +703,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         channel.close();
     }
 
-    private void warnOnce(String format, Object... args) {
+    void warnOnce(String format, Object... args) {
         if (!warned) {
             warned = true;
             metrics.warningsLogged.incrementAndGet();
@@ -843,7 +713,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
         }
     }
 
-    private String describePeer() {
+    String describePeer() {
         Channel ch = channel;
         return (ch != null ? String.valueOf(ch.remoteAddress()) : "?")
                 + " ["
@@ -870,81 +740,6 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             }
         }
         return b == null ? peerText : b.toString();
-    }
-
-    private <T> CompletableFuture<T> request(Msg msg, Duration timeout, Function<Msg, T> mapper) {
-        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-            return CompletableFuture.failedFuture(
-                    new IllegalArgumentException("timeout must be positive: " + timeout));
-        }
-        if (closed || state == ConnectionState.CLOSING) {
-            return CompletableFuture.failedFuture(
-                    new ControlClosedException(
-                            "control connection to " + describePeer() + " is closed", closeCause));
-        }
-        if (state != ConnectionState.ESTABLISHED) {
-            return CompletableFuture.failedFuture(
-                    new IllegalStateException("the session is not set up yet"));
-        }
-        if (requests.full()) {
-            return CompletableFuture.failedFuture(
-                    new ControlException(
-                            ErrorCode.OVERLOADED,
-                            "more than "
-                                    + requests.maxPending()
-                                    + " requests pending on "
-                                    + describePeer()));
-        }
-        Channel ch = channel;
-        long id = requests.nextId();
-        ByteBuf buf = ch.alloc().buffer();
-        try {
-            FrameEncoder.encode(new Frame(id, msg), buf);
-        } catch (RuntimeException e) {
-            buf.release();
-            return CompletableFuture.failedFuture(e);
-        }
-        int body = buf.readableBytes() - WireFormat.HEADER_LENGTH;
-        int limit = Math.min(peer.maxFrame, config.maxFrameLength());
-        if (body > limit) {
-            buf.release();
-            return CompletableFuture.failedFuture(
-                    new IllegalArgumentException(
-                            msg.type()
-                                    + " body of "
-                                    + body
-                                    + " bytes exceeds the frame limit of "
-                                    + limit
-                                    + " bytes"));
-        }
-        CompletableFuture<Msg> f = requests.add(id, msg.type(), Math.max(1, timeout.toMillis()));
-        if (closed) { // raced with channelInactive, which may have failed the table before our add
-            buf.release();
-            requests.fail(
-                    id,
-                    new ControlClosedException(
-                            "control connection to " + describePeer() + " is closed", closeCause));
-            return f.thenApply(mapper);
-        }
-        metrics.framesSent.incrementAndGet();
-        ch.writeAndFlush(buf)
-                .addListener(
-                        w -> {
-                            if (!w.isSuccess()) {
-                                // A full send queue (FlowControl) fails only this request.
-                                requests.fail(
-                                        id,
-                                        w.cause() instanceof ControlException overloaded
-                                                ? overloaded
-                                                : new ControlClosedException(
-                                                        "could not send "
-                                                                + msg.type()
-                                                                + " to "
-                                                                + describePeer(),
-                                                        w.cause()));
-                            }
-                        });
-        return f.thenApply(mapper);
     }
 
     // ---- ControlSession -------------------------------------------------------------------------
@@ -1010,7 +805,7 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
             }
             planeSelected = true;
         }
-        return request(
+        return outbound.request(
                 new DataPlaneSelectMsg(plane, reason == null ? "" : reason),
                 config.requestTimeout(),
                 m -> null);
@@ -1060,84 +855,47 @@ final class ControlConnection extends ChannelInboundHandlerAdapter implements Co
 
     @Override
     public CompletableFuture<JobDecision> announceJob(JobAnnouncement job) {
-        return announceJob(job, config.requestTimeout());
+        return outbound.announceJob(job);
     }
 
     @Override
     public CompletableFuture<JobDecision> announceJob(JobAnnouncement job, Duration timeout) {
-        if (job == null) {
-            return CompletableFuture.failedFuture(new NullPointerException("job"));
-        }
-        return request(
-                new JobAnnounceMsg(job),
-                timeout,
-                m -> {
-                    if (m instanceof JobAcceptMsg a) {
-                        checkJob(job.jobId(), a.jobId());
-                        return JobDecision.accept();
-                    }
-                    JobRejectMsg r = (JobRejectMsg) m;
-                    checkJob(job.jobId(), r.jobId());
-                    return JobDecision.reject(r.reason());
-                });
-    }
-
-    private static void checkJob(int expected, int actual) {
-        if (expected != actual) {
-            throw new ControlException(
-                    ErrorCode.UNEXPECTED_MESSAGE,
-                    "decision for job "
-                            + Integer.toUnsignedString(actual)
-                            + " in answer to job "
-                            + Integer.toUnsignedString(expected));
-        }
+        return outbound.announceJob(job, timeout);
     }
 
     @Override
     public CompletableFuture<byte[]> requestData(int jobId, byte[] request) {
-        return requestData(jobId, request, config.requestTimeout());
+        return outbound.requestData(jobId, request);
     }
 
     @Override
     public CompletableFuture<byte[]> requestData(int jobId, byte[] request, Duration timeout) {
-        byte[] copy = request == null ? new byte[0] : request.clone();
-        return request(
-                new DataRequestMsg(jobId, copy), timeout, m -> ((DataResponseMsg) m).payload());
+        return outbound.requestData(jobId, request, timeout);
     }
 
     @Override
     public CompletableFuture<Void> updateMsr(MsrUpdate update) {
-        return updateMsr(update, config.requestTimeout());
+        return outbound.updateMsr(update);
     }
 
     @Override
     public CompletableFuture<Void> updateMsr(MsrUpdate update, Duration timeout) {
-        if (update == null) {
-            return CompletableFuture.failedFuture(new NullPointerException("update"));
-        }
-        return request(new MsrUpdateMsg(update), timeout, m -> null);
+        return outbound.updateMsr(update, timeout);
     }
 
     @Override
     public CompletableFuture<Void> sendReport(JobReport report) {
-        return sendReport(report, config.requestTimeout());
+        return outbound.sendReport(report);
     }
 
     @Override
     public CompletableFuture<Void> sendReport(JobReport report, Duration timeout) {
-        if (report == null) {
-            return CompletableFuture.failedFuture(new NullPointerException("report"));
-        }
-        return request(new JobReportMsg(report), timeout, m -> null);
+        return outbound.sendReport(report, timeout);
     }
 
     @Override
     public CompletableFuture<Duration> ping() {
-        long start = System.nanoTime();
-        return request(
-                new PingMsg(),
-                config.requestTimeout(),
-                m -> Duration.ofNanos(System.nanoTime() - start));
+        return outbound.ping();
     }
 
     @Override

@@ -7,6 +7,8 @@ import io.netapprox.core.control.Messages.DataAttachMsg;
 import io.netapprox.core.control.Messages.DataAttachProofMsg;
 import io.netapprox.core.control.Messages.HelloAckMsg;
 import io.netapprox.core.control.Messages.HelloMsg;
+import io.netapprox.core.control.Messages.Msg;
+import io.netapprox.core.control.Messages.SessionSetupMsg;
 import java.net.SocketAddress;
 import java.util.Arrays;
 import java.util.Set;
@@ -55,6 +57,25 @@ final class ServerHandshake {
     }
 
     /** HELLO: the client's versions, planes and share; {@code remote} is the client's address. */
+    /**
+     * The step a handshake frame from the client takes in {@code state}; null: the frame is not
+     * allowed there (the connection answers UNEXPECTED_MESSAGE).
+     */
+    HandshakeStep onFrame(ConnectionState state, Msg msg, SocketAddress remote) {
+        if (state == ConnectionState.HELLO && msg instanceof HelloMsg h) {
+            return onHello(h, remote);
+        } else if (state == ConnectionState.HELLO && msg instanceof DataAttachMsg a) {
+            return onDataAttach(a);
+        } else if (state == ConnectionState.ATTACH && msg instanceof DataAttachProofMsg p) {
+            return onDataAttachProof(p);
+        } else if (state == ConnectionState.AUTH && msg instanceof AuthResponseMsg r) {
+            return onAuth(r);
+        } else if (state == ConnectionState.SESSION && msg instanceof SessionSetupMsg) {
+            return onSessionSetup();
+        }
+        return null;
+    }
+
     HandshakeStep onHello(HelloMsg h, SocketAddress remote) {
         int chosen = Math.min(h.maxVersion(), WireFormat.MAX_SUPPORTED_VERSION);
         if (chosen < Math.max(h.minVersion(), WireFormat.MIN_SUPPORTED_VERSION)) {

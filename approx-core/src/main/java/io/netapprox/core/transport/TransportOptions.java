@@ -828,43 +828,6 @@ public final class TransportOptions implements Serializable {
 
     // ---- parsing ----------------------------------------------------------------------------
 
-    /** A bad value of one option: names the key as written, the value and what is accepted. */
-    public static final class InvalidOptionException extends IllegalArgumentException {
-        private static final long serialVersionUID = 1L;
-        private final String key;
-        private final String value;
-        private final String expected;
-
-        InvalidOptionException(String key, String value, String expected, Throwable cause) {
-            super(
-                    "invalid NetApprox configuration "
-                            + key
-                            + "="
-                            + value
-                            + ": expected "
-                            + expected,
-                    cause);
-            this.key = key;
-            this.value = value;
-            this.expected = expected;
-        }
-
-        /** The full key, e.g. {@code spark.approx.dscp}. */
-        public String key() {
-            return key;
-        }
-
-        /** The value as written ({@code (hidden)} for a secret). */
-        public String value() {
-            return value;
-        }
-
-        /** What the option accepts. */
-        public String expected() {
-            return expected;
-        }
-    }
-
     private static final Pattern IPV4 = Pattern.compile("[0-9]{1,3}(\\.[0-9]{1,3}){3}");
 
     private static Object parseValue(Style style, Option o, String key, String v) {
@@ -877,20 +840,10 @@ public final class TransportOptions implements Serializable {
                                 cause);
         switch (o.kind) {
             case BOOLEAN -> {
-                if (v.equalsIgnoreCase("true")) {
-                    return true;
-                }
-                if (v.equalsIgnoreCase("false")) {
-                    return false;
-                }
-                throw bad.apply(null);
+                return OptionValues.bool(key, v);
             }
             case INTEGER -> {
-                long x = integer(v, bad);
-                if (x < o.min || x > o.max) {
-                    throw bad.apply(null);
-                }
-                return x;
+                return OptionValues.integer(key, v, o.min, o.max);
             }
             case DECIMAL -> {
                 double d;

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
@@ -62,10 +61,9 @@ class ControlConfigTest {
         assertEquals(
                 2L * ((64 << 20) + 16),
                 ControlConfig.builder().maxFrameLength(64 << 20).build().maxQueuedBytes());
-        ControlConfig c =
-                ControlConfig.fromProperties(
-                        Map.of("approx.control.maxQueuedBytes", "2000000"), "approx.control.");
-        assertEquals(2_000_000, c.maxQueuedBytes());
+        assertEquals(
+                2_000_000,
+                ControlConfig.builder().maxQueuedBytes(2_000_000).build().maxQueuedBytes());
         // toBuilder keeps "derived" derived: a larger frame limit raises the default bound with it.
         assertEquals(
                 2L * ((32 << 20) + 16),
@@ -80,32 +78,5 @@ class ControlConfigTest {
         ControlConfig c = ControlConfig.builder().authSecret("a-very-secret-value-123").build();
         assertTrue(c.authEnabled());
         assertFalse(c.toString().contains("secret-value"));
-    }
-
-    @Test
-    void fromProperties() {
-        ControlConfig c =
-                ControlConfig.fromProperties(
-                        Map.of(
-                                "approx.control.port", "7077",
-                                "approx.control.maxFrameBytes", "65536",
-                                "approx.control.requestTimeoutMs", "1500",
-                                "approx.control.authSecret", "0123456789abcdef",
-                                "approx.other", "ignored"),
-                        "approx.control.");
-        assertEquals(7077, c.port());
-        assertEquals(65536, c.maxFrameLength());
-        assertEquals(Duration.ofMillis(1500), c.requestTimeout());
-        assertTrue(c.authEnabled());
-        rejects(
-                "unknown control-plane option 'approx.control.prot'",
-                () ->
-                        ControlConfig.fromProperties(
-                                Map.of("approx.control.prot", "1"), "approx.control."));
-        rejects(
-                "approx.control.port must be an integer, got 'abc'",
-                () ->
-                        ControlConfig.fromProperties(
-                                Map.of("approx.control.port", "abc"), "approx.control."));
     }
 }

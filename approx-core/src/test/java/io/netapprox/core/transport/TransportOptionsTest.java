@@ -12,7 +12,6 @@ import io.netapprox.core.control.ControlConfig;
 import io.netapprox.core.engine.AtpConfig;
 import io.netapprox.core.engine.AtpMode;
 import io.netapprox.core.transport.TransportOptions.Context;
-import io.netapprox.core.transport.TransportOptions.InvalidOptionException;
 import io.netapprox.core.transport.TransportOptions.Option;
 import io.netapprox.core.transport.TransportOptions.Style;
 import java.io.ByteArrayInputStream;

@@ -1,5 +1,6 @@
 package io.netapprox.flink.sql;
 
+import io.netapprox.core.sql.ApproxSqlException;
 import io.netapprox.flink.Aggregate;
 import io.netapprox.flink.Approx;
 import io.netapprox.flink.ApproxConfig;

@@ -1,7 +1,12 @@
 package io.netapprox.flink.sql;
 
-import io.netapprox.flink.sql.SqlTokens.Kind;
-import io.netapprox.flink.sql.SqlTokens.Token;
+import io.netapprox.core.sql.ApproxClause;
+import io.netapprox.core.sql.ApproxClauseParser;
+import io.netapprox.core.sql.SqlDialect;
+import io.netapprox.core.sql.SqlLexer;
+import io.netapprox.core.sql.SqlLexer.Kind;
+import io.netapprox.core.sql.SqlLexer.Token;
+import io.netapprox.core.sql.TokenCursor;
 import io.netapprox.flink.sql.WindowQuery.Item;
 import io.netapprox.flink.sql.WindowQuery.ItemKind;
 import io.netapprox.flink.sql.WindowQuery.Window;
@@ -14,227 +19,147 @@ import java.util.Set;
 
 /**
  * Reads an approximate window aggregation ({@link WindowQuery}): finds the {@code WITH ERROR}
- * clause that ends the statement (the grammar of approx-spark's clause: {@code WITH ERROR e
- * [CONFIDENCE c]}, numbers in (0, 1) or percentages) and reads the shape of the query before it.
- * Flink's own planner validates that query (names, types, the window function's arguments); this
- * parser only takes it apart and refuses, naming the clause, whatever has no approximate
- * counterpart. A statement without the clause is not touched.
+ * clause that ends the statement (approx-core's {@link ApproxClauseParser} in the Flink dialect:
+ * {@code WITH ERROR e [CONFIDENCE c]}, numbers in (0, 1) or percentages) and reads the shape of the
+ * query before it. Flink's own planner validates that query (names, types, the window function's
+ * arguments); this parser only takes it apart and refuses, naming the clause, whatever has no
+ * approximate counterpart. A statement without the clause is not touched.
  */
 final class WindowQueryParser {
     private static final Set<String> WINDOW_COLUMNS = Set.of("window_start", "window_end");
 
     private final String sql;
-    private final List<Token> tokens;
-    private int at;
+    private final TokenCursor in;
 
     private WindowQueryParser(String sql, List<Token> tokens) {
         this.sql = sql;
-        this.tokens = tokens;
+        this.in = new TokenCursor(sql, tokens, 0);
     }
 
     /** The query of {@code sql}, or empty when it has no {@code WITH ERROR} clause. */
     static Optional<WindowQuery> parse(String sql) {
-        List<Token> tokens = SqlTokens.tokenize(sql);
-        WindowQueryParser p = new WindowQueryParser(sql, tokens);
-        for (int i = 0; i + 2 < tokens.size(); i++) {
-            Token t = tokens.get(i);
-            if (t.isWord("WITH")
-                    && tokens.get(i + 1).isWord("ERROR")
-                    && !tokens.get(i + 2).isWord("AS")
-                    && !tokens.get(i + 2).isSymbol('(')) {
-                if (t.depth() > 0) {
-                    throw p.error(
-                            "WITH ERROR ends the whole statement; it cannot be inside a subquery"
-                                    + " or parentheses",
-                            t);
-                }
-                return Optional.of(p.query(i));
-            }
-        }
-        return Optional.empty();
-    }
-
-    private WindowQuery query(int withAt) {
         // the clause first: its errors are about the clause, whatever the query is
-        at = withAt + 2;
-        double errorBound = bound("ERROR", false);
-        Double confidence = null;
-        if (peek().isWord("CONFIDENCE")) {
-            next();
-            confidence = bound("CONFIDENCE", true);
-        }
-        while (peek().isSymbol(';')) {
-            next();
-        }
-        Token end = peek();
-        if (end.kind() != Kind.END) {
-            throw error(clauseEndProblem(end), end);
-        }
-        Token with = tokens.get(withAt);
-        String query = sql.substring(0, with.start());
-        if (query.isBlank()) {
-            throw error("WITH ERROR must follow a query (SELECT ... GROUP BY ...)", with);
+        Optional<ApproxClause> clause = ApproxClauseParser.parse(sql, SqlDialect.FLINK);
+        if (clause.isEmpty()) {
+            return Optional.empty();
         }
         // then the query, which ends where WITH starts
-        tokens.set(withAt, new Token(Kind.END, "", "", with.start(), 0));
-        at = 0;
-        return select(query, errorBound, confidence);
-    }
-
-    private static String clauseEndProblem(Token t) {
-        if (t.isWord("CONFIDENCE")) {
-            return "CONFIDENCE given twice";
-        }
-        if (t.isSymbol(',')) {
-            return "per-group bounds (', ERROR e FOR column = value') are not supported in Flink SQL"
-                    + " yet; use the DataStream API's errorBound(group, e)";
-        }
-        if (t.isWord("REPEATABLE") || t.isWord("WITHIN") || t.isWord("BEHAVIOR")) {
-            return t.text().toUpperCase(Locale.ROOT) + " is not supported in Flink SQL";
-        }
-        return "expected CONFIDENCE or the end of the statement, found "
-                + t.shown()
-                + " (the clause ends the statement: ORDER BY, LIMIT and other clauses go before"
-                + " it or are not supported)";
-    }
-
-    /** A number in (0, 1), or a percentage {@code 5%} (confidence: {@code 95%}). */
-    private double bound(String what, boolean confidence) {
-        Token t = next();
-        if (t.kind() != Kind.NUMBER) {
-            throw error(
-                    "expected a number after "
-                            + what
-                            + (confidence ? " (e.g. 0.95 or 95%)" : " (e.g. 0.05 or 5%)")
-                            + ", found "
-                            + t.shown(),
-                    t);
-        }
-        double v = Double.parseDouble(t.text());
-        if (peek().isSymbol('%')) {
-            next();
-            v /= 100;
-        }
-        if (!(v > 0 && v < 1)) {
-            throw error(
-                    what
-                            + (confidence
-                                    ? " must be in (0, 1) or (0%, 100%)"
-                                    : " must be a relative bound in (0, 1) or (0%, 100%)")
-                            + ", got "
-                            + t.text(),
-                    t);
-        }
-        return v;
+        String query = sql.substring(0, clause.get().queryEnd());
+        WindowQueryParser p =
+                new WindowQueryParser(sql, SqlLexer.tokenize(query, SqlDialect.FLINK));
+        return Optional.of(p.select(query, clause.get().errorBound(), clause.get().confidence()));
     }
 
     private WindowQuery select(String query, double errorBound, Double confidence) {
-        expectWord("SELECT", "an approximate query is a SELECT");
-        if (peek().isWord("DISTINCT") || peek().isWord("ALL")) {
-            throw error("SELECT " + peek().text() + " is not supported", peek());
+        in.expectWord("SELECT", "an approximate query is a SELECT");
+        if (in.peek().isWord("DISTINCT") || in.peek().isWord("ALL")) {
+            throw in.error("SELECT " + in.peek().text() + " is not supported", in.peek());
         }
         List<Token> itemStarts = new ArrayList<>();
         List<List<Token>> itemTokens = new ArrayList<>();
         while (true) {
-            itemStarts.add(peek());
+            itemStarts.add(in.peek());
             List<Token> item = new ArrayList<>();
-            while (!(peek().depth() == 0
-                    && (peek().isSymbol(',') || peek().isWord("FROM") || isEnd(peek())))) {
-                item.add(next());
+            while (!(in.peek().depth() == 0
+                    && (in.peek().isSymbol(',')
+                            || in.peek().isWord("FROM")
+                            || in.peek().isEnd()))) {
+                item.add(in.next());
             }
             if (item.isEmpty()) {
-                throw error("expected a SELECT item, found " + peek().shown(), peek());
+                throw in.error("expected a SELECT item, found " + in.peek().shown(), in.peek());
             }
             itemTokens.add(item);
-            if (!peek().isSymbol(',')) {
+            if (!in.peek().isSymbol(',')) {
                 break;
             }
-            next();
+            in.next();
         }
-        expectWord(
+        in.expectWord(
                 "FROM",
                 "an approximate query reads a window table function, e.g. FROM TABLE(TUMBLE(TABLE"
                         + " rides, DESCRIPTOR(ts), INTERVAL '1' MINUTE))");
         Window window = window();
         String alias = null;
-        if (peek().isWord("AS")) {
-            next();
+        if (in.peek().isWord("AS")) {
+            in.next();
             alias = identifier("after AS").value();
-        } else if (peek().isIdentifier() && !isKeyword(peek())) {
-            alias = next().value();
+        } else if (in.peek().isIdentifier() && !isKeyword(in.peek())) {
+            alias = in.next().value();
         }
-        if (peek().isSymbol(',') || isJoin(peek())) {
-            throw error(
+        if (in.peek().isSymbol(',') || isJoin(in.peek())) {
+            throw in.error(
                     "joins are not supported: the approximate query reads one window table",
-                    peek());
+                    in.peek());
         }
         String where = null;
-        if (peek().isWord("WHERE")) {
-            Token w = next();
-            int start = peek().start();
-            while (!(peek().depth() == 0 && peek().isWord("GROUP")) && !isEnd(peek())) {
-                Token t = next();
+        if (in.peek().isWord("WHERE")) {
+            Token w = in.next();
+            int start = in.peek().start();
+            while (!(in.peek().depth() == 0 && in.peek().isWord("GROUP")) && !in.peek().isEnd()) {
+                Token t = in.next();
                 if (t.isIdentifier()
                         && (WINDOW_COLUMNS.contains(t.value())
                                 || t.value().equals("window_time"))) {
-                    throw error(
+                    throw in.error(
                             "WHERE cannot use the window columns: the approximate query filters"
                                     + " the rows before they are windowed",
                             t);
                 }
             }
-            where = sql.substring(start, peek().start()).strip();
+            where = sql.substring(start, in.peek().start()).strip();
             if (where.isEmpty()) {
-                throw error("expected a condition after WHERE", w);
+                throw in.error("expected a condition after WHERE", w);
             }
         }
-        Token group = peek();
+        Token group = in.peek();
         if (!group.isWord("GROUP")) {
-            throw error(
+            throw in.error(
                     "a window aggregation needs GROUP BY window_start, window_end [, columns], found "
                             + group.shown(),
                     group);
         }
-        next();
-        expectWord("BY", "after GROUP");
+        in.next();
+        in.expectWord("BY", "after GROUP");
         List<String> groupColumns = new ArrayList<>();
         boolean start = false;
         boolean end = false;
         while (true) {
-            Token t = peek();
+            Token t = in.peek();
             if (t.isWord("GROUPING") || t.isWord("ROLLUP") || t.isWord("CUBE")) {
-                throw error(t.text() + " is not supported: group by columns", t);
+                throw in.error(t.text() + " is not supported: group by columns", t);
             }
             String column = columnRef(alias, "a GROUP BY column");
-            if (peek().isSymbol('(')
-                    || (!peek().isSymbol(',') && !isEnd(peek()) && !isKeyword(peek()))) {
-                throw error("GROUP BY takes column names only, found " + peek().shown(), peek());
+            if (in.peek().isSymbol('(')
+                    || (!in.peek().isSymbol(',') && !in.peek().isEnd() && !isKeyword(in.peek()))) {
+                throw in.error(
+                        "GROUP BY takes column names only, found " + in.peek().shown(), in.peek());
             }
             if (column.equals("window_start")) {
                 start = true;
             } else if (column.equals("window_end")) {
                 end = true;
             } else if (column.equals("window_time")) {
-                throw error(
+                throw in.error(
                         "GROUP BY window_time is not supported: group by window_start, window_end",
                         t);
             } else if (!groupColumns.contains(column)) {
                 groupColumns.add(column);
             }
-            if (!peek().isSymbol(',')) {
+            if (!in.peek().isSymbol(',')) {
                 break;
             }
-            next();
+            in.next();
         }
         if (!start || !end) {
-            throw error(
+            throw in.error(
                     "a window aggregation groups by both window_start and window_end (GROUP BY"
                             + " window_start, window_end [, columns])",
                     group);
         }
-        Token rest = peek();
-        if (!isEnd(rest)) {
-            throw error(
+        Token rest = in.peek();
+        if (!rest.isEnd()) {
+            throw in.error(
                     rest.text().toUpperCase(Locale.ROOT)
                             + " is not supported in an approximate query (it ends with GROUP BY ..."
                             + " WITH ERROR ...)",
@@ -245,7 +170,7 @@ final class WindowQueryParser {
             items.add(item(itemTokens.get(i), alias, groupColumns));
         }
         if (items.stream().noneMatch(Item::isAggregate)) {
-            throw error(
+            throw in.error(
                     "an approximate query needs an aggregate (AVG, SUM, COUNT(*) or PERCENTILE)",
                     itemStarts.get(0));
         }
@@ -264,65 +189,65 @@ final class WindowQueryParser {
      * {@code TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size [, offset]))} or HOP(.., slide, size ..).
      */
     private Window window() {
-        Token table = peek();
+        Token table = in.peek();
         if (!table.isWord("TABLE")) {
-            throw error(
+            throw in.error(
                     "not a window query: FROM must be a window table function, e.g. FROM"
                             + " TABLE(TUMBLE(TABLE rides, DESCRIPTOR(ts), INTERVAL '1' MINUTE)),"
                             + " found "
                             + table.shown(),
                     table);
         }
-        next();
-        expectSymbol('(', "after TABLE");
-        Token fn = next();
+        in.next();
+        in.expectSymbol('(', "after TABLE");
+        Token fn = in.next();
         WindowKind kind;
         if (fn.isWord("TUMBLE")) {
             kind = WindowKind.TUMBLE;
         } else if (fn.isWord("HOP")) {
             kind = WindowKind.HOP;
         } else if (fn.isWord("CUMULATE") || fn.isWord("SESSION")) {
-            throw error(
+            throw in.error(
                     fn.text().toUpperCase(Locale.ROOT)
                             + " windows are not supported: a sender cannot know such a window's"
                             + " extent when it samples; use TUMBLE or HOP",
                     fn);
         } else {
-            throw error("expected TUMBLE or HOP, found " + fn.shown(), fn);
+            throw in.error("expected TUMBLE or HOP, found " + fn.shown(), fn);
         }
-        expectSymbol('(', "after " + fn.text());
-        if (tokens.get(at + 1).isSymbol('=')) {
-            throw error(
+        in.expectSymbol('(', "after " + fn.text());
+        if (in.peek(1).isSymbol('=')) {
+            throw in.error(
                     "named arguments are not supported: write "
                             + kind
                             + "(TABLE t, DESCRIPTOR(time column), "
                             + (kind == WindowKind.HOP ? "slide, size" : "size")
                             + ")",
-                    peek());
+                    in.peek());
         }
-        expectWord("TABLE", "as the first argument of " + kind + " (TABLE t)");
-        Token pathStart = peek();
+        in.expectWord("TABLE", "as the first argument of " + kind + " (TABLE t)");
+        Token pathStart = in.peek();
         identifier("after TABLE (the table's name)");
-        while (peek().isSymbol('.')) {
-            next();
+        while (in.peek().isSymbol('.')) {
+            in.next();
             identifier("in the table's path");
         }
-        String path = sql.substring(pathStart.start(), tokens.get(at - 1).end());
-        expectSymbol(',', "after the table");
-        expectWord("DESCRIPTOR", "(the time column: DESCRIPTOR(ts))");
-        expectSymbol('(', "after DESCRIPTOR");
+        String path = sql.substring(pathStart.start(), in.previous().end());
+        in.expectSymbol(',', "after the table");
+        in.expectWord("DESCRIPTOR", "(the time column: DESCRIPTOR(ts))");
+        in.expectSymbol('(', "after DESCRIPTOR");
         String timeColumn = identifier("in DESCRIPTOR (the time column)").value();
-        expectSymbol(')', "after the time column");
+        in.expectSymbol(')', "after the time column");
         List<Long> intervals = new ArrayList<>();
-        while (peek().isSymbol(',')) {
-            next();
+        while (in.peek().isSymbol(',')) {
+            in.next();
             intervals.add(interval());
         }
-        expectSymbol(')', "after the arguments of " + kind);
-        expectSymbol(')', "after " + kind + "(...)");
+        in.expectSymbol(')', "after the arguments of " + kind);
+        in.expectSymbol(')', "after " + kind + "(...)");
         int sizes = kind == WindowKind.HOP ? 2 : 1;
         if (intervals.size() < sizes || intervals.size() > sizes + 1) {
-            throw error(
+            throw in.error(
                     kind
                             + " takes "
                             + (kind == WindowKind.HOP ? "a slide and a size" : "a size")
@@ -337,17 +262,17 @@ final class WindowQueryParser {
 
     /** {@code INTERVAL 'n' unit} in milliseconds (unit DAY, HOUR, MINUTE or SECOND). */
     private long interval() {
-        Token start = expectWord("INTERVAL", "(a window size, e.g. INTERVAL '1' MINUTE)");
+        Token start = in.expectWord("INTERVAL", "(a window size, e.g. INTERVAL '1' MINUTE)");
         boolean negative = false;
-        if (peek().isSymbol('-')) {
-            next();
+        if (in.peek().isSymbol('-')) {
+            in.next();
             negative = true;
         }
-        Token n = next();
+        Token n = in.next();
         if (n.kind() != Kind.STRING) {
-            throw error("expected a quoted number after INTERVAL, e.g. INTERVAL '10' SECOND", n);
+            throw in.error("expected a quoted number after INTERVAL, e.g. INTERVAL '10' SECOND", n);
         }
-        Token unit = next();
+        Token unit = in.next();
         long unitMillis =
                 switch (unit.text().toUpperCase(Locale.ROOT)) {
                     case "DAY", "DAYS" -> 86_400_000L;
@@ -356,17 +281,17 @@ final class WindowQueryParser {
                     case "SECOND", "SECONDS" -> 1_000L;
                     default -> -1;
                 };
-        if (unitMillis < 0 || peek().isWord("TO") || peek().isSymbol('(')) {
-            throw error(
+        if (unitMillis < 0 || in.peek().isWord("TO") || in.peek().isSymbol('(')) {
+            throw in.error(
                     "expected an interval of one unit (DAY, HOUR, MINUTE or SECOND), found "
-                            + sql.substring(start.start(), peek().end()).strip(),
+                            + sql.substring(start.start(), in.peek().end()).strip(),
                     unit);
         }
         double v;
         try {
             v = Double.parseDouble(n.value().strip());
         } catch (NumberFormatException e) {
-            throw error("expected a number in the interval, found " + n.shown(), n);
+            throw in.error("expected a number in the interval, found " + n.shown(), n);
         }
         long millis = Math.round(v * unitMillis);
         return negative ? -millis : millis;
@@ -376,13 +301,13 @@ final class WindowQueryParser {
     private Item item(List<Token> item, String alias, List<String> groupColumns) {
         // the item's tokens, read as a statement of their own
         List<Token> own = new ArrayList<>(item);
-        own.add(new Token(Kind.END, "", "", item.get(item.size() - 1).end(), 0));
+        own.add(Token.end(item.get(item.size() - 1).end()));
         return new WindowQueryParser(sql, own).itemOf(item.get(0), alias, groupColumns);
     }
 
     private Item itemOf(Token first, String alias, List<String> groupColumns) {
         Item item;
-        if (first.kind() == Kind.WORD && tokens.get(1).isSymbol('(')) {
+        if (first.kind() == Kind.WORD && in.peek(1).isSymbol('(')) {
             item = aggregate(first, alias);
         } else {
             String column = columnRef(alias, "a SELECT item");
@@ -391,52 +316,52 @@ final class WindowQueryParser {
             } else if (column.equals("window_end")) {
                 item = new Item(ItemKind.WINDOW_END, null, 0, first.start());
             } else if (column.equals("window_time")) {
-                throw error(
+                throw in.error(
                         "window_time is not supported: select window_start or window_end", first);
             } else if (groupColumns.contains(column)) {
                 item = new Item(ItemKind.GROUP_COLUMN, column, 0, first.start());
             } else {
-                throw error(
+                throw in.error(
                         column
                                 + " is neither a GROUP BY column nor window_start or window_end nor"
                                 + " an aggregate",
                         first);
             }
         }
-        if (peek().isWord("AS")) {
-            next();
+        if (in.peek().isWord("AS")) {
+            in.next();
             identifier("after AS");
-        } else if (peek().isIdentifier()) {
-            next();
+        } else if (in.peek().isIdentifier()) {
+            in.next();
         }
-        if (!isEnd(peek())) {
-            throw error(
+        if (!in.peek().isEnd()) {
+            throw in.error(
                     "a SELECT item of an approximate query is a column or one aggregate of a"
                             + " column (AVG(fare), SUM(fare), COUNT(*), PERCENTILE(fare, 0.9)),"
                             + " found "
-                            + peek().shown(),
-                    peek());
+                            + in.peek().shown(),
+                    in.peek());
         }
         return item;
     }
 
     private Item aggregate(Token fn, String alias) {
-        next();
-        next(); // (
+        in.next();
+        in.next(); // (
         String name = fn.text().toUpperCase(Locale.ROOT);
-        if (peek().isWord("DISTINCT") || peek().isWord("ALL")) {
-            throw error(name + "(" + peek().text() + " ...) is not supported", peek());
+        if (in.peek().isWord("DISTINCT") || in.peek().isWord("ALL")) {
+            throw in.error(name + "(" + in.peek().text() + " ...) is not supported", in.peek());
         }
         Item item;
         switch (name) {
             case "COUNT" -> {
-                if (!peek().isSymbol('*')) {
-                    throw error(
+                if (!in.peek().isSymbol('*')) {
+                    throw in.error(
                             "only COUNT(*) is supported (COUNT(column) skips NULL values, which"
                                     + " the approximate query does not)",
-                            peek());
+                            in.peek());
                 }
-                next();
+                in.next();
                 item = new Item(ItemKind.COUNT, null, 0, fn.start());
             }
             case "AVG", "SUM" -> {
@@ -450,11 +375,11 @@ final class WindowQueryParser {
             }
             case "PERCENTILE" -> {
                 String column = aggregatedColumn(name, alias);
-                expectSymbol(',', "after PERCENTILE's column (PERCENTILE(fare, 0.9))");
-                Token p = next();
+                in.expectSymbol(',', "after PERCENTILE's column (PERCENTILE(fare, 0.9))");
+                Token p = in.next();
                 double q = p.kind() == Kind.NUMBER ? Double.parseDouble(p.text()) : Double.NaN;
                 if (!(q > 0 && q < 1)) {
-                    throw error(
+                    throw in.error(
                             "PERCENTILE's percentage must be a number in (0, 1), found "
                                     + p.shown(),
                             p);
@@ -462,22 +387,22 @@ final class WindowQueryParser {
                 item = new Item(ItemKind.PERCENTILE, column, q, fn.start());
             }
             default ->
-                    throw error(
+                    throw in.error(
                             "unsupported aggregate "
                                     + name
                                     + ": an approximate query answers AVG, SUM, COUNT(*) and"
                                     + " PERCENTILE(column, p)",
                             fn);
         }
-        expectSymbol(')', "after the arguments of " + name);
+        in.expectSymbol(')', "after the arguments of " + name);
         return item;
     }
 
     private String aggregatedColumn(String fn, String alias) {
-        Token t = peek();
+        Token t = in.peek();
         String column = columnRef(alias, "a column in " + fn + "(...)");
-        if (!peek().isSymbol(')') && !peek().isSymbol(',')) {
-            throw error(
+        if (!in.peek().isSymbol(')') && !in.peek().isSymbol(',')) {
+            throw in.error(
                     fn
                             + " takes a column of the table (an expression is not supported), found "
                             + t.shown(),
@@ -489,26 +414,22 @@ final class WindowQueryParser {
     /** {@code column} or {@code alias.column}. */
     private String columnRef(String alias, String what) {
         Token t = identifier("(" + what + ")");
-        if (peek().isSymbol('.')) {
+        if (in.peek().isSymbol('.')) {
             if (alias == null || !alias.equals(t.value())) {
-                throw error("expected " + what + ", found " + t.shown(), t);
+                throw in.error("expected " + what + ", found " + t.shown(), t);
             }
-            next();
+            in.next();
             t = identifier("after " + alias + ".");
         }
         return t.value();
     }
 
     private Token identifier(String where) {
-        Token t = next();
+        Token t = in.next();
         if (!t.isIdentifier()) {
-            throw error("expected a name " + where + ", found " + t.shown(), t);
+            throw in.error("expected a name " + where + ", found " + t.shown(), t);
         }
         return t;
-    }
-
-    private static boolean isEnd(Token t) {
-        return t.kind() == Kind.END;
     }
 
     private static boolean isJoin(Token t) {
@@ -533,36 +454,5 @@ final class WindowQueryParser {
                         || t.isWord("UNION")
                         || t.isWord("QUALIFY")
                         || isJoin(t));
-    }
-
-    private Token peek() {
-        return tokens.get(at);
-    }
-
-    private Token next() {
-        Token t = tokens.get(at);
-        if (t.kind() != Kind.END) {
-            at++;
-        }
-        return t;
-    }
-
-    private Token expectWord(String w, String why) {
-        Token t = next();
-        if (!t.isWord(w)) {
-            throw error("expected " + w + " " + why + ", found " + t.shown(), t);
-        }
-        return t;
-    }
-
-    private void expectSymbol(char c, String where) {
-        Token t = next();
-        if (!t.isSymbol(c)) {
-            throw error("expected '" + c + "' " + where + ", found " + t.shown(), t);
-        }
-    }
-
-    private ApproxSqlException error(String problem, Token t) {
-        return new ApproxSqlException(problem, sql, t.start(), Math.max(1, t.text().length()));
     }
 }

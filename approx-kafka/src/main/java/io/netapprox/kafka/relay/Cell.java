@@ -2,7 +2,7 @@ package io.netapprox.kafka.relay;
 
 /**
  * One (window, stratum) cell of a segment: how many records of it the segment's offset range holds
- * ({@code count}, exact), how many the sampling plan asks for ({@code target}) and how many of them
+ * ({@code count}, exact), how many the sample sizer asks for ({@code target}) and how many of them
  * the segment carries ({@code sampled}, a simple random sample without replacement of those {@code
  * count}). The relay sends {@code sampled >= target} candidates over ATP, which delivers at least
  * {@code target} of them; what the consumer returns is what arrived, so there {@code sampled} is
@@ -11,7 +11,7 @@ package io.netapprox.kafka.relay;
  * @param windowStart window start, ms
  * @param stratum stratum name (see {@link Stratifier})
  * @param count exact number of records of this cell in the segment
- * @param target records the sampling plan asks for ({@link SamplingPlan#sampleSize})
+ * @param target records the sample sizer asks for ({@link SampleSizer#sampleSize})
  * @param sampled records of the cell the segment carries
  */
 public record Cell(long windowStart, String stratum, long count, int target, int sampled) {

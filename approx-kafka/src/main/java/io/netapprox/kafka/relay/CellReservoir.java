@@ -8,20 +8,20 @@ import java.util.function.Supplier;
 
 /**
  * Reservoir sampling (Vitter's algorithm R) of one (window, stratum) cell, with the moments of the
- * cell's values for its plan ({@link SamplingPlan}). After {@code count} records it holds a simple
+ * cell's values for its plan ({@link SampleSizer}). After {@code count} records it holds a simple
  * random sample without replacement of {@code min(count, capacity)} of them; {@link #sample(int)}
  * then draws {@code n} of those at random, which is again a simple random sample of all {@code
  * count}.
  *
  * <p>The capacity may grow only while the reservoir holds every record offered (before its first
  * eviction), so the sample stays simple random: when it is full, the measured values may call for a
- * larger one ({@link SamplingPlan#grownCapacity}); once it evicts, the capacity is fixed, and
- * {@link #admits} refuses a value that would need more candidates than it holds.
+ * larger one ({@link SampleSizer#grownCapacity}); once it evicts, the capacity is fixed, and {@link
+ * #admits} refuses a value that would need more candidates than it holds.
  */
 final class CellReservoir {
     final long windowStart;
     final String stratum;
-    private final SamplingPlan plan;
+    private final SampleSizer plan;
     private final SplittableRandom random;
     private final ArrayList<SampledRecord> slots;
     private int capacity;
@@ -45,7 +45,7 @@ final class CellReservoir {
     CellReservoir(
             long windowStart,
             String stratum,
-            SamplingPlan plan,
+            SampleSizer plan,
             boolean measured,
             SplittableRandom random) {
         this.windowStart = windowStart;
@@ -68,7 +68,7 @@ final class CellReservoir {
         if (!fixed || values == null || !Double.isFinite(value)) {
             return true; // still a census, or planned from the assumed cv (the capacity covers it)
         }
-        return SamplingPlan.cvWith(values, value) <= cvLimit;
+        return SampleSizer.cvWith(values, value) <= cvLimit;
     }
 
     /**

@@ -29,7 +29,7 @@ final class PartitionReader {
 
     final TopicPartition partition;
     private final StreamSpec spec;
-    private final SamplingPlan plan;
+    private final SampleSizer plan;
     private final Stratifier stratifier;
     private final long maxSegmentBytes;
     private final LongSupplier generations;
@@ -43,7 +43,7 @@ final class PartitionReader {
     PartitionReader(
             TopicPartition partition,
             StreamSpec spec,
-            SamplingPlan plan,
+            SampleSizer plan,
             Stratifier stratifier,
             long maxSegmentBytes,
             LongSupplier generations) {

@@ -107,7 +107,7 @@ public final class RelaySession {
     private final class Lane {
         final KafkaConsumer<ByteBuffer, ByteBuffer> consumer;
         final Thread reader;
-        final SamplingPlan plan = new SamplingPlan(spec);
+        final SampleSizer plan = new SampleSizer(spec);
         final Stratifier stratifier = new Stratifier(spec.stratification());
         long lastLeaderCheck = System.nanoTime();
 

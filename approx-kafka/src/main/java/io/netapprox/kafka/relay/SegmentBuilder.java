@@ -18,14 +18,14 @@ import org.apache.kafka.common.TopicPartition;
  * <p>A segment holds records of at most one "current" window plus late records of earlier windows:
  * a record of a later window than any seen is a boundary ({@link #tryAdd} refuses it) and starts
  * the next segment; so is a record whose value its cell's reservoir could not plan for. Memory is
- * bounded by the reservoirs (at most {@link SamplingPlan#capacity} records per cell) and by {@code
+ * bounded by the reservoirs (at most {@link SampleSizer#capacity} records per cell) and by {@code
  * maxBytes}, past which the owner closes the segment early.
  */
 final class SegmentBuilder {
     private final TopicPartition partition;
     private final long from;
     private final StreamSpec spec;
-    private final SamplingPlan plan;
+    private final SampleSizer plan;
     private final Stratifier stratifier;
     private final Map<CellKey, CellReservoir> cells = new LinkedHashMap<>();
     private long position;
@@ -40,7 +40,7 @@ final class SegmentBuilder {
             TopicPartition partition,
             long from,
             StreamSpec spec,
-            SamplingPlan plan,
+            SampleSizer plan,
             Stratifier stratifier) {
         this.partition = partition;
         this.from = from;

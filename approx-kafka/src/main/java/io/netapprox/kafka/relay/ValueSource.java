@@ -12,7 +12,7 @@ import org.apache.kafka.common.header.Header;
  * value} (the record's value as decimal text, the default), {@code header:<name>} (a header's value
  * as decimal text) or {@code none} (nothing to measure: plan from {@code approx.cv}). A record
  * whose number cannot be read (another encoding, a missing header, NaN) makes its cell's plan fall
- * back to {@code approx.cv} (see {@link SamplingPlan}).
+ * back to {@code approx.cv} (see {@link SampleSizer}).
  */
 public record ValueSource(Kind kind, String header) {
     public enum Kind {

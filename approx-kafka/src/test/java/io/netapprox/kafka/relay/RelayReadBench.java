@@ -177,7 +177,7 @@ public final class RelayReadBench {
                         false,
                         1,
                         ValueSource.DEFAULT);
-        SamplingPlan plan = new SamplingPlan(spec);
+        SampleSizer plan = new SampleSizer(spec);
         Stratifier stratifier = new Stratifier(spec.stratification());
         TopicPartition tp = new TopicPartition(topic, 0);
         Properties props = broker.bytesConsumerProps(KafkaBroker.unique("bench"));

@@ -1,5 +1,8 @@
 package io.netapprox.spark.sql;
 
+import io.netapprox.core.sql.ApproxClause;
+import io.netapprox.core.sql.ApproxClauseParser;
+import io.netapprox.core.sql.SqlDialect;
 import io.netapprox.spark.ScalaInterop;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -113,7 +116,7 @@ public final class ApproxSqlParser implements ParserInterface {
         if (sqlText == null || !containsIgnoreCase(sqlText, "error")) {
             return Optional.empty();
         }
-        return ApproxClauseParser.parse(sqlText);
+        return ApproxClauseParser.parse(sqlText, SqlDialect.SPARK);
     }
 
     private static boolean containsIgnoreCase(String s, String word) {

@@ -1,6 +1,7 @@
 package io.netapprox.spark.sql;
 
 import io.netapprox.core.sampling.AggregateKind;
+import io.netapprox.core.sql.ApproxSqlException;
 import io.netapprox.spark.ApproxQuery;
 import io.netapprox.spark.SparkCompat;
 import java.util.List;

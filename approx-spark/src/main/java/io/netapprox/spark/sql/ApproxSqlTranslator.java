@@ -1,6 +1,8 @@
 package io.netapprox.spark.sql;
 
 import io.netapprox.core.sampling.AggregateKind;
+import io.netapprox.core.sql.ApproxClause;
+import io.netapprox.core.sql.ApproxSqlException;
 import io.netapprox.spark.ScalaInterop;
 import io.netapprox.spark.SparkCompat;
 import io.netapprox.spark.sql.ApproxSqlQuery.Aggregate;

@@ -1,10 +1,10 @@
-package io.netapprox.spark.sql;
+package io.netapprox.core.sql;
 
 /**
  * A query with a {@code WITH ERROR} clause that cannot run: a syntax error in the clause, or a part
- * of the query that has no approximate counterpart. The message names the problem, the line and
- * position (0-based within the line, as in Spark's ParseException) and, like Spark, shows the
- * statement with the place marked:
+ * of the query that has no approximate counterpart (Spark SQL and Flink SQL alike). The message
+ * names the problem, the line and position (0-based within the line, as in Spark's ParseException)
+ * and shows the statement with the place marked:
  *
  * <pre>
  * WITH ERROR: expected a number after ERROR, found 'abc' (line 1, pos 63)
@@ -20,15 +20,16 @@ public final class ApproxSqlException extends IllegalArgumentException {
     private final int line;
     private final int position;
 
-    ApproxSqlException(String problem, String sql, int offset, int length) {
+    /** A problem at {@code offset} (marked for {@code length} characters) of {@code sql}. */
+    public ApproxSqlException(String problem, String sql, int offset, int length) {
         super(format(problem, sql, offset, length));
         int[] lp = lineAndPosition(sql, offset);
         this.line = lp[0];
         this.position = lp[1];
     }
 
-    /** A problem with no place in the text. */
-    ApproxSqlException(String problem) {
+    /** A problem with no place in the text (e.g. a Flink table without a watermark). */
+    public ApproxSqlException(String problem) {
         super("WITH ERROR: " + problem);
         this.line = -1;
         this.position = -1;

@@ -8,7 +8,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** Sample sizes and reservoir capacities for every e_max a stream spec accepts. */
-class SamplingPlanTest {
+class SampleSizerTest {
     private static StreamSpec spec(double emax) {
         return new StreamSpec(
                 emax,
@@ -32,7 +32,7 @@ class SamplingPlanTest {
     @Test
     void anyAcceptedEmaxSizesTheReservoirAndTakesWholeCellsWhenNoSampleSuffices() {
         for (double emax : new double[] {6e-5, 1e-5, 1e-9, 1e-300, Double.MIN_VALUE}) {
-            SamplingPlan plan = new SamplingPlan(spec(emax));
+            SampleSizer plan = new SampleSizer(spec(emax));
             int capacity = plan.capacity("0");
             assertTrue(capacity >= 1_000_000, emax + ": capacity " + capacity);
             assertTrue(capacity <= Integer.MAX_VALUE - 8, emax + ": capacity " + capacity);
@@ -46,7 +46,7 @@ class SamplingPlanTest {
 
     @Test
     void aModerateEmaxStillSamples() {
-        SamplingPlan plan = new SamplingPlan(spec(0.05));
+        SampleSizer plan = new SampleSizer(spec(0.05));
         int n = plan.sampleSize("0", 1_000_000);
         assertTrue(n > 100 && n < 10_000, "n = " + n);
         assertTrue(plan.capacity("0") >= n, "the reservoir holds the sample");
@@ -64,7 +64,7 @@ class SamplingPlanTest {
     /** Issue 29, item 8: a cell is planned from the spread of its own values. */
     @Test
     void aCellWhoseValuesAreKnownIsPlannedFromThem() {
-        SamplingPlan plan = new SamplingPlan(spec(0.1));
+        SampleSizer plan = new SampleSizer(spec(0.1));
         StratumAccumulator heavy = lognormal(5000, 1.5, 1); // cv about 2.9
         StratumAccumulator light = lognormal(5000, 0.5, 2); // cv about 0.53
         int assumed = plan.sampleSize("0", 5000);
@@ -83,7 +83,7 @@ class SamplingPlanTest {
 
     @Test
     void theCvLimitIsTheLargestOneTheCapacityPlansForAtAnyCellSize() {
-        SamplingPlan plan = new SamplingPlan(spec(0.1));
+        SampleSizer plan = new SampleSizer(spec(0.1));
         for (int capacity : new int[] {plan.capacity("0"), 3000, 50_000}) {
             double limit = plan.cvLimit("0", capacity);
             for (int count : new int[] {10_000, 1_000_000}) {
@@ -101,7 +101,7 @@ class SamplingPlanTest {
     /** A reservoir grows for heavy tails, and refuses a value that would outgrow it. */
     @Test
     void aFullReservoirGrowsForItsValuesAndThenRefusesValuesItCouldNotPlanFor() {
-        SamplingPlan plan = new SamplingPlan(spec(0.1));
+        SampleSizer plan = new SampleSizer(spec(0.1));
         CellReservoir cell =
                 new CellReservoir(0, "0", plan, true, new java.util.SplittableRandom(3));
         java.util.Random rnd = new java.util.Random(4);

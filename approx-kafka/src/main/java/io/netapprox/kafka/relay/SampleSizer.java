@@ -7,7 +7,8 @@ import java.util.Map;
 
 /**
  * Sample sizes per cell from the stream's error bounds, by approx-core's {@link MsrPlanner}
- * (Student t critical values, finite population correction).
+ * (Student t critical values, finite population correction): a sizer the relay asks per cell as
+ * records arrive, not a plan fixed per query.
  *
  * <p><b>Measured.</b> The relay sees every record of a cell before it samples, so a cell whose
  * records all carry a number ({@link StreamSpec#value()}) is planned from the mean and standard
@@ -28,7 +29,7 @@ import java.util.Map;
  * lost ones up. A plan larger than {@link #MAX_CAPACITY} (an e_max no sample meets) takes every
  * record of the cell; memory is bounded by the segment's bytes.
  */
-public final class SamplingPlan {
+public final class SampleSizer {
     /** Population size standing for "unbounded" when sizing reservoirs. */
     private static final long UNBOUNDED = 1L << 40;
 
@@ -58,7 +59,7 @@ public final class SamplingPlan {
 
     private record Limit(double emax, int capacity) {}
 
-    public SamplingPlan(StreamSpec spec) {
+    public SampleSizer(StreamSpec spec) {
         this.spec = spec;
     }
 

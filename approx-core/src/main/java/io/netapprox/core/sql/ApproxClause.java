@@ -1,4 +1,4 @@
-package io.netapprox.spark.sql;
+package io.netapprox.core.sql;
 
 import java.util.List;
 
@@ -9,13 +9,15 @@ import java.util.List;
  * WITH ERROR 0.05 [CONFIDENCE 0.95] [REPEATABLE (42)] [, ERROR 0.01 FOR hour = 17 [AND zone = 4]]...
  * </pre>
  *
+ * (REPEATABLE and per-group bounds only where {@link SqlDialect#fullClause()}).
+ *
  * @param errorBound the default relative bound e_max of every group
- * @param confidence the confidence, or null for {@code spark.approx.confidence}
+ * @param confidence the confidence, or null for the framework's configured one
  * @param seed the seed of the sample ({@code REPEATABLE}), or null for a fresh one
  * @param groupBounds per-group bounds, in the order written
  * @param queryEnd where the query text before {@code WITH} ends (the clause starts there)
  */
-record ApproxClause(
+public record ApproxClause(
         double errorBound,
         Double confidence,
         Long seed,
@@ -23,8 +25,8 @@ record ApproxClause(
         int queryEnd) {
 
     /** {@code ERROR e FOR col = value AND ...}; {@code offset} is where it starts in the text. */
-    record GroupBound(double errorBound, List<ColumnValue> values, int offset, int length) {}
+    public record GroupBound(double errorBound, List<ColumnValue> values, int offset, int length) {}
 
-    /** {@code col = value}: the value as Spark shows it cast to a string. */
-    record ColumnValue(String column, String value, int offset) {}
+    /** {@code col = value}: the value as the framework shows it cast to a string. */
+    public record ColumnValue(String column, String value, int offset) {}
 }

@@ -1,0 +1,243 @@
+package io.netapprox.core.sql;
+
+import io.netapprox.core.sql.SqlLexer.Kind;
+import io.netapprox.core.sql.SqlLexer.Token;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Finds and parses the {@code WITH ERROR} clause at the end of a statement (grammar in {@link
+ * ApproxClause}), for Spark SQL and Flink SQL alike. The clause starts at the first {@code WITH
+ * ERROR} outside parentheses that is not a common table expression named {@code error} ({@code WITH
+ * error AS (...)}, {@code WITH error (cols) AS (...)}); a statement without one is not touched.
+ * Everything after {@code WITH} must be the clause, up to optional semicolons. Parts of the grammar
+ * a dialect does not run (REPEATABLE and per-group bounds in Flink) are refused by name.
+ */
+public final class ApproxClauseParser {
+    private final SqlDialect dialect;
+    private final TokenCursor in;
+
+    private ApproxClauseParser(String sql, List<Token> tokens, int at, SqlDialect dialect) {
+        this.dialect = dialect;
+        this.in = new TokenCursor(sql, tokens, at);
+    }
+
+    /** The clause of {@code sql}, or empty when it has none. */
+    public static Optional<ApproxClause> parse(String sql, SqlDialect dialect) {
+        List<Token> tokens = SqlLexer.tokenize(sql, dialect);
+        for (int i = 0; i + 2 < tokens.size(); i++) {
+            Token t = tokens.get(i);
+            if (t.depth() == 0 && startsClause(tokens, i)) {
+                return Optional.of(new ApproxClauseParser(sql, tokens, i + 1, dialect).clause(t));
+            }
+        }
+        // "WITH ERROR <number>" inside parentheses is no SQL of either framework: say what is
+        // wrong instead of the framework's syntax error at WITH
+        for (int i = 0; i + 2 < tokens.size(); i++) {
+            Token t = tokens.get(i);
+            if (t.depth() > 0
+                    && startsClause(tokens, i)
+                    && tokens.get(i + 2).kind() == Kind.NUMBER) {
+                throw new ApproxSqlException(
+                        "WITH ERROR ends the whole statement; it cannot be inside a subquery or"
+                                + " parentheses"
+                                + dialect.nestedHint(),
+                        sql,
+                        t.start(),
+                        t.text().length());
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static boolean startsClause(List<Token> tokens, int i) {
+        return tokens.get(i).isWord("WITH")
+                && tokens.get(i + 1).isWord("ERROR")
+                && !tokens.get(i + 2).isWord("AS")
+                && !tokens.get(i + 2).isSymbol('(');
+    }
+
+    private ApproxClause clause(Token with) {
+        if (in.sql().substring(0, with.start()).isBlank()) {
+            throw in.error("WITH ERROR must follow a query (SELECT ... GROUP BY ...)", with);
+        }
+        in.expectWord("ERROR", "");
+        double e = bound("ERROR", false);
+        Double confidence = null;
+        Long seed = null;
+        while (true) {
+            Token t = in.peek();
+            if (t.isWord("CONFIDENCE")) {
+                if (confidence != null) {
+                    throw in.error("CONFIDENCE given twice", t);
+                }
+                in.next();
+                confidence = bound("CONFIDENCE", true);
+            } else if (t.isWord("REPEATABLE") && dialect.fullClause()) {
+                if (seed != null) {
+                    throw in.error("REPEATABLE given twice", t);
+                }
+                in.next();
+                seed = seed();
+            } else {
+                break;
+            }
+        }
+        List<ApproxClause.GroupBound> groups = new ArrayList<>();
+        while (in.peek().isSymbol(',') && dialect.fullClause()) {
+            groups.add(groupBound());
+        }
+        while (in.peek().isSymbol(';')) {
+            in.next();
+        }
+        Token end = in.peek();
+        if (!end.isEnd()) {
+            throw in.error(endProblem(end, groups.isEmpty()), end);
+        }
+        return new ApproxClause(e, confidence, seed, List.copyOf(groups), with.start());
+    }
+
+    private String endProblem(Token t, boolean noGroupBounds) {
+        if (!dialect.fullClause()) {
+            if (t.isSymbol(',')) {
+                return "per-group bounds (', ERROR e FOR column = value') are not supported in "
+                        + dialect.shown()
+                        + " yet; use the DataStream API's errorBound(group, e)";
+            }
+            if (t.isWord("REPEATABLE") || t.isWord("WITHIN") || t.isWord("BEHAVIOR")) {
+                return t.text().toUpperCase(Locale.ROOT)
+                        + " is not supported in "
+                        + dialect.shown();
+            }
+        }
+        String expected =
+                !dialect.fullClause()
+                        ? "CONFIDENCE or the end of the statement"
+                        : noGroupBounds
+                                ? "CONFIDENCE, REPEATABLE, ',' (a per-group ERROR ... FOR ...) or"
+                                        + " the end of the statement"
+                                : "',' (another per-group ERROR ... FOR ...), AND or the end of the"
+                                        + " statement";
+        return "expected "
+                + expected
+                + ", found "
+                + t.shown()
+                + " (the clause ends the statement: ORDER BY, LIMIT and other clauses go before it"
+                + " or are not supported)";
+    }
+
+    /** {@code , ERROR e FOR col = value [AND col = value]...}. */
+    private ApproxClause.GroupBound groupBound() {
+        in.next();
+        Token start = in.peek();
+        in.expectWord("ERROR", "");
+        double ge = bound("ERROR", false);
+        Token t = in.peek();
+        if (t.isWord("CONFIDENCE") || t.isWord("REPEATABLE")) {
+            throw in.error(
+                    t.text().toUpperCase(Locale.ROOT)
+                            + " applies to the whole query: write it after the first ERROR",
+                    t);
+        }
+        in.expectWord("FOR", "");
+        List<ApproxClause.ColumnValue> values = new ArrayList<>();
+        values.add(columnValue());
+        while (in.peek().isWord("AND")) {
+            in.next();
+            values.add(columnValue());
+        }
+        Token last = in.previous();
+        return new ApproxClause.GroupBound(ge, values, start.start(), last.end() - start.start());
+    }
+
+    /** A number in (0, 1), or a percentage {@code 5%} (confidence: {@code 95%}). */
+    private double bound(String what, boolean confidence) {
+        Token t = in.next();
+        if (t.kind() != Kind.NUMBER) {
+            throw in.error(
+                    "expected a number after "
+                            + what
+                            + (confidence ? " (e.g. 0.95 or 95%)" : " (e.g. 0.05 or 5%)")
+                            + ", found "
+                            + t.shown(),
+                    t);
+        }
+        double v;
+        try {
+            v = Double.parseDouble(t.text());
+        } catch (NumberFormatException ex) {
+            throw in.error(
+                    "expected a plain decimal number after " + what + ", found " + t.shown(), t);
+        }
+        if (in.peek().isSymbol('%')) {
+            in.next();
+            v /= 100;
+        }
+        if (!(v > 0 && v < 1)) {
+            throw in.error(
+                    what
+                            + (confidence
+                                    ? " must be in (0, 1) or (0%, 100%)"
+                                    : " must be a relative bound in (0, 1) or (0%, 100%)")
+                            + ", got "
+                            + t.text(),
+                    t);
+        }
+        return v;
+    }
+
+    private long seed() {
+        in.expectSymbol('(', "after REPEATABLE");
+        Token t = in.next();
+        long s;
+        try {
+            if (t.kind() != Kind.NUMBER) {
+                throw new NumberFormatException();
+            }
+            s = Long.parseLong(t.text());
+        } catch (NumberFormatException ex) {
+            throw in.error("expected an integer seed in REPEATABLE (...), found " + t.shown(), t);
+        }
+        in.expectSymbol(')', "after the REPEATABLE seed");
+        return s;
+    }
+
+    private ApproxClause.ColumnValue columnValue() {
+        Token col = in.next();
+        if (!col.isIdentifier()) {
+            throw in.error(
+                    "expected a GROUP BY column name after FOR/AND, found " + col.shown(), col);
+        }
+        in.expectSymbol('=', "after " + col.text());
+        Token v = in.next();
+        String sign = "";
+        if (v.isSymbol('-') || v.isSymbol('+')) {
+            sign = v.text().equals("-") ? "-" : "";
+            v = in.next();
+            if (v.kind() != Kind.NUMBER) {
+                throw in.error("expected a number after the sign, found " + v.shown(), v);
+            }
+        }
+        String value;
+        if (v.kind() == Kind.NUMBER || v.kind() == Kind.STRING) {
+            value = sign + v.value();
+        } else if (v.isWord("TRUE") || v.isWord("FALSE")) {
+            value = v.text().toLowerCase(Locale.ROOT);
+        } else if (v.isWord("NULL")) {
+            throw in.error(
+                    "a per-group bound cannot name the NULL group (rows with a NULL group are"
+                            + " skipped)",
+                    v);
+        } else {
+            throw in.error(
+                    "expected a literal value (number, 'string', true or false) for "
+                            + col.value()
+                            + ", found "
+                            + v.shown(),
+                    v);
+        }
+        return new ApproxClause.ColumnValue(col.value(), value, col.start());
+    }
+}
