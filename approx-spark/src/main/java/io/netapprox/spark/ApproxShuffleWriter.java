@@ -7,6 +7,7 @@ import java.io.File;
 import java.io.FileOutputStream;
 import java.io.FilterOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -53,8 +54,9 @@ import scala.Product2;
  * <p>Per row: with one integral group column and 1-3 value columns the pre-sample is decided in
  * Spark's generated code ({@link PreSampleGate}: this writer opens the task's gate, whose {@code
  * decide} finds the group's slot by its value, adds the values to the census statistics and draws
- * the level), so a dropped row never leaves Spark's loop and only kept rows arrive here, to be
- * stored. Otherwise (and for a row the gate leaves undecided) the records are {@link MapRecord}s,
+ * the level), so a dropped row never leaves Spark's loop; a kept row is stored by the gate too when
+ * the query has no top-k column (its record is its values), else it arrives here to be stored with
+ * its key. Otherwise (and for a row the gate leaves undecided) the records are {@link MapRecord}s,
  * one object per task refilled row by row ({@link ApproxQuery.MapRecords}); the group's slot
  * (statistics, reduce partition, sorter id) is found by the group's index, the values go into the
  * census statistics and the sorter draws the pre-sample level ({@link MapOutputSorter#admit}). Only
@@ -136,15 +138,35 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
                             int level = sorter.admit(s.gid);
                             if (level < 0) {
                                 dropped++;
-                                return PreSampleGate.DROPPED;
+                                return PreSampleGate.TAKEN;
                             }
-                            return PreSampleGate.kept(s.gid, level);
+                            if (withKey) {
+                                // the writer stores it, its key read in place from the row
+                                return PreSampleGate.kept(s.gid, level);
+                            }
+                            // a kept row is its values: stored now, in the order the writer
+                            // would store it (before the next row's draw), so the same records
+                            try {
+                                sorter.store(s.gid, level, values, (String) null);
+                            } catch (IOException e) {
+                                throw new StoreFailed(e);
+                            }
+                            stored++;
+                            return PreSampleGate.TAKEN;
                         }
                     };
             long task = context.taskAttemptId();
             PreSampleGate.open(task, gate);
             try {
                 pull(records, spec, partitioner, sorter, shares, byKey, indexed, withKey);
+            } catch (RuntimeException e) {
+                // the gate's store (a spill) failed inside Spark's loop, whose UDF call may wrap it
+                for (Throwable c = e; c != null; c = c.getCause()) {
+                    if (c instanceof StoreFailed f) {
+                        throw f.getCause();
+                    }
+                }
+                throw e;
             } finally {
                 PreSampleGate.close(task, gate);
             }
@@ -232,6 +254,15 @@ final class ApproxShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     private static String topKey(Product2<?, ?> r) {
         String k = r instanceof MapRecord m ? m.topKey() : ((ApproxRow) r._2()).key;
         return k == null ? "" : k;
+    }
+
+    /** The gate's store failed (thrown through Spark's generated code, unwrapped by write). */
+    private static final class StoreFailed extends UncheckedIOException {
+        private static final long serialVersionUID = 1L;
+
+        StoreFailed(IOException cause) {
+            super(cause);
+        }
     }
 
     /** A group of the map task: its share's statistics and its slot in the sorter. */

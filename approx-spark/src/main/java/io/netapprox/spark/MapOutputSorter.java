@@ -48,8 +48,9 @@ import scala.Tuple2;
  * </ul>
  *
  * <p><b>Pre-sample</b> ({@code perGroup > 0}, {@code spark.approx.mapSampleRecords}): each record
- * draws a level {@code l} with {@code P(l >= L) = 2^-L} (the leading zeros of a random long,
- * independent of its content). A group keeps the records whose level is at least its threshold
+ * has a level {@code l} with {@code P(l >= L) = 2^-L} (the leading zeros of a random long,
+ * independent of its content; a record below the group's threshold is skipped by a geometric gap
+ * without a draw, {@link #admit}). A group keeps the records whose level is at least its threshold
  * {@code L_g}, the smallest {@code L} with fewer than {@code perGroup} of the group's records at
  * level {@code >= L + 1}: between {@code perGroup} and about twice as many records (all of a group
  * with fewer). The threshold only rises as records arrive, so a record below the current threshold
@@ -100,6 +101,19 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
     private int[] threshold = new int[16];
     private long[][] levelCounts = new long[16][];
     private long[] aboveThreshold = new long[16];
+
+    // per group: the records still to come below the threshold before the next one at or above it
+    // (a geometric gap: a record the pre-sample drops draws nothing, see admit)
+    private long[] skip = new long[16];
+
+    /** {@code log(1 - 2^-t)} per threshold t (the gap's parameter; t = 0 has no gap). */
+    private static final double[] LOG_BELOW = new double[64];
+
+    static {
+        for (int t = 1; t < 64; t++) {
+            LOG_BELOW[t] = Math.log1p(-Math.scalb(1.0, -t));
+        }
+    }
 
     // in memory: pages of [int length][record bytes], and per group the records' addresses
     // (page << 32 | offset)
@@ -183,8 +197,17 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
     /**
      * Counts one record of group {@code gid} and draws its pre-sample level: the level when the
      * record is to be stored ({@link #store}, before the next call), -1 when the pre-sample leaves
-     * it out - then this counter update is all the record costs. Without a pre-sample every record
+     * it out - then two counter updates are all the record costs. Without a pre-sample every record
      * is stored (level 0).
+     *
+     * <p>Under threshold {@code t} a record is at level {@code >= t} with probability {@code p =
+     * 2^-t}, independently, so the records until the next such one are a geometric gap ({@code
+     * P(gap = k) = (1 - p)^k p}): drawn once, after a record at or above the threshold (the
+     * threshold only moves then), and the records in it are dropped without a draw (nothing reads
+     * the counts of levels below the threshold). The record after the gap draws its level given
+     * that it is {@code >= t}: {@code t} plus the leading zeros of a random long. The same
+     * distribution of kept sets as one level drawn per record; the same draws while the threshold
+     * is 0.
      */
     int admit(int gid) {
         if (reading) {
@@ -194,13 +217,17 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
         if (perGroup == 0) {
             return 0;
         }
-        int level = Long.numberOfLeadingZeros(rnd.nextLong());
-        if (level == 64) {
+        if (skip[gid] > 0) {
+            skip[gid]--;
+            return -1;
+        }
+        int t = threshold[gid];
+        int level = t + Long.numberOfLeadingZeros(rnd.nextLong());
+        if (level > 63) {
             level = 63;
         }
         long[] c = levelCounts[gid];
         c[level]++;
-        int t = threshold[gid];
         if (level > t) {
             aboveThreshold[gid]++;
         }
@@ -209,6 +236,10 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
             aboveThreshold[gid] -= c[t];
         }
         threshold[gid] = t;
+        if (t > 0) {
+            // 1 - nextDouble() is in (0, 1]: a gap of 0 when it is 1; the cast saturates
+            skip[gid] = (long) (Math.log(1.0 - rnd.nextDouble()) / LOG_BELOW[t]);
+        }
         return level < t ? -1 : level;
     }
 
@@ -414,6 +445,7 @@ final class MapOutputSorter extends MemoryConsumer implements Closeable {
             threshold = Arrays.copyOf(threshold, n);
             levelCounts = Arrays.copyOf(levelCounts, n);
             aboveThreshold = Arrays.copyOf(aboveThreshold, n);
+            skip = Arrays.copyOf(skip, n);
             addresses = Arrays.copyOf(addresses, n);
             buffered = Arrays.copyOf(buffered, n);
         }

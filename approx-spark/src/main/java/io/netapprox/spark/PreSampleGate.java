@@ -27,13 +27,16 @@ import org.apache.spark.sql.types.DataTypes;
  * with its own generated code would pass primitives, but Spark 4's {@code Column} does not wrap
  * one).
  *
- * <p>Per row the function returns {@link #DROPPED} (counted, filtered out), the kept row's {@code
- * gid << 8 | level} (counted; the writer stores it, {@link #gid}, {@link #level}) or {@link
- * #UNDECIDED}: no gate is open on the task's thread (the projected input read by anything but the
- * approximate writer), a NULL in the group, a value or the top-k column (the writer applies the
- * query's NULL rule: skip or fail), or a group value outside {@code [0, KEY_CACHE)} - the writer
- * then takes the row as it takes any (statistics, draw, store). Applies to one integral group
- * column and 1-3 value columns ({@link #applies}); other queries read every row as before.
+ * <p>Per row the function returns {@link #TAKEN} (counted, and dropped or - a query without a top-k
+ * column, whose kept row is its values - stored in the sorter by the gate itself: either way
+ * filtered out, so no row of such a query leaves Spark's loop), the kept row's {@code gid << 8 |
+ * level} (counted; the writer stores it with its top-k key read in place, {@link #gid}, {@link
+ * #level}) or {@link #UNDECIDED}: no gate is open on the task's thread (the projected input read by
+ * anything but the approximate writer), a NULL in the group, a value or the top-k column (the
+ * writer applies the query's NULL rule: skip or fail), or a group value outside {@code [0,
+ * KEY_CACHE)} - the writer then takes the row as it takes any (statistics, draw, store). Applies to
+ * one integral group column and 1-3 value columns ({@link #applies}); other queries read every row
+ * as before.
  *
  * <p>The gate of a map task is opened by its writer before it pulls the first row and closed when
  * it is done ({@link #open}, {@link #close}); the function finds it by the task's attempt id and
@@ -45,8 +48,11 @@ final class PreSampleGate {
     /** The decision column's name (after the projected columns). */
     static final String COLUMN = "__netapprox_presample";
 
-    /** The row is dropped by the pre-sample (its statistics counted): filtered out. */
-    static final int DROPPED = -1;
+    /**
+     * The row is done with in Spark's code: its statistics counted, and left out by the pre-sample
+     * or (a query without a top-k column) stored by the gate; filtered out.
+     */
+    static final int TAKEN = -1;
 
     /** Not decided here: the writer takes the row as it is. */
     static final int UNDECIDED = -2;
@@ -58,6 +64,10 @@ final class PreSampleGate {
 
     /** Rows dropped in Spark's code by the gates closed in this JVM (tests). */
     private static final java.util.concurrent.atomic.LongAdder DROPPED_ROWS =
+            new java.util.concurrent.atomic.LongAdder();
+
+    /** Kept rows stored in Spark's code by the gates closed in this JVM (tests). */
+    private static final java.util.concurrent.atomic.LongAdder STORED_ROWS =
             new java.util.concurrent.atomic.LongAdder();
 
     /** Tests: false makes {@link #applies} false (every row read by the writer, as before). */
@@ -129,7 +139,7 @@ final class PreSampleGate {
         Column decision = f.asNondeterministic().asNonNullable().apply(args.toArray(new Column[0]));
         return projected
                 .withColumn(COLUMN, decision)
-                .filter(functions.col(COLUMN).notEqual(functions.lit(DROPPED)));
+                .filter(functions.col(COLUMN).notEqual(functions.lit(TAKEN)));
     }
 
     /** Opens the task's gate (its writer, before the first row). */
@@ -143,6 +153,12 @@ final class PreSampleGate {
         gate.open = false;
         OPEN.remove(taskAttemptId, gate);
         DROPPED_ROWS.add(gate.dropped);
+        STORED_ROWS.add(gate.stored);
+    }
+
+    /** Kept rows stored in Spark's code by the gates closed so far in this JVM (tests). */
+    static long storedRows() {
+        return STORED_ROWS.sum();
     }
 
     /** Rows dropped in Spark's code by the gates closed so far in this JVM (tests). */
@@ -169,13 +185,17 @@ final class PreSampleGate {
         /** Rows {@link #decide} dropped. */
         long dropped;
 
+        /** Kept rows {@link #decide} stored itself (returned {@link #TAKEN}). */
+        long stored;
+
         Gate(int numValues) {
             this.values = new double[numValues];
         }
 
         /**
          * Counts the row (values in {@link #values}) of group {@code prefix + group} and draws its
-         * level: {@link #DROPPED}, a kept row's decision, or {@link #UNDECIDED} (nothing counted).
+         * level: {@link #TAKEN} (dropped, or kept and stored here), a kept row's decision (for the
+         * writer to store), or {@link #UNDECIDED} (nothing counted).
          */
         abstract int decide(String prefix, long group);
     }

@@ -16,11 +16,11 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The pre-sample decided in Spark's generated code ({@link PreSampleGate}), local[2]: the rows the
- * pre-sample drops never reach the writer (counted by the gates), every row is still counted in its
- * group's population, no gate is left open, and the answer - estimates, sample sizes, populations,
- * for a query with and without a top-k column, with NULL rows skipped - is the one the writer gives
- * when it takes every row itself (same rows in the same order: the same statistics and the same
- * level draws).
+ * pre-sample drops never reach the writer (counted by the gates), nor, without a top-k column, the
+ * rows it keeps (stored by the gates), every row is still counted in its group's population, no
+ * gate is left open, and the answer - estimates, sample sizes, populations, for a query with and
+ * without a top-k column, with NULL rows skipped - is the one the writer gives when it takes every
+ * row itself (same rows in the same order: the same statistics and the same level draws).
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class PreSampleGateTest {
@@ -99,16 +99,27 @@ class PreSampleGateTest {
     void droppedRowsNeverReachTheWriterAndTheAnswerIsTheWritersOwn() {
         for (boolean topK : new boolean[] {false, true}) {
             long before = PreSampleGate.droppedRows();
+            long storedBefore = PreSampleGate.storedRows();
             List<Row> ungated = answer(topK, false);
             assertEquals(before, PreSampleGate.droppedRows(), "no gate without it");
+            assertEquals(storedBefore, PreSampleGate.storedRows(), "no gate without it");
             PreSampleGate.enabled = true;
             start();
             List<Row> gated = query(topK);
             long dropped = PreSampleGate.droppedRows() - before;
+            long stored = PreSampleGate.storedRows() - storedBefore;
             // 10K rows per (map task, group), a pre-sample of 512-1024 kept: most are dropped in
             // Spark's code
             assertTrue(
                     dropped > ROWS / 2, "top-k " + topK + ": dropped in Spark's code: " + dropped);
+            // without a top-k column the kept rows are stored in Spark's code too (at least the
+            // 512 per share the pre-sample keeps); with one the writer stores them
+            if (topK) {
+                assertEquals(0, stored, "top-k: kept rows reach the writer");
+            } else {
+                assertTrue(
+                        stored >= (long) MAPS * GROUPS * 512, "stored in Spark's code: " + stored);
+            }
             assertEquals(0, PreSampleGate.openGates(), "no gate left open");
             assertEquals(strings(ungated), strings(gated), "top-k " + topK + ": the same answer");
             // every row with an x (and, with the top-k, a zone) is in its group's population
