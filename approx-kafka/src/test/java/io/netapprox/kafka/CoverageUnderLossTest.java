@@ -19,7 +19,6 @@ import java.util.Properties;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -57,18 +56,11 @@ class CoverageUnderLossTest {
     /**
      * The same trials with approx.headroom 1.25: the relay sends 25 % extra candidates per cell and
      * each ATP group has MSR = target / candidates below 1 (MRDF off), so lost records may be given
-     * up. Engine defect (native ATP engine, being fixed on branch {@code engine}): under 30 % loss
-     * about one job in a few hundred never completes - both engines keep exchanging datagrams
-     * without end (in one capture the relay sent 883 MB for a job of ~1 MB), the pull never
-     * answers, and a run fails with a position short of the end after pollToEnd's liveness bound.
-     * This is why approx.headroom defaults to 1. Enable once the engine is fixed (then the default
-     * can rise): remove @Disabled, or run with
-     * -Djunit.jupiter.conditions.deactivate=org.junit.*DisabledCondition.
+     * up. Disabled until 3 Dec 2026 for an engine livelock (about one job in a few hundred never
+     * completed under 30 % loss); on today's engine the 40-run test passed 10 times in a row
+     * (docs/kafka.md section 3.1).
      */
     @Test
-    @Disabled(
-            "ATP engine livelock: approximate groups (MSR < 1, MRDF off) under 30 % loss - about"
-                    + " one job in a few hundred never completes; approx.headroom defaults to 1")
     void headroomAboveOneCompletesEveryRunWith30PercentLoss() throws Exception {
         runTrials("1.25");
     }
