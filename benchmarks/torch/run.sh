@@ -4,7 +4,7 @@
 # the gradient all-reduce over gloo/TCP, over ATP exact and over ATP with magnitude groups, with the accuracy beside
 # it. Not part of scripts/test.sh. As root:
 #   bash benchmarks/torch/run.sh [--switch slack,fifo] [--rate 200mbit] [--bg-load 0.7] [--modes gloo,atp_exact,atp]
-#        [--runs 1] [--steps 40] [--thresholds 0.0005,0.0009] [--msrs 0.5,0.8,1.0] [--out DIR]
+#        [--runs 1] [--steps 25] [--thresholds 0.0008,0.0013] [--msrs 0.5,0.8,1.0] [--out DIR]
 # Paths from the environment (defaults in brackets):
 #   TORCH_SITE         torch + numpy             [build/torch-2.15.0, what scripts/torch-test.sh installs]
 #   NETAPPROX_LIBRARY  libnetapprox.so           [native/build/libnetapprox.so; built here if missing (cmake, ninja)]
