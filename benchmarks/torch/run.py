@@ -95,7 +95,9 @@ def train_one(lab: LabCluster, a, sw: str, mode: str, run: int, port: int, env: 
 
 def commit() -> str:
     r = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=8", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
+    dirty = subprocess.run(
+        ["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+    )
     return (r.stdout.strip() or "unknown") + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
 
 
@@ -119,16 +121,22 @@ def main(argv=None) -> int:
         default="0.0008,0.0013",
         help="atp's group bounds on a segment's mean |g| (this model's segments' mean |g|: 10-90 % quantiles ~5e-4 to 2e-3)",
     )
-    ap.add_argument("--msrs", default="0.5,0.8,1.0", help="atp's MSR per group (the last: the largest gradients)")
+    ap.add_argument(
+        "--msrs", default="0.5,0.8,1.0", help="atp's MSR per group (the last: the largest gradients)"
+    )
     ap.add_argument(
         "--atp-line-rate",
         type=int,
         default=1,
         help="1: the ATP engines' line_rate_bps = the port rate; 0: the library's default",
     )
-    ap.add_argument("--step-timeout", type=float, default=120.0, help="bound of one all-reduce / rendezvous, s")
+    ap.add_argument(
+        "--step-timeout", type=float, default=120.0, help="bound of one all-reduce / rendezvous, s"
+    )
     ap.add_argument("--run-timeout", type=float, default=600.0, help="bound of one training, s")
-    ap.add_argument("--out", default=os.path.join(ROOT, "build", "torch-lab", "latest"), help="summary directory")
+    ap.add_argument(
+        "--out", default=os.path.join(ROOT, "build", "torch-lab", "latest"), help="summary directory"
+    )
     ap.add_argument("--name", default="torchlab", help="lab name (namespaces <name>-h1..h4, <name>-sw)")
     a = ap.parse_args(argv)
     switches = [s for s in a.switch.split(",") if s]
@@ -145,7 +153,10 @@ def main(argv=None) -> int:
         return 2
     for var in ("NETAPPROX_LIBRARY",):
         if not os.path.isfile(os.environ.get(var, "")):
-            print(f"torch lab benchmark: {var} must name the built libnetapprox.so (run.sh sets it)", file=sys.stderr)
+            print(
+                f"torch lab benchmark: {var} must name the built libnetapprox.so (run.sh sets it)",
+                file=sys.stderr,
+            )
             return 2
     interrupt_on_signals()
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -157,7 +168,7 @@ def main(argv=None) -> int:
         "NETAPPROX_LIBRARY": os.environ["NETAPPROX_LIBRARY"],
         "OMP_NUM_THREADS": "1",
     }
-    load_start = os.getloadavg()[0]
+    load_start, at_commit = os.getloadavg()[0], commit()  # before the run: the code that ran
     cells, bg_lines = [], []
     port = 29500
     lab = LabCluster(a.name, 4, a.rate, a.buffer, tmp)
@@ -175,8 +186,9 @@ def main(argv=None) -> int:
         finally:
             lab.down()
     header = {
-        "command": "bash benchmarks/torch/run.sh " + " ".join(shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:])),
-        "commit": commit(),
+        "command": "bash benchmarks/torch/run.sh "
+        + " ".join(shlex.quote(x) for x in (argv if argv is not None else sys.argv[1:])),
+        "commit": at_commit,
         "load": load_note(load_start, os.getloadavg()[0]),
         "lab": f"3 ranks h1-h3 + background h4 -> h1..h3 at {a.bg_load} x {a.rate}, buffer {a.buffer}",
         "model": f"MLP {a.features}-{a.hidden}-{a.hidden}-10 ({cells[0]['params'] if cells else '?'} parameters), "

@@ -77,7 +77,8 @@ def checks(cells: list[dict]) -> list[dict]:
                     )
             if "atp" in by:
                 chk["target_met"] = (
-                    chk["atp_over_gloo"] <= TARGET_RATIO and chk["atp_accuracy_delta_points"] >= -TARGET_POINTS
+                    chk["atp_over_gloo"] <= TARGET_RATIO
+                    and chk["atp_accuracy_delta_points"] >= -TARGET_POINTS
                 )
         out.append(chk)
     return out

@@ -61,7 +61,9 @@ def main(argv=None) -> int:
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--thresholds", default="0.0002,0.0006")
     ap.add_argument("--msrs", default="0.5,0.8,1.0")
-    ap.add_argument("--line-rate-bps", type=int, default=0, help="ATP engine line rate (0: the library default)")
+    ap.add_argument(
+        "--line-rate-bps", type=int, default=0, help="ATP engine line rate (0: the library default)"
+    )
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket_cap_mb")
     a = ap.parse_args(argv)
