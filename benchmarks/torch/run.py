@@ -183,6 +183,8 @@ def main(argv=None) -> int:
                     cells.append(c)
                     print(summary.cell_line(c), flush=True)
             bg_lines += lab.background_lines(sw, BG, RANK_HOSTS)
+            # where the drops were (per switch class, every mode of this switch together): the diagnosis
+            bg_lines.append(f"# [{sw}] switch port p1 (toward rank 0): {lab.tc_classes(1)}")
         finally:
             lab.down()
     header = {
