@@ -28,7 +28,7 @@ from benchrun import entries as E  # noqa: E402
 from benchrun import summary as S  # noqa: E402
 
 S.IDLE_SAMPLE_S = 0.05  # the idle check's CPU sample before each (summarize-only) run: short in tests
-AREAS = {"netlab", "veth", "sim", "spark", "flink", "kafka", "jmh"}
+AREAS = {"netlab", "veth", "sim", "spark", "flink", "kafka", "torch", "jmh"}
 # placeholder harness arguments for the entries that need some (--dry-run only prints them)
 ARGS = {
     "netlab-ab": ["/x/old-agent", "/x/new-agent"],
@@ -73,7 +73,7 @@ class Metadata(unittest.TestCase):
                 self.assertTrue(callable(e.steps) and callable(e.summarize))
 
     def test_every_area_of_the_issue_has_an_entry(self):
-        # the lab, simulator, Spark, Flink, Kafka and veth benchmarks each have their entry (issue 36), and JMH
+        # the lab, simulator, Spark, Flink, Kafka, PyTorch and veth benchmarks each have their entry (issue 36), and JMH
         self.assertEqual({e.area for e in E.ENTRIES}, AREAS)
         figs = {e.name for e in E.ENTRIES if e.area == "sim"}
         for f in ("fig5", "fig6", "fig9", "fig10", "fig11", "fig12", "fig13", "fig14"):

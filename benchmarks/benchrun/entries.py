@@ -379,6 +379,11 @@ def _kafka_steps(ctx: Ctx) -> list[Step]:
     ]
 
 
+def _torch_steps(ctx: Ctx) -> list[Step]:
+    args = ["--switch", "slack", "--steps", "12"] if ctx.quick else []
+    return [Step(["bash", "benchmarks/torch/run.sh", "--out", ctx.raw, *args, *ctx.extra])]
+
+
 def _jmh_steps(ctx: Ctx) -> list[Step]:
     env = {"OUT": ctx.raw} | ({"RUNS": "2"} if ctx.quick else {})
     return [Step(["bash", "benchmarks/run-jmh.sh"], env)]
@@ -699,6 +704,24 @@ ENTRIES: list[Entry] = [
                 "windows_outside",
                 "segments_over_tcp",
             ],
+        ),
+    ),
+    Entry(
+        name="torch-lab",
+        area="torch",
+        dir="lab",
+        measures="3 PyTorch DDP ranks in the network lab behind the congested switch (issue 37): per-step time "
+        "of the gradient all-reduce over gloo/TCP, ATP exact and ATP with magnitude groups, accuracy beside it",
+        needs=ROOT_NS + "; torch + numpy (TORCH_SITE, scripts/torch-test.sh installs them), cmake + ninja",
+        root=True,
+        minutes=20,
+        quick_minutes=6,
+        quick="the slack switch only, 12 steps",
+        steps=_torch_steps,
+        summarize=cells_summary(
+            "PyTorch: DDP step time, gloo vs ATP",
+            E2E("torch"),
+            ["switch", "mode", "run", "steps", "step_p50_s", "step_p90_s", "accuracy", "by_group"],
         ),
     ),
     Entry(
