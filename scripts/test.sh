@@ -314,6 +314,8 @@ PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/kafka/test_run.py
 PYTHONPATH="$ROOT/benchmarks/netlab" python3 "$ROOT/benchmarks/flink/netlab/test_summary.py" -v
 # the Spark end-to-end benchmark's summary writer (issue 31)
 python3 "$ROOT/benchmarks/spark/test_e2e_summary.py" -v
+# the PyTorch lab benchmark's summary writer (issue 37)
+python3 "$ROOT/benchmarks/torch/test_summary.py" -v
 end
 
 # ---------------------------------------------------------------------------------------------------------
