@@ -684,9 +684,10 @@ TEST(EngineTest, DoneWithTheMostGroupCountsFitsOneDatagram) {
 }
 
 // Both ends of one session may start jobs with the same id (ids are chosen per sending side; the PyTorch ranks use
-// 2 x step both ways, the Java transport keeps the directions apart). A sending job that finishes must not take the DONE its engine owes the
-// peer's job of the same id with it: that DONE was dropped with the finished job's control frames, and the peer's
-// sending job then never finished (found by the PyTorch all-reduce at 20 % loss: 10 of 200 paired jobs hung).
+// 2 x step both ways, the Java transport keeps the directions apart). A sending job that finishes must not take the
+// DONE its engine owes the peer's job of the same id with it: that DONE was dropped with the finished job's control
+// frames, and the peer's sending job then never finished (found by the PyTorch all-reduce at 20 % loss: 10 of 200
+// paired jobs hung).
 TEST(EngineTest, OppositeJobsWithOneIdBothFinishUnderLoss) {
   LinkConfig link;
   link.loss = 0.2;
