@@ -1,7 +1,6 @@
 package io.netapprox.flink;
 
 import io.netapprox.core.job.JobReport;
-import io.netapprox.core.sampling.AggregatePlanner;
 import io.netapprox.core.transport.ExchangeRegistry;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -65,10 +64,8 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
     private final long exchangeId;
     private final int receivers;
     private final int maxParallelism;
-
-    /** The query's aggregates for {@link StratumPlanner} (built in {@link #open}). */
-    private transient List<AggregatePlanner.Aggregate> planned;
-
+    private final int[] sumValues;
+    private final int[] meanValues;
     private final KeySelector<T, String> topKey;
 
     private transient ExchangeRegistry.Lease<TaskManagerExchange> exchangeLease;
@@ -115,13 +112,23 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         this.exchangeId = exchangeId;
         this.receivers = receivers;
         this.maxParallelism = maxParallelism;
+        List<Integer> sums = new ArrayList<>();
+        List<Integer> means = new ArrayList<>();
+        for (int i = 0; i < spec.aggregates().size(); i++) {
+            switch (spec.aggregates().get(i).kind()) {
+                case SUM -> sums.add(spec.valueIndex(i));
+                case AVG, QUANTILE -> means.add(spec.valueIndex(i));
+                default -> {}
+            }
+        }
+        this.sumValues = sums.stream().distinct().mapToInt(Integer::intValue).toArray();
+        this.meanValues = means.stream().distinct().mapToInt(Integer::intValue).toArray();
         this.topKey = spec.topKeySelector();
     }
 
     @Override
     public void open() throws Exception {
         super.open();
-        planned = StratumPlanner.aggregates(spec);
         TaskManagerRuntimeInfo tm = getContainingTask().getEnvironment().getTaskManagerInfo();
         exchangeLease =
                 TaskManagerExchange.acquire(
@@ -338,7 +345,8 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
                         StratumPlanner.msr(
                                 buf,
                                 k,
-                                planned,
+                                sumValues,
+                                meanValues,
                                 spec.errorBound(id.group()),
                                 spec.confidence(),
                                 scale);

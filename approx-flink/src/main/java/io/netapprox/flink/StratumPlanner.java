@@ -1,102 +1,95 @@
 package io.netapprox.flink;
 
-import io.netapprox.core.sampling.AggregateKind;
-import io.netapprox.core.sampling.AggregatePlanner;
-import io.netapprox.core.sampling.ShareMoments;
-import io.netapprox.core.sampling.SharePlanner;
+import io.netapprox.core.sampling.MsrPlan;
+import io.netapprox.core.sampling.MsrPlanner;
 import io.netapprox.core.sampling.StratumAccumulator;
-import io.netapprox.core.sampling.ValueSketch;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
- * The MSR of one stratum (one sender's share of a (window, group) in one epoch) from its records:
- * approx-core's {@link AggregatePlanner} over the query's aggregates, the stratum being the group's
- * one share as this sender sees it (its records are in random order, so its messages are a simple
- * random sample of them). Quantiles are planned at the rank the answer reads ({@code ceil(q n)},
- * NaN values sorting last); a column with a NaN or an infinity needs no sample for its sum or mean
- * (the answer is known exactly from the counts, {@link NonFinite}). {@code scale} widens the bound
- * for {@code approx.planning=balanced} ({@code sqrt(P)}; 1 for the default, conservative, see
- * docs/flink.md).
+ * The MSR of one stratum (one sender's share of a (window, group) in one epoch) from the statistics
+ * of its messages, with approx-core's {@link MsrPlanner} (Cochran's skewness rule included): the
+ * largest plan over the query's aggregates. Sums are planned on the message totals {@code y_i};
+ * means (and quantiles, as a proxy) on the ratio-estimator residuals {@code y_i - R m_i}; counts
+ * are exact from the manifest and top-k takes what the others need (at least the planner's minimum
+ * sample). Only finite values are planned for. {@code scale} widens the bound for {@code
+ * approx.planning=balanced} ({@code sqrt(P)}; 1 for the default, conservative, see docs/flink.md).
  */
 final class StratumPlanner {
     private StratumPlanner() {}
 
-    /** The query's aggregates as the planner reads them (not serializable: build per task). */
-    static List<AggregatePlanner.Aggregate> aggregates(QuerySpec<?, ?> spec) {
-        List<AggregatePlanner.Aggregate> out = new ArrayList<>();
-        for (int i = 0; i < spec.aggregates().size(); i++) {
-            Aggregate<?> a = spec.aggregates().get(i);
-            double q = a.kind() == AggregateKind.QUANTILE ? a.q() : Double.NaN;
-            out.add(
-                    new AggregatePlanner.Aggregate(
-                            a.kind(),
-                            spec.valueIndex(i),
-                            a.kind() == AggregateKind.QUANTILE
-                                    ? n -> new long[] {(long) Math.max(1, Math.ceil(q * n - 1e-9))}
-                                    : null));
-        }
-        return out;
-    }
-
     static double msr(
             StratumBuffer buf,
             int messages,
-            List<AggregatePlanner.Aggregate> aggregates,
+            int[] sumValues,
+            int[] meanValues,
             double eMax,
             double confidence,
             double scale) {
         if (messages <= 1) {
             return 1.0;
         }
-        SharePlanner planner = SharePlanner.of(Math.min(0.99, eMax * scale), confidence);
-        return Math.min(
-                1.0,
-                AggregatePlanner.plan(planner, aggregates, false, new Stratum(buf, messages))
-                        .rate(0));
-    }
-
-    /** The stratum as the planner's one share. */
-    private record Stratum(StratumBuffer buf, int messages) implements AggregatePlanner.Shares {
-        @Override
-        public long[] units() {
-            return new long[] {messages};
-        }
-
-        @Override
-        public long records() {
-            return buf.records();
-        }
-
-        @Override
-        public List<ShareMoments> moments(int v) {
-            NonFinite nf = buf.nonFinite();
-            if (nf.nan(v) + nf.positive(v) + nf.negative(v) > 0) {
-                return null; // the answer is NaN or an infinity, exactly
-            }
+        MsrPlanner planner = MsrPlanner.of(Math.min(0.99, eMax * scale), confidence);
+        double msr = planner.plan(messages, 1.0, 0.0).msr(); // the minimum sample
+        int n = buf.records();
+        for (int v : sumValues) {
             StratumAccumulator acc = new StratumAccumulator();
-            for (int r = 0; r < buf.records(); r++) {
-                acc.add(buf.value(r, v));
+            for (int m = 0; m < messages; m++) {
+                double y = 0;
+                for (int r = StratumBuffer.start(m, n, messages);
+                        r < StratumBuffer.start(m + 1, n, messages);
+                        r++) {
+                    y += finite(buf.value(r, v));
+                }
+                acc.add(y);
             }
-            return List.of(ShareMoments.of(acc, messages));
+            msr = Math.max(msr, plan(planner, messages, acc.meanTotal(), acc, scale));
         }
-
-        @Override
-        public List<ValueSketch> sketches(int v) {
-            double[] values = new double[buf.records()];
-            int n = 0;
-            for (int r = 0; r < buf.records(); r++) {
+        for (int v : meanValues) {
+            double total = 0;
+            long count = 0;
+            for (int r = 0; r < n; r++) {
                 double x = buf.value(r, v);
-                if (!Double.isNaN(x)) {
-                    values[n++] = x;
+                if (Double.isFinite(x)) {
+                    total += x;
+                    count++;
                 }
             }
-            return List.of(ValueSketch.of(values, n, ValueSketch.DEFAULT_POINTS));
+            if (count == 0) {
+                continue; // no number to estimate: the answer is NaN or an infinity, exactly
+            }
+            double ratio = total / count;
+            StratumAccumulator acc = new StratumAccumulator();
+            for (int m = 0; m < messages; m++) {
+                int from = StratumBuffer.start(m, n, messages);
+                int to = StratumBuffer.start(m + 1, n, messages);
+                double y = 0;
+                for (int r = from; r < to; r++) {
+                    double x = buf.value(r, v);
+                    y += Double.isFinite(x) ? x - ratio : 0.0;
+                }
+                acc.add(y);
+            }
+            msr = Math.max(msr, plan(planner, messages, total / messages, acc, scale));
         }
+        return Math.min(1.0, msr);
+    }
 
-        @Override
-        public long nan(int v) {
-            return buf.nonFinite().nan(v);
+    /**
+     * NaN and infinite values do not enter the plan: an answer over them is known exactly from the
+     * stratum's counts ({@link NonFinite}), the sample serves the finite values.
+     */
+    private static double finite(double x) {
+        return Double.isFinite(x) ? x : 0.0;
+    }
+
+    private static double plan(
+            MsrPlanner planner, int n, double mean, StratumAccumulator acc, double scale) {
+        double sd = Math.sqrt(acc.varianceTotal());
+        double skew = acc.skewnessTotal() / scale;
+        if (!Double.isFinite(mean) || !Double.isFinite(sd)) {
+            return 1.0;
         }
+        MsrPlan p =
+                Double.isFinite(skew) ? planner.plan(n, mean, sd, skew) : planner.plan(n, mean, sd);
+        return p.msr();
     }
 }

@@ -1,7 +1,5 @@
 package io.netapprox.spark;
 
-import io.netapprox.core.sampling.AggregateKind;
-import io.netapprox.core.sampling.AggregatePlanner;
 import io.netapprox.core.sampling.ShareAllocation;
 import io.netapprox.core.sampling.ShareMoments;
 import io.netapprox.core.sampling.SharePlanner;
@@ -109,62 +107,71 @@ final class SamplingPlan implements Serializable {
     }
 
     /**
-     * Messages each share of the group must deliver: approx-core's {@link AggregatePlanner} over
-     * the query's aggregates (the per-share maximum; aggregates known from the shares' counts or
-     * exact partials need nothing beyond the minimum), quantiles at the ranks Spark's definition
-     * reads ({@link SparkPercentile}).
+     * Messages each share of the group must deliver: the per-share maximum over the query's
+     * aggregates (each aggregate's variance only shrinks when a share delivers more). Aggregates
+     * whose value is already known from the shares' counts (a column with NaN or infinities, a
+     * quantile that falls among the NaN values, counts, avg and sum with exact partials) need
+     * nothing beyond the minimum; top-k is not planned (see below).
      */
     static ShareAllocation allocate(ApproxSpec spec, String group, List<ShareStatistics> shares) {
         SharePlanner planner = SharePlanner.of(spec.errorBound(group), spec.confidence());
-        List<AggregatePlanner.Aggregate> aggregates = new ArrayList<>();
+        long[] units = new long[shares.size()];
+        for (int m = 0; m < units.length; m++) {
+            units[m] = shares.get(m).units;
+        }
+        ShareAllocation plan = planner.minimum(units);
         for (ApproxSpec.Aggregate a : spec.aggregates()) {
-            aggregates.add(
-                    new AggregatePlanner.Aggregate(
-                            a.kind(),
-                            a.valueIndex(),
-                            a.kind() == AggregateKind.QUANTILE ? n -> ranks(a, n) : null));
-        }
-        return AggregatePlanner.plan(planner, aggregates, spec.exactPartials(), new Shares(shares));
-    }
-
-    /** The one or two ranks Spark's definition of the quantile reads among n records. */
-    private static long[] ranks(ApproxSpec.Aggregate a, long n) {
-        SparkPercentile.Ranks r = SparkPercentile.ranks(a, n);
-        return r.single() ? new long[] {r.first()} : new long[] {r.first(), r.second()};
-    }
-
-    /** The map tasks' statistics of a group's shares, as the planner reads them. */
-    private record Shares(List<ShareStatistics> shares) implements AggregatePlanner.Shares {
-        @Override
-        public long[] units() {
-            return shares.stream().mapToLong(s -> s.units).toArray();
-        }
-
-        @Override
-        public long records() {
-            return shares.stream().mapToLong(s -> s.records).sum();
-        }
-
-        @Override
-        public List<ShareMoments> moments(int v) {
-            List<ShareMoments> out = new ArrayList<>();
-            for (ShareStatistics s : shares) {
-                if (s.moments[v] == null) {
-                    return null; // non-finite values: the result is NaN or infinite, exactly
+            int v = a.valueIndex();
+            switch (a.kind()) {
+                case AVG, SUM -> {
+                    if (spec.exactPartials()) {
+                        continue; // exact from the shares' partials
+                    }
+                    List<ShareMoments> moments = new ArrayList<>();
+                    for (ShareStatistics s : shares) {
+                        if (s.moments[v] == null) {
+                            moments = null; // non-finite values: the result is NaN or infinite,
+                            // exactly
+                            break;
+                        }
+                        moments.add(s.moments[v]);
+                    }
+                    if (moments != null) {
+                        plan = plan.max(planner.mean(moments));
+                    }
                 }
-                out.add(s.moments[v]);
+                case QUANTILE -> {
+                    long records = 0;
+                    long nan = 0;
+                    List<ValueSketch> sketches = new ArrayList<>();
+                    for (ShareStatistics s : shares) {
+                        records += s.records;
+                        nan += s.nonFinite[v][0];
+                        sketches.add(s.sketches[v]);
+                    }
+                    if (records == 0) {
+                        continue;
+                    }
+                    // the one or two ranks Spark's definition reads (SparkPercentile); a rank
+                    // among the NaNs (they sort above every number) makes the answer NaN, exactly
+                    SparkPercentile.Ranks r = SparkPercentile.ranks(a, records);
+                    if (Math.max(r.first(), r.second()) <= records - nan) {
+                        plan = plan.max(planner.quantileAtRank(sketches, units, r.first()));
+                        if (!r.single()) {
+                            plan = plan.max(planner.quantileAtRank(sketches, units, r.second()));
+                        }
+                    }
+                }
+                default -> {
+                    // COUNT: exact from the group tables. TOPK is not planned: its counts get the
+                    // sample the other
+                    // aggregates need (e_max bounding each top-k count would sample long-tailed
+                    // keys nearly whole;
+                    // SharePlanner.topK plans that where it is wanted), and carry their own
+                    // intervals.
+                }
             }
-            return out;
         }
-
-        @Override
-        public List<ValueSketch> sketches(int v) {
-            return shares.stream().map(s -> s.sketches[v]).toList();
-        }
-
-        @Override
-        public long nan(int v) {
-            return shares.stream().mapToLong(s -> s.nonFinite[v][0]).sum();
-        }
+        return plan;
     }
 }
