@@ -4,10 +4,8 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
 import java.util.Objects;
@@ -60,17 +58,7 @@ public final class ControlClientFactory implements AutoCloseable {
         CompletableFuture<ControlClient> result = new CompletableFuture<>();
         ControlConnection[] holder = new ControlConnection[1];
         Bootstrap b =
-                new Bootstrap()
-                        .group(group)
-                        .channel(NioSocketChannel.class)
-                        .option(ChannelOption.TCP_NODELAY, true)
-                        .option(ChannelOption.SO_KEEPALIVE, true)
-                        .option(
-                                ChannelOption.CONNECT_TIMEOUT_MILLIS,
-                                (int)
-                                        Math.min(
-                                                Integer.MAX_VALUE,
-                                                config.connectTimeout().toMillis()))
+                NioEventLoops.clientBootstrap(group, config)
                         .handler(
                                 new ChannelInitializer<SocketChannel>() {
                                     @Override

@@ -14,10 +14,8 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.io.IOException;
@@ -85,17 +83,7 @@ final class DataConnectionClient extends ChannelInboundHandlerAdapter {
                         result,
                         config.handshakeTimeout().toMillis());
         Bootstrap b =
-                new Bootstrap()
-                        .group(loop)
-                        .channel(NioSocketChannel.class)
-                        .option(ChannelOption.TCP_NODELAY, true)
-                        .option(ChannelOption.SO_KEEPALIVE, true)
-                        .option(
-                                ChannelOption.CONNECT_TIMEOUT_MILLIS,
-                                (int)
-                                        Math.min(
-                                                Integer.MAX_VALUE,
-                                                config.connectTimeout().toMillis()))
+                NioEventLoops.clientBootstrap(loop, config)
                         .handler(
                                 new ChannelInitializer<SocketChannel>() {
                                     @Override

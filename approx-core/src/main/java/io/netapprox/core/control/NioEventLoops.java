@@ -1,9 +1,12 @@
 package io.netapprox.core.control;
 
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import java.util.concurrent.ThreadFactory;
 
 /**
@@ -21,6 +24,21 @@ final class NioEventLoops {
         return NETTY_42
                 ? Netty42.create(threads, threadFactory)
                 : Netty41.create(threads, threadFactory);
+    }
+
+    /**
+     * A TCP client bootstrap on {@code group} as every control and data connection opens one: no
+     * Nagle (small frames are latency), keepalive, the config's connect timeout.
+     */
+    static Bootstrap clientBootstrap(EventLoopGroup group, ControlConfig config) {
+        return new Bootstrap()
+                .group(group)
+                .channel(NioSocketChannel.class)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.SO_KEEPALIVE, true)
+                .option(
+                        ChannelOption.CONNECT_TIMEOUT_MILLIS,
+                        (int) Math.min(Integer.MAX_VALUE, config.connectTimeout().toMillis()));
     }
 
     private static boolean hasIoHandlerApi() {
