@@ -18,7 +18,6 @@ import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -28,11 +27,8 @@ import org.apache.kafka.clients.consumer.OffsetCommitCallback;
 import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.metrics.KafkaMetric;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.slf4j.Logger;
@@ -49,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * partition read by plain fetch) and {@link RecordDecoder}; this class keeps membership, positions
  * and the {@link Consumer} interface.
  */
-final class RelayedConsumer<K, V> implements Consumer<K, V> {
+final class RelayedConsumer<K, V> extends ForwardingConsumer<K, V> {
     private static final Logger log = LoggerFactory.getLogger(RelayedConsumer.class);
 
     private final KafkaConsumer<byte[], byte[]> shadow;
@@ -67,6 +63,27 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
             Deserializer<K> keyDeserializer,
             Deserializer<V> valueDeserializer,
             RelayLink link) {
+        this(config, keyDeserializer, valueDeserializer, link, shadowOf(config));
+    }
+
+    /**
+     * The shadow: the application's properties, byte[] records, no auto-commit (we commit
+     * coverage).
+     */
+    private static KafkaConsumer<byte[], byte[]> shadowOf(ApproxConsumerConfig config) {
+        Map<String, Object> shadowProps = withByteDeserializers(config.kafkaProperties());
+        shadowProps.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        return new KafkaConsumer<>(shadowProps);
+    }
+
+    private RelayedConsumer(
+            ApproxConsumerConfig config,
+            Deserializer<K> keyDeserializer,
+            Deserializer<V> valueDeserializer,
+            RelayLink link,
+            KafkaConsumer<byte[], byte[]> shadow) {
+        super(shadow);
+        this.shadow = shadow;
         Map<String, Object> props = config.kafkaProperties();
         ConsumerConfig cc = new ConsumerConfig(withByteDeserializers(props));
         boolean autoCommit =
@@ -84,10 +101,6 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
                         valueDeserializer != null
                                 ? valueDeserializer
                                 : configured(props, cc, false));
-        Map<String, Object> shadowProps = withByteDeserializers(props);
-        shadowProps.put(
-                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false); // we commit coverage ourselves
-        this.shadow = new KafkaConsumer<>(shadowProps);
         this.dataPlaneMetrics = new ConsumerDataPlaneMetrics(clientId(), link::dataPlaneMetrics);
         this.fallback = new ExactFallback<>(config.fallback(), shadow, spec, feeds, decoder);
         this.fetcher =
@@ -186,16 +199,6 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
             }
         }
         byStream.forEach(RelayStream::release);
-    }
-
-    @Override
-    public Set<TopicPartition> assignment() {
-        return shadow.assignment();
-    }
-
-    @Override
-    public Set<String> subscription() {
-        return shadow.subscription();
     }
 
     @Override
@@ -370,17 +373,6 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
     }
 
     @Override
-    public Map<TopicPartition, OffsetAndMetadata> committed(Set<TopicPartition> partitions) {
-        return shadow.committed(partitions);
-    }
-
-    @Override
-    public Map<TopicPartition, OffsetAndMetadata> committed(
-            Set<TopicPartition> partitions, Duration timeout) {
-        return shadow.committed(partitions, timeout);
-    }
-
-    @Override
     public Set<TopicPartition> paused() {
         Set<TopicPartition> s = new HashSet<>();
         feeds.values()
@@ -429,11 +421,6 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
     // ---------------------------------------------------------------- plain delegation
 
     @Override
-    public Uuid clientInstanceId(Duration timeout) {
-        return shadow.clientInstanceId(timeout);
-    }
-
-    @Override
     public Map<MetricName, ? extends Metric> metrics() {
         Map<MetricName, Metric> all = new LinkedHashMap<>(shadow.metrics());
         all.putAll(dataPlaneMetrics.metrics());
@@ -452,36 +439,6 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
     }
 
     @Override
-    public void registerMetricForSubscription(KafkaMetric metric) {
-        shadow.registerMetricForSubscription(metric);
-    }
-
-    @Override
-    public void unregisterMetricFromSubscription(KafkaMetric metric) {
-        shadow.unregisterMetricFromSubscription(metric);
-    }
-
-    @Override
-    public List<PartitionInfo> partitionsFor(String topic) {
-        return shadow.partitionsFor(topic);
-    }
-
-    @Override
-    public List<PartitionInfo> partitionsFor(String topic, Duration timeout) {
-        return shadow.partitionsFor(topic, timeout);
-    }
-
-    @Override
-    public Map<String, List<PartitionInfo>> listTopics() {
-        return shadow.listTopics();
-    }
-
-    @Override
-    public Map<String, List<PartitionInfo>> listTopics(Duration timeout) {
-        return shadow.listTopics(timeout);
-    }
-
-    @Override
     public Map<TopicPartition, OffsetAndTimestamp> offsetsForTimes(
             Map<TopicPartition, Long> timestamps) {
         return shadow.offsetsForTimes(timestamps);
@@ -491,43 +448,6 @@ final class RelayedConsumer<K, V> implements Consumer<K, V> {
     public Map<TopicPartition, OffsetAndTimestamp> offsetsForTimes(
             Map<TopicPartition, Long> timestamps, Duration timeout) {
         return shadow.offsetsForTimes(timestamps, timeout);
-    }
-
-    @Override
-    public Map<TopicPartition, Long> beginningOffsets(Collection<TopicPartition> partitions) {
-        return shadow.beginningOffsets(partitions);
-    }
-
-    @Override
-    public Map<TopicPartition, Long> beginningOffsets(
-            Collection<TopicPartition> partitions, Duration timeout) {
-        return shadow.beginningOffsets(partitions, timeout);
-    }
-
-    @Override
-    public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions) {
-        return shadow.endOffsets(partitions);
-    }
-
-    @Override
-    public Map<TopicPartition, Long> endOffsets(
-            Collection<TopicPartition> partitions, Duration timeout) {
-        return shadow.endOffsets(partitions, timeout);
-    }
-
-    @Override
-    public ConsumerGroupMetadata groupMetadata() {
-        return shadow.groupMetadata();
-    }
-
-    @Override
-    public void enforceRebalance() {
-        shadow.enforceRebalance();
-    }
-
-    @Override
-    public void enforceRebalance(String reason) {
-        shadow.enforceRebalance(reason);
     }
 
     @Override
