@@ -49,6 +49,8 @@ public final class IncomingTransfer {
     // first comes a loss-detection delay after the data). Guarded by this; `live` turns true (never
     // back) once nothing is held any more.
     private volatile boolean live;
+    // per group the longest time without a delivery while short of target (set at the announcement)
+    private volatile GroupWaits waits;
     private List<Object> early;
     private JobReport earlyReport;
 
@@ -152,6 +154,10 @@ public final class IncomingTransfer {
         if (c == null) {
             return CompletableFuture.failedFuture(peer.failure());
         }
+        GroupWaits w = waits;
+        if (w != null) {
+            msrByGroupIndex.forEach(w::msrChanged);
+        }
         try {
             return c.updateMsr(MsrUpdate.of(jobId, msrByGroupIndex))
                     .exceptionallyCompose(
@@ -202,6 +208,7 @@ public final class IncomingTransfer {
                 return JobDecision.reject(
                         "job " + Integer.toUnsignedString(jobId) + " was already announced");
             }
+            waits = new GroupWaits(a.groups(), System.nanoTime());
             List<Object> e = early;
             early = null;
             if (e != null) {
@@ -283,6 +290,10 @@ public final class IncomingTransfer {
             m.release();
             return;
         }
+        GroupWaits w = waits;
+        if (w != null) {
+            w.delivered(m.groupId(), System.nanoTime());
+        }
         listener.onMessage(this, m);
     }
 
@@ -332,7 +343,9 @@ public final class IncomingTransfer {
                             e));
             return;
         }
-        TransferReport tr = new TransferReport(wire, r);
+        GroupWaits w = waits;
+        TransferReport tr =
+                new TransferReport(wire, r, w != null ? w.longestNanos(System.nanoTime()) : null);
         ControlSession c = peer.control();
         if (c != null && c.isActive()) {
             c.sendReport(wire)

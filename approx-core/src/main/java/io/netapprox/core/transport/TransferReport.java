@@ -18,10 +18,35 @@ import java.util.Objects;
 public final class TransferReport {
     private final JobReport report;
     private final JobReport localReport;
+    private final long[] groupWaitNanos;
 
     TransferReport(JobReport report, JobReport localReport) {
+        this(report, localReport, null);
+    }
+
+    TransferReport(JobReport report, JobReport localReport, long[] groupWaitNanos) {
         this.report = Objects.requireNonNull(report, "report");
         this.localReport = localReport;
+        this.groupWaitNanos = groupWaitNanos != null ? groupWaitNanos : new long[0];
+    }
+
+    /**
+     * On the receiving side, per group (the job's group order) the longest time in nanoseconds the
+     * group went without a delivery while short of its target (from the announcement to the first
+     * message, between messages, to the end when it ended short): a group starved behind a busier
+     * priority class waits long here. Empty on the serving side and without a job.
+     */
+    public long[] groupWaitNanos() {
+        return groupWaitNanos.clone();
+    }
+
+    /** Groups whose {@link #groupWaitNanos() wait} exceeded {@code boundNanos}. */
+    public int groupsWaitingLongerThan(long boundNanos) {
+        int n = 0;
+        for (long w : groupWaitNanos) {
+            n += w > boundNanos ? 1 : 0;
+        }
+        return n;
     }
 
     /**

@@ -189,6 +189,15 @@ class ApproxTransportTest {
             assertEquals(in.jobId(), dr.jobId());
             assertEquals(3, in.groups().size());
             assertEquals(3, rr.groups().size());
+            // every group waited a while for its data (> 0) and no longer than the transfer took
+            long[] waits = rr.groupWaitNanos();
+            assertEquals(3, waits.length);
+            for (long w : waits) {
+                assertTrue(w > 0 && w <= System.nanoTime() - t0, "group wait " + w + " ns");
+            }
+            assertEquals(0, rr.groupsWaitingLongerThan(System.nanoTime() - t0));
+            assertEquals(3, rr.groupsWaitingLongerThan(0));
+            assertEquals(0, sr.groupWaitNanos().length, "the serving side measures no wait");
             long listenerTotal = 0;
             for (int g = 0; g < 3; g++) {
                 GroupReport gr = rr.groups().get(g);
