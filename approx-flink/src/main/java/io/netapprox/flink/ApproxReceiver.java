@@ -78,6 +78,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<WindowShare<K>>
     private transient Counter epochsPulled;
     private transient Counter epochsPushed;
     private transient Counter epochsOverTcp;
+    private transient Counter groupWaitsBeyondDeadline;
     private transient Counter pushesExpired;
     private transient volatile double achievedMsr;
 
@@ -153,6 +154,7 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<WindowShare<K>>
         epochsPulled = getMetricGroup().counter("approxEpochsPulled");
         epochsPushed = getMetricGroup().counter("approxEpochsPushed");
         epochsOverTcp = getMetricGroup().counter("approxEpochsOverTcp");
+        groupWaitsBeyondDeadline = getMetricGroup().counter("approxGroupWaitsBeyondDeadline");
         pushesExpired = getMetricGroup().counter("approxPushesExpired");
         getMetricGroup().gauge("approxAchievedMsr", () -> achievedMsr);
         getMetricGroup().gauge("approxPendingEpochs", () -> pending.size());
@@ -375,6 +377,12 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<WindowShare<K>>
                         cause.getMessage() != null ? cause.getMessage() : cause.toString());
             }
         }
+        if (report != null) {
+            // a group short of its target that went longer than the epoch deadline without data:
+            // starved (behind class 0 on a strict-priority switch, or a stalled path)
+            groupWaitsBeyondDeadline.inc(
+                    report.groupsWaitingLongerThan(config.epochDeadline().toNanos()));
+        }
         if (!e.emitted) {
             resolve(e);
         }
@@ -396,6 +404,11 @@ final class ApproxReceiver<T, K> extends AbstractStreamOperator<WindowShare<K>>
         }
         if (!e.emitted) {
             epochDeadlines.inc();
+            for (WindowShare<K> s : e.samples) {
+                if (s.share.belowTarget()) {
+                    groupWaitsBeyondDeadline.inc(); // waited the whole epoch timeout
+                }
+            }
             long started = e.pullStartedNanos;
             int delivered = 0;
             int messages = 0;

@@ -17,7 +17,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Flag on: the approximate exchange between the MiniCluster's two TaskManagers, on either data
  * plane: ATP (30% of each engine's outgoing datagrams dropped) and TCP ({@code
  * approx.dataPlane=tcp}: no ATP engine; the receivers' {@code approxEpochsOverTcp} says the epochs
- * came over TCP).
+ * came over TCP; with a 1 ms {@code approx.epochDeadline} its {@code
+ * approxGroupWaitsBeyondDeadline} counts groups that waited longer than that for data).
  */
 class ApproxExchangeTest {
     static final FlinkCluster FLINK = new FlinkCluster();
@@ -35,6 +36,11 @@ class ApproxExchangeTest {
         // atp, not auto: a slow UDP probe on a loaded machine must not move this run to TCP
         conf.setString("approx.dataPlane", dataPlane);
         conf.setString("approx.faultDropOutgoing", "0.3"); // ATP only
+        if (dataPlane.equals("tcp")) {
+            // the TCP plane sends no deadline; here it is only the bound of
+            // approxGroupWaitsBeyondDeadline, small enough that some group waits beyond it
+            conf.setString("approx.epochDeadline", "1 ms");
+        }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(FlinkCluster.PARALLELISM);
         DataStream<WindowEstimate> out = FlagOffTest.query(RIDES.stream(env).rebalance());
@@ -82,9 +88,20 @@ class ApproxExchangeTest {
                 pushed,
                 overTcp,
                 FLINK.receiverCounter(run.job(), "approxMessagesReceived"));
+        long waits = FLINK.receiverCounter(run.job(), "approxGroupWaitsBeyondDeadline");
+        long remoteGroups = 0;
+        for (Map<Integer, double[]> groups : truth.values()) {
+            remoteGroups = Math.max(remoteGroups, groups.size());
+        }
+        remoteGroups *= pulled + pushed; // at most every group of every remote epoch
+        System.out.printf(
+                "[flink] %s: groups that waited beyond approx.epochDeadline %d (of <= %d)%n",
+                dataPlane, waits, remoteGroups);
+        assertTrue(waits <= remoteGroups, "group waits " + waits + " <= " + remoteGroups);
         assertTrue(pulled + pushed > 0, "epochs crossed between the TaskManagers");
         if (dataPlane.equals("tcp")) {
             assertTrue(0 < overTcp && overTcp <= pulled + pushed, "epochs over TCP: " + overTcp);
+            assertTrue(waits > 0, "with a 1 ms bound some group waited beyond it");
         } else {
             assertEquals(0, overTcp, "no epoch over TCP with approx.dataPlane=atp");
         }
