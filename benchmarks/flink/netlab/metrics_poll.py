@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Polls a Flink cluster's REST API for one operator metric of the running jobs, summed over every vertex and
-subtask, until killed; prints `job=<name> value=<sum>` whenever a job's sum changes. The lab runner
+subtask, until killed; prints `job=<name> jid=<id> metric=<metric> value=<sum>` whenever a job's sum changes. The lab runner
 (benchmarks/flink/netlab/run.py) starts it inside the JobManager's namespace (`ip netns exec`) to read the
-receivers' approxEpochsOverTcp while each benchmark job runs (a finished job's metrics leave the REST API).
+receivers' approxEpochsOverTcp and approxGroupWaitsBeyondDeadline while each benchmark job runs (a finished job's
+metrics leave the REST API).
 
-  metrics_poll.py http://HOST:PORT METRIC [--interval 1]
+  metrics_poll.py http://HOST:PORT METRIC[,METRIC...] [--interval 1]
 """
 
 from __future__ import annotations
@@ -34,18 +35,20 @@ def job_sum(base: str, jid: str, metric: str) -> float:
 
 
 def main(argv: list[str]) -> int:
-    base, metric = argv[0].rstrip("/"), argv[1]
+    base, metrics = argv[0].rstrip("/"), argv[1].split(",")
     interval = float(argv[argv.index("--interval") + 1]) if "--interval" in argv else 1.0
-    last: dict[str, float] = {}
+    last: dict[tuple[str, str], float] = {}
     while True:
         try:
             for j in get(base, "/jobs/overview").get("jobs", []):
                 if j.get("state") != "RUNNING":
                     continue
-                value = job_sum(base, j["jid"], metric)
-                if last.get(j["jid"]) != value:
-                    last[j["jid"]] = value
-                    print(f"job={j['name'].replace(' ', '_')} jid={j['jid']} value={value:.0f}", flush=True)
+                for metric in metrics:
+                    value = job_sum(base, j["jid"], metric)
+                    if last.get((j["jid"], metric)) != value:
+                        last[(j["jid"], metric)] = value
+                        name = j["name"].replace(" ", "_")
+                        print(f"job={name} jid={j['jid']} metric={metric} value={value:.0f}", flush=True)
         except (OSError, ValueError, KeyError):
             pass  # the cluster is starting or a job just ended: the next round asks again
         time.sleep(interval)

@@ -17,7 +17,9 @@ and the bytes per trip the query does not read, e.g. `keeps-up:0,falls-behind:60
   FlinkLatencyBench (exact and every approximate mode at the same paced input rate, alternating runs after a
   warm-up each; --modes: `atp` = approx.dataPlane=atp with the default sending policy, `tcp_ss` / `tcp_es` = the
   TCP data plane with sampleSend / earlySend; or --variants), while metrics_poll.py reads the receivers'
-  approxEpochsOverTcp of each running job from the REST API (0 on ATP, > 0 over TCP),
+  approxEpochsOverTcp (0 on ATP, > 0 over TCP) and approxGroupWaitsBeyondDeadline (groups that went longer than
+  approx.epochDeadline without data while short of target: issue 32's "no group waits behind class 0 beyond the
+  bound", 0 is the target) of each running job from the REST API,
 then FlinkBench overhead (flag-off query vs the same aggregation written directly with Flink's API, unpaced,
 alternating runs; --skip-overhead), and everything is torn down in `finally`.
 Raw lines + summary: benchmarks/results/flink/e2e/netlab-<timestamp>.txt (not in git); one cell per (config,
@@ -158,43 +160,51 @@ metrics.fetcher.update-interval: 1 s
             time.sleep(1)
         raise RuntimeError(f"the cluster did not reach {n} slots in {timeout} s; see {self.tmp}")
 
-    def client(self, cp: str, main: str, args: list[str], tag: str, poll_metric: str | None = None):
-        """Runs a client application in h1: its RESULT/WINDOW/SUMMARY/# lines, and with poll_metric the metric's
-        largest sum per job name seen while the jobs ran (metrics_poll.py beside the client)."""
+    def client(self, cp: str, main: str, args: list[str], tag: str, poll_metrics: list[str] | None = None):
+        """Runs a client application in h1: its RESULT/WINDOW/SUMMARY/# lines, and with poll_metrics per metric
+        its largest sum per job name seen while the jobs ran (metrics_poll.py beside the client)."""
         log4j = f"-Dlog4j2.configurationFile={os.path.join(ROOT, 'examples', 'flink', 'log4j2.properties')}"
         poller = None
-        if poll_metric:
+        if poll_metrics:
             poller = self.spawn(
                 JM,
                 [
                     sys.executable,
                     os.path.join(HERE, "metrics_poll.py"),
                     f"http://{ip(JM)}:{REST_PORT}",
-                    poll_metric,
+                    ",".join(poll_metrics),
                 ],
                 f"poll-{tag}.log",
             )
         rc, text, secs = self.run_client(
             JM, ["java", "-Xmx768m", log4j, "-cp", cp, main, *args], f"client-{tag}.log", self.a.app_timeout
         )
-        polled: dict[str, int] = {}
+        polled: dict[str, dict[str, int]] = {}
         if poller is not None:
             time.sleep(1.5)  # the last round of the poller
             self.stop(poller)
             with open(os.path.join(self.tmp, f"poll-{tag}.log"), errors="replace") as f:
-                polled = parse_poll(f.read())
+                text = f.read()
+            polled = {m: parse_poll(text, m) for m in poll_metrics or []}
         lines = [l for l in text.splitlines() if l.startswith(("RESULT", "WINDOW", "SUMMARY", "#"))]
         self.log(f"client {tag}: rc={rc} in {secs:.0f} s, {len(lines)} lines")
         if rc != 0:
             self.log("tail:\n" + "\n".join(text.splitlines()[-30:]))
-        return (lines, polled) if poll_metric else lines
+        return (lines, polled) if poll_metrics else lines
 
 
-def parse_poll(text: str) -> dict[str, int]:
-    """metrics_poll.py's output -> the largest value per job name (a counter only grows while its job runs)."""
+OVER_TCP = "approxEpochsOverTcp"  # receivers' epochs over the TCP data plane
+# receivers' groups that went longer than approx.epochDeadline without data while short of target (issue 32's bound)
+GROUP_WAITS = "approxGroupWaitsBeyondDeadline"
+
+
+def parse_poll(text: str, metric: str | None = None) -> dict[str, int]:
+    """metrics_poll.py's output -> the largest value per job name (a counter only grows while its job runs), of
+    `metric` when given (lines without a metric= field belong to every metric: a one-metric poller)."""
     out: dict[str, int] = {}
-    for m in re.finditer(r"^job=(\S+) jid=\S+ value=(\d+)", text, re.M):
-        out[m.group(1)] = max(out.get(m.group(1), 0), int(m.group(2)))
+    for m in re.finditer(r"^job=(\S+) jid=\S+(?: metric=(\S+))? value=(\d+)", text, re.M):
+        if metric is None or m.group(2) in (None, metric):
+            out[m.group(1)] = max(out.get(m.group(1), 0), int(m.group(3)))
     return out
 
 
@@ -218,10 +228,12 @@ def variants_for(modes: list[str]) -> str:
 
 
 def e2e_cells(blocks: list[dict]) -> list[dict]:
-    """One cell per (config, switch, mode) from blocks of {config, switch, payload_bytes, lines, over_tcp}: windows
+    """One cell per (config, switch, mode) from blocks of {config, switch, payload_bytes, lines, over_tcp,
+    group_waits}: windows
     (answered windows over the measured runs), p50/p99 of their result latency, sustained records/s (median of
     runs), windows outside e_max (averages outside e_max or missing, summed over runs) and the receivers'
-    approxEpochsOverTcp summed over the mode's measured runs (None: not polled)."""
+    approxEpochsOverTcp and approxGroupWaitsBeyondDeadline summed over the mode's measured runs (None: not
+    polled)."""
     cells = []
     for b in blocks:
         win: dict[str, list[float]] = {}
@@ -240,11 +252,8 @@ def e2e_cells(blocks: list[dict]) -> list[dict]:
                 and not kv["mode"].endswith("-warmup")
             ):
                 res.setdefault(kv["mode"], []).append(kv)
-        tcp: dict[str, int] = {}
-        for job, v in (b.get("over_tcp") or {}).items():
-            mode, _, run = job.rpartition("_latency_run_")
-            if mode and run.isdigit():  # measured runs only (the warm-up is run -1)
-                tcp[mode] = tcp.get(mode, 0) + v
+        tcp = per_mode(b.get("over_tcp"))
+        waits = per_mode(b.get("group_waits"))
         for mode in dict.fromkeys([*res, *win]):
             r = res.get(mode, [])
             lat = win.get(mode, [])
@@ -270,9 +279,22 @@ def e2e_cells(blocks: list[dict]) -> list[dict]:
                     if r
                     else None,
                     epochs_over_tcp=tcp.get(mode, 0) if b.get("over_tcp") is not None else None,
+                    group_waits_beyond_deadline=waits.get(mode, 0)
+                    if b.get("group_waits") is not None
+                    else None,
                 )
             )
     return cells
+
+
+def per_mode(polled: dict[str, int] | None) -> dict[str, int]:
+    """A polled counter per job name -> summed per mode over the measured runs (the warm-up is run -1)."""
+    out: dict[str, int] = {}
+    for job, v in (polled or {}).items():
+        mode, _, run = job.rpartition("_latency_run_")
+        if mode and run.isdigit():
+            out[mode] = out.get(mode, 0) + v
+    return out
 
 
 def latency_growth(points: list[tuple[float, float]]) -> float:
@@ -506,14 +528,23 @@ def main(argv=None) -> int:
                                 variants,
                             ],
                             f"{sw}-{config}-latency",
-                            poll_metric="approxEpochsOverTcp",
+                            poll_metrics=[OVER_TCP, GROUP_WAITS],
                         )
                         lines += [
                             l + f" config={config}" if l.startswith(("RESULT", "WINDOW")) else l for l in got
                         ]
-                        lines += [f"# [{sw}/{config}] approxEpochsOverTcp per job: {polled}"]
+                        lines += [
+                            f"# [{sw}/{config}] {m} per job: {polled[m]}" for m in (OVER_TCP, GROUP_WAITS)
+                        ]
                         blocks.append(
-                            dict(config=config, switch=sw, payload_bytes=payload, lines=got, over_tcp=polled)
+                            dict(
+                                config=config,
+                                switch=sw,
+                                payload_bytes=payload,
+                                lines=got,
+                                over_tcp=polled[OVER_TCP],
+                                group_waits=polled[GROUP_WAITS],
+                            )
                         )
                         summary += summarize(got, f"{sw}/{config}")
                 if not a.skip_overhead:

@@ -81,6 +81,15 @@ class ParseTests(unittest.TestCase):
         )
         self.assertEqual({"tcp_ss_latency_run_0": 17, "atp_latency_run_0": 0}, run.parse_poll(text))
 
+    def test_poll_lines_of_several_metrics_are_kept_apart(self):
+        text = (
+            "job=atp_latency_run_0 jid=a metric=approxEpochsOverTcp value=0\n"
+            "job=atp_latency_run_0 jid=a metric=approxGroupWaitsBeyondDeadline value=2\n"
+            "job=atp_latency_run_0 jid=a metric=approxGroupWaitsBeyondDeadline value=5\n"
+        )
+        self.assertEqual({"atp_latency_run_0": 0}, run.parse_poll(text, run.OVER_TCP))
+        self.assertEqual({"atp_latency_run_0": 5}, run.parse_poll(text, run.GROUP_WAITS))
+
     def test_poller_sums_the_metric_over_vertices_and_subtasks(self):
         answers = {
             "/jobs/j": {"vertices": [{"id": "v1"}, {"id": "v2"}]},
@@ -121,8 +130,16 @@ class SummaryTests(unittest.TestCase):
             "tcp_es_latency_run_0": 30,
             "tcp_es_latency_run_-1": 5,
         }
+        waits = {"atp_latency_run_0": 0, "tcp_ss_latency_run_0": 3, "tcp_ss_latency_run_-1": 9}
         return [
-            dict(config="keeps-up", switch="slack", payload_bytes=0, lines=keeps, over_tcp=polled),
+            dict(
+                config="keeps-up",
+                switch="slack",
+                payload_bytes=0,
+                lines=keeps,
+                over_tcp=polled,
+                group_waits=waits,
+            ),
             dict(config="falls-behind", switch="slack", payload_bytes=600, lines=behind, over_tcp=None),
         ]
 
@@ -168,6 +185,9 @@ class SummaryTests(unittest.TestCase):
         by = {c["mode"]: c["epochs_over_tcp"] for c in doc["cells"][:4]}
         self.assertEqual({"exact": 0, "atp": 0, "tcp_ss": 12, "tcp_es": 30}, by)  # the warm-up's 5 left out
         self.assertIsNone(doc["cells"][4]["epochs_over_tcp"])  # not polled
+        waits = {c["mode"]: c["group_waits_beyond_deadline"] for c in doc["cells"][:4]}
+        self.assertEqual({"exact": 0, "atp": 0, "tcp_ss": 3, "tcp_es": 0}, waits)  # warm-up left out
+        self.assertIsNone(doc["cells"][4]["group_waits_beyond_deadline"])
         self.assertEqual(600, doc["cells"][5]["payload_bytes"])
 
     def test_latency_growth_is_the_backlogs_slope(self):
