@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The fallback with UDP really blocked: {@link UdpBlockedCase} in a JVM inside a network namespace
+ * The fallback with UDP really blocked: {@link TcpFallbackCase} in a JVM inside a network namespace
  * whose loopback drops every UDP packet (tc), so the two TaskManagers' engines cannot reach each
  * other. {@code auto} completes on TCP with the WARN naming the reason; {@code atp} fails naming
  * it. Needs root and namespaces (skipped with the reason otherwise).
@@ -18,7 +18,7 @@ class UdpBlockedFallbackTest {
     @Test
     @Timeout(value = 600, unit = TimeUnit.SECONDS)
     void autoRunsOnTcpAndAtpFailsNamingTheCause() throws Exception {
-        String log = UdpBlockedNamespace.runCase(UdpBlockedCase.class.getName(), Map.of(), 2, 540);
+        String log = UdpBlockedNamespace.runCase(TcpFallbackCase.class.getName(), Map.of(), 2, 540);
         long warns = UdpBlockedNamespace.warnings(log, "it uses the TCP data plane");
         // one per TaskManager engine that asked the other (at most both directions)
         assertTrue(warns >= 1 && warns <= 2, warns + " WARNs:\n" + log);

@@ -1,14 +1,9 @@
 package io.netapprox.core.lab;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -109,26 +104,14 @@ public final class UdpBlockedNamespace implements AutoCloseable {
      */
     public Shell.Result runTestClass(String className, Map<String, String> properties, long seconds)
             throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String cp =
-                System.getProperty(
-                        "surefire.test.class.path", System.getProperty("java.class.path"));
-        Path args = Files.createTempFile("naudp-args", ".txt");
-        args.toFile().deleteOnExit();
-        Files.writeString(args, "-cp \"" + cp.replace("\\", "\\\\") + "\"");
-        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", name, java));
-        for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            // surefire's own agent/debug options stay with this JVM
-            if (!a.startsWith("-javaagent") && !a.startsWith("-agentlib")) {
-                cmd.add(a);
-            }
-        }
-        cmd.add("-D" + PROPERTY + "=true");
-        properties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
-        cmd.add("@" + args);
-        cmd.add(RunTestClass.class.getName());
-        cmd.add(className);
-        return Shell.finish(new ProcessBuilder(cmd).start(), seconds);
+        Map<String, String> props = new java.util.LinkedHashMap<>(properties);
+        props.put(PROPERTY, "true");
+        return Shell.finish(
+                new ProcessBuilder(
+                                FallbackLab.childJvm(
+                                        List.of("ip", "netns", "exec", name), className, props))
+                        .start(),
+                seconds);
     }
 
     /**
@@ -144,12 +127,7 @@ public final class UdpBlockedNamespace implements AutoCloseable {
         String why = unavailable();
         Assumptions.assumeTrue(why == null, why);
         try (UdpBlockedNamespace ns = open()) {
-            Shell.Result r = ns.runTestClass(caseClass, properties, seconds);
-            System.out.println(r.out());
-            String log = r.out() + r.err();
-            assertEquals(0, r.rc(), log);
-            String passed = "[lab] tests " + tests + " passed " + tests + " failed 0 skipped 0";
-            assertTrue(r.out().contains(passed), log);
+            String log = FallbackLab.passed(ns.runTestClass(caseClass, properties, seconds), tests);
             assertTrue(ns.udpDropped() > 0, "the namespace dropped UDP");
             return log;
         }

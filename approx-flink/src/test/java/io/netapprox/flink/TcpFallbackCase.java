@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.core.lab.UdpBlockedNamespace;
+import io.netapprox.core.lab.FallbackLab;
 import java.util.Map;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -16,21 +16,24 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * Run by {@link UdpBlockedFallbackTest} inside a namespace that drops UDP (not by surefire: the
- * name is no test's): the approximate exchange between the MiniCluster's two TaskManagers with
- * {@code approx.dataPlane=auto} finds no UDP path, falls back to TCP and answers every window; with
- * {@code atp} the job fails naming the cause.
+ * Run in a JVM without an ATP path (not by surefire: the name is no test's): by {@link
+ * UdpBlockedFallbackTest} inside a namespace that drops UDP, by {@link
+ * NativeUnavailableFallbackTest} with the native library blocked. The approximate exchange between
+ * the MiniCluster's two TaskManagers with {@code approx.dataPlane=auto} falls back to TCP and
+ * answers every window; with {@code atp} the job fails naming the cause.
  */
-class UdpBlockedCase {
+class TcpFallbackCase {
     static final FlinkCluster FLINK = new FlinkCluster();
 
     @RegisterExtension static final MiniClusterExtension CLUSTER = FLINK.extension;
 
     private static final Rides RIDES = new Rides(17, 20_000, 3, 6);
 
+    private static FallbackLab.Cause cause;
+
     @BeforeAll
     static void inside() {
-        UdpBlockedNamespace.requireInside();
+        cause = FallbackLab.current();
     }
 
     private static StreamExecutionEnvironment env(String dataPlane) {
@@ -47,7 +50,7 @@ class UdpBlockedCase {
     void autoFallsBackToTcpAndAnswersEveryWindow() throws Exception {
         StreamExecutionEnvironment env = env("auto");
         DataStream<WindowEstimate> out = FlagOffTest.query(RIDES.stream(env).rebalance());
-        FlinkCluster.Run run = FlinkCluster.collect(env, out, "udp-blocked-auto");
+        FlinkCluster.Run run = FlinkCluster.collect(env, out, "fallback-auto");
         Map<Long, Map<Integer, double[]>> truth = RIDES.truth();
         int counts = 0;
         for (WindowEstimate e : run.results()) {
@@ -63,8 +66,8 @@ class UdpBlockedCase {
         long pulled = FLINK.receiverCounter(run.job(), "approxEpochsPulled");
         long pushed = FLINK.receiverCounter(run.job(), "approxEpochsPushed");
         System.out.printf(
-                "[lab] flink auto, UDP blocked: epochs pulled %d, pushed %d, over TCP %d%n",
-                pulled, pushed, overTcp);
+                "[lab] flink auto, %s: epochs pulled %d, pushed %d, over TCP %d%n",
+                cause, pulled, pushed, overTcp);
         assertTrue(pulled + pushed > 0, "epochs crossed between the TaskManagers");
         assertEquals(pulled + pushed, overTcp, "every epoch came over TCP");
     }
@@ -74,16 +77,18 @@ class UdpBlockedCase {
         StreamExecutionEnvironment env = env("atp");
         DataStream<WindowEstimate> out = FlagOffTest.query(RIDES.stream(env).rebalance());
         Exception e =
-                assertThrows(
-                        Exception.class, () -> FlinkCluster.collect(env, out, "udp-blocked-atp"));
+                assertThrows(Exception.class, () -> FlinkCluster.collect(env, out, "fallback-atp"));
         String chain = ExceptionUtils.stringifyException(e);
         System.out.printf(
-                "[lab] flink atp, UDP blocked: %s%n",
+                "[lab] flink atp, %s: %s%n",
+                cause,
                 chain.lines()
-                        .filter(l -> l.contains("not reachable over UDP"))
+                        .filter(l -> l.contains(cause.atpFailure))
                         .findFirst()
                         .orElse(chain.lines().findFirst().orElse("")));
-        assertTrue(chain.contains("not reachable over UDP"), chain);
-        assertTrue(chain.contains("no fallback"), chain);
+        assertTrue(chain.contains(cause.atpFailure), chain);
+        if (cause == FallbackLab.Cause.UDP_BLOCKED) {
+            assertTrue(chain.contains("no fallback"), chain);
+        }
     }
 }
