@@ -3,6 +3,7 @@ package io.netapprox.kafka.relay;
 import io.netapprox.core.transport.ApproxTransport;
 import io.netapprox.core.transport.DataPlaneMetrics;
 import io.netapprox.core.transport.ExchangeRegistry;
+import io.netapprox.core.transport.TransportException;
 import io.netapprox.core.transport.TransportOptions;
 import io.netapprox.core.transport.TransportOptions.Style;
 import java.net.InetSocketAddress;
@@ -76,7 +77,18 @@ public final class RelayClient implements RelayLink {
         }
         DelegatedToken token = delegation == null ? null : delegation.token();
         if (transport == null) {
-            transport = sharedTransport(secret, Duration.ofMillis(pullWaitMs + 30_000), options);
+            try {
+                transport =
+                        sharedTransport(secret, Duration.ofMillis(pullWaitMs + 30_000), options);
+            } catch (TransportException e) {
+                // e.g. approx.data.plane=atp where the engine cannot load: a KafkaException from
+                // poll, as every other relay failure, naming the cause
+                throw new RelayException(
+                        RelayException.Reason.UNAVAILABLE,
+                        "the consumer's transport cannot start: " + e.getMessage(),
+                        -1,
+                        e);
+            }
         }
         streams.removeIf(
                 old -> {

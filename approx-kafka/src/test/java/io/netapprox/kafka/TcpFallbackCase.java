@@ -3,7 +3,7 @@ package io.netapprox.kafka;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.core.lab.UdpBlockedNamespace;
+import io.netapprox.core.lab.FallbackLab;
 import io.netapprox.kafka.Records.Polled;
 import io.netapprox.kafka.relay.KafkaRelay;
 import io.netapprox.kafka.relay.RelayException;
@@ -18,20 +18,23 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Run by {@link UdpBlockedFallbackTest} inside a namespace that drops UDP (not by surefire: the
- * name is no test's): a real broker, a relay on {@code auto} and the approximate consumer, which
- * cannot reach the relay's engine over UDP. With {@code approx.data.plane=auto} every record is
- * covered and every segment comes over TCP; with {@code atp} the poll fails naming the cause.
+ * Run in a JVM without an ATP path (not by surefire: the name is no test's): by {@link
+ * UdpBlockedFallbackTest} inside a namespace that drops UDP (the consumer cannot reach the relay's
+ * engine), by {@link NativeUnavailableFallbackTest} with the native library blocked (neither has an
+ * engine). A real broker, a relay on {@code auto} and the approximate consumer: with {@code
+ * approx.data.plane=auto} every record is covered and every segment comes over TCP; with {@code
+ * atp} the consumer fails naming the cause.
  */
-class UdpBlockedCase {
+class TcpFallbackCase {
     private static final int PARTITIONS = 2;
     private static final int PER_CELL = 800;
     private static final List<String> ZONES = List.of("a", "b", "c");
     private static KafkaRelay relay;
+    private static FallbackLab.Cause cause;
 
     @BeforeAll
     static void start() throws Exception {
-        UdpBlockedNamespace.requireInside();
+        cause = FallbackLab.current();
         relay = TestRelays.start();
     }
 
@@ -58,7 +61,7 @@ class UdpBlockedCase {
 
     @Test
     void autoCoversEveryRecordOverTcp() throws Exception {
-        String topic = topic("udp-blocked-auto");
+        String topic = topic("fallback-auto");
         long segmentsBefore = relay.metrics().segmentsSent();
         long overTcpBefore = relay.metrics().segmentsSentOverTcp();
         List<TopicPartition> parts =
@@ -71,19 +74,23 @@ class UdpBlockedCase {
             for (TopicPartition tp : parts) {
                 assertEquals(perPartition, c.position(tp), tp + " read to its end");
             }
-            double fallbacks = Records.approxMetric(c, "udp-probe-fallbacks");
+            String metric =
+                    cause == FallbackLab.Cause.UDP_BLOCKED
+                            ? "udp-probe-fallbacks"
+                            : "native-fallbacks";
+            double fallbacks = Records.approxMetric(c, metric);
             double tcpPeers = Records.approxMetric(c, "tcp-peers");
             System.out.printf(
-                    "[lab] kafka auto, consumer metrics: udp-probe-fallbacks %.0f, tcp-peers %.0f%n",
-                    fallbacks, tcpPeers);
+                    "[lab] kafka auto, consumer metrics: %s %.0f, tcp-peers %.0f%n",
+                    metric, fallbacks, tcpPeers);
             assertTrue(fallbacks >= 1, "the consumer's metric counts the fallback");
             assertTrue(tcpPeers >= 1, "the relay is a TCP peer");
         }
         long segments = relay.metrics().segmentsSent() - segmentsBefore;
         long overTcp = relay.metrics().segmentsSentOverTcp() - overTcpBefore;
         System.out.printf(
-                "[lab] kafka auto, UDP blocked: %d segments, %d over TCP; relay planes %s%n",
-                segments, overTcp, relay.dataPlaneMetrics());
+                "[lab] kafka auto, %s: %d segments, %d over TCP; relay planes %s%n",
+                cause, segments, overTcp, relay.dataPlaneMetrics());
         for (TopicPartition tp : parts) {
             assertEquals(perPartition, got.countedRecords(tp, perPartition), tp + " counted");
         }
@@ -92,17 +99,18 @@ class UdpBlockedCase {
     }
 
     @Test
-    void atpFailsThePollNamingTheCause() throws Exception {
-        String topic = topic("udp-blocked-atp");
+    void atpFailsNamingTheCause() throws Exception {
+        String topic = topic("fallback-atp");
+        RelayException e;
         try (Consumer<String, String> c = ApproxConsumers.create(props("atp"))) {
             c.subscribe(List.of(topic));
-            RelayException e = Records.pollUntilRelayException(c, null);
-            StringBuilder chain = new StringBuilder();
-            for (Throwable t = e; t != null; t = t.getCause()) {
-                chain.append(t).append('\n');
-            }
-            System.out.printf("[lab] kafka atp, UDP blocked: %s%n", chain);
-            assertTrue(chain.toString().contains("not reachable over UDP"), chain.toString());
+            e = Records.pollUntilRelayException(c, null);
         }
+        StringBuilder chain = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            chain.append(t).append('\n');
+        }
+        System.out.printf("[lab] kafka atp, %s: %s%n", cause, chain);
+        assertTrue(chain.toString().contains(cause.atpFailure), chain.toString());
     }
 }
