@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netapprox.core.lab.FallbackLab;
 import io.netapprox.core.lab.UdpBlockedNamespace;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -19,7 +20,8 @@ class NativeUnavailableFallbackTest {
     @Test
     @Timeout(value = 600, unit = TimeUnit.SECONDS)
     void autoRunsOnTcpAndAtpFailsNamingTheCause() throws Exception {
-        String log = FallbackLab.runWithoutNative(TcpFallbackCase.class.getName(), 2, 540);
+        String log =
+                FallbackLab.runWithoutNative(TcpFallbackCase.class.getName(), Map.of(), 2, 540);
         long warns = UdpBlockedNamespace.warnings(log, "ATP engine cannot run on this platform");
         assertTrue(warns >= 1, warns + " WARNs:\n" + log);
     }

@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The fallback with UDP really blocked: {@link UdpBlockedCase} in a JVM inside a network namespace
+ * The fallback with UDP really blocked: {@link TcpFallbackCase} in a JVM inside a network namespace
  * whose loopback drops every UDP packet (tc), so the two executor JVMs' engines cannot reach each
  * other (Spark's local-cluster). {@code auto} completes on TCP with the WARN naming the reason (in
  * the executors' logs, which the case reads); {@code atp} fails naming it. Needs root and
@@ -18,7 +18,7 @@ class UdpBlockedFallbackTest {
     @Timeout(value = 600, unit = TimeUnit.SECONDS)
     void autoRunsOnTcpAndAtpFailsNamingTheCause() throws Exception {
         UdpBlockedNamespace.runCase(
-                UdpBlockedCase.class.getName(),
+                TcpFallbackCase.class.getName(),
                 Map.of(
                         "spark.test.home",
                         System.getProperty("spark.test.home"),

@@ -8,6 +8,7 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -62,12 +63,16 @@ public final class FallbackLab {
 
     /**
      * Runs the case class in a JVM of its own with the native library blocked ({@code
-     * -Dio.netapprox.native.disable=true}); needs no root, so it runs everywhere. Fails unless its
-     * {@code tests} tests all passed; returns its stdout and stderr (for the WARNs it logged).
+     * -Dio.netapprox.native.disable=true} and {@code properties}); needs no root, so it runs
+     * everywhere. Fails unless its {@code tests} tests all passed; returns its stdout and stderr
+     * (for the WARNs it logged).
      */
-    public static String runWithoutNative(String caseClass, int tests, long seconds)
+    public static String runWithoutNative(
+            String caseClass, Map<String, String> properties, int tests, long seconds)
             throws IOException {
-        List<String> cmd = childJvm(List.of(), caseClass, Map.of(NATIVE_DISABLE, "true"));
+        Map<String, String> props = new LinkedHashMap<>(properties);
+        props.put(NATIVE_DISABLE, "true");
+        List<String> cmd = childJvm(List.of(), caseClass, props);
         return passed(Shell.finish(new ProcessBuilder(cmd).start(), seconds), tests);
     }
 

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netapprox.core.lab.UdpBlockedNamespace;
+import io.netapprox.core.lab.FallbackLab;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -22,17 +22,21 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Run by {@link UdpBlockedFallbackTest} inside a namespace that drops UDP (not by surefire: the
- * name is no test's): on local-cluster[2,1,1024], executors that cannot reach each other over UDP
- * pull map output over TCP with {@code spark.approx.dataPlane=auto} (one WARN per executor that
- * asked, the shuffle metrics say TCP) and fail the query naming the cause with {@code atp}.
+ * Run in a JVM without an ATP path (not by surefire: the name is no test's): by {@link
+ * UdpBlockedFallbackTest} inside a namespace that drops UDP (the executors cannot reach each other
+ * over UDP), by {@link NativeUnavailableFallbackTest} with the native library blocked in the driver
+ * and, through {@code spark.executor.extraJavaOptions}, in both executors. On
+ * local-cluster[2,1,1024] the executors pull map output over TCP with {@code
+ * spark.approx.dataPlane=auto} (a WARN per executor naming the reason, the shuffle metrics say TCP)
+ * and fail the query naming the cause with {@code atp}.
  */
-class UdpBlockedCase {
+class TcpFallbackCase {
+    private static FallbackLab.Cause cause;
     private SparkSession spark;
 
     @BeforeAll
     static void inside() {
-        UdpBlockedNamespace.requireInside();
+        cause = FallbackLab.current();
     }
 
     @AfterEach
@@ -45,14 +49,15 @@ class UdpBlockedCase {
     private Dataset<Row> start(String dataPlane) throws Exception {
         spark =
                 SparkTestSupport.cluster(
-                        "approx-udp-blocked-" + dataPlane,
+                        "approx-fallback-" + dataPlane,
                         SparkTestSupport.conf(
                                 "spark.approx.dataPlane", dataPlane,
                                 "spark.approx.udpProbeTimeoutMs", "500",
                                 "spark.approx.planning", "local",
                                 // a refused pull fails the query at once (no stage retries)
                                 "spark.stage.maxConsecutiveAttempts", "1",
-                                "spark.task.maxFailures", "1"));
+                                "spark.task.maxFailures", "1",
+                                "spark.executor.extraJavaOptions", cause.jvmOption()));
         SparkTestSupport.awaitExecutors(spark, 2);
         Dataset<Row> trips = SparkTestSupport.trips(spark, 60_000, 4, 23).cache();
         trips.count();
@@ -86,12 +91,15 @@ class UdpBlockedCase {
         Map<String, Row> approx = SparkTestSupport.byKey(q.run());
         LocalClusterTest.assertWithinBounds(exact, approx);
         Map<String, Object> v = q.metrics().values();
-        System.out.printf("[lab] spark auto, UDP blocked: metrics %s%n", v);
+        System.out.printf("[lab] spark auto, %s: metrics %s%n", cause, v);
         assertEquals(0L, v.get("groups below target"));
         assertTrue((Long) v.get("blocks pulled over TCP") > 0, "blocks over TCP");
         assertEquals(0L, v.get("blocks pulled over ATP"));
-        List<String> warns =
-                executorLog(l -> l.contains("WARN") && l.contains("it uses the TCP data plane"));
+        String warning =
+                cause == FallbackLab.Cause.UDP_BLOCKED
+                        ? "it uses the TCP data plane"
+                        : "the ATP engine cannot run on this platform";
+        List<String> warns = executorLog(l -> l.contains("WARN") && l.contains(warning));
         System.out.printf("[lab] spark auto, executors' WARNs: %s%n", warns);
         assertTrue(!warns.isEmpty() && warns.size() <= 2, "one WARN per executor that asked");
     }
@@ -104,8 +112,8 @@ class UdpBlockedCase {
         for (Throwable t = e; t != null; t = t.getCause()) {
             chain.append(t).append('\n');
         }
-        System.out.printf("[lab] spark atp, UDP blocked: %s%n", chain);
-        assertTrue(chain.toString().contains("not reachable over UDP"), chain.toString());
+        System.out.printf("[lab] spark atp, %s: %s%n", cause, chain);
+        assertTrue(chain.toString().contains(cause.atpFailure), chain.toString());
     }
 
     /**
