@@ -31,6 +31,14 @@ import org.junit.jupiter.api.Test;
  * and fail the query naming the cause with {@code atp}.
  */
 class TcpFallbackCase {
+    /** What the case JVM needs from the test JVM's surefire set-up (local-cluster's Spark home). */
+    static final Map<String, String> CASE_PROPERTIES =
+            Map.of(
+                    "spark.test.home",
+                    System.getProperty("spark.test.home"),
+                    "spark.testing",
+                    "true");
+
     private static FallbackLab.Cause cause;
     private SparkSession spark;
 

@@ -1,7 +1,6 @@
 package io.netapprox.spark;
 
 import io.netapprox.core.lab.UdpBlockedNamespace;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -18,13 +17,6 @@ class UdpBlockedFallbackTest {
     @Timeout(value = 600, unit = TimeUnit.SECONDS)
     void autoRunsOnTcpAndAtpFailsNamingTheCause() throws Exception {
         UdpBlockedNamespace.runCase(
-                TcpFallbackCase.class.getName(),
-                Map.of(
-                        "spark.test.home",
-                        System.getProperty("spark.test.home"),
-                        "spark.testing",
-                        "true"),
-                2,
-                540);
+                TcpFallbackCase.class.getName(), TcpFallbackCase.CASE_PROPERTIES, 2, 540);
     }
 }
