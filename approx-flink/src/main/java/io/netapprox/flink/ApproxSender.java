@@ -64,8 +64,6 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
     private final long exchangeId;
     private final int receivers;
     private final int maxParallelism;
-    private final int[] sumValues;
-    private final int[] meanValues;
     private final KeySelector<T, String> topKey;
 
     private transient ExchangeRegistry.Lease<TaskManagerExchange> exchangeLease;
@@ -112,17 +110,6 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
         this.exchangeId = exchangeId;
         this.receivers = receivers;
         this.maxParallelism = maxParallelism;
-        List<Integer> sums = new ArrayList<>();
-        List<Integer> means = new ArrayList<>();
-        for (int i = 0; i < spec.aggregates().size(); i++) {
-            switch (spec.aggregates().get(i).kind()) {
-                case SUM -> sums.add(spec.valueIndex(i));
-                case AVG, QUANTILE -> means.add(spec.valueIndex(i));
-                default -> {}
-            }
-        }
-        this.sumValues = sums.stream().distinct().mapToInt(Integer::intValue).toArray();
-        this.meanValues = means.stream().distinct().mapToInt(Integer::intValue).toArray();
         this.topKey = spec.topKeySelector();
     }
 
@@ -345,8 +332,7 @@ final class ApproxSender<T, K> extends AbstractStreamOperator<Manifest>
                         StratumPlanner.msr(
                                 buf,
                                 k,
-                                sumValues,
-                                meanValues,
+                                spec,
                                 spec.errorBound(id.group()),
                                 spec.confidence(),
                                 scale);

@@ -1,5 +1,6 @@
 package io.netapprox.spark;
 
+import io.netapprox.core.sampling.AggregatePlanner;
 import io.netapprox.core.sampling.ShareAllocation;
 import io.netapprox.core.sampling.ShareMoments;
 import io.netapprox.core.sampling.SharePlanner;
@@ -107,11 +108,11 @@ final class SamplingPlan implements Serializable {
     }
 
     /**
-     * Messages each share of the group must deliver: the per-share maximum over the query's
-     * aggregates (each aggregate's variance only shrinks when a share delivers more). Aggregates
-     * whose value is already known from the shares' counts (a column with NaN or infinities, a
-     * quantile that falls among the NaN values, counts, avg and sum with exact partials) need
-     * nothing beyond the minimum; top-k is not planned (see below).
+     * Messages each share of the group must deliver: approx-core's {@link AggregatePlanner} (the
+     * per-share maximum over the query's aggregates) on each aggregate's statistics of the shares.
+     * Aggregates whose value is already known from the shares' counts (a column with NaN or
+     * infinities, counts, avg and sum with exact partials) need nothing beyond the minimum; a
+     * quantile is planned at the ranks Spark's definition reads ({@link SparkPercentile}).
      */
     static ShareAllocation allocate(ApproxSpec spec, String group, List<ShareStatistics> shares) {
         SharePlanner planner = SharePlanner.of(spec.errorBound(group), spec.confidence());
@@ -119,59 +120,52 @@ final class SamplingPlan implements Serializable {
         for (int m = 0; m < units.length; m++) {
             units[m] = shares.get(m).units;
         }
-        ShareAllocation plan = planner.minimum(units);
+        List<AggregatePlanner.Statistic> statistics = new ArrayList<>();
         for (ApproxSpec.Aggregate a : spec.aggregates()) {
-            int v = a.valueIndex();
-            switch (a.kind()) {
-                case AVG, SUM -> {
-                    if (spec.exactPartials()) {
-                        continue; // exact from the shares' partials
-                    }
-                    List<ShareMoments> moments = new ArrayList<>();
-                    for (ShareStatistics s : shares) {
-                        if (s.moments[v] == null) {
-                            moments = null; // non-finite values: the result is NaN or infinite,
-                            // exactly
-                            break;
-                        }
-                        moments.add(s.moments[v]);
-                    }
-                    if (moments != null) {
-                        plan = plan.max(planner.mean(moments));
-                    }
+            statistics.add(statistic(spec, a, shares));
+        }
+        return AggregatePlanner.plan(planner, units, statistics);
+    }
+
+    private static AggregatePlanner.Statistic statistic(
+            ApproxSpec spec, ApproxSpec.Aggregate a, List<ShareStatistics> shares) {
+        int v = a.valueIndex();
+        switch (a.kind()) {
+            case AVG, SUM -> {
+                if (spec.exactPartials()) {
+                    return AggregatePlanner.Statistic.MINIMUM; // exact from the shares' partials
                 }
-                case QUANTILE -> {
-                    long records = 0;
-                    long nan = 0;
-                    List<ValueSketch> sketches = new ArrayList<>();
-                    for (ShareStatistics s : shares) {
-                        records += s.records;
-                        nan += s.nonFinite[v][0];
-                        sketches.add(s.sketches[v]);
+                List<ShareMoments> moments = new ArrayList<>();
+                for (ShareStatistics s : shares) {
+                    if (s.moments[v] == null) {
+                        // non-finite values: the result is NaN or infinite, exactly
+                        return AggregatePlanner.Statistic.MINIMUM;
                     }
-                    if (records == 0) {
-                        continue;
-                    }
-                    // the one or two ranks Spark's definition reads (SparkPercentile); a rank
-                    // among the NaNs (they sort above every number) makes the answer NaN, exactly
-                    SparkPercentile.Ranks r = SparkPercentile.ranks(a, records);
-                    if (Math.max(r.first(), r.second()) <= records - nan) {
-                        plan = plan.max(planner.quantileAtRank(sketches, units, r.first()));
-                        if (!r.single()) {
-                            plan = plan.max(planner.quantileAtRank(sketches, units, r.second()));
-                        }
-                    }
+                    moments.add(s.moments[v]);
                 }
-                default -> {
-                    // COUNT: exact from the group tables. TOPK is not planned: its counts get the
-                    // sample the other
-                    // aggregates need (e_max bounding each top-k count would sample long-tailed
-                    // keys nearly whole;
-                    // SharePlanner.topK plans that where it is wanted), and carry their own
-                    // intervals.
+                return AggregatePlanner.Statistic.moments(moments);
+            }
+            case QUANTILE -> {
+                long records = 0;
+                long nan = 0;
+                List<ValueSketch> sketches = new ArrayList<>();
+                for (ShareStatistics s : shares) {
+                    records += s.records;
+                    nan += s.nonFinite[v][0];
+                    sketches.add(s.sketches[v]);
                 }
+                if (records == 0) {
+                    return AggregatePlanner.Statistic.MINIMUM;
+                }
+                SparkPercentile.Ranks r = SparkPercentile.ranks(a, records);
+                return r.single()
+                        ? AggregatePlanner.Statistic.quantile(sketches, nan, r.first())
+                        : AggregatePlanner.Statistic.quantile(sketches, nan, r.first(), r.second());
+            }
+            default -> {
+                // COUNT: exact from the group tables; TOPK: not planned (AggregatePlanner)
+                return AggregatePlanner.Statistic.MINIMUM;
             }
         }
-        return plan;
     }
 }
