@@ -202,7 +202,9 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
         long records = 0;
         long exactBytes = 0;
         for (Product2<K, C> p : out) {
-            StratumSample s = (StratumSample) p._2();
+            if (!(p._2() instanceof StratumSample s)) {
+                continue; // a share missing at the deadline
+            }
             records += s.sampledRecords();
             exactBytes += s.exactBytes();
         }
