@@ -94,6 +94,18 @@ public final class ApproxConf implements Serializable {
                     "120000",
                     "a reducer's pull from one map output fails (FetchFailedException) after this long"
                 });
+        k.put(
+                "within",
+                new String[] {
+                    "(none)",
+                    "default time bound of approximate queries (SQL WITHIN, ApproxQuery.within), e.g. 2s or 500ms: each reduce task answers from what arrived this long after it starts fetching; settable per session (SET spark.approx.within=2s)"
+                });
+        k.put(
+                "behavior",
+                new String[] {
+                    "answer",
+                    "default for groups that miss their error bound (SQL BEHAVIOR, ApproxQuery.behavior): answer (answer and flag them in bound_met) or fail (the query fails naming them); settable per session"
+                });
         KEYS = Collections.unmodifiableMap(k);
     }
 
@@ -171,6 +183,8 @@ public final class ApproxConf implements Serializable {
                         "shares or local (balanced was removed: it missed e_max when a group sits in"
                                 + " few map outputs; conservative is now local)");
         fetchTimeoutMs = integer(c, "fetchTimeoutMs", 120_000, 100, 24L * 3600 * 1000);
+        within(c.get("within"));
+        behavior(c.get("behavior"));
     }
 
     /**
@@ -292,5 +306,31 @@ public final class ApproxConf implements Serializable {
 
     public long fetchTimeoutMs() {
         return fetchTimeoutMs;
+    }
+
+    /** Longest time bound: the SQL clause's limit. */
+    static final Duration MAX_WITHIN = Duration.ofDays(1);
+
+    /**
+     * {@code spark.approx.within} (read per query from the session's conf): null when unset or
+     * empty, else a duration with its unit in [1 ms, 1 day].
+     */
+    public static Duration within(String raw) {
+        if (raw == null || raw.isBlank()) {
+            return null;
+        }
+        return OptionValues.duration(PREFIX + "within", raw, Duration.ofMillis(1), MAX_WITHIN);
+    }
+
+    /** {@code spark.approx.behavior} (read per query from the session's conf): answer or fail. */
+    public static io.netapprox.core.sql.ApproxClause.Behavior behavior(String raw) {
+        if (raw == null || raw.isBlank()) {
+            return io.netapprox.core.sql.ApproxClause.Behavior.ANSWER;
+        }
+        return OptionValues.choice(
+                PREFIX + "behavior",
+                raw,
+                io.netapprox.core.sql.ApproxClause.Behavior.class,
+                "answer or fail");
     }
 }

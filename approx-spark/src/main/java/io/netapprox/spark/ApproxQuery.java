@@ -37,10 +37,14 @@ import scala.reflect.ClassTag$;
  *
  * The result has one row per group and aggregate (top-k: one row per rank) with the columns of
  * {@link #SCHEMA}: {@code group, aggregate, key, rank, estimate, low, high, confidence, e_max,
- * sample_rows, population_rows, approximate}. Under {@link ApproxShuffleManager} the records travel
- * in an approximate shuffle (ATP, per-group MSR from e_max); under any other shuffle manager, with
- * {@code spark.approx.enabled=false}, or with {@link #exact()}, the same plan runs over sort
- * shuffle and every answer is exact (zero-width interval).
+ * sample_rows, population_rows, approximate, relative_error, bound_met}: {@code low} and {@code
+ * high} are the interval's lower and upper bounds, {@code relative_error} its half-width over
+ * {@code |estimate|}, {@code bound_met} whether the group met e_max (its planned sample arrived in
+ * full, or - under a time bound, {@link #within} - the interval from what arrived is within e_max
+ * of the estimate). Under {@link ApproxShuffleManager} the records travel in an approximate shuffle
+ * (ATP, per-group MSR from e_max); under any other shuffle manager, with {@code
+ * spark.approx.enabled=false}, or with {@link #exact()}, the same plan runs over sort shuffle and
+ * every answer is exact (zero-width interval).
  *
  * <p>Rows with a null group or aggregated value are skipped (every aggregate of the query skips a
  * row with a NULL in any aggregated column; {@link #failOnPartialNulls()} fails instead where Spark
@@ -63,7 +67,9 @@ public final class ApproxQuery implements Serializable {
                     .add("e_max", DataTypes.DoubleType, false)
                     .add("sample_rows", DataTypes.LongType, false)
                     .add("population_rows", DataTypes.LongType, false)
-                    .add("approximate", DataTypes.BooleanType, false);
+                    .add("approximate", DataTypes.BooleanType, false)
+                    .add("relative_error", DataTypes.DoubleType, false)
+                    .add("bound_met", DataTypes.BooleanType, false);
 
     private final transient Dataset<Row> input;
     private final List<String> groupColumns = new ArrayList<>();
@@ -76,6 +82,8 @@ public final class ApproxQuery implements Serializable {
     private long seed = System.nanoTime();
     private int partitions;
     private boolean failOnPartialNulls;
+    private java.time.Duration within;
+    private io.netapprox.core.sql.ApproxClause.Behavior behavior;
     private transient ApproxShuffleMetrics lastMetrics;
     private transient int lastRepairs;
     private transient int lastShortShares;
@@ -280,6 +288,47 @@ public final class ApproxQuery implements Serializable {
                 + " separate queries";
     }
 
+    /**
+     * A time bound: each reduce task stops waiting for the transport {@code d} after it starts
+     * fetching (its shuffle read) and answers from what arrived, each row's {@code bound_met}
+     * saying whether the group still met e_max; ATP gets what is left of it as the job's deadline
+     * (the groups furthest behind their targets are sent first). Default: {@code
+     * spark.approx.within} of the session, else none.
+     */
+    public ApproxQuery within(java.time.Duration d) {
+        if (d == null
+                || d.compareTo(java.time.Duration.ofMillis(1)) < 0
+                || d.compareTo(ApproxConf.MAX_WITHIN) > 0) {
+            throw new IllegalArgumentException("within must be between 1 ms and 1 day, got " + d);
+        }
+        this.within = d;
+        return this;
+    }
+
+    /**
+     * What to do with groups that miss their bound: {@code ANSWER} (answer, {@code bound_met}
+     * false) or {@code FAIL} (the query fails naming them; its result is then computed by {@link
+     * #run()} itself). Default: {@code spark.approx.behavior} of the session, else ANSWER.
+     */
+    public ApproxQuery behavior(io.netapprox.core.sql.ApproxClause.Behavior b) {
+        this.behavior = java.util.Objects.requireNonNull(b, "behavior");
+        return this;
+    }
+
+    /** The spec with this query's time bound and behavior, or the session's defaults. */
+    private ApproxSpec timed(ApproxSpec s, SparkSession spark) {
+        java.time.Duration w =
+                within != null
+                        ? within
+                        : ApproxConf.within(spark.conf().get(ApproxConf.PREFIX + "within", null));
+        io.netapprox.core.sql.ApproxClause.Behavior b =
+                behavior != null
+                        ? behavior
+                        : ApproxConf.behavior(
+                                spark.conf().get(ApproxConf.PREFIX + "behavior", null));
+        return s.withTimeBound(w == null ? 0 : w.toNanos(), b);
+    }
+
     /** Reduce partitions (default: the context's default parallelism). */
     public ApproxQuery partitions(int n) {
         if (n < 1) {
@@ -384,7 +433,8 @@ public final class ApproxQuery implements Serializable {
      */
     public Dataset<Row> run() {
         SparkSession spark = input.sparkSession();
-        ApproxSpec unplanned = spec(defaultConfidence(spark), defaultExactPartials(spark));
+        ApproxSpec unplanned =
+                timed(spec(defaultConfidence(spark), defaultExactPartials(spark)), spark);
         ApproxConf approx = approximatePath();
         boolean statisticsPass =
                 approx != null
@@ -411,12 +461,55 @@ public final class ApproxQuery implements Serializable {
         JavaRDD<Row> results =
                 reduced.mapPartitions(it -> GroupAggregator.aggregate(spec, it).iterator());
         Dataset<Row> out = spark.createDataFrame(results, SCHEMA);
+        if (spec.behavior() == io.netapprox.core.sql.ApproxClause.Behavior.FAIL) {
+            out = failOnMissedBounds(spark, out);
+        }
         if (LOG.isDebugEnabled() && driverMark != 0) {
             LOG.debug(
                     "NetApprox driver: {} ms from the map stage's end to the answer's Dataset",
                     RemotePulls.ms(System.nanoTime() - driverMark));
         }
         return out;
+    }
+
+    /**
+     * BEHAVIOR FAIL: computes the answer now (one row per group and aggregate, small) and fails
+     * naming every group that missed its bound, else returns the rows as they are.
+     */
+    private static Dataset<Row> failOnMissedBounds(SparkSession spark, Dataset<Row> out) {
+        List<Row> rows = out.collectAsList();
+        java.util.Set<String> missed = new java.util.TreeSet<>();
+        int met = SCHEMA.fieldIndex("bound_met");
+        for (Row r : rows) {
+            if (!r.getBoolean(met)) {
+                missed.add(r.getString(0));
+            }
+        }
+        if (!missed.isEmpty()) {
+            throw new BoundMissedException(missed);
+        }
+        return spark.createDataFrame(rows, SCHEMA);
+    }
+
+    /** BEHAVIOR FAIL: groups missed their error bound (by the time bound, or short of plan). */
+    public static final class BoundMissedException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        private final java.util.Set<String> groups;
+
+        BoundMissedException(java.util.Set<String> groups) {
+            super(
+                    "BEHAVIOR FAIL: "
+                            + groups.size()
+                            + " group(s) missed their error bound: "
+                            + String.join("; ", groups.stream().limit(50).toList())
+                            + (groups.size() > 50 ? "; ..." : ""));
+            this.groups = java.util.Set.copyOf(groups);
+        }
+
+        /** The groups that missed. */
+        public java.util.Set<String> groups() {
+            return groups;
+        }
     }
 
     private static boolean defaultExactPartials(SparkSession spark) {
@@ -434,7 +527,8 @@ public final class ApproxQuery implements Serializable {
      */
     JavaRDD<Object> received() {
         SparkSession spark = input.sparkSession();
-        return shuffle(spec(defaultConfidence(spark), defaultExactPartials(spark))).reduced();
+        return shuffle(timed(spec(defaultConfidence(spark), defaultExactPartials(spark)), spark))
+                .reduced();
     }
 
     /** What the reducers receive, and the spec (with its plan) the shuffle was made with. */

@@ -21,11 +21,13 @@ import org.apache.spark.util.LongAccumulator;
  *       into the estimates: the reducer stops at each target), {@code beyond target} (delivered but
  *       not used);
  *   <li>groups: {@code groups}, {@code groups below target} (a group a share of which got fewer
- *       than its target: must be 0), {@code groups short of plan} (a group the plan asked more of a
- *       map output than it wrote - {@code spark.approx.mapSampleFactor} times what a group spread
- *       alike over the map outputs asks, at most the pre-sample {@code mapSampleRecords}: its e_max
- *       is not promised, its interval still is; raise the keys if not 0), and the {@code sample
- *       fraction} per group ({@link SampleFractionSummary});
+ *       than its target: must be 0 without a time bound), {@code blocks cut at deadline} (remote
+ *       blocks a reducer answered without in full when the query's time bound passed: {@code
+ *       WITHIN}), {@code groups short of plan} (a group the plan asked more of a map output than it
+ *       wrote - {@code spark.approx.mapSampleFactor} times what a group spread alike over the map
+ *       outputs asks, at most the pre-sample {@code mapSampleRecords}: its e_max is not promised,
+ *       its interval still is; raise the keys if not 0), and the {@code sample fraction} per group
+ *       ({@link SampleFractionSummary});
  *   <li>rows: {@code rows sampled} (in the used messages) and {@code rows} (the groups' records);
  *   <li>data planes: {@code blocks pulled over ATP} and {@code blocks pulled over TCP} (the other
  *       executors' map outputs, by the data plane their peer runs: {@code
@@ -56,6 +58,7 @@ public final class ApproxShuffleMetrics implements Serializable {
     final LongAccumulator messagesBeyondTarget = new LongAccumulator();
     final LongAccumulator groups = new LongAccumulator();
     final LongAccumulator groupsBelowTarget = new LongAccumulator();
+    final LongAccumulator blocksCutAtDeadline = new LongAccumulator();
     final LongAccumulator groupsShortOfPlan = new LongAccumulator();
     final SampleFractionSummary sampleFraction = new SampleFractionSummary();
     final LongAccumulator rowsSampled = new LongAccumulator();
@@ -89,6 +92,7 @@ public final class ApproxShuffleMetrics implements Serializable {
         sc.register(m.messagesBeyondTarget, p + "messages beyond target");
         sc.register(m.groups, p + "groups");
         sc.register(m.groupsBelowTarget, p + "groups below target");
+        sc.register(m.blocksCutAtDeadline, p + "blocks cut at deadline");
         sc.register(m.groupsShortOfPlan, p + "groups short of plan");
         sc.register(m.sampleFraction, p + "sample fraction per group");
         sc.register(m.rowsSampled, p + "rows sampled");
@@ -130,6 +134,7 @@ public final class ApproxShuffleMetrics implements Serializable {
         v.put("messages beyond target", messagesBeyondTarget.value());
         v.put("groups", groups.value());
         v.put("groups below target", groupsBelowTarget.value());
+        v.put("blocks cut at deadline", blocksCutAtDeadline.value());
         v.put("groups short of plan", groupsShortOfPlan.value());
         v.put("sample fraction per group", sampleFraction.value());
         v.put("rows sampled", rowsSampled.value());

@@ -76,6 +76,8 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
         long startedAtMs = System.currentTimeMillis();
         int shuffleId = handle.shuffleId();
         ApproxSpec spec = handle.spec();
+        // the time bound counts from here: the start of this reduce task's fetch
+        long deadline = spec.withinNanos() > 0 ? tStart + spec.withinNanos() : 0;
         List<RemotePulls.Block> local = new ArrayList<>();
         List<RemotePulls.Block> remote = new ArrayList<>();
         scala.collection.Iterator<
@@ -128,7 +130,18 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                             RemotePulls.Block b, String message, Throwable cause) {
                         return ApproxShuffleReader.this.fetchFailed(b, message, cause);
                     }
+
+                    @Override
+                    public void missing(String group) {
+                        out.add(
+                                (Product2<K, C>)
+                                        (Product2<?, ?>)
+                                                new Tuple2<>(
+                                                        group == null ? "" : group,
+                                                        new GroupAggregator.MissingShare(group)));
+                    }
                 };
+        final long until = deadline;
         RemotePulls.PendingCounters counters = null;
         try (RemotePulls pulls =
                 new RemotePulls(
@@ -140,9 +153,11 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
                                         shuffleId,
                                         b.id().mapId(),
                                         b.id().reduceId(),
-                                        planned.getOrDefault(b.mapIndex(), Map.of())),
+                                        planned.getOrDefault(b.mapIndex(), Map.of()),
+                                        until == 0 ? 0 : Math.max(1, until - System.nanoTime())),
                         sink,
-                        tally)) {
+                        tally,
+                        deadline)) {
             pulls.start(); // the remote pulls run while this thread reads the local blocks
             for (RemotePulls.Block b : local) {
                 readLocal(spec, b, planned.getOrDefault(b.mapIndex(), Map.of()), sink, tally);
@@ -187,7 +202,9 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
         long records = 0;
         long exactBytes = 0;
         for (Product2<K, C> p : out) {
-            StratumSample s = (StratumSample) p._2();
+            if (!(p._2() instanceof StratumSample s)) {
+                continue; // a share missing at the deadline
+            }
             records += s.sampledRecords();
             exactBytes += s.exactBytes();
         }
@@ -204,6 +221,7 @@ final class ApproxShuffleReader<K, C> implements ShuffleReader<K, C> {
             m.messagesBeyondTarget.add(tally.beyond);
             m.blocksOverAtp.add(tally.remoteBlocks - tally.tcpBlocks);
             m.blocksOverTcp.add(tally.tcpBlocks);
+            m.blocksCutAtDeadline.add(tally.cutAtDeadline);
             m.blockBytes.add(tally.blockBytes);
             m.exactBytes.add(exactBytes);
             m.bytesRead.add(tally.bytesRead);

@@ -1,6 +1,7 @@
 package io.netapprox.spark;
 
 import io.netapprox.core.sampling.AggregateKind;
+import io.netapprox.core.sql.ApproxClause;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -98,6 +99,12 @@ public final class ApproxSpec implements Serializable {
     private final long seed;
     private final boolean exactPartials;
 
+    /** The time bound in nanoseconds ({@code WITHIN}), 0 for none. */
+    private final long withinNanos;
+
+    /** What the query does with groups that miss their bound ({@code BEHAVIOR}). */
+    private final ApproxClause.Behavior behavior;
+
     /** Accumulators and plan the driver attaches (null for a spec not run as a query). */
     private final QueryState state;
 
@@ -119,6 +126,8 @@ public final class ApproxSpec implements Serializable {
                 confidence,
                 seed,
                 exactPartials,
+                0,
+                ApproxClause.Behavior.ANSWER,
                 null);
     }
 
@@ -131,6 +140,8 @@ public final class ApproxSpec implements Serializable {
             double confidence,
             long seed,
             boolean exactPartials,
+            long withinNanos,
+            ApproxClause.Behavior behavior,
             QueryState state) {
         this.groupColumns = List.copyOf(groupColumns);
         this.aggregates = List.copyOf(aggregates);
@@ -140,6 +151,8 @@ public final class ApproxSpec implements Serializable {
         this.confidence = confidence;
         this.seed = seed;
         this.exactPartials = exactPartials;
+        this.withinNanos = withinNanos;
+        this.behavior = behavior;
         this.state = state;
     }
 
@@ -154,7 +167,38 @@ public final class ApproxSpec implements Serializable {
                 confidence,
                 seed,
                 exactPartials,
+                withinNanos,
+                behavior,
                 st);
+    }
+
+    /** This spec with a time bound (nanoseconds, 0 for none) and a behavior for missed bounds. */
+    ApproxSpec withTimeBound(long within, ApproxClause.Behavior b) {
+        return new ApproxSpec(
+                groupColumns,
+                aggregates,
+                numValues,
+                defaultErrorBound,
+                errorBounds,
+                confidence,
+                seed,
+                exactPartials,
+                within,
+                b,
+                state);
+    }
+
+    /**
+     * The time bound ({@code WITHIN}) in nanoseconds, 0 for none: each reduce task stops waiting
+     * for the transport this long after it starts fetching and answers from what arrived.
+     */
+    public long withinNanos() {
+        return withinNanos;
+    }
+
+    /** {@code BEHAVIOR}: answer and flag (the default), or fail, when a group misses its bound. */
+    public ApproxClause.Behavior behavior() {
+        return behavior;
     }
 
     /**
@@ -286,6 +330,9 @@ public final class ApproxSpec implements Serializable {
                 + confidence
                 + ", exactPartials="
                 + exactPartials
+                + (withinNanos > 0 ? ", within=" + java.time.Duration.ofNanos(withinNanos) : "")
+                + ", behavior="
+                + behavior
                 + "}";
     }
 }

@@ -14,22 +14,30 @@ import java.util.Map;
  * shuffle: the block, and the MSR the driver planned for each group's share in it ({@code
  * planning=shares}; groups without one - {@code planning=local}, or a share the plan did not see -
  * get the MSR in the map output's group table, planned from the share alone). The serving executor
- * decodes it from untrusted bytes: every field is checked.
+ * decodes it from untrusted bytes: every field is checked. {@code deadlineNanos} is what is left of
+ * the query's time bound ({@code WITHIN}) when the reducer asks, 0 for none: the server gives it to
+ * ATP as the job's deadline, so the groups furthest behind their targets are sent first.
  *
  * <pre>
- *   int magic 'NAR1', int shuffleId, long mapId, int reduceId, int n, n x (UTF group key, double msr)
+ *   int magic 'NAR2', int shuffleId, long mapId, int reduceId, int n, n x (UTF group key, double msr),
+ *   long deadlineNanos
  * </pre>
  */
-record BlockRequest(int shuffleId, long mapId, int reduceId, Map<String, Double> msrs) {
-    static final int MAGIC = 0x4E415231;
+record BlockRequest(
+        int shuffleId, long mapId, int reduceId, Map<String, Double> msrs, long deadlineNanos) {
+    static final int MAGIC = 0x4E415232;
 
     BlockRequest {
         msrs = Map.copyOf(msrs);
     }
 
+    BlockRequest(int shuffleId, long mapId, int reduceId, Map<String, Double> msrs) {
+        this(shuffleId, mapId, reduceId, msrs, 0);
+    }
+
     byte[] encode() {
         try {
-            ByteArrayOutputStream b = new ByteArrayOutputStream(24 + 16 * msrs.size());
+            ByteArrayOutputStream b = new ByteArrayOutputStream(32 + 16 * msrs.size());
             DataOutputStream out = new DataOutputStream(b);
             out.writeInt(MAGIC);
             out.writeInt(shuffleId);
@@ -40,6 +48,7 @@ record BlockRequest(int shuffleId, long mapId, int reduceId, Map<String, Double>
                 out.writeUTF(e.getKey());
                 out.writeDouble(e.getValue());
             }
+            out.writeLong(deadlineNanos);
             out.flush();
             return b.toByteArray();
         } catch (IOException e) {
@@ -80,11 +89,15 @@ record BlockRequest(int shuffleId, long mapId, int reduceId, Map<String, Double>
                 }
                 msrs.put(key, msr);
             }
+            long deadline = in.readLong();
+            if (deadline < 0) {
+                throw new IOException("corrupt NetApprox block request: deadline " + deadline);
+            }
             if (in.available() != 0) {
                 throw new IOException(
                         "corrupt NetApprox block request: " + in.available() + " trailing bytes");
             }
-            return new BlockRequest(shuffleId, mapId, reduceId, msrs);
+            return new BlockRequest(shuffleId, mapId, reduceId, msrs, deadline);
         } catch (java.io.EOFException e) {
             throw new IOException("truncated NetApprox block request", e);
         }

@@ -203,6 +203,10 @@ final class ExecutorTransport implements AutoCloseable {
                     js.addGroup(g, gr.messages(), applied.get(g).writtenMsr());
                 }
             }
+            if (req.deadlineNanos() > 0) {
+                // the query's time bound: ATP sends the groups furthest behind their targets first
+                js.deadline(java.time.Duration.ofNanos(req.deadlineNanos()));
+            }
             JobSpec spec = js.build();
             byte[] response =
                     MapOutputFormat.tableBytes(

@@ -97,10 +97,28 @@ final class GroupAggregator {
         }
     }
 
+    /**
+     * What a reducer yields for a share that did not arrive at all by the deadline (its map
+     * output's table never came): the share's group, or null when the reducer cannot tell which
+     * groups the map output held (no plan, {@code planning=local}) - then every group of the
+     * partition.
+     */
+    record MissingShare(String group) {}
+
     static List<Row> aggregate(ApproxSpec spec, Iterator<Object> it) {
         Map<String, State> groups = new TreeMap<>();
+        java.util.Set<String> missing = new java.util.HashSet<>();
+        boolean allMissing = false;
         while (it.hasNext()) {
             Tuple2<?, ?> t = (Tuple2<?, ?>) it.next();
+            if (t._2() instanceof MissingShare ms) {
+                if (ms.group() == null) {
+                    allMissing = true;
+                } else {
+                    missing.add(ms.group());
+                }
+                continue;
+            }
             State s = groups.computeIfAbsent((String) t._1(), k -> new State());
             Object v = t._2();
             if (v instanceof StratumSample ss) {
@@ -122,7 +140,12 @@ final class GroupAggregator {
             if (s.strata.isEmpty()) {
                 exact(spec, e.getKey(), s.exact, out);
             } else {
-                approximate(spec, e.getKey(), s.strata, out);
+                approximate(
+                        spec,
+                        e.getKey(),
+                        s.strata,
+                        allMissing || missing.contains(e.getKey()),
+                        out);
                 count(spec.metrics(), s.strata);
             }
         }
@@ -167,7 +190,9 @@ final class GroupAggregator {
             double eMax,
             long sampleRows,
             long populationRows,
-            boolean approximate) {
+            boolean approximate,
+            boolean complete) {
+        double relative = relativeError(r);
         return RowFactory.create(
                 group,
                 agg,
@@ -180,11 +205,29 @@ final class GroupAggregator {
                 eMax,
                 sampleRows,
                 populationRows,
-                approximate);
+                approximate,
+                relative,
+                complete || relative <= eMax);
+    }
+
+    /**
+     * The interval's half-width over |estimate| (0 for a zero-width interval, NaN for an undefined
+     * one, infinite for an unbounded one or an estimate of 0 with a non-zero width).
+     */
+    static double relativeError(ApproxResult r) {
+        double half = (r.high() - r.low()) / 2;
+        if (half == 0) {
+            return 0;
+        }
+        return half / Math.abs(r.mean());
     }
 
     static void approximate(
-            ApproxSpec spec, String group, List<StratumSample> strata, List<Row> out) {
+            ApproxSpec spec,
+            String group,
+            List<StratumSample> strata,
+            boolean missingShare,
+            List<Row> out) {
         double conf = spec.confidence();
         double eMax = spec.errorBound(group);
         List<ShareSample> shares = new ArrayList<>();
@@ -192,6 +235,12 @@ final class GroupAggregator {
             shares.add(s.share);
         }
         GroupEstimator est = new GroupEstimator(shares, conf, spec.exactPartials());
+        // the plan's guarantee holds when every share's planned sample arrived; otherwise (a
+        // deadline, a share short of plan, a share that never arrived) the flag is the interval's
+        boolean complete = !missingShare;
+        for (StratumSample s : strata) {
+            complete &= s.deliveredMessages() >= s.target && !s.shortOfPlan;
+        }
         long sampled = est.sampledRecords();
         long population = est.records();
         for (ApproxSpec.Aggregate a : spec.aggregates()) {
@@ -208,7 +257,21 @@ final class GroupAggregator {
                 if (r == null) { // nothing of the group arrived
                     r = ApproxResult.undefined(conf, sampled, population);
                 }
-                out.add(row(group, a.label(), null, null, r, eMax, sampled, population, true));
+                if (missingShare) { // a share of the group did not arrive at all by the deadline
+                    r = r.unbounded();
+                }
+                out.add(
+                        row(
+                                group,
+                                a.label(),
+                                null,
+                                null,
+                                r,
+                                eMax,
+                                sampled,
+                                population,
+                                true,
+                                complete));
                 continue;
             }
             List<GroupEstimator.KeyEstimate> top = est.topK(a.k());
@@ -221,11 +284,12 @@ final class GroupAggregator {
                                 a.label(),
                                 ke.key(),
                                 rank++,
-                                ke.count(),
+                                missingShare ? ke.count().unbounded() : ke.count(),
                                 eMax,
                                 sampled,
                                 population,
-                                true));
+                                true,
+                                complete));
             }
         }
     }
@@ -275,7 +339,8 @@ final class GroupAggregator {
                                     eMax,
                                     n,
                                     n,
-                                    false));
+                                    false,
+                                    true));
                 }
                 case COUNT ->
                         out.add(
@@ -288,7 +353,8 @@ final class GroupAggregator {
                                         eMax,
                                         n,
                                         n,
-                                        false));
+                                        false,
+                                        true));
                 case QUANTILE -> {
                     double[] v = Arrays.copyOf(g.values[a.valueIndex()], g.sizes[a.valueIndex()]);
                     Arrays.sort(v); // NaN last, as Spark orders it
@@ -302,7 +368,8 @@ final class GroupAggregator {
                                     eMax,
                                     n,
                                     n,
-                                    false));
+                                    false,
+                                    true));
                 }
                 case TOPK -> {
                     List<Map.Entry<String, Long>> es = new ArrayList<>(g.keyCounts.entrySet());
@@ -322,7 +389,8 @@ final class GroupAggregator {
                                         eMax,
                                         n,
                                         n,
-                                        false));
+                                        false,
+                                        true));
                     }
                 }
             }

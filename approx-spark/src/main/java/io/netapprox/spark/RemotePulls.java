@@ -39,6 +39,12 @@ import org.slf4j.LoggerFactory;
  * <p>Failures: a pull that fails (peer gone, refused, job failed, bad data) is retried once with a
  * fresh request; a second failure or no outcome within {@code fetchTimeoutMs} of the pull's start
  * throws Spark's {@code FetchFailedException}, so Spark reruns the map stage.
+ *
+ * <p>Time bound ({@code WITHIN}): at the query's deadline {@link #finish()} stops waiting, on
+ * either data plane. Every running pull gives what it delivered so far (its strata, fewer messages
+ * than planned: the estimators weight each stratum by what arrived); a pull whose table never came,
+ * and a block never requested, is a {@link GroupAggregator.MissingShare} of each group its request
+ * planned (of every group, without a plan).
  */
 final class RemotePulls implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RemotePulls.class);
@@ -54,6 +60,9 @@ final class RemotePulls implements AutoCloseable {
         void stratum(StratumSample s);
 
         RuntimeException fetchFailed(Block b, String message, Throwable cause);
+
+        /** A share of {@code group} (null: of any group) that did not arrive by the deadline. */
+        void missing(String group);
     }
 
     private final ApproxSpec spec;
@@ -68,13 +77,18 @@ final class RemotePulls implements AutoCloseable {
     private int next;
     private int finished;
 
+    /** The query's deadline (System.nanoTime), 0 for none. */
+    private final long deadline;
+
     RemotePulls(
             ApproxSpec spec,
             ExecutorTransport transport,
             List<Block> blocks,
             java.util.function.Function<Block, BlockRequest> requests,
             Sink sink,
-            ReadTally tally) {
+            ReadTally tally,
+            long deadline) {
+        this.deadline = deadline;
         this.spec = spec;
         this.transport = transport;
         this.blocks = blocks;
@@ -240,11 +254,22 @@ final class RemotePulls implements AutoCloseable {
         start();
     }
 
-    /** Waits for every pull to finish, processing messages as they arrive. */
+    private boolean pastDeadline() {
+        return deadline != 0 && System.nanoTime() - deadline >= 0;
+    }
+
+    /**
+     * Waits for every pull to finish, processing messages as they arrive; at the query's deadline,
+     * takes what arrived instead ({@link #cutAtDeadline()}).
+     */
     void finish() throws InterruptedException {
         start();
         while (finished < blocks.size()) {
-            long earliest = Long.MAX_VALUE;
+            if (pastDeadline()) {
+                cutAtDeadline();
+                return;
+            }
+            long earliest = deadline != 0 ? deadline : Long.MAX_VALUE;
             for (Pull p : running) {
                 earliest = Math.min(earliest, p.deadline);
             }
@@ -255,6 +280,9 @@ final class RemotePulls implements AutoCloseable {
                 start();
                 continue;
             }
+            if (pastDeadline()) {
+                continue; // cut at the top of the loop
+            }
             long now = System.nanoTime();
             for (Pull p : running) {
                 if (now >= p.deadline) {
@@ -264,6 +292,66 @@ final class RemotePulls implements AutoCloseable {
                             new TimeoutException());
                 }
             }
+        }
+    }
+
+    /**
+     * The deadline passed: takes what has been handed over, then each running pull's strata as they
+     * are (a pull whose table came: its groups with the messages that arrived), and counts every
+     * other share as missing. The pulls are given up when this is closed.
+     */
+    private void cutAtDeadline() {
+        Item it;
+        while ((it = queue.poll()) != null) {
+            process(it);
+        }
+        for (Pull p : List.copyOf(running)) {
+            Attempt a = p.current;
+            if (a != null
+                    && a.table == null
+                    && a.transfer != null
+                    && a.transfer.response().isDone()) {
+                try {
+                    ensureTable(a); // the table came, no message processed yet
+                } catch (Exception e) {
+                    LOG.debug(
+                            "NetApprox: table of {} at the deadline: {}",
+                            p.block.id(),
+                            e.toString());
+                }
+            }
+            if (a != null && a.table != null) {
+                long used = 0;
+                for (StratumSample s : a.strata) {
+                    sink.stratum(s);
+                    tally.planned += s.target;
+                    used += s.deliveredMessages();
+                }
+                tally.used += used;
+                tally.delivered += used;
+                tally.bytesRead += a.bytes;
+                tally.blockBytes += p.block.size();
+                tally.remoteBlocks++;
+            } else {
+                missing(p.block);
+            }
+            tally.cutAtDeadline++;
+        }
+        for (int i = next; i < blocks.size(); i++) {
+            missing(blocks.get(i));
+            tally.cutAtDeadline++;
+        }
+        next = blocks.size();
+    }
+
+    /** A block none of whose messages will be read: a missing share of each group it planned. */
+    private void missing(Block b) {
+        Map<String, Double> planned = requests.apply(b).msrs();
+        if (planned.isEmpty()) {
+            sink.missing(null);
+        }
+        for (String g : planned.keySet()) {
+            sink.missing(g);
         }
     }
 
@@ -293,6 +381,11 @@ final class RemotePulls implements AutoCloseable {
             }
             complete(a, it.report());
         } catch (Throwable e) {
+            if (pastDeadline() && !(e instanceof InterruptedException)) {
+                // past the deadline nothing is retried: the pull is cut with what it has
+                LOG.debug("NetApprox: pull of {} at the deadline: {}", p.block.id(), e.toString());
+                return;
+            }
             failed(p, a, e);
         }
     }
@@ -306,7 +399,8 @@ final class RemotePulls implements AutoCloseable {
     /** Reads the attempt's table (the job's DATA_RESPONSE) and sets up its strata, once. */
     private void ensureTable(Attempt a) throws Exception {
         if (a.table == null) {
-            long left = Math.max(1, a.pull.deadline - System.nanoTime());
+            long until = deadline != 0 ? Math.min(a.pull.deadline, deadline) : a.pull.deadline;
+            long left = Math.max(1, until - System.nanoTime());
             byte[] response = a.transfer.response().get(left, TimeUnit.NANOSECONDS);
             MapOutputFormat.Table t = MapOutputFormat.readTable(response, -1);
             List<GroupSpec> announced = a.transfer.groups();
@@ -568,5 +662,6 @@ final class RemotePulls implements AutoCloseable {
         long localBlocks;
         long localMessages;
         long localBytes;
+        long cutAtDeadline; // remote blocks still pulling (or not started) at the deadline
     }
 }

@@ -172,7 +172,9 @@ final class SparkAggregation {
                             eMax.as("e_max"),
                             count.as("sample_rows"),
                             count.as("population_rows"),
-                            functions.lit(false).as("approximate")));
+                            functions.lit(false).as("approximate"),
+                            functions.lit(0.0).as("relative_error"),
+                            functions.lit(true).as("bound_met")));
         }
         return functions.array(out.toArray(new Column[0]));
     }

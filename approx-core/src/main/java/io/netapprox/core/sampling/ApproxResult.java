@@ -71,6 +71,23 @@ public record ApproxResult(
     }
 
     /**
+     * This estimate with an interval unbounded on both sides (a part of the population is unseen);
+     * an undefined result stays as it is.
+     */
+    public ApproxResult unbounded() {
+        if (isUndefined()) {
+            return this;
+        }
+        return new ApproxResult(
+                mean,
+                Double.NEGATIVE_INFINITY,
+                Double.POSITIVE_INFINITY,
+                confidence,
+                sampleSize,
+                populationSize);
+    }
+
+    /**
      * An exact answer (zero-width interval), e.g. when every message of the population was
      * delivered.
      *

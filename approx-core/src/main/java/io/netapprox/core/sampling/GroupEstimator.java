@@ -295,15 +295,6 @@ public final class GroupEstimator {
     }
 
     private static ApproxResult unbounded(ApproxResult r) {
-        if (r.isUndefined()) {
-            return r;
-        }
-        return new ApproxResult(
-                r.mean(),
-                Double.NEGATIVE_INFINITY,
-                Double.POSITIVE_INFINITY,
-                r.confidence(),
-                r.sampleSize(),
-                r.populationSize());
+        return r.unbounded();
     }
 }

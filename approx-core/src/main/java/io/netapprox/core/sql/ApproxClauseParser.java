@@ -2,6 +2,7 @@ package io.netapprox.core.sql;
 
 import io.netapprox.core.sql.SqlLexer.Kind;
 import io.netapprox.core.sql.SqlLexer.Token;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -67,6 +68,8 @@ public final class ApproxClauseParser {
         double e = bound("ERROR", false);
         Double confidence = null;
         Long seed = null;
+        Duration within = null;
+        ApproxClause.Behavior behavior = null;
         while (true) {
             Token t = in.peek();
             if (t.isWord("CONFIDENCE")) {
@@ -81,6 +84,18 @@ public final class ApproxClauseParser {
                 }
                 in.next();
                 seed = seed();
+            } else if (t.isWord("WITHIN") && dialect.fullClause()) {
+                if (within != null) {
+                    throw in.error("WITHIN given twice", t);
+                }
+                in.next();
+                within = within();
+            } else if (t.isWord("BEHAVIOR") && dialect.fullClause()) {
+                if (behavior != null) {
+                    throw in.error("BEHAVIOR given twice", t);
+                }
+                in.next();
+                behavior = behavior();
             } else {
                 break;
             }
@@ -96,7 +111,8 @@ public final class ApproxClauseParser {
         if (!end.isEnd()) {
             throw in.error(endProblem(end, groups.isEmpty()), end);
         }
-        return new ApproxClause(e, confidence, seed, List.copyOf(groups), with.start());
+        return new ApproxClause(
+                e, confidence, seed, List.copyOf(groups), within, behavior, with.start());
     }
 
     private String endProblem(Token t, boolean noGroupBounds) {
@@ -116,8 +132,8 @@ public final class ApproxClauseParser {
                 !dialect.fullClause()
                         ? "CONFIDENCE or the end of the statement"
                         : noGroupBounds
-                                ? "CONFIDENCE, REPEATABLE, ',' (a per-group ERROR ... FOR ...) or"
-                                        + " the end of the statement"
+                                ? "CONFIDENCE, REPEATABLE, WITHIN, BEHAVIOR, ',' (a per-group"
+                                        + " ERROR ... FOR ...) or the end of the statement"
                                 : "',' (another per-group ERROR ... FOR ...), AND or the end of the"
                                         + " statement";
         return "expected "
@@ -135,7 +151,10 @@ public final class ApproxClauseParser {
         in.expectWord("ERROR", "");
         double ge = bound("ERROR", false);
         Token t = in.peek();
-        if (t.isWord("CONFIDENCE") || t.isWord("REPEATABLE")) {
+        if (t.isWord("CONFIDENCE")
+                || t.isWord("REPEATABLE")
+                || t.isWord("WITHIN")
+                || t.isWord("BEHAVIOR")) {
             throw in.error(
                     t.text().toUpperCase(Locale.ROOT)
                             + " applies to the whole query: write it after the first ERROR",
@@ -186,6 +205,65 @@ public final class ApproxClauseParser {
                     t);
         }
         return v;
+    }
+
+    /** Longest time bound accepted: a day (a longer one is surely a mistake in the unit). */
+    static final Duration MAX_WITHIN = Duration.ofDays(1);
+
+    /** {@code n SECONDS|SECOND|MILLISECONDS|MILLISECOND}, n > 0 and at most a day. */
+    private Duration within() {
+        Token t = in.next();
+        if (t.kind() != Kind.NUMBER) {
+            throw in.error(
+                    "expected a number after WITHIN (e.g. WITHIN 2 SECONDS), found " + t.shown(),
+                    t);
+        }
+        double v;
+        try {
+            v = Double.parseDouble(t.text());
+        } catch (NumberFormatException ex) {
+            throw in.error("expected a plain decimal number after WITHIN, found " + t.shown(), t);
+        }
+        Token unit = in.next();
+        double nanosPerUnit;
+        if (unit.isWord("SECONDS") || unit.isWord("SECOND")) {
+            nanosPerUnit = 1e9;
+        } else if (unit.isWord("MILLISECONDS") || unit.isWord("MILLISECOND")) {
+            nanosPerUnit = 1e6;
+        } else {
+            throw in.error(
+                    "expected SECONDS or MILLISECONDS after WITHIN "
+                            + t.text()
+                            + ", found "
+                            + unit.shown(),
+                    unit);
+        }
+        double nanos = v * nanosPerUnit;
+        if (!(nanos >= 1e6 && nanos <= MAX_WITHIN.toNanos())) {
+            throw in.error(
+                    "WITHIN must be between 1 millisecond and 1 day, got "
+                            + t.text()
+                            + " "
+                            + unit.text(),
+                    t);
+        }
+        return Duration.ofNanos((long) nanos);
+    }
+
+    /** {@code ANSWER} or {@code FAIL}. */
+    private ApproxClause.Behavior behavior() {
+        Token t = in.next();
+        if (t.isWord("ANSWER")) {
+            return ApproxClause.Behavior.ANSWER;
+        }
+        if (t.isWord("FAIL")) {
+            return ApproxClause.Behavior.FAIL;
+        }
+        throw in.error(
+                "expected ANSWER (answer every group and flag the ones that missed their bound) or"
+                        + " FAIL (fail naming them) after BEHAVIOR, found "
+                        + t.shown(),
+                t);
     }
 
     private long seed() {

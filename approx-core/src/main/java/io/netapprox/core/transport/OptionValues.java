@@ -84,6 +84,40 @@ public final class OptionValues {
         }
     }
 
+    /**
+     * A duration written with its unit, {@code 2s}, {@code 1.5 seconds}, {@code 500ms}, {@code 500
+     * milliseconds} (any case), in [min, max].
+     */
+    public static java.time.Duration duration(
+            String key, String raw, java.time.Duration min, java.time.Duration max) {
+        String expected =
+                "a duration with its unit (e.g. 2s, 1.5 seconds, 500ms) in ["
+                        + min.toMillis()
+                        + " ms, "
+                        + max.toMillis()
+                        + " ms]";
+        String v = raw.trim().toLowerCase(Locale.ROOT);
+        int i = 0;
+        while (i < v.length() && (Character.isDigit(v.charAt(i)) || v.charAt(i) == '.')) {
+            i++;
+        }
+        String unit = v.substring(i).trim();
+        double perUnit =
+                switch (unit) {
+                    case "ms", "millisecond", "milliseconds" -> 1e6;
+                    case "s", "second", "seconds" -> 1e9;
+                    default -> throw new InvalidOptionException(key, raw, expected);
+                };
+        double nanos;
+        try {
+            nanos = Double.parseDouble(v.substring(0, i)) * perUnit;
+        } catch (NumberFormatException e) {
+            throw new InvalidOptionException(key, raw, expected, e);
+        }
+        check(nanos >= min.toNanos() && nanos <= max.toNanos(), key, raw, expected);
+        return java.time.Duration.ofNanos((long) nanos);
+    }
+
     /** Fails naming the key, the value and {@code expected} unless {@code ok}. */
     public static void check(boolean ok, String key, String raw, String expected) {
         if (!ok) {

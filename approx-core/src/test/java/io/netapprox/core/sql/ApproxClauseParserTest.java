@@ -95,7 +95,7 @@ class ApproxClauseParserTest {
                 Q.length() + 28);
         expectError(
                 Q + " WITH ERROR 0.05 ORDER BY hour",
-                "expected CONFIDENCE, REPEATABLE, ',' (a per-group ERROR ... FOR ...) or the end of"
+                "expected CONFIDENCE, REPEATABLE, WITHIN, BEHAVIOR, ',' (a per-group ERROR ... FOR ...) or the end of"
                         + " the statement, found 'ORDER'",
                 1,
                 Q.length() + 17);
@@ -153,6 +153,110 @@ class ApproxClauseParserTest {
         assertEquals("== SQL ==", lines[2]);
         assertEquals(Q + " WITH ERROR abc", lines[3]);
         assertEquals("-".repeat(Q.length() + 12) + "^^^", lines[4]);
+    }
+
+    @Test
+    void withinAndBehaviorInAnyOrder() {
+        ApproxClause c =
+                ApproxClauseParser.parse(
+                                Q + " WITH ERROR 0.05 CONFIDENCE 0.95 WITHIN 2 SECONDS",
+                                SqlDialect.SPARK)
+                        .orElseThrow();
+        assertEquals(java.time.Duration.ofSeconds(2), c.within());
+        assertNull(c.behavior());
+        c =
+                ApproxClauseParser.parse(
+                                Q
+                                        + " WITH ERROR 0.05 behavior fail WITHIN 250 milliseconds"
+                                        + " CONFIDENCE 0.9, ERROR 0.01 FOR hour = 1",
+                                SqlDialect.SPARK)
+                        .orElseThrow();
+        assertEquals(java.time.Duration.ofMillis(250), c.within());
+        assertEquals(ApproxClause.Behavior.FAIL, c.behavior());
+        assertEquals(0.9, c.confidence(), 0);
+        assertEquals(1, c.groupBounds().size());
+        c =
+                ApproxClauseParser.parse(Q + " WITH ERROR 0.05 BEHAVIOR ANSWER", SqlDialect.SPARK)
+                        .orElseThrow();
+        assertNull(c.within());
+        assertEquals(ApproxClause.Behavior.ANSWER, c.behavior());
+        assertEquals(
+                java.time.Duration.ofMillis(1500),
+                ApproxClauseParser.parse(Q + " WITH ERROR 0.05 WITHIN 1.5 SECOND", SqlDialect.SPARK)
+                        .orElseThrow()
+                        .within());
+    }
+
+    @Test
+    void badWithinAndBehaviorClauses() {
+        int at = Q.length() + 24; // the token after "WITH ERROR 0.05 WITHIN "
+        expectError(
+                Q + " WITH ERROR 0.05 WITHIN SECONDS",
+                "expected a number after WITHIN (e.g. WITHIN 2 SECONDS), found 'SECONDS'",
+                1,
+                at);
+        expectError(
+                Q + " WITH ERROR 0.05 WITHIN 2",
+                "expected SECONDS or MILLISECONDS after WITHIN 2, found end of input",
+                1,
+                at + 1);
+        expectError(
+                Q + " WITH ERROR 0.05 WITHIN 2 MINUTES",
+                "expected SECONDS or MILLISECONDS after WITHIN 2, found 'MINUTES'",
+                1,
+                at + 2);
+        expectError(
+                Q + " WITH ERROR 0.05 WITHIN 0 SECONDS",
+                "WITHIN must be between 1 millisecond and 1 day, got 0 SECONDS",
+                1,
+                at);
+        expectError(
+                Q + " WITH ERROR 0.05 WITHIN 100000 SECONDS",
+                "WITHIN must be between 1 millisecond and 1 day",
+                1,
+                at);
+        expectError(
+                Q + " WITH ERROR 0.05 WITHIN -2 SECONDS", "expected a number after WITHIN", 1, at);
+        expectError(
+                Q + " WITH ERROR 0.05 WITHIN 2s",
+                "expected a plain decimal number after WITHIN, found '2s'",
+                1,
+                at);
+        expectError(
+                Q + " WITH ERROR 0.05 WITHIN 2 SECONDS WITHIN 3 SECONDS",
+                "WITHIN given twice",
+                1,
+                Q.length() + 34);
+        expectError(
+                Q + " WITH ERROR 0.05 BEHAVIOR RERUN",
+                "expected ANSWER (answer every group and flag the ones that missed their bound) or"
+                        + " FAIL (fail naming them) after BEHAVIOR, found 'RERUN'",
+                1,
+                Q.length() + 26);
+        expectError(
+                Q + " WITH ERROR 0.05 BEHAVIOR",
+                "after BEHAVIOR, found end of input",
+                1,
+                Q.length() + 25);
+        expectError(
+                Q + " WITH ERROR 0.05 BEHAVIOR FAIL BEHAVIOR ANSWER",
+                "BEHAVIOR given twice",
+                1,
+                Q.length() + 31);
+        expectError(
+                Q + " WITH ERROR 0.05, ERROR 0.01 FOR hour = 1 WITHIN 2 SECONDS",
+                "expected ',' (another per-group ERROR ... FOR ...), AND or the end",
+                1,
+                Q.length() + 42);
+        expectError(
+                Q + " WITH ERROR 0.05, ERROR 0.01 WITHIN 2 SECONDS FOR hour = 1",
+                "WITHIN applies to the whole query: write it after the first ERROR",
+                1,
+                Q.length() + 29);
+        expectFlinkError(
+                Q + " WITH ERROR 0.05 BEHAVIOR FAIL",
+                "BEHAVIOR is not supported in Flink SQL",
+                Q.length() + 17);
     }
 
     @Test

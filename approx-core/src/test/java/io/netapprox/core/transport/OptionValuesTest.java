@@ -91,4 +91,21 @@ class OptionValuesTest {
                                         false, "k.x", "0", "a duration from 1 ms to 24 h"));
         assertEquals("0", e.value());
     }
+
+    @Test
+    void durationsCarryTheirUnit() {
+        java.time.Duration min = java.time.Duration.ofMillis(1);
+        java.time.Duration max = java.time.Duration.ofDays(1);
+        assertEquals(java.time.Duration.ofSeconds(2), OptionValues.duration("k.x", "2s", min, max));
+        assertEquals(
+                java.time.Duration.ofMillis(1500),
+                OptionValues.duration("k.x", " 1.5 Seconds ", min, max));
+        assertEquals(
+                java.time.Duration.ofMillis(500), OptionValues.duration("k.x", "500ms", min, max));
+        String expected =
+                "a duration with its unit (e.g. 2s, 1.5 seconds, 500ms) in [1 ms, 86400000 ms]";
+        for (String bad : new String[] {"2", "2 minutes", "s", "0ms", "2 days", "-1s", "1.2.3s"}) {
+            rejects(expected, () -> OptionValues.duration("k.x", bad, min, max));
+        }
+    }
 }

@@ -1,6 +1,7 @@
 package io.netapprox.spark.sql;
 
 import io.netapprox.core.sampling.AggregateKind;
+import io.netapprox.core.sql.ApproxClause;
 import io.netapprox.core.sql.ApproxSqlException;
 import io.netapprox.spark.ApproxQuery;
 import io.netapprox.spark.SparkCompat;
@@ -31,6 +32,8 @@ import org.apache.spark.sql.types.StructType;
  * @param groupBounds per-group e_max by group key ({@code "hour=17"})
  * @param confidence confidence, or null for {@code spark.approx.confidence}
  * @param seed sample seed ({@code REPEATABLE}), or null
+ * @param within time bound ({@code WITHIN}), or null for {@code spark.approx.within}
+ * @param behavior {@code BEHAVIOR}, or null for {@code spark.approx.behavior}
  */
 public record ApproxSqlQuery(
         LogicalPlan input,
@@ -40,7 +43,9 @@ public record ApproxSqlQuery(
         double errorBound,
         Map<String, Double> groupBounds,
         Double confidence,
-        Long seed) {
+        Long seed,
+        java.time.Duration within,
+        ApproxClause.Behavior behavior) {
 
     /**
      * One aggregate: kind, input column, quantile q, top-k k; {@code sql} as written; a quantile's
@@ -116,6 +121,12 @@ public record ApproxSqlQuery(
         if (seed != null) {
             q.seed(seed);
         }
+        if (within != null) {
+            q.within(within);
+        }
+        if (behavior != null) {
+            q.behavior(behavior);
+        }
         return q;
     }
 
@@ -154,6 +165,8 @@ public record ApproxSqlQuery(
                 + errorBound
                 + (groupBounds.isEmpty() ? "" : ", per group " + groupBounds)
                 + (confidence == null ? "" : ", confidence=" + confidence)
-                + (seed == null ? "" : ", seed=" + seed);
+                + (seed == null ? "" : ", seed=" + seed)
+                + (within == null ? "" : ", within=" + within)
+                + (behavior == null ? "" : ", behavior=" + behavior);
     }
 }

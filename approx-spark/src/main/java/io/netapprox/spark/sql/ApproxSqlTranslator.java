@@ -219,7 +219,9 @@ final class ApproxSqlTranslator {
                 clause.errorBound(),
                 groupBounds(clause, groups),
                 clause.confidence(),
-                clause.seed());
+                clause.seed(),
+                clause.within(),
+                clause.behavior());
     }
 
     /** The projection of the named columns over the aggregate's input (inside the CTE, if any). */
