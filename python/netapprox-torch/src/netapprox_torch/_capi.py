@@ -305,6 +305,8 @@ class Event:
     group_id: int = 0
     data: bytes = b""
     report: Report | None = None
+    # EVENT_EPOCH (trace_epochs): the sending job's rate, target loss rate, measured loss and class at an epoch end
+    epoch: tuple[float, float, float, int] | None = None
 
 
 def _copy_report(lib: ctypes.CDLL, ptr: int) -> Report:
@@ -489,6 +491,8 @@ class Engine:
         for k in range(n):
             ev = self._events[k]
             e = Event(ev.type, ev.status, ev.session, ev.job, ev.message, ev.group_id)
+            if ev.type == EVENT_EPOCH:
+                e.epoch = (ev.epoch_rate_bps, ev.epoch_tlr, ev.epoch_loss, ev.epoch_priority_class)
             if ev.type == EVENT_MESSAGE:
                 e.data = ctypes.string_at(ev.data, ev.len) if ev.len else b""
                 handles.append(ev.handle)
@@ -523,6 +527,8 @@ class Engine:
         for k in np.flatnonzero(~is_msg).tolist():  # first: reports are freed even if on_messages raises
             ev_k = self._events[k]
             e = Event(ev_k.type, ev_k.status, ev_k.session, ev_k.job, ev_k.message, ev_k.group_id)
+            if ev_k.type == EVENT_EPOCH:
+                e.epoch = (ev_k.epoch_rate_bps, ev_k.epoch_tlr, ev_k.epoch_loss, ev_k.epoch_priority_class)
             if ev_k.type == EVENT_JOB_DONE and ev_k.report:
                 try:
                     e.report = _copy_report(self._lib, ev_k.report)

@@ -34,6 +34,7 @@ from .segments import DEFAULT_SEGMENT_ELEMS, Collector, MagnitudeGroups, Segment
 DEFAULT_EXACT_SEGMENT_ELEMS = 16384
 
 _RS, _AG = 0, 1
+_MAX_EPOCHS = 4096  # epoch samples kept per step (StepStats.epochs)
 
 
 @dataclass
@@ -51,6 +52,12 @@ class StepStats:
     # time, and this thread's CPU time (without the engine's I/O thread; below the wall time when the CPU is shared)
     phases: dict[str, float] = field(default_factory=dict)
     phases_cpu: dict[str, float] = field(default_factory=dict)
+    # engine epoch samples of this rank's sending jobs (engine setting trace_epochs=1), at most `_MAX_EPOCHS`:
+    # (rate bit/s, target loss rate, measured loss, priority class)
+    epochs: list[tuple[float, float, float, int]] = field(default_factory=list)
+    # this rank's sending jobs (reduce-scatter and all-gather to every peer): packets retransmitted, slowest JCT
+    retransmitted: int = 0
+    max_send_jct_s: float = 0.0
 
     def delivered_fraction(self, group: int | None = None) -> float:
         items = [v for k, v in self.received.items() if group is None or k == group]
@@ -118,6 +125,10 @@ class AtpAllReduce:
             tuple[int, int], Collector
         ] = {}  # (session, job) -> receiver of this step's messages
         self._copy_s = 0.0
+        self._stats: StepStats | None = None  # the running step's, for epoch samples
+        self._unreported: list[
+            tuple[int, int, StepStats]
+        ] = []  # (session, job, its step) sent, report pending
         self.engine = _capi.Engine(host, 0, **engine_settings)
         try:
             self._sessions = self._rendezvous(store, host, prefix)
@@ -153,6 +164,9 @@ class AtpAllReduce:
         for e in self.engine.poll_messages(timeout_ms, self._on_messages):
             if e.type == _capi.EVENT_JOB_DONE and e.report is not None:
                 self._done[(e.session, e.job, e.report.is_sender)] = e.report
+            elif e.type == _capi.EVENT_EPOCH and e.epoch is not None:
+                if self._stats is not None and len(self._stats.epochs) < _MAX_EPOCHS:
+                    self._stats.epochs.append(e.epoch)
             elif e.type == _capi.EVENT_SESSION_ERROR:
                 peer = self._peer_of.get(e.session, "?")
                 raise RuntimeError(
@@ -252,6 +266,24 @@ class AtpAllReduce:
             pos += members.size
         return groups, entries, segs
 
+    def _collect_reports(self, deadline: float | None) -> None:
+        """Checks the reports of this rank's sending jobs that arrived; with a deadline, waits for all of them."""
+        if deadline is not None:
+            self._wait([(s, j, True) for s, j, _ in self._unreported], deadline, "sender reports")
+        left = []
+        for s, j, stats in self._unreported:
+            report = self._done.pop((s, j, True), None)
+            if report is None:
+                left.append((s, j, stats))
+            elif report.status != _capi.NA_OK:
+                raise _capi.NativeError(
+                    f"step {stats.step}: job {j} to rank {self._peer_of[s]}", report.status
+                )
+            else:
+                stats.retransmitted += report.packets_retransmitted
+                stats.max_send_jct_s = max(stats.max_send_jct_s, report.jct_ns / 1e9)
+        self._unreported = left
+
     def allreduce(self, tensor: torch.Tensor) -> torch.Tensor:
         """The sum over the ranks of `tensor` (float32 math; returned in `tensor`'s dtype and shape)."""
         t0 = time.monotonic()
@@ -265,6 +297,9 @@ class AtpAllReduce:
             self.history.append(stats)
             return tensor.detach().clone()
         clock = _Phases(stats.phases, stats.phases_cpu)
+        self._collect_reports(deadline)  # the last step's
+        clock.lap("reports")
+        self._stats = stats
         self._copy_s = 0.0
         rs_job, ag_job = (2 * step + _RS) & 0xFFFFFFFF, (2 * step + _AG) & 0xFFFFFFFF
         lo, hi = bounds(n, w, me)
@@ -326,17 +361,10 @@ class AtpAllReduce:
                     f"{ag_in[peer].n} of {ag_in[peer].lengths.size} segments"
                 )
         clock.lap("ag_place")
-        # our own jobs' reports: a failed send is an error, not a silent zero
-        self._wait(
-            [(s, j, True) for s in self._sessions.values() for j in (rs_job, ag_job)],
-            deadline,
-            "sender reports",
-        )
-        for s in self._sessions.values():
-            for j in (rs_job, ag_job):
-                report = self._done.pop((s, j, True))
-                if report.status != _capi.NA_OK:
-                    raise _capi.NativeError(f"job {j} to rank {self._peer_of[s]}", report.status)
+        # Our own jobs' reports (a failed send is an error, not a silent zero) arrive about a round trip after the
+        # peers' data did; the step does not wait for them: the next step (or close) does, and raises for this one.
+        self._unreported += [(s, j, stats) for s in self._sessions.values() for j in (rs_job, ag_job)]
+        self._collect_reports(None)
         clock.lap("reports")
         stats.phases["recv_copy"] = self._copy_s
         self.step += 1
@@ -350,6 +378,8 @@ class AtpAllReduce:
         if self.engine._handle is None:
             return
         try:
+            if self._unreported:
+                self._collect_reports(time.monotonic() + self.timeout_s)
             if self.world_size > 1 and hasattr(self, "_sessions"):
                 key = f"{self._prefix}/closing"
                 self._store.add(key, 1)
