@@ -111,7 +111,7 @@ class SegmentTest(unittest.TestCase):
         longer = encode(3, 50, 0, np.ones(5, dtype=np.float32))
         with self.assertRaises(SegmentError):  # more values than this rank's segments hold
             got.add(0, longer, len(longer))
-        for k in range(13):  # a chunk of 50 has 13 segments of 4
+        for _ in range(13):  # a chunk of 50 has 13 segments of 4
             got.add(0, bytes(good), len(good))
         with self.assertRaises(SegmentError):
             got.add(0, bytes(good), len(good))
