@@ -62,24 +62,26 @@ def sched_times() -> tuple[float, float]:
 
 
 def step_diagnosis(s) -> dict:
-    """One all-reduce's phases (ms) and its sending jobs' engine samples: where the step's time went."""
-    rates = sorted(e[0] for e in s.epochs)
+    """One all-reduce's phases (ms) and its sending jobs' engine samples: where the step's time went (empty fields
+    for a netapprox-torch without them: the runner also measures older versions)."""
+    epochs = getattr(s, "epochs", [])
+    rates = sorted(e[0] for e in epochs)
     classes: dict[str, int] = {}
-    for e in s.epochs:
+    for e in epochs:
         classes[str(e[3])] = classes.get(str(e[3]), 0) + 1
     return {
         "wall_ms": round(s.wall_s * 1e3, 1),
-        "phases_ms": {k: round(v * 1e3, 1) for k, v in s.phases.items()},
-        "epochs": len(s.epochs),
+        "phases_ms": {k: round(v * 1e3, 1) for k, v in getattr(s, "phases", {}).items()},
+        "epochs": len(epochs),
         "rate_mbps_p10_p50_p90": [round(rates[int(q * (len(rates) - 1))] / 1e6, 1) for q in (0.1, 0.5, 0.9)]
         if rates
         else [],
-        "tlr_mean": round(sum(e[1] for e in s.epochs) / len(s.epochs), 4) if s.epochs else None,
-        "loss_mean": round(sum(e[2] for e in s.epochs) / len(s.epochs), 4) if s.epochs else None,
-        "loss_max": round(max(e[2] for e in s.epochs), 4) if s.epochs else None,
+        "tlr_mean": round(sum(e[1] for e in epochs) / len(epochs), 4) if epochs else None,
+        "loss_mean": round(sum(e[2] for e in epochs) / len(epochs), 4) if epochs else None,
+        "loss_max": round(max(e[2] for e in epochs), 4) if epochs else None,
         "classes": classes,
-        "retransmitted": s.retransmitted,
-        "max_send_jct_ms": round(s.max_send_jct_s * 1e3, 1),
+        "retransmitted": getattr(s, "retransmitted", None),
+        "max_send_jct_ms": round(getattr(s, "max_send_jct_s", 0.0) * 1e3, 1),
     }
 
 
