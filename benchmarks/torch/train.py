@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import time
 
 import torch
@@ -46,6 +47,44 @@ def model(features: int, hidden: int) -> nn.Module:
     )
 
 
+def sched_times() -> tuple[float, float]:
+    """(on-CPU s, waiting-for-a-CPU s) summed over this process's threads (/proc/self/task/*/schedstat): with the
+    wait far above the run time the ranks are starved of CPU, and the network is not what a step measures."""
+    run = wait = 0
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/schedstat") as f:
+                r, w, _ = f.read().split()
+        except (OSError, ValueError):
+            continue  # a thread that ended meanwhile; no schedstat in this kernel
+        run, wait = run + int(r), wait + int(w)
+    return run / 1e9, wait / 1e9
+
+
+def step_diagnosis(s) -> dict:
+    """One all-reduce's phases (ms) and its sending jobs' engine samples: where the step's time went (empty fields
+    for a netapprox-torch without them: the runner also measures older versions)."""
+    epochs = getattr(s, "epochs", [])
+    rates = sorted(e[0] for e in epochs)
+    classes: dict[str, int] = {}
+    for e in epochs:
+        classes[str(e[3])] = classes.get(str(e[3]), 0) + 1
+    return {
+        "wall_ms": round(s.wall_s * 1e3, 1),
+        "phases_ms": {k: round(v * 1e3, 1) for k, v in getattr(s, "phases", {}).items()},
+        "epochs": len(epochs),
+        "rate_mbps_p10_p50_p90": [round(rates[int(q * (len(rates) - 1))] / 1e6, 1) for q in (0.1, 0.5, 0.9)]
+        if rates
+        else [],
+        "tlr_mean": round(sum(e[1] for e in epochs) / len(epochs), 4) if epochs else None,
+        "loss_mean": round(sum(e[2] for e in epochs) / len(epochs), 4) if epochs else None,
+        "loss_max": round(max(e[2] for e in epochs), 4) if epochs else None,
+        "classes": classes,
+        "retransmitted": getattr(s, "retransmitted", None),
+        "max_send_jct_ms": round(getattr(s, "max_send_jct_s", 0.0) * 1e3, 1),
+    }
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rank", type=int, required=True)
@@ -66,6 +105,9 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket_cap_mb")
+    ap.add_argument(
+        "--trace-epochs", type=int, default=1, help="1: the engine's epoch samples (rate, TLR, loss) per step"
+    )
     a = ap.parse_args(argv)
 
     torch.set_num_threads(1)  # 3 ranks on a small machine: no oversubscription
@@ -93,6 +135,7 @@ def main(argv=None) -> int:
                 tuple(float(t) for t in a.thresholds.split(",")), tuple(float(m) for m in a.msrs.split(","))
             )
         settings = {"line_rate_bps": a.line_rate_bps} if a.line_rate_bps else {}
+        settings["trace_epochs"] = a.trace_epochs
         atp = AtpAllReduce(
             dist.PrefixStore("atp", store),
             a.rank,
@@ -108,6 +151,7 @@ def main(argv=None) -> int:
     opt = torch.optim.SGD(ddp.parameters(), lr=a.lr)
     x, y = data(a.rank + 1, a.steps * a.batch, a.features, a.spread)
     step_s = []
+    sched0 = sched_times()
     for step in range(a.steps):
         xb, yb = x[step * a.batch : (step + 1) * a.batch], y[step * a.batch : (step + 1) * a.batch]
         t0 = time.monotonic()
@@ -116,17 +160,21 @@ def main(argv=None) -> int:
         opt.step()
         step_s.append(time.monotonic() - t0)
         print(f"step {step} {step_s[-1]:.3f} s", flush=True)
+    sched = [round(b - a_, 3) for a_, b in zip(sched0, sched_times())]
     tx, ty = data(1000, 4000, a.features, a.spread)
     with torch.no_grad():
         accuracy = float((net(tx).argmax(1) == ty).float().mean())
     by_group: dict[str, list[int]] = {}
+    atp_steps, engine_stats = [], {}
     if atp is not None:
         for s in atp.history:
             for g, (d, n) in s.received.items():
                 acc = by_group.setdefault(str(g), [0, 0])
                 acc[0] += d
                 acc[1] += n
-        atp.close()
+        engine_stats = atp.engine.stats()
+        atp.close()  # also collects the last step's sender reports
+        atp_steps = [step_diagnosis(s) for s in atp.history]
     params = sum(p.numel() for p in net.parameters())
     print(
         "RESULT "
@@ -138,6 +186,9 @@ def main(argv=None) -> int:
                 "step_s": [round(s, 4) for s in step_s],
                 "accuracy": accuracy,
                 "by_group": by_group,
+                "atp_steps": atp_steps,
+                "engine_stats": engine_stats,
+                "sched_run_wait_s": sched,  # the training loop's CPU time and run-queue wait, all threads
             }
         ),
         flush=True,

@@ -4,7 +4,9 @@ import os
 import time
 import unittest
 
+import numpy as np
 from netapprox_torch import NativeError, _capi
+from netapprox_torch.segments import Collector, Segments
 
 
 def _fds():
@@ -97,6 +99,43 @@ class CapiTest(unittest.TestCase):
                 self.assertEqual(n, received.groups[1].delivered)
         finally:
             a.close(), b.close()
+
+    def test_rows_submitted_and_collected_arrive_whole(self):
+        # Engine.submit_entries (entries pointing into numpy rows) -> Engine.poll_messages -> Collector, the path
+        # AtpAllReduce takes: every value arrives, in 64 KiB messages and in datagram-sized ones, at 20 % loss
+        a, b = _pair(fault_drop_outgoing=0.2)
+        try:
+            chunk = np.random.default_rng(3).standard_normal(50_001).astype(np.float32)
+            for job, seg in ((1, 16384), (2, 344)):
+                rows = Segments(9, chunk, seg)
+                entries = _capi.submit_entries(rows.count)
+                entries["index"] = np.arange(rows.count)
+                entries["data"], entries["len"] = rows.addresses, rows.lengths
+                a.start_job(7, job, [(0, rows.count, 1.0)])
+                self.assertEqual((rows.count, _capi.NA_OK), a.submit_entries(7, job, entries, 1000))
+                got = Collector(9, chunk.size, seg)
+
+                def take(sessions, jobs, groups, addresses, lengths, got=got, job=job):
+                    for s, j, g, addr, n in zip(sessions, jobs, groups, addresses, lengths):
+                        self.assertEqual((7, job), (s, j))
+                        got.add(g, addr, n)
+
+                deadline, done = time.monotonic() + 20, False
+                while not done and time.monotonic() < deadline:
+                    for ev in b.poll_messages(5, take):
+                        done = done or (ev.type == _capi.EVENT_JOB_DONE and ev.job == job)
+                    a.poll(0)
+                self.assertTrue(done, f"job {job} not done")
+                out = np.zeros(chunk.size, dtype=np.float32)
+                self.assertEqual({0: rows.count}, got.place(out))
+                self.assertTrue(got.complete())
+                np.testing.assert_array_equal(chunk, out)
+        finally:
+            a.close(), b.close()
+
+    def test_submit_entries_refuses_another_array(self):
+        with _capi.Engine() as e, self.assertRaises(ValueError):
+            e.submit_entries(7, 1, np.zeros(4, dtype=np.uint64), 0)
 
 
 if __name__ == "__main__":

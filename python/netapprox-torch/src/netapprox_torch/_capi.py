@@ -15,6 +15,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 NA_OK = 0
 NA_ERR_NOT_FOUND = -2
 NA_ERR_WOULD_BLOCK = -4
@@ -106,6 +108,17 @@ class NaEvent(ctypes.Structure):
         ("epoch_rate_bps", ctypes.c_double),
         ("epoch_priority_class", i32),
     ]
+
+
+SUBMIT_ENTRY = np.dtype(
+    NaSubmitEntry
+)  # numpy views of the C arrays (same layout: numpy takes ctypes' padding)
+EVENT = np.dtype(NaEvent)
+
+
+def submit_entries(n: int) -> np.ndarray:
+    """A zeroed array of n na_submit_entry for `Engine.submit_entries`."""
+    return np.zeros(n, dtype=SUBMIT_ENTRY)
 
 
 class NaReportInfo(ctypes.Structure):
@@ -239,10 +252,10 @@ def _declare(lib: ctypes.CDLL) -> None:
         "na_session_open": ([vp, u64, ctypes.POINTER(u8), cp, u16, ci], ci),
         "na_session_close": ([vp, u64], ci),
         "na_job_start": ([vp, u64, u32, ctypes.POINTER(NaGroupSpec), sz, ci], ci),
-        "na_job_submit_batch": ([vp, u64, u32, ctypes.POINTER(NaSubmitEntry), sz, ci], ci),
+        "na_job_submit_batch": ([vp, u64, u32, vp, sz, ci], ci),
         "na_job_cancel": ([vp, u64, u32], ci),
-        "na_poll_events": ([vp, ctypes.POINTER(NaEvent), ci, ci], ci),
-        "na_message_release_batch": ([vp, ctypes.POINTER(u64), sz], ci),
+        "na_poll_events": ([vp, vp, ci, ci], ci),
+        "na_message_release_batch": ([vp, vp, sz], ci),
         "na_report_get_info": ([vp, ctypes.POINTER(NaReportInfo)], ci),
         "na_report_get_group": ([vp, u32, ctypes.POINTER(NaGroupReport)], ci),
         "na_report_free": ([vp], ci),
@@ -292,6 +305,8 @@ class Event:
     group_id: int = 0
     data: bytes = b""
     report: Report | None = None
+    # EVENT_EPOCH (trace_epochs): the sending job's rate, target loss rate, measured loss and class at an epoch end
+    epoch: tuple[float, float, float, int] | None = None
 
 
 def _copy_report(lib: ctypes.CDLL, ptr: int) -> Report:
@@ -423,12 +438,38 @@ class Engine:
             n = self._check(
                 "na_job_submit_batch",
                 self._lib.na_job_submit_batch(
-                    self._live(), session_id, job_id, entries, len(part), timeout_ms
+                    self._live(), session_id, job_id, ctypes.addressof(entries), len(part), timeout_ms
                 ),
             )
             done += n
             if n < len(part):
                 status = entries[n].status
+                if status in (NA_ERR_WOULD_BLOCK, NA_ERR_NOT_FOUND):
+                    return done, status
+                raise NativeError("na_job_submit_batch", status)
+        return done, NA_OK
+
+    def submit_entries(
+        self, session_id: int, job_id: int, entries: np.ndarray, timeout_ms: int
+    ) -> tuple[int, int]:
+        """`submit` for messages already in memory: `entries` (`submit_entries(n)`, filled: group_index, index,
+        data = an address, len) point at buffers the caller keeps alive for the call (the engine copies them before
+        it returns). Same return values as `submit`; one native call per NA_SUBMIT_BATCH_MAX entries, no per-message
+        Python."""
+        if entries.dtype != SUBMIT_ENTRY or not entries.flags.c_contiguous:
+            raise ValueError("netapprox: entries must be a contiguous submit_entries() array")
+        done = 0
+        while done < entries.size:
+            part = entries[done : done + NA_SUBMIT_BATCH_MAX]
+            n = self._check(
+                "na_job_submit_batch",
+                self._lib.na_job_submit_batch(
+                    self._live(), session_id, job_id, part.ctypes.data, part.size, timeout_ms
+                ),
+            )
+            done += n
+            if n < part.size:
+                status = int(part["status"][n])
                 if status in (NA_ERR_WOULD_BLOCK, NA_ERR_NOT_FOUND):
                     return done, status
                 raise NativeError("na_job_submit_batch", status)
@@ -443,12 +484,15 @@ class Engine:
         """The events that arrived (waiting up to `timeout_ms` for the first): message data copied and released,
         reports copied and freed."""
         n = self._check(
-            "na_poll_events", self._lib.na_poll_events(self._live(), self._events, 256, timeout_ms)
+            "na_poll_events",
+            self._lib.na_poll_events(self._live(), ctypes.addressof(self._events), 256, timeout_ms),
         )
         out, handles = [], []
         for k in range(n):
             ev = self._events[k]
             e = Event(ev.type, ev.status, ev.session, ev.job, ev.message, ev.group_id)
+            if ev.type == EVENT_EPOCH:
+                e.epoch = (ev.epoch_rate_bps, ev.epoch_tlr, ev.epoch_loss, ev.epoch_priority_class)
             if ev.type == EVENT_MESSAGE:
                 e.data = ctypes.string_at(ev.data, ev.len) if ev.len else b""
                 handles.append(ev.handle)
@@ -461,8 +505,52 @@ class Engine:
         if handles:
             arr = (u64 * len(handles))(*handles)
             self._check(
-                "na_message_release_batch", self._lib.na_message_release_batch(self._live(), arr, len(arr))
+                "na_message_release_batch",
+                self._lib.na_message_release_batch(self._live(), ctypes.addressof(arr), len(arr)),
             )
+        return out
+
+    def poll_messages(self, timeout_ms: int, on_messages) -> list[Event]:
+        """`poll` without a Python object per message: the messages of this poll go to
+        `on_messages(sessions, jobs, group_ids, addresses, lengths)` (lists, one item per message, in arrival order)
+        while their data is valid, and are released after it returns (also when it raises); the other events are
+        returned as `poll` returns them."""
+        n = self._check(
+            "na_poll_events",
+            self._lib.na_poll_events(self._live(), ctypes.addressof(self._events), 256, timeout_ms),
+        )
+        if n == 0:
+            return []
+        ev = np.frombuffer(self._events, dtype=EVENT, count=n)
+        is_msg = ev["type"] == EVENT_MESSAGE
+        out = []
+        for k in np.flatnonzero(~is_msg).tolist():  # first: reports are freed even if on_messages raises
+            ev_k = self._events[k]
+            e = Event(ev_k.type, ev_k.status, ev_k.session, ev_k.job, ev_k.message, ev_k.group_id)
+            if ev_k.type == EVENT_EPOCH:
+                e.epoch = (ev_k.epoch_rate_bps, ev_k.epoch_tlr, ev_k.epoch_loss, ev_k.epoch_priority_class)
+            if ev_k.type == EVENT_JOB_DONE and ev_k.report:
+                try:
+                    e.report = _copy_report(self._lib, ev_k.report)
+                finally:
+                    self._lib.na_report_free(ev_k.report)
+            out.append(e)
+        if is_msg.any():
+            m = ev[is_msg]
+            handles = np.ascontiguousarray(m["handle"])
+            try:
+                on_messages(
+                    m["session"].tolist(),
+                    m["job"].tolist(),
+                    m["group_id"].tolist(),
+                    m["data"].tolist(),
+                    m["len"].tolist(),
+                )
+            finally:
+                self._check(
+                    "na_message_release_batch",
+                    self._lib.na_message_release_batch(self._live(), handles.ctypes.data, handles.size),
+                )
         return out
 
     def stats(self) -> dict[str, int]:
