@@ -12,10 +12,9 @@ import java.util.List;
  * this sender sees it, with the statistics of its messages. Sums are planned on the message totals
  * {@code y_i}, means (and quantiles, as a proxy) on the ratio-estimator residuals {@code y_i - R
  * m_i} (with Cochran's rule on their skewness); counts are exact from the manifest and top-k takes
- * what the others need. A column with a NaN or an infinity needs no sample for its sum or mean (the
- * answer is known exactly from the counts, {@link NonFinite}). {@code scale} widens the bound for
- * {@code approx.planning=balanced} ({@code sqrt(P)}; 1 for the default, conservative, see
- * docs/flink.md).
+ * what the others need. Only finite values are planned for (a column without any needs only the
+ * minimum, {@link NonFinite}). {@code scale} widens the bound for {@code approx.planning=balanced}
+ * ({@code sqrt(P)}; 1 for the default, conservative, see docs/flink.md).
  */
 final class StratumPlanner {
     private StratumPlanner() {}
@@ -49,13 +48,17 @@ final class StratumPlanner {
 
     /**
      * The messages' totals of column {@code v} (a sum), or their ratio-estimator residuals (a
-     * mean); nothing beyond the minimum when the column holds a NaN or an infinity.
+     * mean), over its finite values; nothing beyond the minimum when it has none. A column with
+     * some NaN or infinity is still planned on its finite values: the group's answer is then NaN or
+     * an infinity exactly, but the same sample serves the query's other aggregates (a top-k, which
+     * is not planned, took a bare minimum sample and ranked its keys wrongly otherwise:
+     * NonFiniteValuesTest under load).
      */
     private static AggregatePlanner.Statistic totals(
             StratumBuffer buf, int messages, int v, double scale, boolean residuals) {
         NonFinite nf = buf.nonFinite();
-        if (nf.nan(v) + nf.positive(v) + nf.negative(v) > 0) {
-            return AggregatePlanner.Statistic.MINIMUM; // the answer is NaN or an infinity, exactly
+        if (nf.nan(v) + nf.positive(v) + nf.negative(v) == buf.records()) {
+            return AggregatePlanner.Statistic.MINIMUM; // no finite value to estimate
         }
         return messages(buf, messages, v, scale, residuals);
     }

@@ -89,15 +89,9 @@ class ApproxExchangeTest {
                 overTcp,
                 FLINK.receiverCounter(run.job(), "approxMessagesReceived"));
         long waits = FLINK.receiverCounter(run.job(), "approxGroupWaitsBeyondDeadline");
-        long remoteGroups = 0;
-        for (Map<Integer, double[]> groups : truth.values()) {
-            remoteGroups = Math.max(remoteGroups, groups.size());
-        }
-        remoteGroups *= pulled + pushed; // at most every group of every remote epoch
         System.out.printf(
-                "[flink] %s: groups that waited beyond approx.epochDeadline %d (of <= %d)%n",
-                dataPlane, waits, remoteGroups);
-        assertTrue(waits <= remoteGroups, "group waits " + waits + " <= " + remoteGroups);
+                "[flink] %s: groups that waited beyond approx.epochDeadline %d%n",
+                dataPlane, waits);
         assertTrue(pulled + pushed > 0, "epochs crossed between the TaskManagers");
         if (dataPlane.equals("tcp")) {
             assertTrue(0 < overTcp && overTcp <= pulled + pushed, "epochs over TCP: " + overTcp);
