@@ -22,16 +22,29 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The statistical promise end to end, under loss: 40 seeded runs, each a fresh relay whose ATP
- * engine drops 30 % of its outgoing datagrams and a fresh consumer with its own sampling seed, over
- * one topic (2 partitions, 2 windows, 8 header strata, 600 records per partition, window and
- * stratum; values exp(N(0,1))). Per window and stratum the estimated total must have a confidence
- * interval that covers the truth in at least 93 % of the 640 (run, window, stratum) cases (nominal
- * 95 %), be within e_max of the truth as often, and every cell must have delivered at least its
- * planned sample with exact counts.
+ * The statistical promise end to end, under loss: seeded runs, each a fresh relay whose ATP engine
+ * drops 30 % of its outgoing datagrams and a fresh consumer with its own sampling seed, over one
+ * topic (2 partitions, 2 windows, 8 header strata, 600 records per partition, window and stratum;
+ * values exp(N(0,1))). Per window and stratum the estimated total must have a confidence interval
+ * that covers the truth in at least {@link #MIN_COVERAGE} of the (run, window, stratum) cases
+ * (nominal 95 %), be within e_max of the truth as often, and every cell must have delivered at
+ * least its planned sample with exact counts.
+ *
+ * <p>The acceptance bound is a binomial one, not the nominal rate: t intervals on a skewed total
+ * cover about 94.5-95.5 % here, and with 640 cases the coverage of a sound run has a standard
+ * deviation of 0.009, so a bound of 93 % failed about one CI run in thirty (0.930 in one CI run;
+ * eight reruns gave 0.934-0.958). The lossy runs therefore use 1280 cases (sd 0.006) and 92.5 %:
+ * more than three standard deviations below a sound run, still failing an interval that covers 90
+ * %.
  */
 class CoverageUnderLossTest {
-    private static final int RUNS = 40;
+    /** headroom 1 is deterministic (every run the same), so fewer runs say as much */
+    private static final int RUNS_EXACT_TARGET = 40;
+
+    /** headroom above 1 depends on which datagrams are lost: more runs for a tighter coverage */
+    private static final int RUNS_LOSSY = 80;
+
+    private static final double MIN_COVERAGE = 0.925;
     private static final double EMAX = 0.1;
 
     private static final List<String> ZONES = List.of("a", "b", "c", "d", "e", "f", "g", "h");
@@ -50,7 +63,7 @@ class CoverageUnderLossTest {
     /** approx.headroom 1 (the default): each cell's planned sample, sent reliably (MSR 1). */
     @Test
     void intervalsCoverTheTruthAndNoCellFallsBelowItsTargetWith30PercentLoss() throws Exception {
-        runTrials("1.0");
+        runTrials("1.0", RUNS_EXACT_TARGET);
     }
 
     /**
@@ -58,14 +71,14 @@ class CoverageUnderLossTest {
      * each ATP group has MSR = target / candidates below 1 (MRDF off), so lost records may be given
      * up. Disabled until 3 Dec 2026 for an engine livelock (about one job in a few hundred never
      * completed under 30 % loss); on today's engine the 40-run test passed 10 times in a row
-     * (docs/kafka.md section 3.1).
+     * (docs/kafka.md section 3.1); it runs 80 since its coverage varies between CI runs.
      */
     @Test
     void headroomAboveOneCompletesEveryRunWith30PercentLoss() throws Exception {
-        runTrials("1.25");
+        runTrials("1.25", RUNS_LOSSY);
     }
 
-    private static void runTrials(String headroom) throws Exception {
+    private static void runTrials(String headroom, int runs) throws Exception {
         Map<String, Double> truth = new HashMap<>();
         for (Produced p : produced) {
             truth.merge(p.window() + "/" + p.zone(), p.value(), Double::sum);
@@ -76,7 +89,7 @@ class CoverageUnderLossTest {
         int covered = 0;
         int withinEmax = 0;
         long dropped = 0;
-        for (int run = 0; run < RUNS; run++) {
+        for (int run = 0; run < runs; run++) {
             long seed = 1000 + run;
             Polled got;
             try (KafkaRelay relay =
@@ -128,10 +141,10 @@ class CoverageUnderLossTest {
         System.out.printf(
                 "coverage under 30%% loss: %d runs, %d estimates, CI coverage %.3f, within e_max %.3f,"
                         + " %d datagrams dropped by the relays' engines, headroom %s%n",
-                RUNS, estimates, coverage, within, dropped, headroom);
-        assertEquals(RUNS * 2 * ZONES.size(), estimates);
-        assertTrue(coverage >= 0.93, "CI coverage " + coverage);
-        assertTrue(within >= 0.93, "estimates within e_max: " + within);
+                runs, estimates, coverage, within, dropped, headroom);
+        assertEquals(runs * 2 * ZONES.size(), estimates);
+        assertTrue(coverage >= MIN_COVERAGE, "CI coverage " + coverage);
+        assertTrue(within >= MIN_COVERAGE, "estimates within e_max: " + within);
         assertTrue(dropped > 0, "the loss was injected");
     }
 }
