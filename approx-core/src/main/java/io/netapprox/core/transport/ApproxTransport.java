@@ -3,6 +3,7 @@ package io.netapprox.core.transport;
 import io.netapprox.core.control.ControlClientFactory;
 import io.netapprox.core.control.ControlException;
 import io.netapprox.core.control.ControlHandler;
+import io.netapprox.core.control.ControlMetrics;
 import io.netapprox.core.control.ControlServer;
 import io.netapprox.core.control.ControlSession;
 import io.netapprox.core.control.DataPlaneKind;
@@ -26,6 +27,7 @@ import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -427,6 +429,11 @@ public final class ApproxTransport implements AutoCloseable {
         (k == DataPlaneKind.ATP ? atpPeers : tcpPeers).incrementAndGet();
     }
 
+    /** The control server's counters (null when the server is disabled); for tests. */
+    ControlMetrics controlServerMetrics() {
+        return server != null ? server.metrics() : null;
+    }
+
     /** Counters of the data planes (fallbacks, peers per plane, TCP traffic). */
     public DataPlaneMetrics dataPlaneMetrics() {
         TcpDataPlane tcp = planes.tcp();
@@ -761,6 +768,26 @@ public final class ApproxTransport implements AutoCloseable {
         return JobDecision.reject("pushed job " + Integer.toUnsignedString(jobId) + ": " + why);
     }
 
+    /**
+     * A reply that failed because the requester's session ended (it closed, or its data plane
+     * failed) is the session's end, logged once by {@link ApproxPeer}, not a failure of the
+     * handler: it is refused with the reason instead of being counted and warned as a handler error
+     * (a Kafka relay warned once per consumer that closed while being served).
+     */
+    private static byte[] rethrowReplyFailure(ApproxPeer p, Throwable e) {
+        Throwable cause = Errors.unwrap(e);
+        TransportException ended = p.failure();
+        if (ended != null) {
+            LOG.debug(
+                    "reply to {} not sent: its session ended ({})", p.describe(), cause.toString());
+            throw new ControlException(
+                    ErrorCode.REQUEST_REJECTED,
+                    "the session ended before the reply: " + ended.getMessage(),
+                    cause);
+        }
+        throw cause instanceof RuntimeException re ? re : new CompletionException(cause);
+    }
+
     private ApproxPeer peerOf(ControlSession session) {
         ApproxPeer p = peers.get(session.sessionId());
         if (p == null) {
@@ -1004,7 +1031,7 @@ public final class ApproxTransport implements AutoCloseable {
                                 TransportException.Reason.REJECTED, ce.getMessage(), ce));
                 throw ce;
             }
-            return r.dataResponse();
+            return r.dataResponse().exceptionally(e -> rethrowReplyFailure(p, e));
         }
 
         @Override

@@ -587,4 +587,60 @@ class ApproxTransportTest {
             assertEquals(plane == DataPlaneMode.ATP, peer.dataSession() != null);
         }
     }
+
+    /**
+     * A requester that closes while its request is being served ends its session; the serving side
+     * refuses the reply it can no longer send instead of counting a handler error and warning (a
+     * Kafka relay did so once per consumer closed mid-poll).
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = DataPlaneMode.class,
+            names = {"ATP", "TCP"})
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void aRequesterClosingMidServeIsNotAHandlerError(DataPlaneMode plane) throws Exception {
+        CountDownLatch serving = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicReference<Throwable> startFailure = new AtomicReference<>();
+        CountDownLatch served = new CountDownLatch(1);
+        DataRequestHandler handler =
+                request -> {
+                    serving.countDown();
+                    try {
+                        release.await(20, TimeUnit.SECONDS);
+                        request.startJob(TransportTestSupport.spec(request.payload()));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } catch (RuntimeException e) {
+                        startFailure.set(e);
+                    } finally {
+                        served.countDown();
+                    }
+                };
+        try (ApproxTransport server =
+                ApproxTransport.start(
+                        config(atp().build(), control().build(), plane).build(), handler)) {
+            ApproxTransport client =
+                    ApproxTransport.start(config(atp().build(), control().build(), plane).build());
+            ApproxPeer peer = client.connect(server.controlAddress()).get(10, TimeUnit.SECONDS);
+            IncomingTransfer t =
+                    peer.request(
+                            TransportTestSupport.request(
+                                    256, new long[] {5}, new int[] {40}, new double[] {1.0}),
+                            (x, m) -> m.release());
+            assertTrue(serving.await(10, TimeUnit.SECONDS), "the request reached the handler");
+            client.close();
+            assertInstanceOf(TransportException.class, failure(t.report(), 10_000));
+            TransportTestSupport.eventually(
+                    "the server saw the requester's session end",
+                    10_000,
+                    () -> TransportTestSupport.noSessions(server));
+            release.countDown();
+            assertTrue(served.await(10, TimeUnit.SECONDS));
+            assertInstanceOf(
+                    TransportException.class, startFailure.get(), "startJob after the end");
+            Thread.sleep(300); // the reply's outcome, if any, is counted on the control event loop
+            assertEquals(0, server.controlServerMetrics().handlerErrors(), "handler errors");
+        }
+    }
 }
