@@ -1,5 +1,7 @@
 package io.netapprox.spark;
 
+import static org.apache.spark.sql.functions.avg;
+import static org.apache.spark.sql.functions.count;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -32,6 +34,7 @@ class WithinLocalClusterTest {
     static SparkSession spark;
     static Dataset<Row> trips;
     static Map<String, Double> exactAvg = new HashMap<>();
+    static String largestGroup;
 
     static final int TRIALS = 20;
     static final double E_MAX = 0.05;
@@ -58,8 +61,13 @@ class WithinLocalClusterTest {
         trips = SparkTestSupport.trips(spark, 200_000, 4, 35).cache();
         trips.count();
         trips.createOrReplaceTempView("trips");
-        for (Row r : trips.groupBy("hour").avg("distance").collectAsList()) {
+        long most = -1;
+        for (Row r : trips.groupBy("hour").agg(avg("distance"), count("*")).collectAsList()) {
             exactAvg.put("hour=" + r.getInt(0), r.getDouble(1));
+            if (r.getLong(2) > most) {
+                most = r.getLong(2);
+                largestGroup = "hour=" + r.getInt(0);
+            }
         }
     }
 
@@ -147,7 +155,9 @@ class WithinLocalClusterTest {
 
     @Test
     void behaviorFailNamesTheGroupsThatMissed() {
-        // 1 ms: no remote block arrives, every group misses (its remote shares are unbounded)
+        // 1 ms: the remote shares of the large groups cannot arrive (KBs at 1 Mbit/s), so the
+        // largest group misses; the smallest (hour 5, ~1,700 rows) may arrive whole within 1 ms
+        // on an idle machine and then meets its bound: which groups miss is timing, not asserted
         Exception e =
                 assertThrows(
                         Exception.class,
@@ -162,8 +172,10 @@ class WithinLocalClusterTest {
             root = root.getCause();
         }
         assertTrue(root instanceof ApproxQuery.BoundMissedException, String.valueOf(e));
-        assertTrue(root.getMessage().contains("hour=0"), root.getMessage());
-        assertEquals(24, ((ApproxQuery.BoundMissedException) root).groups().size());
+        java.util.Set<String> named = ((ApproxQuery.BoundMissedException) root).groups();
+        assertTrue(named.contains(largestGroup), largestGroup + " missed: " + named);
+        assertTrue(root.getMessage().contains(largestGroup), root.getMessage());
+        assertTrue(exactAvg.keySet().containsAll(named), "only real groups: " + named);
         // the same through the session's conf, and BEHAVIOR ANSWER answers them flagged
         spark.conf().set("spark.approx.within", "1ms");
         spark.conf().set("spark.approx.behavior", "fail");
@@ -181,9 +193,19 @@ class WithinLocalClusterTest {
                                             + " ERROR 0.05 BEHAVIOR ANSWER")
                             .collectAsList();
             assertEquals(24, answered.size());
+            int missedAt1ms = 0;
             for (Row r : answered) {
-                assertTrue(!r.getBoolean(col("bound_met")), r.toString());
+                String g = r.getString(col("group"));
+                boolean met = r.getBoolean(col("bound_met"));
+                // a flagged miss is an interval wider than e_max, whichever groups arrived
+                if (!met) {
+                    missedAt1ms++;
+                    assertTrue(r.getDouble(col("relative_error")) > E_MAX, r.toString());
+                } else if (g.equals(largestGroup)) {
+                    throw new AssertionError("the largest group met its bound in 1 ms: " + r);
+                }
             }
+            System.out.printf("[within] 1 ms: %d of 24 groups missed%n", missedAt1ms);
             spark.conf().set("spark.approx.within", "2 minutes");
             RuntimeException bad =
                     assertThrows(
