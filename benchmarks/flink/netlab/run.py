@@ -183,9 +183,10 @@ metrics.fetcher.update-interval: 1 s
         if poller is not None:
             time.sleep(1.5)  # the last round of the poller
             self.stop(poller)
+            # the poller's own log: not `text`, which holds the client's lines
             with open(os.path.join(self.tmp, f"poll-{tag}.log"), errors="replace") as f:
-                text = f.read()
-            polled = {m: parse_poll(text, m) for m in poll_metrics or []}
+                poll_text = f.read()
+            polled = {m: parse_poll(poll_text, m) for m in poll_metrics or []}
         lines = [l for l in text.splitlines() if l.startswith(("RESULT", "WINDOW", "SUMMARY", "#"))]
         self.log(f"client {tag}: rc={rc} in {secs:.0f} s, {len(lines)} lines")
         if rc != 0:

@@ -112,6 +112,27 @@ class ParseTests(unittest.TestCase):
         finally:
             metrics_poll.get = real
 
+    def test_client_returns_the_clients_lines_beside_the_polled_metrics(self):
+        # Lab.client without a lab: the client's RESULT/WINDOW lines must come back, not the poller's log
+        # (once they were read from the poll log, so every cell of a run was empty)
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "poll-t.log"), "w") as f:
+                f.write(f"job=atp jid=1 metric={run.OVER_TCP} value=3\n")
+            lab = object.__new__(run.Lab)
+            lab.tmp = tmp
+            lab.a = type("A", (), {"app_timeout": 1})()
+            lab.log = lambda _msg: None
+            lab.spawn = lambda *_a, **_k: object()
+            lab.stop = lambda _p: None
+            lab.run_client = lambda *_a: (0, "noise\nRESULT mode=atp run=0\nWINDOW mode=atp run=0\n", 1.0)
+            real_sleep, run.time.sleep = run.time.sleep, lambda _s: None
+            try:
+                lines, polled = lab.client("cp", "Main", [], "t", poll_metrics=[run.OVER_TCP])
+            finally:
+                run.time.sleep = real_sleep
+        self.assertEqual(["RESULT mode=atp run=0", "WINDOW mode=atp run=0"], lines)
+        self.assertEqual({run.OVER_TCP: {"atp": 3}}, polled)
+
 
 class SummaryTests(unittest.TestCase):
     def blocks(self):
