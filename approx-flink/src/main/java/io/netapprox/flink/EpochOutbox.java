@@ -1,6 +1,10 @@
 package io.netapprox.flink;
 
 import io.netapprox.core.job.JobReport;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
@@ -20,8 +24,13 @@ final class EpochOutbox {
     final Consumer<JobReport> onServed;
 
     /** Taken by the one transfer that sends it (a pull, or a push), so it is never sent twice. */
-    final java.util.concurrent.atomic.AtomicBoolean claimed =
-            new java.util.concurrent.atomic.AtomicBoolean();
+    private boolean claimed; // guarded by this
+
+    /**
+     * A push holding the claim before its receiver accepted or refused it: completes true once
+     * accepted, false once refused (the claim is released for the receiver's pull).
+     */
+    private CompletableFuture<Boolean> pushDeciding; // guarded by this
 
     EpochOutbox(OutboxKey key, byte[][][] messages, double[] msr) {
         this(key, messages, msr, r -> {});
@@ -39,5 +48,62 @@ final class EpochOutbox {
             }
         }
         this.bytes = b;
+    }
+
+    /** Claims the outbox for a push; false if another transfer has it. */
+    synchronized boolean claimForPush() {
+        if (claimed) {
+            return false;
+        }
+        claimed = true;
+        pushDeciding = new CompletableFuture<>();
+        return true;
+    }
+
+    /** The receiver accepted ({@code accepted}) or refused the push that claimed this outbox. */
+    void pushDecided(boolean accepted) {
+        CompletableFuture<Boolean> d;
+        synchronized (this) {
+            d = pushDeciding;
+            pushDeciding = null;
+            if (!accepted) {
+                claimed = false;
+            }
+        }
+        if (d != null) {
+            d.complete(accepted);
+        }
+    }
+
+    /**
+     * Claims the outbox for a pull. A push that holds it and is still waiting for its receiver's
+     * answer is waited for (at most {@code timeoutMillis}): the receiver that pulls refused that
+     * push (it stopped waiting for it) or its transport did, and the refusal can reach this side
+     * after the pull does. False if another transfer sends the outbox.
+     */
+    boolean claimForPull(long timeoutMillis) throws InterruptedException {
+        CompletableFuture<Boolean> d;
+        synchronized (this) {
+            if (!claimed) {
+                claimed = true;
+                return true;
+            }
+            d = pushDeciding;
+        }
+        if (d == null) {
+            return false;
+        }
+        try {
+            d.get(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            return false;
+        }
+        synchronized (this) {
+            if (claimed) {
+                return false;
+            }
+            claimed = true;
+            return true;
+        }
     }
 }

@@ -70,7 +70,11 @@ final class OutboxServer implements DataRequestHandler {
         if (!request.pushed()) {
             rememberReceiver(key, request.peer());
         }
-        if (!o.claimed.compareAndSet(false, true)) {
+        boolean claimed =
+                request.pushed()
+                        ? o.claimForPush()
+                        : o.claimForPull(config.epochTimeout().toMillis());
+        if (!claimed) {
             throw new ControlException(
                     ErrorCode.REQUEST_REJECTED, "NetApprox: " + key + " is already being sent");
         }
@@ -101,11 +105,12 @@ final class OutboxServer implements DataRequestHandler {
                 job = request.startJob(js);
             } catch (RuntimeException refused) {
                 // the receiver refused the push (or it failed before any data): the outbox stays
-                // for the receiver's pull
-                o.claimed.set(false);
+                // for the receiver's pull, which may already be waiting for this answer
+                o.pushDecided(false);
                 jobHold.closeInBackground();
                 throw refused;
             }
+            o.pushDecided(true);
             whenServed(request, key, o, jobHold);
         } else {
             job = request.startJob(js);

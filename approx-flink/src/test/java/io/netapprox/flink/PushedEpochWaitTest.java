@@ -32,6 +32,8 @@ import org.junit.jupiter.api.Test;
  */
 class PushedEpochWaitTest {
     private static final long DEADLINE_MS = 10_000;
+    private static final long PUSH_WAIT_MS = 2_000;
+    private static final int RACES = 20;
 
     /** The manifest comes after the old 2 s but within the deadline: the epoch has its data. */
     @Test
@@ -109,6 +111,63 @@ class PushedEpochWaitTest {
                 });
     }
 
+    /**
+     * The receiver stopped waiting for a push ({@code approx.pushWait}) just before it came, so it
+     * refuses the push and pulls: the pull must get the epoch even when it reaches the sender while
+     * the refused push still holds the outbox (pushes come late when the sender's serving threads
+     * are busy). Before, such a pull was rejected ("already being sent") and the epoch answered
+     * without its data: a CI run of PushedTailEpochTest ended with 2 groups below target. Pushed
+     * and pulled at once, {@link #RACES} times; before the fix most of them lost the race.
+     */
+    @Test
+    void aPullRacingTheRefusalOfItsLatePushStillGetsTheEpoch() throws Exception {
+        withExchanges(
+                "race",
+                "16",
+                (a, b, p, timers) -> {
+                    int rejected = 0;
+                    String firstRejection = "";
+                    for (int i = 1; i <= RACES; i++) {
+                        OutboxKey key = new OutboxKey(9, 0, 0, 1 + i, 0);
+                        a.outboxes().register(outbox(key));
+                        CompletableFuture<IncomingTransfer> claim =
+                                b.pushes().claimPush(key, (t, m) -> m.release());
+                        timers.advance(PUSH_WAIT_MS);
+                        assertTrue(claim.isDone(), "the receiver still waits for the push");
+                        org.junit.jupiter.api.Assertions.assertNull(claim.join());
+                        // the push comes now, is refused (its receiver gave up), and the pull goes
+                        assertTrue(a.server().push(key), "a knows b's session from the pull");
+                        AtomicInteger received = new AtomicInteger();
+                        try {
+                            b.pull(
+                                            a.engineId(),
+                                            p,
+                                            key,
+                                            new int[] {3},
+                                            (t, m) -> {
+                                                received.incrementAndGet();
+                                                m.release();
+                                            },
+                                            () -> false)
+                                    .get(30, TimeUnit.SECONDS)
+                                    .report()
+                                    .get(30, TimeUnit.SECONDS);
+                        } catch (java.util.concurrent.ExecutionException e) {
+                            if (rejected++ == 0) {
+                                firstRejection = "race " + i + ": " + e.getCause();
+                            }
+                            continue;
+                        }
+                        assertEquals(3, received.get(), "race " + i + ": the pulled epoch");
+                    }
+                    assertEquals(
+                            0,
+                            rejected,
+                            "pulls rejected while a refused push held the outbox; first: "
+                                    + firstRejection);
+                });
+    }
+
     @FunctionalInterface
     private interface PushedEpochBody {
         void run(TaskManagerExchange receiver, OutboxKey key, ManualTimers timers) throws Exception;
@@ -130,6 +189,43 @@ class PushedEpochWaitTest {
     private static void withPush(
             String name, String maxPushedJobs, boolean accepted, PushedEpochBody body)
             throws Exception {
+        withExchanges(
+                name,
+                maxPushedJobs,
+                (a, b, p, timers) -> {
+                    OutboxKey pushed = new OutboxKey(9, 0, 0, 1, 0);
+                    a.outboxes().register(outbox(pushed));
+                    assertTrue(a.server().push(pushed), "a knows b's session from the pull");
+                    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (!(accepted
+                            ? b.pushMetrics().pushesAccepted() == 1
+                                    && b.pushMetrics().pushedJobsOpen() == 0
+                            : b.pushMetrics().pushesRefused() == 1)) {
+                        assertTrue(
+                                System.nanoTime() < until,
+                                "the push did not end: " + b.pushMetrics());
+                        Thread.sleep(5);
+                    }
+                    body.run(b, pushed, timers);
+                });
+    }
+
+    @FunctionalInterface
+    private interface ExchangesBody {
+        void run(
+                TaskManagerExchange sender,
+                TaskManagerExchange receiver,
+                ApproxPeer toSender,
+                ManualTimers timers)
+                throws Exception;
+    }
+
+    /**
+     * Sender exchange a, receiver exchange b (hand-moved timers, {@code approx.maxPushedJobs}): b
+     * has pulled one epoch from a, so a knows b's session and can push to it.
+     */
+    private static void withExchanges(String name, String maxPushedJobs, ExchangesBody body)
+            throws Exception {
         ManualTimers timers = new ManualTimers();
         try (Lease<TaskManagerExchange> la =
                         TaskManagerExchange.acquire(
@@ -143,7 +239,6 @@ class PushedEpochWaitTest {
             TaskManagerExchange a = la.get();
             TaskManagerExchange b = lb.get();
             OutboxKey pulled = new OutboxKey(9, 0, 0, 0, 0);
-            OutboxKey pushed = new OutboxKey(9, 0, 0, 1, 0);
             a.outboxes().register(outbox(pulled));
             ApproxPeer p =
                     b.peer(a.engineId(), new InetSocketAddress(a.controlHost(), a.controlPort()))
@@ -152,16 +247,7 @@ class PushedEpochWaitTest {
                     .get(30, TimeUnit.SECONDS)
                     .report()
                     .get(30, TimeUnit.SECONDS);
-            a.outboxes().register(outbox(pushed));
-            assertTrue(a.server().push(pushed), "a knows b's session from the pull");
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!(accepted
-                    ? b.pushMetrics().pushesAccepted() == 1 && b.pushMetrics().pushedJobsOpen() == 0
-                    : b.pushMetrics().pushesRefused() == 1)) {
-                assertTrue(System.nanoTime() < until, "the push did not end: " + b.pushMetrics());
-                Thread.sleep(5);
-            }
-            body.run(b, pushed, timers);
+            body.run(a, b, p, timers);
         }
     }
 
@@ -175,7 +261,9 @@ class PushedEpochWaitTest {
                         "approx.epochTimeout",
                         DEADLINE_MS + " ms",
                         "approx.maxPushedJobs",
-                        maxPushedJobs));
+                        maxPushedJobs,
+                        "approx.pushWait",
+                        PUSH_WAIT_MS + " ms"));
     }
 
     private static EpochOutbox outbox(OutboxKey key) {
