@@ -225,6 +225,40 @@ class WithinLocalClusterTest {
                 "the conf's behavior parses any case");
     }
 
+    /**
+     * A time bound alone in SQL: planned at the default error bound, cut at the deadline, every
+     * group answered and flagged. Before, Spark's own parser refused the statement at WITHIN.
+     */
+    @Test
+    void withinAloneInSqlUsesTheDefaultErrorBound() {
+        List<Row> rows =
+                spark.sql(
+                                "SELECT hour, avg(distance) FROM trips GROUP BY hour WITHIN 1"
+                                        + " MILLISECONDS BEHAVIOR ANSWER")
+                        .collectAsList();
+        assertEquals(24, rows.size());
+        int missed = 0;
+        for (Row r : rows) {
+            assertEquals(
+                    ApproxClause.DEFAULT_ERROR_BOUND, r.getDouble(col("e_max")), 0, r.toString());
+            if (!r.getBoolean(col("bound_met"))) {
+                missed++;
+                assertTrue(r.getDouble(col("relative_error")) > E_MAX, r.toString());
+            } else if (r.getString(col("group")).equals(largestGroup)) {
+                throw new AssertionError("the largest group met its bound in 1 ms: " + r);
+            }
+        }
+        assertTrue(missed > 0, "a 1 ms deadline cut nothing");
+        // a generous deadline cuts nothing: every group meets the default bound
+        for (Row r :
+                spark.sql(
+                                "SELECT hour, avg(distance) FROM trips GROUP BY hour WITHIN 120"
+                                        + " SECONDS")
+                        .collectAsList()) {
+            assertTrue(r.getBoolean(col("bound_met")), r.toString());
+        }
+    }
+
     @Test
     void badClausesFailAtParseWithTheirPosition() {
         ApproxSqlException e =

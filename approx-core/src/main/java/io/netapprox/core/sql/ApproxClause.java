@@ -9,9 +9,14 @@ import java.util.List;
  * <pre>
  * WITH ERROR 0.05 [CONFIDENCE 0.95] [REPEATABLE (42)] [WITHIN 2 SECONDS] [BEHAVIOR ANSWER|FAIL]
  *     [, ERROR 0.01 FOR hour = 17 [AND zone = 4]]...
+ * WITHIN 2 SECONDS [CONFIDENCE 0.95] [REPEATABLE (42)] [BEHAVIOR ANSWER|FAIL]
+ *     [, ERROR 0.01 FOR hour = 17 [AND zone = 4]]...
  * </pre>
  *
- * (REPEATABLE, WITHIN, BEHAVIOR and per-group bounds only where {@link SqlDialect#fullClause()};
+ * (the second form, a time bound alone, plans every group at {@link #DEFAULT_ERROR_BOUND}; its
+ * answers at the deadline carry intervals from what arrived and say whether that bound was met)
+ *
+ * <p>(REPEATABLE, WITHIN, BEHAVIOR and per-group bounds only where {@link SqlDialect#fullClause()};
  * CONFIDENCE, REPEATABLE, WITHIN and BEHAVIOR in any order, each at most once).
  *
  * @param errorBound the default relative bound e_max of every group
@@ -31,6 +36,9 @@ public record ApproxClause(
         Duration within,
         Behavior behavior,
         int queryEnd) {
+
+    /** The error bound of a query with a time bound alone ({@code ... WITHIN 2 SECONDS}). */
+    public static final double DEFAULT_ERROR_BOUND = 0.05;
 
     /** {@code BEHAVIOR}: what a query does with the groups that miss their error bound. */
     public enum Behavior {

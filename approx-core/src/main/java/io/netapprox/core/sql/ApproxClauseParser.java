@@ -12,9 +12,11 @@ import java.util.Optional;
  * Finds and parses the {@code WITH ERROR} clause at the end of a statement (grammar in {@link
  * ApproxClause}), for Spark SQL and Flink SQL alike. The clause starts at the first {@code WITH
  * ERROR} outside parentheses that is not a common table expression named {@code error} ({@code WITH
- * error AS (...)}, {@code WITH error (cols) AS (...)}); a statement without one is not touched.
- * Everything after {@code WITH} must be the clause, up to optional semicolons. Parts of the grammar
- * a dialect does not run (REPEATABLE and per-group bounds in Flink) are refused by name.
+ * error AS (...)}, {@code WITH error (cols) AS (...)}), or at a time bound alone ({@code WITHIN 2
+ * SECONDS ...}, planned at {@link ApproxClause#DEFAULT_ERROR_BOUND}); a statement without either is
+ * not touched. Everything after {@code WITH} must be the clause, up to optional semicolons. Parts
+ * of the grammar a dialect does not run (REPEATABLE and per-group bounds in Flink) are refused by
+ * name.
  */
 public final class ApproxClauseParser {
     private final SqlDialect dialect;
@@ -40,9 +42,10 @@ public final class ApproxClauseParser {
             Token t = tokens.get(i);
             if (t.depth() > 0
                     && startsClause(tokens, i)
-                    && tokens.get(i + 2).kind() == Kind.NUMBER) {
+                    && (t.isWord("WITHIN") || tokens.get(i + 2).kind() == Kind.NUMBER)) {
                 throw new ApproxSqlException(
-                        "WITH ERROR ends the whole statement; it cannot be inside a subquery or"
+                        (t.isWord("WITHIN") ? "WITHIN" : "WITH ERROR")
+                                + " ends the whole statement; it cannot be inside a subquery or"
                                 + " parentheses"
                                 + dialect.nestedHint(),
                         sql,
@@ -53,22 +56,43 @@ public final class ApproxClauseParser {
         return Optional.empty();
     }
 
+    /**
+     * {@code WITH ERROR} (not a CTE named error), or a time bound alone: {@code WITHIN} and a
+     * number ({@code WITHIN GROUP (ORDER BY ...)} of an ordered-set aggregate is SQL, not the
+     * clause).
+     */
     private static boolean startsClause(List<Token> tokens, int i) {
-        return tokens.get(i).isWord("WITH")
+        Token t = tokens.get(i);
+        if (t.isWord("WITHIN")) {
+            return tokens.get(i + 1).kind() == Kind.NUMBER;
+        }
+        return t.isWord("WITH")
                 && tokens.get(i + 1).isWord("ERROR")
                 && !tokens.get(i + 2).isWord("AS")
                 && !tokens.get(i + 2).isSymbol('(');
     }
 
-    private ApproxClause clause(Token with) {
-        if (in.sql().substring(0, with.start()).isBlank()) {
-            throw in.error("WITH ERROR must follow a query (SELECT ... GROUP BY ...)", with);
+    private ApproxClause clause(Token start) {
+        boolean timeBoundAlone = start.isWord("WITHIN");
+        String name = timeBoundAlone ? "WITHIN" : "WITH ERROR";
+        if (in.sql().substring(0, start.start()).isBlank()) {
+            throw in.error(name + " must follow a query (SELECT ... GROUP BY ...)", start);
         }
-        in.expectWord("ERROR", "");
-        double e = bound("ERROR", false);
+        Duration within = null;
+        double e;
+        if (timeBoundAlone) {
+            if (!dialect.fullClause()) {
+                throw in.error("WITHIN is not supported in " + dialect.shown(), start);
+            }
+            // a time bound alone: the best answer by the deadline, planned at the default bound
+            within = within();
+            e = ApproxClause.DEFAULT_ERROR_BOUND;
+        } else {
+            in.expectWord("ERROR", "");
+            e = bound("ERROR", false);
+        }
         Double confidence = null;
         Long seed = null;
-        Duration within = null;
         ApproxClause.Behavior behavior = null;
         while (true) {
             Token t = in.peek();
@@ -112,7 +136,7 @@ public final class ApproxClauseParser {
             throw in.error(endProblem(end, groups.isEmpty()), end);
         }
         return new ApproxClause(
-                e, confidence, seed, List.copyOf(groups), within, behavior, with.start());
+                e, confidence, seed, List.copyOf(groups), within, behavior, start.start());
     }
 
     private String endProblem(Token t, boolean noGroupBounds) {

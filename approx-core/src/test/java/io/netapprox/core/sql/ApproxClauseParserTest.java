@@ -187,6 +187,55 @@ class ApproxClauseParserTest {
                         .within());
     }
 
+    /**
+     * A time bound alone is the clause too, planned at the default error bound; {@code WITHIN
+     * GROUP} of an ordered-set aggregate is not. Before, a statement ending in {@code WITHIN 2
+     * SECONDS} went to Spark untouched (its own syntax error at WITHIN).
+     */
+    @Test
+    void withinAloneUsesTheDefaultErrorBound() {
+        ApproxClause c =
+                ApproxClauseParser.parse(Q + " WITHIN 2 SECONDS CONFIDENCE 0.9", SqlDialect.SPARK)
+                        .orElseThrow();
+        assertEquals(ApproxClause.DEFAULT_ERROR_BOUND, c.errorBound(), 0);
+        assertEquals(java.time.Duration.ofSeconds(2), c.within());
+        assertEquals(0.9, c.confidence(), 0);
+        assertEquals(Q.length() + 1, c.queryEnd());
+        c =
+                ApproxClauseParser.parse(
+                                Q
+                                        + "\nwithin 500 milliseconds behavior fail, ERROR 0.01 FOR hour = 1;",
+                                SqlDialect.SPARK)
+                        .orElseThrow();
+        assertEquals(java.time.Duration.ofMillis(500), c.within());
+        assertEquals(ApproxClause.Behavior.FAIL, c.behavior());
+        assertEquals(0.01, c.groupBounds().get(0).errorBound(), 1e-15);
+        String ordered =
+                "SELECT hour, percentile_cont(0.5) WITHIN GROUP (ORDER BY fare) FROM trips GROUP BY"
+                        + " hour";
+        assertEquals(Optional.empty(), ApproxClauseParser.parse(ordered, SqlDialect.SPARK));
+        assertEquals(
+                ordered.length() + 1,
+                ApproxClauseParser.parse(ordered + " WITHIN 2 SECONDS", SqlDialect.SPARK)
+                        .orElseThrow()
+                        .queryEnd());
+        expectError(
+                Q + " WITHIN 2 SECONDS WITHIN 3 SECONDS", "WITHIN given twice", 1, Q.length() + 18);
+        expectError(
+                Q + " WITHIN 2 SECONDS WITH ERROR 0.05",
+                "expected CONFIDENCE, REPEATABLE, WITHIN, BEHAVIOR",
+                1,
+                Q.length() + 18);
+        expectError("WITHIN 2 SECONDS", "WITHIN must follow a query", 1, 0);
+        expectError(
+                "SELECT * FROM (SELECT 1 WITHIN 2 SECONDS)",
+                "WITHIN ends the whole statement",
+                1,
+                24);
+        expectFlinkError(
+                Q + " WITHIN 2 SECONDS", "WITHIN is not supported in Flink SQL", Q.length() + 1);
+    }
+
     @Test
     void badWithinAndBehaviorClauses() {
         int at = Q.length() + 24; // the token after "WITH ERROR 0.05 WITHIN "

@@ -111,9 +111,14 @@ public final class ApproxSqlParser implements ParserInterface {
         }
     }
 
-    /** The clause, if any; a text without the word "error" is not tokenized at all. */
+    /**
+     * The clause, if any; a text without the word "error" or "within" (a time bound alone) is not
+     * tokenized at all.
+     */
     private static Optional<ApproxClause> clause(String sqlText) {
-        if (sqlText == null || !containsIgnoreCase(sqlText, "error")) {
+        if (sqlText == null
+                || !(containsIgnoreCase(sqlText, "error")
+                        || containsIgnoreCase(sqlText, "within"))) {
             return Optional.empty();
         }
         return ApproxClauseParser.parse(sqlText, SqlDialect.SPARK);
