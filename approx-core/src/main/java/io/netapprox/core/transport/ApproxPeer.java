@@ -47,6 +47,10 @@ public final class ApproxPeer implements AutoCloseable {
     private volatile TcpSession tcp;
     private final Set<DataPlaneKind> planes;
     private volatile DataPlaneKind plane;
+
+    /** Both sides have chosen the plane: the peer may be handed out ({@link #isActive}). */
+    private volatile boolean ready;
+
     private final CompletableFuture<TcpSession> tcpAttached = new CompletableFuture<>();
     final ConcurrentHashMap<Integer, IncomingTransfer> incoming = new ConcurrentHashMap<>();
     final ConcurrentHashMap<Integer, OutgoingTransfer> outgoing = new ConcurrentHashMap<>();
@@ -130,10 +134,14 @@ public final class ApproxPeer implements AutoCloseable {
         return peerData;
     }
 
-    /** True until the peer ends (from the moment its data plane is chosen). */
+    /**
+     * True until the peer ends, from the moment both sides have chosen its data plane (on the
+     * initiator, once the server acknowledged DATA_PLANE_SELECT: a request sent before it could
+     * reach a server that had not chosen yet and be refused).
+     */
     public boolean isActive() {
         ControlSession c = control;
-        return failure == null && c != null && c.isActive() && dataSessionOpen();
+        return ready && failure == null && c != null && c.isActive() && dataSessionOpen();
     }
 
     /** Whether the chosen plane's session is open. */
@@ -389,9 +397,18 @@ public final class ApproxPeer implements AutoCloseable {
         return tcpAttached;
     }
 
-    /** Both sides chose {@code k}: the peer is ready for transfers. */
+    /**
+     * This side chose {@code k}: requests from the peer are served on it. The initiator chooses
+     * before it sends DATA_PLANE_SELECT (the server's first requests may come before the ACK), the
+     * server when it takes the select.
+     */
     void chose(DataPlaneKind k) {
         this.plane = k;
+    }
+
+    /** Both sides chose the plane: the peer is handed out ({@link #isActive}). */
+    void ready() {
+        this.ready = true;
     }
 
     /**

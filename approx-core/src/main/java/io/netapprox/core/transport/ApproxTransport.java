@@ -422,7 +422,14 @@ public final class ApproxTransport implements AutoCloseable {
         p.chose(k); // before the ACK: a request the server sends right after it finds the peer
         // ready
         countPeer(k);
-        return client.selectDataPlane(k, reason).thenApply(v -> k);
+        // handed out (isActive) only once the server took the select: a request this side sent
+        // before could reach a server that had not chosen yet (refused: "no data plane chosen")
+        return client.selectDataPlane(k, reason)
+                .thenApply(
+                        v -> {
+                            p.ready();
+                            return k;
+                        });
     }
 
     private void countPeer(DataPlaneKind k) {
@@ -904,6 +911,7 @@ public final class ApproxTransport implements AutoCloseable {
                             "session " + Long.toHexString(p.sessionId()) + " has no ATP session");
                 }
                 p.chose(DataPlaneKind.ATP);
+                p.ready(); // the initiator chose before it sent the select
                 countPeer(DataPlaneKind.ATP);
                 return CompletableFuture.completedFuture(null);
             }
@@ -940,6 +948,7 @@ public final class ApproxTransport implements AutoCloseable {
                                 }
                                 planes.closeAtpSession(p.sessionId());
                                 p.chose(DataPlaneKind.TCP);
+                                p.ready();
                                 countPeer(DataPlaneKind.TCP);
                                 if (p.planes().contains(DataPlaneKind.ATP)) {
                                     LOG.info(
