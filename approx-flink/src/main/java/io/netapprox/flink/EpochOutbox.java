@@ -52,11 +52,18 @@ final class EpochOutbox {
 
     /** Claims the outbox for a push; false if another transfer has it. */
     synchronized boolean claimForPush() {
+        if (!tryClaim()) {
+            return false;
+        }
+        pushDeciding = new CompletableFuture<>();
+        return true;
+    }
+
+    private synchronized boolean tryClaim() {
         if (claimed) {
             return false;
         }
         claimed = true;
-        pushDeciding = new CompletableFuture<>();
         return true;
     }
 
@@ -84,8 +91,7 @@ final class EpochOutbox {
     boolean claimForPull(long timeoutMillis) throws InterruptedException {
         CompletableFuture<Boolean> d;
         synchronized (this) {
-            if (!claimed) {
-                claimed = true;
+            if (tryClaim()) {
                 return true;
             }
             d = pushDeciding;
@@ -98,12 +104,6 @@ final class EpochOutbox {
         } catch (ExecutionException | TimeoutException e) {
             return false;
         }
-        synchronized (this) {
-            if (claimed) {
-                return false;
-            }
-            claimed = true;
-            return true;
-        }
+        return tryClaim();
     }
 }
